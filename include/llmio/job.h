@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Jobs: one homogeneous I/O stream (engine, target, pattern, block size, queue depth, threads)
+ * run for an amount of I/O or a time, measured into a struct llmio_result.
+ *
+ * Option names are fio's wherever fio has one (rw, bs, iodepth, numjobs, size, io_size,
+ * runtime, ramp_time, direct, ...), so that the CLI flags, job files and fio job files read
+ * alike.  Options can be set field by field or by name with llmio_job_opts_set().
+ */
+#ifndef LLMIO_JOB_H
+#define LLMIO_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "llmio/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLMIO_PATH_MAX 4096
+
+enum llmio_rw {
+	LLMIO_RW_READ,	    /* sequential read */
+	LLMIO_RW_WRITE,	    /* sequential write */
+	LLMIO_RW_RANDREAD,  /* uniform or zipf random read */
+	LLMIO_RW_RANDWRITE, /* random write */
+	LLMIO_RW_RANDRW,    /* random mix, rwmixread percent reads */
+};
+
+enum llmio_dist {
+	LLMIO_DIST_UNIFORM,
+	LLMIO_DIST_ZIPF, /* theta in zipf_theta */
+};
+
+struct llmio_job_opts {
+	size_t opts_size; /* sizeof(struct llmio_job_opts) as the caller knows it */
+
+	char engine[32];      /* engine name, default "psync" */
+	char engine_opts[512]; /* "key=value,key=value" for the engine's own options */
+
+	char filename[LLMIO_PATH_MAX];	/* a file or block device */
+	char directory[LLMIO_PATH_MAX]; /* or a directory of nrfiles files */
+	uint32_t nrfiles;		/* files in directory (default 1) */
+
+	enum llmio_rw rw;
+	uint32_t rwmixread; /* percent of reads for randrw (default 50) */
+	uint64_t bs;	    /* block size in bytes (default 4096) */
+	uint32_t iodepth;   /* I/Os in flight per thread (default 1) */
+	uint32_t numjobs;   /* threads (default 1) */
+	uint64_t size;	    /* target size in bytes (all files together); 0 = existing size */
+	uint64_t io_size;   /* bytes per thread; 0 = size (one pass), or unlimited with runtime */
+	uint64_t runtime_ns;   /* measured time; 0 = until io_size is done */
+	uint64_t ramp_time_ns; /* I/O before measurement starts, not counted */
+	bool direct;	       /* O_DIRECT */
+	enum llmio_dist random_distribution;
+	double zipf_theta;
+	uint64_t randseed;    /* seed of all random choices (default fixed, so runs repeat) */
+	bool invalidate;      /* drop the target's page cache before the run (default on) */
+	uint32_t fsync;	      /* fsync after every N writes; 0 = never */
+	bool end_fsync;	      /* fsync at the end of a write job */
+	uint64_t rate;	      /* bytes per second for the whole job; 0 = unlimited */
+	uint64_t thinktime_ns; /* pause after every thinktime_blocks I/Os */
+	uint32_t thinktime_blocks;
+
+	bool allow_destructive; /* allow writes to a raw block device */
+	bool force;		/* with allow_destructive: even if it holds a filesystem */
+
+	/*
+	 * Set to non-zero (from a signal handler, another thread) to stop the job early; the
+	 * result is then marked interrupted.  May be NULL.
+	 */
+	volatile int *stop;
+	/*
+	 * Called about once per second from the job's control thread with the live figures;
+	 * may be NULL.  Must not block.
+	 */
+	void (*progress)(void *arg, double elapsed_s, double eta_s, double iops, double bw_bytes);
+	void *progress_arg;
+};
+
+/** Fill opts with the defaults (and opts_size). */
+LLMIO_API void llmio_job_opts_init(struct llmio_job_opts *opts);
+
+/**
+ * Set one option by its name, as written on a command line or in a job file ("bs", "4k").
+ * Boolean options accept 1/0, true/false, yes/no, on/off; an empty value means true.
+ * "engine" and "ioengine" are synonyms.  Keys that are options of the chosen engine are NOT
+ * handled here: the caller appends them to engine_opts (see llmio_engine_has_option()).
+ * \return 0; -ENOENT for an unknown key; -EINVAL / -ERANGE for a bad value, with a message
+ *         naming the key, the value and what is accepted written to err.
+ */
+LLMIO_API int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
+				 char *err, size_t errlen);
+
+/** Description of one job option, for --help, job files and docs. */
+struct llmio_option_info {
+	const char *name;
+	const char *alias; /* other accepted name, or NULL */
+	const char *type;  /* "bool", "int", "size", "time", "string", "enum" */
+	const char *def;   /* default as text */
+	const char *help;
+};
+
+/** Number of job options, and option i into *out (\return 0, or -ENOENT past the end). */
+LLMIO_API size_t llmio_job_option_count(void);
+LLMIO_API int llmio_job_option(size_t i, struct llmio_option_info *out);
+
+/** Name of an rw mode ("randread"). */
+LLMIO_API const char *llmio_rw_name(enum llmio_rw rw);
+
+struct llmio_result;
+
+/**
+ * Validate opts, prepare the target (create / fill / check), run the job and measure it.
+ * On success *out is a result the caller frees with llmio_result_destroy(); an interrupted
+ * run is a success with result->interrupted set.
+ * \return 0; -EINVAL for options that conflict or are out of range (a usage error);
+ *         another -errno for a runtime failure (target, engine, I/O error).  In both cases a
+ *         one-line message naming the problem and the fix is written to err, and when I/O
+ *         was measured before a runtime failure *out still holds what was measured.
+ */
+LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
+			    char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmio quick (and `llmio` with no arguments): a phase-aware look at this machine's storage
+ * in about a minute.  Inference reads KV-cache blocks and weights at random in small and
+ * medium blocks, shallow (one request) and deep (batched serving); training streams dataset
+ * shards and writes checkpoints in large sequential blocks.  Every engine that can run here
+ * does each pattern on one scratch file, O_DIRECT where the engine supports it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+struct pattern {
+	const char *phase;
+	const char *name;
+	enum llmio_rw rw;
+	uint64_t bs;
+	uint32_t iodepth;
+};
+
+static const struct pattern patterns[] = {
+	{"inference", "4k rand read QD1", LLMIO_RW_RANDREAD, 4096, 1},
+	{"inference", "4k rand read QD32", LLMIO_RW_RANDREAD, 4096, 32},
+	{"inference", "128k rand read QD1", LLMIO_RW_RANDREAD, 128 << 10, 1},
+	{"inference", "128k rand read QD32", LLMIO_RW_RANDREAD, 128 << 10, 32},
+	{"training", "1m seq read QD8", LLMIO_RW_READ, 1 << 20, 8},
+	{"training", "1m seq write QD8", LLMIO_RW_WRITE, 1 << 20, 8},
+};
+
+#define NPAT (sizeof(patterns) / sizeof(patterns[0]))
+#define MAX_RESULTS 64
+
+struct quick {
+	char dir[LLMIO_PATH_MAX];
+	uint64_t size;
+	uint64_t runtime_ns;
+	bool keep;
+	const char *json, *csv;
+	struct llmio_result *res[MAX_RESULTS];
+	const struct pattern *pat[MAX_RESULTS];
+	size_t nres;
+};
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: llmio [quick] [--dir DIR] [--size SIZE] [--runtime TIME] [--keep]\n"
+		   "                    [--json FILE] [--csv FILE]\n\n"
+		   "A quick, phase-aware look at this machine's storage (about one minute).  For every\n"
+		   "engine that can run here it measures inference-like patterns (4 KiB and 128 KiB\n"
+		   "random reads at QD 1 and 32) and training-like patterns (1 MiB sequential read and\n"
+		   "write at QD 8), O_DIRECT where the engine supports it, on one scratch file; prints\n"
+		   "one table (GB/s, IOPS, p50, p99, GB/s per core, device bytes) and the best engine\n"
+		   "per pattern; then removes the scratch data.\n\n"
+		   "  --dir DIR       scratch directory (default ./llmio-scratch; created if missing)\n"
+		   "  --size SIZE     scratch file size (default 1GiB, less when space is short)\n"
+		   "  --runtime TIME  measured time per point (default 2s)\n"
+		   "  --keep          keep the scratch file\n"
+		   "  --json FILE     all results as JSON (fio layout plus llmio's fields)\n"
+		   "  --csv FILE      all results as CSV\n\n"
+		   "Synchronous engines (psync, mmap) run QD 1 only: deeper queues are the same run.\n"
+		   "exit status: 0 success, 1 runtime failure, 2 usage error.\n");
+}
+
+static int parse(struct quick *q, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (!strcmp(a, "quick"))
+			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help(stdout);
+			return -1;
+		}
+		if (!strcmp(a, "--keep")) {
+			q->keep = true;
+			continue;
+		}
+		if (strchr(a, '='))
+			v = strchr(a, '=') + 1;
+		else if (i + 1 < argc)
+			v = argv[++i];
+		if (!v) {
+			fprintf(stderr, "llmio: %s needs a value (see `llmio quick --help`)\n", a);
+			return EXIT_USAGE;
+		}
+		if (!strncmp(a, "--dir", 5) && (a[5] == '\0' || a[5] == '=')) {
+			if (strlen(v) >= sizeof(q->dir) - 16) {
+				fprintf(stderr, "llmio: --dir is too long\n");
+				return EXIT_USAGE;
+			}
+			snprintf(q->dir, sizeof(q->dir), "%s", v);
+		} else if (!strncmp(a, "--size", 6) && (a[6] == '\0' || a[6] == '=')) {
+			if (llmio_parse_size(v, &q->size) || q->size < (16 << 20)) {
+				fprintf(stderr, "llmio: --size %s is not valid: expected a size of at "
+						"least 16m such as 256m or 1GiB\n",
+					v);
+				return EXIT_USAGE;
+			}
+		} else if (!strncmp(a, "--runtime", 9) && (a[9] == '\0' || a[9] == '=')) {
+			if (llmio_parse_duration(v, &q->runtime_ns) || !q->runtime_ns) {
+				fprintf(stderr, "llmio: --runtime %s is not valid: expected a time such "
+						"as 2s or 500ms\n",
+					v);
+				return EXIT_USAGE;
+			}
+		} else if (!strncmp(a, "--json", 6) && (a[6] == '\0' || a[6] == '=')) {
+			q->json = v;
+		} else if (!strncmp(a, "--csv", 5) && (a[5] == '\0' || a[5] == '=')) {
+			q->csv = v;
+		} else {
+			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n", a);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* 1 GiB unless the filesystem is short of space: then a quarter of what is free. */
+static int choose_size(struct quick *q)
+{
+	struct statvfs sv;
+	uint64_t free_bytes, want = q->size ? q->size : 1ull << 30;
+
+	if (statvfs(q->dir, &sv))
+		return -errno;
+	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (!q->size && want > free_bytes / 4)
+		want = free_bytes / 4 & ~((1ull << 20) - 1);
+	if (want < (16 << 20) || want > free_bytes) {
+		fprintf(stderr, "llmio: not enough free space in %s (%llu MiB free); use --dir on "
+				"another filesystem\n",
+			q->dir, (unsigned long long)(free_bytes >> 20));
+		return -ENOSPC;
+	}
+	q->size = want;
+	return 0;
+}
+
+static int write_json(FILE *f, void *arg)
+{
+	struct quick *q = arg;
+
+	return llmio_results_write_json(f, q->res, q->nres);
+}
+
+static int write_csv(FILE *f, void *arg)
+{
+	struct quick *q = arg;
+
+	return llmio_results_write_csv(f, q->res, q->nres);
+}
+
+static double gbps(const struct llmio_result *r)
+{
+	return (r->read.bw_bytes + r->write.bw_bytes) / 1e9;
+}
+
+static void print_table(const struct quick *q)
+{
+	printf("\n%-10s %-20s %-9s %-6s %9s %9s %9s %9s %9s %10s %10s\n", "phase", "pattern",
+	       "engine", "direct", "GB/s", "IOPS", "p50", "p99", "GB/s/core", "dev read",
+	       "dev write");
+	for (size_t i = 0; i < q->nres; i++) {
+		const struct llmio_result *r = q->res[i];
+		const struct llmio_op_result *op = r->write.ios ? &r->write : &r->read;
+		char iops[32], p50[32], p99[32], rd[32], wr[32];
+
+		fmt_count(iops, sizeof(iops), r->read.iops + r->write.iops);
+		fmt_ns(p50, sizeof(p50), llmio_hist_percentile(&op->clat, 50));
+		fmt_ns(p99, sizeof(p99), llmio_hist_percentile(&op->clat, 99));
+		llmio_format_bytes(r->device.read_bytes, rd, sizeof(rd));
+		llmio_format_bytes(r->device.write_bytes, wr, sizeof(wr));
+		printf("%-10s %-20s %-9s %-6s %9.3f %9s %9s %9s %9.2f %10s %10s\n",
+		       q->pat[i]->phase, q->pat[i]->name, r->opts.engine,
+		       r->direct_in_effect ? "yes" : "no", gbps(r), iops, p50, p99,
+		       r->gb_per_s_per_core, r->device.known ? rd : "n/a",
+		       r->device.known ? wr : "n/a");
+	}
+	printf("\nbest engine per pattern (highest GB/s; GB/s per core breaks near-ties):\n");
+	for (size_t p = 0; p < NPAT; p++) {
+		const struct llmio_result *best = NULL;
+
+		for (size_t i = 0; i < q->nres; i++) {
+			const struct llmio_result *r = q->res[i];
+
+			if (q->pat[i] != &patterns[p])
+				continue;
+			if (!best || gbps(r) > gbps(best) * 1.03 ||
+			    (gbps(r) > gbps(best) * 0.97 &&
+			     r->gb_per_s_per_core > best->gb_per_s_per_core))
+				best = r;
+		}
+		if (best)
+			printf("  %-10s %-20s %-9s %.3f GB/s, %.2f GB/s per core%s\n",
+			       patterns[p].phase, patterns[p].name, best->opts.engine, gbps(best),
+			       best->gb_per_s_per_core,
+			       best->direct_in_effect ? "" : " (page cache: not a device figure)");
+	}
+}
+
+static int run_point(struct quick *q, const char *engine, bool direct, const struct pattern *p)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r = NULL;
+	char err[1024];
+	int ret;
+
+	if (q->nres >= MAX_RESULTS)
+		return 0;
+	llmio_job_opts_init(&o);
+	snprintf(o.engine, sizeof(o.engine), "%s", engine);
+	snprintf(o.directory, sizeof(o.directory), "%s", q->dir);
+	o.nrfiles = 1;
+	o.size = q->size;
+	o.rw = p->rw;
+	o.bs = p->bs;
+	o.iodepth = p->iodepth;
+	o.direct = direct;
+	o.runtime_ns = q->runtime_ns;
+	o.ramp_time_ns = q->runtime_ns / 4;
+	o.stop = &cli_stop;
+	o.progress = cli_progress;
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K%s %s ...", engine, p->name);
+	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	cli_progress_clear();
+	if (ret) {
+		fprintf(stderr, "llmio: %s %s: %s\n", engine, p->name, err);
+		llmio_result_destroy(r);
+		return ret;
+	}
+	q->pat[q->nres] = p;
+	q->res[q->nres++] = r;
+	return 0;
+}
+
+int cmd_quick(int argc, char **argv)
+{
+	struct quick q = {.runtime_ns = 2000000000ull};
+	bool made_dir = false;
+	char path[LLMIO_PATH_MAX + 16];
+	struct llmio_engine_info e;
+	int ret, code = 0;
+
+	snprintf(q.dir, sizeof(q.dir), "llmio-scratch");
+	ret = parse(&q, argc, argv);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (mkdir(q.dir, 0755) == 0)
+		made_dir = true;
+	else if (errno != EEXIST) {
+		fprintf(stderr, "llmio: cannot create %s: %s; choose another --dir\n", q.dir,
+			strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	snprintf(path, sizeof(path), "%s/llmio.0", q.dir);
+	if (choose_size(&q)) {
+		code = EXIT_RUNTIME;
+		goto out_clean;
+	}
+	cli_install_signals();
+	printf("llmio %s: %s scratch file in %s, %.1f s per point\n", llmio_version(),
+	       llmio_format_bytes(q.size, (char[32]){0}, 32), q.dir, (double)q.runtime_ns / 1e9);
+	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && !cli_stop; i++) {
+		char why[512];
+
+		if (!strcmp(e.name, "null"))
+			continue; /* no I/O: it measures llmio itself, not the storage */
+		if (llmio_engine_probe(e.name, why, sizeof(why))) {
+			printf("  skipping %s: %s\n", e.name, why);
+			continue;
+		}
+		for (size_t p = 0; p < NPAT && !cli_stop; p++) {
+			if (!e.async && patterns[p].iodepth > 1 && patterns[p].rw != LLMIO_RW_READ &&
+			    patterns[p].rw != LLMIO_RW_WRITE)
+				continue; /* same as QD1 for a synchronous engine */
+			ret = run_point(&q, e.name, e.supports_direct, &patterns[p]);
+			if (ret == -EINVAL && e.supports_direct) /* e.g. a filesystem without O_DIRECT */
+				ret = run_point(&q, e.name, false, &patterns[p]);
+			if (ret)
+				code = cli_exit_code(ret);
+		}
+	}
+	print_table(&q);
+	if (cli_stop)
+		printf("\ninterrupted: the table holds the points that finished\n");
+	if (q.json && (ret = cli_write_file(q.json, write_json, &q))) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", q.json, strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
+	if (q.csv && (ret = cli_write_file(q.csv, write_csv, &q))) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", q.csv, strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
+out_clean:
+	for (size_t i = 0; i < q.nres; i++)
+		llmio_result_destroy(q.res[i]);
+	if (!q.keep) {
+		unlink(path);
+		if (made_dir)
+			rmdir(q.dir);
+	}
+	return code;
+}

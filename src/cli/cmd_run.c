@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* llmio run: one job from fio-style options, measured and printed. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void help(FILE *f)
+{
+	struct llmio_option_info o;
+	struct llmio_engine_info e;
+	struct llmio_engine_option_info eo;
+
+	fprintf(f, "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv FILE]\n\n"
+		   "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
+		   "(including io_uring kernel threads) and the bytes that reached the device.\n"
+		   "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, 500ms.\n\n"
+		   "job options:\n");
+	for (size_t i = 0; llmio_job_option(i, &o) == 0; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "--%s%s%s", o.name, o.alias ? ", --" : "",
+			 o.alias ? o.alias : "");
+		fprintf(f, "  %-34s %s [%s, default %s]\n", name, o.help, o.type,
+			o.def[0] ? o.def : "none");
+	}
+	fprintf(f, "\nengine options (given like job options, for the chosen --ioengine):\n");
+	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
+		for (size_t k = 0; llmio_engine_option(i, k, &eo) == 0; k++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s: --%s", e.name, eo.name);
+			fprintf(f, "  %-34s %s [%s, default %s]%s%s%s\n", name, eo.help, eo.type,
+				eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
+				eo.alias ? ")" : "");
+		}
+	fprintf(f, "\noutput:\n"
+		   "  --json FILE      results as JSON in fio's layout plus llmio's fields (- = stdout)\n"
+		   "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
+		   "  --quiet          no table on stdout\n\n"
+		   "exit status: 0 success, 1 runtime failure (target, engine, I/O error), 2 usage error.\n"
+		   "Ctrl-C stops the run early; what was measured is still printed, marked interrupted.\n"
+		   "Metrics are defined in docs/metrics.md.\n");
+}
+
+static int write_json(FILE *f, void *arg)
+{
+	return llmio_results_write_json(f, (struct llmio_result *const *)arg, 1);
+}
+
+static int write_csv(FILE *f, void *arg)
+{
+	return llmio_results_write_csv(f, (struct llmio_result *const *)arg, 1);
+}
+
+/* The engine decides which extra options exist, so find it before parsing the rest. */
+static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
+{
+	char err[256];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (!strncmp(a, "--ioengine=", 11) || !strncmp(a, "--engine=", 9))
+			v = strchr(a, '=') + 1;
+		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
+			v = argv[i + 1];
+		if (v && llmio_job_opts_set(o, "ioengine", v, err, sizeof(err))) {
+			fprintf(stderr, "llmio: %s\n", err);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *json = NULL, *csv = NULL;
+	struct llmio_result *r = NULL;
+	struct llmio_job_opts o;
+	bool quiet = false, handled;
+	char err[1024];
+	int ret, code = 0;
+
+	llmio_job_opts_init(&o);
+	ret = find_engine(&o, argc, argv);
+	if (ret)
+		return ret;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help(stdout);
+			return 0;
+		}
+		ret = cli_parse_job_arg(&o, argc, argv, &i, &handled);
+		if (ret)
+			return ret;
+		if (handled)
+			continue;
+		if ((!strcmp(a, "--json") || !strcmp(a, "--csv")) && i + 1 < argc) {
+			*(a[2] == 'j' ? &json : &csv) = argv[++i];
+		} else if (!strncmp(a, "--json=", 7)) {
+			json = a + 7;
+		} else if (!strncmp(a, "--csv=", 6)) {
+			csv = a + 6;
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			quiet = true;
+		} else {
+			fprintf(stderr, "llmio run: unknown option '%s' (see `llmio run --help`%s)\n",
+				a,
+				strcmp(o.engine, "psync") ? "" : "; engine options need --ioengine");
+			return EXIT_USAGE;
+		}
+	}
+	if (json && csv && !strcmp(json, "-") && !strcmp(csv, "-")) {
+		fprintf(stderr, "llmio run: --json - and --csv - both write to stdout: choose one\n");
+		return EXIT_USAGE;
+	}
+	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))
+		quiet = true;
+
+	cli_install_signals();
+	o.stop = &cli_stop;
+	o.progress = cli_progress;
+	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	cli_progress_clear();
+	if (ret) {
+		fprintf(stderr, "llmio: %s\n", err);
+		code = cli_exit_code(ret);
+	}
+	if (!r)
+		return code;
+	if (!quiet)
+		table_print_result(stdout, r);
+	if (r->interrupted)
+		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
+	if (json && (ret = cli_write_file(json, write_json, &r))) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
+	if (csv && (ret = cli_write_file(csv, write_csv, &r))) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
+	llmio_result_destroy(r);
+	return code;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* llmio: the command table.  Each subcommand lives in its own cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cmd commands[] = {
+	{"run", cmd_run, "run one job (fio-style options) and measure it"},
+	{"engines", cmd_engines, "list the datapaths, whether each can run here, and their options"},
+	{"quick", cmd_quick, "the default: a one-minute phase-aware look at this machine's storage"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: llmio [COMMAND] [OPTIONS]\n\n"
+		   "With no command, llmio runs `quick`.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`llmio COMMAND --help` describes each.  llmio %s\n", llmio_version());
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+			usage(stdout);
+			return 0;
+		}
+		if (argc >= 2 && !strcmp(argv[1], "--version")) {
+			printf("llmio %s\n", llmio_version());
+			return 0;
+		}
+		/* `llmio --dir X` is `llmio quick --dir X` */
+		return cmd_quick(argc, argv);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "llmio: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

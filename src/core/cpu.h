@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU accounting.  The process figure comes from getrusage(RUSAGE_SELF), which sums every task
+ * of the thread group, live or exited: worker threads and also io_uring's SQPOLL thread
+ * (iou-sqp-PID) and io-wq workers (iou-wrk-PID), which the kernel creates as threads of the
+ * process.  fio reports getrusage(RUSAGE_THREAD) per job and so leaves those out.  The
+ * system-wide figure is busy time of all CPUs from /proc/stat, which also catches interrupt
+ * and softirq work done on behalf of the job on other CPUs.
+ */
+#ifndef LLMIO_CPU_H
+#define LLMIO_CPU_H
+
+#include <stdint.h>
+
+struct cpu_snap {
+	double usr_s, sys_s; /* process, all tasks */
+	uint64_t nvcsw, nivcsw;
+	double sys_busy_s; /* all CPUs, non-idle non-iowait */
+};
+
+int cpu_snap_take(struct cpu_snap *s);
+
+/* Seconds of CPU of one thread (RUSAGE_THREAD), for tests and per-thread figures. */
+double cpu_thread_seconds(void);
+
+#endif

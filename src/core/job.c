@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a job: validate the options, prepare the target, start one worker per thread, run
+ * the ramp and the measured window, and merge what the workers measured into a result.  This
+ * control thread also takes the CPU and block-device snapshots that bracket the window, so
+ * every figure in the result covers exactly the same interval.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "core/job_internal.h"
+#include "core/sysinfo.h"
+#include "llmio/engine.h"
+
+#define STATE_FAILED 2
+#define STATE_DONE 3
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Zipf ranks are scattered over the blocks by k -> k * m mod n with gcd(m, n) = 1, a bijection,
+ * so the hottest blocks are spread over the file the way hot tensors or KV blocks are, instead
+ * of all sitting at its start (which read-ahead would flatter).
+ */
+static uint64_t scatter_multiplier(uint64_t n)
+{
+	uint64_t m = (uint64_t)((double)n * 0.6180339887498949) | 1;
+
+	if (n <= 2)
+		return 1;
+	while (gcd(m, n) != 1)
+		m += 2;
+	return m % n ? m % n : 1;
+}
+
+/* Cross-option checks that no single option can make; -EINVAL with the fix in err. */
+static int validate(struct job *j, char *err, size_t errlen)
+{
+	struct llmio_job_opts *o = &j->o;
+	char why[512];
+	int ret;
+
+	j->engine = engine_find(o->engine);
+	if (!j->engine) {
+		llmio_engine_probe(o->engine, why, sizeof(why));
+		snprintf(err, errlen, "%s", why);
+		return -EINVAL;
+	}
+	ret = j->engine->probe(why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "engine %s cannot run here: %s", j->engine->name, why);
+		return ret == -EINVAL ? -ENOTSUP : ret;
+	}
+	if (j->engine->opts_size) {
+		j->engine_opts = calloc(1, j->engine->opts_size);
+		if (!j->engine_opts)
+			return -ENOMEM;
+	}
+	ret = engine_opts_parse(j->engine, o->engine_opts, j->engine_opts, err, errlen);
+	if (ret)
+		return ret;
+	if (o->direct && !(j->engine->caps & ENGINE_CAP_DIRECT)) {
+		snprintf(err, errlen,
+			 "engine %s goes through the page cache and cannot do O_DIRECT; use "
+			 "--direct=0",
+			 j->engine->name);
+		return -EINVAL;
+	}
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0]) {
+		snprintf(err, errlen, "no target: give --filename FILE|DEVICE or --directory DIR");
+		return -EINVAL;
+	}
+	if (o->filename[0] && o->directory[0]) {
+		snprintf(err, errlen, "--filename and --directory both given: choose one");
+		return -EINVAL;
+	}
+	if (o->random_distribution == LLMIO_DIST_ZIPF &&
+	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)) {
+		snprintf(err, errlen,
+			 "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
+		return -EINVAL;
+	}
+	if (o->rate && o->rate < o->numjobs) {
+		snprintf(err, errlen, "rate=%" PRIu64 " is below one byte per second per thread",
+			 o->rate);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool job_writes(const struct llmio_job_opts *o)
+{
+	return o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RANDWRITE ||
+	       (o->rw == LLMIO_RW_RANDRW && o->rwmixread < 100);
+}
+
+static int layout(struct job *j, char *err, size_t errlen)
+{
+	struct llmio_job_opts *o = &j->o;
+	unsigned nfiles = j->target.nfiles ? j->target.nfiles : 1;
+
+	j->file_first_block = calloc(nfiles + 1, sizeof(*j->file_first_block));
+	if (!j->file_first_block)
+		return -ENOMEM;
+	if (j->target.nfiles) {
+		for (unsigned f = 0; f < nfiles; f++)
+			j->file_first_block[f + 1] =
+				j->file_first_block[f] + j->target.sizes[f] / o->bs;
+	} else {
+		/* null engine: a virtual target of `size` bytes, 1 GiB unless given */
+		if (!o->size)
+			o->size = 1ull << 30;
+		j->file_first_block[1] = o->size / o->bs;
+	}
+	j->total_blocks = j->file_first_block[nfiles];
+	if (!j->total_blocks) {
+		snprintf(err, errlen, "size %" PRIu64 " is smaller than bs=%" PRIu64
+			 ": raise --size or lower --bs", o->size, o->bs);
+		return -EINVAL;
+	}
+	if (!o->size)
+		o->size = j->total_blocks * o->bs;
+	if (o->random_distribution == LLMIO_DIST_ZIPF) {
+		zipf_init(&j->zipf, j->total_blocks, o->zipf_theta);
+		j->zipf_mult = scatter_multiplier(j->total_blocks);
+	}
+	/* by default the whole job moves the target once: each thread its share */
+	if (!o->io_size && !o->runtime_ns) {
+		o->io_size = j->total_blocks / o->numjobs * o->bs;
+		if (!o->io_size)
+			o->io_size = o->bs;
+	}
+	return 0;
+}
+
+struct snap {
+	uint64_t t;
+	struct cpu_snap cpu;
+	uint64_t rd, wr, rdio, wrio;
+};
+
+static void snap_take(const struct job *j, struct snap *s)
+{
+	cpu_snap_take(&s->cpu);
+	if (target_dev_counters(&j->target, &s->rd, &s->wr, &s->rdio, &s->wrio))
+		s->rd = s->wr = s->rdio = s->wrio = 0;
+	s->t = now_ns();
+}
+
+static void nap(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+
+	nanosleep(&ts, NULL);
+}
+
+static bool stopped_from_outside(const struct job *j)
+{
+	return j->o.stop && *j->o.stop;
+}
+
+static int start_workers(struct job *j, char *err, size_t errlen)
+{
+	unsigned started = 0;
+	int ret = 0;
+
+	j->workers = calloc(j->nworkers, sizeof(*j->workers));
+	if (!j->workers)
+		return -ENOMEM;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		struct worker *w = &j->workers[i];
+
+		w->idx = i;
+		w->job = j;
+		ret = -pthread_create(&w->thread, NULL, worker_main, w);
+		if (ret) {
+			snprintf(err, errlen, "cannot start thread %u of %u: %s", i + 1,
+				 j->nworkers, strerror(-ret));
+			break;
+		}
+		started++;
+	}
+	/* every worker sets itself up in its own thread (rings are per-thread); wait for all */
+	for (unsigned i = 0; i < started; i++) {
+		struct worker *w = &j->workers[i];
+
+		while (atomic_load(&w->state) == 0)
+			nap(200000);
+		if (atomic_load(&w->state) == STATE_FAILED && !ret) {
+			ret = w->err ? w->err : -EIO;
+			snprintf(err, errlen, "%s", w->errmsg);
+		}
+	}
+	j->nworkers = started;
+	return ret;
+}
+
+static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *last_ios,
+		     uint64_t *last_bytes)
+{
+	uint64_t ios = 0, bytes = 0, done_bytes, total;
+	double dt = (double)(now - *last_t) / 1e9, elapsed, eta = 0;
+
+	if (!j->o.progress || dt < 1.0)
+		return;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		ios += atomic_load_explicit(&j->workers[i].live_ios, memory_order_relaxed);
+		bytes += atomic_load_explicit(&j->workers[i].live_bytes, memory_order_relaxed);
+	}
+	elapsed = (double)(now - j->t_measure) / 1e9;
+	if (j->o.runtime_ns) {
+		eta = (double)j->o.runtime_ns / 1e9 - elapsed;
+	} else {
+		done_bytes = bytes;
+		total = j->o.io_size * j->nworkers;
+		if (done_bytes && total > done_bytes)
+			eta = elapsed * (double)(total - done_bytes) / (double)done_bytes;
+	}
+	j->o.progress(j->o.progress_arg, elapsed, eta < 0 ? 0 : eta,
+		      (double)(ios - *last_ios) / dt, (double)(bytes - *last_bytes) / dt);
+	*last_t = now;
+	*last_ios = ios;
+	*last_bytes = bytes;
+}
+
+/* Run the ramp and the measured window; fills start/end snapshots. */
+static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *interrupted)
+{
+	uint64_t t0 = now_ns(), last_t, last_ios = 0, last_bytes = 0, deadline = 0;
+
+	if (j->o.ramp_time_ns) {
+		atomic_store(&j->go, 1);
+		while (now_ns() - t0 < j->o.ramp_time_ns && !stopped_from_outside(j))
+			nap(2000000);
+	}
+	snap_take(j, s0);
+	j->t_measure = s0->t;
+	atomic_store(&j->epoch, 1);
+	atomic_store(&j->go, 1);
+	last_t = s0->t;
+	if (j->o.runtime_ns)
+		deadline = s0->t + j->o.runtime_ns;
+
+	for (;;) {
+		unsigned done = 0;
+		uint64_t now;
+
+		for (unsigned i = 0; i < j->nworkers; i++)
+			done += atomic_load(&j->workers[i].state) == STATE_DONE;
+		if (done == j->nworkers)
+			break;
+		for (unsigned i = 0; i < j->nworkers; i++)
+			if (j->workers[i].err)
+				atomic_store(&j->stop, 1); /* one failed: stop the others */
+		if (stopped_from_outside(j)) {
+			*interrupted = true;
+			atomic_store(&j->stop, 1);
+		}
+		now = now_ns();
+		if (deadline && now >= deadline)
+			atomic_store(&j->stop, 1);
+		if (atomic_load(&j->stop)) {
+			snap_take(j, s1);
+			break;
+		}
+		progress(j, now, &last_t, &last_ios, &last_bytes);
+		/* sleep until the deadline or at most 5 ms, so time-based runs end on time */
+		nap(deadline && deadline - now < 5000000 ? deadline - now : 5000000);
+	}
+	for (unsigned i = 0; i < j->nworkers; i++)
+		pthread_join(j->workers[i].thread, NULL);
+	if (!atomic_load(&j->stop))
+		snap_take(j, s1); /* finished by size: the window ends when the last one did */
+}
+
+static void fill_result(struct job *j, struct llmio_result *r, const struct snap *s0,
+			const struct snap *s1)
+{
+	uint64_t t_end = 0;
+	double wall, gb;
+
+	r->opts = j->o;
+	r->direct_in_effect = j->target.direct;
+	r->target_bytes = j->total_blocks * j->o.bs;
+	r->iodepth_effective = (j->engine->caps & ENGINE_CAP_ASYNC) ? j->o.iodepth : 1;
+	for (int op = 0; op < 2; op++) {
+		struct llmio_op_result *dst = op ? &r->write : &r->read;
+
+		llmio_hist_init(&dst->clat);
+		llmio_hist_init(&dst->slat);
+		llmio_hist_init(&dst->lat);
+	}
+	llmio_hist_init(&r->sync_lat);
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		struct worker *w = &j->workers[i];
+
+		for (int op = 0; op < 2; op++) {
+			struct llmio_op_result *dst = op ? &r->write : &r->read;
+
+			dst->ios += w->st[op].ios;
+			dst->bytes += w->st[op].bytes;
+			llmio_hist_merge(&dst->clat, &w->st[op].clat);
+			llmio_hist_merge(&dst->slat, &w->st[op].slat);
+			llmio_hist_merge(&dst->lat, &w->st[op].lat);
+		}
+		r->fsyncs += w->fsyncs;
+		llmio_hist_merge(&r->sync_lat, &w->sync_lat);
+		if (w->t_end > t_end)
+			t_end = w->t_end;
+	}
+	if (!t_end || t_end < j->t_measure)
+		t_end = s1->t;
+	wall = (double)(t_end - j->t_measure) / 1e9;
+	if (wall <= 0)
+		wall = 1e-9;
+	r->runtime_s = wall;
+	for (int op = 0; op < 2; op++) {
+		struct llmio_op_result *dst = op ? &r->write : &r->read;
+
+		dst->iops = (double)dst->ios / wall;
+		dst->bw_bytes = (double)dst->bytes / wall;
+	}
+	r->cpu.usr_s = s1->cpu.usr_s - s0->cpu.usr_s;
+	r->cpu.sys_s = s1->cpu.sys_s - s0->cpu.sys_s;
+	r->cpu.proc_s = r->cpu.usr_s + r->cpu.sys_s;
+	r->cpu.system_busy_s = s1->cpu.sys_busy_s - s0->cpu.sys_busy_s;
+	r->cpu.ctx_voluntary = s1->cpu.nvcsw - s0->cpu.nvcsw;
+	r->cpu.ctx_involuntary = s1->cpu.nivcsw - s0->cpu.nivcsw;
+	/* the CPU window is the snapshot interval, which brackets the I/O window */
+	wall = (double)(s1->t - s0->t) / 1e9;
+	if (wall > 0) {
+		r->cpu.cores_busy = r->cpu.proc_s / wall;
+		r->cpu.system_cores_busy = r->cpu.system_busy_s / wall;
+	}
+	r->cpu.online_cpus = sysinfo_online_cpus();
+	gb = (double)(r->read.bytes + r->write.bytes) / 1e9 / r->runtime_s;
+	r->gb_per_s_per_core = r->cpu.cores_busy > 0 ? gb / r->cpu.cores_busy : 0;
+	r->device = j->target.dev;
+	if (j->target.dev.known && j->target.stat_path[0]) {
+		r->device.read_bytes = s1->rd - s0->rd;
+		r->device.write_bytes = s1->wr - s0->wr;
+		r->device.read_ios = s1->rdio - s0->rdio;
+		r->device.write_ios = s1->wrio - s0->wrio;
+	}
+}
+
+static void notes(struct job *j, struct llmio_result *r)
+{
+	size_t used = 0;
+	char *n = r->engine_notes;
+	const size_t len = sizeof(r->engine_notes);
+
+	if (j->nworkers && j->workers[0].ctx.notes[0])
+		used += (size_t)snprintf(n + used, len - used, "%s", j->workers[0].ctx.notes);
+	if (!(j->engine->caps & ENGINE_CAP_ASYNC) && j->o.iodepth > 1 && used < len)
+		used += (size_t)snprintf(n + used, len - used,
+					 "%ssynchronous engine: iodepth=%u runs as 1 (use numjobs "
+					 "for parallelism)",
+					 used ? "; " : "", j->o.iodepth);
+	if (j->o.invalidate && j->target.nfiles && used < len)
+		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
+			 used ? "; " : "");
+}
+
+static void job_release(struct job *j)
+{
+	target_close(&j->target);
+	free(j->workers);
+	free(j->file_first_block);
+	free(j->engine_opts);
+}
+
+int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, char *err,
+		  size_t errlen)
+{
+	struct snap s0 = {0}, s1 = {0};
+	struct llmio_result *r = NULL;
+	bool interrupted = false;
+	struct timeval tv;
+	struct job j;
+	int ret;
+
+	*out = NULL;
+	err[0] = '\0';
+	memset(&j, 0, sizeof(j));
+	llmio_job_opts_init(&j.o);
+	/* an older caller's struct is shorter: take what it has, defaults for the rest */
+	memcpy(&j.o, opts, opts->opts_size < sizeof(j.o) ? opts->opts_size : sizeof(j.o));
+	j.o.opts_size = sizeof(j.o);
+	j.nworkers = j.o.numjobs;
+
+	ret = validate(&j, err, errlen);
+	if (ret)
+		goto out_release;
+	if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
+		ret = target_open(&j.target, &j.o, job_writes(&j.o), err, errlen);
+		if (ret)
+			goto out_release;
+	}
+	ret = layout(&j, err, errlen);
+	if (ret)
+		goto out_release;
+	if (j.o.invalidate && j.target.nfiles)
+		target_invalidate(&j.target);
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_release;
+	}
+	gettimeofday(&tv, NULL);
+	r->start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+	sysinfo_host(r);
+
+	ret = start_workers(&j, err, errlen);
+	if (ret) {
+		atomic_store(&j.go, -1);
+		for (unsigned i = 0; i < j.nworkers; i++)
+			pthread_join(j.workers[i].thread, NULL);
+		free(r);
+		r = NULL;
+		goto out_release;
+	}
+	supervise(&j, &s0, &s1, &interrupted);
+	fill_result(&j, r, &s0, &s1);
+	notes(&j, r);
+	r->interrupted = interrupted;
+	for (unsigned i = 0; i < j.nworkers; i++) {
+		if (j.workers[i].err) {
+			ret = j.workers[i].err;
+			r->error = ret;
+			snprintf(r->error_msg, sizeof(r->error_msg), "%s", j.workers[i].errmsg);
+			snprintf(err, errlen, "%s", j.workers[i].errmsg);
+			break;
+		}
+	}
+	*out = r;
+out_release:
+	job_release(&j);
+	if (ret == -ENOMEM && !err[0])
+		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
+void llmio_result_destroy(struct llmio_result *r)
+{
+	free(r);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared state of one running job: the control thread (job.c) and its workers (worker.c). */
+#ifndef LLMIO_JOB_INTERNAL_H
+#define LLMIO_JOB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "core/rand.h"
+#include "core/target.h"
+#include "engine/engine.h"
+#include "llmio/job.h"
+#include "llmio/result.h"
+
+struct job;
+
+struct worker {
+	pthread_t thread;
+	unsigned idx;
+	struct job *job;
+	struct engine_ctx ctx;
+	struct io_req *ios;
+	struct io_req **free_ios;
+	struct io_req **evs;
+	struct io_req **batch; /* queued since the last commit */
+	void **bufs;
+	unsigned depth;
+	struct rng rng;
+	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
+	uint64_t seq_next;		      /* next block within the slice */
+	bool *dirty;			      /* per file: written since the last fsync */
+
+	/* measured window */
+	struct llmio_op_result st[2]; /* [ENGINE_OP_READ], [ENGINE_OP_WRITE] */
+	uint64_t fsyncs;
+	struct llmio_hist sync_lat;
+	uint64_t t_end; /* when this worker stopped counting */
+	unsigned epoch_seen;
+
+	/* read by the control thread for the progress line; written relaxed, no lock */
+	_Atomic uint64_t live_ios, live_bytes;
+	atomic_int state; /* 0 starting, 1 ready, 2 failed, 3 finished */
+	int err;
+	char errmsg[512];
+};
+
+struct job {
+	struct llmio_job_opts o;
+	const struct engine_ops *engine;
+	void *engine_opts;
+	struct target target;
+	uint64_t total_blocks;
+	uint64_t *file_first_block; /* prefix sums, nfiles + 1 entries */
+	uint64_t zipf_mult;	    /* bijection scattering zipf ranks over blocks */
+	struct zipf zipf;
+	unsigned nworkers;
+	struct worker *workers;
+
+	atomic_int go;	   /* 1: start issuing; -1: abort */
+	atomic_int stop;   /* 1: stop now */
+	atomic_uint epoch; /* bumped when measuring starts (after ramp) */
+	uint64_t t_measure; /* start of the measured window, ns */
+};
+
+void *worker_main(void *arg);
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Random numbers for offsets and op mixes: xoshiro256** (fast, 256-bit state, passes BigCrush)
+ * seeded through splitmix64, and a Zipf sampler.  Each worker owns its own state, seeded from
+ * (randseed, thread index), so a run repeats exactly under the same seed.
+ */
+#ifndef LLMIO_RAND_H
+#define LLMIO_RAND_H
+
+#include <stdint.h>
+
+struct rng {
+	uint64_t s[4];
+};
+
+void rng_seed(struct rng *r, uint64_t seed);
+
+static inline uint64_t rng_rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rng_rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rng_rotl(s[3], 45);
+	return result;
+}
+
+/* Uniform in [0, n) without modulo bias worth caring about (Lemire's multiply-shift). */
+static inline uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+}
+
+/* Uniform double in [0, 1). */
+static inline double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/*
+ * Zipf over items 0..n-1 with exponent theta (P(k) ~ 1/(k+1)^theta, theta > 0, theta != 1
+ * handled as well as theta == 1), by rejection-inversion (Hoermann & Derflinger 1996, as in
+ * Apache Commons' RejectionInversionZipfSampler): O(1) per sample and no table, so n can be
+ * the number of blocks of a large file.  Item 0 is the most popular; callers scatter items
+ * over the address space with a bijection so hot blocks are not all at the start.
+ */
+struct zipf {
+	uint64_t n;
+	double theta;
+	double h_x1, h_n, s;
+};
+
+void zipf_init(struct zipf *z, uint64_t n, double theta);
+uint64_t zipf_next(const struct zipf *z, struct rng *r);
+
+#endif

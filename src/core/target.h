@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Targets: what a job does I/O to — a file, a directory of nrfiles files, or a raw block
+ * device — prepared so that measurements are honest (reads never hit holes; O_DIRECT
+ * alignment is checked up front; raw devices are protected), and the facts of the block device
+ * underneath so results can name the medium and count device-level bytes.
+ */
+#ifndef LLMIO_TARGET_H
+#define LLMIO_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "llmio/job.h"
+#include "llmio/result.h"
+
+struct target {
+	unsigned nfiles;
+	int *fds;		/* nfiles open descriptors */
+	uint64_t *sizes;	/* bytes of each file used by the job */
+	char **paths;		/* nfiles paths */
+	uint64_t total_size;	/* sum of sizes */
+	bool is_blockdev;
+	bool direct;		/* O_DIRECT is set on the fds */
+	bool writable;		/* opened O_RDWR */
+	uint32_t align;		/* O_DIRECT alignment needed for buffer, offset and size */
+	char stat_path[LLMIO_PATH_MAX]; /* /sys/dev/block/M:m/stat, "" when no device */
+	struct llmio_device_result dev; /* facts; counters filled by the job */
+};
+
+/*
+ * Open (and create) the job's files.  `writes` says whether the job will write.
+ *  - a file or directory files are created when missing, preallocated with fallocate and, when
+ *    the job reads, filled with incompressible non-zero data unless already fully written at
+ *    the right size (existing files are reused);
+ *  - a block device is opened read-only unless opts->allow_destructive; writes to a mounted
+ *    device or one with a filesystem / partition-table signature are refused unless
+ *    opts->force;
+ *  - with opts->direct, bs and the buffers' alignment are checked against the logical block
+ *    size, and a filesystem that refuses O_DIRECT is reported with the fix (direct=0).
+ * \return 0; -EINVAL for a usage problem (message says which option to change); another
+ *         -errno for a runtime failure.  err always holds one line naming the path.
+ */
+int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
+		size_t errlen);
+
+/* Close the files and free everything; safe on a zeroed or half-opened target. */
+void target_close(struct target *t);
+
+/*
+ * Cumulative counters of the target's block device: sectors read and written (x512 = bytes),
+ * read and write I/Os.  \return 0, or -ENODEV when the target has no block device.
+ */
+int target_dev_counters(const struct target *t, uint64_t *rd_bytes, uint64_t *wr_bytes,
+			uint64_t *rd_ios, uint64_t *wr_ios);
+
+/* Drop the page cache of the target's files (posix_fadvise DONTNEED after fdatasync). */
+int target_invalidate(const struct target *t);
+
+/*
+ * Fill buf with the incompressible, non-zero content llmio writes: a function of (seed,
+ * offset) only, so any range can be regenerated for verification.  off and len multiples
+ * of 8.
+ */
+void target_pattern(void *buf, size_t len, uint64_t off, uint64_t seed);
+
+#endif

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker loop: one thread, one engine instance, iodepth I/Os.  It fills the queue up to
+ * the engine's depth, commits, reaps, and accounts each completion into its own counters and
+ * histograms; nothing here allocates, locks or logs per I/O.
+ *
+ * Timing.  Clock reads are shared by I/Os that move together: one read before a batch is
+ * queued (t_queue), one after it is committed (t_submit), one after each reap (completion
+ * seen).  clat = completion seen - t_submit, slat = t_submit - t_queue, lat = sum of both.  For
+ * synchronous engines the clock read after one I/O is the queue time of the next, so each
+ * I/O costs one clock read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/job_internal.h"
+
+#define STATE_READY 1
+#define STATE_FAILED 2
+#define STATE_DONE 3
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void reset_stats(struct worker *w)
+{
+	for (int op = 0; op < 2; op++) {
+		w->st[op].ios = 0;
+		w->st[op].bytes = 0;
+		llmio_hist_init(&w->st[op].clat);
+		llmio_hist_init(&w->st[op].slat);
+		llmio_hist_init(&w->st[op].lat);
+	}
+	w->fsyncs = 0;
+	llmio_hist_init(&w->sync_lat);
+}
+
+/* Block number -> (file, offset).  Files are few; a binary search over prefix sums. */
+static void place(const struct job *j, uint64_t block, struct io_req *io)
+{
+	unsigned lo = 0, hi = j->target.nfiles;
+
+	while (hi - lo > 1) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (j->file_first_block[mid] <= block)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	io->file = (uint16_t)lo;
+	io->off = (block - j->file_first_block[lo]) * j->o.bs;
+}
+
+static void prep(struct worker *w, struct io_req *io)
+{
+	const struct job *j = w->job;
+	uint64_t block;
+
+	switch (j->o.rw) {
+	case LLMIO_RW_READ:
+	case LLMIO_RW_WRITE:
+		block = w->region_first + w->seq_next;
+		if (++w->seq_next == w->region_blocks)
+			w->seq_next = 0;
+		io->op = j->o.rw == LLMIO_RW_READ ? ENGINE_OP_READ : ENGINE_OP_WRITE;
+		break;
+	default:
+		if (j->o.random_distribution == LLMIO_DIST_ZIPF)
+			block = (zipf_next(&j->zipf, &w->rng) * j->zipf_mult) % j->total_blocks;
+		else
+			block = rng_below(&w->rng, j->total_blocks);
+		if (j->o.rw == LLMIO_RW_RANDREAD)
+			io->op = ENGINE_OP_READ;
+		else if (j->o.rw == LLMIO_RW_RANDWRITE)
+			io->op = ENGINE_OP_WRITE;
+		else
+			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+									   : ENGINE_OP_WRITE;
+		break;
+	}
+	if (j->target.nfiles == 1) {
+		io->file = 0;
+		io->off = block * j->o.bs;
+	} else {
+		place(j, block, io);
+	}
+	io->len = (uint32_t)j->o.bs;
+}
+
+static void fail_io(struct worker *w, const struct io_req *io)
+{
+	const struct job *j = w->job;
+	int e = io->res < 0 ? (int)-io->res : EIO;
+
+	w->err = -e;
+	if (io->res < 0)
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "%s error at offset %llu (%u bytes) of %s: %s (errno %d)",
+			 io->op == ENGINE_OP_READ ? "read" : "write",
+			 (unsigned long long)io->off, io->len,
+			 j->target.nfiles ? j->target.paths[io->file] : "(no file)", strerror(e),
+			 e);
+	else
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "%s at offset %llu of %s returned 0 bytes (end of file): the target is "
+			 "smaller than the job expects",
+			 io->op == ENGINE_OP_READ ? "read" : "write",
+			 (unsigned long long)io->off,
+			 j->target.nfiles ? j->target.paths[io->file] : "(no file)");
+}
+
+/* Account one completion; false when the I/O failed and the job must stop. */
+static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
+{
+	if (io->res <= 0) {
+		fail_io(w, io);
+		return false;
+	}
+	if (io->op == ENGINE_OP_WRITE && w->dirty)
+		w->dirty[io->file] = true;
+	if (measuring) {
+		struct llmio_op_result *st = &w->st[io->op];
+
+		st->ios++;
+		st->bytes += (uint64_t)io->res;
+		llmio_hist_add(&st->clat, t - io->t_submit);
+		llmio_hist_add(&st->lat, t - io->t_queue);
+	}
+	return true;
+}
+
+static void publish(struct worker *w)
+{
+	atomic_store_explicit(&w->live_ios, w->st[0].ios + w->st[1].ios, memory_order_relaxed);
+	atomic_store_explicit(&w->live_bytes, w->st[0].bytes + w->st[1].bytes,
+			      memory_order_relaxed);
+}
+
+/* fsync every dirty file, timing each call; the caller has drained all I/O. */
+static int sync_files(struct worker *w, bool measuring)
+{
+	const struct job *j = w->job;
+
+	for (unsigned f = 0; f < j->target.nfiles; f++) {
+		uint64_t t0;
+		int ret;
+
+		if (!w->dirty[f])
+			continue;
+		t0 = now_ns();
+		ret = j->engine->sync ? j->engine->sync(&w->ctx, f)
+				      : (fsync(j->target.fds[f]) ? -errno : 0);
+		if (ret) {
+			w->err = ret;
+			snprintf(w->errmsg, sizeof(w->errmsg), "fsync of %s failed: %s",
+				 j->target.paths[f], strerror(-ret));
+			return ret;
+		}
+		w->dirty[f] = false;
+		if (measuring) {
+			w->fsyncs++;
+			llmio_hist_add(&w->sync_lat, now_ns() - t0);
+		}
+	}
+	return 0;
+}
+
+static int setup(struct worker *w, char *err, size_t errlen)
+{
+	struct job *j = w->job;
+	const bool async = j->engine->caps & ENGINE_CAP_ASYNC;
+	struct engine_setup s;
+	int ret;
+
+	w->depth = async ? j->o.iodepth : 1;
+	w->ios = calloc(w->depth, sizeof(*w->ios));
+	w->free_ios = calloc(w->depth, sizeof(*w->free_ios));
+	w->evs = calloc(w->depth, sizeof(*w->evs));
+	w->batch = calloc(w->depth, sizeof(*w->batch));
+	w->bufs = calloc(w->depth, sizeof(*w->bufs));
+	if (j->target.nfiles)
+		w->dirty = calloc(j->target.nfiles, sizeof(*w->dirty));
+	if (!w->ios || !w->free_ios || !w->evs || !w->batch || !w->bufs || (j->target.nfiles && !w->dirty))
+		goto err_nomem;
+	for (unsigned i = 0; i < w->depth; i++) {
+		if (posix_memalign(&w->bufs[i], 4096, j->o.bs))
+			goto err_nomem;
+		/* writes carry incompressible data; reads overwrite it */
+		target_pattern(w->bufs[i], j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
+		w->ios[i].buf = w->bufs[i];
+		w->ios[i].buf_idx = (uint16_t)i;
+		w->free_ios[i] = &w->ios[i];
+	}
+	rng_seed(&w->rng, j->o.randseed * 0x9e3779b97f4a7c15ull + w->idx);
+	/* sequential: thread i walks its own slice, so threads never read the same blocks */
+	w->region_first = j->total_blocks * w->idx / j->nworkers;
+	w->region_blocks = j->total_blocks * (w->idx + 1) / j->nworkers - w->region_first;
+	if (!w->region_blocks)
+		w->region_blocks = 1;
+	reset_stats(w);
+
+	s = (struct engine_setup){
+		.fds = j->target.fds,
+		.file_sizes = j->target.sizes,
+		.nfiles = j->target.nfiles,
+		.bufs = w->bufs,
+		.nbufs = w->depth,
+		.buf_len = j->o.bs,
+		.iodepth = w->depth,
+		.direct = j->target.direct,
+		.writable = j->target.writable,
+		.dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
+		.devname = j->target.dev.known ? j->target.dev.name : "",
+		.opts = j->engine_opts,
+	};
+	ret = j->engine->init(&w->ctx, &s, err, errlen);
+	if (ret && !err[0])
+		snprintf(err, errlen, "engine %s could not start: %s", j->engine->name,
+			 strerror(-ret));
+	return ret;
+
+err_nomem:
+	snprintf(err, errlen, "out of memory for %u buffers of %llu bytes", w->depth,
+		 (unsigned long long)j->o.bs);
+	return -ENOMEM;
+}
+
+static void teardown(struct worker *w)
+{
+	if (w->ctx.priv)
+		w->job->engine->cleanup(&w->ctx);
+	for (unsigned i = 0; w->bufs && i < w->depth; i++)
+		free(w->bufs[i]);
+	free(w->bufs);
+	free(w->evs);
+	free(w->batch);
+	free(w->free_ios);
+	free(w->ios);
+	free(w->dirty);
+}
+
+/* Wait until `min` I/Os completed (all of them when draining), accounting them. */
+static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree,
+		bool measuring, bool count)
+{
+	int n = w->job->engine->reap(&w->ctx, min, w->evs, w->depth);
+	uint64_t t;
+
+	if (n < 0) {
+		w->err = n;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to reap completions: %s",
+			 w->job->engine->name, strerror(-n));
+		return n;
+	}
+	t = now_ns();
+	for (int i = 0; i < n; i++) {
+		struct io_req *io = w->evs[i];
+
+		w->free_ios[(*nfree)++] = io;
+		if (!complete(w, io, t, measuring && count))
+			return -EIO;
+	}
+	*inflight -= (unsigned)n;
+	return n;
+}
+
+static int drain(struct worker *w, unsigned *inflight, unsigned *nfree, bool measuring, bool count)
+{
+	const struct engine_ops *e = w->job->engine;
+
+	if (*inflight && e->commit && e->commit(&w->ctx) < 0)
+		return -EIO;
+	while (*inflight) {
+		int n = reap(w, *inflight, inflight, nfree, measuring, count);
+
+		if (n < 0)
+			return n;
+	}
+	return 0;
+}
+
+static void run(struct worker *w)
+{
+	struct job *j = w->job;
+	const struct engine_ops *e = j->engine;
+	const bool async = e->caps & ENGINE_CAP_ASYNC;
+	const uint64_t io_limit = j->o.io_size; /* 0 = until stopped */
+	const uint64_t rate = j->o.rate / j->nworkers;
+	uint64_t issued = 0, since_think = 0, writes_since_sync = 0, t_start = now_ns();
+	unsigned inflight = 0, nfree = w->depth;
+	bool measuring = atomic_load(&j->epoch) > 0, t_fresh = false;
+	uint64_t t = 0;
+
+	w->epoch_seen = atomic_load(&j->epoch);
+	for (;;) {
+		unsigned queued = 0, epoch;
+
+		if (atomic_load_explicit(&j->stop, memory_order_relaxed))
+			break;
+		epoch = atomic_load_explicit(&j->epoch, memory_order_relaxed);
+		if (epoch != w->epoch_seen) {
+			w->epoch_seen = epoch;
+			reset_stats(w);
+			measuring = true;
+		}
+		if (io_limit && issued >= io_limit && !inflight)
+			break;
+
+		if (!t_fresh)
+			t = now_ns();
+		t_fresh = false;
+		while (nfree && (!io_limit || issued < io_limit)) {
+			struct io_req *io = w->free_ios[nfree - 1];
+			int q;
+
+			if (rate && issued * 1e9 > (double)rate * (double)(t - t_start)) {
+				if (inflight || queued)
+					break; /* reap first; the rate check repeats next round */
+				sleep_ns((uint64_t)((double)issued * 1e9 / (double)rate) -
+					 (t - t_start));
+				t = now_ns();
+			}
+			prep(w, io);
+			io->t_queue = t;
+			q = e->queue(&w->ctx, io);
+			if (q == ENGINE_Q_BUSY)
+				break;
+			nfree--;
+			issued += io->len;
+			since_think++;
+			if (io->op == ENGINE_OP_WRITE)
+				writes_since_sync++;
+			if (q == ENGINE_Q_COMPLETED) {
+				uint64_t done = now_ns();
+
+				io->t_submit = t;
+				w->free_ios[nfree++] = io;
+				if (!complete(w, io, done, measuring))
+					return;
+				t = done; /* the next I/O is queued now */
+				if (!async) {
+					t_fresh = true;
+					break; /* check stop / epoch / think time between sync I/Os */
+				}
+				continue;
+			}
+			w->batch[queued++] = io;
+			inflight++;
+		}
+		if (queued) {
+			uint64_t ts;
+
+			if (e->commit(&w->ctx) < 0) {
+				w->err = -EIO;
+				snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to submit",
+					 e->name);
+				return;
+			}
+			ts = now_ns();
+			for (unsigned i = 0; i < queued; i++) {
+				w->batch[i]->t_submit = ts;
+				if (measuring)
+					llmio_hist_add(&w->st[w->batch[i]->op].slat, ts - t);
+			}
+		}
+		if (inflight && reap(w, 1, &inflight, &nfree, measuring, true) < 0)
+			return;
+		if (measuring)
+			publish(w);
+
+		if (j->o.fsync && writes_since_sync >= j->o.fsync) {
+			if (drain(w, &inflight, &nfree, measuring, true) || sync_files(w, measuring))
+				return;
+			writes_since_sync = 0;
+		}
+		if (j->o.thinktime_ns && since_think >= j->o.thinktime_blocks) {
+			if (drain(w, &inflight, &nfree, measuring, true))
+				return;
+			sleep_ns(j->o.thinktime_ns);
+			since_think = 0;
+		}
+	}
+	w->t_end = now_ns();
+	/* I/Os still in flight when time ran out finish uncounted, as in fio */
+	if (drain(w, &inflight, &nfree, measuring, !atomic_load(&j->stop)))
+		return;
+	if (j->o.end_fsync && sync_files(w, measuring))
+		return;
+	if (!atomic_load(&j->stop))
+		w->t_end = now_ns();
+	publish(w);
+}
+
+void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct job *j = w->job;
+	int go, ret;
+
+	ret = setup(w, w->errmsg, sizeof(w->errmsg));
+	if (ret) {
+		w->err = ret;
+		atomic_store(&w->state, STATE_FAILED);
+		teardown(w);
+		return NULL;
+	}
+	atomic_store(&w->state, STATE_READY);
+	while ((go = atomic_load(&j->go)) == 0)
+		sleep_ns(200000);
+	if (go > 0)
+		run(w);
+	teardown(w);
+	atomic_store(&w->state, STATE_DONE);
+	return NULL;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine interface (internal).  An engine is a datapath: a `const struct engine_ops` of
+ * callbacks plus capability flags and an options table.  One instance (struct engine_ctx)
+ * exists per worker thread; nothing in it is shared, so engines never lock.
+ *
+ * The worker loop drives every engine the same way (fio's model):
+ *
+ *	queue(io)  -> ENGINE_Q_COMPLETED   done synchronously, io->res is set
+ *	           -> ENGINE_Q_QUEUED      accepted; will be submitted by commit()
+ *	           -> ENGINE_Q_BUSY        no room now: reap something first, then retry
+ *	commit()   submits everything queued since the last commit (may be lazy, see io_uring)
+ *	reap(min)  waits until at least `min` I/Os completed, returns up to `max` of them
+ *
+ * A failed I/O is data: the engine stores -errno in io->res and returns normally.  Callbacks
+ * return 0 / a count, or -errno when the engine itself broke (the job then stops).
+ */
+#ifndef LLMIO_ENGINE_INTERNAL_H
+#define LLMIO_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENGINE_ABI_VERSION 1
+
+enum engine_op { ENGINE_OP_READ = 0, ENGINE_OP_WRITE = 1 };
+
+enum engine_qstatus { ENGINE_Q_COMPLETED = 0, ENGINE_Q_QUEUED = 1, ENGINE_Q_BUSY = 2 };
+
+/* One I/O.  The worker owns an array of iodepth of these; engines may use `priv`. */
+struct io_req {
+	void *buf;
+	uint64_t off;
+	uint32_t len;
+	uint16_t file;	  /* index into engine_setup.fds */
+	uint16_t buf_idx; /* index into engine_setup.bufs (for registered buffers) */
+	uint8_t op;	  /* enum engine_op */
+	int64_t res;	  /* bytes transferred, or -errno; set by the engine */
+	uint64_t t_queue; /* ns, set by the worker */
+	uint64_t t_submit;
+	uint64_t priv;
+};
+
+/* Capability flags. */
+#define ENGINE_CAP_ASYNC (1u << 0)	 /* reap() exists; iodepth > 1 means I/Os in flight */
+#define ENGINE_CAP_DIRECT (1u << 1)	 /* O_DIRECT works through it */
+#define ENGINE_CAP_NO_IO (1u << 2)	 /* touches no file (null) */
+#define ENGINE_CAP_MAPS_FILES (1u << 3) /* needs file sizes, no O_DIRECT (mmap) */
+
+/* Everything an engine needs to set up one worker's instance. */
+struct engine_setup {
+	const int *fds;		    /* open files, all of the job's */
+	const uint64_t *file_sizes; /* bytes of each file */
+	unsigned nfiles;
+	void *const *bufs; /* iodepth buffers of buf_len bytes, aligned to >= 4096 */
+	unsigned nbufs;
+	size_t buf_len;
+	unsigned iodepth;
+	bool direct;
+	bool writable;	    /* files are open O_RDWR and writes may be issued */
+	int dev_io_poll;    /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
+	const char *devname; /* block device name for messages ("vda"), or "" */
+	const void *opts;   /* the engine's option struct, parsed from its table */
+};
+
+struct engine_ctx {
+	void *priv;
+	/*
+	 * What the engine actually did, for the result ("fixedbufs on; sqpoll off; iopoll
+	 * requested but vda has no poll queues: interrupt completions").  Set by init.
+	 */
+	char notes[512];
+};
+
+enum engine_opt_type { ENGINE_OPT_BOOL, ENGINE_OPT_INT, ENGINE_OPT_ENUM, ENGINE_OPT_TIME_MS };
+
+/* An engine option, declared as data; the option struct field is an int (bools 0/1, enums the
+ * index into `choices`, times in ms). */
+struct engine_opt {
+	const char *name;
+	const char *alias; /* fio's name, or NULL */
+	enum engine_opt_type type;
+	size_t offset;	/* offsetof(the engine's option struct, field) */
+	const char *def; /* default as text, parsed like user input */
+	const char *help;
+	const char *const *choices; /* ENGINE_OPT_ENUM: NULL-terminated */
+	int min, max;		    /* ENGINE_OPT_INT / TIME_MS range */
+};
+
+struct engine_ops {
+	int abi_version; /* ENGINE_ABI_VERSION */
+	const char *name;
+	const char *summary;
+	unsigned caps;
+	const struct engine_opt *opts; /* terminated by an entry with name == NULL; may be NULL */
+	size_t opts_size;	       /* sizeof the engine's option struct */
+
+	/* Can this engine run here?  0, or -errno with the exact reason in why. */
+	int (*probe)(char *why, size_t len);
+	/* Per-thread setup.  0, or -errno with a message naming the problem and fix in err. */
+	int (*init)(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len);
+	int (*queue)(struct engine_ctx *ctx, struct io_req *io);
+	int (*commit)(struct engine_ctx *ctx); /* may be NULL for sync engines */
+	/* Completed I/Os into evs (at most max); blocks until >= min are available. */
+	int (*reap)(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max);
+	/* Make writes to file `file` durable; NULL means fsync(fd) is right. */
+	int (*sync)(struct engine_ctx *ctx, unsigned file);
+	void (*cleanup)(struct engine_ctx *ctx);
+};
+
+/* The registry (registry.c). */
+size_t engine_count(void);
+const struct engine_ops *engine_at(size_t i);
+const struct engine_ops *engine_find(const char *name);
+
+/*
+ * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).
+ * 0, or -EINVAL with a message naming the key and the valid keys / values in err.
+ */
+int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
+		      size_t errlen);
+
+/* The built-in engines. */
+extern const struct engine_ops engine_null;
+extern const struct engine_ops engine_psync;
+extern const struct engine_ops engine_libaio;
+extern const struct engine_ops engine_io_uring;
+extern const struct engine_ops engine_mmap;
+
+#endif

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring through liburing.
+ *
+ * One ring per worker thread, created in init() on that thread and only ever entered from it,
+ * which is what lets us ask for IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN:
+ * completions are then posted when we enter the kernel to wait for them, with no task-work
+ * interrupts in between.
+ *
+ * Submission is lazy.  queue() only fills an SQE.  commit() enters the kernel when a full
+ * submit batch is waiting or when the kernel has nothing else to do; otherwise the SQEs wait
+ * for the next reap(), whose io_uring_submit_and_wait() submits and waits in one system call.
+ * The worker counts queued-but-unsubmitted I/Os as in flight and calls reap(min >= 1) on them,
+ * so reap() must always submit before it waits.
+ *
+ * Defaults are the fast configuration: registered files and buffers, and no SQPOLL thread
+ * (which burns a CPU).  Whatever could not be had falls back and is said in the notes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+/* How long reap() keeps retrying a submit that says -EAGAIN/-EBUSY with nothing in flight. */
+#define EAGAIN_RETRY_NS 100000L
+#define EAGAIN_RETRIES  10000u /* 1 s in all */
+
+struct uring_opts {
+	int sqpoll;
+	int sqpoll_cpu;
+	int sq_thread_idle;
+	int iopoll;
+	int fixedbufs;
+	int regfiles;
+	int submit_batch;
+	int reap_batch;
+};
+
+static const struct engine_opt uring_options[] = {
+        {
+                .name = "sqpoll",
+                .alias = "sqthread_poll",
+                .type = ENGINE_OPT_BOOL,
+                .offset = offsetof(struct uring_opts, sqpoll),
+                .def = "0",
+                .help = "submit through a kernel polling thread (IORING_SETUP_SQPOLL): no "
+                        "submit system calls, one CPU kept busy",
+        },
+        {
+                .name = "sqpoll_cpu",
+                .alias = "sqthread_poll_cpu",
+                .type = ENGINE_OPT_INT,
+                .offset = offsetof(struct uring_opts, sqpoll_cpu),
+                .def = "-1",
+                .help = "CPU to pin the SQPOLL thread to; -1 leaves it unpinned",
+                .min = -1,
+                .max = 1023,
+        },
+        {
+                .name = "sq_thread_idle",
+                .alias = NULL,
+                .type = ENGINE_OPT_TIME_MS,
+                .offset = offsetof(struct uring_opts, sq_thread_idle),
+                .def = "1000",
+                .help = "how long the SQPOLL thread spins without work before it sleeps",
+                .min = 0,
+                .max = 3600000,
+        },
+        {
+                .name = "iopoll",
+                .alias = "hipri",
+                .type = ENGINE_OPT_BOOL,
+                .offset = offsetof(struct uring_opts, iopoll),
+                .def = "0",
+                .help = "poll for completions (IORING_SETUP_IOPOLL); needs O_DIRECT and a device "
+                        "with poll queues, otherwise runs with interrupts and says so",
+        },
+        {
+                .name = "fixedbufs",
+                .alias = NULL,
+                .type = ENGINE_OPT_BOOL,
+                .offset = offsetof(struct uring_opts, fixedbufs),
+                .def = "1",
+                .help = "register the I/O buffers with the ring (no per-I/O page pinning)",
+        },
+        {
+                .name = "regfiles",
+                .alias = "registerfiles",
+                .type = ENGINE_OPT_BOOL,
+                .offset = offsetof(struct uring_opts, regfiles),
+                .def = "1",
+                .help = "register the files with the ring (no per-I/O file reference counting)",
+        },
+        {
+                .name = "submit_batch",
+                .alias = NULL,
+                .type = ENGINE_OPT_INT,
+                .offset = offsetof(struct uring_opts, submit_batch),
+                .def = "0",
+                .help = "queued SQEs that make commit enter the kernel; fewer wait for the next "
+                        "reap; 0 means iodepth",
+                .min = 0,
+                .max = 65536,
+        },
+        {
+                .name = "reap_batch",
+                .alias = NULL,
+                .type = ENGINE_OPT_INT,
+                .offset = offsetof(struct uring_opts, reap_batch),
+                .def = "0",
+                .help = "most completions returned by one reap; 0 means iodepth",
+                .min = 0,
+                .max = 65536,
+        },
+        {.name = NULL},
+};
+
+struct uring_eng {
+	struct io_uring ring;
+	const int *fds;
+	unsigned nfiles;
+	unsigned inflight; /* queued or in the kernel: what the worker counts as in flight */
+	unsigned submit_batch;
+	unsigned reap_batch;
+	bool fixedbufs;
+	bool regfiles;
+	/* Completions are only posted (DEFER/COOP_TASKRUN) or found (IOPOLL) by entering. */
+	bool enter_to_reap;
+};
+
+/* Ways to run task work, best first; kernels that do not know a flag refuse it with -EINVAL. */
+static const struct {
+	unsigned flags;
+	const char *name;
+} taskrun_modes[] = {
+        {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "single issuer + defer taskrun"},
+        {IORING_SETUP_COOP_TASKRUN, "coop taskrun (kernel < 6.1)"},
+        {0, "plain task work (kernel < 5.19)"},
+};
+
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Append to a message; a truncated note is still a useful note. */
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Read one integer from a /proc file; 0 or -errno. */
+static int read_proc_long(const char *path, long *val)
+{
+	char text[32];
+	ssize_t n;
+	char *end;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	text[n] = '\0';
+	errno = 0;
+	*val = strtol(text, &end, 10);
+	if (errno || end == text)
+		return -EINVAL;
+	return 0;
+}
+
+/* The locked-memory limit as text for messages: "64 KiB" or "unlimited". */
+static const char *memlock_text(char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		snprintf(buf, len, "unknown");
+	else if (rl.rlim_cur == RLIM_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	return buf;
+}
+
+/* Explain a failed io_uring_setup(): the errno alone does not say what to change. */
+static void explain_setup(int err, const char *what, char *msg, size_t len)
+{
+	char memlock[32];
+	long disabled = 0;
+
+	switch (err) {
+	case ENOSYS:
+		snprintf(msg, len,
+		         "io_uring: %s: ENOSYS: this kernel is built without io_uring "
+		         "(CONFIG_IO_URING=n) or a seccomp filter (container runtime) blocks it; "
+		         "use libaio or psync",
+		         what);
+		break;
+	case EPERM:
+		if (read_proc_long("/proc/sys/kernel/io_uring_disabled", &disabled) == 0 &&
+		    disabled == 2)
+			snprintf(msg, len,
+			         "io_uring: %s: EPERM: io_uring is disabled system-wide "
+			         "(/proc/sys/kernel/io_uring_disabled = 2); "
+			         "set it to 0 or use libaio",
+			         what);
+		else if (disabled == 1)
+			snprintf(msg, len,
+			         "io_uring: %s: EPERM: io_uring is restricted to privileged users "
+			         "and the group in /proc/sys/kernel/io_uring_group "
+			         "(/proc/sys/kernel/io_uring_disabled = 1); join that group, set "
+			         "io_uring_disabled to 0, or use libaio",
+			         what);
+		else
+			snprintf(msg, len,
+			         "io_uring: %s: EPERM: refused by a seccomp or security-module "
+			         "policy (io_uring_disabled is 0); use libaio or psync",
+			         what);
+		break;
+	case ENOMEM:
+		snprintf(msg, len,
+		         "io_uring: %s: ENOMEM: cannot allocate the ring (locked-memory limit %s; "
+		         "raise ulimit -l or lower iodepth)",
+		         what, memlock_text(memlock, sizeof(memlock)));
+		break;
+	default:
+		snprintf(msg, len, "io_uring: %s: %s", what, strerror(err));
+		break;
+	}
+}
+
+static int uring_probe(char *why, size_t len)
+{
+	struct io_uring ring;
+	int ret;
+
+	ret = io_uring_queue_init(1, &ring, 0);
+	if (ret < 0) {
+		explain_setup(-ret, "io_uring_queue_init(1)", why, len);
+		return ret;
+	}
+	io_uring_queue_exit(&ring);
+	return 0;
+}
+
+/* Create the ring: SQPOLL as asked, otherwise the best task-work mode the kernel accepts. */
+static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned entries,
+                       unsigned base_flags, char *notes, size_t nlen, char *err, size_t elen)
+{
+	struct io_uring_params par;
+	size_t i;
+	int ret;
+
+	if (o->sqpoll) {
+		memset(&par, 0, sizeof(par));
+		par.flags = base_flags | IORING_SETUP_SQPOLL;
+		par.sq_thread_idle = (unsigned)o->sq_thread_idle;
+		if (o->sqpoll_cpu >= 0) {
+			par.flags |= IORING_SETUP_SQ_AFF;
+			par.sq_thread_cpu = (unsigned)o->sqpoll_cpu;
+		}
+		ret = io_uring_queue_init_params(entries, &p->ring, &par);
+		if (ret == -EINVAL && o->sqpoll_cpu >= 0) {
+			snprintf(err, elen,
+			         "io_uring: sqpoll_cpu=%d: EINVAL: that CPU is not online or not "
+			         "in this thread's cpuset; pick another or use -1",
+			         o->sqpoll_cpu);
+			return ret;
+		}
+		if (ret < 0) {
+			explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", err, elen);
+			return ret;
+		}
+		if (o->sqpoll_cpu >= 0)
+			appendf(notes, nlen, "sqpoll on (cpu %d, idle %d ms)", o->sqpoll_cpu,
+			        o->sq_thread_idle);
+		else
+			appendf(notes, nlen, "sqpoll on (unpinned, idle %d ms)", o->sq_thread_idle);
+		return 0;
+	}
+
+	ret = -EINVAL;
+	for (i = 0; i < sizeof(taskrun_modes) / sizeof(taskrun_modes[0]); i++) {
+		memset(&par, 0, sizeof(par));
+		par.flags = base_flags | taskrun_modes[i].flags;
+		ret = io_uring_queue_init_params(entries, &p->ring, &par);
+		if (ret != -EINVAL)
+			break;
+	}
+	if (ret < 0) {
+		explain_setup(-ret, "io_uring_queue_init_params", err, elen);
+		return ret;
+	}
+	/* Both modes post completions only when this thread next enters the kernel. */
+	p->enter_to_reap =
+	        taskrun_modes[i].flags & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN);
+	appendf(notes, nlen, "sqpoll off, %s", taskrun_modes[i].name);
+	return 0;
+}
+
+static void register_buffers(struct uring_eng *p, const struct engine_setup *s, char *notes,
+                             size_t nlen)
+{
+	char memlock[32];
+	struct iovec *iov;
+	unsigned i;
+	int ret;
+
+	if (!s->bufs || !s->nbufs) {
+		appendf(notes, nlen, ", fixedbufs off (no buffers to register)");
+		return;
+	}
+	iov = calloc(s->nbufs, sizeof(*iov));
+	if (!iov) {
+		appendf(notes, nlen, ", fixedbufs off (out of memory registering buffers)");
+		return;
+	}
+	for (i = 0; i < s->nbufs; i++) {
+		iov[i].iov_base = s->bufs[i];
+		iov[i].iov_len = s->buf_len;
+	}
+	ret = io_uring_register_buffers(&p->ring, iov, s->nbufs);
+	free(iov);
+	if (ret == -ENOMEM)
+		appendf(notes, nlen,
+		        ", fixedbufs requested but io_uring_register_buffers failed with ENOMEM "
+		        "(locked-memory limit %s, raise ulimit -l): plain buffers",
+		        memlock_text(memlock, sizeof(memlock)));
+	else if (ret < 0)
+		appendf(notes, nlen,
+		        ", fixedbufs requested but io_uring_register_buffers failed (%s): "
+		        "plain buffers",
+		        strerror(-ret));
+	else
+		appendf(notes, nlen, ", fixedbufs on");
+	p->fixedbufs = ret == 0;
+}
+
+static void register_files(struct uring_eng *p, const struct engine_setup *s, char *notes,
+                           size_t nlen)
+{
+	int ret;
+
+	if (!s->nfiles) {
+		appendf(notes, nlen, ", regfiles off (no files)");
+		return;
+	}
+	ret = io_uring_register_files(&p->ring, s->fds, s->nfiles);
+	if (ret < 0)
+		appendf(notes, nlen,
+		        ", regfiles requested but io_uring_register_files failed (%s): plain fds",
+		        strerror(-ret));
+	else
+		appendf(notes, nlen, ", regfiles on");
+	p->regfiles = ret == 0;
+}
+
+static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+{
+	static const struct uring_opts defaults = {
+	        .sqpoll_cpu = -1, .sq_thread_idle = 1000, .fixedbufs = 1, .regfiles = 1};
+	const struct uring_opts *o = s->opts ? s->opts : &defaults;
+	unsigned depth = s->iodepth ? s->iodepth : 1;
+	char iopoll_note[200] = "";
+	unsigned flags = 0;
+	struct uring_eng *p;
+	int ret;
+
+	ctx->priv = NULL;
+	ctx->notes[0] = '\0';
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, len, "io_uring: out of memory for the engine state");
+		return -ENOMEM;
+	}
+
+	/*
+	 * IOPOLL spins on the device's poll queues instead of taking an interrupt.  Without
+	 * O_DIRECT nothing reaches the device queue synchronously to poll, and without poll
+	 * queues every I/O would fail with EOPNOTSUPP, so in both cases run with interrupts.
+	 */
+	if (o->iopoll) {
+		const char *dev = s->devname && s->devname[0] ? s->devname : "the target's device";
+
+		if (!s->direct)
+			snprintf(iopoll_note, sizeof(iopoll_note),
+			         ", iopoll requested but the files are buffered (direct=0): ran "
+			         "with interrupt completions");
+		else if (s->dev_io_poll == 0)
+			snprintf(iopoll_note, sizeof(iopoll_note),
+			         ", iopoll requested but %s has no poll queues (queue/io_poll=0): "
+			         "ran with interrupt completions",
+			         dev);
+		else if (s->dev_io_poll < 0)
+			snprintf(iopoll_note, sizeof(iopoll_note),
+			         ", iopoll requested but the target has no block device whose poll "
+			         "queues could be checked: ran with interrupt completions");
+		else
+			flags |= IORING_SETUP_IOPOLL;
+	}
+
+	ret = ring_create(p, o, depth, flags, ctx->notes, sizeof(ctx->notes), err, len);
+	if (ret < 0)
+		goto free_state;
+	if (flags & IORING_SETUP_IOPOLL) {
+		p->enter_to_reap = true;
+		appendf(ctx->notes, sizeof(ctx->notes), ", iopoll on");
+	} else if (!o->iopoll) {
+		appendf(ctx->notes, sizeof(ctx->notes), ", iopoll off");
+	}
+
+	p->fds = s->fds;
+	p->nfiles = s->nfiles;
+	if (o->fixedbufs)
+		register_buffers(p, s, ctx->notes, sizeof(ctx->notes));
+	else
+		appendf(ctx->notes, sizeof(ctx->notes), ", fixedbufs off");
+	if (o->regfiles)
+		register_files(p, s, ctx->notes, sizeof(ctx->notes));
+	else
+		appendf(ctx->notes, sizeof(ctx->notes), ", regfiles off");
+
+	p->submit_batch = o->submit_batch > 0 && (unsigned)o->submit_batch < depth
+	                          ? (unsigned)o->submit_batch
+	                          : depth;
+	p->reap_batch = o->reap_batch > 0 && (unsigned)o->reap_batch < depth
+	                        ? (unsigned)o->reap_batch
+	                        : depth;
+	appendf(ctx->notes, sizeof(ctx->notes), ", batch submit %u / reap %u%s", p->submit_batch,
+	        p->reap_batch, iopoll_note);
+	ctx->priv = p;
+	return 0;
+
+free_state:
+	free(p);
+	ctx->notes[0] = '\0';
+	return ret;
+}
+
+static int uring_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct uring_eng *p = ctx->priv;
+	struct io_uring_sqe *sqe;
+	int fd;
+
+	if (io->file >= p->nfiles) {
+		io->res = -EBADF;
+		return ENGINE_Q_COMPLETED;
+	}
+	sqe = io_uring_get_sqe(&p->ring);
+	if (!sqe)
+		return ENGINE_Q_BUSY;
+	fd = p->regfiles ? io->file : p->fds[io->file];
+	if (p->fixedbufs) {
+		if (io->op == ENGINE_OP_WRITE)
+			io_uring_prep_write_fixed(sqe, fd, io->buf, io->len, io->off, io->buf_idx);
+		else
+			io_uring_prep_read_fixed(sqe, fd, io->buf, io->len, io->off, io->buf_idx);
+	} else {
+		if (io->op == ENGINE_OP_WRITE)
+			io_uring_prep_write(sqe, fd, io->buf, io->len, io->off);
+		else
+			io_uring_prep_read(sqe, fd, io->buf, io->len, io->off);
+	}
+	if (p->regfiles)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data(sqe, io);
+	p->inflight++;
+	return ENGINE_Q_QUEUED;
+}
+
+static int uring_commit(struct engine_ctx *ctx)
+{
+	struct uring_eng *p = ctx->priv;
+	unsigned ready = io_uring_sq_ready(&p->ring);
+	int ret;
+
+	/* Lazy: the kernel still has I/Os to work on, so these can ride along with reap's wait. */
+	if (!ready || (ready < p->submit_batch && ready < p->inflight))
+		return 0;
+	ret = io_uring_submit(&p->ring);
+	/* Whatever the kernel did not take now is submitted again by reap(). */
+	if (ret >= 0 || ret == -EAGAIN || ret == -EBUSY || ret == -EINTR)
+		return 0;
+	return ret;
+}
+
+/* Move up to max completions into evs without entering the kernel. */
+static unsigned drain(struct io_uring *ring, struct io_req **evs, unsigned max)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	if (!max)
+		return 0;
+	io_uring_for_each_cqe(ring, head, cqe)
+	{
+		struct io_req *io = io_uring_cqe_get_data(cqe);
+
+		io->res = cqe->res;
+		evs[n] = io;
+		if (++n == max)
+			break;
+	}
+	io_uring_cq_advance(ring, n);
+	return n;
+}
+
+static int uring_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
+{
+	static const struct timespec backoff = {.tv_sec = 0, .tv_nsec = EAGAIN_RETRY_NS};
+	struct uring_eng *p = ctx->priv;
+	struct io_uring *ring = &p->ring;
+	struct io_uring_cqe *cqe;
+	unsigned n, want, tries = 0;
+	int ret;
+
+	if (min > max)
+		min = max;
+	if (min > p->inflight)
+		min = p->inflight; /* never wait for I/Os that were not queued */
+	if (max > p->reap_batch)
+		max = p->reap_batch > min ? p->reap_batch : min;
+
+	/* The common case with completions already posted costs no system call. */
+	n = drain(ring, evs, max);
+	if (n >= min && !io_uring_sq_ready(ring) && (n || !p->enter_to_reap || !p->inflight))
+		goto out;
+
+	for (;;) {
+		want = n < min ? min - n : 0;
+		if (want)
+			ret = io_uring_submit_and_wait(ring, want);
+		else if (!n && p->enter_to_reap)
+			ret = io_uring_submit_and_get_events(ring);
+		else
+			ret = io_uring_submit(ring);
+
+		if (ret == -EAGAIN || ret == -EBUSY) {
+			/*
+			 * The kernel is short of requests or its completion backlog is full:
+			 * take completions without submitting, or back off if there are none
+			 * to wait for.
+			 */
+			if (want && p->inflight - n > io_uring_sq_ready(ring))
+				ret = io_uring_wait_cqe_nr(ring, &cqe, 1);
+			else if (want && ++tries <= EAGAIN_RETRIES)
+				ret = nanosleep(&backoff, NULL) ? -EINTR : 0;
+		}
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			return ret;
+		if (tries > EAGAIN_RETRIES)
+			return ret;
+		n += drain(ring, evs + n, max - n);
+		if (n >= min)
+			break;
+	}
+out:
+	p->inflight -= n;
+	return (int)n;
+}
+
+/* Consume every posted completion without looking at it; how many. */
+static unsigned drain_discard(struct io_uring *ring)
+{
+	unsigned n = io_uring_cq_ready(ring);
+
+	io_uring_cq_advance(ring, n);
+	return n;
+}
+
+static void uring_cleanup(struct engine_ctx *ctx)
+{
+	struct uring_eng *p = ctx->priv;
+	struct io_uring_cqe *cqe;
+	unsigned kernel, seen;
+
+	if (!p)
+		return;
+	/*
+	 * Closing the ring tears it down in the background, and I/O still in flight would then
+	 * land in buffers the caller is about to free: wait for what the kernel holds first.
+	 * SQEs never submitted are dropped with the ring.  With DEFER_TASKRUN only the worker
+	 * thread can wait; elsewhere the wait fails (-EEXIST) and we stop trying.
+	 */
+	kernel = p->inflight - io_uring_sq_ready(&p->ring);
+	while (kernel) {
+		if (io_uring_wait_cqe(&p->ring, &cqe) == -EINTR)
+			continue;
+		seen = drain_discard(&p->ring);
+		if (!seen)
+			break;
+		kernel -= seen < kernel ? seen : kernel;
+	}
+	io_uring_queue_exit(&p->ring);
+	free(p);
+	ctx->priv = NULL;
+}
+
+const struct engine_ops engine_io_uring = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "io_uring",
+        .summary = "io_uring via liburing: registered files and buffers, lazy batched submit, "
+                   "optional SQPOLL and IOPOLL",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .opts = uring_options,
+        .opts_size = sizeof(struct uring_opts),
+        .probe = uring_probe,
+        .init = uring_init,
+        .queue = uring_queue,
+        .commit = uring_commit,
+        .reap = uring_reap,
+        .sync = NULL,
+        .cleanup = uring_cleanup,
+};

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaio: Linux native AIO (io_setup / io_submit / io_getevents) through libaio.
+ *
+ * Each instance owns one AIO context of iodepth slots and iodepth preallocated iocbs kept on a
+ * free stack, so nothing is allocated per I/O.  queue() prepares an iocb and parks it on the
+ * pending list; commit() hands every pending iocb to the kernel in as few io_submit() calls as
+ * the kernel accepts; reap() waits with io_getevents().
+ *
+ * Native AIO is only asynchronous for O_DIRECT.  With buffered files io_submit() performs the
+ * copy before it returns, in the submitting thread, so queue depth buys nothing; the notes
+ * say so.
+ */
+#include <errno.h>
+#include <libaio.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "engine/engine.h"
+
+/* How long reap() keeps retrying an io_submit() that says -EAGAIN with nothing in flight. */
+#define EAGAIN_RETRY_NS 100000L
+#define EAGAIN_RETRIES  10000u /* 1 s in all */
+
+struct aio_eng {
+	io_context_t aio;
+	const int *fds;
+	unsigned nfiles;
+	unsigned depth;
+	unsigned nfree;          /* iocbs on the free stack */
+	unsigned npending;       /* prepared, not yet accepted by io_submit() */
+	unsigned nsubmitted;     /* accepted by the kernel, completion not yet reaped */
+	unsigned nrefused;       /* refused by io_submit(): failed I/Os waiting for reap() */
+	struct iocb *iocbs;      /* depth */
+	struct iocb **freel;     /* depth */
+	struct iocb **pending;   /* depth, in queue order */
+	struct io_req **refused; /* depth */
+	struct io_event *events; /* depth */
+};
+
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Append to a message; a truncated note is still a useful note. */
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Read one unsigned number from a /proc file; 0 or -errno. */
+static int read_proc_ulong(const char *path, unsigned long *val)
+{
+	char text[32];
+	ssize_t n;
+	char *end;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	text[n] = '\0';
+	errno = 0;
+	*val = strtoul(text, &end, 10);
+	if (errno || end == text)
+		return -EINVAL;
+	return 0;
+}
+
+/* Explain an io_setup() failure: the errno alone does not tell an operator what to change. */
+static void explain_io_setup(int err, unsigned nr, char *msg, size_t len)
+{
+	unsigned long max_nr = 0, cur_nr = 0;
+
+	switch (err) {
+	case ENOSYS:
+		snprintf(msg, len,
+		         "libaio: io_setup: ENOSYS: this kernel is built without native AIO "
+		         "(CONFIG_AIO=n) or a seccomp filter blocks it; use io_uring or psync");
+		break;
+	case EAGAIN:
+		/* The kernel reserves about 2 x max(nr, 4 x CPUs) events against fs.aio-max-nr. */
+		if (read_proc_ulong("/proc/sys/fs/aio-max-nr", &max_nr) == 0 &&
+		    read_proc_ulong("/proc/sys/fs/aio-nr", &cur_nr) == 0)
+			snprintf(msg, len,
+			         "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
+			         "system-wide (fs.aio-nr %lu of fs.aio-max-nr %lu in use); raise "
+			         "/proc/sys/fs/aio-max-nr or lower iodepth/numjobs",
+			         nr, cur_nr, max_nr);
+		else
+			snprintf(msg, len,
+			         "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
+			         "system-wide (/proc/sys/fs/aio-max-nr); raise it or lower "
+			         "iodepth/numjobs",
+			         nr);
+		break;
+	case EINVAL:
+		snprintf(msg, len,
+		         "libaio: io_setup(%u): EINVAL: iodepth exceeds what the kernel allows "
+		         "(/proc/sys/fs/aio-max-nr); lower iodepth",
+		         nr);
+		break;
+	default:
+		snprintf(msg, len, "libaio: io_setup(%u): %s", nr, strerror(err));
+		break;
+	}
+}
+
+static int aio_probe(char *why, size_t len)
+{
+	io_context_t aio = 0;
+	int ret;
+
+	/* libaio's wrappers return -errno themselves. */
+	ret = io_setup(1, &aio);
+	if (ret < 0) {
+		explain_io_setup(-ret, 1, why, len);
+		return ret;
+	}
+	io_destroy(aio);
+	return 0;
+}
+
+static void aio_free(struct aio_eng *p)
+{
+	free(p->events);
+	free(p->refused);
+	free(p->pending);
+	free(p->freel);
+	free(p->iocbs);
+	free(p);
+}
+
+static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+{
+	struct aio_eng *p;
+	unsigned depth = s->iodepth ? s->iodepth : 1;
+	unsigned i;
+	int ret;
+
+	ctx->priv = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, len, "libaio: out of memory for the engine state");
+		return -ENOMEM;
+	}
+	p->iocbs = calloc(depth, sizeof(*p->iocbs));
+	p->freel = calloc(depth, sizeof(*p->freel));
+	p->pending = calloc(depth, sizeof(*p->pending));
+	p->refused = calloc(depth, sizeof(*p->refused));
+	p->events = calloc(depth, sizeof(*p->events));
+	if (!p->iocbs || !p->freel || !p->pending || !p->refused || !p->events) {
+		snprintf(err, len, "libaio: out of memory for %u iocbs", depth);
+		ret = -ENOMEM;
+		goto free_state;
+	}
+	ret = io_setup((int)depth, &p->aio);
+	if (ret < 0) {
+		explain_io_setup(-ret, depth, err, len);
+		goto free_state;
+	}
+	for (i = 0; i < depth; i++)
+		p->freel[i] = &p->iocbs[i];
+	p->nfree = depth;
+	p->depth = depth;
+	p->fds = s->fds;
+	p->nfiles = s->nfiles;
+
+	ctx->notes[0] = '\0';
+	if (s->direct)
+		appendf(ctx->notes, sizeof(ctx->notes),
+		        "O_DIRECT, io_setup(%u); each commit submits all queued iocbs with "
+		        "io_submit, reap uses io_getevents (no userspace reap)",
+		        depth);
+	else
+		appendf(ctx->notes, sizeof(ctx->notes),
+		        "buffered I/O: libaio submits synchronously (io_submit does the copy in "
+		        "the calling thread), so iodepth adds no parallelism");
+	ctx->priv = p;
+	return 0;
+
+free_state:
+	aio_free(p);
+	return ret;
+}
+
+static int aio_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct aio_eng *p = ctx->priv;
+	struct iocb *cb;
+
+	if (io->file >= p->nfiles) {
+		io->res = -EBADF;
+		return ENGINE_Q_COMPLETED;
+	}
+	if (!p->nfree)
+		return ENGINE_Q_BUSY;
+	cb = p->freel[--p->nfree];
+	if (io->op == ENGINE_OP_WRITE)
+		io_prep_pwrite(cb, p->fds[io->file], io->buf, io->len, (long long)io->off);
+	else
+		io_prep_pread(cb, p->fds[io->file], io->buf, io->len, (long long)io->off);
+	cb->data = io;
+	p->pending[p->npending++] = cb;
+	return ENGINE_Q_QUEUED;
+}
+
+/* Drop the first n pending iocbs (accepted or refused by the kernel), keeping queue order. */
+static void pending_consume(struct aio_eng *p, unsigned n)
+{
+	p->npending -= n;
+	if (p->npending)
+		memmove(p->pending, p->pending + n, p->npending * sizeof(*p->pending));
+}
+
+/*
+ * Hand every pending iocb to the kernel.  io_submit() stops at the first iocb it cannot take:
+ * a positive count means the rest were not looked at; an error means the first one was
+ * refused.  -EAGAIN is the kernel short of request slots (worth retrying once something
+ * completes); any other error belongs to that one iocb (EBADF: the file is not open for that
+ * direction, EINVAL, EFAULT) and is a failed I/O, returned by the next reap().
+ * 0, or -EAGAIN with iocbs left pending.
+ */
+static int aio_flush(struct aio_eng *p)
+{
+	struct iocb *cb;
+	int ret;
+
+	while (p->npending) {
+		ret = io_submit(p->aio, (long)p->npending, p->pending);
+		if (ret > 0) {
+			p->nsubmitted += (unsigned)ret;
+			pending_consume(p, (unsigned)ret);
+			continue;
+		}
+		if (ret == 0 || ret == -EAGAIN)
+			return -EAGAIN;
+		if (ret == -EINTR)
+			continue;
+		cb = p->pending[0];
+		((struct io_req *)cb->data)->res = ret;
+		p->refused[p->nrefused++] = cb->data;
+		p->freel[p->nfree++] = cb;
+		pending_consume(p, 1);
+	}
+	return 0;
+}
+
+static int aio_commit(struct engine_ctx *ctx)
+{
+	struct aio_eng *p = ctx->priv;
+
+	/* Left-over iocbs after -EAGAIN are retried by reap(), after completions free slots. */
+	aio_flush(p);
+	return 0;
+}
+
+static int aio_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
+{
+	static const struct timespec backoff = {.tv_sec = 0, .tv_nsec = EAGAIN_RETRY_NS};
+	struct aio_eng *p = ctx->priv;
+	struct timespec nowait = {0, 0};
+	unsigned n = 0, tries = 0, want, nr, i;
+	int ret;
+
+	if (min > max)
+		min = max;
+	for (;;) {
+		if (p->npending && aio_flush(p) == -EAGAIN && !p->nsubmitted && !p->nrefused &&
+		    n < min) {
+			/* Nothing in the kernel whose completion would free a slot: wait a little.
+			 */
+			if (++tries > EAGAIN_RETRIES)
+				return -EAGAIN;
+			nanosleep(&backoff, NULL);
+			continue;
+		}
+		while (p->nrefused && n < max)
+			evs[n++] = p->refused[--p->nrefused];
+
+		if (p->nsubmitted && n < max) {
+			want = n < min ? min - n : 0;
+			if (want > p->nsubmitted)
+				want = p->nsubmitted;
+			nr = max - n < p->depth ? max - n : p->depth;
+			ret = io_getevents(p->aio, (long)want, (long)nr, p->events,
+			                   want ? NULL : &nowait);
+			if (ret == -EINTR)
+				continue;
+			if (ret < 0)
+				return ret;
+			for (i = 0; i < (unsigned)ret; i++) {
+				struct io_req *io = p->events[i].data;
+
+				/* res is the byte count, or -errno stored in an unsigned long. */
+				io->res = (long)p->events[i].res;
+				p->freel[p->nfree++] = p->events[i].obj;
+				evs[n++] = io;
+			}
+			p->nsubmitted -= (unsigned)ret;
+		}
+		if (n >= min)
+			return (int)n;
+		/* The caller asked for more than it has in flight: do not block forever. */
+		if (!p->nsubmitted && !p->npending && !p->nrefused)
+			return (int)n;
+	}
+}
+
+static void aio_cleanup(struct engine_ctx *ctx)
+{
+	struct aio_eng *p = ctx->priv;
+
+	if (!p)
+		return;
+	/* io_destroy() waits for any I/O still in flight, so the buffers outlive it. */
+	io_destroy(p->aio);
+	aio_free(p);
+	ctx->priv = NULL;
+}
+
+const struct engine_ops engine_libaio = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "libaio",
+        .summary = "Linux native AIO (io_submit/io_getevents); asynchronous only with O_DIRECT",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .opts = NULL,
+        .opts_size = 0,
+        .probe = aio_probe,
+        .init = aio_init,
+        .queue = aio_queue,
+        .commit = aio_commit,
+        .reap = aio_reap,
+        .sync = NULL,
+        .cleanup = aio_cleanup,
+};

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mmap: every file mapped MAP_SHARED once per worker, I/O as memcpy to or from the mapping.
+ * This measures the page-fault and page-cache path (what a model loader that mmaps its weights
+ * sees), so it is synchronous and cannot use O_DIRECT.
+ *
+ * A mapped access past the end of the file, or to a page the filesystem cannot back, raises
+ * SIGBUS instead of returning an error, and catching it per I/O would cost a signal handler
+ * and sigsetjmp on the hot path.  We rely instead on the core preparing the files before they
+ * are mapped (created, preallocated and filled to setup->file_sizes, never truncated during
+ * the run) and clamp every access to the mapped size.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine/engine.h"
+
+struct mmap_opts {
+	int populate;
+	int madvise;
+};
+
+enum { ADV_NORMAL, ADV_RANDOM, ADV_SEQUENTIAL, ADV_WILLNEED, ADV_HUGEPAGE };
+
+static const char *const madvise_names[] = {
+        "normal", "random", "sequential", "willneed", "hugepage", NULL,
+};
+
+static const int madvise_advice[] = {
+        [ADV_NORMAL] = MADV_NORMAL,         [ADV_RANDOM] = MADV_RANDOM,
+        [ADV_SEQUENTIAL] = MADV_SEQUENTIAL, [ADV_WILLNEED] = MADV_WILLNEED,
+        [ADV_HUGEPAGE] = MADV_HUGEPAGE,
+};
+
+static const struct engine_opt mmap_options[] = {
+        {
+                .name = "populate",
+                .alias = NULL,
+                .type = ENGINE_OPT_BOOL,
+                .offset = offsetof(struct mmap_opts, populate),
+                .def = "0",
+                .help = "fault the whole mapping in at init (MAP_POPULATE), so the run measures "
+                        "copies from resident pages",
+        },
+        {
+                .name = "madvise",
+                .alias = NULL,
+                .type = ENGINE_OPT_ENUM,
+                .offset = offsetof(struct mmap_opts, madvise),
+                .def = "normal",
+                .help = "madvise() advice for the mappings: readahead behaviour, or hugepage to "
+                        "ask for large folios",
+                .choices = madvise_names,
+        },
+        {.name = NULL},
+};
+
+struct mapping {
+	unsigned char *addr; /* NULL for an empty file */
+	size_t len;
+};
+
+struct mmap_eng {
+	unsigned nmaps;
+	bool writable;
+	struct mapping maps[]; /* one per file */
+};
+
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Append to a message; a truncated note is still a useful note. */
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+static int mmap_probe(char *why, size_t len)
+{
+	(void)why;
+	(void)len;
+	return 0;
+}
+
+static void unmap_all(struct mmap_eng *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].addr)
+			munmap(p->maps[i].addr, p->maps[i].len);
+}
+
+static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+{
+	static const struct mmap_opts defaults = {.populate = 0, .madvise = ADV_NORMAL};
+	const struct mmap_opts *o = s->opts ? s->opts : &defaults;
+	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
+	int flags = MAP_SHARED | (o->populate ? MAP_POPULATE : 0);
+	int advice = ADV_NORMAL;
+	unsigned i, nmapped = 0, advise_failed = 0;
+	uint64_t total = 0;
+	int advise_err = 0;
+	struct mmap_eng *p;
+	int ret;
+
+	ctx->priv = NULL;
+	ctx->notes[0] = '\0';
+	if (s->direct) {
+		snprintf(err, len,
+		         "mmap goes through the page cache and cannot do O_DIRECT; use --direct=0");
+		return -EINVAL;
+	}
+	if (o->madvise >= 0 && o->madvise <= ADV_HUGEPAGE)
+		advice = o->madvise;
+
+	p = calloc(1, sizeof(*p) + (size_t)s->nfiles * sizeof(p->maps[0]));
+	if (!p) {
+		snprintf(err, len, "mmap: out of memory for %u mappings", s->nfiles);
+		return -ENOMEM;
+	}
+	p->nmaps = s->nfiles;
+	p->writable = s->writable;
+
+	for (i = 0; i < s->nfiles; i++) {
+		struct mapping *m = &p->maps[i];
+		void *addr;
+
+		if (!s->file_sizes[i])
+			continue; /* mmap() refuses a zero length; every access reads 0 bytes */
+		if (s->file_sizes[i] > SIZE_MAX) {
+			snprintf(err, len,
+			         "mmap: file %u is too large to map in this address space", i);
+			ret = -EFBIG;
+			goto unmap;
+		}
+		addr = mmap(NULL, (size_t)s->file_sizes[i], prot, flags, s->fds[i], 0);
+		if (addr == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, len, "mmap: mapping file %u (%llu bytes) failed: %s%s", i,
+			         (unsigned long long)s->file_sizes[i], strerror(-ret),
+			         ret == -ENOMEM ? " (address space or vm.max_map_count exhausted?)"
+			                        : "");
+			goto unmap;
+		}
+		m->addr = addr;
+		m->len = (size_t)s->file_sizes[i];
+		nmapped++;
+		total += m->len;
+		/* Advice is a hint: a kernel that refuses it changes speed, not correctness. */
+		if (advice != ADV_NORMAL && madvise(addr, m->len, madvise_advice[advice])) {
+			advise_err = errno;
+			advise_failed++;
+		}
+	}
+
+	appendf(ctx->notes, sizeof(ctx->notes),
+	        "%u of %u files mapped MAP_SHARED %s (%llu MiB), populate %s, madvise %s", nmapped,
+	        s->nfiles, s->writable ? "read-write" : "read-only",
+	        (unsigned long long)(total >> 20), o->populate ? "on (MAP_POPULATE)" : "off",
+	        madvise_names[advice]);
+	if (advise_failed)
+		appendf(ctx->notes, sizeof(ctx->notes),
+		        " requested but refused for %u mapping(s) (%s%s): default readahead",
+		        advise_failed, strerror(advise_err),
+		        advice == ADV_HUGEPAGE && advise_err == EINVAL
+		                ? "; kernel without transparent hugepages?"
+		                : "");
+	appendf(ctx->notes, sizeof(ctx->notes), "; I/O is a memcpy through page faults");
+	ctx->priv = p;
+	return 0;
+
+unmap:
+	unmap_all(p);
+	free(p);
+	return ret;
+}
+
+/*
+ * Copy between the buffer and the mapping, clamped at the end of the file like pread():
+ * a short count near the end, 0 at or past it.  A write cannot grow a mapped file, so it is
+ * clamped the same way.
+ */
+static int mmap_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct mmap_eng *p = ctx->priv;
+	const struct mapping *m;
+	size_t n;
+
+	if (io->file >= p->nmaps || (io->op == ENGINE_OP_WRITE && !p->writable)) {
+		io->res = -EBADF; /* what pread/pwrite say for a file not open that way */
+		return ENGINE_Q_COMPLETED;
+	}
+	m = &p->maps[io->file];
+	if (io->off >= m->len) {
+		io->res = 0;
+		return ENGINE_Q_COMPLETED;
+	}
+	n = m->len - io->off < io->len ? m->len - io->off : io->len;
+	if (io->op == ENGINE_OP_WRITE)
+		memcpy(m->addr + io->off, io->buf, n);
+	else
+		memcpy(io->buf, m->addr + io->off, n);
+	io->res = (int64_t)n;
+	return ENGINE_Q_COMPLETED;
+}
+
+static int mmap_sync(struct engine_ctx *ctx, unsigned file)
+{
+	struct mmap_eng *p = ctx->priv;
+	const struct mapping *m;
+
+	if (file >= p->nmaps)
+		return -EBADF;
+	m = &p->maps[file];
+	if (!m->addr)
+		return 0;
+	/*
+	 * Linux's fsync(fd) would also write back pages dirtied through the mapping; msync is
+	 * the call that promises it for mappings everywhere, and names what we are flushing.
+	 */
+	if (msync(m->addr, m->len, MS_SYNC))
+		return -errno;
+	return 0;
+}
+
+static void mmap_cleanup(struct engine_ctx *ctx)
+{
+	struct mmap_eng *p = ctx->priv;
+
+	if (!p)
+		return;
+	unmap_all(p);
+	free(p);
+	ctx->priv = NULL;
+}
+
+const struct engine_ops engine_mmap = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "mmap",
+        .summary = "memcpy to/from MAP_SHARED mappings of the files: the page-fault path, "
+                   "buffered only",
+        .caps = ENGINE_CAP_MAPS_FILES,
+        .opts = mmap_options,
+        .opts_size = sizeof(struct mmap_opts),
+        .probe = mmap_probe,
+        .init = mmap_init,
+        .queue = mmap_queue,
+        .commit = NULL,
+        .reap = NULL,
+        .sync = mmap_sync,
+        .cleanup = mmap_cleanup,
+};

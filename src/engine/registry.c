@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine registry: one explicit array (no constructors, so static linking never drops an
+ * engine), validated once, plus the options parser every engine shares and the public view of
+ * engines in include/llmio/engine.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "llmio/engine.h"
+
+static const struct engine_ops *const builtin_engines[] = {
+	&engine_null, &engine_psync, &engine_libaio, &engine_io_uring, &engine_mmap,
+};
+
+#define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
+
+size_t engine_count(void)
+{
+	return NENGINES;
+}
+
+/* An engine without the callbacks its capabilities promise is a programming error; name it. */
+static int engine_valid(const struct engine_ops *e)
+{
+	if (e->abi_version != ENGINE_ABI_VERSION || !e->name || !e->probe || !e->init ||
+	    !e->queue || !e->cleanup)
+		return 0;
+	if ((e->caps & ENGINE_CAP_ASYNC) && (!e->reap || !e->commit))
+		return 0;
+	return 1;
+}
+
+const struct engine_ops *engine_at(size_t i)
+{
+	if (i >= NENGINES)
+		return NULL;
+	if (!engine_valid(builtin_engines[i])) {
+		fprintf(stderr, "llmio: internal error: engine '%s' is malformed\n",
+			builtin_engines[i]->name ? builtin_engines[i]->name : "?");
+		abort();
+	}
+	return builtin_engines[i];
+}
+
+const struct engine_ops *engine_find(const char *name)
+{
+	for (size_t i = 0; i < NENGINES; i++)
+		if (!strcmp(builtin_engines[i]->name, name))
+			return engine_at(i);
+	/* fio's name for io_uring's peers, so fio habits carry over */
+	if (!strcmp(name, "sync") || !strcmp(name, "pvsync"))
+		return &engine_psync;
+	return NULL;
+}
+
+static const struct engine_opt *opt_find(const struct engine_ops *e, const char *key)
+{
+	for (const struct engine_opt *o = e->opts; o && o->name; o++)
+		if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key)))
+			return o;
+	return NULL;
+}
+
+static void list_opts(const struct engine_ops *e, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (const struct engine_opt *o = e->opts; o && o->name && used < len; o++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+					 o->name);
+	if (!e->opts || !e->opts->name)
+		snprintf(buf, len, "none");
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	static const char *const yes[] = {"", "1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(v, yes[i]))
+			return *out = 1, 0;
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (!strcasecmp(v, no[i]))
+			return *out = 0, 0;
+	return -EINVAL;
+}
+
+static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const char *v,
+		   void *opts, char *err, size_t errlen)
+{
+	int *field = (int *)((char *)opts + o->offset);
+	char *end;
+	long n;
+
+	switch (o->type) {
+	case ENGINE_OPT_BOOL:
+		if (parse_bool(v, field) == 0)
+			return 0;
+		snprintf(err, errlen, "%s option %s=%s: expected 1/0, true/false, yes/no or on/off",
+			 e->name, o->name, v);
+		return -EINVAL;
+	case ENGINE_OPT_ENUM:
+		for (int i = 0; o->choices[i]; i++)
+			if (!strcmp(o->choices[i], v))
+				return *field = i, 0;
+		{
+			char list[256];
+			size_t used = 0;
+
+			list[0] = '\0';
+			for (int i = 0; o->choices[i] && used < sizeof(list); i++)
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+							 i ? ", " : "", o->choices[i]);
+			snprintf(err, errlen, "%s option %s=%s: expected one of %s", e->name,
+				 o->name, v, list);
+		}
+		return -EINVAL;
+	case ENGINE_OPT_INT:
+	case ENGINE_OPT_TIME_MS:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (o->type == ENGINE_OPT_TIME_MS && end != v && !strcmp(end, "ms"))
+			end += 2;
+		if (errno || end == v || *end || n < o->min || n > o->max) {
+			snprintf(err, errlen, "%s option %s=%s: expected an integer%s from %d to %d",
+				 e->name, o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "",
+				 o->min, o->max);
+			return -EINVAL;
+		}
+		*field = (int)n;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
+		      size_t errlen)
+{
+	char buf[512], *save = NULL, *tok;
+	int ret;
+
+	if (e->opts_size)
+		memset(opts, 0, e->opts_size);
+	for (const struct engine_opt *o = e->opts; o && o->name; o++) {
+		ret = set_opt(e, o, o->def, opts, err, errlen);
+		if (ret)
+			return ret; /* a bad default is a bug; the message names it */
+	}
+	if (!text || !*text)
+		return 0;
+	if (strlen(text) >= sizeof(buf)) {
+		snprintf(err, errlen, "engine options too long (%zu bytes)", strlen(text));
+		return -EINVAL;
+	}
+	memcpy(buf, text, strlen(text) + 1);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *val = "";
+		const struct engine_opt *o;
+
+		if (eq) {
+			*eq = '\0';
+			val = eq + 1;
+		}
+		o = opt_find(e, tok);
+		if (!o) {
+			char list[256];
+
+			list_opts(e, list, sizeof(list));
+			snprintf(err, errlen, "engine %s has no option '%s' (its options: %s)",
+				 e->name, tok, list);
+			return -EINVAL;
+		}
+		ret = set_opt(e, o, val, opts, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Public view. */
+
+size_t llmio_engine_count(void)
+{
+	return NENGINES;
+}
+
+int llmio_engine_info(size_t i, struct llmio_engine_info *out)
+{
+	const struct engine_ops *e = engine_at(i);
+	size_t n = 0;
+
+	if (!e)
+		return -ENOENT;
+	for (const struct engine_opt *o = e->opts; o && o->name; o++)
+		n++;
+	out->name = e->name;
+	out->summary = e->summary;
+	out->async = !!(e->caps & ENGINE_CAP_ASYNC);
+	out->supports_direct = !!(e->caps & ENGINE_CAP_DIRECT);
+	out->noptions = n;
+	return 0;
+}
+
+static const char *const opt_type_names[] = {
+	[ENGINE_OPT_BOOL] = "bool",
+	[ENGINE_OPT_INT] = "int",
+	[ENGINE_OPT_ENUM] = "enum",
+	[ENGINE_OPT_TIME_MS] = "time (ms)",
+};
+
+int llmio_engine_option(size_t engine, size_t opt, struct llmio_engine_option_info *out)
+{
+	const struct engine_ops *e = engine_at(engine);
+	size_t n = 0;
+
+	for (const struct engine_opt *o = e ? e->opts : NULL; o && o->name; o++, n++) {
+		if (n != opt)
+			continue;
+		*out = (struct llmio_engine_option_info){
+			.name = o->name,
+			.alias = o->alias,
+			.type = opt_type_names[o->type],
+			.def = o->def,
+			.help = o->help,
+		};
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int llmio_engine_probe(const char *name, char *why, size_t whylen)
+{
+	const struct engine_ops *e = engine_find(name);
+
+	if (!e) {
+		size_t used = (size_t)snprintf(why, whylen, "unknown engine '%s' (engines: ", name);
+
+		for (size_t i = 0; i < NENGINES && used < whylen; i++)
+			used += (size_t)snprintf(why + used, whylen - used, "%s%s", i ? ", " : "",
+						 builtin_engines[i]->name);
+		if (used < whylen)
+			snprintf(why + used, whylen - used, ")");
+		return -ENOENT;
+	}
+	why[0] = '\0';
+	return e->probe(why, whylen);
+}
+
+bool llmio_engine_has_option(const char *name, const char *key)
+{
+	const struct engine_ops *e = engine_find(name);
+
+	return e && opt_find(e, key);
+}

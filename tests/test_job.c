@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Jobs through the public API: exact I/O counts, op mix, runtime and ramp, rate limit, think
+ * time, fsync cadence, device counters, interruption and option errors.  Each figure is
+ * checked against something independent of the code that measures it: the arithmetic of the
+ * job, the clock, or the block device's own counters.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/clock.h"
+#include "llmio/llmio.h"
+
+static char dir[4096];
+
+static void base(struct llmio_job_opts *o, const char *engine, const char *file)
+{
+	llmio_job_opts_init(o);
+	snprintf(o->engine, sizeof(o->engine), "%s", engine);
+	if (file)
+		snprintf(o->filename, sizeof(o->filename), "%.4000s/%s", dir, file);
+}
+
+static struct llmio_result *run_ok(const struct llmio_job_opts *o)
+{
+	struct llmio_result *r = NULL;
+	char err[1024];
+	int ret = llmio_job_run(o, &r, err, sizeof(err));
+
+	if (ret)
+		print_message("llmio_job_run: %s\n", err);
+	assert_int_equal(ret, 0);
+	assert_non_null(r);
+	return r;
+}
+
+static void exact_counts(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_RANDREAD;
+	o.size = 64 << 20;
+	o.io_size = 8 << 20;
+	o.numjobs = 2;
+	o.iodepth = 16;
+	r = run_ok(&o);
+	assert_int_equal(r->read.ios, 2 * 2048); /* 8 MiB / 4 KiB per thread */
+	assert_int_equal(r->read.bytes, 2ull * (8 << 20));
+	assert_int_equal(r->read.clat.count, r->read.ios);
+	assert_int_equal(r->read.slat.count, r->read.ios);
+	assert_int_equal(r->write.ios, 0);
+	assert_false(r->interrupted);
+	llmio_result_destroy(r);
+}
+
+static void mix(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+	double frac;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_RANDRW;
+	o.rwmixread = 70;
+	o.io_size = 200000ull * 4096;
+	o.size = o.io_size;
+	r = run_ok(&o);
+	frac = (double)r->read.ios / (double)(r->read.ios + r->write.ios);
+	assert_int_equal(r->read.ios + r->write.ios, 200000);
+	assert_true(frac > 0.69 && frac < 0.71);
+	llmio_result_destroy(r);
+}
+
+static void runtime_and_ramp(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+	uint64_t t0 = now_ns();
+	double wall;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_READ;
+	o.runtime_ns = 300000000ull;
+	o.ramp_time_ns = 200000000ull;
+	r = run_ok(&o);
+	wall = (double)(now_ns() - t0) / 1e9;
+	print_message("runtime %.4f s, wall %.4f s\n", r->runtime_s, wall);
+	assert_true(r->runtime_s > 0.29 && r->runtime_s < 0.33);
+	assert_true(wall > 0.49); /* the ramp ran, uncounted */
+	assert_true(r->read.ios > 1000);
+	llmio_result_destroy(r);
+}
+
+static void rate_limit(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_RANDREAD;
+	o.rate = 8 << 20; /* 8 MiB/s over two threads */
+	o.numjobs = 2;
+	o.runtime_ns = 1000000000ull;
+	r = run_ok(&o);
+	print_message("rate: %.0f B/s for %.0f asked\n", r->read.bw_bytes, (double)o.rate);
+	assert_true(r->read.bw_bytes > 0.9 * o.rate && r->read.bw_bytes < 1.1 * o.rate);
+	llmio_result_destroy(r);
+}
+
+static void think_time(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_RANDREAD;
+	o.thinktime_ns = 1000000; /* 1 ms after every 4 I/Os: at most 4000 I/Os per second */
+	o.thinktime_blocks = 4;
+	o.runtime_ns = 500000000ull;
+	r = run_ok(&o);
+	print_message("think time: %llu I/Os in %.3f s\n", (unsigned long long)r->read.ios,
+		      r->runtime_s);
+	assert_true(r->read.ios <= 2004 + 4);
+	assert_true(r->read.ios > 800); /* sleeps overshoot a little, never by 2x */
+	llmio_result_destroy(r);
+}
+
+static void fsync_cadence(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "psync", "fsync");
+	o.rw = LLMIO_RW_WRITE;
+	o.bs = 64 << 10;
+	o.size = 4 << 20; /* 64 writes */
+	o.fsync = 4;
+	o.end_fsync = true;
+	r = run_ok(&o);
+	assert_int_equal(r->write.ios, 64);
+	assert_int_equal(r->fsyncs, 16); /* every 4th write; nothing left dirty at the end */
+	assert_int_equal(r->sync_lat.count, 16);
+	llmio_result_destroy(r);
+}
+
+/* O_DIRECT reads must show up at the block device, byte for byte at least. */
+static void device_counters(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "io_uring", "devcount");
+	o.rw = LLMIO_RW_READ;
+	o.bs = 1 << 20;
+	o.iodepth = 4;
+	o.size = 32 << 20;
+	o.direct = true;
+	r = run_ok(&o);
+	if (!r->device.known) {
+		print_message("skip: %s has no block device underneath\n", dir);
+		llmio_result_destroy(r);
+		skip();
+	}
+	assert_true(r->direct_in_effect);
+	assert_int_equal(r->read.bytes, 32 << 20);
+	print_message("device read %llu bytes for %llu\n",
+		      (unsigned long long)r->device.read_bytes, (unsigned long long)r->read.bytes);
+	assert_true(r->device.read_bytes >= r->read.bytes);
+	llmio_result_destroy(r);
+}
+
+static void *stop_later(void *arg)
+{
+	usleep(300000);
+	*(volatile int *)arg = 1;
+	return NULL;
+}
+
+static void interrupted(void **state)
+{
+	static volatile int stop;
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+	pthread_t t;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_RANDREAD;
+	o.runtime_ns = 30000000000ull;
+	o.stop = &stop;
+	assert_int_equal(pthread_create(&t, NULL, stop_later, (void *)&stop), 0);
+	r = run_ok(&o);
+	pthread_join(t, NULL);
+	assert_true(r->interrupted);
+	assert_true(r->runtime_s > 0.2 && r->runtime_s < 2);
+	assert_true(r->read.ios > 0);
+	llmio_result_destroy(r);
+}
+
+static void bad_options(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r = NULL;
+	char err[1024];
+
+	(void)state;
+	base(&o, "warp-drive", "x");
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_null(r);
+	assert_non_null(strstr(err, "io_uring")); /* lists the engines that exist */
+
+	base(&o, "mmap", "x");
+	o.direct = true;
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "direct=0"));
+
+	base(&o, "psync", NULL);
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--filename"));
+
+	base(&o, "io_uring", "x");
+	snprintf(o.engine_opts, sizeof(o.engine_opts), "warp=9");
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "sqpoll")); /* lists the engine's options */
+
+	base(&o, "null", NULL);
+	o.rw = LLMIO_RW_READ;
+	o.random_distribution = LLMIO_DIST_ZIPF;
+	o.zipf_theta = 1.1;
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+}
+
+/* A caller built against an older, shorter options struct still works. */
+static void older_opts(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "null", NULL);
+	o.io_size = 1 << 20;
+	o.size = 1 << 20;
+	o.opts_size = offsetof(struct llmio_job_opts, allow_destructive);
+	r = run_ok(&o);
+	assert_int_equal(r->read.ios, 256);
+	llmio_result_destroy(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exact_counts),	   cmocka_unit_test(mix),
+		cmocka_unit_test(runtime_and_ramp), cmocka_unit_test(rate_limit),
+		cmocka_unit_test(think_time),	   cmocka_unit_test(fsync_cadence),
+		cmocka_unit_test(device_counters), cmocka_unit_test(interrupted),
+		cmocka_unit_test(bad_options),	   cmocka_unit_test(older_opts),
+	};
+	const char *b = getenv("LLMIO_TEST_DIR");
+
+	snprintf(dir, sizeof(dir), "%s/job", b ? b : "/tmp/llmio-test");
+	mkdir(b ? b : "/tmp/llmio-test", 0755);
+	mkdir(dir, 0755);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
