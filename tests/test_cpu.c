@@ -83,7 +83,7 @@ static void busy_thread(void **state)
 	ours = (b.usr_s + b.sys_s) - (a.usr_s + a.sys_s);
 	theirs = sched1 - sched0;
 	print_message("getrusage %.4f s, schedstat %.4f s, wall %.4f s\n", ours, theirs,
-		      (double)wall / 1e9);
+	              (double)wall / 1e9);
 	assert_true(ours > theirs * 0.95 - 0.002 && ours < theirs * 1.05 + 0.002);
 	/* a spinning thread runs nearly all of its wall time unless the machine is overloaded */
 	assert_true(ours <= (double)wall / 1e9 * 1.05 + 0.01);
@@ -131,7 +131,7 @@ static void sqpoll_counted(void **state)
 	plain = sqpoll_job("sqpoll=0");
 	sq = sqpoll_job("sqpoll=1,sq_thread_idle=1000");
 	print_message("cores busy: plain %.3f, sqpoll %.3f\n", plain->cpu.cores_busy,
-		      sq->cpu.cores_busy);
+	              sq->cpu.cores_busy);
 	assert_true(plain->cpu.cores_busy < 0.25);
 	assert_true(sq->cpu.cores_busy > 0.5);
 	assert_true(sq->cpu.proc_s > plain->cpu.proc_s + 0.4);
@@ -142,8 +142,8 @@ static void sqpoll_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(busy_thread),
-		cmocka_unit_test(sqpoll_counted),
+	        cmocka_unit_test(busy_thread),
+	        cmocka_unit_test(sqpoll_counted),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

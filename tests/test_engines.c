@@ -21,8 +21,8 @@
 #include "core/target.h"
 #include "engine/engine.h"
 
-#define BS 16384
-#define NBLOCKS 64
+#define BS        16384
+#define NBLOCKS   64
 #define FILE_SIZE ((uint64_t)BS * NBLOCKS)
 
 static char dir[4096];
@@ -39,7 +39,7 @@ struct rig {
 };
 
 static int rig_open(struct rig *r, const struct engine_ops *e, const char *eopts, int fd,
-		    uint64_t size, unsigned depth, bool direct, bool writable)
+                    uint64_t size, unsigned depth, bool direct, bool writable)
 {
 	struct engine_setup s;
 	char err[512] = "";
@@ -60,18 +60,18 @@ static int rig_open(struct rig *r, const struct engine_ops *e, const char *eopts
 		r->ios[i].buf_idx = (uint16_t)i;
 	}
 	s = (struct engine_setup){
-		.fds = &r->fd,
-		.file_sizes = &r->size,
-		.nfiles = 1,
-		.bufs = r->bufs,
-		.nbufs = r->depth,
-		.buf_len = BS,
-		.iodepth = r->depth,
-		.direct = direct,
-		.writable = writable,
-		.dev_io_poll = 0,
-		.devname = "test",
-		.opts = r->opts,
+	        .fds = &r->fd,
+	        .file_sizes = &r->size,
+	        .nfiles = 1,
+	        .bufs = r->bufs,
+	        .nbufs = r->depth,
+	        .buf_len = BS,
+	        .iodepth = r->depth,
+	        .direct = direct,
+	        .writable = writable,
+	        .dev_io_poll = 0,
+	        .devname = "test",
+	        .opts = r->opts,
 	};
 	ret = e->init(&r->ctx, &s, err, sizeof(err));
 	if (ret)
@@ -93,7 +93,7 @@ static void rig_close(struct rig *r)
  * up to depth in flight; done(io, block) is called for each completion.
  */
 static void drive(struct rig *r, unsigned n, uint64_t off0, uint32_t len, uint8_t op,
-		  void (*done)(struct rig *, struct io_req *, unsigned))
+                  void (*done)(struct rig *, struct io_req *, unsigned))
 {
 	unsigned block_of[64], next = 0, inflight = 0, nfree = r->depth;
 	struct io_req *freel[64], *evs[64];
@@ -265,11 +265,8 @@ static bool direct_works(void)
 static void conformance(void **state)
 {
 	static const char *const uring_modes[] = {
-		"",
-		"fixedbufs=0,regfiles=0",
-		"sqpoll=1,sq_thread_idle=10",
-		"iopoll=1",
-		"submit_batch=4,reap_batch=2",
+	        "",         "fixedbufs=0,regfiles=0",      "sqpoll=1,sq_thread_idle=10",
+	        "iopoll=1", "submit_batch=4,reap_batch=2",
 	};
 	bool dio = direct_works();
 	unsigned tested = 0;
@@ -307,7 +304,7 @@ static void conformance(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(conformance),
+	        cmocka_unit_test(conformance),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

@@ -76,7 +76,8 @@ static void error_bound(void **state)
 
 static void merge_equals_combined(void **state)
 {
-	struct llmio_hist *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)), *all = malloc(sizeof(*all));
+	struct llmio_hist *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)),
+	                  *all = malloc(sizeof(*all));
 	struct rng r;
 
 	(void)state;
@@ -117,10 +118,10 @@ static void empty_and_batch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(mapping),
-		cmocka_unit_test(error_bound),
-		cmocka_unit_test(merge_equals_combined),
-		cmocka_unit_test(empty_and_batch),
+	        cmocka_unit_test(mapping),
+	        cmocka_unit_test(error_bound),
+	        cmocka_unit_test(merge_equals_combined),
+	        cmocka_unit_test(empty_and_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,7 +136,7 @@ static void think_time(void **state)
 	o.runtime_ns = 500000000ull;
 	r = run_ok(&o);
 	print_message("think time: %llu I/Os in %.3f s\n", (unsigned long long)r->read.ios,
-		      r->runtime_s);
+	              r->runtime_s);
 	assert_true(r->read.ios <= 2004 + 4);
 	assert_true(r->read.ios > 800); /* sleeps overshoot a little, never by 2x */
 	llmio_result_destroy(r);
@@ -182,8 +182,8 @@ static void device_counters(void **state)
 	}
 	assert_true(r->direct_in_effect);
 	assert_int_equal(r->read.bytes, 32 << 20);
-	print_message("device read %llu bytes for %llu\n",
-		      (unsigned long long)r->device.read_bytes, (unsigned long long)r->read.bytes);
+	print_message("device read %llu bytes for %llu\n", (unsigned long long)r->device.read_bytes,
+	              (unsigned long long)r->read.bytes);
 	assert_true(r->device.read_bytes >= r->read.bytes);
 	llmio_result_destroy(r);
 }
@@ -268,11 +268,11 @@ static void older_opts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exact_counts),	   cmocka_unit_test(mix),
-		cmocka_unit_test(runtime_and_ramp), cmocka_unit_test(rate_limit),
-		cmocka_unit_test(think_time),	   cmocka_unit_test(fsync_cadence),
-		cmocka_unit_test(device_counters), cmocka_unit_test(interrupted),
-		cmocka_unit_test(bad_options),	   cmocka_unit_test(older_opts),
+	        cmocka_unit_test(exact_counts),     cmocka_unit_test(mix),
+	        cmocka_unit_test(runtime_and_ramp), cmocka_unit_test(rate_limit),
+	        cmocka_unit_test(think_time),       cmocka_unit_test(fsync_cadence),
+	        cmocka_unit_test(device_counters),  cmocka_unit_test(interrupted),
+	        cmocka_unit_test(bad_options),      cmocka_unit_test(older_opts),
 	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 

@@ -16,11 +16,11 @@ static void sizes_valid(void **state)
 		const char *text;
 		uint64_t bytes;
 	} ok[] = {
-		{"4096", 4096},		{"4k", 4096},	      {"4K", 4096},
-		{"4KiB", 4096},		{"4kib", 4096},	      {"1m", 1048576},
-		{"1MiB", 1048576},	{"1.5GiB", 1610612736}, {"2g", 2147483648ull},
-		{"1t", 1ull << 40},	{"512b", 512},	      {"0", 0},
-		{"0.5k", 512},
+	        {"4096", 4096},     {"4k", 4096},           {"4K", 4096},
+	        {"4KiB", 4096},     {"4kib", 4096},         {"1m", 1048576},
+	        {"1MiB", 1048576},  {"1.5GiB", 1610612736}, {"2g", 2147483648ull},
+	        {"1t", 1ull << 40}, {"512b", 512},          {"0", 0},
+	        {"0.5k", 512},
 	};
 	uint64_t v;
 
@@ -34,8 +34,8 @@ static void sizes_valid(void **state)
 
 static void sizes_invalid(void **state)
 {
-	static const char *const bad[] = {"", "k", "-4k", "4x", "4 k", " 4k", "4kk", "1.3k",
-					  "0x10", "1e3", "4KiBs", "abc", "4.k.2"};
+	static const char *const bad[] = {"",     "k",    "-4k", "4x",    "4 k", " 4k",  "4kk",
+	                                  "1.3k", "0x10", "1e3", "4KiBs", "abc", "4.k.2"};
 	uint64_t v = 7;
 
 	(void)state;
@@ -84,9 +84,8 @@ static void job_options(void **state)
 	assert_int_equal(o.rw, LLMIO_RW_RANDRW);
 	assert_int_equal(llmio_job_opts_set(&o, "direct", "", err, sizeof(err)), 0);
 	assert_true(o.direct);
-	assert_int_equal(llmio_job_opts_set(&o, "random_distribution", "zipf:1.2", err,
-					    sizeof(err)),
-			 0);
+	assert_int_equal(
+	        llmio_job_opts_set(&o, "random_distribution", "zipf:1.2", err, sizeof(err)), 0);
 	assert_int_equal(o.random_distribution, LLMIO_DIST_ZIPF);
 	assert_true(o.zipf_theta > 1.19 && o.zipf_theta < 1.21);
 	assert_int_equal(llmio_job_opts_set(&o, "thinktime", "250", err, sizeof(err)), 0);
@@ -100,9 +99,8 @@ static void job_options(void **state)
 	assert_non_null(strstr(err, "iodepth"));
 	assert_int_equal(llmio_job_opts_set(&o, "rw", "sideways", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "randread"));
-	assert_int_equal(llmio_job_opts_set(&o, "random_distribution", "zipf:-1", err,
-					    sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(llmio_job_opts_set(&o, "random_distribution", "zipf:-1", err, sizeof(err)),
+	                 -EINVAL);
 	assert_int_equal(llmio_job_opts_set(&o, "nosuch", "1", err, sizeof(err)), -ENOENT);
 	assert_int_equal(llmio_job_opts_set(&o, "rwmixread", "101", err, sizeof(err)), -ERANGE);
 }
@@ -110,10 +108,10 @@ static void job_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sizes_valid),
-		cmocka_unit_test(sizes_invalid),
-		cmocka_unit_test(durations),
-		cmocka_unit_test(job_options),
+	        cmocka_unit_test(sizes_valid),
+	        cmocka_unit_test(sizes_invalid),
+	        cmocka_unit_test(durations),
+	        cmocka_unit_test(job_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

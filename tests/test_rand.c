@@ -59,7 +59,8 @@ static void zipf_shape(void **state)
 			assert_true(fabs(count[k - 1] - expect) < 0.03 * expect);
 		}
 		/* and rank 1 : rank 2 is 2^theta */
-		assert_true(fabs((double)count[0] / count[1] - pow(2, theta)) < 0.05 * pow(2, theta));
+		assert_true(fabs((double)count[0] / count[1] - pow(2, theta)) <
+		            0.05 * pow(2, theta));
 		free(count);
 	}
 }
@@ -85,9 +86,9 @@ static void deterministic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(uniform_coverage),
-		cmocka_unit_test(zipf_shape),
-		cmocka_unit_test(deterministic),
+	        cmocka_unit_test(uniform_coverage),
+	        cmocka_unit_test(zipf_shape),
+	        cmocka_unit_test(deterministic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,8 +15,8 @@ extern "C" {
 
 #define LLMIO_API __attribute__((visibility("default")))
 
-#define LLMIO_VERSION_MAJOR 0
-#define LLMIO_VERSION_MINOR 1
+#define LLMIO_VERSION_MAJOR  0
+#define LLMIO_VERSION_MINOR  1
 #define LLMIO_VERSION_STRING "0.1.0"
 
 /** Version string of the library actually linked ("0.1.0"). */

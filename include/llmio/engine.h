@@ -25,7 +25,7 @@ struct llmio_engine_option_info {
 struct llmio_engine_info {
 	const char *name;
 	const char *summary;
-	bool async;	     /* can keep iodepth > 1 I/Os in flight per thread */
+	bool async;           /* can keep iodepth > 1 I/Os in flight per thread */
 	bool supports_direct; /* O_DIRECT */
 	size_t noptions;
 };

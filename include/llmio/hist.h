@@ -27,9 +27,9 @@ extern "C" {
 
 struct llmio_hist {
 	uint64_t count;
-	uint64_t sum;	/* sum of the exact values, for the mean */
-	uint64_t min;	/* exact, UINT64_MAX when empty */
-	uint64_t max;	/* exact */
+	uint64_t sum; /* sum of the exact values, for the mean */
+	uint64_t min; /* exact, UINT64_MAX when empty */
+	uint64_t max; /* exact */
 	uint64_t bucket[LLMIO_HIST_BUCKETS];
 };
 

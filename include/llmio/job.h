@@ -22,8 +22,8 @@ extern "C" {
 #define LLMIO_PATH_MAX 4096
 
 enum llmio_rw {
-	LLMIO_RW_READ,	    /* sequential read */
-	LLMIO_RW_WRITE,	    /* sequential write */
+	LLMIO_RW_READ,      /* sequential read */
+	LLMIO_RW_WRITE,     /* sequential write */
 	LLMIO_RW_RANDREAD,  /* uniform or zipf random read */
 	LLMIO_RW_RANDWRITE, /* random write */
 	LLMIO_RW_RANDRW,    /* random mix, rwmixread percent reads */
@@ -37,35 +37,35 @@ enum llmio_dist {
 struct llmio_job_opts {
 	size_t opts_size; /* sizeof(struct llmio_job_opts) as the caller knows it */
 
-	char engine[32];      /* engine name, default "psync" */
+	char engine[32];       /* engine name, default "psync" */
 	char engine_opts[512]; /* "key=value,key=value" for the engine's own options */
 
-	char filename[LLMIO_PATH_MAX];	/* a file or block device */
+	char filename[LLMIO_PATH_MAX];  /* a file or block device */
 	char directory[LLMIO_PATH_MAX]; /* or a directory of nrfiles files */
-	uint32_t nrfiles;		/* files in directory (default 1) */
+	uint32_t nrfiles;               /* files in directory (default 1) */
 
 	enum llmio_rw rw;
-	uint32_t rwmixread; /* percent of reads for randrw (default 50) */
-	uint64_t bs;	    /* block size in bytes (default 4096) */
-	uint32_t iodepth;   /* I/Os in flight per thread (default 1) */
-	uint32_t numjobs;   /* threads (default 1) */
-	uint64_t size;	    /* target size in bytes (all files together); 0 = existing size */
-	uint64_t io_size;   /* bytes per thread; 0 = size (one pass), or unlimited with runtime */
-	uint64_t runtime_ns;   /* measured time; 0 = until io_size is done */
+	uint32_t rwmixread;  /* percent of reads for randrw (default 50) */
+	uint64_t bs;         /* block size in bytes (default 4096) */
+	uint32_t iodepth;    /* I/Os in flight per thread (default 1) */
+	uint32_t numjobs;    /* threads (default 1) */
+	uint64_t size;       /* target size in bytes (all files together); 0 = existing size */
+	uint64_t io_size;    /* bytes per thread; 0 = size (one pass), or unlimited with runtime */
+	uint64_t runtime_ns; /* measured time; 0 = until io_size is done */
 	uint64_t ramp_time_ns; /* I/O before measurement starts, not counted */
-	bool direct;	       /* O_DIRECT */
+	bool direct;           /* O_DIRECT */
 	enum llmio_dist random_distribution;
 	double zipf_theta;
-	uint64_t randseed;    /* seed of all random choices (default fixed, so runs repeat) */
-	bool invalidate;      /* drop the target's page cache before the run (default on) */
-	uint32_t fsync;	      /* fsync after every N writes; 0 = never */
-	bool end_fsync;	      /* fsync at the end of a write job */
-	uint64_t rate;	      /* bytes per second for the whole job; 0 = unlimited */
+	uint64_t randseed;     /* seed of all random choices (default fixed, so runs repeat) */
+	bool invalidate;       /* drop the target's page cache before the run (default on) */
+	uint32_t fsync;        /* fsync after every N writes; 0 = never */
+	bool end_fsync;        /* fsync at the end of a write job */
+	uint64_t rate;         /* bytes per second for the whole job; 0 = unlimited */
 	uint64_t thinktime_ns; /* pause after every thinktime_blocks I/Os */
 	uint32_t thinktime_blocks;
 
 	bool allow_destructive; /* allow writes to a raw block device */
-	bool force;		/* with allow_destructive: even if it holds a filesystem */
+	bool force;             /* with allow_destructive: even if it holds a filesystem */
 
 	/*
 	 * Set to non-zero (from a signal handler, another thread) to stop the job early; the
@@ -92,7 +92,7 @@ LLMIO_API void llmio_job_opts_init(struct llmio_job_opts *opts);
  *         naming the key, the value and what is accepted written to err.
  */
 LLMIO_API int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
-				 char *err, size_t errlen);
+                                 char *err, size_t errlen);
 
 /** Description of one job option, for --help, job files and docs. */
 struct llmio_option_info {
@@ -121,8 +121,8 @@ struct llmio_result;
  *         one-line message naming the problem and the fix is written to err, and when I/O
  *         was measured before a runtime failure *out still holds what was measured.
  */
-LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
-			    char *err, size_t errlen);
+LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, char *err,
+                            size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -19,21 +19,21 @@ extern "C" {
 #endif
 
 struct llmio_op_result {
-	uint64_t ios;	/* completed I/Os in the measured window */
+	uint64_t ios;   /* completed I/Os in the measured window */
 	uint64_t bytes; /* bytes transferred (short transfers count what moved) */
 	double iops;
-	double bw_bytes;	   /* bytes per second */
-	struct llmio_hist clat;	   /* completion latency, ns: submitted -> completion seen */
-	struct llmio_hist slat;	   /* submission latency, ns: queued -> submit call returned */
-	struct llmio_hist lat;	   /* total latency, ns: queued -> completion seen */
+	double bw_bytes;        /* bytes per second */
+	struct llmio_hist clat; /* completion latency, ns: submitted -> completion seen */
+	struct llmio_hist slat; /* submission latency, ns: queued -> submit call returned */
+	struct llmio_hist lat;  /* total latency, ns: queued -> completion seen */
 };
 
 struct llmio_cpu_result {
-	double usr_s;	     /* user seconds of every task of the process (threads + io workers) */
-	double sys_s;	     /* system seconds of the same */
-	double proc_s;	     /* usr_s + sys_s */
+	double usr_s;         /* user seconds of every task of the process (threads + io workers) */
+	double sys_s;         /* system seconds of the same */
+	double proc_s;        /* usr_s + sys_s */
 	double system_busy_s; /* busy time of all CPUs from /proc/stat (non-idle, non-iowait) */
-	double cores_busy;   /* proc_s / wall */
+	double cores_busy;    /* proc_s / wall */
 	double system_cores_busy; /* system_busy_s / wall */
 	uint64_t ctx_voluntary;
 	uint64_t ctx_involuntary;
@@ -41,15 +41,15 @@ struct llmio_cpu_result {
 };
 
 struct llmio_device_result {
-	bool known;	      /* false on tmpfs, overlay and other device-less filesystems */
-	char name[64];	      /* "vda", "nvme0n1p1" */
+	bool known;    /* false on tmpfs, overlay and other device-less filesystems */
+	char name[64]; /* "vda", "nvme0n1p1" */
 	char model[128];
 	char scheduler[32];
 	bool rotational;
 	uint32_t logical_block_size;
-	bool io_poll;		/* the queue has poll queues (queue/io_poll) */
-	char fstype[32];	/* filesystem of the target ("ext4", "tmpfs", "" for raw) */
-	uint64_t read_bytes;	/* sectors read x 512 during the measured window */
+	bool io_poll;        /* the queue has poll queues (queue/io_poll) */
+	char fstype[32];     /* filesystem of the target ("ext4", "tmpfs", "" for raw) */
+	uint64_t read_bytes; /* sectors read x 512 during the measured window */
 	uint64_t write_bytes;
 	uint64_t read_ios;
 	uint64_t write_ios;
@@ -57,17 +57,17 @@ struct llmio_device_result {
 
 struct llmio_result {
 	struct llmio_job_opts opts; /* as run, with defaults resolved */
-	double runtime_s;	    /* measured wall time */
-	bool interrupted;	    /* stopped early by a signal or opts->stop */
-	int error;		    /* 0, or the -errno of an I/O error that stopped the run */
+	double runtime_s;           /* measured wall time */
+	bool interrupted;           /* stopped early by a signal or opts->stop */
+	int error;                  /* 0, or the -errno of an I/O error that stopped the run */
 	char error_msg[512];
-	bool direct_in_effect;	/* O_DIRECT was set on the open files */
-	uint64_t target_bytes;	/* size of the target actually used */
+	bool direct_in_effect;   /* O_DIRECT was set on the open files */
+	uint64_t target_bytes;   /* size of the target actually used */
 	char engine_notes[1024]; /* what the engine really did ("fixedbufs on, sqpoll off ...") */
 	uint32_t iodepth_effective; /* 1 for synchronous engines whatever iodepth asked */
 	struct llmio_op_result read, write;
-	uint64_t fsyncs;	       /* fsync/msync calls made (fsync=N, end_fsync) */
-	struct llmio_hist sync_lat;    /* their latency, ns */
+	uint64_t fsyncs;            /* fsync/msync calls made (fsync=N, end_fsync) */
+	struct llmio_hist sync_lat; /* their latency, ns */
 	struct llmio_cpu_result cpu;
 	double gb_per_s_per_core; /* (read+write bytes / 1e9 / runtime) / cpu.cores_busy */
 	struct llmio_device_result device;

@@ -8,7 +8,7 @@
 
 #include "llmio/llmio.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
 struct cmd {

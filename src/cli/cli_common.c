@@ -41,7 +41,7 @@ void cli_progress(void *arg, double elapsed_s, double eta_s, double iops, double
 		return;
 	fmt_count(c, sizeof(c), iops);
 	fprintf(stderr, "\r\033[K[%5.1fs, ETA %5.1fs] %s IOPS, %.3f GB/s", elapsed_s, eta_s, c,
-		bw_bytes / 1e9);
+	        bw_bytes / 1e9);
 	progress_shown = true;
 }
 
@@ -148,7 +148,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 			return EXIT_USAGE;
 		}
 		snprintf(opts->engine_opts + used, sizeof(opts->engine_opts) - used, "%s%s=%s",
-			 used ? "," : "", key, value);
+		         used ? "," : "", key, value);
 		return 0;
 	}
 	if (ret) {

@@ -15,7 +15,8 @@ int cmd_engines(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: llmio engines [--brief]\n\n"
-			       "Lists every engine, whether it can run on this machine and, if not,\n"
+			       "Lists every engine, whether it can run on this machine and, if "
+			       "not,\n"
 			       "exactly why, and each engine's options with their defaults.\n"
 			       "--brief leaves the options out.  Exit status 0.\n");
 			return 0;
@@ -32,8 +33,9 @@ int cmd_engines(int argc, char **argv)
 		int ret = llmio_engine_probe(e.name, why, sizeof(why));
 
 		printf("%-9s %-13s %s\n", e.name, ret ? "unavailable" : "available", e.summary);
-		printf("          %s, %s\n", e.async ? "asynchronous (iodepth = I/Os in flight)"
-					    : "synchronous (one I/O at a time per thread)",
+		printf("          %s, %s\n",
+		       e.async ? "asynchronous (iodepth = I/Os in flight)"
+		               : "synchronous (one I/O at a time per thread)",
 		       e.supports_direct ? "O_DIRECT supported" : "page cache only");
 		if (ret) {
 			printf("          why: %s\n", why);

@@ -25,15 +25,15 @@ struct pattern {
 };
 
 static const struct pattern patterns[] = {
-	{"inference", "4k rand read QD1", LLMIO_RW_RANDREAD, 4096, 1},
-	{"inference", "4k rand read QD32", LLMIO_RW_RANDREAD, 4096, 32},
-	{"inference", "128k rand read QD1", LLMIO_RW_RANDREAD, 128 << 10, 1},
-	{"inference", "128k rand read QD32", LLMIO_RW_RANDREAD, 128 << 10, 32},
-	{"training", "1m seq read QD8", LLMIO_RW_READ, 1 << 20, 8},
-	{"training", "1m seq write QD8", LLMIO_RW_WRITE, 1 << 20, 8},
+        {"inference", "4k rand read QD1", LLMIO_RW_RANDREAD, 4096, 1},
+        {"inference", "4k rand read QD32", LLMIO_RW_RANDREAD, 4096, 32},
+        {"inference", "128k rand read QD1", LLMIO_RW_RANDREAD, 128 << 10, 1},
+        {"inference", "128k rand read QD32", LLMIO_RW_RANDREAD, 128 << 10, 32},
+        {"training", "1m seq read QD8", LLMIO_RW_READ, 1 << 20, 8},
+        {"training", "1m seq write QD8", LLMIO_RW_WRITE, 1 << 20, 8},
 };
 
-#define NPAT (sizeof(patterns) / sizeof(patterns[0]))
+#define NPAT        (sizeof(patterns) / sizeof(patterns[0]))
 #define MAX_RESULTS 64
 
 struct quick {
@@ -49,22 +49,28 @@ struct quick {
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: llmio [quick] [--dir DIR] [--size SIZE] [--runtime TIME] [--keep]\n"
-		   "                    [--json FILE] [--csv FILE]\n\n"
-		   "A quick, phase-aware look at this machine's storage (about one minute).  For every\n"
-		   "engine that can run here it measures inference-like patterns (4 KiB and 128 KiB\n"
-		   "random reads at QD 1 and 32) and training-like patterns (1 MiB sequential read and\n"
-		   "write at QD 8), O_DIRECT where the engine supports it, on one scratch file; prints\n"
-		   "one table (GB/s, IOPS, p50, p99, GB/s per core, device bytes) and the best engine\n"
-		   "per pattern; then removes the scratch data.\n\n"
-		   "  --dir DIR       scratch directory (default ./llmio-scratch; created if missing)\n"
-		   "  --size SIZE     scratch file size (default 1GiB, less when space is short)\n"
-		   "  --runtime TIME  measured time per point (default 2s)\n"
-		   "  --keep          keep the scratch file\n"
-		   "  --json FILE     all results as JSON (fio layout plus llmio's fields)\n"
-		   "  --csv FILE      all results as CSV\n\n"
-		   "Synchronous engines (psync, mmap) run QD 1 only: deeper queues are the same run.\n"
-		   "exit status: 0 success, 1 runtime failure, 2 usage error.\n");
+	fprintf(f,
+	        "usage: llmio [quick] [--dir DIR] [--size SIZE] [--runtime TIME] [--keep]\n"
+	        "                    [--json FILE] [--csv FILE]\n\n"
+	        "A quick, phase-aware look at this machine's storage (about one minute).  For "
+	        "every\n"
+	        "engine that can run here it measures inference-like patterns (4 KiB and 128 KiB\n"
+	        "random reads at QD 1 and 32) and training-like patterns (1 MiB sequential read "
+	        "and\n"
+	        "write at QD 8), O_DIRECT where the engine supports it, on one scratch file; "
+	        "prints\n"
+	        "one table (GB/s, IOPS, p50, p99, GB/s per core, device bytes) and the best "
+	        "engine\n"
+	        "per pattern; then removes the scratch data.\n\n"
+	        "  --dir DIR       scratch directory (default ./llmio-scratch; created if "
+	        "missing)\n"
+	        "  --size SIZE     scratch file size (default 1GiB, less when space is short)\n"
+	        "  --runtime TIME  measured time per point (default 2s)\n"
+	        "  --keep          keep the scratch file\n"
+	        "  --json FILE     all results as JSON (fio layout plus llmio's fields)\n"
+	        "  --csv FILE      all results as CSV\n\n"
+	        "Synchronous engines (psync, mmap) run QD 1 only: deeper queues are the same run.\n"
+	        "exit status: 0 success, 1 runtime failure, 2 usage error.\n");
 }
 
 static int parse(struct quick *q, int argc, char **argv)
@@ -98,16 +104,18 @@ static int parse(struct quick *q, int argc, char **argv)
 			snprintf(q->dir, sizeof(q->dir), "%s", v);
 		} else if (!strncmp(a, "--size", 6) && (a[6] == '\0' || a[6] == '=')) {
 			if (llmio_parse_size(v, &q->size) || q->size < (16 << 20)) {
-				fprintf(stderr, "llmio: --size %s is not valid: expected a size of at "
-						"least 16m such as 256m or 1GiB\n",
-					v);
+				fprintf(stderr,
+				        "llmio: --size %s is not valid: expected a size of at "
+				        "least 16m such as 256m or 1GiB\n",
+				        v);
 				return EXIT_USAGE;
 			}
 		} else if (!strncmp(a, "--runtime", 9) && (a[9] == '\0' || a[9] == '=')) {
 			if (llmio_parse_duration(v, &q->runtime_ns) || !q->runtime_ns) {
-				fprintf(stderr, "llmio: --runtime %s is not valid: expected a time such "
-						"as 2s or 500ms\n",
-					v);
+				fprintf(stderr,
+				        "llmio: --runtime %s is not valid: expected a time such "
+				        "as 2s or 500ms\n",
+				        v);
 				return EXIT_USAGE;
 			}
 		} else if (!strncmp(a, "--json", 6) && (a[6] == '\0' || a[6] == '=')) {
@@ -115,7 +123,8 @@ static int parse(struct quick *q, int argc, char **argv)
 		} else if (!strncmp(a, "--csv", 5) && (a[5] == '\0' || a[5] == '=')) {
 			q->csv = v;
 		} else {
-			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n", a);
+			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n",
+			        a);
 			return EXIT_USAGE;
 		}
 	}
@@ -134,9 +143,10 @@ static int choose_size(struct quick *q)
 	if (!q->size && want > free_bytes / 4)
 		want = free_bytes / 4 & ~((1ull << 20) - 1);
 	if (want < (16 << 20) || want > free_bytes) {
-		fprintf(stderr, "llmio: not enough free space in %s (%llu MiB free); use --dir on "
-				"another filesystem\n",
-			q->dir, (unsigned long long)(free_bytes >> 20));
+		fprintf(stderr,
+		        "llmio: not enough free space in %s (%llu MiB free); use --dir on "
+		        "another filesystem\n",
+		        q->dir, (unsigned long long)(free_bytes >> 20));
 		return -ENOSPC;
 	}
 	q->size = want;
@@ -162,6 +172,23 @@ static double gbps(const struct llmio_result *r)
 	return (r->read.bw_bytes + r->write.bw_bytes) / 1e9;
 }
 
+static const struct llmio_result *best_of(const struct quick *q, const struct pattern *p,
+                                          bool direct)
+{
+	const struct llmio_result *best = NULL;
+
+	for (size_t i = 0; i < q->nres; i++) {
+		const struct llmio_result *r = q->res[i];
+
+		if (q->pat[i] != p || r->direct_in_effect != direct)
+			continue;
+		if (!best || gbps(r) > gbps(best) * 1.03 ||
+		    (gbps(r) > gbps(best) * 0.97 && r->gb_per_s_per_core > best->gb_per_s_per_core))
+			best = r;
+	}
+	return best;
+}
+
 static void print_table(const struct quick *q)
 {
 	printf("\n%-10s %-20s %-9s %-6s %9s %9s %9s %9s %9s %10s %10s\n", "phase", "pattern",
@@ -183,25 +210,21 @@ static void print_table(const struct quick *q)
 		       r->gb_per_s_per_core, r->device.known ? rd : "n/a",
 		       r->device.known ? wr : "n/a");
 	}
-	printf("\nbest engine per pattern (highest GB/s; GB/s per core breaks near-ties):\n");
+	printf("\nbest engine per pattern (highest GB/s; GB/s per core breaks near-ties). Direct\n"
+	       "and page-cache results are ranked apart: a cached figure is not a device "
+	       "figure.\n");
 	for (size_t p = 0; p < NPAT; p++) {
-		const struct llmio_result *best = NULL;
+		const struct llmio_result *direct = best_of(q, &patterns[p], true);
+		const struct llmio_result *cached = best_of(q, &patterns[p], false);
 
-		for (size_t i = 0; i < q->nres; i++) {
-			const struct llmio_result *r = q->res[i];
-
-			if (q->pat[i] != &patterns[p])
-				continue;
-			if (!best || gbps(r) > gbps(best) * 1.03 ||
-			    (gbps(r) > gbps(best) * 0.97 &&
-			     r->gb_per_s_per_core > best->gb_per_s_per_core))
-				best = r;
-		}
-		if (best)
-			printf("  %-10s %-20s %-9s %.3f GB/s, %.2f GB/s per core%s\n",
-			       patterns[p].phase, patterns[p].name, best->opts.engine, gbps(best),
-			       best->gb_per_s_per_core,
-			       best->direct_in_effect ? "" : " (page cache: not a device figure)");
+		printf("  %-10s %-20s", patterns[p].phase, patterns[p].name);
+		if (direct)
+			printf(" O_DIRECT: %-9s %.3f GB/s, %.2f GB/s/core", direct->opts.engine,
+			       gbps(direct), direct->gb_per_s_per_core);
+		if (cached)
+			printf("%s page cache: %s %.3f GB/s", direct ? ";" : "",
+			       cached->opts.engine, gbps(cached));
+		printf("\n");
 	}
 }
 
@@ -257,7 +280,7 @@ int cmd_quick(int argc, char **argv)
 		made_dir = true;
 	else if (errno != EEXIST) {
 		fprintf(stderr, "llmio: cannot create %s: %s; choose another --dir\n", q.dir,
-			strerror(errno));
+		        strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	snprintf(path, sizeof(path), "%s/llmio.0", q.dir);
@@ -278,11 +301,12 @@ int cmd_quick(int argc, char **argv)
 			continue;
 		}
 		for (size_t p = 0; p < NPAT && !cli_stop; p++) {
-			if (!e.async && patterns[p].iodepth > 1 && patterns[p].rw != LLMIO_RW_READ &&
-			    patterns[p].rw != LLMIO_RW_WRITE)
+			if (!e.async && patterns[p].iodepth > 1 &&
+			    patterns[p].rw != LLMIO_RW_READ && patterns[p].rw != LLMIO_RW_WRITE)
 				continue; /* same as QD1 for a synchronous engine */
 			ret = run_point(&q, e.name, e.supports_direct, &patterns[p]);
-			if (ret == -EINVAL && e.supports_direct) /* e.g. a filesystem without O_DIRECT */
+			if (ret == -EINVAL &&
+			    e.supports_direct) /* e.g. a filesystem without O_DIRECT */
 				ret = run_point(&q, e.name, false, &patterns[p]);
 			if (ret)
 				code = cli_exit_code(ret);

@@ -12,18 +12,20 @@ static void help(FILE *f)
 	struct llmio_engine_info e;
 	struct llmio_engine_option_info eo;
 
-	fprintf(f, "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv FILE]\n\n"
-		   "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
-		   "(including io_uring kernel threads) and the bytes that reached the device.\n"
-		   "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, 500ms.\n\n"
-		   "job options:\n");
+	fprintf(f, "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv "
+	           "FILE]\n\n"
+	           "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
+	           "(including io_uring kernel threads) and the bytes that reached the device.\n"
+	           "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, "
+	           "500ms.\n\n"
+	           "job options:\n");
 	for (size_t i = 0; llmio_job_option(i, &o) == 0; i++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "--%s%s%s", o.name, o.alias ? ", --" : "",
-			 o.alias ? o.alias : "");
+		         o.alias ? o.alias : "");
 		fprintf(f, "  %-34s %s [%s, default %s]\n", name, o.help, o.type,
-			o.def[0] ? o.def : "none");
+		        o.def[0] ? o.def : "none");
 	}
 	fprintf(f, "\nengine options (given like job options, for the chosen --ioengine):\n");
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
@@ -32,16 +34,19 @@ static void help(FILE *f)
 
 			snprintf(name, sizeof(name), "%s: --%s", e.name, eo.name);
 			fprintf(f, "  %-34s %s [%s, default %s]%s%s%s\n", name, eo.help, eo.type,
-				eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
-				eo.alias ? ")" : "");
+			        eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
+			        eo.alias ? ")" : "");
 		}
 	fprintf(f, "\noutput:\n"
-		   "  --json FILE      results as JSON in fio's layout plus llmio's fields (- = stdout)\n"
-		   "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
-		   "  --quiet          no table on stdout\n\n"
-		   "exit status: 0 success, 1 runtime failure (target, engine, I/O error), 2 usage error.\n"
-		   "Ctrl-C stops the run early; what was measured is still printed, marked interrupted.\n"
-		   "Metrics are defined in docs/metrics.md.\n");
+	           "  --json FILE      results as JSON in fio's layout plus llmio's fields (- = "
+	           "stdout)\n"
+	           "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
+	           "  --quiet          no table on stdout\n\n"
+	           "exit status: 0 success, 1 runtime failure (target, engine, I/O error), 2 usage "
+	           "error.\n"
+	           "Ctrl-C stops the run early; what was measured is still printed, marked "
+	           "interrupted.\n"
+	           "Metrics are defined in docs/metrics.md.\n");
 }
 
 static int write_json(FILE *f, void *arg)
@@ -108,14 +113,16 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			quiet = true;
 		} else {
-			fprintf(stderr, "llmio run: unknown option '%s' (see `llmio run --help`%s)\n",
-				a,
-				strcmp(o.engine, "psync") ? "" : "; engine options need --ioengine");
+			fprintf(stderr,
+			        "llmio run: unknown option '%s' (see `llmio run --help`%s)\n", a,
+			        strcmp(o.engine, "psync") ? ""
+			                                  : "; engine options need --ioengine");
 			return EXIT_USAGE;
 		}
 	}
 	if (json && csv && !strcmp(json, "-") && !strcmp(csv, "-")) {
-		fprintf(stderr, "llmio run: --json - and --csv - both write to stdout: choose one\n");
+		fprintf(stderr,
+		        "llmio run: --json - and --csv - both write to stdout: choose one\n");
 		return EXIT_USAGE;
 	}
 	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))

@@ -6,15 +6,17 @@
 #include "cli/cli.h"
 
 static const struct cmd commands[] = {
-	{"run", cmd_run, "run one job (fio-style options) and measure it"},
-	{"engines", cmd_engines, "list the datapaths, whether each can run here, and their options"},
-	{"quick", cmd_quick, "the default: a one-minute phase-aware look at this machine's storage"},
+        {"run", cmd_run, "run one job (fio-style options) and measure it"},
+        {"engines", cmd_engines,
+         "list the datapaths, whether each can run here, and their options"},
+        {"quick", cmd_quick,
+         "the default: a one-minute phase-aware look at this machine's storage"},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: llmio [COMMAND] [OPTIONS]\n\n"
-		   "With no command, llmio runs `quick`.\n\ncommands:\n");
+	           "With no command, llmio runs `quick`.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n`llmio COMMAND --help` describes each.  llmio %s\n", llmio_version());

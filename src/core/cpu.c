@@ -22,7 +22,7 @@ static int system_busy(double *busy_s)
 		return -errno;
 	/* cpu  user nice system idle iowait irq softirq steal (guest is inside user) */
 	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &v[6], &v[7]);
+	           &v[4], &v[5], &v[6], &v[7]);
 	fclose(f);
 	if (n < 4 || hz <= 0)
 		return -EIO;

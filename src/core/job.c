@@ -21,7 +21,7 @@
 #include "llmio/engine.h"
 
 #define STATE_FAILED 2
-#define STATE_DONE 3
+#define STATE_DONE   3
 
 static uint64_t gcd(uint64_t a, uint64_t b)
 {
@@ -78,9 +78,9 @@ static int validate(struct job *j, char *err, size_t errlen)
 		return ret;
 	if (o->direct && !(j->engine->caps & ENGINE_CAP_DIRECT)) {
 		snprintf(err, errlen,
-			 "engine %s goes through the page cache and cannot do O_DIRECT; use "
-			 "--direct=0",
-			 j->engine->name);
+		         "engine %s goes through the page cache and cannot do O_DIRECT; use "
+		         "--direct=0",
+		         j->engine->name);
 		return -EINVAL;
 	}
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0]) {
@@ -93,13 +93,14 @@ static int validate(struct job *j, char *err, size_t errlen)
 	}
 	if (o->random_distribution == LLMIO_DIST_ZIPF &&
 	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)) {
-		snprintf(err, errlen,
-			 "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
+		snprintf(
+		        err, errlen,
+		        "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
 		return -EINVAL;
 	}
 	if (o->rate && o->rate < o->numjobs) {
 		snprintf(err, errlen, "rate=%" PRIu64 " is below one byte per second per thread",
-			 o->rate);
+		         o->rate);
 		return -EINVAL;
 	}
 	return 0;
@@ -122,7 +123,7 @@ static int layout(struct job *j, char *err, size_t errlen)
 	if (j->target.nfiles) {
 		for (unsigned f = 0; f < nfiles; f++)
 			j->file_first_block[f + 1] =
-				j->file_first_block[f] + j->target.sizes[f] / o->bs;
+			        j->file_first_block[f] + j->target.sizes[f] / o->bs;
 	} else {
 		/* null engine: a virtual target of `size` bytes, 1 GiB unless given */
 		if (!o->size)
@@ -131,8 +132,10 @@ static int layout(struct job *j, char *err, size_t errlen)
 	}
 	j->total_blocks = j->file_first_block[nfiles];
 	if (!j->total_blocks) {
-		snprintf(err, errlen, "size %" PRIu64 " is smaller than bs=%" PRIu64
-			 ": raise --size or lower --bs", o->size, o->bs);
+		snprintf(err, errlen,
+		         "size %" PRIu64 " is smaller than bs=%" PRIu64
+		         ": raise --size or lower --bs",
+		         o->size, o->bs);
 		return -EINVAL;
 	}
 	if (!o->size)
@@ -192,7 +195,7 @@ static int start_workers(struct job *j, char *err, size_t errlen)
 		ret = -pthread_create(&w->thread, NULL, worker_main, w);
 		if (ret) {
 			snprintf(err, errlen, "cannot start thread %u of %u: %s", i + 1,
-				 j->nworkers, strerror(-ret));
+			         j->nworkers, strerror(-ret));
 			break;
 		}
 		started++;
@@ -213,7 +216,7 @@ static int start_workers(struct job *j, char *err, size_t errlen)
 }
 
 static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *last_ios,
-		     uint64_t *last_bytes)
+                     uint64_t *last_bytes)
 {
 	uint64_t ios = 0, bytes = 0, done_bytes, total;
 	double dt = (double)(now - *last_t) / 1e9, elapsed, eta = 0;
@@ -233,8 +236,8 @@ static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *la
 		if (done_bytes && total > done_bytes)
 			eta = elapsed * (double)(total - done_bytes) / (double)done_bytes;
 	}
-	j->o.progress(j->o.progress_arg, elapsed, eta < 0 ? 0 : eta,
-		      (double)(ios - *last_ios) / dt, (double)(bytes - *last_bytes) / dt);
+	j->o.progress(j->o.progress_arg, elapsed, eta < 0 ? 0 : eta, (double)(ios - *last_ios) / dt,
+	              (double)(bytes - *last_bytes) / dt);
 	*last_t = now;
 	*last_ios = ios;
 	*last_bytes = bytes;
@@ -291,7 +294,7 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 }
 
 static void fill_result(struct job *j, struct llmio_result *r, const struct snap *s0,
-			const struct snap *s1)
+                        const struct snap *s1)
 {
 	uint64_t t_end = 0;
 	double wall, gb;
@@ -371,12 +374,12 @@ static void notes(struct job *j, struct llmio_result *r)
 		used += (size_t)snprintf(n + used, len - used, "%s", j->workers[0].ctx.notes);
 	if (!(j->engine->caps & ENGINE_CAP_ASYNC) && j->o.iodepth > 1 && used < len)
 		used += (size_t)snprintf(n + used, len - used,
-					 "%ssynchronous engine: iodepth=%u runs as 1 (use numjobs "
-					 "for parallelism)",
-					 used ? "; " : "", j->o.iodepth);
+		                         "%ssynchronous engine: iodepth=%u runs as 1 (use numjobs "
+		                         "for parallelism)",
+		                         used ? "; " : "", j->o.iodepth);
 	if (j->o.invalidate && j->target.nfiles && used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
-			 used ? "; " : "");
+		         used ? "; " : "");
 }
 
 static void job_release(struct job *j)
@@ -388,7 +391,7 @@ static void job_release(struct job *j)
 }
 
 int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, char *err,
-		  size_t errlen)
+                  size_t errlen)
 {
 	struct snap s0 = {0}, s1 = {0};
 	struct llmio_result *r = NULL;

@@ -28,8 +28,8 @@ struct worker {
 	unsigned depth;
 	struct rng rng;
 	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
-	uint64_t seq_next;		      /* next block within the slice */
-	bool *dirty;			      /* per file: written since the last fsync */
+	uint64_t seq_next;                    /* next block within the slice */
+	bool *dirty;                          /* per file: written since the last fsync */
 
 	/* measured window */
 	struct llmio_op_result st[2]; /* [ENGINE_OP_READ], [ENGINE_OP_WRITE] */
@@ -52,14 +52,14 @@ struct job {
 	struct target target;
 	uint64_t total_blocks;
 	uint64_t *file_first_block; /* prefix sums, nfiles + 1 entries */
-	uint64_t zipf_mult;	    /* bijection scattering zipf ranks over blocks */
+	uint64_t zipf_mult;         /* bijection scattering zipf ranks over blocks */
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;
 
-	atomic_int go;	   /* 1: start issuing; -1: abort */
-	atomic_int stop;   /* 1: stop now */
-	atomic_uint epoch; /* bumped when measuring starts (after ramp) */
+	atomic_int go;      /* 1: start issuing; -1: abort */
+	atomic_int stop;    /* 1: stop now */
+	atomic_uint epoch;  /* bumped when measuring starts (after ramp) */
 	uint64_t t_measure; /* start of the measured window, ns */
 };
 

@@ -24,70 +24,76 @@ struct opt {
 };
 
 #define OFF(f) offsetof(struct llmio_job_opts, f)
-#define OPT(n, a, t, f, d, h) {.info = {n, a, NULL, d, h}, .type = t, .off = OFF(f)}
-#define OPT_RANGE(n, a, t, f, d, h, lo, hi)                                                      \
-	{.info = {n, a, NULL, d, h}, .type = t, .off = OFF(f), .min = lo, .max = hi}
-#define OPT_STR(n, a, f, d, h)                                                                   \
-	{.info = {n, a, NULL, d, h},                                                               \
-	 .type = O_STR,                                                                            \
-	 .off = OFF(f),                                                                            \
-	 .len = sizeof(((struct llmio_job_opts *)0)->f)}
+#define OPT(n, a, t, f, d, h)                                                                      \
+	{                                                                                          \
+		.info = {n, a, NULL, d, h}, .type = t, .off = OFF(f)                               \
+	}
+#define OPT_RANGE(n, a, t, f, d, h, lo, hi)                                                        \
+	{                                                                                          \
+		.info = {n, a, NULL, d, h}, .type = t, .off = OFF(f), .min = lo, .max = hi         \
+	}
+#define OPT_STR(n, a, f, d, h)                                                                     \
+	{                                                                                          \
+		.info = {n, a, NULL, d, h}, .type = O_STR, .off = OFF(f),                          \
+		.len = sizeof(((struct llmio_job_opts *)0)->f)                                     \
+	}
 
 static const char *const type_names[] = {
-	[O_BOOL] = "bool", [O_U32] = "int",	 [O_U64] = "int",    [O_SIZE] = "size",
-	[O_TIME] = "time", [O_TIME_US] = "time", [O_STR] = "string", [O_RW] = "enum",
-	[O_DIST] = "enum",
+        [O_BOOL] = "bool",  [O_U32] = "int",   [O_U64] = "int",
+        [O_SIZE] = "size",  [O_TIME] = "time", [O_TIME_US] = "time",
+        [O_STR] = "string", [O_RW] = "enum",   [O_DIST] = "enum",
 };
 
 static const struct opt opts_table[] = {
-	OPT_STR("ioengine", "engine", engine, "psync", "datapath: see `llmio engines`"),
-	OPT_STR("filename", NULL, filename, "", "file or block device to do I/O to"),
-	OPT_STR("directory", NULL, directory, "",
-		"directory holding nrfiles files llmio.0 .. llmio.N-1"),
-	OPT_RANGE("nrfiles", NULL, O_U32, nrfiles, "1", "number of files in --directory", 1,
-		  1000000),
-	OPT("rw", "readwrite", O_RW, rw, "read", "read | write | randread | randwrite | randrw"),
-	OPT_RANGE("rwmixread", NULL, O_U32, rwmixread, "50", "percent of reads in randrw", 0, 100),
-	OPT_RANGE("bs", "blocksize", O_SIZE, bs, "4k", "block size of every I/O", 1, 1u << 30),
-	OPT_RANGE("iodepth", NULL, O_U32, iodepth, "1", "I/Os in flight per thread (async engines)",
-		  1, 4096),
-	OPT_RANGE("numjobs", NULL, O_U32, numjobs, "1", "threads, each with its own iodepth", 1,
-		  1024),
-	OPT("size", NULL, O_SIZE, size, "0",
-	    "bytes of the target (all files together); 0 = an existing file's size"),
-	OPT("io_size", "io_limit", O_SIZE, io_size, "0",
-	    "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime"),
-	OPT("runtime", NULL, O_TIME, runtime_ns, "0",
-	    "measured time (s, or with unit: 500ms, 2m); 0 = by size"),
-	OPT("ramp_time", NULL, O_TIME, ramp_time_ns, "0", "I/O run before measuring starts, not counted"),
-	OPT("direct", NULL, O_BOOL, direct, "0", "O_DIRECT: bypass the page cache"),
-	OPT("random_distribution", NULL, O_DIST, random_distribution, "random",
-	    "random (uniform) | zipf:THETA"),
-	OPT_RANGE("randseed", NULL, O_U64, randseed, "1",
-		  "seed of offsets and op mix (runs repeat exactly)", 0, UINT64_MAX),
-	OPT("invalidate", NULL, O_BOOL, invalidate, "1",
-	    "drop the target's page cache before the run"),
-	OPT_RANGE("fsync", NULL, O_U32, fsync, "0", "fsync after every N writes; 0 = never", 0,
-		  UINT32_MAX),
-	OPT("end_fsync", NULL, O_BOOL, end_fsync, "0", "fsync when a write job ends"),
-	OPT("rate", NULL, O_SIZE, rate, "0",
-	    "bytes per second for the whole job (e.g. 100m); 0 = no limit"),
-	OPT("thinktime", NULL, O_TIME_US, thinktime_ns, "0",
-	    "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)"),
-	OPT_RANGE("thinktime_blocks", NULL, O_U32, thinktime_blocks, "1",
-		  "I/Os between think-time pauses", 1, UINT32_MAX),
-	OPT("allow_destructive", "allow-destructive", O_BOOL, allow_destructive, "0",
-	    "allow writes to a raw block device (destroys its data)"),
-	OPT("force", NULL, O_BOOL, force, "0",
-	    "with allow_destructive: write even over a filesystem or a mounted device"),
+        OPT_STR("ioengine", "engine", engine, "psync", "datapath: see `llmio engines`"),
+        OPT_STR("filename", NULL, filename, "", "file or block device to do I/O to"),
+        OPT_STR("directory", NULL, directory, "",
+                "directory holding nrfiles files llmio.0 .. llmio.N-1"),
+        OPT_RANGE("nrfiles", NULL, O_U32, nrfiles, "1", "number of files in --directory", 1,
+                  1000000),
+        OPT("rw", "readwrite", O_RW, rw, "read", "read | write | randread | randwrite | randrw"),
+        OPT_RANGE("rwmixread", NULL, O_U32, rwmixread, "50", "percent of reads in randrw", 0, 100),
+        OPT_RANGE("bs", "blocksize", O_SIZE, bs, "4k", "block size of every I/O", 1, 1u << 30),
+        OPT_RANGE("iodepth", NULL, O_U32, iodepth, "1", "I/Os in flight per thread (async engines)",
+                  1, 4096),
+        OPT_RANGE("numjobs", NULL, O_U32, numjobs, "1", "threads, each with its own iodepth", 1,
+                  1024),
+        OPT("size", NULL, O_SIZE, size, "0",
+            "bytes of the target (all files together); 0 = an existing file's size"),
+        OPT("io_size", "io_limit", O_SIZE, io_size, "0",
+            "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime"),
+        OPT("runtime", NULL, O_TIME, runtime_ns, "0",
+            "measured time (s, or with unit: 500ms, 2m); 0 = by size"),
+        OPT("ramp_time", NULL, O_TIME, ramp_time_ns, "0",
+            "I/O run before measuring starts, not counted"),
+        OPT("direct", NULL, O_BOOL, direct, "0", "O_DIRECT: bypass the page cache"),
+        OPT("random_distribution", NULL, O_DIST, random_distribution, "random",
+            "random (uniform) | zipf:THETA"),
+        OPT_RANGE("randseed", NULL, O_U64, randseed, "1",
+                  "seed of offsets and op mix (runs repeat exactly)", 0, UINT64_MAX),
+        OPT("invalidate", NULL, O_BOOL, invalidate, "1",
+            "drop the target's page cache before the run"),
+        OPT_RANGE("fsync", NULL, O_U32, fsync, "0", "fsync after every N writes; 0 = never", 0,
+                  UINT32_MAX),
+        OPT("end_fsync", NULL, O_BOOL, end_fsync, "0", "fsync when a write job ends"),
+        OPT("rate", NULL, O_SIZE, rate, "0",
+            "bytes per second for the whole job (e.g. 100m); 0 = no limit"),
+        OPT("thinktime", NULL, O_TIME_US, thinktime_ns, "0",
+            "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)"),
+        OPT_RANGE("thinktime_blocks", NULL, O_U32, thinktime_blocks, "1",
+                  "I/Os between think-time pauses", 1, UINT32_MAX),
+        OPT("allow_destructive", "allow-destructive", O_BOOL, allow_destructive, "0",
+            "allow writes to a raw block device (destroys its data)"),
+        OPT("force", NULL, O_BOOL, force, "0",
+            "with allow_destructive: write even over a filesystem or a mounted device"),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
 
 static const char *const rw_names[] = {
-	[LLMIO_RW_READ] = "read",	   [LLMIO_RW_WRITE] = "write",
-	[LLMIO_RW_RANDREAD] = "randread",  [LLMIO_RW_RANDWRITE] = "randwrite",
-	[LLMIO_RW_RANDRW] = "randrw",
+        [LLMIO_RW_READ] = "read",         [LLMIO_RW_WRITE] = "write",
+        [LLMIO_RW_RANDREAD] = "randread", [LLMIO_RW_RANDWRITE] = "randwrite",
+        [LLMIO_RW_RANDRW] = "randrw",
 };
 
 const char *llmio_rw_name(enum llmio_rw rw)
@@ -181,8 +187,8 @@ static const char *expected(const struct opt *o)
 	return "?";
 }
 
-int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
-		       char *err, size_t errlen)
+int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value, char *err,
+                       size_t errlen)
 {
 	const struct opt *o = find(key);
 	char *field;
@@ -240,13 +246,12 @@ int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char 
 		ret = parse_dist(opts, value);
 		break;
 	}
-	if (ret == -ERANGE && (o->type == O_U32 || o->type == O_U64 || o->type == O_SIZE) &&
-	    o->max)
+	if (ret == -ERANGE && (o->type == O_U32 || o->type == O_U64 || o->type == O_SIZE) && o->max)
 		snprintf(err, errlen, "%s=%s is out of range: expected %llu to %llu", o->info.name,
-			 value, (unsigned long long)o->min, (unsigned long long)o->max);
+		         value, (unsigned long long)o->min, (unsigned long long)o->max);
 	else if (ret)
 		snprintf(err, errlen, "%s=%s is not valid: expected %s", o->info.name, value,
-			 expected(o));
+		         expected(o));
 	return ret;
 }
 
@@ -258,6 +263,5 @@ void llmio_job_opts_init(struct llmio_job_opts *opts)
 	opts->opts_size = sizeof(*opts);
 	for (size_t i = 0; i < NOPTS; i++)
 		llmio_job_opts_set(opts, opts_table[i].info.name, opts_table[i].info.def, err,
-				   sizeof(err));
+		                   sizeof(err));
 }
-

@@ -42,7 +42,7 @@ static int parse_number(const char *text, double *val, const char **unit)
 }
 
 static int apply_unit(double val, const char *unit, const struct unit *units, size_t nunits,
-		      double *out)
+                      double *out)
 {
 	for (size_t i = 0; i < nunits; i++) {
 		if (strcmp(unit, units[i].name))
@@ -56,33 +56,33 @@ static int apply_unit(double val, const char *unit, const struct unit *units, si
 int llmio_parse_size(const char *text, uint64_t *out)
 {
 	static const struct unit units[] = {
-		{"", 1},
-		{"b", 1},
-		{"B", 1},
-		{"k", 1024.0},
-		{"K", 1024.0},
-		{"kb", 1024.0},
-		{"KB", 1024.0},
-		{"KiB", 1024.0},
-		{"kib", 1024.0},
-		{"m", 1048576.0},
-		{"M", 1048576.0},
-		{"mb", 1048576.0},
-		{"MB", 1048576.0},
-		{"MiB", 1048576.0},
-		{"mib", 1048576.0},
-		{"g", 1073741824.0},
-		{"G", 1073741824.0},
-		{"gb", 1073741824.0},
-		{"GB", 1073741824.0},
-		{"GiB", 1073741824.0},
-		{"gib", 1073741824.0},
-		{"t", 1099511627776.0},
-		{"T", 1099511627776.0},
-		{"tb", 1099511627776.0},
-		{"TB", 1099511627776.0},
-		{"TiB", 1099511627776.0},
-		{"tib", 1099511627776.0},
+	        {"", 1},
+	        {"b", 1},
+	        {"B", 1},
+	        {"k", 1024.0},
+	        {"K", 1024.0},
+	        {"kb", 1024.0},
+	        {"KB", 1024.0},
+	        {"KiB", 1024.0},
+	        {"kib", 1024.0},
+	        {"m", 1048576.0},
+	        {"M", 1048576.0},
+	        {"mb", 1048576.0},
+	        {"MB", 1048576.0},
+	        {"MiB", 1048576.0},
+	        {"mib", 1048576.0},
+	        {"g", 1073741824.0},
+	        {"G", 1073741824.0},
+	        {"gb", 1073741824.0},
+	        {"GB", 1073741824.0},
+	        {"GiB", 1073741824.0},
+	        {"gib", 1073741824.0},
+	        {"t", 1099511627776.0},
+	        {"T", 1099511627776.0},
+	        {"tb", 1099511627776.0},
+	        {"TB", 1099511627776.0},
+	        {"TiB", 1099511627776.0},
+	        {"tib", 1099511627776.0},
 	};
 	const char *unit;
 	double v, bytes;
@@ -104,7 +104,8 @@ int llmio_parse_size(const char *text, uint64_t *out)
 int llmio_parse_duration(const char *text, uint64_t *out_ns)
 {
 	static const struct unit units[] = {
-		{"", 1e9}, {"s", 1e9}, {"us", 1e3}, {"ms", 1e6}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
+	        {"", 1e9},   {"s", 1e9},    {"us", 1e3},   {"ms", 1e6},
+	        {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
 	};
 	const char *unit;
 	double v, ns;

@@ -32,7 +32,8 @@ static double helper1(double x) /* log1p(x)/x, accurate near 0 */
 
 static double helper2(double x) /* expm1(x)/x, accurate near 0 */
 {
-	return fabs(x) > 1e-8 ? expm1(x) / x : 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x));
+	return fabs(x) > 1e-8 ? expm1(x) / x
+	                      : 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x));
 }
 
 static double zh(const struct zipf *z, double x)

@@ -43,6 +43,10 @@
 #include "core/target.h"
 
 #define FILL_CHUNK (1u << 20)
+/* Block devices by number; a test may build with its own fake tree here. */
+#ifndef SYS_DEV_BLOCK
+#define SYS_DEV_BLOCK "/sys/dev/block"
+#endif
 /*
  * Seed of the fill pattern, plus the file's index: fixed, so a file filled by one run holds
  * the same bytes for every later run (and can be verified), distinct per file, so that a
@@ -51,7 +55,7 @@
 #define FILL_SEED 0x6c6c6d696f66696cULL /* "llmiofil" */
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -65,19 +69,19 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* An open() or stat() failure, with the fix for the common causes. */
+/* An open() or stat() failure, with the fix for the common causes; `what` is "opening"... */
 static int path_fail(char *err, size_t errlen, int e, const char *what, const char *path)
 {
 	if (e == EACCES || e == EPERM)
 		return fail(err, errlen, -EACCES,
-			    "permission denied %s %s; fix its permissions or run as its owner", what,
-			    path);
+		            "permission denied %s %s; fix its permissions or run as its owner",
+		            what, path);
 	if (e == EROFS)
 		return fail(err, errlen, -EROFS,
-			    "cannot %s %s: its filesystem is read-only; choose another "
-			    "--filename/--directory",
-			    what, path);
-	return fail(err, errlen, -e, "cannot %s %s: %s", what, path, strerror(e));
+		            "%s %s failed: it is on a read-only filesystem or device; choose "
+		            "another --filename/--directory",
+		            what, path);
+	return fail(err, errlen, -e, "%s %s failed: %s", what, path, strerror(e));
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -201,11 +205,11 @@ static bool attr_exists(const char *dir, const char *name)
 /* The sysfs directory of a block device (resolved, so that ".." is its parent disk). */
 static bool sysfs_dir(dev_t dev, char *out)
 {
-	char link[64];
+	char link[PATH_MAX];
 
 	if (major(dev) == 0)
 		return false;
-	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	snprintf(link, sizeof(link), SYS_DEV_BLOCK "/%u:%u", major(dev), minor(dev));
 	return realpath(link, out) != NULL;
 }
 
@@ -284,10 +288,10 @@ static void fstype_from_statfs(const char *path, char *out, size_t len)
 		unsigned long magic;
 		const char *name;
 	} known[] = {
-		{TMPFS_MAGIC, "tmpfs"},	   {EXT4_SUPER_MAGIC, "ext4"},
-		{XFS_SUPER_MAGIC, "xfs"},  {BTRFS_SUPER_MAGIC, "btrfs"},
-		{F2FS_SUPER_MAGIC, "f2fs"}, {OVERLAYFS_SUPER_MAGIC, "overlay"},
-		{NFS_SUPER_MAGIC, "nfs"},  {0x2fc12fc1, "zfs"},
+	        {TMPFS_MAGIC, "tmpfs"},     {EXT4_SUPER_MAGIC, "ext4"},
+	        {XFS_SUPER_MAGIC, "xfs"},   {BTRFS_SUPER_MAGIC, "btrfs"},
+	        {F2FS_SUPER_MAGIC, "f2fs"}, {OVERLAYFS_SUPER_MAGIC, "overlay"},
+	        {NFS_SUPER_MAGIC, "nfs"},   {0x2fc12fc1, "zfs"},
 	};
 	struct statfs sf;
 	size_t i;
@@ -315,8 +319,8 @@ static void dev_facts(struct target *t, dev_t dev)
 	slash = strrchr(self, '/');
 	copy_str(t->dev.name, sizeof(t->dev.name), slash ? slash + 1 : self);
 	if (attr_exists(self, "stat"))
-		snprintf(t->stat_path, sizeof(t->stat_path), "/sys/dev/block/%u:%u/stat",
-			 major(dev), minor(dev));
+		snprintf(t->stat_path, sizeof(t->stat_path), SYS_DEV_BLOCK "/%u:%u/stat",
+		         major(dev), minor(dev));
 
 	copy_str(disk, sizeof(disk), self);
 	if (attr_exists(self, "partition")) {
@@ -328,7 +332,7 @@ static void dev_facts(struct target *t, dev_t dev)
 	if (read_attr(disk, "device/model", buf, sizeof(buf)) == 0 && buf[0]) {
 		copy_str(t->dev.model, sizeof(t->dev.model), buf);
 	} else if (read_attr(disk, "device/vendor", buf, sizeof(buf)) == 0 &&
-		   strcmp(buf, "0x1af4") == 0) {
+	           strcmp(buf, "0x1af4") == 0) {
 		/* virtio-blk has no model; its PCI vendor id says what it is. */
 		copy_str(t->dev.model, sizeof(t->dev.model), "virtio");
 	}
@@ -339,7 +343,7 @@ static void dev_facts(struct target *t, dev_t dev)
 
 		if (open && close)
 			snprintf(t->dev.scheduler, sizeof(t->dev.scheduler), "%.*s",
-				 (int)(close - open - 1), open + 1);
+			         (int)(close - open - 1), open + 1);
 		else if (!strchr(buf, ' '))
 			copy_str(t->dev.scheduler, sizeof(t->dev.scheduler), buf);
 	}
@@ -408,15 +412,15 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 static int no_space(char *err, size_t errlen, const char *path, uint64_t size)
 {
 	return fail(err, errlen, -ENOSPC,
-		    "no space for %s (%llu bytes) on its filesystem; use a smaller --size or "
-		    "another --filename/--directory",
-		    path, (unsigned long long)size);
+	            "no space for %s (%llu bytes) on its filesystem; use a smaller --size or "
+	            "another --filename/--directory",
+	            path, (unsigned long long)size);
 }
 
 /* Write the pattern over [start, end) of the file. */
 static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, uint64_t end,
-		      uint64_t seed, unsigned char *buf, volatile int *stop, char *err,
-		      size_t errlen)
+                      uint64_t seed, unsigned char *buf, volatile int *stop, char *err,
+                      size_t errlen)
 {
 	uint64_t word;
 	size_t n, skip;
@@ -425,8 +429,8 @@ static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, u
 	while (start < end) {
 		if (stop && *stop)
 			return fail(err, errlen, -EINTR,
-				    "interrupted while filling %s; the next run continues the fill",
-				    path);
+			            "interrupted while filling %s; the next run continues the fill",
+			            path);
 		/* A hole may begin at an odd old EOF; the pattern is defined per 8-byte word. */
 		word = start & ~7ULL;
 		skip = (size_t)(start - word);
@@ -437,7 +441,7 @@ static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, u
 			return no_space(err, errlen, path, size);
 		if (rc)
 			return fail(err, errlen, rc, "cannot write %s to fill it: %s", path,
-				    strerror(-rc));
+			            strerror(-rc));
 		start += n;
 	}
 	return 0;
@@ -471,7 +475,7 @@ static int next_hole(int fd, uint64_t off, uint64_t end, uint64_t *hole)
  * `from` is the first hole already found.
  */
 static int fill_file(int fd, const char *path, uint64_t old, uint64_t size, uint64_t from,
-		     uint64_t seed, volatile int *stop, char *err, size_t errlen)
+                     uint64_t seed, volatile int *stop, char *err, size_t errlen)
 {
 	uint64_t data_end = min_u64(old, size), off = from, hole, next;
 	unsigned char *buf;
@@ -494,7 +498,7 @@ static int fill_file(int fd, const char *path, uint64_t old, uint64_t size, uint
 		if (d < 0 && errno != ENXIO) {
 			e = errno;
 			rc = fail(err, errlen, -e, "cannot look for data in %s: %s", path,
-				  strerror(e));
+			          strerror(e));
 			goto free_buf;
 		}
 		next = d < 0 ? data_end : min_u64((uint64_t)d, data_end);
@@ -515,7 +519,7 @@ free_buf:
 
 /* Reserve the extension [old, size) so that a full filesystem fails now, not mid-fill. */
 static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
 	int e;
 
@@ -528,8 +532,8 @@ static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, ch
 		return no_space(err, errlen, path, size);
 	if (e == EFBIG)
 		return fail(err, errlen, -EFBIG,
-			    "%s cannot be %llu bytes long on its filesystem; use a smaller --size",
-			    path, (unsigned long long)size);
+		            "%s cannot be %llu bytes long on its filesystem; use a smaller --size",
+		            path, (unsigned long long)size);
 	if (e != EOPNOTSUPP && e != ENOSYS)
 		return fail(err, errlen, -e, "cannot preallocate %s: %s", path, strerror(e));
 	/* No fallocate here (some network filesystems): set the size; the fill allocates. */
@@ -539,45 +543,49 @@ static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, ch
 	if (e == ENOSPC || e == EDQUOT)
 		return no_space(err, errlen, path, size);
 	return fail(err, errlen, -e, "cannot extend %s to %llu bytes: %s", path,
-		    (unsigned long long)size, strerror(e));
+	            (unsigned long long)size, strerror(e));
 }
 
 /* Open the job's descriptor, naming the fix when the filesystem refuses O_DIRECT. */
 static int open_job_fd(struct target *t, unsigned i, bool writes, bool direct, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
 	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0);
 	int fd = open(t->paths[i], flags);
 
 	if (fd < 0 && errno == EINVAL && direct)
 		return fail(err, errlen, -EINVAL,
-			    "the filesystem of %s does not support O_DIRECT; use --direct=0",
-			    t->paths[i]);
+		            "the filesystem of %s does not support O_DIRECT; use --direct=0",
+		            t->paths[i]);
 	if (fd < 0)
 		return path_fail(err, errlen, errno, writes ? "opening for writing" : "opening",
-				 t->paths[i]);
+		                 t->paths[i]);
 	t->fds[i] = fd;
 	return 0;
 }
 
-static int check_bs(const struct target *t, const char *path, uint64_t bs, char *err,
-		    size_t errlen)
+static int check_bs(const struct target *t, const char *path, uint64_t bs, char *err, size_t errlen)
 {
 	uint64_t up;
 
 	if (!t->direct || bs % t->align == 0)
 		return 0;
 	up = (bs + t->align - 1) / t->align * t->align;
+	if (t->is_blockdev)
+		return fail(err, errlen, -EINVAL,
+		            "bs=%llu is not a multiple of the logical block size %u of %s, which "
+		            "O_DIRECT needs; use bs=%llu or --direct=0",
+		            (unsigned long long)bs, t->align, path, (unsigned long long)up);
 	if (t->dev.known && t->dev.name[0])
 		return fail(err, errlen, -EINVAL,
-			    "bs=%llu is not a multiple of the logical block size %u of %s (under "
-			    "%s), which O_DIRECT needs; use bs=%llu or --direct=0",
-			    (unsigned long long)bs, t->align, t->dev.name, path,
-			    (unsigned long long)up);
+		            "bs=%llu is not a multiple of the logical block size %u of %s (the "
+		            "device holding %s), which O_DIRECT needs; use bs=%llu or --direct=0",
+		            (unsigned long long)bs, t->align, t->dev.name, path,
+		            (unsigned long long)up);
 	return fail(err, errlen, -EINVAL,
-		    "bs=%llu is not a multiple of the block size %u that O_DIRECT needs on %s; "
-		    "use bs=%llu or --direct=0",
-		    (unsigned long long)bs, t->align, path, (unsigned long long)up);
+	            "bs=%llu is not a multiple of the block size %u that O_DIRECT needs on %s; "
+	            "use bs=%llu or --direct=0",
+	            (unsigned long long)bs, t->align, path, (unsigned long long)up);
 }
 
 /*
@@ -595,8 +603,8 @@ static int check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err,
 		return 0;
 	if (sx.stx_dio_offset_align == 0)
 		return fail(err, errlen, -EINVAL,
-			    "the filesystem of %s does not support O_DIRECT; use --direct=0",
-			    t->paths[i]);
+		            "the filesystem of %s does not support O_DIRECT; use --direct=0",
+		            t->paths[i]);
 	if (sx.stx_dio_offset_align > t->align)
 		t->align = sx.stx_dio_offset_align;
 	if (sx.stx_dio_mem_align > t->align)
@@ -620,7 +628,7 @@ static int check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err,
  * or shortened.
  */
 static int open_file(struct target *t, unsigned i, uint64_t want, const struct llmio_job_opts *opts,
-		     bool writes, char *err, size_t errlen)
+                     bool writes, char *err, size_t errlen)
 {
 	const char *path = t->paths[i];
 	uint64_t size, old = 0, hole = 0;
@@ -631,9 +639,9 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 	if (stat(path, &st) == 0) {
 		if (!S_ISREG(st.st_mode))
 			return fail(err, errlen, -EINVAL,
-				    "%s is not a regular file; remove it or choose another "
-				    "--filename/--directory",
-				    path);
+			            "%s is not a regular file; remove it or choose another "
+			            "--filename/--directory",
+			            path);
 		exists = true;
 		old = (uint64_t)st.st_size;
 	} else if (errno != ENOENT) {
@@ -642,13 +650,14 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 	size = want ? want : old;
 	if (!size)
 		return fail(err, errlen, -EINVAL, "--size is needed to create %s%s", path,
-			    exists ? ": it is empty" : "");
+		            exists ? ": it is empty" : "");
 	size -= size % opts->bs;
 	if (!size)
-		return fail(err, errlen, -EINVAL,
-			    "%s would hold less than one block of bs=%llu; use a larger --size or a "
-			    "smaller bs",
-			    path, (unsigned long long)opts->bs);
+		return fail(
+		        err, errlen, -EINVAL,
+		        "%s would hold less than one block of bs=%llu; use a larger --size or a "
+		        "smaller bs",
+		        path, (unsigned long long)opts->bs);
 	t->sizes[i] = size;
 
 	/* A complete file is reused untouched: read-only access suffices to tell. */
@@ -661,7 +670,7 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 		fd = -1;
 		if (rc)
 			return fail(err, errlen, rc, "cannot look for holes in %s: %s", path,
-				    strerror(-rc));
+			            strerror(-rc));
 	}
 	if (exists && old >= size && hole >= size) {
 		rc = open_job_fd(t, i, writes, opts->direct, err, errlen);
@@ -677,11 +686,10 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return fail(err, errlen, -ENOENT,
-				    "cannot create %s: its directory does not exist; create it or "
-				    "choose another --filename",
-				    path);
-		return path_fail(err, errlen, errno, exists ? "opening to fill" : "creating",
-				 path);
+			            "cannot create %s: its directory does not exist; create it or "
+			            "choose another --filename",
+			            path);
+		return path_fail(err, errlen, errno, exists ? "opening to fill" : "creating", path);
 	}
 	/* Refuse O_DIRECT and bad alignment before spending minutes on a fill. */
 	rc = open_job_fd(t, i, writes, opts->direct, err, errlen);
@@ -697,10 +705,10 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 		goto close_fill_fd;
 	if (fdatasync(fd)) {
 		e = errno;
-		rc = e == ENOSPC || e == EDQUOT ? no_space(err, errlen, path, size)
-						: fail(err, errlen, -e,
-						       "cannot sync %s after filling it: %s", path,
-						       strerror(e));
+		rc = e == ENOSPC || e == EDQUOT
+		             ? no_space(err, errlen, path, size)
+		             : fail(err, errlen, -e, "cannot sync %s after filling it: %s", path,
+		                    strerror(e));
 		goto close_fill_fd;
 	}
 	/*
@@ -767,23 +775,24 @@ static int check_unused(const char *path, dev_t rdev, char *err, size_t errlen)
 		return 0; /* the O_EXCL open still checks */
 	if (dev_busy(rdev, sysdir, why, sizeof(why)))
 		return fail(err, errlen, -EBUSY,
-			    "refusing to write to %s: it %s; unmount or release it first", path,
-			    why);
+		            "refusing to write to %s: it %s; unmount or release it first", path,
+		            why);
 	d = opendir(sysdir);
 	if (!d)
 		return 0;
 	while (!rc && (de = readdir(d))) {
 		if (de->d_name[0] == '.' ||
 		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", sysdir, de->d_name) >=
-			    sizeof(sub) ||
+		            sizeof(sub) ||
 		    !attr_exists(sub, "partition") || read_attr(sub, "dev", buf, sizeof(buf)) ||
 		    sscanf(buf, "%u:%u", &maj, &min) != 2)
 			continue;
 		if (dev_busy(makedev(maj, min), sub, why, sizeof(why)))
-			rc = fail(err, errlen, -EBUSY,
-				  "refusing to write to %s: its partition %s %s; unmount or release "
-				  "it first",
-				  path, de->d_name, why);
+			rc = fail(
+			        err, errlen, -EBUSY,
+			        "refusing to write to %s: its partition %s %s; unmount or release "
+			        "it first",
+			        path, de->d_name, why);
 	}
 	closedir(d);
 	return rc;
@@ -801,7 +810,7 @@ static int check_no_signature(const char *path, char *err, size_t errlen)
 	if (!pr) {
 		e = errno ? errno : EIO;
 		return fail(err, errlen, -e, "cannot probe %s for signatures before writing: %s",
-			    path, strerror(e));
+		            path, strerror(e));
 	}
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
@@ -811,22 +820,22 @@ static int check_no_signature(const char *path, char *err, size_t errlen)
 		rc = 0;
 	} else if (rc == -2) {
 		rc = fail(err, errlen, -EINVAL,
-			  "refusing to write to %s: it holds several conflicting signatures; add "
-			  "--force as well to destroy them",
-			  path);
+		          "refusing to write to %s: it holds several conflicting signatures; add "
+		          "--force as well to destroy them",
+		          path);
 	} else if (rc < 0) {
 		rc = fail(err, errlen, -EIO,
-			  "cannot probe %s for signatures before writing; add --force to write "
-			  "without the check",
-			  path);
+		          "cannot probe %s for signatures before writing; add --force to write "
+		          "without the check",
+		          path);
 	} else {
 		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0) {
 			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
-			what = !usage			      ? "a signature"
+			what = !usage                             ? "a signature"
 			       : strcmp(usage, "filesystem") == 0 ? "a filesystem"
-			       : strcmp(usage, "raid") == 0	      ? "a RAID member"
+			       : strcmp(usage, "raid") == 0       ? "a RAID member"
 			       : strcmp(usage, "crypto") == 0     ? "an encrypted volume"
-								  : "a signature";
+			                                          : "a signature";
 		} else if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
 			what = "a partition table";
 		} else {
@@ -834,29 +843,29 @@ static int check_no_signature(const char *path, char *err, size_t errlen)
 			what = "a signature";
 		}
 		rc = fail(err, errlen, -EINVAL,
-			  "refusing to write to %s: it holds %s (%s); add --force as well to "
-			  "destroy it",
-			  path, what, type);
+		          "refusing to write to %s: it holds %s (%s); add --force as well to "
+		          "destroy it",
+		          path, what, type);
 	}
 	blkid_free_probe(pr);
 	return rc;
 }
 
-static int open_blockdev(struct target *t, const struct llmio_job_opts *opts,
-			 const struct stat *st, bool writes, char *err, size_t errlen)
+static int open_blockdev(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
+                         bool writes, char *err, size_t errlen)
 {
 	const char *path = t->paths[0];
 	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (opts->direct ? O_DIRECT : 0);
 	uint64_t devsize, size;
-	int lbs = 0, fd, rc;
+	int lbs = 0, ro = 0, fd, rc;
 
 	dev_facts(t, st->st_rdev);
 	if (writes) {
 		if (!opts->allow_destructive)
 			return fail(err, errlen, -EINVAL,
-				    "refusing to write to block device %s: this destroys its data; "
-				    "add --allow-destructive if that is intended",
-				    path);
+			            "refusing to write to block device %s: this destroys its data; "
+			            "add --allow-destructive if that is intended",
+			            path);
 		if (!opts->force) {
 			rc = check_unused(path, st->st_rdev, err, errlen);
 			if (!rc)
@@ -868,9 +877,9 @@ static int open_blockdev(struct target *t, const struct llmio_job_opts *opts,
 		fd = open(path, flags | O_EXCL);
 		if (fd < 0 && errno == EBUSY && !opts->force)
 			return fail(err, errlen, -EBUSY,
-				    "refusing to write to %s: it is in use (mounted, swap, RAID or "
-				    "another program); release it first",
-				    path);
+			            "refusing to write to %s: it is in use (mounted, swap, RAID or "
+			            "another program); release it first",
+			            path);
 		if (fd < 0 && errno == EBUSY)
 			fd = open(path, flags);
 	} else {
@@ -878,13 +887,18 @@ static int open_blockdev(struct target *t, const struct llmio_job_opts *opts,
 	}
 	if (fd < 0)
 		return path_fail(err, errlen, errno, writes ? "opening for writing" : "opening",
-				 path);
+		                 path);
 	t->fds[0] = fd;
 
+	/* The kernel opens a read-only device for writing and fails only the first write. */
+	if (writes && ioctl(fd, BLKROGET, &ro) == 0 && ro)
+		return fail(err, errlen, -EROFS,
+		            "cannot write to %s: the device is read-only; choose another "
+		            "--filename",
+		            path);
 	if (ioctl(fd, BLKGETSIZE64, &devsize)) {
 		rc = errno;
-		return fail(err, errlen, -rc, "cannot get the size of %s: %s", path,
-			    strerror(rc));
+		return fail(err, errlen, -rc, "cannot get the size of %s: %s", path, strerror(rc));
 	}
 	if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
 		t->dev.logical_block_size = (uint32_t)lbs;
@@ -895,20 +909,21 @@ static int open_blockdev(struct target *t, const struct llmio_job_opts *opts,
 
 	if (!devsize)
 		return fail(err, errlen, -ENXIO,
-			    "%s has no data (size 0: no medium, or a loop device with no file); "
-			    "choose another --filename",
-			    path);
+		            "%s has no data (size 0: no medium, or a loop device with no file); "
+		            "choose another --filename",
+		            path);
 	if (opts->size > devsize)
 		return fail(err, errlen, -EINVAL,
-			    "--size %llu is larger than %s (%llu bytes); use --size %llu or less",
-			    (unsigned long long)opts->size, path, (unsigned long long)devsize,
-			    (unsigned long long)devsize);
+		            "--size %llu is larger than %s (%llu bytes); use --size %llu or less",
+		            (unsigned long long)opts->size, path, (unsigned long long)devsize,
+		            (unsigned long long)devsize);
 	size = opts->size ? opts->size : devsize;
 	size -= size % opts->bs;
 	if (!size)
-		return fail(err, errlen, -EINVAL,
-			    "%s (%llu bytes) holds less than one block of bs=%llu; use a smaller bs",
-			    path, (unsigned long long)devsize, (unsigned long long)opts->bs);
+		return fail(
+		        err, errlen, -EINVAL,
+		        "%s (%llu bytes) holds less than one block of bs=%llu; use a smaller bs",
+		        path, (unsigned long long)devsize, (unsigned long long)opts->bs);
 	t->sizes[0] = size;
 	return 0;
 }
@@ -937,7 +952,7 @@ static int alloc_files(struct target *t, unsigned n)
 }
 
 static int open_filename(struct target *t, const struct llmio_job_opts *opts, bool writes,
-			 char *err, size_t errlen)
+                         char *err, size_t errlen)
 {
 	const char *name = opts->filename;
 	char parent[LLMIO_PATH_MAX], *slash;
@@ -955,13 +970,13 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 		}
 		if (S_ISDIR(st.st_mode))
 			return fail(err, errlen, -EINVAL,
-				    "%s is a directory; use --directory %s instead of --filename",
-				    name, name);
+			            "%s is a directory; use --directory %s instead of --filename",
+			            name, name);
 		if (!S_ISREG(st.st_mode))
 			return fail(err, errlen, -EINVAL,
-				    "%s is not a regular file or a block device; choose another "
-				    "--filename",
-				    name);
+			            "%s is not a regular file or a block device; choose another "
+			            "--filename",
+			            name);
 	} else if (errno == ENOENT) {
 		/* Not there yet: its directory tells the filesystem, before anything is made. */
 		copy_str(parent, sizeof(parent), name);
@@ -972,17 +987,20 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 			parent[1] = '\0';
 		else
 			*slash = '\0';
-		if (stat(parent, &st))
+		if (stat(parent, &st)) {
+			if (errno != ENOENT)
+				return path_fail(err, errlen, errno, "accessing", parent);
 			return fail(err, errlen, -ENOENT,
-				    "cannot create %s: directory %s does not exist; create it or "
-				    "choose another --filename",
-				    name, parent);
+			            "cannot create %s: directory %s does not exist; create it or "
+			            "choose another --filename",
+			            name, parent);
+		}
 		/* A mistyped device name must not turn into a RAM-backed file in /dev. */
 		if (is_devtmpfs(parent, &st))
 			return fail(err, errlen, -ENOENT,
-				    "%s does not exist: there is no such device; check the name "
-				    "(lsblk lists devices)",
-				    name);
+			            "%s does not exist: there is no such device; check the name "
+			            "(lsblk lists devices)",
+			            name);
 	} else {
 		return path_fail(err, errlen, errno, "accessing", name);
 	}
@@ -994,14 +1012,14 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 		return rc;
 	if (opts->size && opts->size < opts->bs)
 		return fail(err, errlen, -EINVAL,
-			    "--size %llu is smaller than bs=%llu for %s; use --size %llu or more",
-			    (unsigned long long)opts->size, (unsigned long long)opts->bs, name,
-			    (unsigned long long)opts->bs);
+		            "--size %llu is smaller than bs=%llu for %s; use --size %llu or more",
+		            (unsigned long long)opts->size, (unsigned long long)opts->bs, name,
+		            (unsigned long long)opts->bs);
 	return open_file(t, 0, opts->size, opts, writes, err, errlen);
 }
 
 static int open_directory(struct target *t, const struct llmio_job_opts *opts, bool writes,
-			  char *err, size_t errlen)
+                          char *err, size_t errlen)
 {
 	char dir[LLMIO_PATH_MAX];
 	unsigned n = opts->nrfiles ? opts->nrfiles : 1, i;
@@ -1017,25 +1035,25 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 	if (stat(dir, &st)) {
 		if (errno == ENOENT)
 			return fail(err, errlen, -ENOENT,
-				    "directory %s does not exist; create it or choose another "
-				    "--directory",
-				    dir);
+			            "directory %s does not exist; create it or choose another "
+			            "--directory",
+			            dir);
 		return path_fail(err, errlen, errno, "accessing", dir);
 	}
 	if (!S_ISDIR(st.st_mode))
 		return fail(err, errlen, -EINVAL,
-			    "%s is not a directory; use --filename %s, or another --directory", dir,
-			    dir);
+		            "%s is not a directory; use --filename %s, or another --directory", dir,
+		            dir);
 	if (opts->size) {
 		per = opts->size / n;
 		per -= per % opts->bs;
 		if (!per)
-			return fail(err, errlen, -EINVAL,
-				    "--size %llu split over nrfiles=%u files in %s leaves less than "
-				    "bs=%llu each; use --size %llu or more, or fewer --nrfiles",
-				    (unsigned long long)opts->size, n, dir,
-				    (unsigned long long)opts->bs,
-				    (unsigned long long)opts->bs * n);
+			return fail(
+			        err, errlen, -EINVAL,
+			        "--size %llu split over nrfiles=%u files in %s leaves less than "
+			        "bs=%llu each; use --size %llu or more, or fewer --nrfiles",
+			        (unsigned long long)opts->size, n, dir,
+			        (unsigned long long)opts->bs, (unsigned long long)opts->bs * n);
 	}
 
 	if (alloc_files(t, n))
@@ -1044,8 +1062,8 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 		if ((size_t)snprintf(t->paths[i], LLMIO_PATH_MAX, "%s/llmio.%u", dir, i) >=
 		    LLMIO_PATH_MAX)
 			return fail(err, errlen, -ENAMETOOLONG,
-				    "directory path %s is too long; choose a shorter --directory",
-				    dir);
+			            "directory path %s is too long; choose a shorter --directory",
+			            dir);
 
 	file_dev_facts(t, dir, &st);
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
@@ -1056,7 +1074,7 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 }
 
 int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
-		size_t errlen)
+                size_t errlen)
 {
 	bool file = opts->filename[0], dir = opts->directory[0];
 	unsigned i;
@@ -1067,14 +1085,15 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 		err[0] = '\0';
 	if (file == dir)
 		return fail(err, errlen, -EINVAL, "give --filename or --directory%s",
-			    file ? ", not both" : "");
+		            file ? ", not both" : "");
 	if (!opts->bs)
-		return fail(err, errlen, -EINVAL, "bs=0 is not a block size; give bs=4k or more");
+		return fail(err, errlen, -EINVAL,
+		            "bs=0 is not a block size; give one such as bs=4k");
 	t->direct = opts->direct;
 	t->writable = writes;
 
 	rc = file ? open_filename(t, opts, writes, err, errlen)
-		  : open_directory(t, opts, writes, err, errlen);
+	          : open_directory(t, opts, writes, err, errlen);
 	if (rc) {
 		target_close(t);
 		return rc;
@@ -1101,7 +1120,7 @@ void target_close(struct target *t)
 }
 
 int target_dev_counters(const struct target *t, uint64_t *rd_bytes, uint64_t *wr_bytes,
-			uint64_t *rd_ios, uint64_t *wr_ios)
+                        uint64_t *rd_ios, uint64_t *wr_ios)
 {
 	unsigned long long v[8] = {0};
 	char buf[512], *p, *end;

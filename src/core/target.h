@@ -15,14 +15,14 @@
 
 struct target {
 	unsigned nfiles;
-	int *fds;		/* nfiles open descriptors */
-	uint64_t *sizes;	/* bytes of each file used by the job */
-	char **paths;		/* nfiles paths */
-	uint64_t total_size;	/* sum of sizes */
+	int *fds;            /* nfiles open descriptors */
+	uint64_t *sizes;     /* bytes of each file used by the job */
+	char **paths;        /* nfiles paths */
+	uint64_t total_size; /* sum of sizes */
 	bool is_blockdev;
-	bool direct;		/* O_DIRECT is set on the fds */
-	bool writable;		/* opened O_RDWR */
-	uint32_t align;		/* O_DIRECT alignment needed for buffer, offset and size */
+	bool direct;                    /* O_DIRECT is set on the fds */
+	bool writable;                  /* opened O_RDWR */
+	uint32_t align;                 /* O_DIRECT alignment needed for buffer, offset and size */
 	char stat_path[LLMIO_PATH_MAX]; /* /sys/dev/block/M:m/stat, "" when no device */
 	struct llmio_device_result dev; /* facts; counters filled by the job */
 };
@@ -41,7 +41,7 @@ struct target {
  *         -errno for a runtime failure.  err always holds one line naming the path.
  */
 int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
-		size_t errlen);
+                size_t errlen);
 
 /* Close the files and free everything; safe on a zeroed or half-opened target. */
 void target_close(struct target *t);
@@ -51,7 +51,7 @@ void target_close(struct target *t);
  * read and write I/Os.  \return 0, or -ENODEV when the target has no block device.
  */
 int target_dev_counters(const struct target *t, uint64_t *rd_bytes, uint64_t *wr_bytes,
-			uint64_t *rd_ios, uint64_t *wr_ios);
+                        uint64_t *rd_ios, uint64_t *wr_ios);
 
 /* Drop the page cache of the target's files (posix_fadvise DONTNEED after fdatasync). */
 int target_invalidate(const struct target *t);

@@ -20,9 +20,9 @@
 #include "core/clock.h"
 #include "core/job_internal.h"
 
-#define STATE_READY 1
+#define STATE_READY  1
 #define STATE_FAILED 2
-#define STATE_DONE 3
+#define STATE_DONE   3
 
 static void sleep_ns(uint64_t ns)
 {
@@ -86,7 +86,7 @@ static void prep(struct worker *w, struct io_req *io)
 			io->op = ENGINE_OP_WRITE;
 		else
 			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
-									   : ENGINE_OP_WRITE;
+			                                                  : ENGINE_OP_WRITE;
 		break;
 	}
 	if (j->target.nfiles == 1) {
@@ -106,18 +106,16 @@ static void fail_io(struct worker *w, const struct io_req *io)
 	w->err = -e;
 	if (io->res < 0)
 		snprintf(w->errmsg, sizeof(w->errmsg),
-			 "%s error at offset %llu (%u bytes) of %s: %s (errno %d)",
-			 io->op == ENGINE_OP_READ ? "read" : "write",
-			 (unsigned long long)io->off, io->len,
-			 j->target.nfiles ? j->target.paths[io->file] : "(no file)", strerror(e),
-			 e);
+		         "%s error at offset %llu (%u bytes) of %s: %s (errno %d)",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         io->len, j->target.nfiles ? j->target.paths[io->file] : "(no file)",
+		         strerror(e), e);
 	else
 		snprintf(w->errmsg, sizeof(w->errmsg),
-			 "%s at offset %llu of %s returned 0 bytes (end of file): the target is "
-			 "smaller than the job expects",
-			 io->op == ENGINE_OP_READ ? "read" : "write",
-			 (unsigned long long)io->off,
-			 j->target.nfiles ? j->target.paths[io->file] : "(no file)");
+		         "%s at offset %llu of %s returned 0 bytes (end of file): the target is "
+		         "smaller than the job expects",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         j->target.nfiles ? j->target.paths[io->file] : "(no file)");
 }
 
 /* Account one completion; false when the I/O failed and the job must stop. */
@@ -144,7 +142,7 @@ static void publish(struct worker *w)
 {
 	atomic_store_explicit(&w->live_ios, w->st[0].ios + w->st[1].ios, memory_order_relaxed);
 	atomic_store_explicit(&w->live_bytes, w->st[0].bytes + w->st[1].bytes,
-			      memory_order_relaxed);
+	                      memory_order_relaxed);
 }
 
 /* fsync every dirty file, timing each call; the caller has drained all I/O. */
@@ -160,11 +158,11 @@ static int sync_files(struct worker *w, bool measuring)
 			continue;
 		t0 = now_ns();
 		ret = j->engine->sync ? j->engine->sync(&w->ctx, f)
-				      : (fsync(j->target.fds[f]) ? -errno : 0);
+		                      : (fsync(j->target.fds[f]) ? -errno : 0);
 		if (ret) {
 			w->err = ret;
 			snprintf(w->errmsg, sizeof(w->errmsg), "fsync of %s failed: %s",
-				 j->target.paths[f], strerror(-ret));
+			         j->target.paths[f], strerror(-ret));
 			return ret;
 		}
 		w->dirty[f] = false;
@@ -191,7 +189,8 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	w->bufs = calloc(w->depth, sizeof(*w->bufs));
 	if (j->target.nfiles)
 		w->dirty = calloc(j->target.nfiles, sizeof(*w->dirty));
-	if (!w->ios || !w->free_ios || !w->evs || !w->batch || !w->bufs || (j->target.nfiles && !w->dirty))
+	if (!w->ios || !w->free_ios || !w->evs || !w->batch || !w->bufs ||
+	    (j->target.nfiles && !w->dirty))
 		goto err_nomem;
 	for (unsigned i = 0; i < w->depth; i++) {
 		if (posix_memalign(&w->bufs[i], 4096, j->o.bs))
@@ -211,28 +210,28 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	reset_stats(w);
 
 	s = (struct engine_setup){
-		.fds = j->target.fds,
-		.file_sizes = j->target.sizes,
-		.nfiles = j->target.nfiles,
-		.bufs = w->bufs,
-		.nbufs = w->depth,
-		.buf_len = j->o.bs,
-		.iodepth = w->depth,
-		.direct = j->target.direct,
-		.writable = j->target.writable,
-		.dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
-		.devname = j->target.dev.known ? j->target.dev.name : "",
-		.opts = j->engine_opts,
+	        .fds = j->target.fds,
+	        .file_sizes = j->target.sizes,
+	        .nfiles = j->target.nfiles,
+	        .bufs = w->bufs,
+	        .nbufs = w->depth,
+	        .buf_len = j->o.bs,
+	        .iodepth = w->depth,
+	        .direct = j->target.direct,
+	        .writable = j->target.writable,
+	        .dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
+	        .devname = j->target.dev.known ? j->target.dev.name : "",
+	        .opts = j->engine_opts,
 	};
 	ret = j->engine->init(&w->ctx, &s, err, errlen);
 	if (ret && !err[0])
 		snprintf(err, errlen, "engine %s could not start: %s", j->engine->name,
-			 strerror(-ret));
+		         strerror(-ret));
 	return ret;
 
 err_nomem:
 	snprintf(err, errlen, "out of memory for %u buffers of %llu bytes", w->depth,
-		 (unsigned long long)j->o.bs);
+	         (unsigned long long)j->o.bs);
 	return -ENOMEM;
 }
 
@@ -251,8 +250,8 @@ static void teardown(struct worker *w)
 }
 
 /* Wait until `min` I/Os completed (all of them when draining), accounting them. */
-static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree,
-		bool measuring, bool count)
+static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree, bool measuring,
+                bool count)
 {
 	int n = w->job->engine->reap(&w->ctx, min, w->evs, w->depth);
 	uint64_t t;
@@ -260,7 +259,7 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 	if (n < 0) {
 		w->err = n;
 		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to reap completions: %s",
-			 w->job->engine->name, strerror(-n));
+		         w->job->engine->name, strerror(-n));
 		return n;
 	}
 	t = now_ns();
@@ -328,7 +327,7 @@ static void run(struct worker *w)
 				if (inflight || queued)
 					break; /* reap first; the rate check repeats next round */
 				sleep_ns((uint64_t)((double)issued * 1e9 / (double)rate) -
-					 (t - t_start));
+				         (t - t_start));
 				t = now_ns();
 			}
 			prep(w, io);
@@ -351,7 +350,8 @@ static void run(struct worker *w)
 				t = done; /* the next I/O is queued now */
 				if (!async) {
 					t_fresh = true;
-					break; /* check stop / epoch / think time between sync I/Os */
+					break; /* check stop / epoch / think time between sync I/Os
+					        */
 				}
 				continue;
 			}
@@ -364,7 +364,7 @@ static void run(struct worker *w)
 			if (e->commit(&w->ctx) < 0) {
 				w->err = -EIO;
 				snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to submit",
-					 e->name);
+				         e->name);
 				return;
 			}
 			ts = now_ns();
@@ -380,7 +380,8 @@ static void run(struct worker *w)
 			publish(w);
 
 		if (j->o.fsync && writes_since_sync >= j->o.fsync) {
-			if (drain(w, &inflight, &nfree, measuring, true) || sync_files(w, measuring))
+			if (drain(w, &inflight, &nfree, measuring, true) ||
+			    sync_files(w, measuring))
 				return;
 			writes_since_sync = 0;
 		}

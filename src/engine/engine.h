@@ -33,24 +33,24 @@ struct io_req {
 	void *buf;
 	uint64_t off;
 	uint32_t len;
-	uint16_t file;	  /* index into engine_setup.fds */
+	uint16_t file;    /* index into engine_setup.fds */
 	uint16_t buf_idx; /* index into engine_setup.bufs (for registered buffers) */
-	uint8_t op;	  /* enum engine_op */
-	int64_t res;	  /* bytes transferred, or -errno; set by the engine */
+	uint8_t op;       /* enum engine_op */
+	int64_t res;      /* bytes transferred, or -errno; set by the engine */
 	uint64_t t_queue; /* ns, set by the worker */
 	uint64_t t_submit;
 	uint64_t priv;
 };
 
 /* Capability flags. */
-#define ENGINE_CAP_ASYNC (1u << 0)	 /* reap() exists; iodepth > 1 means I/Os in flight */
-#define ENGINE_CAP_DIRECT (1u << 1)	 /* O_DIRECT works through it */
-#define ENGINE_CAP_NO_IO (1u << 2)	 /* touches no file (null) */
+#define ENGINE_CAP_ASYNC      (1u << 0) /* reap() exists; iodepth > 1 means I/Os in flight */
+#define ENGINE_CAP_DIRECT     (1u << 1) /* O_DIRECT works through it */
+#define ENGINE_CAP_NO_IO      (1u << 2) /* touches no file (null) */
 #define ENGINE_CAP_MAPS_FILES (1u << 3) /* needs file sizes, no O_DIRECT (mmap) */
 
 /* Everything an engine needs to set up one worker's instance. */
 struct engine_setup {
-	const int *fds;		    /* open files, all of the job's */
+	const int *fds;             /* open files, all of the job's */
 	const uint64_t *file_sizes; /* bytes of each file */
 	unsigned nfiles;
 	void *const *bufs; /* iodepth buffers of buf_len bytes, aligned to >= 4096 */
@@ -58,10 +58,10 @@ struct engine_setup {
 	size_t buf_len;
 	unsigned iodepth;
 	bool direct;
-	bool writable;	    /* files are open O_RDWR and writes may be issued */
-	int dev_io_poll;    /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
+	bool writable;       /* files are open O_RDWR and writes may be issued */
+	int dev_io_poll;     /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
 	const char *devname; /* block device name for messages ("vda"), or "" */
-	const void *opts;   /* the engine's option struct, parsed from its table */
+	const void *opts;    /* the engine's option struct, parsed from its table */
 };
 
 struct engine_ctx {
@@ -81,11 +81,11 @@ struct engine_opt {
 	const char *name;
 	const char *alias; /* fio's name, or NULL */
 	enum engine_opt_type type;
-	size_t offset;	/* offsetof(the engine's option struct, field) */
+	size_t offset;   /* offsetof(the engine's option struct, field) */
 	const char *def; /* default as text, parsed like user input */
 	const char *help;
 	const char *const *choices; /* ENGINE_OPT_ENUM: NULL-terminated */
-	int min, max;		    /* ENGINE_OPT_INT / TIME_MS range */
+	int min, max;               /* ENGINE_OPT_INT / TIME_MS range */
 };
 
 struct engine_ops {
@@ -94,7 +94,7 @@ struct engine_ops {
 	const char *summary;
 	unsigned caps;
 	const struct engine_opt *opts; /* terminated by an entry with name == NULL; may be NULL */
-	size_t opts_size;	       /* sizeof the engine's option struct */
+	size_t opts_size;              /* sizeof the engine's option struct */
 
 	/* Can this engine run here?  0, or -errno with the exact reason in why. */
 	int (*probe)(char *why, size_t len);
@@ -119,7 +119,7 @@ const struct engine_ops *engine_find(const char *name);
  * 0, or -EINVAL with a message naming the key and the valid keys / values in err.
  */
 int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
-		      size_t errlen);
+                      size_t errlen);
 
 /* The built-in engines. */
 extern const struct engine_ops engine_null;

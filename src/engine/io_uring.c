@@ -17,6 +17,7 @@
  * (which burns a CPU).  Whatever could not be had falls back and is said in the notes.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdarg.h>
@@ -107,8 +108,9 @@ static const struct engine_opt uring_options[] = {
                 .type = ENGINE_OPT_INT,
                 .offset = offsetof(struct uring_opts, submit_batch),
                 .def = "0",
-                .help = "queued SQEs that make commit enter the kernel; fewer wait for the next "
-                        "reap; 0 means iodepth",
+                .help = "queued SQEs that make commit enter the kernel on its own; 0 = submit "
+                        "together with the wait for completions, one system call per round; "
+                        "no effect with sqpoll",
                 .min = 0,
                 .max = 65536,
         },
@@ -134,6 +136,7 @@ struct uring_eng {
 	unsigned reap_batch;
 	bool fixedbufs;
 	bool regfiles;
+	bool sqpoll;
 	/* Completions are only posted (DEFER/COOP_TASKRUN) or found (IOPOLL) by entering. */
 	bool enter_to_reap;
 };
@@ -394,9 +397,9 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	}
 
 	/*
-	 * IOPOLL spins on the device's poll queues instead of taking an interrupt.  Without
-	 * O_DIRECT nothing reaches the device queue synchronously to poll, and without poll
-	 * queues every I/O would fail with EOPNOTSUPP, so in both cases run with interrupts.
+	 * IOPOLL spins on the device's poll queues instead of taking an interrupt.  An IOPOLL
+	 * ring fails buffered I/O, and O_DIRECT I/O to a device without poll queues, with
+	 * EOPNOTSUPP, so in both cases we run with interrupts and say why.
 	 */
 	if (o->iopoll) {
 		const char *dev = s->devname && s->devname[0] ? s->devname : "the target's device";
@@ -439,14 +442,22 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	else
 		appendf(ctx->notes, sizeof(ctx->notes), ", regfiles off");
 
-	p->submit_batch = o->submit_batch > 0 && (unsigned)o->submit_batch < depth
-	                          ? (unsigned)o->submit_batch
-	                          : depth;
+	/* 0: never alone; the worker always reaps right after commit, and reap submits */
+	p->submit_batch = o->submit_batch > 0 ? (unsigned)o->submit_batch : UINT_MAX;
 	p->reap_batch = o->reap_batch > 0 && (unsigned)o->reap_batch < depth
 	                        ? (unsigned)o->reap_batch
 	                        : depth;
-	appendf(ctx->notes, sizeof(ctx->notes), ", batch submit %u / reap %u%s", p->submit_batch,
-	        p->reap_batch, iopoll_note);
+	p->sqpoll = o->sqpoll;
+	if (p->sqpoll)
+		appendf(ctx->notes, sizeof(ctx->notes),
+		        ", SQEs published on every commit / reap %u%s", p->reap_batch, iopoll_note);
+	else if (p->submit_batch == UINT_MAX)
+		appendf(ctx->notes, sizeof(ctx->notes),
+		        ", submit and wait in one system call / reap %u%s", p->reap_batch,
+		        iopoll_note);
+	else
+		appendf(ctx->notes, sizeof(ctx->notes), ", batch submit %u / reap %u%s",
+		        p->submit_batch, p->reap_batch, iopoll_note);
 	ctx->priv = p;
 	return 0;
 
@@ -494,8 +505,12 @@ static int uring_commit(struct engine_ctx *ctx)
 	unsigned ready = io_uring_sq_ready(&p->ring);
 	int ret;
 
-	/* Lazy: the kernel still has I/Os to work on, so these can ride along with reap's wait. */
-	if (!ready || (ready < p->submit_batch && ready < p->inflight))
+	/*
+	 * Lazy: the worker reaps right after every commit, and reap submits and waits in one
+	 * io_uring_enter, so holding SQEs here saves a system call per round.  With SQPOLL
+	 * publishing SQEs costs no system call, so never hold them.
+	 */
+	if (!ready || (!p->sqpoll && ready < p->submit_batch))
 		return 0;
 	ret = io_uring_submit(&p->ring);
 	/* Whatever the kernel did not take now is submitted again by reap(). */

@@ -12,6 +12,7 @@
  * say so.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libaio.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include "engine/engine.h"
 
@@ -283,8 +283,7 @@ static int aio_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, u
 	for (;;) {
 		if (p->npending && aio_flush(p) == -EAGAIN && !p->nsubmitted && !p->nrefused &&
 		    n < min) {
-			/* Nothing in the kernel whose completion would free a slot: wait a little.
-			 */
+			/* Nothing in the kernel will free a slot: back off. */
 			if (++tries > EAGAIN_RETRIES)
 				return -EAGAIN;
 			nanosleep(&backoff, NULL);

@@ -174,7 +174,7 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 	        madvise_names[advice]);
 	if (advise_failed)
 		appendf(ctx->notes, sizeof(ctx->notes),
-		        " requested but refused for %u mapping(s) (%s%s): default readahead",
+		        " requested but refused for %u mapping(s) (%s%s): ran without that advice",
 		        advise_failed, strerror(advise_err),
 		        advice == ADV_HUGEPAGE && advise_err == EINVAL
 		                ? "; kernel without transparent hugepages?"

@@ -12,7 +12,7 @@
 struct null_data {
 	unsigned depth;
 	unsigned nqueued; /* queued, not yet committed */
-	unsigned ndone;	  /* committed, not yet reaped */
+	unsigned ndone;   /* committed, not yet reaped */
 	struct io_req **queued;
 	struct io_req **done;
 };
@@ -103,15 +103,15 @@ static void null_cleanup(struct engine_ctx *ctx)
 }
 
 const struct engine_ops engine_null = {
-	.abi_version = ENGINE_ABI_VERSION,
-	.name = "null",
-	.summary = "no I/O at all: measures llmio's own per-I/O overhead",
-	.caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_NO_IO,
-	.probe = null_probe,
-	.init = null_init,
-	.queue = null_queue,
-	.commit = null_commit,
-	.reap = null_reap,
-	.sync = null_sync,
-	.cleanup = null_cleanup,
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "null",
+        .summary = "no I/O at all: measures llmio's own per-I/O overhead",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_NO_IO,
+        .probe = null_probe,
+        .init = null_init,
+        .queue = null_queue,
+        .commit = null_commit,
+        .reap = null_reap,
+        .sync = null_sync,
+        .cleanup = null_cleanup,
 };

@@ -53,12 +53,12 @@ static void psync_cleanup(struct engine_ctx *ctx)
 }
 
 const struct engine_ops engine_psync = {
-	.abi_version = ENGINE_ABI_VERSION,
-	.name = "psync",
-	.summary = "pread/pwrite, one I/O at a time per thread",
-	.caps = ENGINE_CAP_DIRECT,
-	.probe = psync_probe,
-	.init = psync_init,
-	.queue = psync_queue,
-	.cleanup = psync_cleanup,
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "psync",
+        .summary = "pread/pwrite, one I/O at a time per thread",
+        .caps = ENGINE_CAP_DIRECT,
+        .probe = psync_probe,
+        .init = psync_init,
+        .queue = psync_queue,
+        .cleanup = psync_cleanup,
 };

@@ -13,7 +13,7 @@
 #include "llmio/engine.h"
 
 static const struct engine_ops *const builtin_engines[] = {
-	&engine_null, &engine_psync, &engine_libaio, &engine_io_uring, &engine_mmap,
+        &engine_null, &engine_psync, &engine_libaio, &engine_io_uring, &engine_mmap,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -40,7 +40,7 @@ const struct engine_ops *engine_at(size_t i)
 		return NULL;
 	if (!engine_valid(builtin_engines[i])) {
 		fprintf(stderr, "llmio: internal error: engine '%s' is malformed\n",
-			builtin_engines[i]->name ? builtin_engines[i]->name : "?");
+		        builtin_engines[i]->name ? builtin_engines[i]->name : "?");
 		abort();
 	}
 	return builtin_engines[i];
@@ -71,8 +71,7 @@ static void list_opts(const struct engine_ops *e, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (const struct engine_opt *o = e->opts; o && o->name && used < len; o++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-					 o->name);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", o->name);
 	if (!e->opts || !e->opts->name)
 		snprintf(buf, len, "none");
 }
@@ -92,7 +91,7 @@ static int parse_bool(const char *v, int *out)
 }
 
 static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const char *v,
-		   void *opts, char *err, size_t errlen)
+                   void *opts, char *err, size_t errlen)
 {
 	int *field = (int *)((char *)opts + o->offset);
 	char *end;
@@ -103,7 +102,7 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 		if (parse_bool(v, field) == 0)
 			return 0;
 		snprintf(err, errlen, "%s option %s=%s: expected 1/0, true/false, yes/no or on/off",
-			 e->name, o->name, v);
+		         e->name, o->name, v);
 		return -EINVAL;
 	case ENGINE_OPT_ENUM:
 		for (int i = 0; o->choices[i]; i++)
@@ -116,9 +115,9 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 			list[0] = '\0';
 			for (int i = 0; o->choices[i] && used < sizeof(list); i++)
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-							 i ? ", " : "", o->choices[i]);
+				                         i ? ", " : "", o->choices[i]);
 			snprintf(err, errlen, "%s option %s=%s: expected one of %s", e->name,
-				 o->name, v, list);
+			         o->name, v, list);
 		}
 		return -EINVAL;
 	case ENGINE_OPT_INT:
@@ -128,9 +127,10 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 		if (o->type == ENGINE_OPT_TIME_MS && end != v && !strcmp(end, "ms"))
 			end += 2;
 		if (errno || end == v || *end || n < o->min || n > o->max) {
-			snprintf(err, errlen, "%s option %s=%s: expected an integer%s from %d to %d",
-				 e->name, o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "",
-				 o->min, o->max);
+			snprintf(err, errlen,
+			         "%s option %s=%s: expected an integer%s from %d to %d", e->name,
+			         o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "", o->min,
+			         o->max);
 			return -EINVAL;
 		}
 		*field = (int)n;
@@ -140,7 +140,7 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 }
 
 int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	char buf[512], *save = NULL, *tok;
 	int ret;
@@ -174,7 +174,7 @@ int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, 
 
 			list_opts(e, list, sizeof(list));
 			snprintf(err, errlen, "engine %s has no option '%s' (its options: %s)",
-				 e->name, tok, list);
+			         e->name, tok, list);
 			return -EINVAL;
 		}
 		ret = set_opt(e, o, val, opts, err, errlen);
@@ -209,10 +209,10 @@ int llmio_engine_info(size_t i, struct llmio_engine_info *out)
 }
 
 static const char *const opt_type_names[] = {
-	[ENGINE_OPT_BOOL] = "bool",
-	[ENGINE_OPT_INT] = "int",
-	[ENGINE_OPT_ENUM] = "enum",
-	[ENGINE_OPT_TIME_MS] = "time (ms)",
+        [ENGINE_OPT_BOOL] = "bool",
+        [ENGINE_OPT_INT] = "int",
+        [ENGINE_OPT_ENUM] = "enum",
+        [ENGINE_OPT_TIME_MS] = "time (ms)",
 };
 
 int llmio_engine_option(size_t engine, size_t opt, struct llmio_engine_option_info *out)
@@ -224,11 +224,11 @@ int llmio_engine_option(size_t engine, size_t opt, struct llmio_engine_option_in
 		if (n != opt)
 			continue;
 		*out = (struct llmio_engine_option_info){
-			.name = o->name,
-			.alias = o->alias,
-			.type = opt_type_names[o->type],
-			.def = o->def,
-			.help = o->help,
+		        .name = o->name,
+		        .alias = o->alias,
+		        .type = opt_type_names[o->type],
+		        .def = o->def,
+		        .help = o->help,
 		};
 		return 0;
 	}
@@ -244,7 +244,7 @@ int llmio_engine_probe(const char *name, char *why, size_t whylen)
 
 		for (size_t i = 0; i < NENGINES && used < whylen; i++)
 			used += (size_t)snprintf(why + used, whylen - used, "%s%s", i ? ", " : "",
-						 builtin_engines[i]->name);
+			                         builtin_engines[i]->name);
 		if (used < whylen)
 			snprintf(why + used, whylen - used, ")");
 		return -ENOENT;

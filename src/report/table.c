@@ -35,13 +35,14 @@ static void print_op(FILE *f, const char *name, const struct llmio_op_result *op
 	fmt_count(iops, sizeof(iops), op->iops);
 	llmio_format_bytes(op->bytes, total, sizeof(total));
 	fprintf(f, "  %-6s %s IOPS, %.3f GB/s (%.3f GiB/s), %s in %.2f s\n", name, iops,
-		op->bw_bytes / 1e9, op->bw_bytes / 1073741824.0, total, rt);
+	        op->bw_bytes / 1e9, op->bw_bytes / 1073741824.0, total, rt);
 	for (int i = 0; i < LLMIO_NPCT; i++)
 		fmt_ns(v[i], sizeof(v[i]), llmio_hist_percentile(&op->clat, llmio_percentiles[i]));
 	fmt_ns(slat, sizeof(slat), (uint64_t)llmio_hist_mean(&op->slat));
 	fprintf(f, "         clat p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", v[1],
-		v[2], v[3], v[4], v[5], v[6]);
-	fprintf(f, "         slat mean %s\n", slat);
+	        v[2], v[3], v[4], v[5], v[6]);
+	if (op->slat.max) /* synchronous engines submit and complete in one call */
+		fprintf(f, "         slat mean %s\n", slat);
 }
 
 void table_print_result(FILE *f, const struct llmio_result *r)
@@ -51,8 +52,8 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 
 	llmio_format_bytes(o->bs, bs, sizeof(bs));
 	fprintf(f, "%s %s bs=%s iodepth=%u numjobs=%u direct=%d%s%s\n", o->engine,
-		llmio_rw_name(o->rw), bs, o->iodepth, o->numjobs, r->direct_in_effect,
-		r->interrupted ? "  [interrupted]" : "", r->error ? "  [stopped by an error]" : "");
+	        llmio_rw_name(o->rw), bs, o->iodepth, o->numjobs, r->direct_in_effect,
+	        r->interrupted ? "  [interrupted]" : "", r->error ? "  [stopped by an error]" : "");
 	if (r->engine_notes[0])
 		fprintf(f, "  notes: %s\n", r->engine_notes);
 	print_op(f, "read", &r->read, r->runtime_s);
@@ -63,25 +64,27 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		fmt_ns(p50, sizeof(p50), llmio_hist_percentile(&r->sync_lat, 50));
 		fmt_ns(p99, sizeof(p99), llmio_hist_percentile(&r->sync_lat, 99));
 		fprintf(f, "  fsync  %llu calls, p50 %s, p99 %s\n", (unsigned long long)r->fsyncs,
-			p50, p99);
+		        p50, p99);
 	}
-	fprintf(f, "  cpu    %.2f cores busy (usr %.3f s, sys %.3f s, incl. kernel I/O threads); "
-		   "system %.2f of %u cores; %.2f GB/s per core; ctx %llu\n",
-		r->cpu.cores_busy, r->cpu.usr_s, r->cpu.sys_s, r->cpu.system_cores_busy,
-		r->cpu.online_cpus, r->gb_per_s_per_core,
-		(unsigned long long)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary));
+	fprintf(f,
+	        "  cpu    %.2f cores busy (usr %.3f s, sys %.3f s, incl. kernel I/O threads); "
+	        "system %.2f of %u cores; %.2f GB/s per core; ctx %llu\n",
+	        r->cpu.cores_busy, r->cpu.usr_s, r->cpu.sys_s, r->cpu.system_cores_busy,
+	        r->cpu.online_cpus, r->gb_per_s_per_core,
+	        (unsigned long long)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary));
 	if (r->device.known) {
 		llmio_format_bytes(r->device.read_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->device.write_bytes, wr, sizeof(wr));
-		fprintf(f, "  device %s (%s%s%s, %s, lbs %u): read %s, written %s\n", r->device.name,
-			r->device.fstype[0] ? r->device.fstype : "raw",
-			r->device.model[0] ? ", " : "", r->device.model,
-			r->device.scheduler[0] ? r->device.scheduler : "no scheduler",
-			r->device.logical_block_size, rd, wr);
+		fprintf(f, "  device %s (%s%s%s, %s, lbs %u): read %s, written %s\n",
+		        r->device.name, r->device.fstype[0] ? r->device.fstype : "raw",
+		        r->device.model[0] ? ", " : "", r->device.model,
+		        r->device.scheduler[0] ? r->device.scheduler : "no scheduler",
+		        r->device.logical_block_size, rd, wr);
 	} else if (r->target_bytes && r->opts.filename[0] + r->opts.directory[0]) {
-		fprintf(f, "  device none (%s): no block device under the target, so no device "
-			   "counters\n",
-			r->device.fstype[0] ? r->device.fstype : "unknown filesystem");
+		fprintf(f,
+		        "  device none (%s): no block device under the target, so no device "
+		        "counters\n",
+		        r->device.fstype[0] ? r->device.fstype : "unknown filesystem");
 	}
 	if (r->error)
 		fprintf(f, "  error  %s\n", r->error_msg);

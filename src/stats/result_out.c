@@ -48,7 +48,8 @@ static cJSON *lat_json(const struct llmio_hist *h, bool with_pct)
 	p = cJSON_AddObjectToObject(o, "percentile");
 	for (int i = 0; i < LLMIO_NPCT; i++) {
 		snprintf(key, sizeof(key), "%f", llmio_percentiles[i]);
-		cJSON_AddNumberToObject(p, key, (double)llmio_hist_percentile(h, llmio_percentiles[i]));
+		cJSON_AddNumberToObject(p, key,
+		                        (double)llmio_hist_percentile(h, llmio_percentiles[i]));
 	}
 	return o;
 }
@@ -228,33 +229,33 @@ int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
 int llmio_results_write_csv(FILE *f, struct llmio_result *const *r, size_t n)
 {
 	int ret = fprintf(f, "engine,rw,bs,iodepth,numjobs,direct,runtime_s,"
-			     "read_iops,read_bw_bytes,read_clat_p50_ns,read_clat_p99_ns,"
-			     "read_clat_p999_ns,write_iops,write_bw_bytes,write_clat_p50_ns,"
-			     "write_clat_p99_ns,write_clat_p999_ns,usr_s,sys_s,cores_busy,"
-			     "system_cores_busy,gb_per_s_per_core,device,dev_read_bytes,"
-			     "dev_write_bytes,interrupted,error\n");
+	                     "read_iops,read_bw_bytes,read_clat_p50_ns,read_clat_p99_ns,"
+	                     "read_clat_p999_ns,write_iops,write_bw_bytes,write_clat_p50_ns,"
+	                     "write_clat_p99_ns,write_clat_p999_ns,usr_s,sys_s,cores_busy,"
+	                     "system_cores_busy,gb_per_s_per_core,device,dev_read_bytes,"
+	                     "dev_write_bytes,interrupted,error\n");
 
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		const struct llmio_result *x = r[i];
 
 		ret = fprintf(f,
-			      "%s,%s,%llu,%u,%u,%d,%.6f,%.1f,%.1f,%llu,%llu,%llu,%.1f,%.1f,%llu,"
-			      "%llu,%llu,%.6f,%.6f,%.4f,%.4f,%.4f,%s,%llu,%llu,%d,%d\n",
-			      x->opts.engine, llmio_rw_name(x->opts.rw),
-			      (unsigned long long)x->opts.bs, x->opts.iodepth, x->opts.numjobs,
-			      x->direct_in_effect, x->runtime_s, x->read.iops, x->read.bw_bytes,
-			      (unsigned long long)llmio_hist_percentile(&x->read.clat, 50),
-			      (unsigned long long)llmio_hist_percentile(&x->read.clat, 99),
-			      (unsigned long long)llmio_hist_percentile(&x->read.clat, 99.9),
-			      x->write.iops, x->write.bw_bytes,
-			      (unsigned long long)llmio_hist_percentile(&x->write.clat, 50),
-			      (unsigned long long)llmio_hist_percentile(&x->write.clat, 99),
-			      (unsigned long long)llmio_hist_percentile(&x->write.clat, 99.9),
-			      x->cpu.usr_s, x->cpu.sys_s, x->cpu.cores_busy,
-			      x->cpu.system_cores_busy, x->gb_per_s_per_core,
-			      x->device.known ? x->device.name : "",
-			      (unsigned long long)x->device.read_bytes,
-			      (unsigned long long)x->device.write_bytes, x->interrupted, -x->error);
+		              "%s,%s,%llu,%u,%u,%d,%.6f,%.1f,%.1f,%llu,%llu,%llu,%.1f,%.1f,%llu,"
+		              "%llu,%llu,%.6f,%.6f,%.4f,%.4f,%.4f,%s,%llu,%llu,%d,%d\n",
+		              x->opts.engine, llmio_rw_name(x->opts.rw),
+		              (unsigned long long)x->opts.bs, x->opts.iodepth, x->opts.numjobs,
+		              x->direct_in_effect, x->runtime_s, x->read.iops, x->read.bw_bytes,
+		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 50),
+		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 99),
+		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 99.9),
+		              x->write.iops, x->write.bw_bytes,
+		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 50),
+		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 99),
+		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 99.9),
+		              x->cpu.usr_s, x->cpu.sys_s, x->cpu.cores_busy,
+		              x->cpu.system_cores_busy, x->gb_per_s_per_core,
+		              x->device.known ? x->device.name : "",
+		              (unsigned long long)x->device.read_bytes,
+		              (unsigned long long)x->device.write_bytes, x->interrupted, -x->error);
 	}
 	return ret < 0 ? -EIO : 0;
 }

@@ -1,0 +1,83 @@
+#!/bin/bash
+# cli_quick.sh: the default command, `llmio quick`, works end to end and cleans up.
+#
+# `quick` is what a new user runs first (it is also what plain `llmio` does), so it must
+# exit 0, print the comparison table (header with GB/s/core, a row for every engine that
+# can run here: io_uring, libaio, psync, mmap), the "best engine per pattern" summary, and
+# leave no scratch data behind: DIR/llmio.0 is removed, and DIR too when llmio created it.
+# With --keep the scratch file stays (full size).  --json writes one job per measured point
+# and --csv one line per point.  Sizes and times are tiny (32 MiB, 100 ms per point).
+
+. "$(dirname "$0")/lib.sh"
+
+MiB=$((1024 * 1024))
+ENGINES=
+for e in io_uring libaio psync mmap; do
+	if "$LLMIO" engines --brief 2>/dev/null | grep -Eq "^$e +available"; then
+		ENGINES="$ENGINES $e"
+	else
+		note "engine $e is not available here: no row expected for it"
+	fi
+done
+
+echo "== quick into a directory that does not exist yet, with --json and --csv"
+D=$T/scratch # llmio creates one missing level, not a whole path
+expect_rc 0 "quick" quick --dir "$D" --size 32m --runtime 100ms --json "$T/q.json" --csv "$T/q.csv"
+expect_out "table header" "GB/s/core" "IOPS" "p99"
+for e in $ENGINES; do
+	check "table has rows for $e" grep -Eq "^(inference|training) .* $e " "$T/stdout"
+done
+expect_out "summary section" "best engine per pattern"
+check "scratch file removed" test ! -e "$D/llmio.0"
+check "scratch directory llmio created is removed" test ! -e "$D"
+if [ -f "$T/q.json" ]; then
+	json_check "$T/q.json" "JSON: many jobs, all without error" \
+		'len(d["jobs"]) >= 8 and all(x["error"] == 0 for x in d["jobs"])'
+	json_check "$T/q.json" "JSON: every available engine measured" \
+		'set("'"${ENGINES# }"'".split()) <= set(x["job options"]["ioengine"] for x in d["jobs"])'
+	json_check "$T/q.json" "JSON: every point did I/O" \
+		'all(x["read"]["total_ios"] + x["write"]["total_ios"] > 0 for x in d["jobs"])'
+	NJOBS=$(json_get "$T/q.json" 'len(d["jobs"])')
+	check "CSV: a header and one line per JSON job ($NJOBS)" \
+		test "$(wc -l <"$T/q.csv")" -eq $((NJOBS + 1))
+else
+	fail "--json file not written"
+fi
+
+echo "== plain \`llmio\` (no command) runs quick; --keep keeps the scratch file"
+D=$T/existing
+mkdir "$D"
+expect_rc 0 "llmio --keep" --dir "$D" --size 32m --runtime 100ms --keep
+expect_out "no-command run printed the table" "GB/s/core" "best engine per pattern"
+check "--keep: scratch file kept at full size" \
+	test "$(stat -c %s "$D/llmio.0" 2>/dev/null)" = $((32 * MiB))
+
+echo "== without --keep the file goes, a directory the user made stays"
+expect_rc 0 "quick in an existing directory" quick --dir "$D" --size 32m --runtime 100ms
+check "scratch file removed" test ! -e "$D/llmio.0"
+check "user's directory kept" test -d "$D"
+
+echo "== Ctrl-C during quick still cleans up"
+D=$T/interrupted
+echo "+ llmio quick --dir \$T/interrupted --size 32m --runtime 100ms   (SIGINT once measuring)"
+"$LLMIO" quick --dir "$D" --size 32m --runtime 100ms >"$T/stdout" 2>"$T/stderr" &
+QPID=$!
+on_exit() { [ -n "${QPID:-}" ] && kill -KILL "$QPID" 2>/dev/null; }
+# Signal once the scratch file is filled (all 32 MiB allocated) and measuring has begun: an
+# interrupted fill is a different case (exit 1, nothing measured).
+for _ in $(seq 200); do
+	[ "$(($(stat -c '%b * %B' "$D/llmio.0" 2>/dev/null || echo 0)))" -ge $((32 * MiB)) ] && break
+	sleep 0.1
+done
+sleep 0.5
+kill -INT "$QPID" 2>/dev/null
+for _ in $(seq 50); do kill -0 "$QPID" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$QPID" 2>/dev/null && fail "quick still running 5 s after SIGINT"
+wait "$QPID"
+RC=$?
+QPID=
+check "interrupted quick exits 0 (exit $RC)" test "$RC" -eq 0
+expect_out "interrupted quick says so" "interrupted"
+check "interrupted quick removed its scratch directory" test ! -e "$D"
+
+finish
