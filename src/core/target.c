@@ -19,9 +19,11 @@
  * halfway through a fill; holes inside an existing file are left as holes until written, so
  * SEEK_HOLE keeps seeing them even on a filesystem that would call an unwritten extent data.
  *
- * Raw devices are never written here.  Writes to one need allow_destructive, and, unless
- * force, the device must be unused (not mounted, no partition mounted, no holder such as
- * device-mapper or md, an O_EXCL open succeeds) and carry no signature libblkid recognises.
+ * Raw devices are never written here.  Writes to one need allow_destructive; the device must
+ * be unused (not mounted, no partition mounted, no holder such as device-mapper or md, an
+ * O_EXCL open succeeds) whatever the flags, because writing under a mounted filesystem
+ * corrupts it and the kernel's caches at once; and, unless force, it must carry no signature
+ * libblkid recognises.
  */
 #include <blkid.h>
 #include <dirent.h>
@@ -866,22 +868,18 @@ static int open_blockdev(struct target *t, const struct llmio_job_opts *opts, co
 			            "refusing to write to block device %s: this destroys its data; "
 			            "add --allow-destructive if that is intended",
 			            path);
-		if (!opts->force) {
-			rc = check_unused(path, st->st_rdev, err, errlen);
-			if (!rc)
-				rc = check_no_signature(path, err, errlen);
-			if (rc)
-				return rc;
-		}
+		rc = check_unused(path, st->st_rdev, err, errlen);
+		if (!rc && !opts->force)
+			rc = check_no_signature(path, err, errlen);
+		if (rc)
+			return rc;
 		/* O_EXCL also catches swap and other exclusive users, and keeps them out. */
 		fd = open(path, flags | O_EXCL);
-		if (fd < 0 && errno == EBUSY && !opts->force)
+		if (fd < 0 && errno == EBUSY)
 			return fail(err, errlen, -EBUSY,
 			            "refusing to write to %s: it is in use (mounted, swap, RAID or "
 			            "another program); release it first",
 			            path);
-		if (fd < 0 && errno == EBUSY)
-			fd = open(path, flags);
 	} else {
 		fd = open(path, flags);
 	}

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -540,6 +541,29 @@ static unsigned drain(struct io_uring *ring, struct io_req **evs, unsigned max)
 	return n;
 }
 
+/*
+ * Wait for completions with an SQPOLL ring.  The poller thread may go to sleep just as SQEs
+ * are published; liburing wakes it when it sees IORING_SQ_NEED_WAKEUP, but a wait that is
+ * bounded (100 ms) and followed by an explicit wake-up makes a lost wake-up cost 100 ms
+ * instead of a hung job, whatever the liburing version.
+ */
+static int sqpoll_wait(struct uring_eng *p, unsigned want)
+{
+	struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
+	struct io_uring_cqe *cqe;
+	int ret = io_uring_submit(&p->ring);
+
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		ret = io_uring_wait_cqes(&p->ring, &cqe, want, &ts, NULL);
+		if (ret != -ETIME)
+			return ret;
+		syscall(__NR_io_uring_enter, p->ring.ring_fd, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL,
+		        0);
+	}
+}
+
 static int uring_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
 {
 	static const struct timespec backoff = {.tv_sec = 0, .tv_nsec = EAGAIN_RETRY_NS};
@@ -563,7 +587,9 @@ static int uring_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs,
 
 	for (;;) {
 		want = n < min ? min - n : 0;
-		if (want)
+		if (want && p->sqpoll)
+			ret = sqpoll_wait(p, want);
+		else if (want)
 			ret = io_uring_submit_and_wait(ring, want);
 		else if (!n && p->enter_to_reap)
 			ret = io_uring_submit_and_get_events(ring);

@@ -1,0 +1,124 @@
+#!/bin/bash
+# cli_blockdev.sh: raw block devices are safe to point llmio at.
+#
+# Writing to a raw device destroys what is on it, so llmio must refuse unless told twice:
+#   - reads are always allowed (and measure the whole device when --size is not given);
+#   - a write needs --allow-destructive (exit 2 otherwise, naming the option);
+#   - a device holding a filesystem also needs --force (the refusal names the filesystem
+#     and --force), and a refused write must leave the filesystem intact;
+#   - a mounted device is refused with --allow-destructive alone.
+# Only a loop device over an image file in the test's temp dir is ever written; the script
+# skips (77) unless it is root and `losetup -f` works.  The trap always unmounts and
+# detaches the loop device.
+
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root for loop devices"
+command -v losetup >/dev/null || skip_all "losetup not installed"
+losetup -f >/dev/null 2>&1 || skip_all "no free loop device (losetup -f failed)"
+
+LOOP=
+MNT=
+on_exit() {
+	if [ -n "$MNT" ] && mountpoint -q "$MNT"; then umount "$MNT" || umount -l "$MNT"; fi
+	[ -n "$LOOP" ] || return 0
+	# A device still open (an io_uring ring is released a little after its process exits)
+	# is detached by the kernel on its last close: wait for that, so the next test finds it free.
+	losetup -d "$LOOP" || echo "warning: losetup -d $LOOP failed"
+	for _ in $(seq 50); do [ -e "/sys/block/${LOOP#/dev/}/loop" ] || return 0; sleep 0.1; done
+	echo "warning: $LOOP still attached 5 s after losetup -d"
+}
+
+IMG=$T/disk.img
+truncate -s 64m "$IMG"
+# Something recognisable at the start of the "disk", to see that refused writes change nothing.
+printf 'LLMIO-TEST-MARK' | dd of="$IMG" conv=notrunc status=none
+LOOP=$(losetup -f --show "$IMG" 2>"$T/stderr") || { LOOP=; skip_all "losetup -f --show failed: $(cat "$T/stderr")"; }
+case $LOOP in
+/dev/loop[0-9]*) echo "using $LOOP over $IMG" | sed "s|$T|\$T|g" ;;
+*) fail "losetup gave '$LOOP', not a loop device"; LOOP=; finish ;;
+esac
+
+# The device must not be claimed when a step starts: after an io_uring write job exits, the
+# kernel drops the ring's reference to the device a few tens of ms later (io_uring's exit
+# work), and until then an exclusive open (llmio's, mkfs's) gets EBUSY.
+wait_free() {
+	local i
+	for i in $(seq 100); do
+		python3 -c 'import os,sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL))' \
+			"$LOOP" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	note "$LOOP still claimed after 5 s"
+}
+mark_intact() { [ "$(head -c 15 "$IMG")" = LLMIO-TEST-MARK ]; }
+is_ext4() { [ "$(od -An -tx1 -j1080 -N2 "$LOOP" | tr -d ' ')" = 53ef ]; } # s_magic 0xEF53
+
+ENG=io_uring
+"$LLMIO" engines --brief 2>/dev/null | grep -Eq "^io_uring +available" || ENG=psync
+RD=(--filename "$LOOP" --rw randread --runtime 0.3 --direct=1 --ioengine "$ENG")
+WR=(--filename "$LOOP" --rw randwrite --runtime 0.3 --direct=1 --ioengine "$ENG")
+
+echo "== reads are allowed"
+expect_rc 0 "read job on $LOOP" run "${RD[@]}" --json "$T/r.json"
+[ -f "$T/r.json" ] && json_check "$T/r.json" "read: whole 64 MiB device, I/O done, device counters for ${LOOP#/dev/}" \
+	'j["target_bytes"] == 64 << 20 and j["read"]["total_ios"] > 0 and j["device"]["known"] and j["device"]["name"] == "'"${LOOP#/dev/}"'"'
+expect_rc 2 "--size beyond the device is a usage error" run "${RD[@]}" --size 128m
+
+echo "== writes need --allow-destructive"
+expect_rc 2 "write without --allow-destructive" run "${WR[@]}" &&
+	expect_err "refusal names --allow-destructive" "--allow-destructive"
+check "refused write left the data alone" mark_intact
+wait_free
+expect_rc 0 "write with --allow-destructive on a blank device" run "${WR[@]}" --allow-destructive \
+	--json "$T/w.json"
+[ -f "$T/w.json" ] && json_check "$T/w.json" "write: I/O done" 'j["write"]["total_ios"] > 0'
+
+echo "== a device holding a filesystem also needs --force"
+if ! command -v mkfs.ext4 >/dev/null; then
+	note "mkfs.ext4 not installed: the filesystem checks are skipped"
+	finish
+fi
+wait_free
+run mkfs.ext4 -q -F "$LOOP"
+if [ "$RC" -ne 0 ]; then
+	fail "mkfs.ext4 $LOOP failed: $(cat "$T/stderr")"
+	finish
+fi
+check "mkfs made ext4" is_ext4
+llmio run "${WR[@]}" --allow-destructive
+if [ "$RC" -eq 2 ] || [ "$RC" -eq 1 ]; then
+	pass "write over ext4 with --allow-destructive alone refused (exit $RC)"
+	expect_err "refusal names the filesystem and --force" ext4 --force
+else
+	fail "write over ext4 with --allow-destructive alone: exit $RC, expected a refusal"
+fi
+check "refused write left the filesystem intact" is_ext4
+wait_free
+expect_rc 0 "write over ext4 with --allow-destructive --force" run "${WR[@]}" \
+	--allow-destructive --force
+
+echo "== a mounted device is refused"
+wait_free
+run mkfs.ext4 -q -F "$LOOP"
+MNT=$T/mnt
+mkdir "$MNT"
+if [ "$RC" -ne 0 ]; then
+	fail "mkfs.ext4 $LOOP (second) failed: $(cat "$T/stderr")"
+elif ! mount "$LOOP" "$MNT" 2>"$T/stderr"; then
+	note "cannot mount $LOOP ($(cat "$T/stderr")): the mounted-device check is skipped"
+	MNT=
+else
+	echo data >"$MNT/file" && sync
+	llmio run "${WR[@]}" --allow-destructive
+	if [ "$RC" -ne 0 ]; then
+		pass "write to a mounted device with --allow-destructive refused (exit $RC)"
+		expect_err "refusal says it is mounted" mounted
+	else
+		fail "write to a mounted device with --allow-destructive was not refused"
+	fi
+	check "mounted filesystem still readable" test "$(cat "$MNT/file")" = data
+	expect_rc 0 "read job on the mounted device is allowed" run "${RD[@]}"
+fi
+
+finish
