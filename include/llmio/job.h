@@ -65,7 +65,7 @@ struct llmio_job_opts {
 	uint32_t thinktime_blocks;
 
 	bool allow_destructive; /* allow writes to a raw block device */
-	bool force;             /* with allow_destructive: even if it holds a filesystem */
+	bool force;             /* with allow_destructive: even over a filesystem signature */
 
 	/*
 	 * Set to non-zero (from a signal handler, another thread) to stop the job early; the

@@ -85,8 +85,8 @@ static const struct opt opts_table[] = {
         OPT("allow_destructive", "allow-destructive", O_BOOL, allow_destructive, "0",
             "allow writes to a raw block device (destroys its data)"),
         OPT("force", NULL, O_BOOL, force, "0",
-            "with allow_destructive: write even over a filesystem signature (mounted devices are "
-            "always refused)"),
+            "with allow_destructive: write over a filesystem signature too (never a mounted "
+            "device)"),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
