@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # on_exit and small helpers run from the trap or via check
 # cli_blockdev.sh: raw block devices are safe to point llmio at.
 #
 # Writing to a raw device destroys what is on it, so llmio must refuse unless told twice:
@@ -11,6 +12,7 @@
 # skips (77) unless it is root and `losetup -f` works.  The trap always unmounts and
 # detaches the loop device.
 
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root for loop devices"
@@ -43,8 +45,7 @@ esac
 # kernel drops the ring's reference to the device a few tens of ms later (io_uring's exit
 # work), and until then an exclusive open (llmio's, mkfs's) gets EBUSY.
 wait_free() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		python3 -c 'import os,sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL))' \
 			"$LOOP" 2>/dev/null && return 0
 		sleep 0.05

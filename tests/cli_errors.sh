@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # on_exit and small helpers run from the trap or via check
 # cli_errors.sh: bad input is reported well.
 #
 # A user who mistypes an option, names an engine that does not exist or points llmio at a
@@ -11,6 +12,7 @@
 # filesystem (4 MiB tmpfs, root only) and permission denied (non-root only), plus the
 # --help texts exiting 0.
 
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 J=$T/out.json
@@ -95,9 +97,9 @@ else
 		expect_rc 1 "no space ($target)" run "${OUT[@]}" $target --size 64m --rw write \
 			--bs 1m --runtime 0.3 && expect_err "no space: message" "no space"
 		no_outputs "no space: no --json/--csv file" "$J" "$C"
-		left=$(ls -A "$NOSPACE")
-		check "no space: no partial target left in the full filesystem (${left:-empty})" \
-			test -z "$left"
+		leftover=$(ls -A "$NOSPACE")
+		check "no space: no partial target left in the full filesystem (${leftover:-empty})" \
+			test -z "$leftover"
 	done
 fi
 

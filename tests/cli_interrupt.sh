@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # on_exit and small helpers run from the trap or via check
 # cli_interrupt.sh: Ctrl-C (SIGINT) and SIGTERM stop a run early and keep its results.
 #
 # A long run that the user stops must end promptly (within 5 s, including draining I/O in
@@ -7,6 +8,7 @@
 # below the requested 30 s).  Checked for SIGINT and SIGTERM with psync, and for SIGINT with
 # an async engine at queue depth 16 with O_DIRECT (I/O is in flight when the signal lands).
 
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ASYNC=

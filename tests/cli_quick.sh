@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # on_exit and small helpers run from the trap or via check
 # cli_quick.sh: the default command, `llmio quick`, works end to end and cleans up.
 #
 # `quick` is what a new user runs first (it is also what plain `llmio` does), so it must
@@ -8,6 +9,7 @@
 # With --keep the scratch file stays (full size).  --json writes one job per measured point
 # and --csv one line per point.  Sizes and times are tiny (32 MiB, 100 ms per point).
 
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1024 * 1024))

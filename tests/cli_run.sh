@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # on_exit and small helpers run from the trap or via check
 # cli_run.sh: `llmio run` measures and reports correctly.
 #
 # The outputs are what users and scripts consume, so they are checked for content, not just
@@ -10,6 +11,7 @@
 # counters, when the device is known); `--name value` and `--name=value` mean the same;
 # --json - / --csv - write to stdout; and the example API program runs.
 
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 MiB=$((1024 * 1024))

@@ -145,14 +145,14 @@ EOF
 
 # no_outputs DESC FILE...: none of FILE nor FILE.tmp.* exists (a failed run leaves nothing).
 no_outputs() {
-	local desc=$1 f left=""; shift
+	local desc=$1 f g left=(); shift
 	for f in "$@"; do
 		for g in "$f" "$f".tmp* "$f".*tmp*; do
-			[ -e "$g" ] && left="$left $g"
+			[ -e "$g" ] && left+=("$g")
 		done
 	done
-	if [ -z "$left" ]; then pass "$desc"; else fail "$desc: left behind:$left"; fi
-	rm -f -- $left
+	if [ ${#left[@]} -eq 0 ]; then pass "$desc"; else fail "$desc: left behind: ${left[*]}"; fi
+	rm -f -- "${left[@]}"
 }
 
 finish() {

@@ -36,6 +36,12 @@ int cli_exit_code(int ret);
  * Write a file all at once: fn writes to a temporary file beside path, which is renamed over
  * path only when everything succeeded, so a failure never leaves a half-written file.
  */
+/* Can path be written (its directory exists and is writable)?  Checked before a run. */
+int cli_check_writable(const char *path);
+
+/* The engine that has an option called key, or NULL. */
+const char *cli_engine_owning(const char *key);
+
 int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg);
 
 /*

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -57,6 +58,22 @@ int cli_exit_code(int ret)
 	return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
+int cli_check_writable(const char *path)
+{
+	char dir[LLMIO_PATH_MAX];
+	const char *slash;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path) ? (int)(slash - path) : 1,
+		         path);
+	return access(dir, W_OK) ? -errno : 0;
+}
+
 int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg)
 {
 	char tmp[LLMIO_PATH_MAX + 32];
@@ -106,6 +123,26 @@ static const char *engine_opt_type(const char *engine, const char *key)
 	return NULL;
 }
 
+static bool is_bool_word(const char *v)
+{
+	static const char *const words[] = {"0", "1", "true", "false", "yes", "no", "on", "off"};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcasecmp(v, words[i]))
+			return true;
+	return false;
+}
+
+const char *cli_engine_owning(const char *key)
+{
+	struct llmio_engine_info e;
+
+	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
+		if (engine_opt_type(e.name, key))
+			return e.name;
+	return NULL;
+}
+
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)
 {
 	char key[128], err[512];
@@ -132,8 +169,11 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 	if (eq) {
 		value = eq + 1;
 	} else if (!strcmp(type, "bool")) {
+		/* `--direct` alone, or fio's `--direct 1` */
 		value = "1";
-	} else if (*i + 1 < argc) {
+		if (*i + 1 < argc && is_bool_word(argv[*i + 1]))
+			value = argv[++*i];
+	} else if (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2)) {
 		value = argv[++*i];
 	} else {
 		fprintf(stderr, "llmio: --%s needs a value\n", key);

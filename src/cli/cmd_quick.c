@@ -88,6 +88,13 @@ static int parse(struct quick *q, int argc, char **argv)
 			q->keep = true;
 			continue;
 		}
+		if (strncmp(a, "--dir", 5) && strncmp(a, "--size", 6) &&
+		    strncmp(a, "--runtime", 9) && strncmp(a, "--json", 6) &&
+		    strncmp(a, "--csv", 5)) {
+			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n",
+			        a);
+			return EXIT_USAGE;
+		}
 		if (strchr(a, '='))
 			v = strchr(a, '=') + 1;
 		else if (i + 1 < argc)
@@ -191,8 +198,8 @@ static const struct llmio_result *best_of(const struct quick *q, const struct pa
 
 static void print_table(const struct quick *q)
 {
-	printf("\n%-10s %-20s %-9s %-6s %9s %9s %9s %9s %9s %10s %10s\n", "phase", "pattern",
-	       "engine", "direct", "GB/s", "IOPS", "p50", "p99", "GB/s/core", "dev read",
+	printf("\n%-10s %-20s %-9s %-3s %-6s %9s %9s %9s %9s %9s %10s %10s\n", "phase", "pattern",
+	       "engine", "QD", "direct", "GB/s", "IOPS", "p50", "p99", "GB/s/core", "dev read",
 	       "dev write");
 	for (size_t i = 0; i < q->nres; i++) {
 		const struct llmio_result *r = q->res[i];
@@ -204,8 +211,8 @@ static void print_table(const struct quick *q)
 		fmt_ns(p99, sizeof(p99), llmio_hist_percentile(&op->clat, 99));
 		llmio_format_bytes(r->device.read_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->device.write_bytes, wr, sizeof(wr));
-		printf("%-10s %-20s %-9s %-6s %9.3f %9s %9s %9s %9.2f %10s %10s\n",
-		       q->pat[i]->phase, q->pat[i]->name, r->opts.engine,
+		printf("%-10s %-20s %-9s %-3u %-6s %9.3f %9s %9s %9s %9.2f %10s %10s\n",
+		       q->pat[i]->phase, q->pat[i]->name, r->opts.engine, r->iodepth_effective,
 		       r->direct_in_effect ? "yes" : "no", gbps(r), iops, p50, p99,
 		       r->gb_per_s_per_core, r->device.known ? rd : "n/a",
 		       r->device.known ? wr : "n/a");

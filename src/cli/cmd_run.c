@@ -104,7 +104,12 @@ int cmd_run(int argc, char **argv)
 			return ret;
 		if (handled)
 			continue;
-		if ((!strcmp(a, "--json") || !strcmp(a, "--csv")) && i + 1 < argc) {
+		if (!strcmp(a, "--json") || !strcmp(a, "--csv")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr,
+				        "llmio: %s needs a value (a file, or - for stdout)\n", a);
+				return EXIT_USAGE;
+			}
 			*(a[2] == 'j' ? &json : &csv) = argv[++i];
 		} else if (!strncmp(a, "--json=", 7)) {
 			json = a + 7;
@@ -113,10 +118,19 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			quiet = true;
 		} else {
-			fprintf(stderr,
-			        "llmio run: unknown option '%s' (see `llmio run --help`%s)\n", a,
-			        strcmp(o.engine, "psync") ? ""
-			                                  : "; engine options need --ioengine");
+			char key[64];
+			const char *owner;
+
+			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
+			owner = strncmp(a, "--", 2) ? NULL : cli_engine_owning(key);
+			if (owner)
+				fprintf(stderr,
+				        "llmio: --%s is an option of the %s engine, not of %s; add "
+				        "--ioengine %s\n",
+				        key, owner, o.engine, owner);
+			else
+				fprintf(stderr,
+				        "llmio: unknown option '%s' (see `llmio run --help`)\n", a);
 			return EXIT_USAGE;
 		}
 	}
@@ -128,6 +142,15 @@ int cmd_run(int argc, char **argv)
 	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))
 		quiet = true;
 
+	for (int k = 0; k < 2; k++) {
+		const char *path = k ? csv : json;
+
+		if (path && (ret = cli_check_writable(path))) {
+			fprintf(stderr, "llmio: cannot write %s: %s; choose another path\n", path,
+			        strerror(-ret));
+			return EXIT_RUNTIME;
+		}
+	}
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;

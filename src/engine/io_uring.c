@@ -652,6 +652,13 @@ static void uring_cleanup(struct engine_ctx *ctx)
 			break;
 		kernel -= seen < kernel ? seen : kernel;
 	}
+	/*
+	 * The ring's teardown runs in the background and drops registered files late (tens of
+	 * ms): a raw device written through the ring would still look in use after llmio exits.
+	 * Unregistering now releases them synchronously.  Errors only mean nothing was there.
+	 */
+	io_uring_unregister_files(&p->ring);
+	io_uring_unregister_buffers(&p->ring);
 	io_uring_queue_exit(&p->ring);
 	free(p);
 	ctx->priv = NULL;
