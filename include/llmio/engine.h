@@ -17,7 +17,7 @@ extern "C" {
 struct llmio_engine_option_info {
 	const char *name;
 	const char *alias; /* fio's name for it, or NULL */
-	const char *type;  /* "bool", "int", "enum", "time" */
+	const char *type;  /* "bool", "int", "enum", "time (ms)" */
 	const char *def;
 	const char *help;
 };

@@ -19,7 +19,7 @@ extern "C" {
 #define LLMIO_HIST_LINEAR_BITS 7
 /** Each power of two above that is split into 2^LLMIO_HIST_SUB_BITS equal buckets. */
 #define LLMIO_HIST_SUB_BITS 6
-/** Largest exponent kept; larger values (over 39 hours in ns) land in the last bucket. */
+/** Largest exponent kept; larger values (2^48 ns, about 78 hours) land in the last bucket. */
 #define LLMIO_HIST_MAX_EXP 47
 #define LLMIO_HIST_BUCKETS                                                                         \
 	((1u << LLMIO_HIST_LINEAR_BITS) +                                                          \

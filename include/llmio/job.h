@@ -45,13 +45,13 @@ struct llmio_job_opts {
 	uint32_t nrfiles;               /* files in directory (default 1) */
 
 	enum llmio_rw rw;
-	uint32_t rwmixread;  /* percent of reads for randrw (default 50) */
-	uint64_t bs;         /* block size in bytes (default 4096) */
-	uint32_t iodepth;    /* I/Os in flight per thread (default 1) */
-	uint32_t numjobs;    /* threads (default 1) */
-	uint64_t size;       /* target size in bytes (all files together); 0 = existing size */
-	uint64_t io_size;    /* bytes per thread; 0 = size (one pass), or unlimited with runtime */
-	uint64_t runtime_ns; /* measured time; 0 = until io_size is done */
+	uint32_t rwmixread;    /* percent of reads for randrw (default 50) */
+	uint64_t bs;           /* block size in bytes (default 4096) */
+	uint32_t iodepth;      /* I/Os in flight per thread (default 1) */
+	uint32_t numjobs;      /* threads (default 1) */
+	uint64_t size;         /* target size in bytes (all files together); 0 = existing size */
+	uint64_t io_size;      /* bytes per thread; 0 = size/numjobs, or unlimited with runtime */
+	uint64_t runtime_ns;   /* measured time; 0 = until io_size is done */
 	uint64_t ramp_time_ns; /* I/O before measurement starts, not counted */
 	bool direct;           /* O_DIRECT */
 	enum llmio_dist random_distribution;

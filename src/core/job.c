@@ -346,7 +346,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->cpu.system_busy_s = s1->cpu.sys_busy_s - s0->cpu.sys_busy_s;
 	r->cpu.ctx_voluntary = s1->cpu.nvcsw - s0->cpu.nvcsw;
 	r->cpu.ctx_involuntary = s1->cpu.nivcsw - s0->cpu.nivcsw;
-	/* the CPU window is the snapshot interval, which brackets the I/O window */
+	/* the CPU window is the snapshot interval, within a few ms of the I/O window */
 	wall = (double)(s1->t - s0->t) / 1e9;
 	if (wall > 0) {
 		r->cpu.cores_busy = r->cpu.proc_s / wall;
@@ -449,6 +449,8 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 		if (j.workers[i].err) {
 			ret = j.workers[i].err;
 			r->error = ret;
+			if (ret == -EINVAL)
+				ret = -EIO; /* an I/O refused at run time is not a usage error */
 			snprintf(r->error_msg, sizeof(r->error_msg), "%s", j.workers[i].errmsg);
 			snprintf(err, errlen, "%s", j.workers[i].errmsg);
 			break;

@@ -77,7 +77,8 @@ static void prep(struct worker *w, struct io_req *io)
 		break;
 	default:
 		if (j->o.random_distribution == LLMIO_DIST_ZIPF)
-			block = (zipf_next(&j->zipf, &w->rng) * j->zipf_mult) % j->total_blocks;
+			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
+			                   j->zipf_mult % j->total_blocks);
 		else
 			block = rng_below(&w->rng, j->total_blocks);
 		if (j->o.rw == LLMIO_RW_RANDREAD)
@@ -311,6 +312,7 @@ static void run(struct worker *w)
 		if (epoch != w->epoch_seen) {
 			w->epoch_seen = epoch;
 			reset_stats(w);
+			issued = 0; /* io_size counts from the end of the ramp */
 			measuring = true;
 		}
 		if (io_limit && issued >= io_limit && !inflight)
@@ -384,12 +386,14 @@ static void run(struct worker *w)
 			    sync_files(w, measuring))
 				return;
 			writes_since_sync = 0;
+			t_fresh = false; /* the fsync is not the next I/O's latency */
 		}
 		if (j->o.thinktime_ns && since_think >= j->o.thinktime_blocks) {
 			if (drain(w, &inflight, &nfree, measuring, true))
 				return;
 			sleep_ns(j->o.thinktime_ns);
 			since_think = 0;
+			t_fresh = false; /* nor is the pause */
 		}
 	}
 	w->t_end = now_ns();

@@ -7,9 +7,9 @@
  * completions are then posted when we enter the kernel to wait for them, with no task-work
  * interrupts in between.
  *
- * Submission is lazy.  queue() only fills an SQE.  commit() enters the kernel when a full
- * submit batch is waiting or when the kernel has nothing else to do; otherwise the SQEs wait
- * for the next reap(), whose io_uring_submit_and_wait() submits and waits in one system call.
+ * Submission is lazy.  queue() only fills an SQE.  commit() enters the kernel only when
+ * submit_batch SQEs are waiting (never by default); otherwise the SQEs wait for the next
+ * reap(), whose io_uring_submit_and_wait() submits and waits in one system call.
  * The worker counts queued-but-unsubmitted I/Os as in flight and calls reap(min >= 1) on them,
  * so reap() must always submit before it waits.
  *

@@ -51,7 +51,7 @@ const struct engine_ops *engine_find(const char *name)
 	for (size_t i = 0; i < NENGINES; i++)
 		if (!strcmp(builtin_engines[i]->name, name))
 			return engine_at(i);
-	/* fio's name for io_uring's peers, so fio habits carry over */
+	/* fio's names for its pread/pwrite engines, so fio habits carry over */
 	if (!strcmp(name, "sync") || !strcmp(name, "pvsync"))
 		return &engine_psync;
 	return NULL;
