@@ -63,6 +63,8 @@ static int validate(struct job *j, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", why);
 		return -EINVAL;
 	}
+	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
+	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
 	ret = j->engine->probe(why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "engine %s cannot run here: %s", j->engine->name, why);

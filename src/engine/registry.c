@@ -53,7 +53,7 @@ const struct engine_ops *engine_find(const char *name)
 			return engine_at(i);
 	/* fio's names for its pread/pwrite engines, so fio habits carry over */
 	if (!strcmp(name, "sync") || !strcmp(name, "pvsync"))
-		return &engine_psync;
+		return engine_find("psync");
 	return NULL;
 }
 
