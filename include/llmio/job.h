@@ -78,6 +78,62 @@ struct llmio_job_opts {
 	 */
 	void (*progress)(void *arg, double elapsed_s, double eta_s, double iops, double bw_bytes);
 	void *progress_arg;
+
+	/*
+	 * Workload recipes and trace replay (NULL / 0 for plain jobs).  The arrays and the source
+	 * are borrowed: they must stay valid until llmio_job_run() returns.
+	 *
+	 * files: an explicit list of files with their own sizes, used instead of filename /
+	 * directory.  Sizes are exact (not rounded to bs).
+	 *
+	 * io_source: the job asks it for every I/O instead of generating rw / bs patterns; rw
+	 * then only says whether the job reads, writes or both (files are filled with data
+	 * before a job that reads), and bs is the largest I/O the source may ask for.
+	 */
+	const struct llmio_file *files;
+	uint32_t nfiles_list;
+	const struct llmio_io_source *io_source;
+};
+
+/** One file of an explicit file list. */
+struct llmio_file {
+	const char *path;
+	uint64_t size;  /* bytes; 0 = the existing file's size */
+	unsigned flags; /* LLMIO_FILE_* */
+};
+/*
+ * The job creates the file empty (replacing an existing one of that name) and writes it from
+ * the start, as a program saving a checkpoint does: no preallocation, no fill.
+ */
+#define LLMIO_FILE_FRESH 1u
+
+/** One I/O asked for by an io_source. */
+struct llmio_io {
+	uint32_t file; /* index into the job's files */
+	uint32_t len;  /* bytes, 1 .. bs */
+	uint64_t off;
+	int write;      /* 0 read, 1 write */
+	uint64_t at_ns; /* issue no earlier than this many ns after the measured start; 0 = now */
+	uint64_t tag;   /* the source's own, handed back to done() */
+};
+
+/**
+ * An explicit source of I/Os.  Both callbacks run on the job's worker threads (thread = 0 ..
+ * numjobs-1) and must not block; each thread asks for its own stream of I/Os.
+ */
+struct llmio_io_source {
+	/*
+	 * Fill *io with thread's next I/O.  \return 1 when *io is filled; 0 when this thread has
+	 * no more I/O (it drains and ends; the job ends when all threads have); -EAGAIN when the
+	 * next I/O is not ready yet (the thread reaps a completion or naps ~20 us and asks
+	 * again); another -errno stops the job with an error.
+	 */
+	int (*next)(void *arg, unsigned thread, struct llmio_io *io);
+	/* Called for every completion with the bytes moved or -errno and the latency; may be NULL.
+	 */
+	void (*done)(void *arg, unsigned thread, const struct llmio_io *io, int64_t res,
+	             uint64_t lat_ns);
+	void *arg;
 };
 
 /** Fill opts with the defaults (and opts_size). */

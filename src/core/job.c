@@ -85,7 +85,13 @@ static int validate(struct job *j, char *err, size_t errlen)
 		         j->engine->name);
 		return -EINVAL;
 	}
-	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0]) {
+	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list)) {
+		snprintf(err, errlen, "a file list replaces --filename and --directory%s",
+		         o->nfiles_list ? "" : ", and it is empty");
+		return -EINVAL;
+	}
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0] &&
+	    !o->files) {
 		snprintf(err, errlen, "no target: give --filename FILE|DEVICE or --directory DIR");
 		return -EINVAL;
 	}
@@ -133,6 +139,12 @@ static int layout(struct job *j, char *err, size_t errlen)
 		j->file_first_block[1] = o->size / o->bs;
 	}
 	j->total_blocks = j->file_first_block[nfiles];
+	if (o->io_source) {
+		/* the source places every I/O; files may be smaller than bs */
+		if (!o->size)
+			o->size = j->target.total_size;
+		return 0;
+	}
 	if (!j->total_blocks) {
 		snprintf(err, errlen,
 		         "size %" PRIu64 " is smaller than bs=%" PRIu64
@@ -303,7 +315,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 
 	r->opts = j->o;
 	r->direct_in_effect = j->target.direct;
-	r->target_bytes = j->total_blocks * j->o.bs;
+	r->target_bytes = j->target.nfiles ? j->target.total_size : j->total_blocks * j->o.bs;
 	r->iodepth_effective = (j->engine->caps & ENGINE_CAP_ASYNC) ? j->o.iodepth : 1;
 	for (int op = 0; op < 2; op++) {
 		struct llmio_op_result *dst = op ? &r->write : &r->read;

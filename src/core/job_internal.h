@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/rand.h"
@@ -37,6 +38,10 @@ struct worker {
 	struct llmio_hist sync_lat;
 	uint64_t t_end; /* when this worker stopped counting */
 	unsigned epoch_seen;
+	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
+	struct llmio_io pending;
+	bool has_pending;
+	bool src_done; /* the source has no more I/O for this thread */
 
 	/* read by the control thread for the progress line; written relaxed, no lock */
 	_Atomic uint64_t live_ios, live_bytes;

@@ -653,7 +653,8 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 	if (!size)
 		return fail(err, errlen, -EINVAL, "--size is needed to create %s%s", path,
 		            exists ? ": it is empty" : "");
-	size -= size % opts->bs;
+	if (!opts->files) /* an explicit file list keeps its exact sizes */
+		size -= size % opts->bs;
 	if (!size)
 		return fail(
 		        err, errlen, -EINVAL,
@@ -949,11 +950,26 @@ static int alloc_files(struct target *t, unsigned n)
 	return 0;
 }
 
+/* The directory part of path ("." when there is none). */
+static void parent_dir(const char *path, char *out, size_t len)
+{
+	char *slash;
+
+	copy_str(out, len, path);
+	slash = strrchr(out, '/');
+	if (!slash)
+		copy_str(out, len, ".");
+	else if (slash == out)
+		out[1] = '\0';
+	else
+		*slash = '\0';
+}
+
 static int open_filename(struct target *t, const struct llmio_job_opts *opts, bool writes,
                          char *err, size_t errlen)
 {
 	const char *name = opts->filename;
-	char parent[LLMIO_PATH_MAX], *slash;
+	char parent[LLMIO_PATH_MAX];
 	struct stat st;
 	int rc;
 
@@ -977,14 +993,7 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 			            name);
 	} else if (errno == ENOENT) {
 		/* Not there yet: its directory tells the filesystem, before anything is made. */
-		copy_str(parent, sizeof(parent), name);
-		slash = strrchr(parent, '/');
-		if (!slash)
-			copy_str(parent, sizeof(parent), ".");
-		else if (slash == parent)
-			parent[1] = '\0';
-		else
-			*slash = '\0';
+		parent_dir(name, parent, sizeof(parent));
 		if (stat(parent, &st)) {
 			if (errno != ENOENT)
 				return path_fail(err, errlen, errno, "accessing", parent);
@@ -1071,6 +1080,69 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 	return rc;
 }
 
+/*
+ * A file the job writes from scratch, as a program saving a checkpoint does: created empty (an
+ * existing file of that name is truncated), not preallocated.
+ */
+static int open_fresh(struct target *t, unsigned i, uint64_t size,
+                      const struct llmio_job_opts *opts, char *err, size_t errlen)
+{
+	const char *path = t->paths[i];
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return fail(err, errlen, -EINVAL,
+		            "%s is not a regular file; remove it or choose another --directory",
+		            path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return path_fail(err, errlen, errno, "creating", path);
+	close(fd);
+	t->sizes[i] = size;
+	rc = open_job_fd(t, i, true, opts->direct, err, errlen);
+	return rc ? rc : check_dio_align(t, i, opts->bs, err, errlen);
+}
+
+/* An explicit file list (workload recipes, replay): exact sizes, all on one filesystem. */
+static int open_list(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
+                     size_t errlen)
+{
+	char parent[LLMIO_PATH_MAX];
+	struct stat st;
+	unsigned i;
+	int rc = 0;
+
+	if (alloc_files(t, opts->nfiles_list))
+		return fail(err, errlen, -ENOMEM, "out of memory opening %u files",
+		            opts->nfiles_list);
+	for (i = 0; i < opts->nfiles_list; i++)
+		if ((size_t)snprintf(t->paths[i], LLMIO_PATH_MAX, "%s", opts->files[i].path) >=
+		    LLMIO_PATH_MAX)
+			return fail(err, errlen, -ENAMETOOLONG,
+			            "path %.64s... is too long; choose a shorter --directory",
+			            opts->files[i].path);
+	parent_dir(t->paths[0], parent, sizeof(parent));
+	if (stat(parent, &st)) {
+		if (errno == ENOENT)
+			return fail(err, errlen, -ENOENT,
+			            "directory %s does not exist; create it or choose another "
+			            "--directory",
+			            parent);
+		return path_fail(err, errlen, errno, "accessing", parent);
+	}
+	file_dev_facts(t, parent, &st);
+	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
+	rc = check_bs(t, parent, opts->bs, err, errlen);
+	for (i = 0; i < opts->nfiles_list && !rc; i++) {
+		if (opts->files[i].flags & LLMIO_FILE_FRESH)
+			rc = open_fresh(t, i, opts->files[i].size, opts, err, errlen);
+		else
+			rc = open_file(t, i, opts->files[i].size, opts, writes, err, errlen);
+	}
+	return rc;
+}
+
 int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
                 size_t errlen)
 {
@@ -1081,7 +1153,9 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 	memset(t, 0, sizeof(*t));
 	if (err && errlen)
 		err[0] = '\0';
-	if (file == dir)
+	if (opts->files && opts->nfiles_list)
+		file = dir = false;
+	else if (file == dir)
 		return fail(err, errlen, -EINVAL, "give --filename or --directory%s",
 		            file ? ", not both" : "");
 	if (!opts->bs)
@@ -1090,8 +1164,12 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 	t->direct = opts->direct;
 	t->writable = writes;
 
-	rc = file ? open_filename(t, opts, writes, err, errlen)
-	          : open_directory(t, opts, writes, err, errlen);
+	if (file)
+		rc = open_filename(t, opts, writes, err, errlen);
+	else if (dir)
+		rc = open_directory(t, opts, writes, err, errlen);
+	else
+		rc = open_list(t, opts, writes, err, errlen);
 	if (rc) {
 		target_close(t);
 		return rc;

@@ -119,9 +119,77 @@ static void fail_io(struct worker *w, const struct io_req *io)
 		         j->target.nfiles ? j->target.paths[io->file] : "(no file)");
 }
 
+/*
+ * The next I/O of an io_source into io: 1 ready; 0 the source has no more for this thread;
+ * -EAGAIN not now (not produced yet, or its time on the source's timeline has not come: then
+ * w->pending holds it and w->pending.at_ns says when); another -errno: the job fails.
+ */
+static int source_fill(struct worker *w, struct io_req *io, uint64_t t)
+{
+	const struct job *j = w->job;
+	const struct llmio_io_source *src = j->o.io_source;
+	struct llmio_io *p = &w->pending;
+
+	if (!w->has_pending) {
+		int r = src->next(src->arg, w->idx, p);
+
+		if (r == 0) {
+			w->src_done = true;
+			return 0;
+		}
+		if (r == -EAGAIN) {
+			p->at_ns = 0;
+			return r;
+		}
+		if (r < 0) {
+			w->err = r;
+			snprintf(w->errmsg, sizeof(w->errmsg),
+			         "the workload's I/O source failed: %s", strerror(-r));
+			return r;
+		}
+		if (!p->len || p->len > j->o.bs ||
+		    (j->target.nfiles && p->file >= j->target.nfiles)) {
+			w->err = -EINVAL;
+			snprintf(
+			        w->errmsg, sizeof(w->errmsg),
+			        "the workload asked for %u bytes of file %u, beyond bs=%llu or the "
+			        "%u files of the job (a bug in the recipe)",
+			        p->len, p->file, (unsigned long long)j->o.bs, j->target.nfiles);
+			return -EINVAL;
+		}
+		w->has_pending = true;
+	}
+	if (p->at_ns && j->t_measure + p->at_ns > t)
+		return -EAGAIN;
+	w->has_pending = false;
+	io->file = (uint16_t)p->file;
+	io->off = p->off;
+	io->len = p->len;
+	io->op = p->write ? ENGINE_OP_WRITE : ENGINE_OP_READ;
+	io->tag = p->tag;
+	return 1;
+}
+
+/* Tell the io_source that one of its I/Os completed. */
+static void source_done(const struct worker *w, const struct io_req *io, uint64_t t)
+{
+	const struct llmio_io_source *src = w->job->o.io_source;
+	const struct llmio_io d = {
+	        .file = io->file,
+	        .len = io->len,
+	        .off = io->off,
+	        .write = io->op == ENGINE_OP_WRITE,
+	        .tag = io->tag,
+	};
+
+	src->done(src->arg, w->idx, &d, io->res, t - io->t_queue);
+}
+
 /* Account one completion; false when the I/O failed and the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
+	if (w->job->o.io_source && w->job->o.io_source->done)
+		source_done(w, io, t);
 	if (io->res <= 0) {
 		fail_io(w, io);
 		return false;
@@ -305,6 +373,7 @@ static void run(struct worker *w)
 	w->epoch_seen = atomic_load(&j->epoch);
 	for (;;) {
 		unsigned queued = 0, epoch;
+		bool src_wait = false;
 
 		if (atomic_load_explicit(&j->stop, memory_order_relaxed))
 			break;
@@ -317,11 +386,13 @@ static void run(struct worker *w)
 		}
 		if (io_limit && issued >= io_limit && !inflight)
 			break;
+		if (w->src_done && !inflight)
+			break;
 
 		if (!t_fresh)
 			t = now_ns();
 		t_fresh = false;
-		while (nfree && (!io_limit || issued < io_limit)) {
+		while (nfree && (!io_limit || issued < io_limit) && !w->src_done) {
 			struct io_req *io = w->free_ios[nfree - 1];
 			int q;
 
@@ -332,7 +403,19 @@ static void run(struct worker *w)
 				         (t - t_start));
 				t = now_ns();
 			}
-			prep(w, io);
+			if (!j->o.io_source) {
+				prep(w, io);
+			} else {
+				int r = source_fill(w, io, t);
+
+				src_wait = r == -EAGAIN;
+				if (src_wait)
+					break;
+				if (r < 0)
+					return;
+				if (r == 0)
+					break;
+			}
 			io->t_queue = t;
 			q = e->queue(&w->ctx, io);
 			if (q == ENGINE_Q_BUSY)
@@ -378,6 +461,15 @@ static void run(struct worker *w)
 		}
 		if (inflight && reap(w, 1, &inflight, &nfree, measuring, true) < 0)
 			return;
+		if (src_wait && !inflight) {
+			/* nothing in flight and the source is not ready: wait for its time */
+			uint64_t now = now_ns(), until = now + 20000;
+
+			if (w->has_pending && w->pending.at_ns)
+				until = j->t_measure + w->pending.at_ns;
+			if (until > now)
+				sleep_ns(until - now < 1000000 ? until - now : 1000000);
+		}
 		if (measuring)
 			publish(w);
 

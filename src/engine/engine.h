@@ -40,6 +40,7 @@ struct io_req {
 	uint64_t t_queue; /* ns, set by the worker */
 	uint64_t t_submit;
 	uint64_t priv;
+	uint64_t tag; /* an io_source's tag (the worker's, not the engine's) */
 };
 
 /* Capability flags. */
