@@ -133,6 +133,8 @@ struct llmio_io_source {
 	 */
 	void (*done)(void *arg, unsigned thread, const struct llmio_io *io, int64_t res,
 	             uint64_t lat_ns);
+	/* Called once when thread has finished, after its end_fsync; may be NULL. */
+	void (*end)(void *arg, unsigned thread);
 	void *arg;
 };
 

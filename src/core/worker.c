@@ -497,6 +497,8 @@ static void run(struct worker *w)
 	if (!atomic_load(&j->stop))
 		w->t_end = now_ns();
 	publish(w);
+	if (j->o.io_source && j->o.io_source->end)
+		j->o.io_source->end(j->o.io_source->arg, w->idx);
 }
 
 void *worker_main(void *arg)

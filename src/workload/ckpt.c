@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recipe `ckpt`: MLPerf Storage checkpointing.  Each simulated rank writes its shard of the
+ * training checkpoint (sizes from the model, TP x PP x DP and the ZeRO stage: see
+ * llmio_model_rank_bytes()) and fsyncs it; the page cache of the files is dropped; the ranks
+ * read their shards back.  Duration is the maximum over ranks and throughput the minimum over
+ * ranks, as MLPerf Storage reports them; repeated R times.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/phases.h"
+#include "workload/segsrc.h"
+
+static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint64_t *sizes,
+                         unsigned n)
+{
+	double dmax = 0, tmin = -1, total = 0;
+
+	for (unsigned r = 0; r < n; r++) {
+		double d = segsrc_thread_s(s, r), t;
+
+		if (!sizes[r])
+			continue;
+		total += (double)sizes[r];
+		if (d > dmax)
+			dmax = d;
+		t = d > 0 ? (double)sizes[r] / d / 1e9 : 0;
+		if (tmin < 0 || t < tmin)
+			tmin = t;
+	}
+	wl_metric(ph, "duration_s", dmax, "s");
+	wl_metric(ph, "throughput_min_rank_GBps", tmin < 0 ? 0 : tmin, "GB/s");
+	wl_metric(ph, "aggregate_GBps", dmax > 0 ? total / dmax / 1e9 : 0, "GB/s");
+	wl_metric(ph, "ranks", n, "");
+}
+
+static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
+                   const uint64_t *sizes, unsigned n, uint64_t bs, bool write, char *err,
+                   size_t errlen)
+{
+	struct llmio_job_opts o;
+	struct segsrc s;
+	int ret;
+
+	ret = segsrc_init(&s, n, (uint32_t)bs, wl_align(w), write);
+	for (unsigned r = 0; r < n && !ret; r++)
+		ret = segsrc_add(&s, r, r, 0, sizes[r]);
+	if (ret) {
+		segsrc_release(&s);
+		snprintf(err, errlen, "out of memory");
+		return ret;
+	}
+	wl_job_opts(w, &o);
+	o.files = files;
+	o.nfiles_list = n;
+	o.io_source = &s.src;
+	o.numjobs = n;
+	o.bs = bs;
+	o.rw = write ? LLMIO_RW_WRITE : LLMIO_RW_READ;
+	o.end_fsync = write;
+	o.invalidate = true; /* a restore reads cold, as after MLPerf's cache drop */
+	ph->promised_bytes = segsrc_bytes(&s);
+	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, err, errlen);
+	if (ph->nstreams)
+		ph->wall_s = ph->streams[ph->nstreams - 1]->runtime_s;
+	rank_metrics(ph, &s, sizes, n);
+	segsrc_release(&s);
+	return ret;
+}
+
+int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64_t *sizes,
+                unsigned n, uint64_t bs, bool restore, char *err, size_t errlen)
+{
+	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
+	struct llmio_file *files = calloc(n, sizeof(*files));
+	struct wl_phase *ph;
+	int ret = -ENOMEM;
+
+	if (!paths || !files)
+		goto out;
+	for (unsigned r = 0; r < n; r++) {
+		ret = wl_path(w, paths[r], sizeof(paths[r]), "%s-rank%05u.pt", prefix, r);
+		if (ret) {
+			snprintf(err, errlen, "--directory is too long");
+			goto out;
+		}
+		files[r] = (struct llmio_file){
+		        .path = paths[r], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
+	}
+	ret = wl_check_space(w, files, n, err, errlen);
+	if (ret)
+		goto out;
+	ph = wl_phase_new(w, "%s", name);
+	ret = ph ? one_way(w, ph, files, sizes, n, bs, true, err, errlen) : -E2BIG;
+	if (ret || !restore)
+		goto out;
+	for (unsigned r = 0; r < n; r++)
+		files[r].flags = 0; /* now read what was written */
+	ph = wl_phase_new(w, "%s-restore", name);
+	ret = ph ? one_way(w, ph, files, sizes, n, bs, false, err, errlen) : -E2BIG;
+out:
+	if (ret == -ENOMEM && !err[0])
+		snprintf(err, errlen, "out of memory");
+	if (ret == -E2BIG)
+		snprintf(err, errlen, "too many phases: lower --repeat");
+	free(files);
+	free(paths);
+	return ret;
+}
+
+static const struct wl_param params[] = {
+        {"tp", "int", "1", "tensor-parallel degree"},
+        {"pp", "int", "1", "pipeline-parallel degree"},
+        {"dp", "int", "8", "data-parallel degree"},
+        {"zero", "int", "3", "ZeRO stage 0..3 (how optimizer state and weights are sharded)"},
+        {"ranks", "int", "0",
+         "ranks simulated on this host, 0 = all TP x PP x DP (MLPerf's subset mode when fewer)"},
+        {"repeat", "int", "1", "write + read rounds"},
+        {"bs", "size", "1m", "size of each write and read"},
+        {NULL, NULL, NULL, NULL},
+};
+
+/* Parallel layout and per-rank sizes from the model; shared with pretrain. */
+int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size_t errlen)
+{
+	struct llmio_ckpt_opts co;
+	uint64_t tp, pp, dp, zero, ranks;
+	int ret;
+
+	llmio_ckpt_opts_init(&co, &w->model);
+	if ((ret = wl_u64(w, "tp", &tp, err, errlen)) || (ret = wl_u64(w, "pp", &pp, err, errlen)) ||
+	    (ret = wl_u64(w, "dp", &dp, err, errlen)) ||
+	    (ret = wl_u64(w, "zero", &zero, err, errlen)) ||
+	    (ret = wl_u64(w, "ranks", &ranks, err, errlen)))
+		return ret;
+	if (!tp || !pp || !dp || zero > 3 || tp * pp * dp > 4096) {
+		snprintf(err, errlen,
+		         "tp=%llu pp=%llu dp=%llu zero=%llu: degrees must be >= 1 (at most 4096 "
+		         "ranks) and zero 0..3",
+		         (unsigned long long)tp, (unsigned long long)pp, (unsigned long long)dp,
+		         (unsigned long long)zero);
+		return -EINVAL;
+	}
+	co.tp = (uint32_t)tp;
+	co.pp = (uint32_t)pp;
+	co.dp = (uint32_t)dp;
+	co.zero_stage = (uint32_t)zero;
+	if (!ranks || ranks > tp * pp * dp)
+		ranks = tp * pp * dp;
+	if (ranks > 64) {
+		snprintf(err, errlen,
+		         "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset mode",
+		         (unsigned long long)ranks);
+		return -EINVAL;
+	}
+	*sizes = calloc(ranks, sizeof(**sizes));
+	if (!*sizes)
+		return -ENOMEM;
+	for (unsigned r = 0; r < ranks; r++) {
+		struct llmio_rank_bytes rb;
+
+		ret = llmio_model_rank_bytes(&w->model, &co, r, &rb);
+		if (ret) {
+			snprintf(err, errlen, "cannot size rank %u's checkpoint shard", r);
+			free(*sizes);
+			return ret;
+		}
+		(*sizes)[r] = rb.total_bytes ? wl_scaled(w, rb.total_bytes, 4096, wl_align(w)) : 0;
+	}
+	*n = (unsigned)ranks;
+	return 0;
+}
+
+static int run(struct wl *w, char *err, size_t errlen)
+{
+	uint64_t *sizes = NULL, repeat, bs;
+	unsigned n = 0;
+	int ret;
+
+	if ((ret = wl_u64(w, "repeat", &repeat, err, errlen)) ||
+	    (ret = wl_u64(w, "bs", &bs, err, errlen)))
+		return ret;
+	if (!repeat || repeat > 20 || !bs || bs > (64u << 20)) {
+		snprintf(err, errlen, "--repeat must be 1..20 and --bs 1 byte..64 MiB");
+		return -EINVAL;
+	}
+	ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
+	for (uint64_t i = 0; i < repeat && !ret; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), repeat > 1 ? "save.%llu" : "save",
+		         (unsigned long long)i + 1);
+		ret = ckpt_phases(w, name, "ckpt", sizes, n, bs, true, err, errlen);
+	}
+	free(sizes);
+	return ret;
+}
+
+const struct recipe recipe_ckpt = {
+        .name = "ckpt",
+        .summary = "MLPerf Storage checkpointing: ranks write their shards (fsync), then read "
+                   "them back cold",
+        .params = params,
+        .needs_model = true,
+        .run = run,
+};

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recipe `finetune`: load the base model, train on a small-sample dataset (the pretrain data
+ * loop with its own defaults), and save either a LoRA adapter (size from rank and target
+ * modules: llmio_model_lora_bytes()) or a full training checkpoint every ckpt_every steps.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/phases.h"
+
+static const struct wl_param params[] = {
+        {"save", "string", "lora", "lora (adapter saves) | full (full training checkpoints)"},
+        {"lora_rank", "int", "16", "LoRA rank r"},
+        {"lora_targets", "string", "q,v", "modules with adapters: q,k,v,o,gate,up,down or all"},
+        {"strategy", "string", "sequential",
+         "base model load strategy: sequential | tensor | mmap | parallel"},
+        {NULL, NULL, NULL, NULL},
+};
+
+static int run(struct wl *w, char *err, size_t errlen)
+{
+	const char *save = wl_str(w, "save"), *strat = wl_str(w, "strategy");
+	uint64_t *sizes = NULL, rank, adapter;
+	struct train_cfg c;
+	uint32_t targets;
+	unsigned n = 0, s;
+	int ret;
+
+	for (s = 0; s < LOAD_NSTRAT; s++)
+		if (!strcmp(strat, load_strategy_names[s]))
+			break;
+	if (s == LOAD_NSTRAT) {
+		snprintf(err, errlen, "--strategy=%s: use sequential, tensor, mmap or parallel",
+		         strat);
+		return -EINVAL;
+	}
+	if ((ret = wl_u64(w, "lora_rank", &rank, err, errlen)))
+		return ret;
+	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets)) {
+		snprintf(err, errlen, "--lora_targets=%s: use a list of q,k,v,o,gate,up,down or all",
+		         wl_str(w, "lora_targets"));
+		return -EINVAL;
+	}
+	ret = train_cfg_from_params(w, &c, err, errlen);
+	if (ret)
+		return ret;
+	if (!strcmp(save, "lora")) {
+		if (!rank || rank > 4096) {
+			snprintf(err, errlen, "--lora_rank must be 1..4096");
+			return -EINVAL;
+		}
+		adapter = llmio_model_lora_bytes(&w->model, (uint32_t)rank, targets,
+		                                 w->model.dtype);
+		sizes = calloc(1, sizeof(*sizes));
+		if (!sizes)
+			return -ENOMEM;
+		/* adapters are small: --scale does not shrink them below their real size */
+		sizes[0] = (adapter + wl_align(w) - 1) / wl_align(w) * wl_align(w);
+		n = 1;
+	} else if (!strcmp(save, "full")) {
+		ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
+		if (ret)
+			return ret;
+	} else {
+		snprintf(err, errlen, "--save=%s: use lora or full", save);
+		return -EINVAL;
+	}
+	ret = load_phase(w, "load", (enum load_strategy)s, true, 4, 4u << 20, err, errlen);
+	if (!ret) {
+		c.ckpt_sizes = sizes;
+		c.ckpt_ranks = n;
+		c.ckpt_prefix = !strcmp(save, "lora") ? "adapter" : "finetune-ckpt";
+		ret = train_phases(w, "train", &c, err, errlen);
+	}
+	free(sizes);
+	return ret;
+}
+
+const struct recipe recipe_finetune = {
+        .name = "finetune",
+        .summary = "base model load, small-sample dataset reads, LoRA adapter or full "
+                   "checkpoint saves",
+        .params = params,
+        .shared = train_params,
+        .needs_model = true,
+        .run = run,
+};

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recipe `load`: model loading from safetensors shard files laid out from the model's real
+ * tensor list (llmio_model_shard_layout(): HF's shard assignment, an 8-byte header length,
+ * the JSON header, then the tensors back to back).  Strategies:
+ *   sequential  one thread reads each file whole, front to back, in bs pieces;
+ *   tensor      the header (8 bytes, then the JSON), then every tensor at its offset, as a
+ *               loader that materialises tensor by tensor does;
+ *   mmap        the default safetensors path: map the file and touch every tensor (the mmap
+ *               engine, through the page cache whatever --direct says);
+ *   parallel    N threads each read a contiguous part of every file in large pieces (the
+ *               fastsafetensors / Run:ai model-streamer style).
+ * Each runs cold (the files' page cache dropped first) and warm (right after, cache kept).
+ * With --scale F each shard keeps its first tensors up to F of its bytes: tensor sizes, and so
+ * request sizes, stay real.  The header region holds synthetic bytes of the real header length.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/phases.h"
+#include "workload/segsrc.h"
+
+const char *const load_strategy_names[LOAD_NSTRAT] = {"sequential", "tensor", "mmap", "parallel"};
+
+struct shard_files {
+	struct llmio_shard_layout *l;
+	unsigned n;
+	char (*paths)[LLMIO_PATH_MAX];
+	struct llmio_file *files;
+	size_t *kept; /* tensors kept per shard under --scale */
+};
+
+static void shard_files_release(struct shard_files *sf)
+{
+	llmio_shard_layout_destroy(sf->l);
+	free(sf->paths);
+	free(sf->files);
+	free(sf->kept);
+	memset(sf, 0, sizeof(*sf));
+}
+
+static int shard_files_make(struct wl *w, struct shard_files *sf, char *err, size_t errlen)
+{
+	enum llmio_dtype dt = w->model.dtype;
+	const char *dts = wl_str(w, "dtype");
+	uint64_t max_shard;
+	int ret;
+
+	memset(sf, 0, sizeof(*sf));
+	if (dts[0] && llmio_dtype_parse(dts, &dt)) {
+		snprintf(err, errlen, "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8 int4", dts);
+		return -EINVAL;
+	}
+	ret = wl_u64(w, "max_shard", &max_shard, err, errlen);
+	if (ret)
+		return ret;
+	ret = llmio_model_shard_layout(&w->model, dt, max_shard, &sf->l);
+	if (ret)
+		return ret;
+	sf->n = (unsigned)sf->l->nshards;
+	sf->paths = calloc(sf->n, sizeof(*sf->paths));
+	sf->files = calloc(sf->n, sizeof(*sf->files));
+	sf->kept = calloc(sf->n, sizeof(*sf->kept));
+	if (!sf->paths || !sf->files || !sf->kept)
+		return -ENOMEM;
+	for (unsigned i = 0; i < sf->n; i++) {
+		const struct llmio_shard *s = &sf->l->shards[i];
+		uint64_t want = (uint64_t)((double)s->data_bytes * w->scale), data = 0;
+		size_t k = 0;
+
+		while (k < s->count && (k == 0 || data < want))
+			data += sf->l->entries[s->first + k++].bytes;
+		sf->kept[i] = k;
+		if (wl_path(w, sf->paths[i], sizeof(sf->paths[i]), "%s", s->filename))
+			return -ENAMETOOLONG;
+		sf->files[i] = (struct llmio_file){.path = sf->paths[i],
+		                                   .size = 8 + s->header_len + data};
+	}
+	return wl_check_space(w, sf->files, sf->n, err, errlen);
+}
+
+/* The segments strategy `strat` reads, for `threads` threads. */
+static int plan(struct segsrc *s, const struct shard_files *sf, enum load_strategy strat,
+                unsigned threads)
+{
+	int ret = 0;
+
+	for (unsigned t = 0; t < threads && !ret; t++) {
+		for (unsigned f = 0; f < sf->n && !ret; f++) {
+			const struct llmio_shard *sh = &sf->l->shards[f];
+			uint64_t size = sf->files[f].size, part = size / threads;
+
+			switch (strat) {
+			case LOAD_SEQUENTIAL:
+				ret = segsrc_add(s, t, f, 0, size);
+				break;
+			case LOAD_PARALLEL:
+				ret = segsrc_add(s, t, f, part * t,
+				                 t + 1 == threads ? size - part * t : part);
+				break;
+			default: /* tensor, mmap: header length, header, each tensor */
+				ret = segsrc_add(s, t, f, 0, 8);
+				if (!ret)
+					ret = segsrc_add(s, t, f, 8, sh->header_len);
+				for (size_t k = 0; k < sf->kept[f] && !ret; k++) {
+					const struct llmio_shard_entry *e =
+					        &sf->l->entries[sh->first + k];
+
+					ret = segsrc_add(s, t, f, e->file_offset, e->bytes);
+				}
+				break;
+			}
+		}
+	}
+	return ret;
+}
+
+int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool cold,
+               unsigned threads, uint64_t bs, char *err, size_t errlen)
+{
+	struct shard_files sf;
+	struct llmio_job_opts o;
+	struct wl_phase *ph;
+	struct segsrc s;
+	double secs;
+	int ret;
+
+	if (strat != LOAD_PARALLEL)
+		threads = 1;
+	ret = shard_files_make(w, &sf, err, errlen);
+	if (ret)
+		goto out;
+	wl_job_opts(w, &o);
+	if (strat == LOAD_MMAP) {
+		snprintf(o.engine, sizeof(o.engine), "mmap");
+		o.engine_opts[0] = '\0';
+		o.direct = false;
+	}
+	ret = segsrc_init(&s, threads, (uint32_t)bs, o.direct ? 4096 : 1, 0);
+	if (!ret)
+		ret = plan(&s, &sf, strat, threads);
+	if (ret)
+		goto out_src;
+	o.files = sf.files;
+	o.nfiles_list = sf.n;
+	o.io_source = &s.src;
+	o.numjobs = threads;
+	o.bs = bs;
+	o.rw = LLMIO_RW_READ;
+	o.invalidate = cold;
+	ph = wl_phase_new(w, "%s", name);
+	if (!ph) {
+		ret = -E2BIG;
+		snprintf(err, errlen, "too many phases");
+		goto out_src;
+	}
+	ph->promised_bytes = segsrc_bytes(&s);
+	ret = wl_job(w, ph, load_strategy_names[strat], &o, err, errlen);
+	if (ph->nstreams) {
+		const struct llmio_result *r = ph->streams[0];
+
+		secs = r->runtime_s;
+		ph->wall_s = secs;
+		wl_metric(ph, "load_time_s", secs, "s");
+		wl_metric(ph, "GBps", secs > 0 ? (double)r->read.bytes / secs / 1e9 : 0, "GB/s");
+		wl_metric(ph, "cpu_s", r->cpu.proc_s, "s");
+		wl_metric(ph, "device_read_bytes", (double)r->device.read_bytes, "B");
+		wl_metric(ph, "shards", sf.n, "");
+	}
+	if (!cold && o.direct) {
+		size_t used = strlen(ph->note);
+
+		snprintf(ph->note + used, sizeof(ph->note) - used,
+		         "%sO_DIRECT: warm is the same as cold (no page cache)", used ? "; " : "");
+	}
+out_src:
+	segsrc_release(&s);
+out:
+	shard_files_release(&sf);
+	if (ret == -ENOMEM && !err[0])
+		snprintf(err, errlen, "out of memory laying out the model's shards");
+	return ret;
+}
+
+static const struct wl_param params[] = {
+        {"strategy", "string", "all", "all | sequential | tensor | mmap | parallel"},
+        {"cache", "string", "both", "both | cold | warm: page cache dropped first, or kept"},
+        {"threads", "int", "4", "reader threads of the parallel strategy"},
+        {"bs", "size", "4m", "largest read (tensors and file parts are read in pieces of this)"},
+        {"max_shard", "size", "5GB", "shard file size limit (HF's max_shard_size)"},
+        {"dtype", "string", "", "weight dtype; default the model's"},
+        {NULL, NULL, NULL, NULL},
+};
+
+/* Parse strategy= into a bit mask. */
+static int strategies(const char *v, unsigned *mask)
+{
+	if (!strcmp(v, "all")) {
+		*mask = (1u << LOAD_NSTRAT) - 1;
+		return 0;
+	}
+	for (unsigned i = 0; i < LOAD_NSTRAT; i++)
+		if (!strcmp(v, load_strategy_names[i])) {
+			*mask = 1u << i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int run(struct wl *w, char *err, size_t errlen)
+{
+	const char *cache = wl_str(w, "cache");
+	uint64_t threads, bs;
+	unsigned mask;
+	int ret;
+
+	if ((ret = wl_u64(w, "threads", &threads, err, errlen)) ||
+	    (ret = wl_u64(w, "bs", &bs, err, errlen)))
+		return ret;
+	if (strategies(wl_str(w, "strategy"), &mask)) {
+		snprintf(err, errlen,
+		         "--strategy=%s: use all, sequential, tensor, mmap or parallel",
+		         wl_str(w, "strategy"));
+		return -EINVAL;
+	}
+	if (strcmp(cache, "both") && strcmp(cache, "cold") && strcmp(cache, "warm")) {
+		snprintf(err, errlen, "--cache=%s: use both, cold or warm", cache);
+		return -EINVAL;
+	}
+	if (!threads || threads > 64 || bs < 4096 || bs > (64u << 20)) {
+		snprintf(err, errlen, "--threads must be 1..64 and --bs 4k..64m");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < LOAD_NSTRAT && !ret; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		if (strcmp(cache, "warm")) {
+			char name[48];
+
+			snprintf(name, sizeof(name), "load-%s-cold", load_strategy_names[i]);
+			ret = load_phase(w, name, (enum load_strategy)i, true, (unsigned)threads, bs,
+			                 err, errlen);
+		}
+		if (!ret && strcmp(cache, "cold")) {
+			char name[48];
+
+			snprintf(name, sizeof(name), "load-%s-warm", load_strategy_names[i]);
+			ret = load_phase(w, name, (enum load_strategy)i, false, (unsigned)threads,
+			                 bs, err, errlen);
+		}
+	}
+	return ret;
+}
+
+const struct recipe recipe_load = {
+        .name = "load",
+        .summary = "model loading from safetensors shards: sequential, per-tensor, mmap, "
+                   "parallel; cold and warm cache",
+        .params = params,
+        .needs_model = true,
+        .run = run,
+};

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recipe table and what every recipe shares: parameters as data, phases, running a stream
+ * as a job, paths and space checks, the page-cache honesty notes and the JSON record.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "llmio/engine.h"
+#include "stats/result_json.h"
+#include "workload/workload.h"
+
+static const struct recipe *const recipes[] = {
+        &recipe_load, &recipe_pretrain, &recipe_ckpt, &recipe_finetune, &recipe_infer,
+};
+
+/* Parameters every recipe has. */
+static const struct wl_param common_params[] = {
+        {"scale", "double", "1",
+         "fraction of the bytes to move (request sizes and patterns unchanged); e.g. 0.01 fits "
+         "a 70B model's phases on a small disk"},
+        {NULL, NULL, NULL, NULL},
+};
+
+size_t recipe_count(void)
+{
+	return sizeof(recipes) / sizeof(recipes[0]);
+}
+
+const struct recipe *recipe_at(size_t i)
+{
+	return i < recipe_count() ? recipes[i] : NULL;
+}
+
+const struct recipe *recipe_find(const char *name)
+{
+	for (size_t i = 0; i < recipe_count(); i++)
+		if (!strcasecmp(recipes[i]->name, name))
+			return recipes[i];
+	return NULL;
+}
+
+static const struct wl_param *param_find(const struct recipe *r, const char *key)
+{
+	for (const struct wl_param *p = r->params; p && p->name; p++)
+		if (!strcmp(p->name, key))
+			return p;
+	for (const struct wl_param *p = r->shared; p && p->name; p++)
+		if (!strcmp(p->name, key))
+			return p;
+	for (const struct wl_param *p = common_params; p->name; p++)
+		if (!strcmp(p->name, key))
+			return p;
+	return NULL;
+}
+
+bool recipe_has_param(const struct recipe *r, const char *key)
+{
+	return param_find(r, key) != NULL;
+}
+
+void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *base)
+{
+	memset(w, 0, sizeof(*w));
+	w->recipe = r;
+	w->base = *base;
+	w->scale = 1;
+}
+
+void wl_release(struct wl *w)
+{
+	for (unsigned p = 0; p < w->nphases; p++)
+		for (unsigned s = 0; s < w->phases[p].nstreams; s++)
+			llmio_result_destroy(w->phases[p].streams[s]);
+	w->nphases = 0;
+}
+
+int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t errlen)
+{
+	size_t used = 0;
+
+	if (!param_find(w->recipe, key)) {
+		used = (size_t)snprintf(err, errlen, "--%s is not a parameter of workload %s; it has:",
+		                        key, w->recipe->name);
+		for (const struct wl_param *p = w->recipe->params; p && p->name && used < errlen;
+		     p++)
+			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
+		for (const struct wl_param *p = w->recipe->shared; p && p->name && used < errlen;
+		     p++)
+			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
+		if (used < errlen)
+			snprintf(err + used, errlen - used, " scale (see llmio run --workload %s --help)",
+			         w->recipe->name);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < w->nkv; i++)
+		if (!strcmp(w->keys[i], key)) {
+			w->vals[i] = val;
+			return 0;
+		}
+	if (w->nkv == WL_MAX_KV) {
+		snprintf(err, errlen, "too many workload parameters");
+		return -EINVAL;
+	}
+	w->keys[w->nkv] = key;
+	w->vals[w->nkv++] = val;
+	return 0;
+}
+
+static const char *value_of(const struct wl *w, const char *name, const struct wl_param **pp)
+{
+	const struct wl_param *p = param_find(w->recipe, name);
+
+	*pp = p;
+	for (unsigned i = 0; i < w->nkv; i++)
+		if (!strcmp(w->keys[i], name))
+			return w->vals[i];
+	return p ? p->def : "";
+}
+
+const char *wl_str(const struct wl *w, const char *name)
+{
+	const struct wl_param *p;
+
+	return value_of(w, name, &p);
+}
+
+int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen)
+{
+	const struct wl_param *p;
+	const char *v = value_of(w, name, &p);
+	int ret;
+
+	if (!p)
+		return -EINVAL;
+	if (!strcmp(p->type, "size"))
+		ret = llmio_parse_size(v, out);
+	else if (!strcmp(p->type, "time"))
+		ret = llmio_parse_duration(v, out);
+	else
+		ret = llmio_parse_uint(v, 0, UINT64_MAX, out);
+	if (ret)
+		snprintf(err, errlen, "--%s=%s is not a valid %s for workload %s (e.g. --%s=%s)", name,
+		         v, p->type, w->recipe->name, name, p->def);
+	return ret ? -EINVAL : 0;
+}
+
+int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen)
+{
+	const struct wl_param *p;
+	const char *v = value_of(w, name, &p);
+	char *end;
+
+	if (!p)
+		return -EINVAL;
+	errno = 0;
+	*out = strtod(v, &end);
+	if (errno || end == v || *end || *out < 0) {
+		snprintf(err, errlen, "--%s=%s is not a non-negative number (e.g. --%s=%s)", name, v,
+		         name, p->def);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
+{
+	struct wl_phase *ph;
+	va_list ap;
+
+	if (w->nphases == WL_MAX_PHASES)
+		return NULL;
+	ph = &w->phases[w->nphases++];
+	memset(ph, 0, sizeof(*ph));
+	va_start(ap, fmt);
+	vsnprintf(ph->name, sizeof(ph->name), fmt, ap);
+	va_end(ap);
+	return ph;
+}
+
+void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit)
+{
+	struct wl_metric *m;
+
+	if (ph->nmetrics == WL_MAX_METRICS)
+		return;
+	m = &ph->metrics[ph->nmetrics++];
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->unit, sizeof(m->unit), "%s", unit);
+	m->value = value;
+}
+
+void wl_job_opts(const struct wl *w, struct llmio_job_opts *o)
+{
+	*o = w->base;
+	o->filename[0] = '\0';
+	o->directory[0] = '\0';
+	o->files = NULL;
+	o->nfiles_list = 0;
+	o->io_source = NULL;
+}
+
+uint32_t wl_align(const struct wl *w)
+{
+	return w->base.direct ? 4096 : 1;
+}
+
+uint64_t wl_scaled(const struct wl *w, uint64_t bytes, uint64_t min, uint64_t align)
+{
+	uint64_t b = (uint64_t)((double)bytes * w->scale);
+
+	if (b < min)
+		b = min;
+	if (align > 1)
+		b = (b + align - 1) & ~(align - 1);
+	return b;
+}
+
+int wl_path(const struct wl *w, char *out, size_t len, const char *fmt, ...)
+{
+	size_t used = (size_t)snprintf(out, len, "%s/", w->base.directory);
+	va_list ap;
+	int n;
+
+	if (used >= len)
+		return -ENAMETOOLONG;
+	va_start(ap, fmt);
+	n = vsnprintf(out + used, len - used, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len - used ? -ENAMETOOLONG : 0;
+}
+
+int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned n, char *err,
+                   size_t errlen)
+{
+	uint64_t need = 0, avail;
+	struct statvfs sv;
+	struct stat st;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t have = stat(files[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
+
+		if (files[i].flags & LLMIO_FILE_FRESH)
+			have = 0; /* rewritten from scratch: its blocks are freed first, but count it */
+		if (files[i].size > have)
+			need += files[i].size - have;
+	}
+	if (statvfs(w->base.directory, &sv))
+		return 0; /* the job itself reports a missing directory */
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (need <= avail)
+		return 0;
+	snprintf(err, errlen,
+	         "workload %s needs %.2f GB more space in %s but only %.2f GB is free; use a "
+	         "smaller --scale (now %g) or another --directory",
+	         w->recipe->name, (double)need / 1e9, w->base.directory, (double)avail / 1e9,
+	         w->scale);
+	return -ENOSPC;
+}
+
+static bool direct_refused(const char *msg)
+{
+	return strstr(msg, "O_DIRECT") != NULL;
+}
+
+int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o,
+           char *err, size_t errlen)
+{
+	struct llmio_result *r = NULL;
+	int ret;
+
+	if (ph->nstreams == WL_MAX_STREAMS) {
+		snprintf(err, errlen, "phase %s has too many streams", ph->name);
+		return -EINVAL;
+	}
+	ret = llmio_job_run(o, &r, err, errlen);
+	if (ret == -EINVAL && o->direct && w->direct_auto && direct_refused(err)) {
+		/* direct was our default, not the user's: say so and measure buffered */
+		size_t used = strlen(ph->note);
+
+		snprintf(ph->note + used, sizeof(ph->note) - used,
+		         "%sO_DIRECT refused here (%s): ran buffered", used ? "; " : "",
+		         w->base.engine);
+		w->base.direct = false;
+		o->direct = false;
+		ret = llmio_job_run(o, &r, err, errlen);
+	}
+	if (r) {
+		snprintf(ph->stream_names[ph->nstreams], sizeof(ph->stream_names[0]), "%s", name);
+		ph->streams[ph->nstreams++] = r;
+	}
+	return ret;
+}
+
+/*
+ * The most common complaint about ML storage benchmarks: results that silently came from RAM.
+ * Every phase that read says how much of it reached the device.
+ */
+static void cache_notes(struct wl_phase *ph)
+{
+	uint64_t req = 0, dev = 0;
+	bool known = true;
+	size_t used = strlen(ph->note);
+
+	for (unsigned s = 0; s < ph->nstreams; s++) {
+		req += ph->streams[s]->read.bytes;
+		dev += ph->streams[s]->device.read_bytes;
+		known &= ph->streams[s]->device.known;
+	}
+	if (!req || used >= sizeof(ph->note))
+		return;
+	if (!known)
+		snprintf(ph->note + used, sizeof(ph->note) - used,
+		         "%sno block device under the files: cannot tell cache from device reads",
+		         used ? "; " : "");
+	else if (dev * 2 < req)
+		snprintf(ph->note + used, sizeof(ph->note) - used,
+		         "%sWARNING: served mostly from the page cache (device read %.1f%% of the "
+		         "%.3f GB requested)",
+		         used ? "; " : "", 100.0 * (double)dev / (double)req, (double)req / 1e9);
+}
+
+int wl_run(struct wl *w, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = wl_double(w, "scale", &w->scale, err, errlen);
+	if (ret)
+		return ret;
+	if (w->scale <= 0 || w->scale > 1) {
+		snprintf(err, errlen, "--scale=%g must be in (0, 1]", w->scale);
+		return -EINVAL;
+	}
+	if (w->recipe->needs_model && !w->has_model) {
+		snprintf(err, errlen,
+		         "workload %s needs --model NAME|config.json (see `llmio model list`)",
+		         w->recipe->name);
+		return -EINVAL;
+	}
+	if (!w->base.directory[0]) {
+		snprintf(err, errlen,
+		         "workload %s needs --directory DIR for its files (a directory on the "
+		         "storage to measure)",
+		         w->recipe->name);
+		return -EINVAL;
+	}
+	ret = w->recipe->run(w, err, errlen);
+	for (unsigned p = 0; p < w->nphases; p++)
+		cache_notes(&w->phases[p]);
+	return ret;
+}
+
+cJSON *wl_json(const struct wl *w)
+{
+	cJSON *root = cJSON_CreateObject(), *params, *phases;
+
+	cJSON_AddStringToObject(root, "workload", w->recipe->name);
+	cJSON_AddStringToObject(root, "model", w->has_model ? w->model.name : "");
+	cJSON_AddStringToObject(root, "engine", w->base.engine);
+	cJSON_AddBoolToObject(root, "direct", w->base.direct);
+	params = cJSON_AddObjectToObject(root, "params");
+	for (const struct wl_param *p = w->recipe->params; p && p->name; p++)
+		cJSON_AddStringToObject(params, p->name, wl_str(w, p->name));
+	for (const struct wl_param *p = w->recipe->shared; p && p->name; p++)
+		cJSON_AddStringToObject(params, p->name, wl_str(w, p->name));
+	cJSON_AddNumberToObject(params, "scale", w->scale);
+	phases = cJSON_AddArrayToObject(root, "phases");
+	for (unsigned i = 0; i < w->nphases; i++) {
+		const struct wl_phase *ph = &w->phases[i];
+		cJSON *o = cJSON_CreateObject(), *m, *jobs;
+
+		cJSON_AddStringToObject(o, "name", ph->name);
+		cJSON_AddNumberToObject(o, "wall_s", ph->wall_s);
+		cJSON_AddNumberToObject(o, "promised_bytes", (double)ph->promised_bytes);
+		cJSON_AddStringToObject(o, "note", ph->note);
+		m = cJSON_AddObjectToObject(o, "metrics");
+		for (unsigned k = 0; k < ph->nmetrics; k++)
+			cJSON_AddNumberToObject(m, ph->metrics[k].name, ph->metrics[k].value);
+		jobs = cJSON_AddArrayToObject(o, "jobs");
+		for (unsigned s = 0; s < ph->nstreams; s++) {
+			cJSON *j = result_job_json(ph->streams[s]);
+
+			cJSON_AddStringToObject(j, "stream", ph->stream_names[s]);
+			cJSON_AddItemToArray(jobs, j);
+		}
+		cJSON_AddItemToArray(phases, o);
+	}
+	return root;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workloads: a recipe (load, pretrain, ckpt, finetune, infer) turns a model and a few
+ * parameters into a sequence of named phases; each phase runs one or more streams (jobs) on
+ * the chosen engine and keeps their results plus the recipe's own metrics (load time, samples
+ * per second, accelerator utilisation, checkpoint duration ...).
+ *
+ * A recipe is one file in this folder plus one line in the table of workload.c.  Its
+ * parameters are data (struct wl_param), used for parsing, --help and the JSON record alike.
+ */
+#ifndef LLMIO_WORKLOAD_H
+#define LLMIO_WORKLOAD_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmio/job.h"
+#include "llmio/model.h"
+#include "llmio/result.h"
+
+#define WL_MAX_PHASES  48
+#define WL_MAX_STREAMS 16
+#define WL_MAX_METRICS 16
+#define WL_MAX_KV      48
+
+struct wl_param {
+	const char *name;
+	const char *type; /* "size", "int", "double", "time", "string" */
+	const char *def;
+	const char *help;
+};
+
+struct wl_metric {
+	char name[40];
+	double value;
+	char unit[16];
+};
+
+struct wl_phase {
+	char name[48];
+	double wall_s;
+	unsigned nstreams;
+	char stream_names[WL_MAX_STREAMS][40];
+	struct llmio_result *streams[WL_MAX_STREAMS];
+	unsigned nmetrics;
+	struct wl_metric metrics[WL_MAX_METRICS];
+	uint64_t promised_bytes; /* what the recipe set out to move in this phase */
+	char note[320];          /* page-cache honesty, fallbacks */
+};
+
+struct wl;
+
+struct recipe {
+	const char *name;
+	const char *summary;
+	const struct wl_param *params; /* terminated by name == NULL */
+	const struct wl_param *shared; /* a second table it shares with other recipes, or NULL */
+	bool needs_model;
+	/* Run the phases.  0, or -errno with a one-line message in err (-EINVAL: usage). */
+	int (*run)(struct wl *w, char *err, size_t errlen);
+};
+
+struct wl {
+	const struct recipe *recipe;
+	struct llmio_model model;
+	bool has_model;
+	/* engine, engine options, direct, directory, iodepth, numjobs, stop, progress */
+	struct llmio_job_opts base;
+	bool direct_auto; /* direct was not asked for: fall back to buffered where refused */
+	double scale;     /* fraction of the bytes (request sizes and patterns unchanged) */
+	const char *keys[WL_MAX_KV], *vals[WL_MAX_KV];
+	unsigned nkv;
+	struct wl_phase phases[WL_MAX_PHASES];
+	unsigned nphases;
+};
+
+extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune,
+        recipe_infer;
+
+size_t recipe_count(void);
+const struct recipe *recipe_at(size_t i);
+const struct recipe *recipe_find(const char *name);
+/* Is `key` one of the recipe's parameters (or a parameter every recipe has)? */
+bool recipe_has_param(const struct recipe *r, const char *key);
+
+/* Set up w for recipe r (base options copied); release with wl_release(). */
+void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *base);
+void wl_release(struct wl *w);
+/* Record a recipe parameter; -EINVAL naming the recipe's parameters when unknown. */
+int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t errlen);
+/* A parameter's value (given or default), parsed by its type; -EINVAL with the fix. */
+int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen);
+int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen);
+const char *wl_str(const struct wl *w, const char *name);
+/* Run the recipe: its phases, then the page-cache honesty notes. */
+int wl_run(struct wl *w, char *err, size_t errlen);
+
+/* For recipes. */
+struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit);
+/* A job with the base options filled in (engine, direct, iodepth, stop ...). */
+void wl_job_opts(const struct wl *w, struct llmio_job_opts *o);
+/* Run o as stream `name` of phase ph; its result is kept in the phase. */
+int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o,
+           char *err, size_t errlen);
+/* A file path in the workload's directory. */
+int wl_path(const struct wl *w, char *out, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* Refuse when the directory lacks `need` more bytes than the files already hold. */
+int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned n, char *err,
+                   size_t errlen);
+/* Bytes scaled by w->scale, at least `min` and rounded up to `align` (a power of two). */
+uint64_t wl_scaled(const struct wl *w, uint64_t bytes, uint64_t min, uint64_t align);
+/* O_DIRECT alignment the recipe must respect (4096 when direct, else 1). */
+uint32_t wl_align(const struct wl *w);
+
+/* The whole run as one JSON object (the journal's "phases" layout). */
+cJSON *wl_json(const struct wl *w);
+
+#endif
