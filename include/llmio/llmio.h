@@ -8,5 +8,6 @@
 #include "llmio/engine.h"
 #include "llmio/job.h"
 #include "llmio/result.h"
+#include "llmio/model.h"
 
 #endif
