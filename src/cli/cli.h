@@ -18,6 +18,8 @@ struct cmd {
 };
 
 int cmd_run(int argc, char **argv);
+/* llmio run --workload NAME (src/cli/run_workload.c). */
+int cmd_run_workload(int argc, char **argv);
 int cmd_engines(int argc, char **argv);
 int cmd_quick(int argc, char **argv);
 

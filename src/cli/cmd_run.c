@@ -88,6 +88,9 @@ int cmd_run(int argc, char **argv)
 	char err[1024];
 	int ret, code = 0;
 
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--workload", 10) && (!argv[i][10] || argv[i][10] == '='))
+			return cmd_run_workload(argc, argv);
 	llmio_job_opts_init(&o);
 	ret = find_engine(&o, argc, argv);
 	if (ret)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
@@ -146,6 +148,22 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 			         "mmap: file %u is too large to map in this address space", i);
 			ret = -EFBIG;
 			goto unmap;
+		}
+		/*
+		 * A file the job writes from scratch (a checkpoint) starts empty: a program
+		 * writing through a mapping must size the file first, and so do we, or stores
+		 * beyond EOF raise SIGBUS.  Files that exist are never shortened.
+		 */
+		if (s->writable) {
+			struct stat st;
+
+			if (fstat(s->fds[i], &st) == 0 && (uint64_t)st.st_size < s->file_sizes[i] &&
+			    ftruncate(s->fds[i], (off_t)s->file_sizes[i])) {
+				ret = -errno;
+				snprintf(err, len, "mmap: cannot size file %u to %llu bytes: %s", i,
+				         (unsigned long long)s->file_sizes[i], strerror(-ret));
+				goto unmap;
+			}
 		}
 		addr = mmap(NULL, (size_t)s->file_sizes[i], prot, flags, s->fds[i], 0);
 		if (addr == MAP_FAILED) {

@@ -53,8 +53,9 @@ static int shard_files_make(struct wl *w, struct shard_files *sf, char *err, siz
 		snprintf(err, errlen, "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8 int4", dts);
 		return -EINVAL;
 	}
-	ret = wl_u64(w, "max_shard", &max_shard, err, errlen);
-	if (ret)
+	max_shard = LLMIO_HF_MAX_SHARD_BYTES; /* recipes that load without saying how */
+	if (recipe_has_param(w->recipe, "max_shard") &&
+	    (ret = wl_u64(w, "max_shard", &max_shard, err, errlen)))
 		return ret;
 	ret = llmio_model_shard_layout(&w->model, dt, max_shard, &sf->l);
 	if (ret)

@@ -260,7 +260,7 @@ out:
 	return ret;
 }
 
-/* MLPerf Storage's workloads (storage-conf/workload/*.yaml; H100 compute times). */
+/* MLPerf Storage's workloads (storage-conf/workload/ YAML files; H100 compute times). */
 struct dataset_preset {
 	const char *name;
 	uint64_t record, files, per_file, batch, readers;

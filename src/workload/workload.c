@@ -108,7 +108,7 @@ int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t err
 		snprintf(err, errlen, "too many workload parameters");
 		return -EINVAL;
 	}
-	w->keys[w->nkv] = key;
+	snprintf(w->keys[w->nkv], sizeof(w->keys[0]), "%s", key);
 	w->vals[w->nkv++] = val;
 	return 0;
 }
@@ -137,8 +137,11 @@ int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_
 	const char *v = value_of(w, name, &p);
 	int ret;
 
-	if (!p)
+	if (!p) {
+		snprintf(err, errlen, "workload %s has no parameter %s (a bug in the recipe)",
+		         w->recipe->name, name);
 		return -EINVAL;
+	}
 	if (!strcmp(p->type, "size"))
 		ret = llmio_parse_size(v, out);
 	else if (!strcmp(p->type, "time"))

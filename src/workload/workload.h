@@ -70,7 +70,8 @@ struct wl {
 	struct llmio_job_opts base;
 	bool direct_auto; /* direct was not asked for: fall back to buffered where refused */
 	double scale;     /* fraction of the bytes (request sizes and patterns unchanged) */
-	const char *keys[WL_MAX_KV], *vals[WL_MAX_KV];
+	char keys[WL_MAX_KV][40]; /* copied */
+	const char *vals[WL_MAX_KV]; /* borrowed (argv, a job file) */
 	unsigned nkv;
 	struct wl_phase phases[WL_MAX_PHASES];
 	unsigned nphases;

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmio run --workload NAME --model M: a phase-aware recipe instead of one job.  Job options
+ * (engine, direct, directory, iodepth ...) apply to every stream; the recipe's own parameters
+ * are given the same way (--steps 20).  --engine all runs the recipe once per engine that can
+ * run here and prints them side by side.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "workload/workload.h"
+
+static void print_params(FILE *f, const struct wl_param *p)
+{
+	for (; p && p->name; p++)
+		fprintf(f, "  --%-20s %s [%s, default %s]\n", p->name, p->help, p->type,
+		        p->def[0] ? p->def : "none");
+}
+
+static void help(FILE *f, const struct recipe *r)
+{
+	if (!r) {
+		fprintf(f, "usage: llmio run --workload NAME --model MODEL --directory DIR "
+		           "[--engine E|all] [job options] [recipe parameters] [--json FILE]\n\n"
+		           "workloads:\n");
+		for (size_t i = 0; i < recipe_count(); i++)
+			fprintf(f, "  %-10s %s\n", recipe_at(i)->name, recipe_at(i)->summary);
+		fprintf(f, "\n`llmio run --workload NAME --help` lists a workload's parameters.\n"
+		           "Models: `llmio model list`, or a Hugging Face config.json.\n");
+		return;
+	}
+	fprintf(f,
+	        "usage: llmio run --workload %s --model MODEL --directory DIR [--engine E|all] "
+	        "[options]\n\n%s.\n\n"
+	        "Every job option of `llmio run` applies to each stream (--engine, --direct, "
+	        "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
+	        "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
+	        "bytes that reached the device.\n\nparameters:\n",
+	        r->name, r->summary);
+	print_params(f, r->params);
+	print_params(f, r->shared);
+	fprintf(f, "  --%-20s %s\n", "scale",
+	        "fraction of the bytes (request sizes and patterns unchanged) [double, default 1]");
+	fprintf(f, "\noutput:\n  --json FILE            phases, metrics and every stream's result "
+	           "(- = stdout)\n  --quiet                no table\n\n"
+	           "The recipes and their metrics are described in docs/workloads.md.\n");
+}
+
+static void phase_table(FILE *f, const struct wl *w)
+{
+	fprintf(f, "%s  model=%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name,
+	        w->model.name, w->base.engine, w->base.direct, w->scale);
+	fprintf(f, "  %-24s %9s %10s %12s %12s %8s\n", "phase", "time s", "GB/s", "moved",
+	        "device", "cores");
+	for (unsigned p = 0; p < w->nphases; p++) {
+		const struct wl_phase *ph = &w->phases[p];
+		uint64_t moved = 0, dev = 0;
+		double cores = 0;
+		char mb[32], db[32];
+
+		for (unsigned s = 0; s < ph->nstreams; s++) {
+			const struct llmio_result *r = ph->streams[s];
+
+			moved += r->read.bytes + r->write.bytes;
+			dev += r->device.read_bytes + r->device.write_bytes;
+			cores += r->cpu.cores_busy;
+		}
+		llmio_format_bytes(moved, mb, sizeof(mb));
+		llmio_format_bytes(dev, db, sizeof(db));
+		fprintf(f, "  %-24s %9.3f %10.3f %12s %12s %8.2f\n", ph->name, ph->wall_s,
+		        ph->wall_s > 0 ? (double)moved / ph->wall_s / 1e9 : 0, mb, db, cores);
+		for (unsigned m = 0; m < ph->nmetrics; m++)
+			fprintf(f, "      %-32s %.4g %s\n", ph->metrics[m].name, ph->metrics[m].value,
+			        ph->metrics[m].unit);
+		if (ph->note[0])
+			fprintf(f, "      note: %s\n", ph->note);
+	}
+}
+
+/* Engines side by side: phase time per engine. */
+static void compare_table(FILE *f, struct wl *runs, unsigned n)
+{
+	if (n < 2)
+		return;
+	fprintf(f, "\nphase time (s) by engine\n  %-24s", "phase");
+	for (unsigned e = 0; e < n; e++)
+		fprintf(f, " %12s", runs[e].base.engine);
+	fprintf(f, "\n");
+	for (unsigned p = 0; p < runs[0].nphases; p++) {
+		fprintf(f, "  %-24s", runs[0].phases[p].name);
+		for (unsigned e = 0; e < n; e++)
+			if (p < runs[e].nphases)
+				fprintf(f, " %12.3f", runs[e].phases[p].wall_s);
+			else
+				fprintf(f, " %12s", "-");
+		fprintf(f, "\n");
+	}
+}
+
+struct out {
+	struct wl *runs;
+	unsigned n;
+};
+
+static int write_json(FILE *f, void *arg)
+{
+	const struct out *o = arg;
+	cJSON *root = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(root, "runs");
+	char *text;
+	int ret = 0;
+
+	cJSON_AddStringToObject(root, "llmio", llmio_version());
+	for (unsigned i = 0; i < o->n; i++)
+		cJSON_AddItemToArray(runs, wl_json(&o->runs[i]));
+	text = cJSON_Print(root);
+	if (!text || fputs(text, f) < 0 || fputc('\n', f) < 0)
+		ret = -EIO;
+	free(text);
+	cJSON_Delete(root);
+	return ret;
+}
+
+/* Argument value of --key (either --key=v or --key v); NULL when absent. */
+static const char *arg_value(int argc, char **argv, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], key, n) && argv[i][n] == '=')
+			return argv[i] + n + 1;
+		if (!strcmp(argv[i], key) && i + 1 < argc)
+			return argv[i + 1];
+	}
+	return NULL;
+}
+
+static bool has_arg(int argc, char **argv, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], key, n) && (argv[i][n] == '=' || !argv[i][n]))
+			return true;
+	return false;
+}
+
+/* Parse everything into w (base options and recipe parameters). */
+static int parse(struct wl *w, int argc, char **argv, const char **json, bool *quiet)
+{
+	char err[1024];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool handled;
+		char key[64];
+		const char *val;
+		int ret;
+
+		if (!strncmp(a, "--workload", 10) || !strncmp(a, "--model", 7) ||
+		    !strncmp(a, "--json", 6)) {
+			if (!strchr(a, '='))
+				i++;
+			if (!strncmp(a, "--json", 6))
+				*json = strchr(a, '=') ? strchr(a, '=') + 1 : argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			*quiet = true;
+			continue;
+		}
+		if (!strncmp(a, "--", 2)) {
+			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
+			if (recipe_has_param(w->recipe, key)) {
+				val = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : NULL;
+				if (!val) {
+					fprintf(stderr, "llmio: --%s needs a value\n", key);
+					return EXIT_USAGE;
+				}
+				ret = wl_set(w, key, val, err, sizeof(err));
+				if (ret) {
+					fprintf(stderr, "llmio: %s\n", err);
+					return EXIT_USAGE;
+				}
+				continue;
+			}
+		}
+		ret = cli_parse_job_arg(&w->base, argc, argv, &i, &handled);
+		if (ret)
+			return ret;
+		if (!handled) {
+			fprintf(stderr,
+			        "llmio: '%s' is neither a job option nor a parameter of workload %s "
+			        "(see llmio run --workload %s --help)\n",
+			        a, w->recipe->name, w->recipe->name);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static bool engine_supports_direct(const char *name)
+{
+	struct llmio_engine_info e;
+
+	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
+		if (!strcmp(e.name, name))
+			return e.supports_direct;
+	return false;
+}
+
+/* Engines --engine all means: every engine that can run here, except the no-I/O one. */
+static unsigned all_engines(char names[][32], unsigned cap)
+{
+	struct llmio_engine_info e;
+	unsigned n = 0;
+	char why[256];
+
+	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
+		if (strcmp(e.name, "null") && !llmio_engine_probe(e.name, why, sizeof(why)))
+			snprintf(names[n++], 32, "%s", e.name);
+	return n;
+}
+
+int cmd_run_workload(int argc, char **argv)
+{
+	const char *name = arg_value(argc, argv, "--workload"), *model = arg_value(argc, argv,
+	                                                                           "--model");
+	const char *engine = arg_value(argc, argv, "--engine"), *json = NULL;
+	const struct recipe *r = name ? recipe_find(name) : NULL;
+	char engines[16][32], err[1024];
+	struct llmio_model m;
+	struct llmio_job_opts base;
+	struct out out = {0};
+	bool quiet = false, all;
+	unsigned n;
+	int ret, code = 0;
+
+	if (!engine)
+		engine = arg_value(argc, argv, "--ioengine");
+	if (!r && name && strcmp(name, "help")) {
+		fprintf(stderr, "llmio: unknown workload '%s'\n", name);
+		help(stderr, NULL);
+		return EXIT_USAGE;
+	}
+	if (has_arg(argc, argv, "--help") || has_arg(argc, argv, "-h") || !r) {
+		help(stdout, r);
+		return 0;
+	}
+	if (model && (ret = llmio_model_resolve(model, &m, err, sizeof(err)))) {
+		fprintf(stderr, "llmio: %s\n", err);
+		return EXIT_USAGE;
+	}
+	all = engine && !strcmp(engine, "all");
+	n = all ? all_engines(engines, 16) : 1;
+	out.runs = calloc(n, sizeof(*out.runs));
+	if (!out.runs)
+		return EXIT_RUNTIME;
+	cli_install_signals();
+	for (unsigned e = 0; e < n && !cli_stop; e++) {
+		struct wl *w = &out.runs[e];
+
+		llmio_job_opts_init(&base);
+		if (all)
+			snprintf(base.engine, sizeof(base.engine), "%.31s", engines[e]);
+		wl_init(w, r, &base);
+		out.n = e + 1;
+		ret = parse(w, argc, argv, &json, &quiet);
+		if (ret) {
+			code = ret;
+			break;
+		}
+		if (all)
+			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[e]);
+		if (e == 0 && json && (ret = cli_check_writable(json))) {
+			fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
+			code = EXIT_RUNTIME;
+			break;
+		}
+		if (model) {
+			w->model = m;
+			w->has_model = true;
+		}
+		/* O_DIRECT by default where the engine can: results must not come from RAM */
+		if (!has_arg(argc, argv, "--direct")) {
+			w->base.direct = engine_supports_direct(w->base.engine);
+			w->direct_auto = true;
+		}
+		w->base.stop = &cli_stop;
+		ret = wl_run(w, err, sizeof(err));
+		cli_progress_clear();
+		if (ret) {
+			fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine, err[0] ? err : "failed", strerror(-ret));
+			code = cli_exit_code(ret);
+			if (!all || code == EXIT_USAGE)
+				break;
+		}
+		if (!quiet && !(json && !strcmp(json, "-")))
+			phase_table(stdout, w);
+	}
+	if (!quiet && !(json && !strcmp(json, "-")))
+		compare_table(stdout, out.runs, out.n);
+	if (json && code != EXIT_USAGE && (ret = cli_write_file(json, write_json, &out))) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
+	for (unsigned e = 0; e < out.n; e++)
+		wl_release(&out.runs[e]);
+	free(out.runs);
+	return code;
+}
