@@ -51,10 +51,10 @@ static void help(FILE *f, const struct recipe *r)
 
 static void phase_table(FILE *f, const struct wl *w)
 {
-	fprintf(f, "%s  model=%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name,
-	        w->model.name, w->base.engine, w->base.direct, w->scale);
-	fprintf(f, "  %-24s %9s %10s %12s %12s %8s\n", "phase", "time s", "GB/s", "moved",
-	        "device", "cores");
+	fprintf(f, "%s  model=%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name, w->model.name,
+	        w->base.engine, w->base.direct, w->scale);
+	fprintf(f, "  %-24s %9s %10s %12s %12s %8s\n", "phase", "time s", "GB/s", "moved", "device",
+	        "cores");
 	for (unsigned p = 0; p < w->nphases; p++) {
 		const struct wl_phase *ph = &w->phases[p];
 		uint64_t moved = 0, dev = 0;
@@ -73,8 +73,8 @@ static void phase_table(FILE *f, const struct wl *w)
 		fprintf(f, "  %-24s %9.3f %10.3f %12s %12s %8.2f\n", ph->name, ph->wall_s,
 		        ph->wall_s > 0 ? (double)moved / ph->wall_s / 1e9 : 0, mb, db, cores);
 		for (unsigned m = 0; m < ph->nmetrics; m++)
-			fprintf(f, "      %-32s %.4g %s\n", ph->metrics[m].name, ph->metrics[m].value,
-			        ph->metrics[m].unit);
+			fprintf(f, "      %-32s %.4g %s\n", ph->metrics[m].name,
+			        ph->metrics[m].value, ph->metrics[m].unit);
 		if (ph->note[0])
 			fprintf(f, "      note: %s\n", ph->note);
 	}
@@ -174,7 +174,9 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 		if (!strncmp(a, "--", 2)) {
 			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
 			if (recipe_has_param(w->recipe, key)) {
-				val = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : NULL;
+				val = strchr(a, '=') ? strchr(a, '=') + 1
+				      : i + 1 < argc ? argv[++i]
+				                     : NULL;
 				if (!val) {
 					fprintf(stderr, "llmio: --%s needs a value\n", key);
 					return EXIT_USAGE;
@@ -191,10 +193,10 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 		if (ret)
 			return ret;
 		if (!handled) {
-			fprintf(stderr,
-			        "llmio: '%s' is neither a job option nor a parameter of workload %s "
-			        "(see llmio run --workload %s --help)\n",
-			        a, w->recipe->name, w->recipe->name);
+			/* neither a job option nor a parameter: wl_set names the parameters */
+			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
+			wl_set(w, key, "", err, sizeof(err));
+			fprintf(stderr, "llmio: %s\n", err);
 			return EXIT_USAGE;
 		}
 	}
@@ -226,8 +228,8 @@ static unsigned all_engines(char names[][32], unsigned cap)
 
 int cmd_run_workload(int argc, char **argv)
 {
-	const char *name = arg_value(argc, argv, "--workload"), *model = arg_value(argc, argv,
-	                                                                           "--model");
+	const char *name = arg_value(argc, argv, "--workload"),
+	           *model = arg_value(argc, argv, "--model");
 	const char *engine = arg_value(argc, argv, "--engine"), *json = NULL;
 	const struct recipe *r = name ? recipe_find(name) : NULL;
 	char engines[16][32], err[1024];
@@ -241,8 +243,12 @@ int cmd_run_workload(int argc, char **argv)
 	if (!engine)
 		engine = arg_value(argc, argv, "--ioengine");
 	if (!r && name && strcmp(name, "help")) {
-		fprintf(stderr, "llmio: unknown workload '%s'\n", name);
-		help(stderr, NULL);
+		size_t used = 0;
+
+		for (size_t i = 0; i < recipe_count() && used < sizeof(err); i++)
+			used += (size_t)snprintf(err + used, sizeof(err) - used, " %s",
+			                         recipe_at(i)->name);
+		fprintf(stderr, "llmio: unknown workload '%s'; the workloads are:%s\n", name, err);
 		return EXIT_USAGE;
 	}
 	if (has_arg(argc, argv, "--help") || has_arg(argc, argv, "-h") || !r) {
@@ -292,7 +298,8 @@ int cmd_run_workload(int argc, char **argv)
 		ret = wl_run(w, err, sizeof(err));
 		cli_progress_clear();
 		if (ret) {
-			fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine, err[0] ? err : "failed", strerror(-ret));
+			fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
+			        err[0] ? err : "failed", strerror(-ret));
 			code = cli_exit_code(ret);
 			if (!all || code == EXIT_USAGE)
 				break;

@@ -131,7 +131,8 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 	int ret;
 
 	llmio_ckpt_opts_init(&co, &w->model);
-	if ((ret = wl_u64(w, "tp", &tp, err, errlen)) || (ret = wl_u64(w, "pp", &pp, err, errlen)) ||
+	if ((ret = wl_u64(w, "tp", &tp, err, errlen)) ||
+	    (ret = wl_u64(w, "pp", &pp, err, errlen)) ||
 	    (ret = wl_u64(w, "dp", &dp, err, errlen)) ||
 	    (ret = wl_u64(w, "zero", &zero, err, errlen)) ||
 	    (ret = wl_u64(w, "ranks", &ranks, err, errlen)))
@@ -152,7 +153,8 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 		ranks = tp * pp * dp;
 	if (ranks > 64) {
 		snprintf(err, errlen,
-		         "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset mode",
+		         "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset "
+		         "mode",
 		         (unsigned long long)ranks);
 		return -EINVAL;
 	}

@@ -40,7 +40,8 @@ static int run(struct wl *w, char *err, size_t errlen)
 	if ((ret = wl_u64(w, "lora_rank", &rank, err, errlen)))
 		return ret;
 	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets)) {
-		snprintf(err, errlen, "--lora_targets=%s: use a list of q,k,v,o,gate,up,down or all",
+		snprintf(err, errlen,
+		         "--lora_targets=%s: use a list of q,k,v,o,gate,up,down or all",
 		         wl_str(w, "lora_targets"));
 		return -EINVAL;
 	}
@@ -52,8 +53,8 @@ static int run(struct wl *w, char *err, size_t errlen)
 			snprintf(err, errlen, "--lora_rank must be 1..4096");
 			return -EINVAL;
 		}
-		adapter = llmio_model_lora_bytes(&w->model, (uint32_t)rank, targets,
-		                                 w->model.dtype);
+		adapter =
+		        llmio_model_lora_bytes(&w->model, (uint32_t)rank, targets, w->model.dtype);
 		sizes = calloc(1, sizeof(*sizes));
 		if (!sizes)
 			return -ENOMEM;

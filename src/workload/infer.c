@@ -19,8 +19,9 @@ static const struct wl_param params[] = {
         {"tp", "int", "1", "tensor-parallel degree: a rank's share of the KV heads"},
         {"kv_dtype", "string", "", "KV-cache dtype; default the model's"},
         {"in_flight", "int", "16", "requests in flight (the queue depth)"},
-        {"hit_ratio", "int", "70", "percent of requests that restore (read) their KV blocks; "
-                                   "the rest spill (write)"},
+        {"hit_ratio", "int", "70",
+         "percent of requests that restore (read) their KV blocks; "
+         "the rest spill (write)"},
         {"kv_capacity", "size", "8g", "bytes of the KV file on storage (before --scale)"},
         {"duration", "time", "10s", "serving time"},
         {"load", "int", "1", "1: load the model first (sequential, cold); 0: serve only"},
@@ -101,14 +102,14 @@ static int run(struct wl *w, char *err, size_t errlen)
 		wl_metric(ph, "blocks_per_s", r->read.iops + r->write.iops, "blocks/s");
 		wl_metric(ph, "kv_tokens_restored_per_s", r->read.iops * (double)tokens,
 		          "tokens/s");
-		wl_metric(ph, "restore_p50_us", (double)llmio_hist_percentile(&r->read.clat, 50) / 1e3,
-		          "us");
-		wl_metric(ph, "restore_p99_us", (double)llmio_hist_percentile(&r->read.clat, 99) / 1e3,
-		          "us");
+		wl_metric(ph, "restore_p50_us",
+		          (double)llmio_hist_percentile(&r->read.clat, 50) / 1e3, "us");
+		wl_metric(ph, "restore_p99_us",
+		          (double)llmio_hist_percentile(&r->read.clat, 99) / 1e3, "us");
 		wl_metric(ph, "restore_p99.9_us",
 		          (double)llmio_hist_percentile(&r->read.clat, 99.9) / 1e3, "us");
-		wl_metric(ph, "spill_p99_us", (double)llmio_hist_percentile(&r->write.clat, 99) / 1e3,
-		          "us");
+		wl_metric(ph, "spill_p99_us",
+		          (double)llmio_hist_percentile(&r->write.clat, 99) / 1e3, "us");
 	}
 	return ret;
 }

@@ -76,8 +76,8 @@ static int shard_files_make(struct wl *w, struct shard_files *sf, char *err, siz
 		sf->kept[i] = k;
 		if (wl_path(w, sf->paths[i], sizeof(sf->paths[i]), "%s", s->filename))
 			return -ENAMETOOLONG;
-		sf->files[i] = (struct llmio_file){.path = sf->paths[i],
-		                                   .size = 8 + s->header_len + data};
+		sf->files[i] =
+		        (struct llmio_file){.path = sf->paths[i], .size = 8 + s->header_len + data};
 	}
 	return wl_check_space(w, sf->files, sf->n, err, errlen);
 }
@@ -241,8 +241,8 @@ static int run(struct wl *w, char *err, size_t errlen)
 			char name[48];
 
 			snprintf(name, sizeof(name), "load-%s-cold", load_strategy_names[i]);
-			ret = load_phase(w, name, (enum load_strategy)i, true, (unsigned)threads, bs,
-			                 err, errlen);
+			ret = load_phase(w, name, (enum load_strategy)i, true, (unsigned)threads,
+			                 bs, err, errlen);
 		}
 		if (!ret && strcmp(cache, "cold")) {
 			char name[48];

@@ -34,16 +34,16 @@ int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool co
 
 /* The data-loading + compute loop of training (MLPerf Storage's accelerator emulation). */
 struct train_cfg {
-	uint64_t record_bytes;   /* one sample */
-	uint64_t files;          /* dataset files */
+	uint64_t record_bytes; /* one sample */
+	uint64_t files;        /* dataset files */
 	uint64_t samples_per_file;
-	uint64_t batch;          /* samples per step per accelerator */
+	uint64_t batch; /* samples per step per accelerator */
 	uint64_t steps;
-	uint64_t compute_ns;     /* per step */
-	unsigned readers;        /* reader threads */
-	uint64_t prefetch;       /* batches read ahead */
-	uint64_t bs;             /* largest read (a sample is read in pieces of at most this) */
-	uint64_t ckpt_every;     /* steps between checkpoints; 0 = none */
+	uint64_t compute_ns;        /* per step */
+	unsigned readers;           /* reader threads */
+	uint64_t prefetch;          /* batches read ahead */
+	uint64_t bs;                /* largest read (a sample is read in pieces of at most this) */
+	uint64_t ckpt_every;        /* steps between checkpoints; 0 = none */
 	const uint64_t *ckpt_sizes; /* per rank */
 	unsigned ckpt_ranks;
 	const char *ckpt_prefix;

@@ -128,8 +128,8 @@ static bool stopped(const struct wl *w)
 }
 
 /* The accelerator: wait for each batch, compute, checkpoint every ckpt_every steps. */
-static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj,
-                      struct wl_phase *ph, char *err, size_t errlen)
+static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, struct wl_phase *ph,
+                      char *err, size_t errlen)
 {
 	const struct train_cfg *c = s->c;
 	uint64_t t0 = now_ns(), stall = 0, first_stall = 0, compute = 0, ckpt = 0, steps = 0;
@@ -315,11 +315,11 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t e
 		c->samples_per_file = 1024;
 		c->batch = 8;
 		c->readers = 4;
-		c->compute_ns = w->has_model ? (uint64_t)(6.0 *
-		                                          (double)llmio_model_params_active(&w->model) *
-		                                          (double)(seq * c->batch) / (989e12 * 0.4) *
-		                                          1e9)
-		                             : 100000000;
+		c->compute_ns =
+		        w->has_model
+		                ? (uint64_t)(6.0 * (double)llmio_model_params_active(&w->model) *
+		                             (double)(seq * c->batch) / (989e12 * 0.4) * 1e9)
+		                : 100000000;
 	} else {
 		size_t i;
 
@@ -338,12 +338,12 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t e
 		c->readers = (unsigned)presets[i].readers;
 		c->compute_ns = (uint64_t)(presets[i].compute_s * 1e9);
 	}
-#define OVERRIDE(key, field)                                                                     \
-	do {                                                                                     \
-		if ((ret = wl_u64(w, key, &v, err, errlen)))                                     \
-			return ret;                                                              \
-		if (v)                                                                           \
-			c->field = v;                                                            \
+#define OVERRIDE(key, field)                                                                       \
+	do {                                                                                       \
+		if ((ret = wl_u64(w, key, &v, err, errlen)))                                       \
+			return ret;                                                                \
+		if (v)                                                                             \
+			c->field = v;                                                              \
 	} while (0)
 	OVERRIDE("record", record_bytes);
 	OVERRIDE("files", files);

@@ -13,8 +13,8 @@ static int seg_next(void *arg, unsigned t, struct llmio_io *io)
 	const struct seg *g;
 	uint64_t start, end, seg_end;
 
-	while (th->cur < th->count && th->pos >= s->segs[th->first + th->cur].off +
-	                                                s->segs[th->first + th->cur].len) {
+	while (th->cur < th->count &&
+	       th->pos >= s->segs[th->first + th->cur].off + s->segs[th->first + th->cur].len) {
 		th->cur++;
 		if (th->cur < th->count)
 			th->pos = s->segs[th->first + th->cur].off;
@@ -33,8 +33,7 @@ static int seg_next(void *arg, unsigned t, struct llmio_io *io)
 	return 1;
 }
 
-static void seg_done(void *arg, unsigned t, const struct llmio_io *io, int64_t res,
-                     uint64_t lat_ns)
+static void seg_done(void *arg, unsigned t, const struct llmio_io *io, int64_t res, uint64_t lat_ns)
 {
 	struct segsrc *s = arg;
 	struct segsrc_thread *th = &s->thr[t];
@@ -66,7 +65,8 @@ int segsrc_init(struct segsrc *s, unsigned nthreads, uint32_t chunk, uint32_t al
 	s->chunk = chunk;
 	s->align = align ? align : 1;
 	s->write = write;
-	s->src = (struct llmio_io_source){.next = seg_next, .done = seg_done, .end = seg_end, .arg = s};
+	s->src = (struct llmio_io_source){
+	        .next = seg_next, .done = seg_done, .end = seg_end, .arg = s};
 	return 0;
 }
 

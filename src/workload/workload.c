@@ -86,8 +86,9 @@ int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t err
 	size_t used = 0;
 
 	if (!param_find(w->recipe, key)) {
-		used = (size_t)snprintf(err, errlen, "--%s is not a parameter of workload %s; it has:",
-		                        key, w->recipe->name);
+		used = (size_t)snprintf(err, errlen,
+		                        "--%s is not a parameter of workload %s; it has:", key,
+		                        w->recipe->name);
 		for (const struct wl_param *p = w->recipe->params; p && p->name && used < errlen;
 		     p++)
 			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
@@ -95,8 +96,8 @@ int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t err
 		     p++)
 			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
 		if (used < errlen)
-			snprintf(err + used, errlen - used, " scale (see llmio run --workload %s --help)",
-			         w->recipe->name);
+			snprintf(err + used, errlen - used,
+			         " scale (see llmio run --workload %s --help)", w->recipe->name);
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < w->nkv; i++)
@@ -149,8 +150,8 @@ int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_
 	else
 		ret = llmio_parse_uint(v, 0, UINT64_MAX, out);
 	if (ret)
-		snprintf(err, errlen, "--%s=%s is not a valid %s for workload %s (e.g. --%s=%s)", name,
-		         v, p->type, w->recipe->name, name, p->def);
+		snprintf(err, errlen, "--%s=%s is not a valid %s for workload %s (e.g. --%s=%s)",
+		         name, v, p->type, w->recipe->name, name, p->def);
 	return ret ? -EINVAL : 0;
 }
 
@@ -165,8 +166,8 @@ int wl_double(const struct wl *w, const char *name, double *out, char *err, size
 	errno = 0;
 	*out = strtod(v, &end);
 	if (errno || end == v || *end || *out < 0) {
-		snprintf(err, errlen, "--%s=%s is not a non-negative number (e.g. --%s=%s)", name, v,
-		         name, p->def);
+		snprintf(err, errlen, "--%s=%s is not a non-negative number (e.g. --%s=%s)", name,
+		         v, name, p->def);
 		return -EINVAL;
 	}
 	return 0;
@@ -250,7 +251,8 @@ int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned 
 		uint64_t have = stat(files[i].path, &st) == 0 ? (uint64_t)st.st_size : 0;
 
 		if (files[i].flags & LLMIO_FILE_FRESH)
-			have = 0; /* rewritten from scratch: its blocks are freed first, but count it */
+			have = 0; /* rewritten from scratch: its blocks are freed first, but count
+			             it */
 		if (files[i].size > have)
 			need += files[i].size - have;
 	}
@@ -272,8 +274,8 @@ static bool direct_refused(const char *msg)
 	return strstr(msg, "O_DIRECT") != NULL;
 }
 
-int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o,
-           char *err, size_t errlen)
+int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o, char *err,
+           size_t errlen)
 {
 	struct llmio_result *r = NULL;
 	int ret;

@@ -70,15 +70,14 @@ struct wl {
 	struct llmio_job_opts base;
 	bool direct_auto; /* direct was not asked for: fall back to buffered where refused */
 	double scale;     /* fraction of the bytes (request sizes and patterns unchanged) */
-	char keys[WL_MAX_KV][40]; /* copied */
+	char keys[WL_MAX_KV][40];    /* copied */
 	const char *vals[WL_MAX_KV]; /* borrowed (argv, a job file) */
 	unsigned nkv;
 	struct wl_phase phases[WL_MAX_PHASES];
 	unsigned nphases;
 };
 
-extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune,
-        recipe_infer;
+extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer;
 
 size_t recipe_count(void);
 const struct recipe *recipe_at(size_t i);
@@ -105,8 +104,8 @@ void wl_metric(struct wl_phase *ph, const char *name, double value, const char *
 /* A job with the base options filled in (engine, direct, iodepth, stop ...). */
 void wl_job_opts(const struct wl *w, struct llmio_job_opts *o);
 /* Run o as stream `name` of phase ph; its result is kept in the phase. */
-int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o,
-           char *err, size_t errlen);
+int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o, char *err,
+           size_t errlen);
 /* A file path in the workload's directory. */
 int wl_path(const struct wl *w, char *out, size_t len, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
