@@ -8,7 +8,7 @@ D=$T/wl
 mkdir -p "$D"
 engines=()
 for e in psync libaio io_uring mmap; do
-	"$LLMIO" engines 2>/dev/null | grep -q "^ *$e .*yes" && engines+=("$e")
+	"$LLMIO" engines 2>/dev/null | grep -q "^$e  *available" && engines+=("$e")
 done
 [ ${#engines[@]} -gt 0 ] || engines=(psync)
 note "engines: ${engines[*]}"
