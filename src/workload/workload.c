@@ -398,3 +398,48 @@ cJSON *wl_json(const struct wl *w)
 	}
 	return root;
 }
+
+int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
+                  bool direct_given, const char *const *keys, const char *const *vals, size_t n,
+                  cJSON **phases, char *err, size_t errlen)
+{
+	const struct recipe *r = recipe_find(recipe);
+	struct wl *w;
+	cJSON *all;
+	int ret = 0;
+
+	*phases = NULL;
+	if (!r) {
+		snprintf(err, errlen, "unknown workload '%s': load, pretrain, ckpt, finetune, infer",
+		         recipe);
+		return -EINVAL;
+	}
+	w = malloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	wl_init(w, r, base);
+	if (model && model[0]) {
+		ret = llmio_model_resolve(model, &w->model, err, errlen);
+		w->has_model = ret == 0;
+	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = wl_set(w, keys[i], vals[i], err, errlen);
+	if (!direct_given) {
+		struct llmio_engine_info e;
+
+		for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
+			if (!strcmp(e.name, w->base.engine))
+				w->base.direct = e.supports_direct;
+		w->direct_auto = true;
+	}
+	if (!ret)
+		ret = wl_run(w, err, errlen);
+	all = wl_json(w);
+	if (all) {
+		*phases = cJSON_DetachItemFromObject(all, "phases");
+		cJSON_Delete(all);
+	}
+	wl_release(w);
+	free(w);
+	return ret;
+}

@@ -117,6 +117,16 @@ uint64_t wl_scaled(const struct wl *w, uint64_t bytes, uint64_t min, uint64_t al
 /* O_DIRECT alignment the recipe must respect (4096 when direct, else 1). */
 uint32_t wl_align(const struct wl *w);
 
+/*
+ * Run recipe `recipe` for `model` (catalog name or config.json) with job options `base` and
+ * the recipe parameters keys[i] = vals[i], for callers without a struct wl (sweeps).
+ * direct_given: base->direct was chosen by the user (else O_DIRECT where the engine can).
+ * *phases = the "phases" array of wl_json() (also on failure, with what was measured).
+ */
+int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
+                  bool direct_given, const char *const *keys, const char *const *vals, size_t n,
+                  cJSON **phases, char *err, size_t errlen);
+
 /* The whole run as one JSON object (the journal's "phases" layout). */
 cJSON *wl_json(const struct wl *w);
 
