@@ -102,7 +102,7 @@ struct libspec {
 };
 
 static const struct libspec cudart_spec = {
-        .what = "the CUDA runtime (libcudart)",
+        .what = "libcudart (the CUDA runtime)",
         .env = "LLMIO_CUDART",
         .names = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so", NULL},
         .wheel = "cuda_runtime",
@@ -112,7 +112,7 @@ static const struct libspec cudart_spec = {
 };
 
 static const struct libspec cufile_spec = {
-        .what = "cuFile (libcufile)",
+        .what = "libcufile (cuFile)",
         .env = "LLMIO_CUFILE",
         .names = {"libcufile.so.0", "libcufile.so", NULL},
         .wheel = "cufile",
@@ -239,7 +239,7 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 		return NULL;
 	}
 	msgf(why, wlen,
-	     "no %s found: looked at %s (unset), the dynamic linker path (%s), $CUDA_HOME, "
+	     "%s not found: looked at %s (unset), the dynamic linker path (%s), $CUDA_HOME, "
 	     "$CUDA_PATH, /usr/local/cuda{,-*}/{lib64,targets/x86_64-linux/lib} and Python "
 	     "wheels (nvidia/%s/lib in $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local/lib "
 	     "and /usr/lib python3* site-/dist-packages); %s",

@@ -85,6 +85,8 @@ struct gds_eng {
 
 	struct io_req **ready; /* finished but not yet reaped (failed submissions, async) */
 	unsigned nready;
+	struct io_req **todo; /* sync: queued, run by reap() */
+	unsigned ntodo;
 
 	/* batch */
 	CUfileBatchHandle_t batch;
@@ -143,6 +145,7 @@ static void gds_free(struct gds_eng *p)
 	free(p->events);
 	free(p->params);
 	free(p->ready);
+	free(p->todo);
 	free(p->fh);
 	free(p);
 }
@@ -287,8 +290,9 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 		goto fail;
 	ret = -ENOMEM;
 	p->ready = calloc(p->depth, sizeof(*p->ready));
+	p->todo = calloc(p->depth, sizeof(*p->todo));
 	p->fh = calloc(s->nfiles ? s->nfiles : 1, sizeof(*p->fh));
-	if (!p->ready || !p->fh)
+	if (!p->ready || !p->todo || !p->fh)
 		goto fail;
 	for (unsigned f = 0; f < s->nfiles; f++) {
 		CUfileDescr_t d = {.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD, .handle.fd = s->fds[f]};
@@ -367,7 +371,6 @@ static int queue_async(struct gds_eng *p, struct io_req *io)
 static int gds_queue(struct engine_ctx *ctx, struct io_req *io)
 {
 	struct gds_eng *p = ctx->priv;
-	ssize_t r;
 
 	if (io->file >= p->nfiles) {
 		io->res = -EBADF;
@@ -391,13 +394,31 @@ static int gds_queue(struct engine_ctx *ctx, struct io_req *io)
 	case GDS_ASYNC:
 		return queue_async(p, io);
 	default:
+		/* run by reap(), in order: the worker keeps queueing while queue() completes */
+		p->todo[p->ntodo++] = io;
+		return ENGINE_Q_QUEUED;
+	}
+}
+
+/* sync mode: the queued I/Os, one cuFileRead/Write after the other. */
+static unsigned run_sync(struct gds_eng *p, struct io_req **evs, unsigned max)
+{
+	unsigned n = 0;
+
+	for (; n < max && n < p->ntodo; n++) {
+		struct io_req *io = p->todo[n];
+		ssize_t r;
+
 		if (io->op == ENGINE_OP_READ)
 			r = p->cf->Read(p->fh[io->file], io->buf, io->len, (off_t)io->off, 0);
 		else
 			r = p->cf->Write(p->fh[io->file], io->buf, io->len, (off_t)io->off, 0);
 		io->res = cufile_res(r);
-		return ENGINE_Q_COMPLETED;
+		evs[n] = io;
 	}
+	p->ntodo -= n;
+	memmove(p->todo, p->todo + n, p->ntodo * sizeof(*p->todo));
+	return n;
 }
 
 static int gds_commit(struct engine_ctx *ctx)
@@ -488,8 +509,10 @@ static int gds_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, u
 			n += (unsigned)got;
 		} else if (p->mode == GDS_ASYNC && p->npending) {
 			n += reap_async(p, n < min, evs + n, max - n);
+		} else if (p->ntodo) {
+			n += run_sync(p, evs + n, max - n);
 		}
-		if (n >= min || (!p->inflight && !p->npending))
+		if (n >= min || (!p->inflight && !p->npending && !p->ntodo))
 			return (int)n;
 	}
 }
@@ -502,6 +525,7 @@ static void gds_cleanup(struct engine_ctx *ctx)
 	if (!p)
 		return;
 	/* I/O still in flight lands in buffers about to be freed: wait for it first */
+	p->ntodo = 0; /* never started */
 	while (p->inflight || p->npending)
 		if (gds_reap(ctx, 1, evs, 64) < 0)
 			break;
