@@ -160,4 +160,16 @@ gpu_run "mode=auto without batch/stream API falls back to sync" "${fake_rt[@]}" 
 	LLMIO_CUFILE="$FAKE/nobatch/libcufile.so.0" -- --ioengine gds --rw read --iodepth 4 &&
 	json_check "$J" "auto -> sync is said" '"sync cuFileRead/cuFileWrite" in j["engine_notes"]'
 
+echo "== bench/gpu_check.sh: syntax, and a dry run of all of it on the fake libraries"
+GC=$(dirname "$0")/../bench/gpu_check.sh
+check "gpu_check.sh parses (bash -n)" bash -n "$GC"
+run env OUT="$T/gc" bash "$GC" --llmio "$LLMIO" --fake --size 4m --runtime 0.1 --ramp 0 \
+	--dir "$T/gcdir"
+check "gpu_check.sh --fake: exit 0" test "$RC" -eq 0
+check "gpu_check.sh: 18 runs summarised (3 engines x 6 patterns)" \
+	test "$(grep -cE '^(gds|cuda-bounce|io_uring)-' "$T/gc/summary.txt" 2>/dev/null)" -eq 18
+check "gpu_check.sh: facts say the cuFile mode" grep -q '^cuFile mode: compat' "$T/gc/facts.txt"
+check "gpu_check.sh: conformance ran" grep -q 'PASSED' "$T/gc/conformance.txt"
+check "gpu_check.sh: scratch file removed" test ! -e "$T/gcdir/llmio-gpu-check"
+
 finish
