@@ -280,6 +280,8 @@ static void conformance(void **state)
 
 		if (e->caps & ENGINE_CAP_NO_IO)
 			continue; /* null moves no data; test_job checks its counts */
+		if (e->buf_alloc)
+			continue; /* GPU memory: test_gpu drives these engines */
 		if (e->probe(why, sizeof(why))) {
 			print_message("skip %s: %s\n", e->name, why);
 			continue;

@@ -40,6 +40,9 @@ int cmd_engines(int argc, char **argv)
 		if (ret) {
 			printf("          why: %s\n", why);
 			unavailable++;
+		} else if (why[0]) {
+			printf("          uses: %s\n",
+			       why); /* what a foreign-library engine loaded */
 		}
 		for (size_t k = 0; verbose && llmio_engine_option(i, k, &o) == 0; k++) {
 			char name[64];

@@ -243,6 +243,24 @@ static int sync_files(struct worker *w, bool measuring)
 	return 0;
 }
 
+/* Buffer i from the engine (GPU memory), holding the same data a host buffer would. */
+static int engine_buf(struct worker *w, unsigned i, char *err, size_t errlen)
+{
+	const struct job *j = w->job;
+	void *init = calloc(1, j->o.bs);
+	int ret;
+
+	if (!init) {
+		snprintf(err, errlen, "out of memory for a %llu-byte buffer",
+		         (unsigned long long)j->o.bs);
+		return -ENOMEM;
+	}
+	target_pattern(init, j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
+	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->o.bs, init, err, errlen);
+	free(init);
+	return ret;
+}
+
 static int setup(struct worker *w, char *err, size_t errlen)
 {
 	struct job *j = w->job;
@@ -262,10 +280,17 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	    (j->target.nfiles && !w->dirty))
 		goto err_nomem;
 	for (unsigned i = 0; i < w->depth; i++) {
-		if (posix_memalign(&w->bufs[i], 4096, j->o.bs))
-			goto err_nomem;
-		/* writes carry incompressible data; reads overwrite it */
-		target_pattern(w->bufs[i], j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
+		if (j->engine->buf_alloc) {
+			ret = engine_buf(w, i, err, errlen);
+			if (ret)
+				return ret;
+		} else {
+			if (posix_memalign(&w->bufs[i], 4096, j->o.bs))
+				goto err_nomem;
+			/* writes carry incompressible data; reads overwrite it */
+			target_pattern(w->bufs[i], j->o.bs & ~7ull, (uint64_t)i * j->o.bs,
+			               j->o.randseed);
+		}
 		w->ios[i].buf = w->bufs[i];
 		w->ios[i].buf_idx = (uint16_t)i;
 		w->free_ios[i] = &w->ios[i];
@@ -308,8 +333,12 @@ static void teardown(struct worker *w)
 {
 	if (w->ctx.priv)
 		w->job->engine->cleanup(&w->ctx);
-	for (unsigned i = 0; w->bufs && i < w->depth; i++)
-		free(w->bufs[i]);
+	for (unsigned i = 0; w->bufs && i < w->depth; i++) {
+		if (w->job->engine->buf_free && w->bufs[i])
+			w->job->engine->buf_free(w->job->engine_opts, w->bufs[i]);
+		else
+			free(w->bufs[i]);
+	}
 	free(w->bufs);
 	free(w->evs);
 	free(w->batch);

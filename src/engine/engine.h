@@ -71,7 +71,7 @@ struct engine_ctx {
 	 * What the engine actually did, for the result ("fixedbufs on; sqpoll off; iopoll
 	 * requested but vda has no poll queues: interrupt completions").  Set by init.
 	 */
-	char notes[512];
+	char notes[1024];
 };
 
 enum engine_opt_type { ENGINE_OPT_BOOL, ENGINE_OPT_INT, ENGINE_OPT_ENUM, ENGINE_OPT_TIME_MS };
@@ -108,6 +108,17 @@ struct engine_ops {
 	/* Make writes to file `file` durable; NULL means fsync(fd) is right. */
 	int (*sync)(struct engine_ctx *ctx, unsigned file);
 	void (*cleanup)(struct engine_ctx *ctx);
+
+	/*
+	 * Optional, both or neither: the engine provides the I/O buffers (GPU memory).  The
+	 * worker calls buf_alloc on its own thread before init(), once per buffer, with the
+	 * engine's parsed options and `init`: len bytes of host data the buffer must hold (what
+	 * writes carry); the engine copies it in.  The worker never touches such a buffer
+	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in err.
+	 */
+	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init, char *err,
+	                 size_t errlen);
+	void (*buf_free)(const void *opts, void *buf);
 };
 
 /* The registry (registry.c). */
@@ -128,5 +139,7 @@ extern const struct engine_ops engine_psync;
 extern const struct engine_ops engine_libaio;
 extern const struct engine_ops engine_io_uring;
 extern const struct engine_ops engine_mmap;
+extern const struct engine_ops engine_gds;
+extern const struct engine_ops engine_cuda_bounce;
 
 #endif

@@ -13,7 +13,8 @@
 #include "llmio/engine.h"
 
 static const struct engine_ops *const builtin_engines[] = {
-        &engine_null, &engine_psync, &engine_libaio, &engine_io_uring, &engine_mmap,
+        &engine_null, &engine_psync, &engine_libaio,      &engine_io_uring,
+        &engine_mmap, &engine_gds,   &engine_cuda_bounce,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -30,6 +31,8 @@ static int engine_valid(const struct engine_ops *e)
 	    !e->queue || !e->cleanup)
 		return 0;
 	if ((e->caps & ENGINE_CAP_ASYNC) && (!e->reap || !e->commit))
+		return 0;
+	if (!e->buf_alloc != !e->buf_free) /* engine buffers come with their own free */
 		return 0;
 	return 1;
 }

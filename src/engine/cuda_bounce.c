@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda-bounce: the CPU-mediated path that GPUDirect Storage replaces.  A read goes from the
+ * file into pinned host memory (cudaHostAlloc) through a host engine (io_uring by default,
+ * option host), then cudaMemcpyAsync copies it to the GPU buffer on a CUDA stream; the I/O is
+ * complete when the copy is.  A write is the reverse: device-to-host copy, then the host write.
+ *
+ * Every I/O slot (iodepth of them) has its own pinned buffer, so while one slot's data is being
+ * copied the others are reading: storage and copies overlap from iodepth 2 on (double
+ * buffering and more).  At iodepth 1 each copy waits for its read, and the notes say so.
+ *
+ * Copies run on one stream, so they finish in the order they were issued: a FIFO of slots is
+ * all the bookkeeping needed.  Each copy is bracketed by two CUDA events, which give the time
+ * the GPU spent copying; storage time is measured around the host engine's I/Os.  Both are
+ * reported separately in the notes when the engine is cleaned up (thread 0, whole run).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "engine/cuda_loader.h"
+#include "engine/engine.h"
+
+static const char *const host_names[] = {"io_uring", "libaio", "psync", NULL};
+
+struct bounce_opts {
+	int gpu; /* first: gpu_buf_alloc reads it */
+	int host;
+};
+
+static const struct engine_opt bounce_options[] = {
+        {
+                .name = "gpu",
+                .type = ENGINE_OPT_INT,
+                .offset = offsetof(struct bounce_opts, gpu),
+                .def = "0",
+                .help = "GPU (CUDA device id) whose memory holds the buffers",
+                .min = 0,
+                .max = 1023,
+        },
+        {
+                .name = "host",
+                .type = ENGINE_OPT_ENUM,
+                .offset = offsetof(struct bounce_opts, host),
+                .def = "io_uring",
+                .help = "host engine that moves data between the file and pinned memory "
+                        "(with its default options)",
+                .choices = host_names,
+        },
+        {.name = NULL},
+};
+
+enum slot_state { SLOT_IDLE, SLOT_STORAGE, SLOT_COPY };
+
+struct slot {
+	struct io_req inner; /* the host engine's I/O, on the pinned buffer */
+	struct io_req *outer;
+	enum slot_state state;
+	uint64_t t0;        /* storage I/O queued */
+	cudaEvent_t c0, c1; /* around the copy */
+};
+
+struct bounce {
+	const struct cudart *rt;
+	const struct engine_ops *host;
+	struct engine_ctx hctx;
+	void *hopts;
+	cudaStream_t stream;
+	unsigned depth;
+	void **pinned;
+	struct slot *slots;
+	struct io_req **hev;   /* host engine completions */
+	unsigned *fifo;        /* slots copying, in stream order */
+	unsigned fhead, nfifo; /* ring */
+	struct io_req **ready; /* outer I/Os done, not yet reaped */
+	unsigned nready;
+	unsigned nstorage; /* host I/Os queued or in flight */
+	bool host_dirty;   /* host I/Os queued since the host's last commit */
+	int err;           /* a CUDA failure that stops the engine */
+
+	/* accounting (whole run) */
+	double copy_ms;
+	uint64_t copy_bytes, copies[2]; /* [ENGINE_OP_READ] host-to-device, [WRITE] back */
+	uint64_t storage_ns, storage_ios;
+};
+
+static int bounce_probe(char *why, size_t len)
+{
+	const struct cudart *rt = cuda_runtime(why, len);
+
+	if (!rt)
+		return -ENODEV;
+	why[0] = '\0';
+	gpu_appendf(why, len, "%s (CUDA runtime %d.%d, driver %d.%d, %d GPU%s)", rt->path,
+	            rt->runtime_version / 1000, rt->runtime_version % 1000 / 10,
+	            rt->driver_version / 1000, rt->driver_version % 1000 / 10, rt->ndevices,
+	            rt->ndevices == 1 ? "" : "s");
+	return 0;
+}
+
+static void bounce_free(struct bounce *p)
+{
+	if (p->hctx.priv)
+		p->host->cleanup(&p->hctx);
+	for (unsigned i = 0; p->slots && i < p->depth; i++) {
+		if (p->slots[i].c0)
+			p->rt->EventDestroy(p->slots[i].c0);
+		if (p->slots[i].c1)
+			p->rt->EventDestroy(p->slots[i].c1);
+	}
+	for (unsigned i = 0; p->pinned && i < p->depth; i++)
+		if (p->pinned[i])
+			p->rt->FreeHost(p->pinned[i]);
+	if (p->stream)
+		p->rt->StreamDestroy(p->stream);
+	free(p->ready);
+	free(p->fifo);
+	free(p->hev);
+	free(p->slots);
+	free(p->pinned);
+	free(p->hopts);
+	free(p);
+}
+
+/* Pinned buffers, events and the stream. */
+static int cuda_setup(struct bounce *p, size_t len, char *err, size_t elen)
+{
+	char e[256];
+	int ret = p->rt->StreamCreateWithFlags(&p->stream, cudaStreamNonBlocking);
+
+	for (unsigned i = 0; !ret && i < p->depth; i++) {
+		ret = p->rt->HostAlloc(&p->pinned[i], len, cudaHostAllocDefault);
+		if (ret) {
+			p->pinned[i] = NULL;
+			snprintf(err, elen,
+			         "cudaHostAlloc(%zu) for pinned buffer %u: %s; lower bs or iodepth",
+			         len, i, cuda_strerror(p->rt, ret, e, sizeof(e)));
+			return -ENOMEM;
+		}
+		ret = p->rt->EventCreate(&p->slots[i].c0);
+		if (!ret)
+			ret = p->rt->EventCreate(&p->slots[i].c1);
+	}
+	if (ret) {
+		snprintf(err, elen, "cuda-bounce: creating the copy stream or events: %s",
+		         cuda_strerror(p->rt, ret, e, sizeof(e)));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The host engine, on the pinned buffers, with its default options. */
+static int host_setup(struct bounce *p, const struct engine_setup *s, int host, char *err,
+                      size_t elen)
+{
+	struct engine_setup hs = *s;
+	char why[512];
+	int ret;
+
+	p->host = engine_find(host_names[host]);
+	if (!p->host || p->host->probe(why, sizeof(why))) {
+		snprintf(err, elen, "cuda-bounce host=%s cannot run here: %s; choose another host",
+		         host_names[host], p->host ? why : "unknown engine");
+		return -ENOTSUP;
+	}
+	p->hopts = calloc(1, p->host->opts_size ? p->host->opts_size : 1);
+	if (!p->hopts)
+		return -ENOMEM;
+	ret = engine_opts_parse(p->host, "", p->hopts, err, elen);
+	if (ret)
+		return ret;
+	hs.bufs = p->pinned;
+	hs.opts = p->hopts;
+	ret = p->host->init(&p->hctx, &hs, err, elen);
+	if (ret && !err[0])
+		snprintf(err, elen, "cuda-bounce: host engine %s could not start", p->host->name);
+	return ret;
+}
+
+static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+{
+	const struct bounce_opts *o = s->opts;
+	char bus[32] = "?";
+	struct bounce *p;
+	int ret;
+
+	ctx->priv = NULL;
+	ctx->notes[0] = '\0';
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->rt = cuda_runtime(err, len);
+	if (!p->rt) {
+		free(p);
+		return -ENODEV;
+	}
+	p->depth = s->iodepth ? s->iodepth : 1;
+	ret = cuda_use_gpu(p->rt, o->gpu, err, len);
+	if (ret)
+		goto fail;
+	ret = -ENOMEM;
+	p->pinned = calloc(p->depth, sizeof(*p->pinned));
+	p->slots = calloc(p->depth, sizeof(*p->slots));
+	p->hev = calloc(p->depth, sizeof(*p->hev));
+	p->fifo = calloc(p->depth, sizeof(*p->fifo));
+	p->ready = calloc(p->depth, sizeof(*p->ready));
+	if (!p->pinned || !p->slots || !p->hev || !p->fifo || !p->ready)
+		goto fail;
+	ret = cuda_setup(p, s->buf_len, err, len);
+	if (ret)
+		goto fail;
+	ret = host_setup(p, s, o->host, err, len);
+	if (ret)
+		goto fail;
+	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
+	gpu_appendf(
+	        ctx->notes, sizeof(ctx->notes),
+	        "CUDA %d.%d; GPU %d (%s); host engine %s (%s); %u pinned buffers, copies on one "
+	        "stream%s",
+	        p->rt->runtime_version / 1000, p->rt->runtime_version % 1000 / 10, o->gpu, bus,
+	        p->host->name, p->hctx.notes[0] ? p->hctx.notes : "defaults", p->depth,
+	        p->depth > 1 ? " overlapping storage"
+	                     : "; iodepth=1: each copy waits for its read, use iodepth>=2 to "
+	                       "overlap storage and copies");
+	ctx->priv = p;
+	return 0;
+
+fail:
+	if (ret == -ENOMEM && !err[0])
+		snprintf(err, len, "cuda-bounce: out of memory for the engine state");
+	bounce_free(p);
+	return ret;
+}
+
+static void finish(struct bounce *p, struct slot *sl, int64_t res)
+{
+	sl->outer->res = res;
+	sl->state = SLOT_IDLE;
+	p->ready[p->nready++] = sl->outer;
+}
+
+/* Start a copy on the stream: to the GPU after a read, to pinned memory before a write. */
+static void start_copy(struct bounce *p, struct slot *sl, size_t n)
+{
+	struct io_req *io = sl->outer;
+	unsigned idx = io->buf_idx;
+	int ret;
+
+	ret = p->rt->EventRecord(sl->c0, p->stream);
+	if (!ret)
+		ret = io->op == ENGINE_OP_READ
+		              ? p->rt->MemcpyAsync(io->buf, p->pinned[idx], n,
+		                                   cudaMemcpyHostToDevice, p->stream)
+		              : p->rt->MemcpyAsync(p->pinned[idx], io->buf, n,
+		                                   cudaMemcpyDeviceToHost, p->stream);
+	if (!ret)
+		ret = p->rt->EventRecord(sl->c1, p->stream);
+	if (ret) {
+		p->err = ret;
+		finish(p, sl, -EIO);
+		return;
+	}
+	sl->state = SLOT_COPY;
+	p->fifo[(p->fhead + p->nfifo++) % p->depth] = idx;
+	p->copy_bytes += n;
+	p->copies[io->op]++;
+}
+
+static void storage_done(struct bounce *p, struct slot *sl)
+{
+	p->storage_ns += now_ns() - sl->t0;
+	p->storage_ios++;
+	if (sl->outer->op == ENGINE_OP_READ && sl->inner.res > 0)
+		start_copy(p, sl, (size_t)sl->inner.res);
+	else
+		finish(p, sl, sl->inner.res);
+}
+
+/* Hand the slot's pinned buffer to the host engine. */
+static void start_storage(struct bounce *p, struct slot *sl)
+{
+	struct io_req *io = sl->outer;
+	int q;
+
+	sl->inner = (struct io_req){
+	        .buf = p->pinned[io->buf_idx],
+	        .off = io->off,
+	        .len = io->len,
+	        .file = io->file,
+	        .buf_idx = io->buf_idx,
+	        .op = io->op,
+	};
+	sl->state = SLOT_STORAGE;
+	sl->t0 = now_ns();
+	q = p->host->queue(&p->hctx, &sl->inner);
+	if (q == ENGINE_Q_COMPLETED) {
+		storage_done(p, sl);
+	} else if (q == ENGINE_Q_QUEUED) {
+		p->nstorage++;
+		p->host_dirty = true;
+	} else {
+		/* the host engine has a slot for each of ours: BUSY cannot happen */
+		finish(p, sl, -EAGAIN);
+	}
+}
+
+static int bounce_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct bounce *p = ctx->priv;
+	struct slot *sl = &p->slots[io->buf_idx];
+
+	sl->outer = io;
+	if (io->op == ENGINE_OP_READ)
+		start_storage(p, sl);
+	else
+		start_copy(p, sl, io->len);
+	return ENGINE_Q_QUEUED;
+}
+
+static int host_commit(struct bounce *p)
+{
+	if (!p->host_dirty)
+		return 0;
+	p->host_dirty = false;
+	return p->host->commit ? p->host->commit(&p->hctx) : 0;
+}
+
+static int bounce_commit(struct engine_ctx *ctx)
+{
+	return host_commit(ctx->priv);
+}
+
+/* Copies finished (in stream order); with `wait`, block for the oldest. */
+static void poll_copies(struct bounce *p, bool wait)
+{
+	while (p->nfifo) {
+		struct slot *sl = &p->slots[p->fifo[p->fhead]];
+		int ret = p->rt->EventQuery(sl->c1);
+		float ms = 0;
+
+		if (ret == cudaErrorNotReady && wait)
+			ret = p->rt->EventSynchronize(sl->c1);
+		if (ret == cudaErrorNotReady)
+			return;
+		wait = false;
+		p->fhead = (p->fhead + 1) % p->depth;
+		p->nfifo--;
+		if (ret) {
+			p->err = ret;
+			finish(p, sl, -EIO);
+			continue;
+		}
+		if (p->rt->EventElapsedTime(&ms, sl->c0, sl->c1) == cudaSuccess)
+			p->copy_ms += ms;
+		if (sl->outer->op == ENGINE_OP_READ)
+			finish(p, sl, sl->inner.res);
+		else
+			start_storage(p, sl);
+	}
+}
+
+/* Host I/Os finished; with `wait`, block for one. */
+static int poll_storage(struct bounce *p, bool wait)
+{
+	int n;
+
+	if (!p->nstorage)
+		return 0;
+	n = p->host->reap(&p->hctx, wait ? 1 : 0, p->hev, p->depth);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		storage_done(p, &p->slots[p->hev[i]->buf_idx]);
+	p->nstorage -= (unsigned)n;
+	return 0;
+}
+
+static int bounce_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
+{
+	struct bounce *p = ctx->priv;
+	unsigned n = 0;
+	bool wait = false;
+	int ret;
+
+	if (min > max)
+		min = max;
+	for (;;) {
+		poll_copies(p, wait && p->nfifo);
+		ret = host_commit(p);
+		if (!ret)
+			ret = poll_storage(p, wait && !p->nfifo);
+		if (ret < 0)
+			return ret;
+		while (n < max && p->nready)
+			evs[n++] = p->ready[--p->nready];
+		if (p->err) {
+			char e[256];
+
+			gpu_appendf(ctx->notes, sizeof(ctx->notes), "; CUDA copy failed: %s",
+			            cuda_strerror(p->rt, p->err, e, sizeof(e)));
+			p->err = 0;
+		}
+		if (n >= min || (!p->nfifo && !p->nstorage && !p->nready))
+			return (int)n;
+		wait = true;
+	}
+}
+
+static void bounce_cleanup(struct engine_ctx *ctx)
+{
+	struct bounce *p = ctx->priv;
+	struct io_req *evs[64];
+	double storage_s, copy_s;
+
+	if (!p)
+		return;
+	while (p->nfifo || p->nstorage)
+		if (bounce_reap(ctx, 1, evs, 64) < 0)
+			break;
+	storage_s = (double)p->storage_ns / 1e9;
+	copy_s = p->copy_ms / 1e3;
+	gpu_appendf(
+	        ctx->notes, sizeof(ctx->notes),
+	        "; thread 0, whole run: copies took %.3f ms of GPU time (%llu host-to-device, %llu "
+	        "device-to-host, %.1f MiB, %.2f GB/s); storage %.3f ms summed over %llu host I/Os",
+	        copy_s * 1e3, (unsigned long long)p->copies[ENGINE_OP_READ],
+	        (unsigned long long)p->copies[ENGINE_OP_WRITE], (double)p->copy_bytes / 1048576.0,
+	        copy_s > 0 ? (double)p->copy_bytes / 1e9 / copy_s : 0.0, storage_s * 1e3,
+	        (unsigned long long)p->storage_ios);
+	bounce_free(p);
+	ctx->priv = NULL;
+}
+
+const struct engine_ops engine_cuda_bounce = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "cuda-bounce",
+        .summary = "host engine into pinned memory + cudaMemcpyAsync to GPU memory (the "
+                   "CPU-mediated path), pipelined",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .opts = bounce_options,
+        .opts_size = sizeof(struct bounce_opts),
+        .probe = bounce_probe,
+        .init = bounce_init,
+        .queue = bounce_queue,
+        .commit = bounce_commit,
+        .reap = bounce_reap,
+        .cleanup = bounce_cleanup,
+        .buf_alloc = gpu_buf_alloc,
+        .buf_free = gpu_buf_free,
+};

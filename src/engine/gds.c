@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gds: GPUDirect Storage through cuFile, between the files and GPU memory.
+ *
+ * Three ways to issue I/O (option mode):
+ *   sync   cuFileRead / cuFileWrite, one at a time per thread (what fio and elbencho do);
+ *   batch  cuFileBatchIOSubmit / cuFileBatchIOGetStatus: iodepth I/Os really in flight per
+ *          thread, like libaio for the GPU;
+ *   async  cuFileReadAsync / cuFileWriteAsync on one CUDA stream per slot, completion seen
+ *          through a CUDA event per slot;
+ *   auto   (default) batch when iodepth > 1 and the library has it, else async when it has
+ *          that, else sync.
+ * Buffers are cudaMalloc'd on GPU `gpu` by the engine (gpu_buf_alloc); register=1 also
+ * registers them with cuFileBufRegister (pinned BAR mappings; no per-I/O pinning).  The notes
+ * say whether cuFile ran in compat (POSIX) mode or true GDS mode, and why.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cuda_loader.h"
+#include "engine/engine.h"
+
+enum gds_mode { GDS_AUTO, GDS_SYNC, GDS_BATCH, GDS_ASYNC };
+
+static const char *const gds_modes[] = {"auto", "sync", "batch", "async", NULL};
+
+struct gds_opts {
+	int gpu; /* first: gpu_buf_alloc reads it */
+	int reg;
+	int mode;
+};
+
+static const struct engine_opt gds_options[] = {
+        {
+                .name = "gpu",
+                .type = ENGINE_OPT_INT,
+                .offset = offsetof(struct gds_opts, gpu),
+                .def = "0",
+                .help = "GPU (CUDA device id) whose memory holds the buffers",
+                .min = 0,
+                .max = 1023,
+        },
+        {
+                .name = "register",
+                .type = ENGINE_OPT_BOOL,
+                .offset = offsetof(struct gds_opts, reg),
+                .def = "0",
+                .help = "register the buffers with cuFileBufRegister",
+        },
+        {
+                .name = "mode",
+                .type = ENGINE_OPT_ENUM,
+                .offset = offsetof(struct gds_opts, mode),
+                .def = "auto",
+                .help = "sync (cuFileRead/Write), batch (cuFileBatchIO*: iodepth in flight), "
+                        "async (cuFileRead/WriteAsync on streams); auto picks batch, then "
+                        "async, when iodepth > 1",
+                .choices = gds_modes,
+        },
+        {.name = NULL},
+};
+
+/* One in-flight I/O of the async mode. */
+struct gds_slot {
+	struct io_req *io;
+	size_t size;
+	off_t file_off, buf_off;
+	ssize_t bytes; /* written by cuFile when the stream runs the I/O */
+	cudaStream_t stream;
+	cudaEvent_t done;
+};
+
+struct gds_eng {
+	const struct cudart *rt;
+	const struct cufile *cf;
+	enum gds_mode mode;
+	unsigned depth;
+	CUfileHandle_t *fh;
+	unsigned nfiles;
+	void *const *reg_bufs; /* registered with cuFileBufRegister, nreg of them */
+	unsigned nreg;
+
+	struct io_req **ready; /* finished but not yet reaped (failed submissions, async) */
+	unsigned nready;
+	struct io_req **todo; /* sync: queued, run by reap() */
+	unsigned ntodo;
+
+	/* batch */
+	CUfileBatchHandle_t batch;
+	bool have_batch;
+	CUfileIOParams_t *params; /* queued since the last commit */
+	unsigned nparams;
+	CUfileIOEvents_t *events;
+	unsigned inflight;
+
+	/* async: slot per buffer index */
+	struct gds_slot *slots;
+	unsigned *pending; /* slot indexes in submission order */
+	unsigned npending;
+};
+
+static int gds_probe(char *why, size_t len)
+{
+	const struct cufile *cf = cuda_cufile(why, len);
+	const struct cudart *rt = cf ? cuda_runtime(why, len) : NULL;
+
+	if (!cf || !rt)
+		return -ENODEV;
+	why[0] = '\0';
+	gpu_appendf(why, len, "%s (version %d%s%s), %s; %s", cf->path, cf->version,
+	            cf->has_batch ? ", batch API" : "", cf->has_async ? ", stream API" : "",
+	            cf->mode, rt->path);
+	return 0;
+}
+
+/* A cuFile byte count or error as io->res: -1 means errno, below that a cuFile error. */
+static int64_t cufile_res(ssize_t r)
+{
+	if (r >= 0)
+		return r;
+	return r == -1 ? -errno : -EIO;
+}
+
+static void gds_free(struct gds_eng *p)
+{
+	if (p->slots)
+		for (unsigned i = 0; i < p->depth; i++) {
+			if (p->slots[i].done)
+				p->rt->EventDestroy(p->slots[i].done);
+			if (p->slots[i].stream)
+				p->rt->StreamDestroy(p->slots[i].stream);
+		}
+	if (p->have_batch)
+		p->cf->BatchIODestroy(p->batch);
+	for (unsigned i = 0; i < p->nreg; i++)
+		p->cf->BufDeregister(p->reg_bufs[i]);
+	for (unsigned f = 0; p->fh && f < p->nfiles; f++)
+		if (p->fh[f])
+			p->cf->HandleDeregister(p->fh[f]);
+	free(p->pending);
+	free(p->slots);
+	free(p->events);
+	free(p->params);
+	free(p->ready);
+	free(p->todo);
+	free(p->fh);
+	free(p);
+}
+
+/* Pick the mode: what was asked if the library has it, else the best it has. */
+static int pick_mode(struct gds_eng *p, const struct gds_opts *o, char *err, size_t len)
+{
+	const struct cufile *cf = p->cf;
+
+	switch (o->mode) {
+	case GDS_BATCH:
+		if (!cf->has_batch) {
+			msgf(err, len,
+			     "gds mode=batch: %s has no usable batch API (cuFileBatchIOSetUp); "
+			     "use mode=sync or async, or a libcufile from CUDA 12",
+			     cf->path);
+			return -ENOTSUP;
+		}
+		p->mode = GDS_BATCH;
+		break;
+	case GDS_ASYNC:
+		if (!cf->has_async) {
+			msgf(err, len,
+			     "gds mode=async: %s has no stream API (cuFileReadAsync); use "
+			     "mode=sync or batch, or a libcufile from CUDA 12.2",
+			     cf->path);
+			return -ENOTSUP;
+		}
+		p->mode = GDS_ASYNC;
+		break;
+	case GDS_SYNC:
+		p->mode = GDS_SYNC;
+		break;
+	default:
+		p->mode = p->depth > 1 && cf->has_batch   ? GDS_BATCH
+		          : p->depth > 1 && cf->has_async ? GDS_ASYNC
+		                                          : GDS_SYNC;
+		break;
+	}
+	if (p->mode == GDS_BATCH && cf->have_props && cf->props.max_batch_io_size &&
+	    p->depth > cf->props.max_batch_io_size) {
+		msgf(err, len,
+		     "gds mode=batch: iodepth %u exceeds cuFile's max_batch_io_size %u "
+		     "(properties.io_batchsize in cufile.json); lower iodepth or raise it",
+		     p->depth, cf->props.max_batch_io_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int setup_batch(struct gds_eng *p, char *err, size_t len)
+{
+	char e[256];
+	CUfileError_t st;
+
+	p->params = calloc(p->depth, sizeof(*p->params));
+	p->events = calloc(p->depth, sizeof(*p->events));
+	if (!p->params || !p->events)
+		return -ENOMEM;
+	st = p->cf->BatchIOSetUp(&p->batch, p->depth);
+	if (st.err != CU_FILE_SUCCESS) {
+		msgf(err, len, "cuFileBatchIOSetUp(%u): %s; try mode=sync", p->depth,
+		     cufile_strerror(st, e, sizeof(e)));
+		return -EIO;
+	}
+	p->have_batch = true;
+	return 0;
+}
+
+static int setup_async(struct gds_eng *p, char *err, size_t len)
+{
+	char e[256];
+	int ret;
+
+	p->slots = calloc(p->depth, sizeof(*p->slots));
+	p->pending = calloc(p->depth, sizeof(*p->pending));
+	if (!p->slots || !p->pending)
+		return -ENOMEM;
+	for (unsigned i = 0; i < p->depth; i++) {
+		ret = p->rt->StreamCreateWithFlags(&p->slots[i].stream, cudaStreamNonBlocking);
+		if (!ret)
+			ret = p->rt->EventCreate(&p->slots[i].done);
+		if (ret) {
+			msgf(err, len, "gds mode=async: creating stream/event %u: %s", i,
+			     cuda_strerror(p->rt, ret, e, sizeof(e)));
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char *notes, size_t nlen)
+{
+	char e[256];
+
+	for (unsigned i = 0; i < s->nbufs; i++) {
+		CUfileError_t st = p->cf->BufRegister(s->bufs[i], s->buf_len, 0);
+
+		if (st.err != CU_FILE_SUCCESS) {
+			gpu_appendf(notes, nlen,
+			            "; register=1 but cuFileBufRegister failed (%s): buffers %u.. "
+			            "unregistered",
+			            cufile_strerror(st, e, sizeof(e)), i);
+			return;
+		}
+		p->nreg = i + 1;
+	}
+	p->reg_bufs = s->bufs;
+	gpu_appendf(notes, nlen, "; %u buffers registered", p->nreg);
+}
+
+static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+{
+	static const char *const mode_text[] = {
+	        [GDS_SYNC] = "sync cuFileRead/cuFileWrite, one I/O at a time per thread",
+	        [GDS_BATCH] = "batch API (cuFileBatchIOSubmit/GetStatus)",
+	        [GDS_ASYNC] = "stream API (cuFileReadAsync/WriteAsync, one stream per slot)",
+	};
+	const struct gds_opts *o = s->opts;
+	char bus[32] = "?", e[256];
+	struct gds_eng *p;
+	int ret;
+
+	ctx->priv = NULL;
+	ctx->notes[0] = '\0';
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->cf = cuda_cufile(err, len);
+	p->rt = cuda_runtime(err, len);
+	if (!p->cf || !p->rt) {
+		free(p);
+		return -ENODEV;
+	}
+	p->depth = s->iodepth ? s->iodepth : 1;
+	p->nfiles = s->nfiles;
+	ret = cuda_use_gpu(p->rt, o->gpu, err, len);
+	if (ret)
+		goto fail;
+	ret = pick_mode(p, o, err, len);
+	if (ret)
+		goto fail;
+	ret = -ENOMEM;
+	p->ready = calloc(p->depth, sizeof(*p->ready));
+	p->todo = calloc(p->depth, sizeof(*p->todo));
+	p->fh = calloc(s->nfiles ? s->nfiles : 1, sizeof(*p->fh));
+	if (!p->ready || !p->todo || !p->fh)
+		goto fail;
+	for (unsigned f = 0; f < s->nfiles; f++) {
+		CUfileDescr_t d = {.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD, .handle.fd = s->fds[f]};
+		CUfileError_t st = p->cf->HandleRegister(&p->fh[f], &d);
+
+		if (st.err != CU_FILE_SUCCESS) {
+			p->fh[f] = NULL;
+			msgf(err, len, "cuFileHandleRegister (file %u%s%s): %s%s", f,
+			     s->devname[0] ? " on " : "", s->devname,
+			     cufile_strerror(st, e, sizeof(e)),
+			     s->direct ? "" : "; cuFile may need O_DIRECT here: try --direct=1");
+			ret = -EIO;
+			goto fail;
+		}
+	}
+	ret = p->mode == GDS_BATCH   ? setup_batch(p, err, len)
+	      : p->mode == GDS_ASYNC ? setup_async(p, err, len)
+	                             : 0;
+	if (ret)
+		goto fail;
+
+	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
+	gpu_appendf(ctx->notes, sizeof(ctx->notes),
+	            "cuFile %s (version %d); %s; GPU %d (%s); %s, iodepth %u%s", p->cf->path,
+	            p->cf->version, p->cf->mode, o->gpu, bus, mode_text[p->mode], p->depth,
+	            s->direct ? ""
+	                      : "; files without O_DIRECT: cuFile uses its POSIX path for them");
+	if (o->reg)
+		register_bufs(p, s, ctx->notes, sizeof(ctx->notes));
+	ctx->priv = p;
+	return 0;
+
+fail:
+	if (ret == -ENOMEM && !err[0])
+		msgf(err, len, "gds: out of memory for the engine state");
+	gds_free(p);
+	return ret;
+}
+
+static void finish(struct gds_eng *p, struct io_req *io, int64_t res)
+{
+	io->res = res;
+	p->ready[p->nready++] = io;
+}
+
+static int queue_async(struct gds_eng *p, struct io_req *io)
+{
+	struct gds_slot *sl = &p->slots[io->buf_idx];
+	CUfileHandle_t fh = p->fh[io->file];
+	CUfileError_t st;
+	int ret;
+
+	sl->io = io;
+	sl->size = io->len;
+	sl->file_off = (off_t)io->off;
+	sl->buf_off = 0;
+	sl->bytes = 0;
+	st = io->op == ENGINE_OP_READ ? p->cf->ReadAsync(fh, io->buf, &sl->size, &sl->file_off,
+	                                                 &sl->buf_off, &sl->bytes, sl->stream)
+	                              : p->cf->WriteAsync(fh, io->buf, &sl->size, &sl->file_off,
+	                                                  &sl->buf_off, &sl->bytes, sl->stream);
+	if (st.err != CU_FILE_SUCCESS) {
+		finish(p, io, -EIO);
+		return ENGINE_Q_QUEUED;
+	}
+	ret = p->rt->EventRecord(sl->done, sl->stream);
+	if (ret) {
+		p->rt->StreamSynchronize(sl->stream);
+		finish(p, io, cufile_res(sl->bytes));
+		return ENGINE_Q_QUEUED;
+	}
+	p->pending[p->npending++] = io->buf_idx;
+	return ENGINE_Q_QUEUED;
+}
+
+static int gds_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct gds_eng *p = ctx->priv;
+
+	if (io->file >= p->nfiles) {
+		io->res = -EBADF;
+		return ENGINE_Q_COMPLETED;
+	}
+	switch (p->mode) {
+	case GDS_BATCH:
+		if (p->inflight + p->nparams + p->nready >= p->depth)
+			return ENGINE_Q_BUSY;
+		p->params[p->nparams++] = (CUfileIOParams_t){
+		        .mode = CUFILE_BATCH,
+		        .u.batch = {.devPtr_base = io->buf,
+		                    .file_offset = (off_t)io->off,
+		                    .devPtr_offset = 0,
+		                    .size = io->len},
+		        .fh = p->fh[io->file],
+		        .opcode = io->op == ENGINE_OP_READ ? CUFILE_READ : CUFILE_WRITE,
+		        .cookie = io,
+		};
+		return ENGINE_Q_QUEUED;
+	case GDS_ASYNC:
+		return queue_async(p, io);
+	default:
+		/* run by reap(), in order: the worker keeps queueing while queue() completes */
+		p->todo[p->ntodo++] = io;
+		return ENGINE_Q_QUEUED;
+	}
+}
+
+/* sync mode: the queued I/Os, one cuFileRead/Write after the other. */
+static unsigned run_sync(struct gds_eng *p, struct io_req **evs, unsigned max)
+{
+	unsigned n = 0;
+
+	for (; n < max && n < p->ntodo; n++) {
+		struct io_req *io = p->todo[n];
+		ssize_t r;
+
+		if (io->op == ENGINE_OP_READ)
+			r = p->cf->Read(p->fh[io->file], io->buf, io->len, (off_t)io->off, 0);
+		else
+			r = p->cf->Write(p->fh[io->file], io->buf, io->len, (off_t)io->off, 0);
+		io->res = cufile_res(r);
+		evs[n] = io;
+	}
+	p->ntodo -= n;
+	memmove(p->todo, p->todo + n, p->ntodo * sizeof(*p->todo));
+	return n;
+}
+
+static int gds_commit(struct engine_ctx *ctx)
+{
+	struct gds_eng *p = ctx->priv;
+	CUfileError_t st;
+
+	if (p->mode != GDS_BATCH || !p->nparams)
+		return 0;
+	st = p->cf->BatchIOSubmit(p->batch, p->nparams, p->params, 0);
+	if (st.err != CU_FILE_SUCCESS) {
+		/* the whole submission failed: each I/O fails, the engine carries on */
+		for (unsigned i = 0; i < p->nparams; i++)
+			finish(p, p->params[i].cookie, -EIO);
+	} else {
+		p->inflight += p->nparams;
+	}
+	p->nparams = 0;
+	return 0;
+}
+
+/* Completed batch I/Os into evs; blocks until `want` of them (bounded waits, retried). */
+static int reap_batch(struct gds_eng *p, unsigned want, struct io_req **evs, unsigned max)
+{
+	struct timespec ts = {.tv_sec = 1, .tv_nsec = 0};
+	unsigned nr = max < p->inflight ? max : p->inflight, n = 0;
+	CUfileError_t st;
+
+	if (want > nr)
+		want = nr;
+	st = p->cf->BatchIOGetStatus(p->batch, want, &nr, p->events, &ts);
+	if (st.err != CU_FILE_SUCCESS)
+		return -EIO;
+	for (unsigned i = 0; i < nr; i++) {
+		struct io_req *io = p->events[i].cookie;
+		ssize_t ret = (ssize_t)p->events[i].ret;
+
+		if (p->events[i].status == CUFILE_COMPLETE)
+			io->res = cufile_res(ret);
+		else if (p->events[i].status &
+		         (CUFILE_FAILED | CUFILE_CANCELED | CUFILE_INVALID | CUFILE_TIMEOUT))
+			io->res = ret < 0 ? cufile_res(ret) : -EIO;
+		else
+			continue; /* still waiting or pending: reported again later */
+		evs[n++] = io;
+		p->inflight--;
+	}
+	return (int)n;
+}
+
+/* Completed async I/Os (in submission order) into evs; blocks for the first when `wait`. */
+static unsigned reap_async(struct gds_eng *p, bool wait, struct io_req **evs, unsigned max)
+{
+	unsigned n = 0, kept = 0;
+
+	for (unsigned i = 0; i < p->npending; i++) {
+		struct gds_slot *sl = &p->slots[p->pending[i]];
+		int ret = n < max ? p->rt->EventQuery(sl->done) : cudaErrorNotReady;
+
+		if (ret == cudaErrorNotReady && wait && n == 0 && i == 0)
+			ret = p->rt->EventSynchronize(sl->done);
+		if (ret == cudaErrorNotReady) {
+			p->pending[kept++] = p->pending[i];
+			continue;
+		}
+		sl->io->res = ret ? -EIO : cufile_res(sl->bytes);
+		evs[n++] = sl->io;
+	}
+	p->npending = kept;
+	return n;
+}
+
+static int gds_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
+{
+	struct gds_eng *p = ctx->priv;
+	unsigned n = 0;
+
+	if (min > max)
+		min = max;
+	while (n < max && p->nready)
+		evs[n++] = p->ready[--p->nready];
+	for (;;) {
+		if (p->mode == GDS_BATCH && p->inflight) {
+			int got = reap_batch(p, n < min ? min - n : 0, evs + n, max - n);
+
+			if (got < 0)
+				return got;
+			n += (unsigned)got;
+		} else if (p->mode == GDS_ASYNC && p->npending) {
+			n += reap_async(p, n < min, evs + n, max - n);
+		} else if (p->ntodo) {
+			n += run_sync(p, evs + n, max - n);
+		}
+		if (n >= min || (!p->inflight && !p->npending && !p->ntodo))
+			return (int)n;
+	}
+}
+
+static void gds_cleanup(struct engine_ctx *ctx)
+{
+	struct gds_eng *p = ctx->priv;
+	struct io_req *evs[64];
+
+	if (!p)
+		return;
+	/* I/O still in flight lands in buffers about to be freed: wait for it first */
+	p->ntodo = 0; /* never started */
+	while (p->inflight || p->npending)
+		if (gds_reap(ctx, 1, evs, 64) < 0)
+			break;
+	gds_free(p);
+	ctx->priv = NULL;
+}
+
+const struct engine_ops engine_gds = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "gds",
+        .summary = "GPUDirect Storage (cuFile) between files and GPU memory: sync, batch or "
+                   "stream-async",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .opts = gds_options,
+        .opts_size = sizeof(struct gds_opts),
+        .probe = gds_probe,
+        .init = gds_init,
+        .queue = gds_queue,
+        .commit = gds_commit,
+        .reap = gds_reap,
+        .cleanup = gds_cleanup,
+        .buf_alloc = gpu_buf_alloc,
+        .buf_free = gpu_buf_free,
+};

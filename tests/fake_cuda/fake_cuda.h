@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the fake libcudart and libcufile (tests only). */
+#ifndef LLMIO_FAKE_CUDA_H
+#define LLMIO_FAKE_CUDA_H
+
+#include <stddef.h>
+
+/* Is [p, p+len) inside memory from the fake cudaMalloc? */
+int fake_cuda_is_device(const void *p, size_t len);
+
+#endif

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU engines (gds, cuda-bounce): data written from GPU memory and read back into GPU memory
+ * is checked byte for byte (copied to the host and compared), for every mode of each engine,
+ * buffered and O_DIRECT, aligned and unaligned sizes, at QD 1 and QD 8; and whole jobs through
+ * the worker, whose file contents are checked against the pattern the worker asked for.
+ *
+ *   test_gpu          runs on the fake CUDA libraries built next to it (host memory stands in
+ *                     for GPU memory), so the data paths are tested on any machine;
+ *   test_gpu --real   the same on the real libraries and GPU; exits 77 with the reason when
+ *                     there is none.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/target.h"
+#include "engine/cuda_loader.h"
+#include "engine/engine.h"
+#include "llmio/llmio.h"
+
+#define MAXLEN  16384
+#define NBLOCKS 48
+#define SEED    91
+
+static char dir[4096];
+static bool real;
+static const struct cudart *rt;
+
+struct rig {
+	const struct engine_ops *e;
+	struct engine_ctx ctx;
+	void *opts;
+	void *bufs[16];
+	struct io_req ios[16];
+	unsigned depth;
+	int fd;
+	uint64_t size;
+	uint32_t len;
+	unsigned char host[MAXLEN];
+};
+
+static int rig_open(struct rig *r, const char *engine, const char *eopts, int fd, uint32_t len,
+                    unsigned depth, bool direct)
+{
+	struct engine_setup s;
+	char err[512] = "";
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->e = engine_find(engine);
+	assert_non_null(r->e);
+	r->fd = fd;
+	r->len = len;
+	r->size = (uint64_t)len * NBLOCKS;
+	r->depth = depth;
+	r->opts = calloc(1, r->e->opts_size);
+	assert_non_null(r->opts);
+	ret = engine_opts_parse(r->e, eopts, r->opts, err, sizeof(err));
+	assert_int_equal(ret, 0);
+	memset(r->host, 0x5a, sizeof(r->host));
+	for (unsigned i = 0; i < depth; i++) {
+		ret = r->e->buf_alloc(r->opts, &r->bufs[i], len, r->host, err, sizeof(err));
+		if (ret)
+			print_message("buf_alloc: %s\n", err);
+		assert_int_equal(ret, 0);
+		r->ios[i].buf = r->bufs[i];
+		r->ios[i].buf_idx = (uint16_t)i;
+	}
+	s = (struct engine_setup){
+	        .fds = &r->fd,
+	        .file_sizes = &r->size,
+	        .nfiles = 1,
+	        .bufs = r->bufs,
+	        .nbufs = depth,
+	        .buf_len = len,
+	        .iodepth = depth,
+	        .direct = direct,
+	        .writable = true,
+	        .dev_io_poll = 0,
+	        .devname = "test",
+	        .opts = r->opts,
+	};
+	ret = r->e->init(&r->ctx, &s, err, sizeof(err));
+	if (ret)
+		print_message("init %s (%s): %s\n", engine, eopts, err);
+	return ret;
+}
+
+static void rig_close(struct rig *r)
+{
+	if (r->ctx.priv)
+		r->e->cleanup(&r->ctx);
+	for (unsigned i = 0; i < r->depth; i++)
+		r->e->buf_free(r->opts, r->bufs[i]);
+	free(r->opts);
+}
+
+/* Put host data into a GPU buffer, or fetch it back, with the CUDA runtime itself. */
+static void to_gpu(void *dev, const void *host, size_t n)
+{
+	assert_int_equal(rt->Memcpy(dev, host, n, cudaMemcpyHostToDevice), 0);
+}
+
+static void from_gpu(void *host, const void *dev, size_t n)
+{
+	assert_int_equal(rt->Memcpy(host, dev, n, cudaMemcpyDeviceToHost), 0);
+}
+
+/* Block b of the test data: the pattern at its offset, so every block differs. */
+static void block_data(unsigned char *buf, uint32_t len, unsigned b)
+{
+	memset(buf, 0, len);
+	target_pattern(buf, len & ~7u, (uint64_t)b * len, SEED);
+	for (uint32_t i = len & ~7u; i < len; i++)
+		buf[i] = (unsigned char)(b + i);
+}
+
+static void check_read(struct rig *r, struct io_req *io, unsigned b)
+{
+	static unsigned char expect[MAXLEN];
+
+	assert_int_equal(io->res, io->len);
+	from_gpu(r->host, io->buf, io->len);
+	block_data(expect, r->len, b);
+	assert_memory_equal(r->host, expect, r->len);
+}
+
+/* Run all NBLOCKS blocks (op) through queue / commit / reap with up to depth in flight. */
+static void drive(struct rig *r, uint8_t op)
+{
+	unsigned block_of[16], next = 0, inflight = 0, nfree = r->depth;
+	struct io_req *freel[16], *evs[16];
+
+	for (unsigned i = 0; i < r->depth; i++)
+		freel[i] = &r->ios[i];
+	while (next < NBLOCKS || inflight) {
+		unsigned queued = 0;
+
+		while (nfree && next < NBLOCKS) {
+			struct io_req *io = freel[nfree - 1];
+			int q;
+
+			io->off = (uint64_t)next * r->len;
+			io->len = r->len;
+			io->file = 0;
+			io->op = op;
+			io->res = -12345;
+			if (op == ENGINE_OP_WRITE)
+				block_data(r->host, r->len, next);
+			else
+				memset(r->host, 0xee, r->len); /* stale data must not survive */
+			to_gpu(io->buf, r->host, r->len);
+			block_of[io->buf_idx] = next;
+			q = r->e->queue(&r->ctx, io);
+			if (q == ENGINE_Q_BUSY)
+				break;
+			nfree--;
+			next++;
+			if (q == ENGINE_Q_COMPLETED) {
+				if (op == ENGINE_OP_READ)
+					check_read(r, io, block_of[io->buf_idx]);
+				else
+					assert_int_equal(io->res, io->len);
+				freel[nfree++] = io;
+				continue;
+			}
+			queued++;
+			inflight++;
+		}
+		if (queued)
+			assert_true(r->e->commit(&r->ctx) >= 0);
+		if (inflight) {
+			int got = r->e->reap(&r->ctx, 1, evs, r->depth);
+
+			assert_true(got >= 1);
+			for (int i = 0; i < got; i++) {
+				struct io_req *io = evs[i];
+
+				if (op == ENGINE_OP_READ)
+					check_read(r, io, block_of[io->buf_idx]);
+				else
+					assert_int_equal(io->res, io->len);
+				freel[nfree++] = io;
+			}
+			inflight -= (unsigned)got;
+		}
+	}
+}
+
+static int open_file(const char *name, bool direct, uint64_t size)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0), 0644);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size))
+		return -errno;
+	return fd;
+}
+
+/* The file holds exactly the blocks written (checked with plain pread, no engine). */
+static void check_file(int fd, uint32_t len)
+{
+	static unsigned char got[MAXLEN], expect[MAXLEN];
+	int rfd;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rfd = open(path, O_RDONLY);
+	assert_true(rfd >= 0);
+	for (unsigned b = 0; b < NBLOCKS; b++) {
+		assert_int_equal(pread(rfd, got, len, (off_t)b * len), len);
+		block_data(expect, len, b);
+		assert_memory_equal(got, expect, len);
+	}
+	close(rfd);
+}
+
+static void roundtrip(const char *engine, const char *eopts, bool direct, uint32_t len, unsigned qd)
+{
+	struct rig r;
+	int fd = open_file("gpu-conform", direct, (uint64_t)len * NBLOCKS);
+
+	print_message("%s %s %s len=%u qd=%u\n", engine, eopts, direct ? "direct" : "buffered", len,
+	              qd);
+	assert_true(fd >= 0);
+	assert_int_equal(rig_open(&r, engine, eopts, fd, len, qd, direct), 0);
+	drive(&r, ENGINE_OP_WRITE);
+	assert_int_equal(fsync(fd), 0);
+	check_file(fd, len);
+	if (!direct)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	drive(&r, ENGINE_OP_READ);
+	if (!real)
+		assert_non_null(strstr(r.ctx.notes, engine[0] == 'g' ? "mode" : "pinned"));
+	rig_close(&r);
+	close(fd);
+}
+
+static bool direct_works(void)
+{
+	int fd = open_file("gpu-direct-probe", true, 4096);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static const char *const engine_modes[][2] = {
+        {"gds", "mode=sync"},
+        {"gds", "mode=batch"},
+        {"gds", "mode=async,register=1"},
+        {"gds", ""},
+        {"cuda-bounce", ""},
+        {"cuda-bounce", "host=libaio"},
+        {"cuda-bounce", "host=psync"},
+};
+
+static void conformance(void **state)
+{
+	bool dio = direct_works();
+	char why[1024];
+
+	(void)state;
+	if (!dio)
+		print_message("O_DIRECT is not supported in %s: direct cases skipped\n", dir);
+	for (size_t m = 0; m < sizeof(engine_modes) / sizeof(engine_modes[0]); m++) {
+		const char *name = engine_modes[m][0], *eopts = engine_modes[m][1];
+
+		if (llmio_engine_probe(name, why, sizeof(why))) {
+			assert_true(real); /* the fake libraries always load */
+			print_message("skip %s: %s\n", name, why);
+			continue;
+		}
+		for (unsigned qd = 1; qd <= 8; qd += 7) {
+			roundtrip(name, eopts, false, 16384, qd); /* aligned */
+			roundtrip(name, eopts, false, 5000, qd);  /* unaligned size and offsets */
+			if (dio) {
+				roundtrip(name, eopts, true, 16384, qd);
+				roundtrip(name, eopts, true, 12288, qd); /* not a power of 2 */
+			}
+		}
+	}
+}
+
+/* A whole job through the worker: engine buffers, the pattern, the notes. */
+static void job(const char *engine, const char *eopts, const char *rw, unsigned qd,
+                struct llmio_result **out)
+{
+	struct llmio_job_opts o;
+	char err[512], path[4200];
+	int ret;
+
+	llmio_job_opts_init(&o);
+	snprintf(path, sizeof(path), "%s/gpu-job", dir);
+	assert_int_equal(llmio_job_opts_set(&o, "ioengine", engine, err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "filename", path, err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "size", "512k", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "bs", "16k", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "rw", rw, err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "randseed", "7", err, sizeof(err)), 0);
+	snprintf(o.engine_opts, sizeof(o.engine_opts), "%s", eopts);
+	o.iodepth = qd;
+	ret = llmio_job_run(&o, out, err, sizeof(err));
+	if (ret)
+		print_message("%s %s: %s\n", engine, rw, err);
+	assert_int_equal(ret, 0);
+}
+
+static void jobs(void **state)
+{
+	static unsigned char got[16384], expect[16384];
+	static const char *const engines[][2] = {{"gds", "mode=sync"}, {"cuda-bounce", ""}};
+	char why[1024], path[4200];
+
+	(void)state;
+	for (size_t e = 0; e < 2; e++) {
+		struct llmio_result *r = NULL;
+		int fd;
+
+		if (llmio_engine_probe(engines[e][0], why, sizeof(why))) {
+			print_message("skip %s: %s\n", engines[e][0], why);
+			continue;
+		}
+		/* QD 1: every block is written from buffer 0, which holds the pattern at 0 */
+		job(engines[e][0], engines[e][1], "write", 1, &r);
+		assert_int_equal(r->write.bytes, 512 * 1024);
+		print_message("notes: %s\n", r->engine_notes);
+		if (!real && !strcmp(engines[e][0], "gds"))
+			assert_non_null(strstr(r->engine_notes, "compat (POSIX) mode"));
+		if (!strcmp(engines[e][0], "cuda-bounce"))
+			assert_non_null(strstr(r->engine_notes, "32 device-to-host"));
+		llmio_result_destroy(r);
+		snprintf(path, sizeof(path), "%s/gpu-job", dir);
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		memset(expect, 0, sizeof(expect));
+		target_pattern(expect, sizeof(expect), 0, 7);
+		for (unsigned b = 0; b < 32; b++) {
+			assert_int_equal(pread(fd, got, sizeof(got), (off_t)b * sizeof(got)),
+			                 sizeof(got));
+			assert_memory_equal(got, expect, sizeof(got));
+		}
+		close(fd);
+		job(engines[e][0], engines[e][1], "randread", 8, &r);
+		assert_int_equal(r->read.bytes, 512 * 1024);
+		llmio_result_destroy(r);
+	}
+}
+
+/* The fake libraries sit next to this program, in the build tree only. */
+static int use_fakes(void)
+{
+	char exe[4096], fakes[4200], path[4300];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = '\0';
+	snprintf(fakes, sizeof(fakes), "%s/fake_cuda", dirname(exe));
+	snprintf(path, sizeof(path), "%s/libcudart.so.12", fakes);
+	setenv("LLMIO_CUDART", path, 1);
+	snprintf(path, sizeof(path), "%s/libcufile.so.0", fakes);
+	setenv("LLMIO_CUFILE", path, 1);
+	setenv("LLMIO_FAKE_CUDA", "1", 1);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(conformance),
+	        cmocka_unit_test(jobs),
+	};
+	const char *base = getenv("LLMIO_TEST_DIR");
+	char why[1024];
+
+	real = argc > 1 && !strcmp(argv[1], "--real");
+	if (!real && use_fakes()) {
+		printf("cannot find this program's path: %s\n", strerror(errno));
+		return 1;
+	}
+	rt = cuda_runtime(why, sizeof(why));
+	if (!rt) {
+		printf("%s%s\n",
+		       real ? "SKIP: no GPU to test on: " : "fake CUDA did not load: ", why);
+		return real ? 77 : 1;
+	}
+	if (real && strstr(rt->path, "fake_cuda")) {
+		printf("SKIP: the CUDA runtime found is the tests' fake (%s): unset LLMIO_CUDART\n",
+		       rt->path);
+		return 77;
+	}
+	printf("CUDA runtime: %s, %d GPU(s)\n", rt->path, rt->ndevices);
+	snprintf(dir, sizeof(dir), "%s/gpu%s", base ? base : "/tmp/llmio-test",
+	         real ? "-real" : "");
+	mkdir(base ? base : "/tmp/llmio-test", 0755);
+	mkdir(dir, 0755);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
