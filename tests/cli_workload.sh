@@ -40,6 +40,31 @@ for e in "${engines[@]}"; do
 		"d['runs'][0]['phases'][0]['jobs'][0]['read']['io_bytes'] == 4*2*65536 and [p['name'] for p in d['runs'][0]['phases']] == ['train', 'checkpoint@step2', 'checkpoint@step4']"
 done
 
+# GPU engines on the fake CUDA libraries the tests build (host memory stands in for the GPU):
+# weights load straight into "GPU" buffers and checkpoints are written from them.
+FAKE=$(dirname "$LLMIO")/tests/fake_cuda
+if [ -e "$FAKE/libcufile.so.0" ]; then
+	export LLMIO_CUDART="$FAKE/libcudart.so.12" LLMIO_CUFILE="$FAKE/libcufile.so.0"
+	export LLMIO_FAKE_CUDA=1
+	for e in gds cuda-bounce; do
+		expect_rc 0 "ckpt from GPU memory on $e" run \
+			--workload ckpt --model gpt2 --directory "$D" --scale 0.005 --dp 2 --ranks 2 \
+			--engine "$e" --quiet --json "$T/gck.json"
+		want=$(disk_sum "$D"/ckpt-rank*.pt)
+		json_check "$T/gck.json" "ckpt/$e writes and restores exactly the shards" \
+			"sum(j['write']['io_bytes'] for j in d['runs'][0]['phases'][0]['jobs']) == $want == sum(j['read']['io_bytes'] for j in d['runs'][0]['phases'][1]['jobs'])"
+		expect_rc 0 "load into GPU memory on $e" run \
+			--workload load --model gpt2 --directory "$D" --scale 0.02 \
+			--strategy sequential --cache cold --engine "$e" --quiet --json "$T/gld.json"
+		want=$(disk_sum "$D"/model*.safetensors)
+		json_check "$T/gld.json" "load/$e reads every byte of the shards" \
+			"d['runs'][0]['phases'][0]['jobs'][0]['read']['io_bytes'] == $want"
+	done
+	unset LLMIO_CUDART LLMIO_CUFILE LLMIO_FAKE_CUDA
+else
+	note "no fake CUDA libraries in $FAKE: GPU workload checks skipped"
+fi
+
 # LoRA adapter of GPT-2, r=16 on q,v: the fused c_attn counts once per layer:
 # 12 layers x 16 x (768 + 2304) = 589,824 parameters x 4 bytes (fp32) = 2,359,296 bytes.
 expect_rc 0 "finetune with LoRA saves" run --workload finetune --model gpt2 --directory "$D" \
