@@ -269,8 +269,11 @@ int cmd_run_workload(int argc, char **argv)
 		struct wl *w = &out.runs[e];
 
 		llmio_job_opts_init(&base);
+		/* the engine first: it decides which engine options exist */
 		if (all)
 			snprintf(base.engine, sizeof(base.engine), "%.31s", engines[e]);
+		else if (engine)
+			snprintf(base.engine, sizeof(base.engine), "%.31s", engine);
 		wl_init(w, r, &base);
 		out.n = e + 1;
 		ret = parse(w, argc, argv, &json, &quiet);
