@@ -600,7 +600,7 @@ static void show_text(const struct show *s)
 	       s->ck.dp, (unsigned long long)world, s->ck.zero_stage);
 	for (size_t i = 0; i < s->nsizes; i++)
 		printf("               %8u rank%s %s\n", s->sizes[i].ranks,
-		       s->sizes[i].ranks == 1 ? " writes" : "s write ",
+		       s->sizes[i].ranks == 1 ? " writes" : "s write",
 		       fmt_bytes2(b1, sizeof(b1), s->sizes[i].bytes));
 	printf("KV cache       %s: %s per token; %u-token block %s", dt,
 	       llmio_format_bytes(llmio_model_kv_bytes_per_token(m, s->dt), b1, sizeof(b1)),
