@@ -92,6 +92,24 @@ static void find_names(void **state)
 	assert_int_equal(llmio_model_catalog(llmio_model_catalog_count(), &m), -ENOENT);
 }
 
+static void validate_limits(void **state)
+{
+	struct llmio_model m = get("Llama-3.1-8B");
+	char err[256];
+
+	(void)state;
+	m.layers = 1u << 20; /* beyond any model: products would overflow */
+	assert_int_equal(llmio_model_validate(&m, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "layers"));
+	m = get("Llama-3.1-8B");
+	m.kv_heads = 5;
+	assert_int_equal(llmio_model_validate(&m, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "kv_heads"));
+	m = get("Mixtral-8x7B");
+	m.experts_active = 9;
+	assert_int_equal(llmio_model_validate(&m, err, sizeof(err)), -EINVAL);
+}
+
 static void dtypes(void **state)
 {
 	enum llmio_dtype dt;
@@ -518,12 +536,19 @@ static void config_invalid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(published_counts), cmocka_unit_test(find_names),
-	        cmocka_unit_test(dtypes),           cmocka_unit_test(tensor_list),
-	        cmocka_unit_test(shard_layout),     cmocka_unit_test(checkpoints),
-	        cmocka_unit_test(per_rank),         cmocka_unit_test(kv_cache),
-	        cmocka_unit_test(activations),      cmocka_unit_test(lora),
-	        cmocka_unit_test(config_valid),     cmocka_unit_test(config_invalid),
+	        cmocka_unit_test(published_counts),
+	        cmocka_unit_test(find_names),
+	        cmocka_unit_test(validate_limits),
+	        cmocka_unit_test(dtypes),
+	        cmocka_unit_test(tensor_list),
+	        cmocka_unit_test(shard_layout),
+	        cmocka_unit_test(checkpoints),
+	        cmocka_unit_test(per_rank),
+	        cmocka_unit_test(kv_cache),
+	        cmocka_unit_test(activations),
+	        cmocka_unit_test(lora),
+	        cmocka_unit_test(config_valid),
+	        cmocka_unit_test(config_invalid),
 	};
 
 	set_data_dir();

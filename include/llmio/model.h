@@ -275,7 +275,8 @@ struct llmio_rank_size {
 /*
  * The distinct per-rank sizes, largest first, with how many ranks have each (ranks that write
  * nothing appear with bytes 0).  Cost: O(tp * pp), not O(world).  *n is set to the number
- * of distinct sizes found (at least cap + 1 when it returns -ENOSPC).  \return 0; -ENOSPC when cap
+ * of distinct sizes found (at least cap + 1 when it returns -ENOSPC; out then holds the
+ * first cap sizes found, sorted).  \return 0; -ENOSPC when cap
  * is too small; -EINVAL as llmio_model_rank_bytes().
  */
 LLMIO_API int llmio_model_rank_sizes(const struct llmio_model *m, const struct llmio_ckpt_opts *o,

@@ -185,13 +185,15 @@ void model_arch_defaults(struct llmio_model *m, enum llmio_arch arch)
 
 int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen)
 {
+	/* limits far above any real model that keep every product within 64 bits */
 	const struct {
 		const char *name;
-		uint32_t v;
+		uint32_t v, max;
 	} sizes[] = {
-	        {"layers", m->layers}, {"hidden", m->hidden},     {"ffn", m->ffn},
-	        {"heads", m->heads},   {"kv_heads", m->kv_heads}, {"head_dim", m->head_dim},
-	        {"vocab", m->vocab},
+	        {"layers", m->layers, 1u << 12},     {"hidden", m->hidden, 1u << 18},
+	        {"ffn", m->ffn, 1u << 20},           {"heads", m->heads, 1u << 14},
+	        {"kv_heads", m->kv_heads, 1u << 14}, {"head_dim", m->head_dim, 1u << 14},
+	        {"vocab", m->vocab, 1u << 24},
 	};
 
 	if ((unsigned)m->arch >= LLMIO_ARCH_COUNT)
@@ -200,9 +202,14 @@ int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen)
 	if ((unsigned)m->dtype >= LLMIO_DTYPE_COUNT)
 		return model_err(err, errlen, "model %s: unknown dtype %d", m->name, (int)m->dtype);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		if (sizes[i].v == 0)
-			return model_err(err, errlen, "model %s: %s must be at least 1", m->name,
-			                 sizes[i].name);
+		if (sizes[i].v == 0 || sizes[i].v > sizes[i].max)
+			return model_err(err, errlen, "model %s: %s is %u; it must be 1 to %u",
+			                 m->name, sizes[i].name, sizes[i].v, sizes[i].max);
+	if (m->max_positions > (1u << 24) || m->embed_dim > (1u << 18))
+		return model_err(err, errlen,
+		                 "model %s: max_positions (%u) or embed_dim (%u) is beyond 2^24 / "
+		                 "2^18",
+		                 m->name, m->max_positions, m->embed_dim);
 	if (m->heads % m->kv_heads)
 		return model_err(err, errlen,
 		                 "model %s: kv_heads (%u) must divide heads (%u) for grouped-query "
@@ -973,10 +980,8 @@ int llmio_model_rank_sizes(const struct llmio_model *m, const struct llmio_ckpt_
 		}
 	}
 	*n = found;
-	if (overflow)
-		return -ENOSPC;
-	qsort(out, found, sizeof(*out), cmp_size_desc);
-	return 0;
+	qsort(out, found < cap ? found : cap, sizeof(*out), cmp_size_desc);
+	return overflow ? -ENOSPC : 0;
 }
 
 /* ---- inference and training sizes ---- */
