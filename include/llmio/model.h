@@ -69,18 +69,17 @@ struct llmio_model {
 	char hf_id[96];   /* Hugging Face repository ("meta-llama/Llama-3.1-8B"), or "" */
 	char source[192]; /* where the numbers come from (config.json of the official repo) */
 	enum llmio_arch arch;
-	uint32_t layers;        /* transformer blocks */
-	uint32_t hidden;        /* model width */
-	uint32_t ffn;           /* MLP intermediate size (per expert for MoE) */
-	uint32_t heads;         /* attention (query) heads */
-	uint32_t kv_heads;      /* key/value heads (GQA); = heads for MHA */
-	uint32_t head_dim;      /* may differ from hidden / heads (Gemma-2: 256 vs 224) */
-	uint32_t vocab;         /* embedding rows */
-	uint32_t max_positions; /* context length; rows of a learned position table */
-	uint32_t pos_offset;    /* extra position rows (OPT: 2) */
-	uint32_t embed_dim; /* embedding width when projected (OPT word_embed_proj_dim); 0 = hidden
-	                     */
-	uint32_t experts;   /* MoE experts per layer; 0 = dense */
+	uint32_t layers;         /* transformer blocks */
+	uint32_t hidden;         /* model width */
+	uint32_t ffn;            /* MLP intermediate size (per expert for MoE) */
+	uint32_t heads;          /* attention (query) heads */
+	uint32_t kv_heads;       /* key/value heads (GQA); = heads for MHA */
+	uint32_t head_dim;       /* may differ from hidden / heads (Gemma-2: 256 vs 224) */
+	uint32_t vocab;          /* embedding rows */
+	uint32_t max_positions;  /* context length; rows of a learned position table */
+	uint32_t pos_offset;     /* extra position rows (OPT: 2) */
+	uint32_t embed_dim;      /* projected embedding width (OPT); 0 = hidden */
+	uint32_t experts;        /* MoE experts per layer; 0 = dense */
 	uint32_t experts_active; /* experts per token; 0 = dense */
 	bool tied_embeddings;    /* the output head shares the input embedding (not stored twice) */
 	bool qkv_bias;           /* biases on q, k, v projections */
@@ -264,7 +263,7 @@ struct llmio_rank_bytes {
 	uint64_t total_bytes;
 };
 
-/* \return 0; -EINVAL for rank >= tp * pp * dp, a zero degree or zero_stage > 3. */
+/* \return 0; -EINVAL for rank >= tp * pp * dp, a zero degree, zero_stage > 3 or a bad dtype. */
 LLMIO_API int llmio_model_rank_bytes(const struct llmio_model *m, const struct llmio_ckpt_opts *o,
                                      uint32_t rank, struct llmio_rank_bytes *out);
 
@@ -275,8 +274,10 @@ struct llmio_rank_size {
 
 /*
  * The distinct per-rank sizes, largest first, with how many ranks have each (ranks that write
- * nothing appear with bytes 0).  *n is set to the number of distinct sizes even when it
- * exceeds cap.  \return 0; -ENOSPC when cap is too small; -EINVAL as llmio_model_rank_bytes().
+ * nothing appear with bytes 0).  Cost: O(tp * pp), not O(world).  *n is set to the number
+ * of distinct sizes found (at least cap + 1 when it returns -ENOSPC; out then holds the
+ * first cap sizes found, sorted).  \return 0; -ENOSPC when cap
+ * is too small; -EINVAL as llmio_model_rank_bytes().
  */
 LLMIO_API int llmio_model_rank_sizes(const struct llmio_model *m, const struct llmio_ckpt_opts *o,
                                      struct llmio_rank_size *out, size_t cap, size_t *n);

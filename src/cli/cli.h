@@ -22,6 +22,7 @@ int cmd_run(int argc, char **argv);
 int cmd_run_workload(int argc, char **argv);
 int cmd_engines(int argc, char **argv);
 int cmd_quick(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 /* Set by SIGINT / SIGTERM; handed to jobs as opts.stop. */
 extern volatile int cli_stop;

@@ -11,6 +11,7 @@ static const struct cmd commands[] = {
          "list the datapaths, whether each can run here, and their options"},
         {"quick", cmd_quick,
          "the default: a one-minute phase-aware look at this machine's storage"},
+        {"model", cmd_model, "the model catalog and the sizes derived from a model"},
 };
 
 static void usage(FILE *f)

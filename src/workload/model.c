@@ -185,13 +185,15 @@ void model_arch_defaults(struct llmio_model *m, enum llmio_arch arch)
 
 int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen)
 {
+	/* limits far above any real model that keep every product within 64 bits */
 	const struct {
 		const char *name;
-		uint32_t v;
+		uint32_t v, max;
 	} sizes[] = {
-	        {"layers", m->layers}, {"hidden", m->hidden},     {"ffn", m->ffn},
-	        {"heads", m->heads},   {"kv_heads", m->kv_heads}, {"head_dim", m->head_dim},
-	        {"vocab", m->vocab},
+	        {"layers", m->layers, 1u << 12},     {"hidden", m->hidden, 1u << 18},
+	        {"ffn", m->ffn, 1u << 20},           {"heads", m->heads, 1u << 14},
+	        {"kv_heads", m->kv_heads, 1u << 14}, {"head_dim", m->head_dim, 1u << 14},
+	        {"vocab", m->vocab, 1u << 24},
 	};
 
 	if ((unsigned)m->arch >= LLMIO_ARCH_COUNT)
@@ -200,9 +202,14 @@ int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen)
 	if ((unsigned)m->dtype >= LLMIO_DTYPE_COUNT)
 		return model_err(err, errlen, "model %s: unknown dtype %d", m->name, (int)m->dtype);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		if (sizes[i].v == 0)
-			return model_err(err, errlen, "model %s: %s must be at least 1", m->name,
-			                 sizes[i].name);
+		if (sizes[i].v == 0 || sizes[i].v > sizes[i].max)
+			return model_err(err, errlen, "model %s: %s is %u; it must be 1 to %u",
+			                 m->name, sizes[i].name, sizes[i].v, sizes[i].max);
+	if (m->max_positions > (1u << 24) || m->embed_dim > (1u << 18))
+		return model_err(err, errlen,
+		                 "model %s: max_positions (%u) or embed_dim (%u) is beyond 2^24 / "
+		                 "2^18",
+		                 m->name, m->max_positions, m->embed_dim);
 	if (m->heads % m->kv_heads)
 		return model_err(err, errlen,
 		                 "model %s: kv_heads (%u) must divide heads (%u) for grouped-query "
@@ -902,12 +909,35 @@ static int cmp_size_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* Count `ranks` more ranks of size bytes in out[0 .. *found). */
+static void size_add(struct llmio_rank_size *out, size_t cap, size_t *found, bool *overflow,
+                     uint64_t bytes, uint64_t ranks)
+{
+	size_t k;
+
+	if (!ranks)
+		return;
+	for (k = 0; k < *found && k < cap; k++) {
+		if (out[k].bytes == bytes) {
+			out[k].ranks += (uint32_t)ranks;
+			return;
+		}
+	}
+	if (*found < cap) {
+		out[*found].bytes = bytes;
+		out[*found].ranks = (uint32_t)ranks;
+	} else {
+		*overflow = true;
+	}
+	(*found)++;
+}
+
 int llmio_model_rank_sizes(const struct llmio_model *m, const struct llmio_ckpt_opts *o,
                            struct llmio_rank_size *out, size_t cap, size_t *n)
 {
 	struct llmio_rank_bytes rb;
-	uint64_t world;
-	size_t found = 0, k;
+	uint64_t world, rem, lo;
+	size_t found = 0;
 	bool overflow = false;
 	int ret;
 
@@ -918,35 +948,40 @@ int llmio_model_rank_sizes(const struct llmio_model *m, const struct llmio_ckpt_
 	if (world > UINT32_MAX)
 		return -EINVAL;
 	/*
-	 * Ranks repeat in a few patterns (TP rank, first/last stage, DP rank 0 or not, the DP
-	 * remainder), so the distinct sizes are few; they are counted exactly over all ranks.
+	 * Within one model-parallel slice (a TP rank of a PP stage) the DP ranks fall into three
+	 * classes: DP rank 0, the ranks that get one element more of a partition (1 .. rem-1),
+	 * and the rest; one rank of each class stands for all of it.
 	 */
-	for (uint64_t r = 0; r < world; r++) {
-		ret = llmio_model_rank_bytes(m, o, (uint32_t)r, &rb);
-		if (ret)
-			return ret;
-		for (k = 0; k < found && k < cap; k++)
-			if (out[k].bytes == rb.total_bytes)
-				break;
-		if (k < found && k < cap) {
-			out[k].ranks++;
-			continue;
+	for (uint32_t pp_r = 0; pp_r < o->pp; pp_r++) {
+		for (uint32_t tp_r = 0; tp_r < o->tp; tp_r++) {
+			uint64_t base = tp_r + (uint64_t)o->tp * o->dp * pp_r;
+
+			ret = llmio_model_rank_bytes(m, o, (uint32_t)base, &rb);
+			if (ret)
+				return ret;
+			size_add(out, cap, &found, &overflow, rb.total_bytes, 1);
+			if (o->dp == 1)
+				continue;
+			rem = rb.params % o->dp;
+			lo = rem > 1 ? rem : 1;
+			if (rem > 1) {
+				ret = llmio_model_rank_bytes(m, o, (uint32_t)(base + o->tp), &rb);
+				if (ret)
+					return ret;
+				size_add(out, cap, &found, &overflow, rb.total_bytes, rem - 1);
+			}
+			if (lo < o->dp) {
+				ret = llmio_model_rank_bytes(m, o, (uint32_t)(base + lo * o->tp),
+				                             &rb);
+				if (ret)
+					return ret;
+				size_add(out, cap, &found, &overflow, rb.total_bytes, o->dp - lo);
+			}
 		}
-		if (found < cap) {
-			out[found].bytes = rb.total_bytes;
-			out[found].ranks = 1;
-		} else {
-			overflow = true;
-		}
-		found++;
 	}
-	if (overflow) {
-		*n = found; /* an upper bound: sizes past cap are not deduplicated */
-		return -ENOSPC;
-	}
-	qsort(out, found, sizeof(*out), cmp_size_desc);
 	*n = found;
-	return 0;
+	qsort(out, found < cap ? found : cap, sizeof(*out), cmp_size_desc);
+	return overflow ? -ENOSPC : 0;
 }
 
 /* ---- inference and training sizes ---- */
