@@ -11,6 +11,8 @@ static const struct cmd commands[] = {
          "list the datapaths, whether each can run here, and their options"},
         {"quick", cmd_quick,
          "the default: a one-minute phase-aware look at this machine's storage"},
+        {"report", cmd_report, "a sweep journal as Markdown + HTML with gnuplot charts"},
+        {"advise", cmd_advise, "the best datapath per LLM phase, from a sweep journal"},
 };
 
 static void usage(FILE *f)
