@@ -11,17 +11,23 @@ static void help(FILE *f)
 {
 	fprintf(f,
 	        "usage: llmio advise FILE.jsonl [--json]\n\n"
-	        "For each phase of an LLM's life, the datapath (engine and its options) and settings\n"
-	        "(queue depth, threads, block size) that did best on this machine, by how much over\n"
+	        "For each phase of an LLM's life, the datapath (engine and its options) and "
+	        "settings\n"
+	        "(queue depth, threads, block size) that did best on this machine, by how much "
+	        "over\n"
 	        "the runner-up (with the spread of the repeats), and the records behind it:\n"
-	        "  inference       small random reads (<= 64 KiB): lowest p99 among the points that\n"
+	        "  inference       small random reads (<= 64 KiB): lowest p99 among the points "
+	        "that\n"
 	        "                  reach 25%% of the best IOPS\n"
-	        "  pre-training /  large sequential reads and writes (>= 128 KiB): GB/s, then GB/s\n"
+	        "  pre-training /  large sequential reads and writes (>= 128 KiB): GB/s, then "
+	        "GB/s\n"
 	        "  fine-tuning     per core when GB/s is inside the noise\n"
 	        "  checkpointing   large writes with fsync: GB/s, then GB/s per core\n"
 	        "  model loading   large sequential reads: GB/s, then GB/s per core\n"
-	        "Recipe records (workload=) are classed by their phase names.  When the data cannot\n"
-	        "decide (one datapath, fewer than 3 repeats, a difference inside the noise) it says\n"
+	        "Recipe records (workload=) are classed by their phase names.  When the data "
+	        "cannot\n"
+	        "decide (one datapath, fewer than 3 repeats, a difference inside the noise) it "
+	        "says\n"
 	        "\"too thin\" and what to measure next.  It also says where this machine agrees\n"
 	        "with the guideline of the study llmio follows.  Rules: docs/report.md.\n\n"
 	        "  --json   the same as JSON on stdout\n\n"
@@ -63,7 +69,8 @@ int cmd_advise(int argc, char **argv)
 			return 0;
 		}
 		if (c != 'j') {
-			fprintf(stderr, "llmio advise: unknown option '%s' (see `llmio advise --help`)\n",
+			fprintf(stderr,
+			        "llmio advise: unknown option '%s' (see `llmio advise --help`)\n",
 			        argv[optind - 1]);
 			return EXIT_USAGE;
 		}

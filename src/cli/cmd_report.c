@@ -16,14 +16,17 @@ static void help(FILE *f)
 	fprintf(f,
 	        "usage: llmio report FILE.jsonl [-o DIR] [--no-charts]\n\n"
 	        "Turns a sweep journal (what `llmio sweep -o` writes) into DIR/report.md and\n"
-	        "DIR/index.html (self-contained, opens offline) with charts drawn by gnuplot as PNG\n"
+	        "DIR/index.html (self-contained, opens offline) with charts drawn by gnuplot as "
+	        "PNG\n"
 	        "and SVG: throughput and p99 latency vs queue depth, IOPS vs block size, latency\n"
 	        "CDF from the merged histograms, CPU efficiency (GB/s per core) per datapath, the\n"
-	        "per-phase breakdown of recipe workloads, and the advisor's table.  Every chart has\n"
+	        "per-phase breakdown of recipe workloads, and the advisor's table.  Every chart "
+	        "has\n"
 	        "a table with the same numbers.  Repeats of a configuration are folded by their\n"
 	        "median; torn lines (a sweep killed mid-write) are reported and skipped.\n\n"
 	        "  -o, --output DIR   where the report goes (default: FILE without .jsonl, plus\n"
-	        "                     -report).  DIR is replaced whole when the report is complete;\n"
+	        "                     -report).  DIR is replaced whole when the report is "
+	        "complete;\n"
 	        "                     an existing DIR must be an earlier llmio report.\n"
 	        "  --no-charts        tables only (no gnuplot needed)\n\n"
 	        "The charts' gnuplot script stays in DIR as charts.gp.  gnuplot is found on PATH\n"
@@ -199,7 +202,8 @@ int cmd_report(int argc, char **argv)
 		dir[--n] = '\0';
 	if (!replaceable(dir, &exists)) {
 		fprintf(stderr,
-		        "llmio report: %s exists and is not an llmio report; choose a new directory "
+		        "llmio report: %s exists and is not an llmio report; choose a new "
+		        "directory "
 		        "with -o\n",
 		        dir);
 		return EXIT_USAGE;
@@ -224,8 +228,8 @@ int cmd_report(int argc, char **argv)
 		remove_dir(tmp);
 		fprintf(stderr, "llmio report: %s\n", err);
 	} else {
-		printf("report: %s/index.html and %s/report.md (%zu points from %lu records)\n", dir,
-		       dir, d.np, d.records);
+		printf("report: %s/index.html and %s/report.md (%zu points from %lu records)\n",
+		       dir, dir, d.np, d.records);
 	}
 	dataset_release(&d);
 	return ret ? EXIT_RUNTIME : 0;

@@ -15,7 +15,7 @@
 /* Inference: a point is eligible when it reaches this share of the class's best IOPS. */
 #define ADEQUATE_IOPS_FRAC 0.25
 /* Differences below this (or below the repeats' own spread) are noise. */
-#define NOISE_PCT 5.0
+#define NOISE_PCT   5.0
 #define MIN_REPEATS 3
 #define SMALL_BS    (64 * 1024)
 #define LARGE_BS    (128 * 1024)
@@ -28,7 +28,7 @@ struct class_info {
 	const char *study;
 	const char *expect; /* ioengines the study points to, space-separated */
 	const char *expect_text;
-	const char *next;   /* a sweep that fills the class */
+	const char *next; /* a sweep that fills the class */
 };
 
 static const struct class_info classes[PC_COUNT] = {
@@ -45,8 +45,7 @@ static const struct class_info classes[PC_COUNT] = {
                       "gds cufile io_uring libaio", "GDS, io_uring or libaio",
                       "rw=read,write bs=128k,1m iodepth=4..32:x2 with io_uring, libaio (and gds "
                       "where it runs), direct=1, --repeat 3"},
-        [PC_CKPT] = {"checkpointing", "bursty large writes with fsync, throughput then CPU",
-                     false,
+        [PC_CKPT] = {"checkpointing", "bursty large writes with fsync, throughput then CPU", false,
                      "large-block asynchronous writes (GDS where available): throughput, then "
                      "CPU",
                      "gds cufile io_uring libaio", "GDS, io_uring or libaio",
@@ -69,10 +68,9 @@ static const struct {
 	const char *word;
 	enum phase_class pc;
 } phase_words[] = {
-        {"checkpoint", PC_CKPT}, {"ckpt", PC_CKPT},    {"save", PC_CKPT},
-        {"serve", PC_INFER},     {"infer", PC_INFER},  {"decode", PC_INFER},
-        {"prefill", PC_INFER},   {"kv", PC_INFER},     {"restore", PC_LOAD},
-        {"resume", PC_LOAD},     {"load", PC_LOAD},    {"train", PC_TRAIN},
+        {"checkpoint", PC_CKPT}, {"ckpt", PC_CKPT},      {"save", PC_CKPT},     {"serve", PC_INFER},
+        {"infer", PC_INFER},     {"decode", PC_INFER},   {"prefill", PC_INFER}, {"kv", PC_INFER},
+        {"restore", PC_LOAD},    {"resume", PC_LOAD},    {"load", PC_LOAD},     {"train", PC_TRAIN},
         {"epoch", PC_TRAIN},     {"finetune", PC_TRAIN},
 };
 
@@ -206,7 +204,8 @@ static void agreement(const struct class_info *c, const struct dataset *d, struc
 	if (a->agrees)
 		snprintf(a->agree_text, sizeof(a->agree_text), "agrees: %s is best here%s",
 		         s->engine,
-		         !c->latency && !gds_seen ? " (GDS was not measured: no GPU datapath)" : "");
+		         !c->latency && !gds_seen ? " (GDS was not measured: no GPU datapath)"
+		                                  : "");
 	else
 		snprintf(a->agree_text, sizeof(a->agree_text),
 		         "differs: %s beats the study's choice (%s) here", s->engine,
@@ -352,8 +351,8 @@ void advice_settings(const struct point *p, char *buf, size_t len)
 	fmt_size(bs, sizeof(bs), s->bs);
 	if (is_recipe(s))
 		n = snprintf(buf, len, "workload=%s phase=%s ", s->workload, s->phase);
-	snprintf(buf + n, len - (size_t)n, "rw=%s bs=%s iodepth=%u numjobs=%u direct=%d", s->rw,
-	         bs, s->iodepth, s->numjobs, s->direct);
+	snprintf(buf + n, len - (size_t)n, "rw=%s bs=%s iodepth=%u numjobs=%u direct=%d", s->rw, bs,
+	         s->iodepth, s->numjobs, s->direct);
 }
 
 void advice_metric(const struct advice *a, const struct point *p, char *buf, size_t len)
@@ -379,7 +378,8 @@ void advice_vs(const struct advice *a, char *buf, size_t len)
 		snprintf(buf, len, "no runner-up");
 	} else if (a->by_cpu) {
 		snprintf(buf, len,
-		         "GB/s inside noise (%.2fx); %.2fx GB/s per core over %s (spread %.0f%%/%.0f%%)",
+		         "GB/s inside noise (%.2fx); %.2fx GB/s per core over %s (spread "
+		         "%.0f%%/%.0f%%)",
 		         a->runner.value / fmax(a->best.value, 1e-9),
 		         a->best.p->gbpc.med / fmax(r->gbpc.med, 1e-9), r->s->engine,
 		         a->best.spread_pct, a->runner.spread_pct);
@@ -432,8 +432,8 @@ int advise_write_text(FILE *f, const struct dataset *d, const struct advice *a)
 	                                    "metric", "vs runner-up",  "evidence"};
 	char cells[(PC_COUNT + 1) * 6][256];
 
-	fprintf(f, "Datapath advice from %s (%lu records, %zu points%s%s)\n\n", d->path,
-	        d->records, d->np, d->host[0] ? ", host " : "", d->host);
+	fprintf(f, "Datapath advice from %s (%lu records, %zu points%s%s)\n\n", d->path, d->records,
+	        d->np, d->host[0] ? ", host " : "", d->host);
 	for (int c = 0; c < 6; c++)
 		snprintf(cells[c], sizeof(cells[c]), "%s", head[c]);
 	for (int pc = 0; pc < PC_COUNT; pc++) {
@@ -458,11 +458,11 @@ int advise_write_text(FILE *f, const struct dataset *d, const struct advice *a)
 	fprintf(f, "\nWhat to try next:\n");
 	for (int pc = 0; pc < PC_COUNT; pc++) {
 		if (a[pc].thin)
-			fprintf(f, "  %s: too thin: %s.\n    try: %s\n", classes[pc].name, a[pc].why,
-			        a[pc].next);
+			fprintf(f, "  %s: too thin: %s.\n    try: %s\n", classes[pc].name,
+			        a[pc].why, a[pc].next);
 		else
-			fprintf(f, "  %s: decided (%zu points, %zu datapaths%s)\n", classes[pc].name,
-			        a[pc].ncand, a[pc].npaths,
+			fprintf(f, "  %s: decided (%zu points, %zu datapaths%s)\n",
+			        classes[pc].name, a[pc].ncand, a[pc].npaths,
 			        a[pc].from_recipes ? ", from recipe phases" : "");
 	}
 	return ferror(f) ? -EIO : 0;
@@ -522,7 +522,9 @@ int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a)
 		cJSON_AddStringToObject(o, "phase", classes[pc].name);
 		cJSON_AddStringToObject(o, "class", classes[pc].title);
 		cJSON_AddStringToObject(o, "verdict",
-		                        !x->best.p ? "no data" : x->thin ? "too thin" : "decided");
+		                        !x->best.p ? "no data"
+		                        : x->thin  ? "too thin"
+		                                   : "decided");
 		cJSON_AddNumberToObject(o, "candidates", (double)x->ncand);
 		cJSON_AddNumberToObject(o, "datapaths", (double)x->npaths);
 		cJSON_AddBoolToObject(o, "from_recipes", x->from_recipes);

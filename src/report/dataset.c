@@ -373,10 +373,9 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 	note_host(d, rec);
 	if (!cfg) /* an older writer: the first job's options identify the point */
 		cfg = cJSON_GetObjectItemCaseSensitive(
-		        cJSON_GetArrayItem(
-		                cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(phases, 0),
-		                                                 "jobs"),
-		                0),
+		        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+		                                   cJSON_GetArrayItem(phases, 0), "jobs"),
+		                           0),
 		        "job options");
 	if (cJSON_GetObjectItemCaseSensitive(rec, "error") || !cJSON_GetArraySize(phases)) {
 		if ((ret = grow((void **)&d->fail, fcap, d->nfail + 1, sizeof(*d->fail))))
@@ -548,8 +547,39 @@ out:
 	return ret;
 }
 
+/*
+ * Skipped lines are reported as they come once the file has shown itself to be a journal;
+ * before the first record they wait, so that a file which is no journal at all gets one
+ * error instead of a warning per line.
+ */
+struct warn_state {
+	const struct dataset *d;
+	unsigned long first_line, held;
+	char first_why[128];
+};
+
+static void print_warning(const char *path, unsigned long lineno, const char *why)
+{
+	fprintf(stderr, "llmio: %s line %lu: %s: ignored\n", path, lineno, why);
+}
+
+static void on_skip(void *arg, const char *path, unsigned long lineno, const char *why)
+{
+	struct warn_state *w = arg;
+
+	if (w->d->records) {
+		print_warning(path, lineno, why);
+		return;
+	}
+	if (!w->held++) {
+		w->first_line = lineno;
+		snprintf(w->first_why, sizeof(w->first_why), "%s", why);
+	}
+}
+
 int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 {
+	struct warn_state w = {.d = d};
 	struct journal_reader r;
 	struct llmio_hist *scratch;
 	size_t cap = 0, fcap = 0;
@@ -567,7 +597,11 @@ int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 		         path, strerror(-ret));
 		goto out_free;
 	}
+	r.warn = on_skip;
+	r.warn_arg = &w;
 	while ((ret = journal_next(&r, &rec)) > 0) {
+		if (w.held && !d->records)
+			print_warning(path, w.first_line, w.first_why); /* a journal after all */
 		ret = add_record(d, rec, &cap, &fcap, scratch, r.lineno);
 		cJSON_Delete(rec);
 		if (ret)
@@ -583,11 +617,16 @@ int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 	if (ret) {
 		snprintf(err, len, "out of memory grouping %s", path);
 	} else if (!d->records) {
+		char detail[160] = "";
+
+		if (w.held)
+			snprintf(detail, sizeof(detail), "; line %lu: %s", w.first_line,
+			         w.first_why);
 		ret = -ENODATA;
 		snprintf(err, len,
 		         "%s holds no sweep records (one JSON object per line, \"record\": "
-		         "\"point\"); give a journal that `llmio sweep -o` wrote",
-		         path);
+		         "\"point\"%s); give a journal that `llmio sweep -o` wrote",
+		         path, detail);
 	}
 out_free:
 	free(scratch);

@@ -221,8 +221,7 @@ int doc_write_md(FILE *f, const struct doc *d)
 			fprintf(f, "%s\n\n", b->text);
 			break;
 		case B_CHART:
-			fprintf(f, "![%s](%s.png)\n\n[SVG](%s.svg)\n\n", b->text, b->base,
-			        b->base);
+			fprintf(f, "![%s](%s.png)\n\n[SVG](%s.svg)\n\n", b->text, b->base, b->base);
 			break;
 		case B_TABLE:
 			for (size_t k = 0; k < b->ncells; k++) {
@@ -308,7 +307,8 @@ int doc_write_html(FILE *f, const struct doc *d)
 			html_text(f, b->text);
 			fputs("\"></a><figcaption>", f);
 			html_text(f, b->text);
-			fprintf(f, " (<a href=\"%s.svg\">SVG</a>)</figcaption></figure>\n", b->base);
+			fprintf(f, " (<a href=\"%s.svg\">SVG</a>)</figcaption></figure>\n",
+			        b->base);
 			break;
 		case B_TABLE:
 			fputs("<table>\n", f);

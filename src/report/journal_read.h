@@ -13,8 +13,8 @@
 
 struct journal_reader {
 	FILE *f;
-	const char *path;      /* borrowed from the caller */
-	char *line;            /* getline buffer */
+	const char *path; /* borrowed from the caller */
+	char *line;       /* getline buffer */
 	size_t cap;
 	unsigned long lineno;  /* line number of the record last returned (1-based) */
 	unsigned long skipped; /* torn or invalid lines seen so far */

@@ -94,8 +94,8 @@ static int slice_points(const struct dataset *d, const char *const *drop, bool b
 	return 0;
 }
 
-static const char *const known_keys[] = {"rw",     "bs",       "iodepth", "numjobs",
-                                         "direct", "ioengine", "engine",  "engine_opts",
+static const char *const known_keys[] = {"rw",     "bs",       "iodepth",  "numjobs",
+                                         "direct", "ioengine", "engine",   "engine_opts",
                                          "repeat", "randseed", "workload", NULL};
 
 static bool known(const char *k)
@@ -137,8 +137,9 @@ static void slice_title(const struct dataset *d, const struct point *p, const ch
 	fmt_size(bs, sizeof(bs), s->bs);
 	if (strcmp(swept, "iodepth"))
 		snprintf(qd, sizeof(qd), " iodepth=%u", s->iodepth);
-	snprintf(buf, len, "%s%s%s%s numjobs=%u direct=%d", s->rw, strcmp(swept, "bs") ? " bs=" : "",
-	         strcmp(swept, "bs") ? bs : "", qd, s->numjobs, s->direct);
+	snprintf(buf, len, "%s%s%s%s numjobs=%u direct=%d", s->rw,
+	         strcmp(swept, "bs") ? " bs=" : "", strcmp(swept, "bs") ? bs : "", qd, s->numjobs,
+	         s->direct);
 	varying_suffix(d, s->config, buf, len);
 }
 
@@ -333,8 +334,8 @@ static const struct sweep_spec sweep_qd = {
         "QD",
         "queue depth (I/Os in flight per thread, log2 scale)",
         x_qd,
-        {{"qd-tput", "Throughput vs queue depth", "throughput (GB/s = 10^9 bytes/s)", "GB/s",
-          y_gbs, f_gbs},
+        {{"qd-tput", "Throughput vs queue depth", "throughput (GB/s = 10^9 bytes/s)", "GB/s", y_gbs,
+          f_gbs},
          {"qd-p99", "p99 completion latency vs queue depth", "p99 completion latency (us)",
           "p99 us", y_p99_us, f_us}},
         2};
@@ -348,8 +349,8 @@ static const struct sweep_spec sweep_bs = {
         "block size (KiB, log2 scale)",
         x_bs_kib,
         {{"bs-iops", "IOPS vs block size", "IOPS (I/Os per second)", "IOPS", y_iops, f_iops},
-         {"bs-tput", "Throughput vs block size", "throughput (GB/s = 10^9 bytes/s)", "GB/s",
-          y_gbs, f_gbs}},
+         {"bs-tput", "Throughput vs block size", "throughput (GB/s = 10^9 bytes/s)", "GB/s", y_gbs,
+          f_gbs}},
         2};
 
 static int section_sweep(const struct dataset *d, struct doc *doc, struct plot *plot,
@@ -379,7 +380,8 @@ static int section_sweep(const struct dataset *d, struct doc *doc, struct plot *
 			snprintf(full, sizeof(full), "%s: %s", w->title, title);
 			snprintf(base, sizeof(base), "%s-%zu", w->base, shown + 1);
 			if (shown < MAX_SLICE_CHART &&
-			    (ret = draw_series(plot, doc, base, full, sp->xlabel, w->ylabel, s, ns)))
+			    (ret = draw_series(plot, doc, base, full, sp->xlabel, w->ylabel, s,
+			                       ns)))
 				goto out;
 			doc_para(doc, "%s by %s and datapath (median of repeats):", w->unit,
 			         sp->xname);
@@ -390,7 +392,8 @@ static int section_sweep(const struct dataset *d, struct doc *doc, struct plot *
 	if (!shown)
 		doc_para(doc, "No setting was measured at more than one %s.", sp->key);
 	else if (shown > MAX_SLICE_CHART)
-		doc_para(doc, "Charts are drawn for the first %d settings; the tables cover all %zu.",
+		doc_para(doc,
+		         "Charts are drawn for the first %d settings; the tables cover all %zu.",
 		         MAX_SLICE_CHART, shown);
 	ret = 0;
 out:
@@ -495,8 +498,8 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 		    (ret = draw_lines(plot, doc, base, full, "completion latency (us, log10 scale)",
 		                      "fraction of I/Os completed within x", 10, false, ps, n)))
 			goto out;
-		doc_table(doc, 8, "datapath", "QD", "I/Os", "p50 us", "p90 us", "p99 us", "p99.9 us",
-		          "max us");
+		doc_table(doc, 8, "datapath", "QD", "I/Os", "p50 us", "p90 us", "p99 us",
+		          "p99.9 us", "max us");
 		for (size_t k = 0; k < n; k++) {
 			doc_cell(doc, "%s", pts[k]->s->engine);
 			doc_cell(doc, "%u", pts[k]->s->iodepth);
@@ -724,15 +727,17 @@ static void section_overview(const struct dataset *d, struct doc *doc)
 	}
 	if (used)
 		keys[strlen(keys) - 1] = '\0';
-	doc_para(doc, "Journal %s: %lu records, %zu points (configurations), up to %zu repeats "
-	              "each; %zu failed, %lu torn or invalid lines skipped.",
+	doc_para(doc,
+	         "Journal %s: %lu records, %zu points (configurations), up to %zu repeats "
+	         "each; %zu failed, %lu torn or invalid lines skipped.",
 	         d->path, d->records, d->np, nrep, d->nfail, d->skipped_lines);
 	if (d->host[0])
 		doc_para(doc, "Host %s, kernel %s, CPU %s (%u online CPUs).", d->host, d->kernel,
 		         d->cpu_model, d->online_cpus);
-	doc_para(doc, "Swept keys:%s.  A point's numbers are the median over its repeats; "
-	              "latency percentiles come from the histogram merging all its jobs and "
-	              "repeats (docs/report.md).",
+	doc_para(doc,
+	         "Swept keys:%s.  A point's numbers are the median over its repeats; "
+	         "latency percentiles come from the histogram merging all its jobs and "
+	         "repeats (docs/report.md).",
 	         used ? keys : " none");
 }
 
@@ -756,15 +761,17 @@ static void section_advice(const struct dataset *d, struct doc *doc)
 		advice_evidence(x->best.p, 3, ev, sizeof(ev));
 		doc_row(doc, phase_class_name(x->pc), x->best.p ? x->best.p->s->engine : "-",
 		        x->best.p ? set : "-", met, vs, ev,
-		        !x->best.p ? "no data" : x->thin ? "too thin" : "decided");
+		        !x->best.p ? "no data"
+		        : x->thin  ? "too thin"
+		                   : "decided");
 	}
 	doc_table(doc, 3, "phase", "the study's guideline", "this machine");
 	for (int pc = 0; pc < PC_COUNT; pc++)
 		doc_row(doc, phase_class_name(a[pc].pc), a[pc].study, a[pc].agree_text);
 	for (int pc = 0; pc < PC_COUNT; pc++)
 		if (a[pc].thin)
-			doc_para(doc, "%s: too thin: %s.  Try next: %s.", phase_class_name(a[pc].pc),
-			         a[pc].why, a[pc].next);
+			doc_para(doc, "%s: too thin: %s.  Try next: %s.",
+			         phase_class_name(a[pc].pc), a[pc].why, a[pc].next);
 }
 
 static void section_points(const struct dataset *d, struct doc *doc)

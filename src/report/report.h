@@ -51,7 +51,7 @@ struct metric {
 struct point {
 	const struct sample *s;   /* the first sample (settings, labels) */
 	const struct sample *all; /* the dataset's samples: all[idx[i]] */
-	size_t *idx;            /* its samples */
+	size_t *idx;              /* its samples */
 	size_t n;
 	struct metric bw, iops, gbpc, wall, p99r; /* p99r: per-repeat p99, for the spread */
 	struct llmio_hist *hist;                  /* clat of all jobs of all repeats, merged */
@@ -100,16 +100,16 @@ struct choice {
 
 struct advice {
 	enum phase_class pc;
-	size_t ncand;        /* points in the class */
-	size_t npaths;       /* datapaths measured */
+	size_t ncand;  /* points in the class */
+	size_t npaths; /* datapaths measured */
 	struct choice best, runner;
-	double ratio;        /* best over runner-up on the ranking metric (>= 1) */
-	bool by_cpu;         /* throughput inside noise: chosen by GB/s per core */
-	bool thin;           /* too thin to decide (reasons in why) */
-	char why[512];       /* why too thin */
-	char next[512];      /* what to try next */
-	char study[256];     /* the study's guideline */
-	int agrees;          /* 1 agrees, 0 differs, -1 no answer */
+	double ratio;    /* best over runner-up on the ranking metric (>= 1) */
+	bool by_cpu;     /* throughput inside noise: chosen by GB/s per core */
+	bool thin;       /* too thin to decide (reasons in why) */
+	char why[512];   /* why too thin */
+	char next[512];  /* what to try next */
+	char study[256]; /* the study's guideline */
+	int agrees;      /* 1 agrees, 0 differs, -1 no answer */
 	char agree_text[256];
 	bool from_recipes; /* the candidates were recipe phases */
 };
