@@ -231,13 +231,10 @@ static void f_x(char *b, size_t n, double v)
 	snprintf(b, n, "%g", v);
 }
 
-/* Table with one row per x and one column per series: the numbers of a line chart. */
-static void pivot(struct doc *doc, const char *xname, const struct series *s, size_t ns,
-                  void (*fmt)(char *, size_t, double))
+/* The x values of all series, each once, ascending, into xs (MAX_SERIES * MAX_X). */
+static size_t union_x(const struct series *s, size_t ns, double *xs)
 {
-	double xs[MAX_SERIES * MAX_X];
 	size_t nx = 0;
-	char buf[64];
 
 	for (size_t k = 0; k < ns; k++)
 		for (size_t i = 0; i < s[k].n; i++) {
@@ -249,6 +246,17 @@ static void pivot(struct doc *doc, const char *xname, const struct series *s, si
 				xs[nx++] = s[k].x[i];
 		}
 	qsort(xs, nx, sizeof(xs[0]), cmp_double);
+	return nx;
+}
+
+/* Table with one row per x and one column per series: the numbers of a line chart. */
+static void pivot(struct doc *doc, const char *xname, const struct series *s, size_t ns,
+                  void (*fmt)(char *, size_t, double))
+{
+	double xs[MAX_SERIES * MAX_X];
+	size_t nx = union_x(s, ns, xs);
+	char buf[64];
+
 	doc_table_n(doc, 1 + ns);
 	doc_cell(doc, "%s", xname);
 	for (size_t k = 0; k < ns; k++)
@@ -270,21 +278,17 @@ static void pivot(struct doc *doc, const char *xname, const struct series *s, si
 	}
 }
 
-static size_t distinct_x(const struct series *s, size_t ns)
+/* Slices of the plain-job points over drop, under a new section heading. */
+static int begin_section(const struct dataset *d, struct doc *doc, const char *const *drop,
+                         const char *heading, const char *intro, struct slices *sl)
 {
-	double xs[MAX_SERIES * MAX_X];
-	size_t nx = 0;
+	int ret = slice_points(d, drop, true, is_job, sl);
 
-	for (size_t k = 0; k < ns; k++)
-		for (size_t i = 0; i < s[k].n; i++) {
-			size_t j;
-
-			for (j = 0; j < nx && xs[j] != s[k].x[i]; j++)
-				;
-			if (j == nx)
-				xs[nx++] = s[k].x[i];
-		}
-	return nx;
+	if (ret)
+		return ret;
+	doc_heading(doc, 1, "%s", heading);
+	doc_para(doc, "%s", intro);
+	return 0;
 }
 
 static int draw_lines(struct plot *plot, struct doc *doc, const char *base, const char *title,
@@ -358,18 +362,17 @@ static int section_sweep(const struct dataset *d, struct doc *doc, struct plot *
 {
 	const char *const drop[] = {sp->key, NULL};
 	struct series *s = calloc(MAX_SERIES, sizeof(*s));
+	double xs[MAX_SERIES * MAX_X];
 	struct slices sl = {0};
 	size_t shown = 0, ns;
 	char title[512], full[640], base[64];
 	int ret = -ENOMEM;
 
-	if (!s || (ret = slice_points(d, drop, true, is_job, &sl)))
+	if (!s || (ret = begin_section(d, doc, drop, sp->heading, sp->intro, &sl)))
 		goto out;
-	doc_heading(doc, 1, "%s", sp->heading);
-	doc_para(doc, "%s", sp->intro);
 	for (size_t i = 0; i < sl.n; i++) {
 		ns = build_series(d, &sl.v[i], s, sp->x, sp->views[0].y);
-		if (distinct_x(s, ns) < 2)
+		if (union_x(s, ns, xs) < 2)
 			continue;
 		slice_title(d, &d->p[sl.v[i].pts[0]], sp->key, title, sizeof(title));
 		doc_heading(doc, 2, "%s", title);
@@ -472,12 +475,13 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 	size_t shown = 0, n = 0;
 	int ret;
 
-	if ((ret = slice_points(d, drop, true, is_job, &sl)))
+	if ((ret = begin_section(d, doc, drop, "Latency distribution (CDF)",
+	                         "Completion latency of every I/O, from the raw histogram buckets "
+	                         "of all jobs and all repeats of a point merged exactly (bucket "
+	                         "counts add; values within 1/128).  A curve further left is "
+	                         "faster; the gap at the top is the tail.",
+	                         &sl)))
 		return ret;
-	doc_heading(doc, 1, "Latency distribution (CDF)");
-	doc_para(doc, "Completion latency of every I/O, from the raw histogram buckets of all jobs "
-	              "and all repeats of a point merged exactly (bucket counts add; values within "
-	              "1/128).  A curve further left is faster; the gap at the top is the tail.");
 	for (size_t i = 0; i < sl.n; i++) {
 		n = cdf_pick(d, &sl.v[i], pts);
 		if (!n)
@@ -546,12 +550,13 @@ static int section_cpu(const struct dataset *d, struct doc *doc, struct plot *pl
 	size_t ne = 0, nc = 0;
 	int ret;
 
-	if ((ret = slice_points(d, drop, true, is_job, &sl)))
+	if ((ret = begin_section(d, doc, drop, "CPU efficiency (GB/s per core)",
+	                         "Throughput per busy core (process CPU including io_uring's "
+	                         "kernel threads) at each datapath's highest-throughput queue "
+	                         "depth, per setting.  Higher is cheaper: the CPU left for the "
+	                         "training or serving job.",
+	                         &sl)))
 		return ret;
-	doc_heading(doc, 1, "CPU efficiency (GB/s per core)");
-	doc_para(doc, "Throughput per busy core (process CPU including io_uring's kernel threads) "
-	              "at each datapath's highest-throughput queue depth, per setting.  Higher is "
-	              "cheaper: the CPU left for the training or serving job.");
 	doc_table(doc, 6, "setting", "datapath", "QD", "GB/s", "cores busy", "GB/s per core");
 	for (size_t i = 0; i < (MAX_SLICE_CHART + 4) * MAX_SERIES; i++)
 		vals[i] = NAN;
