@@ -17,6 +17,8 @@
 static const char *const never_keys[] = {"repeat", "randseed", NULL};
 static const char *const engine_keys[] = {"ioengine", "engine", "engine_opts", NULL};
 
+static int grow(void **arr, size_t *cap, size_t need, size_t size);
+
 static bool in_list(const char *const *list, const char *s)
 {
 	for (; list && *list; list++)
@@ -119,7 +121,7 @@ out:
 	return out;
 }
 
-bool config_key_varies(const struct dataset *d, const char *key)
+static bool scan_varies(const struct dataset *d, const char *key)
 {
 	char first[512], v[512];
 	bool have = false, seen_missing = false;
@@ -144,6 +146,38 @@ bool config_key_varies(const struct dataset *d, const char *key)
 		}
 	}
 	return false;
+}
+
+bool config_key_varies(const struct dataset *d, const char *key)
+{
+	for (size_t i = 0; i < d->nvarying; i++)
+		if (!strcmp(d->varying[i], key))
+			return true;
+	return false;
+}
+
+/* The varying keys, found once: titles ask for them per chart. */
+static int find_varying(struct dataset *d)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const cJSON *it;
+
+		cJSON_ArrayForEach(it, d->s[i].config)
+		{
+			if (!it->string || in_list(never_keys, it->string) ||
+			    config_key_varies(d, it->string) || !scan_varies(d, it->string))
+				continue;
+			if (grow((void **)&d->varying, &cap, d->nvarying + 1, sizeof(char *)))
+				return -ENOMEM;
+			d->varying[d->nvarying] = strdup(it->string);
+			if (!d->varying[d->nvarying])
+				return -ENOMEM;
+			d->nvarying++;
+		}
+	}
+	return 0;
 }
 
 void fmt_size(char *buf, size_t len, uint64_t bytes)
@@ -484,7 +518,14 @@ static int cmp_point_first(const void *a, const void *b)
 	return (x->idx[0] > y->idx[0]) - (x->idx[0] < y->idx[0]);
 }
 
-static int fold_point(const struct dataset *d, struct point *p, double *tmp)
+void point_hist(const struct point *p, struct llmio_hist *h)
+{
+	llmio_hist_init(h);
+	for (size_t i = 0; i < p->n; i++)
+		hist_add_sample(h, &p->all[p->idx[i]]);
+}
+
+static void fold_point(const struct dataset *d, struct point *p, double *tmp, struct llmio_hist *h)
 {
 	p->s = &d->s[p->idx[0]];
 	p->bw = fold(d, p, tmp, get_bw);
@@ -492,19 +533,15 @@ static int fold_point(const struct dataset *d, struct point *p, double *tmp)
 	p->gbpc = fold(d, p, tmp, get_gbpc);
 	p->wall = fold(d, p, tmp, get_wall);
 	p->p99r = fold(d, p, tmp, get_p99);
-	p->hist = malloc(sizeof(*p->hist));
-	if (!p->hist)
-		return -ENOMEM;
-	llmio_hist_init(p->hist);
-	for (size_t i = 0; i < p->n; i++)
-		hist_add_sample(p->hist, &d->s[p->idx[i]]);
-	p->p50 = llmio_hist_percentile(p->hist, 50);
-	p->p99 = llmio_hist_percentile(p->hist, 99);
-	return 0;
+	p->all = d->s;
+	point_hist(p, h);
+	p->lat_count = h->count;
+	p->p50 = llmio_hist_percentile(h, 50);
+	p->p99 = llmio_hist_percentile(h, 99);
 }
 
 /* Samples with equal group keys become one point, in the order of their first record. */
-static int group_points(struct dataset *d)
+static int group_points(struct dataset *d, struct llmio_hist *scratch)
 {
 	size_t *order, start = 0;
 	double *tmp;
@@ -530,9 +567,7 @@ static int group_points(struct dataset *d)
 		if (!p->idx)
 			goto out;
 		memcpy(p->idx, order + start, p->n * sizeof(*p->idx));
-		if ((ret = fold_point(d, p, tmp)))
-			goto out;
-		ret = -ENOMEM;
+		fold_point(d, p, tmp, scratch);
 		start = i;
 	}
 	qsort(d->p, d->np, sizeof(*d->p), cmp_point_first);
@@ -613,7 +648,9 @@ int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 		snprintf(err, len, "cannot read %s: %s", path, strerror(-ret));
 		goto out_free;
 	}
-	ret = group_points(d);
+	ret = group_points(d, scratch);
+	if (!ret)
+		ret = find_varying(d);
 	if (ret) {
 		snprintf(err, len, "out of memory grouping %s", path);
 	} else if (!d->records) {
@@ -642,10 +679,12 @@ void dataset_release(struct dataset *d)
 	}
 	for (size_t i = 0; i < d->np; i++) {
 		free(d->p[i].idx);
-		free(d->p[i].hist);
 	}
 	free(d->s);
 	free(d->p);
 	free(d->fail);
+	for (size_t i = 0; i < d->nvarying; i++)
+		free(d->varying[i]);
+	free(d->varying);
 	memset(d, 0, sizeof(*d));
 }

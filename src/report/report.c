@@ -17,6 +17,7 @@
 #define MAX_X           64 /* points per line */
 #define MAX_SLICE_CHART 12 /* charts per kind; further slices are in the tables only */
 #define CDF_LINES       8
+#define NPCT            5 /* percentiles in a CDF table */
 
 struct slice {
 	size_t *pts; /* indices into d->p */
@@ -74,7 +75,7 @@ static int slice_points(const struct dataset *d, const char *const *drop, bool b
 			continue;
 		key = config_key(p->s->config, drop, by_engine);
 		if (!key)
-			return -ENOMEM;
+			goto fail;
 		for (k = 0; k < out->n; k++)
 			if (!strcmp(out->v[k].key, key))
 				break;
@@ -82,7 +83,7 @@ static int slice_points(const struct dataset *d, const char *const *drop, bool b
 			out->v[k].pts = calloc(d->np, sizeof(size_t));
 			if (!out->v[k].pts) {
 				free(key);
-				return -ENOMEM;
+				goto fail;
 			}
 			out->v[k].key = key;
 			out->n++;
@@ -92,6 +93,9 @@ static int slice_points(const struct dataset *d, const char *const *drop, bool b
 		out->v[k].pts[out->v[k].n++] = i;
 	}
 	return 0;
+fail:
+	slices_release(out);
+	return -ENOMEM;
 }
 
 static const char *const known_keys[] = {"rw",     "bs",       "iodepth",  "numjobs",
@@ -411,9 +415,8 @@ static const char *lat_op(const struct point *p)
 }
 
 /* CDF of the merged histogram: x = bucket value (us), y = share of I/Os at or below it. */
-static int cdf_series(const struct point *p, struct plot_series *ps, double **xy)
+static int cdf_series(const struct llmio_hist *h, struct plot_series *ps, double **xy)
 {
-	const struct llmio_hist *h = p->hist;
 	uint64_t seen = 0;
 	size_t n = 0;
 
@@ -444,7 +447,7 @@ static size_t cdf_pick(const struct dataset *d, const struct slice *sl, const st
 	size_t n = 0;
 
 	for (size_t i = 0; i < sl->n && n < CDF_LINES * 4; i++)
-		if (d->p[sl->pts[i]].hist->count)
+		if (d->p[sl->pts[i]].lat_count)
 			out[n++] = &d->p[sl->pts[i]];
 	if (n <= CDF_LINES)
 		return n;
@@ -466,14 +469,19 @@ static size_t cdf_pick(const struct dataset *d, const struct slice *sl, const st
 static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *plot)
 {
 	static const char *const drop[] = {"iodepth", NULL};
-	static const double pct[] = {50, 90, 99, 99.9, 100};
+	static const double pct[NPCT] = {50, 90, 99, 99.9, 100};
 	const struct point *pts[CDF_LINES * 4];
 	struct plot_series ps[CDF_LINES * 4];
 	char names[CDF_LINES * 4][160], title[512], full[640], base[64], v[32];
 	double *xy[CDF_LINES * 4] = {0};
+	uint64_t lat[CDF_LINES * 4][NPCT];
+	struct llmio_hist *h = malloc(sizeof(*h));
 	struct slices sl = {0};
 	size_t shown = 0, n = 0;
 	int ret;
+
+	if (!h)
+		return -ENOMEM;
 
 	if ((ret = begin_section(d, doc, drop, "Latency distribution (CDF)",
 	                         "Completion latency of every I/O, from the raw histogram buckets "
@@ -481,7 +489,7 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 	                         "counts add; values within 1/128).  A curve further left is "
 	                         "faster; the gap at the top is the tail.",
 	                         &sl)))
-		return ret;
+		goto out;
 	for (size_t i = 0; i < sl.n; i++) {
 		n = cdf_pick(d, &sl.v[i], pts);
 		if (!n)
@@ -492,7 +500,10 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 			snprintf(names[k], sizeof(names[k]), "%s QD %u", pts[k]->s->engine,
 			         pts[k]->s->iodepth);
 			ps[k].name = names[k];
-			if ((ret = cdf_series(pts[k], &ps[k], &xy[k])))
+			point_hist(pts[k], h);
+			for (size_t q = 0; q < NPCT; q++)
+				lat[k][q] = llmio_hist_percentile(h, pct[q]);
+			if ((ret = cdf_series(h, &ps[k], &xy[k])))
 				goto out;
 		}
 		snprintf(full, sizeof(full), "Latency CDF (%s clat, merged): %s", lat_op(pts[0]),
@@ -507,10 +518,9 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 		for (size_t k = 0; k < n; k++) {
 			doc_cell(doc, "%s", pts[k]->s->engine);
 			doc_cell(doc, "%u", pts[k]->s->iodepth);
-			doc_cell(doc, "%llu", (unsigned long long)pts[k]->hist->count);
-			for (size_t q = 0; q < sizeof(pct) / sizeof(pct[0]); q++) {
-				f_us(v, sizeof(v),
-				     (double)llmio_hist_percentile(pts[k]->hist, pct[q]) / 1e3);
+			doc_cell(doc, "%llu", (unsigned long long)pts[k]->lat_count);
+			for (size_t q = 0; q < NPCT; q++) {
+				f_us(v, sizeof(v), (double)lat[k][q] / 1e3);
 				doc_cell(doc, "%s", v);
 			}
 			free(xy[k]);
@@ -525,6 +535,7 @@ out:
 	for (size_t k = 0; k < n; k++)
 		free(xy[k]);
 	slices_release(&sl);
+	free(h);
 	return ret;
 }
 
@@ -714,22 +725,8 @@ static void section_overview(const struct dataset *d, struct doc *doc)
 		if (d->p[i].n > nrep)
 			nrep = d->p[i].n;
 	/* the swept keys: config keys whose value differs between records */
-	for (size_t i = 0; i < d->n && used < sizeof(keys); i++) {
-		const cJSON *it;
-
-		cJSON_ArrayForEach(it, d->s[i].config)
-		{
-			char probe[128];
-
-			if (!it->string || !strcmp(it->string, "repeat") ||
-			    !strcmp(it->string, "randseed"))
-				continue;
-			snprintf(probe, sizeof(probe), " %s,", it->string);
-			if (strstr(keys, probe) || !config_key_varies(d, it->string))
-				continue;
-			used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s", probe);
-		}
-	}
+	for (size_t i = 0; i < d->nvarying && used < sizeof(keys); i++)
+		used += (size_t)snprintf(keys + used, sizeof(keys) - used, " %s,", d->varying[i]);
 	if (used)
 		keys[strlen(keys) - 1] = '\0';
 	doc_para(doc,

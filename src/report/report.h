@@ -54,7 +54,7 @@ struct point {
 	size_t *idx;              /* its samples */
 	size_t n;
 	struct metric bw, iops, gbpc, wall, p99r; /* p99r: per-repeat p99, for the spread */
-	struct llmio_hist *hist;                  /* clat of all jobs of all repeats, merged */
+	uint64_t lat_count;                       /* I/Os in the merged histogram (point_hist) */
 	uint64_t p50, p99;                        /* from the merged histogram */
 };
 
@@ -73,6 +73,8 @@ struct dataset {
 	struct failure *fail;
 	size_t nfail;
 	unsigned long records, skipped_lines, ignored; /* ignored: not a "point" record */
+	char **varying; /* config keys whose value differs between samples */
+	size_t nvarying;
 	char host[256], kernel[128], cpu_model[128];
 	unsigned online_cpus;
 };
@@ -80,6 +82,8 @@ struct dataset {
 /* dataset.c */
 int dataset_load(struct dataset *d, const char *path, char *err, size_t len);
 void dataset_release(struct dataset *d);
+/* h = the clat histogram of all jobs of all repeats of p, merged exactly. */
+void point_hist(const struct point *p, struct llmio_hist *h);
 double metric_spread_pct(const struct metric *m);
 int cmp_double(const void *a, const void *b); /* qsort: ascending doubles */
 /* config minus repeat, randseed and the keys in drop (NULL-terminated); engine options too
