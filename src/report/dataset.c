@@ -166,8 +166,13 @@ static int find_varying(struct dataset *d)
 
 		cJSON_ArrayForEach(it, d->s[i].config)
 		{
-			if (!it->string || in_list(never_keys, it->string) ||
-			    config_key_varies(d, it->string) || !scan_varies(d, it->string))
+			bool seen = false;
+
+			/* a key met in an earlier sample has been decided already */
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = cJSON_GetObjectItemCaseSensitive(d->s[k].config, it->string);
+			if (seen || !it->string || in_list(never_keys, it->string) ||
+			    !scan_varies(d, it->string))
 				continue;
 			if (grow((void **)&d->varying, &cap, d->nvarying + 1, sizeof(char *)))
 				return -ENOMEM;
@@ -667,6 +672,8 @@ int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 	}
 out_free:
 	free(scratch);
+	if (ret)
+		dataset_release(d); /* the caller releases only a loaded dataset */
 	return ret;
 }
 
