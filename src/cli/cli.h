@@ -23,6 +23,8 @@ int cmd_run_workload(int argc, char **argv);
 int cmd_engines(int argc, char **argv);
 int cmd_quick(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 /* Set by SIGINT / SIGTERM; handed to jobs as opts.stop. */
 extern volatile int cli_stop;

@@ -12,6 +12,8 @@ static const struct cmd commands[] = {
         {"quick", cmd_quick,
          "the default: a one-minute phase-aware look at this machine's storage"},
         {"model", cmd_model, "the model catalog and the sizes derived from a model"},
+        {"report", cmd_report, "a sweep journal as Markdown + HTML with gnuplot charts"},
+        {"advise", cmd_advise, "the best datapath per LLM phase, from a sweep journal"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* llmio advise: the best datapath per LLM phase, from a sweep journal. */
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "report/report.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+	        "usage: llmio advise FILE.jsonl [--json]\n\n"
+	        "For each phase of an LLM's life, the datapath (engine and its options) and "
+	        "settings\n"
+	        "(queue depth, threads, block size) that did best on this machine, by how much "
+	        "over\n"
+	        "the runner-up (with the spread of the repeats), and the records behind it:\n"
+	        "  inference       small random reads (<= 64 KiB): lowest p99 among the points "
+	        "that\n"
+	        "                  reach 25%% of the best IOPS\n"
+	        "  pre-training /  large sequential reads and writes (>= 128 KiB): GB/s, then "
+	        "GB/s\n"
+	        "  fine-tuning     per core when GB/s is inside the noise\n"
+	        "  checkpointing   large writes with fsync: GB/s, then GB/s per core\n"
+	        "  model loading   large sequential reads: GB/s, then GB/s per core\n"
+	        "Recipe records (workload=) are classed by their phase names.  When the data "
+	        "cannot\n"
+	        "decide (one datapath, fewer than 3 repeats, a difference inside the noise) it "
+	        "says\n"
+	        "\"too thin\" and what to measure next.  It also says where this machine agrees\n"
+	        "with the guideline of the study llmio follows.  Rules: docs/report.md.\n\n"
+	        "  --json   the same as JSON on stdout\n\n"
+	        "exit status: 0 success, 1 runtime failure, 2 bad usage or a file that is not a "
+	        "journal.\n");
+}
+
+static int write_text(FILE *f, void *arg)
+{
+	const void *const *a = arg;
+
+	return advise_write_text(f, a[0], a[1]);
+}
+
+static int write_json(FILE *f, void *arg)
+{
+	const void *const *a = arg;
+
+	return advise_write_json(f, a[0], a[1]);
+}
+
+int cmd_advise(int argc, char **argv)
+{
+	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	struct advice a[PC_COUNT];
+	struct dataset d;
+	const void *args[2];
+	bool json = false;
+	char err[1024];
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			help(stdout);
+			return 0;
+		}
+		if (c != 'j') {
+			fprintf(stderr,
+			        "llmio advise: unknown option '%s' (see `llmio advise --help`)\n",
+			        argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+		json = true;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "llmio advise: give one journal file: llmio advise FILE.jsonl\n");
+		return EXIT_USAGE;
+	}
+	ret = dataset_load(&d, argv[optind], err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "llmio advise: %s\n", err);
+		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	advise_all(&d, a);
+	args[0] = &d;
+	args[1] = a;
+	ret = cli_write_file("-", json ? write_json : write_text, args);
+	if (ret)
+		fprintf(stderr, "llmio advise: cannot write the advice: %s\n", strerror(-ret));
+	dataset_release(&d);
+	return ret ? EXIT_RUNTIME : 0;
+}

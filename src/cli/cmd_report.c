@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/* llmio report: a sweep journal as a Markdown report, an HTML page and gnuplot charts. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "report/report.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+	        "usage: llmio report FILE.jsonl [-o DIR] [--no-charts]\n\n"
+	        "Turns a sweep journal (what `llmio sweep -o` writes) into DIR/report.md and\n"
+	        "DIR/index.html (self-contained, opens offline) with charts drawn by gnuplot as "
+	        "PNG\n"
+	        "and SVG: throughput and p99 latency vs queue depth, IOPS vs block size, latency\n"
+	        "CDF from the merged histograms, CPU efficiency (GB/s per core) per datapath, the\n"
+	        "per-phase breakdown of recipe workloads, and the advisor's table.  Every chart "
+	        "has\n"
+	        "a table with the same numbers.  Repeats of a configuration are folded by their\n"
+	        "median; torn lines (a sweep killed mid-write) are reported and skipped.\n\n"
+	        "  -o, --output DIR   where the report goes (default: FILE without .jsonl, plus\n"
+	        "                     -report).  DIR is replaced whole when the report is "
+	        "complete;\n"
+	        "                     an existing DIR must be an earlier llmio report.\n"
+	        "  --no-charts        tables only (no gnuplot needed)\n\n"
+	        "The charts' gnuplot script stays in DIR as charts.gp.  gnuplot is found on PATH\n"
+	        "or through $LLMIO_GNUPLOT.  Rules for grouping and medians: docs/report.md.\n"
+	        "exit status: 0 success, 1 runtime failure (gnuplot, writing DIR), 2 bad usage or\n"
+	        "a file that is not a journal.\n");
+}
+
+/* Remove a report directory: it only ever holds the plain files a report writes. */
+static int remove_dir(const char *dir)
+{
+	char path[LLMIO_PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) && !ret)
+			ret = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* May dir be replaced?  Yes when it is missing, or an earlier report of plain files. */
+static bool replaceable(const char *dir, bool *exists)
+{
+	char path[LLMIO_PATH_MAX + 300];
+	struct dirent *e;
+	struct stat st;
+	bool ok = true, marked = false;
+	DIR *d;
+
+	*exists = !lstat(dir, &st);
+	if (!*exists)
+		return true;
+	if (!S_ISDIR(st.st_mode) || !(d = opendir(dir)))
+		return false;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+			ok = false;
+		if (!strcmp(e->d_name, "index.html") || !strcmp(e->d_name, "report.md"))
+			marked = true;
+	}
+	closedir(d);
+	return ok && marked;
+}
+
+static int write_doc(const char *dir, const char *name, const struct doc *doc, bool html)
+{
+	char path[LLMIO_PATH_MAX + 32];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	ret = html ? doc_write_html(f, doc) : doc_write_md(f, doc);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* Build the whole report in tmp; nothing is published unless every file was written. */
+static int build(const struct dataset *d, const char *tmp, bool charts, char *err, size_t len)
+{
+	struct plot *plot = NULL;
+	struct doc *doc;
+	int ret = -ENOMEM;
+
+	doc = doc_create("llmio report: which datapath for which phase");
+	if (!doc || (charts && !(plot = plot_create(tmp)))) {
+		snprintf(err, len, "cannot start the report in %s: %s", tmp,
+		         strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	ret = report_build(d, doc, plot);
+	if (ret) {
+		snprintf(err, len, "cannot build the report: %s", strerror(-ret));
+		goto out;
+	}
+	if (plot && (ret = plot_render(plot, err, len)))
+		goto out;
+	if ((ret = write_doc(tmp, "report.md", doc, false)) ||
+	    (ret = write_doc(tmp, "index.html", doc, true)))
+		snprintf(err, len, "cannot write the report into %s: %s", tmp, strerror(-ret));
+out:
+	plot_destroy(plot);
+	doc_destroy(doc);
+	return ret;
+}
+
+static int publish(const char *tmp, const char *dir, bool exists)
+{
+	char old[LLMIO_PATH_MAX + 32];
+	int ret = 0;
+
+	if (!exists)
+		return rename(tmp, dir) ? -errno : 0;
+	snprintf(old, sizeof(old), "%s.old.%d", dir, (int)getpid());
+	if (rename(dir, old))
+		return -errno;
+	if (rename(tmp, dir)) {
+		ret = -errno;
+		rename(old, dir); /* put the earlier report back */
+		return ret;
+	}
+	remove_dir(old);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"no-charts", no_argument, NULL, 'n'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	char dir[LLMIO_PATH_MAX], tmp[LLMIO_PATH_MAX + 32], err[LLMIO_PATH_MAX + 1024];
+	const char *out = NULL, *file;
+	struct dataset d;
+	bool charts = true, exists;
+	int c, ret;
+	size_t n;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'n':
+			charts = false;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "llmio report: %s '%s' (see `llmio report --help`)\n",
+			        c == ':' || optopt ? "option needs a value or is unknown"
+			                           : "unknown option",
+			        argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "llmio report: give one journal file: llmio report FILE.jsonl [-o "
+		                "DIR]\n");
+		return EXIT_USAGE;
+	}
+	file = argv[optind];
+	if (out) {
+		snprintf(dir, sizeof(dir), "%s", out);
+	} else {
+		n = strlen(file);
+		if (n > 6 && !strcmp(file + n - 6, ".jsonl"))
+			n -= 6;
+		snprintf(dir, sizeof(dir), "%.*s-report", (int)n, file);
+	}
+	n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
+	if (!replaceable(dir, &exists)) {
+		fprintf(stderr,
+		        "llmio report: %s exists and is not an llmio report; choose a new "
+		        "directory "
+		        "with -o\n",
+		        dir);
+		return EXIT_USAGE;
+	}
+	ret = dataset_load(&d, file, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "llmio report: %s\n", err);
+		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dir, (int)getpid());
+	if (mkdir(tmp, 0755)) {
+		fprintf(stderr, "llmio report: cannot create %s: %s; choose another -o\n", tmp,
+		        strerror(errno));
+		dataset_release(&d);
+		return EXIT_RUNTIME;
+	}
+	ret = build(&d, tmp, charts, err, sizeof(err));
+	if (!ret && (ret = publish(tmp, dir, exists)))
+		snprintf(err, sizeof(err), "cannot move the report into %s: %s", dir,
+		         strerror(-ret));
+	if (ret) {
+		remove_dir(tmp);
+		fprintf(stderr, "llmio report: %s\n", err);
+	} else {
+		printf("report: %s/index.html and %s/report.md (%zu points from %lu records)\n",
+		       dir, dir, d.np, d.records);
+	}
+	dataset_release(&d);
+	return ret ? EXIT_RUNTIME : 0;
+}

@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The datapath advisor: for each phase class, the best datapath (engine + its options) with
+ * its settings, by how much it beats the runner-up, the records behind it, and what to measure
+ * next when the data cannot decide.  Rules and thresholds: docs/report.md, "The advisor".
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "report/report.h"
+
+/* Inference: a point is eligible when it reaches this share of the class's best IOPS. */
+#define ADEQUATE_IOPS_FRAC 0.25
+/* Differences below this (or below the repeats' own spread) are noise. */
+#define NOISE_PCT   5.0
+#define MIN_REPEATS 3
+#define SMALL_BS    (64 * 1024)
+#define LARGE_BS    (128 * 1024)
+#define MAX_PATHS   64
+
+struct class_info {
+	const char *name;
+	const char *title;
+	bool latency; /* ranked by p99 (lower first) instead of GB/s */
+	const char *study;
+	const char *expect; /* ioengines the study points to, space-separated */
+	const char *expect_text;
+	const char *next; /* a sweep that fills the class */
+};
+
+static const struct class_info classes[PC_COUNT] = {
+        [PC_INFER] = {"inference", "small random reads (<= 64 KiB), latency first", true,
+                      "io_uring with SQPOLL or polled completions: lowest latency, competitive "
+                      "IOPS for small random reads",
+                      "io_uring", "io_uring",
+                      "rw=randread bs=4k,16k,64k iodepth=1..32:x2 with io_uring (sqpoll=0,1), "
+                      "libaio and psync, direct=1, --repeat 3"},
+        [PC_TRAIN] = {"pre-training / fine-tuning",
+                      "large sequential reads and writes (>= 128 KiB), throughput then CPU", false,
+                      "GPUDirect Storage or large-block asynchronous I/O; CPU-mediated paths "
+                      "differ mainly in GB/s per core",
+                      "gds cufile io_uring libaio", "GDS, io_uring or libaio",
+                      "rw=read,write bs=128k,1m iodepth=4..32:x2 with io_uring, libaio (and gds "
+                      "where it runs), direct=1, --repeat 3"},
+        [PC_CKPT] = {"checkpointing", "bursty large writes with fsync, throughput then CPU", false,
+                     "large-block asynchronous writes (GDS where available): throughput, then "
+                     "CPU",
+                     "gds cufile io_uring libaio", "GDS, io_uring or libaio",
+                     "rw=write bs=1m end_fsync=1 iodepth=8,32 numjobs=1,4 with io_uring and "
+                     "libaio, --repeat 3 (or workload=ckpt)"},
+        [PC_LOAD] = {"model loading", "large sequential reads, throughput then CPU", false,
+                     "GDS or large parallel reads rather than mmap page faults (fastsafetensors)",
+                     "gds cufile io_uring libaio", "GDS, io_uring or libaio",
+                     "rw=read bs=1m,16m iodepth=8,32 numjobs=1,4 with io_uring, libaio and "
+                     "mmap, --repeat 3 (or workload=load)"},
+};
+
+const char *phase_class_name(enum phase_class pc)
+{
+	return classes[pc].name;
+}
+
+/* Recipe phases by name (first match wins), then by the recipe's own name. */
+static const struct {
+	const char *word;
+	enum phase_class pc;
+} phase_words[] = {
+        {"checkpoint", PC_CKPT}, {"ckpt", PC_CKPT},      {"save", PC_CKPT},     {"serve", PC_INFER},
+        {"infer", PC_INFER},     {"decode", PC_INFER},   {"prefill", PC_INFER}, {"kv", PC_INFER},
+        {"restore", PC_LOAD},    {"resume", PC_LOAD},    {"load", PC_LOAD},     {"train", PC_TRAIN},
+        {"epoch", PC_TRAIN},     {"finetune", PC_TRAIN},
+};
+
+static int word_class(const char *name)
+{
+	for (size_t i = 0; i < sizeof(phase_words) / sizeof(phase_words[0]); i++)
+		if (strstr(name, phase_words[i].word))
+			return (int)phase_words[i].pc;
+	return -1;
+}
+
+static bool is_recipe(const struct sample *s)
+{
+	return strcmp(s->workload, "job") != 0;
+}
+
+static unsigned class_mask(const struct sample *s)
+{
+	unsigned m = 0;
+	int pc;
+
+	if (is_recipe(s)) {
+		pc = word_class(s->phase);
+		if (pc < 0)
+			pc = word_class(s->workload);
+		return pc < 0 ? 0 : 1u << pc;
+	}
+	if (!strcmp(s->rw, "randread") && s->bs <= SMALL_BS)
+		m |= 1u << PC_INFER;
+	if (s->bs >= LARGE_BS && (!strcmp(s->rw, "read") || !strcmp(s->rw, "write")))
+		m |= 1u << PC_TRAIN;
+	if (s->bs >= LARGE_BS && !strcmp(s->rw, "read"))
+		m |= 1u << PC_LOAD;
+	if (s->bs >= LARGE_BS && !strcmp(s->rw, "write") && (s->fsync || s->end_fsync))
+		m |= 1u << PC_CKPT;
+	return m;
+}
+
+static double rank_value(const struct class_info *c, const struct point *p)
+{
+	return c->latency ? (double)p->p99 : p->bw.med;
+}
+
+static double spread_of(const struct class_info *c, const struct point *p)
+{
+	return metric_spread_pct(c->latency ? &p->p99r : &p->bw);
+}
+
+/* a better than b on the class's metric? */
+static bool better(const struct class_info *c, double a, double b)
+{
+	return c->latency ? a < b : a > b;
+}
+
+static void add_note(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+{
+	size_t used = strlen(buf);
+
+	if (used + 3 >= len)
+		return;
+	if (used) {
+		snprintf(buf + used, len - used, "; ");
+		used += 2;
+	}
+	snprintf(buf + used, len - used, fmt, a, b);
+}
+
+static void judge(const struct class_info *c, struct advice *a)
+{
+	const struct point *b = a->best.p, *r = a->runner.p;
+	double noise, diff;
+	char x[64], y[64];
+
+	if (!b) {
+		a->thin = true;
+		snprintf(a->why, sizeof(a->why), "no measurements for this phase");
+		snprintf(a->next, sizeof(a->next), "sweep %s", c->next);
+		return;
+	}
+	if (a->npaths < 2) {
+		a->thin = true;
+		add_note(a->why, sizeof(a->why), "only one datapath measured (%s)%s", b->s->engine,
+		         "");
+		add_note(a->next, sizeof(a->next), "measure other datapaths: %s%s", c->next, "");
+	}
+	if (b->n < MIN_REPEATS || (r && r->n < MIN_REPEATS)) {
+		a->thin = true;
+		snprintf(x, sizeof(x), "%zu", b->n);
+		snprintf(y, sizeof(y), ", runner-up %zu", r ? r->n : 0);
+		add_note(a->why, sizeof(a->why), "fewer than 3 repeats (best %s%s)", x, r ? y : "");
+		add_note(a->next, sizeof(a->next), "rerun the sweep with --repeat 3%s%s", "", "");
+	}
+	if (!r)
+		return;
+	noise = fmax(NOISE_PCT, fmax(a->best.spread_pct, a->runner.spread_pct));
+	diff = (a->ratio - 1) * 100;
+	if (diff < noise && !a->by_cpu) {
+		a->thin = true;
+		snprintf(x, sizeof(x), "%.1f%%", diff);
+		snprintf(y, sizeof(y), "%.1f%%", noise);
+		add_note(a->why, sizeof(a->why),
+		         "the difference to the runner-up (%s) is inside the noise (%s)", x, y);
+		add_note(a->next, sizeof(a->next),
+		         "more repeats or a longer runtime (steady state) to shrink the spread%s%s",
+		         "", "");
+	}
+}
+
+static void agreement(const struct class_info *c, const struct dataset *d, struct advice *a)
+{
+	const struct sample *s;
+	bool gds_seen = false;
+	char word[40];
+
+	if (!a->best.p) {
+		a->agrees = -1;
+		snprintf(a->agree_text, sizeof(a->agree_text), "no data");
+		return;
+	}
+	s = a->best.p->s;
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->s[i].ioengine, "gds") || !strcmp(d->s[i].ioengine, "cufile"))
+			gds_seen = true;
+	snprintf(word, sizeof(word), " %s ", s->ioengine);
+	{
+		char exp[128];
+
+		snprintf(exp, sizeof(exp), " %s ", c->expect);
+		a->agrees = strstr(exp, word) != NULL;
+	}
+	if (a->agrees)
+		snprintf(a->agree_text, sizeof(a->agree_text), "agrees: %s is best here%s",
+		         s->engine,
+		         !c->latency && !gds_seen ? " (GDS was not measured: no GPU datapath)"
+		                                  : "");
+	else
+		snprintf(a->agree_text, sizeof(a->agree_text),
+		         "differs: %s beats the study's choice (%s) here", s->engine,
+		         c->expect_text);
+	if (a->thin)
+		snprintf(a->agree_text + strlen(a->agree_text),
+		         sizeof(a->agree_text) - strlen(a->agree_text), " (tentative: too thin)");
+}
+
+static int cmp_choice(const void *x, const void *y, const struct class_info *c)
+{
+	const struct choice *a = x, *b = y;
+
+	if (better(c, a->value, b->value))
+		return -1;
+	return better(c, b->value, a->value) ? 1 : 0;
+}
+
+static const struct class_info *sort_class;
+static int cmp_choice_q(const void *x, const void *y)
+{
+	return cmp_choice(x, y, sort_class);
+}
+
+/* Distinct datapaths among the class's recipe points (recipe) or plain-job points. */
+static size_t count_paths(const struct dataset *d, enum phase_class pc, bool recipe)
+{
+	const char *seen[MAX_PATHS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->np; i++) {
+		const struct sample *s = d->p[i].s;
+		size_t k;
+
+		if (!(class_mask(s) & (1u << pc)) || is_recipe(s) != recipe)
+			continue;
+		for (k = 0; k < n && strcmp(seen[k], s->engine); k++)
+			;
+		if (k == n && n < MAX_PATHS)
+			seen[n++] = s->engine;
+	}
+	return n;
+}
+
+static void advise_one(const struct dataset *d, enum phase_class pc, struct advice *a)
+{
+	const struct class_info *c = &classes[pc];
+	struct choice paths[MAX_PATHS];
+	double max_iops = 0;
+	bool recipes;
+	size_t np = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->pc = pc;
+	snprintf(a->study, sizeof(a->study), "%s", c->study);
+	/* recipe phases model the phase itself: they decide when they compare datapaths */
+	recipes = count_paths(d, pc, true) >= 2 || !count_paths(d, pc, false);
+	a->from_recipes = recipes;
+	for (size_t i = 0; i < d->np; i++) {
+		const struct point *p = &d->p[i];
+
+		if (!(class_mask(p->s) & (1u << pc)) || is_recipe(p->s) != recipes)
+			continue;
+		a->ncand++;
+		if (p->iops.med > max_iops)
+			max_iops = p->iops.med;
+	}
+	for (size_t i = 0; i < d->np; i++) {
+		const struct point *p = &d->p[i];
+		size_t k;
+
+		if (!(class_mask(p->s) & (1u << pc)) || is_recipe(p->s) != recipes)
+			continue;
+		for (k = 0; k < np; k++)
+			if (!strcmp(paths[k].p->s->engine, p->s->engine))
+				break;
+		if (k == np) {
+			if (np == MAX_PATHS)
+				continue;
+			paths[np].p = NULL;
+			np++;
+		}
+		if (!paths[k].p)
+			a->npaths++;
+		/* inference: only points that keep up with the load compete on latency */
+		if (c->latency && p->iops.med < ADEQUATE_IOPS_FRAC * max_iops) {
+			if (!paths[k].p) {
+				paths[k].p = p; /* placeholder: marks the datapath as seen */
+				paths[k].value = NAN;
+			}
+			continue;
+		}
+		if (!paths[k].p || isnan(paths[k].value) ||
+		    better(c, rank_value(c, p), paths[k].value)) {
+			paths[k].p = p;
+			paths[k].value = rank_value(c, p);
+			paths[k].spread_pct = spread_of(c, p);
+		}
+	}
+	/* datapaths without an eligible point drop out of the ranking */
+	for (size_t k = 0; k < np;)
+		if (isnan(paths[k].value))
+			paths[k] = paths[--np];
+		else
+			k++;
+	sort_class = c;
+	qsort(paths, np, sizeof(paths[0]), cmp_choice_q);
+	if (np)
+		a->best = paths[0];
+	if (np > 1) {
+		a->runner = paths[1];
+		a->ratio = c->latency ? a->runner.value / fmax(a->best.value, 1)
+		                      : a->best.value / fmax(a->runner.value, 1e-9);
+		/* throughput inside noise: the cheaper datapath in CPU wins */
+		if (!c->latency &&
+		    (a->ratio - 1) * 100 <
+		            fmax(NOISE_PCT, fmax(a->best.spread_pct, a->runner.spread_pct)) &&
+		    a->runner.p->gbpc.med > a->best.p->gbpc.med * (1 + NOISE_PCT / 100)) {
+			struct choice t = a->best;
+
+			a->best = a->runner;
+			a->runner = t;
+			a->ratio = a->best.value / fmax(a->runner.value, 1e-9);
+			a->by_cpu = true;
+		}
+	}
+	judge(c, a);
+	agreement(c, d, a);
+}
+
+void advise_all(const struct dataset *d, struct advice out[PC_COUNT])
+{
+	for (int pc = 0; pc < PC_COUNT; pc++)
+		advise_one(d, (enum phase_class)pc, &out[pc]);
+}
+
+void advice_settings(const struct point *p, char *buf, size_t len)
+{
+	const struct sample *s = p->s;
+	char bs[32];
+	int n = 0;
+
+	fmt_size(bs, sizeof(bs), s->bs);
+	if (is_recipe(s))
+		n = snprintf(buf, len, "workload=%s phase=%s ", s->workload, s->phase);
+	snprintf(buf + n, len - (size_t)n, "rw=%s bs=%s iodepth=%u numjobs=%u direct=%d", s->rw, bs,
+	         s->iodepth, s->numjobs, s->direct);
+}
+
+void advice_metric(const struct advice *a, const struct point *p, char *buf, size_t len)
+{
+	char v[32], w[32];
+
+	if (!p) {
+		snprintf(buf, len, "-");
+	} else if (classes[a->pc].latency) {
+		fmt_ns(v, sizeof(v), p->p99);
+		fmt_count(w, sizeof(w), p->iops.med);
+		snprintf(buf, len, "p99 %s at %s IOPS", v, w);
+	} else {
+		snprintf(buf, len, "%.3f GB/s, %.2f GB/s per core", p->bw.med / 1e9, p->gbpc.med);
+	}
+}
+
+void advice_vs(const struct advice *a, char *buf, size_t len)
+{
+	const struct point *r = a->runner.p;
+
+	if (!a->best.p || !r) {
+		snprintf(buf, len, "no runner-up");
+	} else if (a->by_cpu) {
+		snprintf(buf, len,
+		         "GB/s inside noise (%.2fx); %.2fx GB/s per core over %s (spread "
+		         "%.0f%%/%.0f%%)",
+		         a->runner.value / fmax(a->best.value, 1e-9),
+		         a->best.p->gbpc.med / fmax(r->gbpc.med, 1e-9), r->s->engine,
+		         a->best.spread_pct, a->runner.spread_pct);
+	} else {
+		snprintf(buf, len, "%.2fx %s %s (spread %.0f%%/%.0f%%)", a->ratio,
+		         classes[a->pc].latency ? "lower p99 than" : "GB/s over", r->s->engine,
+		         a->best.spread_pct, a->runner.spread_pct);
+	}
+}
+
+void advice_evidence(const struct point *p, size_t max, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (!p) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	for (size_t i = 0; i < p->n && used + 1 < len; i++) {
+		if (i == max) {
+			snprintf(buf + used, len - used, " +%zu more", p->n - max);
+			return;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "",
+		                         p->all[p->idx[i]].hash);
+	}
+}
+
+/* Plain-text table with padded columns: rows x ncols cells. */
+static void print_table(FILE *f, char (*cells)[256], size_t rows, size_t ncols)
+{
+	size_t w[8] = {0};
+
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < ncols; c++)
+			if (strlen(cells[r * ncols + c]) > w[c])
+				w[c] = strlen(cells[r * ncols + c]);
+	for (size_t r = 0; r < rows; r++) {
+		for (size_t c = 0; c < ncols; c++)
+			fprintf(f, "%s%-*s", c ? " | " : "", c + 1 < ncols ? (int)w[c] : 0,
+			        cells[r * ncols + c]);
+		fputc('\n', f);
+	}
+}
+
+int advise_write_text(FILE *f, const struct dataset *d, const struct advice *a)
+{
+	static const char *const head[6] = {"phase",  "best datapath", "settings",
+	                                    "metric", "vs runner-up",  "evidence"};
+	char cells[(PC_COUNT + 1) * 6][256];
+
+	fprintf(f, "Datapath advice from %s (%lu records, %zu points%s%s)\n\n", d->path, d->records,
+	        d->np, d->host[0] ? ", host " : "", d->host);
+	for (int c = 0; c < 6; c++)
+		snprintf(cells[c], sizeof(cells[c]), "%s", head[c]);
+	for (int pc = 0; pc < PC_COUNT; pc++) {
+		const struct advice *x = &a[pc];
+		char(*row)[256] = &cells[(pc + 1) * 6];
+
+		snprintf(row[0], sizeof(row[0]), "%s%s", classes[pc].name, x->thin ? " *" : "");
+		snprintf(row[1], sizeof(row[1]), "%s", x->best.p ? x->best.p->s->engine : "-");
+		if (x->best.p)
+			advice_settings(x->best.p, row[2], sizeof(row[2]));
+		else
+			snprintf(row[2], sizeof(row[2]), "-");
+		advice_metric(x, x->best.p, row[3], sizeof(row[3]));
+		advice_vs(x, row[4], sizeof(row[4]));
+		advice_evidence(x->best.p, 3, row[5], sizeof(row[5]));
+	}
+	print_table(f, cells, PC_COUNT + 1, 6);
+	fprintf(f, "\n* too thin to decide: see below\n\nThe study's guideline on this machine:\n");
+	for (int pc = 0; pc < PC_COUNT; pc++)
+		fprintf(f, "  %-26s study: %s\n  %-26s here:  %s\n", classes[pc].name,
+		        classes[pc].study, "", a[pc].agree_text);
+	fprintf(f, "\nWhat to try next:\n");
+	for (int pc = 0; pc < PC_COUNT; pc++) {
+		if (a[pc].thin)
+			fprintf(f, "  %s: too thin: %s.\n    try: %s\n", classes[pc].name,
+			        a[pc].why, a[pc].next);
+		else
+			fprintf(f, "  %s: decided (%zu points, %zu datapaths%s)\n",
+			        classes[pc].name, a[pc].ncand, a[pc].npaths,
+			        a[pc].from_recipes ? ", from recipe phases" : "");
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static cJSON *choice_json(const struct advice *a, const struct choice *c)
+{
+	cJSON *o = cJSON_CreateObject(), *ev;
+	char buf[256];
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "datapath", c->p->s->engine);
+	cJSON_AddStringToObject(o, "ioengine", c->p->s->ioengine);
+	advice_settings(c->p, buf, sizeof(buf));
+	cJSON_AddStringToObject(o, "settings", buf);
+	cJSON_AddStringToObject(o, "workload", c->p->s->workload);
+	cJSON_AddStringToObject(o, "phase", c->p->s->phase);
+	cJSON_AddStringToObject(o, "rw", c->p->s->rw);
+	cJSON_AddNumberToObject(o, "bs", (double)c->p->s->bs);
+	cJSON_AddNumberToObject(o, "iodepth", c->p->s->iodepth);
+	cJSON_AddNumberToObject(o, "numjobs", c->p->s->numjobs);
+	cJSON_AddBoolToObject(o, "direct", c->p->s->direct);
+	cJSON_AddStringToObject(o, "metric", classes[a->pc].latency ? "p99_ns" : "bw_bytes");
+	cJSON_AddNumberToObject(o, "value", c->value);
+	cJSON_AddNumberToObject(o, "spread_pct", c->spread_pct);
+	cJSON_AddNumberToObject(o, "iops", c->p->iops.med);
+	cJSON_AddNumberToObject(o, "bw_bytes", c->p->bw.med);
+	cJSON_AddNumberToObject(o, "p99_ns", (double)c->p->p99);
+	cJSON_AddNumberToObject(o, "gb_per_s_per_core", c->p->gbpc.med);
+	cJSON_AddNumberToObject(o, "repeats", (double)c->p->n);
+	ev = cJSON_AddArrayToObject(o, "evidence");
+	for (size_t i = 0; ev && i < c->p->n; i++)
+		cJSON_AddItemToArray(ev, cJSON_CreateString(c->p->all[c->p->idx[i]].hash));
+	return o;
+}
+
+int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *text;
+	int ret = 0;
+
+	if (!root)
+		return -ENOMEM;
+	cJSON_AddStringToObject(root, "journal", d->path);
+	cJSON_AddNumberToObject(root, "records", (double)d->records);
+	cJSON_AddNumberToObject(root, "points", (double)d->np);
+	arr = cJSON_AddArrayToObject(root, "phases");
+	for (int pc = 0; arr && pc < PC_COUNT; pc++) {
+		const struct advice *x = &a[pc];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			break;
+		cJSON_AddItemToArray(arr, o);
+		cJSON_AddStringToObject(o, "phase", classes[pc].name);
+		cJSON_AddStringToObject(o, "class", classes[pc].title);
+		cJSON_AddStringToObject(o, "verdict",
+		                        !x->best.p ? "no data"
+		                        : x->thin  ? "too thin"
+		                                   : "decided");
+		cJSON_AddNumberToObject(o, "candidates", (double)x->ncand);
+		cJSON_AddNumberToObject(o, "datapaths", (double)x->npaths);
+		cJSON_AddBoolToObject(o, "from_recipes", x->from_recipes);
+		if (x->best.p)
+			cJSON_AddItemToObject(o, "best", choice_json(x, &x->best));
+		if (x->runner.p) {
+			cJSON_AddItemToObject(o, "runner_up", choice_json(x, &x->runner));
+			cJSON_AddNumberToObject(o, "ratio", x->ratio);
+			cJSON_AddBoolToObject(o, "chosen_by_cpu", x->by_cpu);
+		}
+		if (x->thin) {
+			cJSON_AddStringToObject(o, "why_thin", x->why);
+			cJSON_AddStringToObject(o, "try_next", x->next);
+		}
+		cJSON_AddStringToObject(o, "study", x->study);
+		if (x->agrees >= 0)
+			cJSON_AddBoolToObject(o, "agrees_with_study", x->agrees);
+		cJSON_AddStringToObject(o, "agreement", x->agree_text);
+	}
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return -ENOMEM;
+	if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
+		ret = -EIO;
+	free(text);
+	return ret;
+}

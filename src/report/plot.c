@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Charts through gnuplot: every chart is appended to one script, charts.gp in the report's
+ * directory (kept, so a user can restyle and redraw), with its data inline as datablocks; one
+ * gnuplot child process then draws each chart twice, as PNG (pngcairo, or libgd's png) and as
+ * SVG.  Labels come from the journal, so they are reduced to a safe alphabet: gnuplot expands
+ * backquotes and macros inside strings.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "llmio/job.h"
+#include "report/report.h"
+
+#define SCRIPT "charts.gp"
+#define LOG    "gnuplot.log"
+
+struct plot {
+	char dir[LLMIO_PATH_MAX];
+	FILE *f;
+	char **out; /* files the script writes */
+	size_t nout, cap;
+	size_t ncharts;
+	int error;
+};
+
+static int path_in(const struct plot *p, const char *name, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s/%s", p->dir, name) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+struct plot *plot_create(const char *dir)
+{
+	struct plot *p = calloc(1, sizeof(*p));
+	char path[LLMIO_PATH_MAX + 16];
+
+	if (!p)
+		return NULL;
+	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	if (path_in(p, SCRIPT, path, sizeof(path)) || !(p->f = fopen(path, "we"))) {
+		free(p);
+		return NULL;
+	}
+	fputs("# The charts of this llmio report.  Redraw them with `gnuplot " SCRIPT "` in this\n"
+	      "# directory (PNG and SVG side by side).\n"
+	      "pngterm = strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0 ? \"pngcairo\" : \"png\"\n"
+	      "common = 'set datafile missing \"?\"; set grid; set key outside right top box;"
+	      " set border 3; set tics nomirror'\n",
+	      p->f);
+	return p;
+}
+
+void plot_destroy(struct plot *p)
+{
+	if (!p)
+		return;
+	if (p->f)
+		fclose(p->f);
+	for (size_t i = 0; i < p->nout; i++)
+		free(p->out[i]);
+	free(p->out);
+	free(p);
+}
+
+size_t plot_count(const struct plot *p)
+{
+	return p->ncharts;
+}
+
+/* Journal text in a gnuplot string: letters, digits and a few signs; the rest becomes '_'. */
+static void safe(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		char c = *s;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      strchr(" _.,:;=+-()/%<>[]*#^", c)))
+			c = '_';
+		fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static int expect(struct plot *p, const char *base, const char *ext)
+{
+	char name[256];
+
+	if (p->nout == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 32;
+		char **n = realloc(p->out, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->out = n;
+		p->cap = cap;
+	}
+	snprintf(name, sizeof(name), "%s.%s", base, ext);
+	p->out[p->nout] = strdup(name);
+	return p->out[p->nout] ? (p->nout++, 0) : -ENOMEM;
+}
+
+static void begin(struct plot *p, const char *title, const char *xlabel, const char *ylabel)
+{
+	fprintf(p->f, "\n# ---- chart %zu\nreset\n@common\nset title ", p->ncharts + 1);
+	safe(p->f, title);
+	fputs(" noenhanced\nset xlabel ", p->f);
+	safe(p->f, xlabel);
+	fputs(" noenhanced\nset ylabel ", p->f);
+	safe(p->f, ylabel);
+	fputs(" noenhanced\n", p->f);
+}
+
+/* The plot command has been written: draw it into base.png and base.svg. */
+static int finish(struct plot *p, const char *base)
+{
+	int ret;
+
+	fprintf(p->f,
+	        "set terminal @pngterm size 1000,560 noenhanced\nset output \"%s.png\"\nreplot\n"
+	        "set terminal svg size 1000,560 noenhanced\nset output \"%s.svg\"\nreplot\n"
+	        "unset output\n",
+	        base, base);
+	p->ncharts++;
+	if ((ret = expect(p, base, "png")) || (ret = expect(p, base, "svg")))
+		p->error = ret;
+	return ferror(p->f) ? -EIO : p->error;
+}
+
+/* A datablock's name: the chart's file name with '-' made '_' (gnuplot identifiers). */
+static void block_name(char *buf, size_t len, const char *base)
+{
+	snprintf(buf, len, "$%s", base);
+	for (char *c = buf; *c; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
+static void number(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, " %.9g", v);
+	else
+		fputs(" ?", f);
+}
+
+int plot_lines(struct plot *p, const char *base, const char *title, const char *xlabel,
+               const char *ylabel, int logx, bool logy, const struct plot_series *s, size_t ns)
+{
+	char var[80];
+
+	block_name(var, sizeof(var), base);
+	begin(p, title, xlabel, ylabel);
+	for (size_t k = 0; k < ns; k++) {
+		fprintf(p->f, "%s_%zu << EOD\n", var, k);
+		for (size_t i = 0; i < s[k].n; i++) {
+			number(p->f, s[k].x[i]);
+			number(p->f, s[k].y[i]);
+			fputc('\n', p->f);
+		}
+		fputs("EOD\n", p->f);
+	}
+	if (logx)
+		fprintf(p->f, "set logscale x %d\n", logx);
+	if (logy)
+		fputs("set logscale y 10\n", p->f);
+	else
+		fputs("set yrange [0:*]\n", p->f);
+	/* the first plot draws on the default terminal; nothing is written until `replot` */
+	fputs("set terminal unknown\nplot ", p->f);
+	for (size_t k = 0; k < ns; k++) {
+		fprintf(p->f, "%s%s_%zu using 1:2 with linespoints lw 2 pt %zu title ",
+		        k ? ", \\\n     " : "", var, k, 5 + k % 5);
+		safe(p->f, s[k].name);
+	}
+	fputc('\n', p->f);
+	return finish(p, base);
+}
+
+int plot_bars(struct plot *p, const char *base, enum plot_kind kind, const char *title,
+              const char *xlabel, const char *ylabel, const char *const *cats, size_t nc,
+              const char *const *series, size_t ns, const double *v)
+{
+	char var[80];
+
+	block_name(var, sizeof(var), base);
+	begin(p, title, xlabel, ylabel);
+	fprintf(p->f, "%s << EOD\n", var);
+	for (size_t c = 0; c < nc; c++) {
+		safe(p->f, cats[c]);
+		for (size_t k = 0; k < ns; k++)
+			number(p->f, kind == PLOT_STACKED && !isfinite(v[c * ns + k])
+			                     ? 0
+			                     : v[c * ns + k]);
+		fputc('\n', p->f);
+	}
+	fprintf(p->f,
+	        "EOD\nset style data histogram\nset style histogram %s\n"
+	        "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
+	        "set xtics rotate by -25\nset terminal unknown\nplot ",
+	        kind == PLOT_STACKED ? "rowstacked" : "cluster gap 1");
+	for (size_t k = 0; k < ns; k++) {
+		fprintf(p->f, "%s%s using %zu%s title ", k ? ", \\\n     " : "", var, k + 2,
+		        k ? "" : ":xtic(1)");
+		safe(p->f, series[k]);
+	}
+	fputc('\n', p->f);
+	return finish(p, base);
+}
+
+/* gnuplot from $LLMIO_GNUPLOT, else the first `gnuplot` on PATH. */
+static int find_gnuplot(char *buf, size_t len)
+{
+	const char *env = getenv("LLMIO_GNUPLOT"), *path = getenv("PATH");
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, X_OK) ? -ENOENT : 0;
+	}
+	for (path = path ? path : "/usr/bin:/bin"; *path;) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, len, "%.*s/gnuplot", (int)n, n ? path : ".");
+		if (!access(buf, X_OK))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+/* The first line of gnuplot's log that says what went wrong. */
+static void log_error(const struct plot *p, char *buf, size_t len)
+{
+	char path[LLMIO_PATH_MAX + 16], line[512], first[512] = "";
+	FILE *f;
+
+	if (path_in(p, LOG, path, sizeof(path)) || !(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!first[0] && line[strspn(line, " ^")])
+			snprintf(first, sizeof(first), "%s", line);
+		if (strstr(line, "rror")) {
+			snprintf(first, sizeof(first), "%s", line);
+			break;
+		}
+	}
+	fclose(f);
+	snprintf(buf, len, "%s", first);
+}
+
+static int run_gnuplot(const struct plot *p, const char *bin, int *status)
+{
+	char log[LLMIO_PATH_MAX + 16];
+	pid_t pid;
+	int fd;
+
+	if (path_in(p, LOG, log, sizeof(log)))
+		return -ENAMETOOLONG;
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fd);
+		return -errno;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 ||
+		    chdir(p->dir))
+			_exit(127);
+		execl(bin, "gnuplot", SCRIPT, (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+int plot_render(struct plot *p, char *err, size_t len)
+{
+	char bin[LLMIO_PATH_MAX], why[512] = "", path[LLMIO_PATH_MAX + 16];
+	struct stat st;
+	int status, ret;
+
+	if (fclose(p->f) || p->error) {
+		p->f = NULL;
+		snprintf(err, len, "cannot write the chart script: %s",
+		         strerror(p->error ? -p->error : EIO));
+		return p->error ? p->error : -EIO;
+	}
+	p->f = NULL;
+	if (!p->ncharts)
+		return 0;
+	if (find_gnuplot(bin, sizeof(bin))) {
+		snprintf(err, len,
+		         "gnuplot is not installed (the charts need it): install it (Debian: "
+		         "apt-get install gnuplot-nox) or pass --no-charts");
+		return -ENOENT;
+	}
+	ret = run_gnuplot(p, bin, &status);
+	if (ret) {
+		snprintf(err, len, "cannot run %s: %s", bin, strerror(-ret));
+		return -EIO;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		log_error(p, why, sizeof(why));
+		snprintf(err, len, "gnuplot failed (%s %d)%s%s",
+		         WIFEXITED(status) ? "exit status" : "signal",
+		         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		         why[0] ? ": " : "", why);
+		return -EIO;
+	}
+	for (size_t i = 0; i < p->nout; i++) {
+		if (path_in(p, p->out[i], path, sizeof(path)) || stat(path, &st) || !st.st_size) {
+			snprintf(err, len, "gnuplot did not draw %s", p->out[i]);
+			return -EIO;
+		}
+	}
+	if (!path_in(p, LOG, path, sizeof(path)))
+		unlink(path);
+	return 0;
+}
