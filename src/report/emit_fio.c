@@ -14,7 +14,8 @@
  *    madvise option), while fio's default is POSIX_FADV_RANDOM/SEQUENTIAL;
  *  - async engines: llmio submits everything it queued in one round and waits for at least
  *    one completion, which is fio's iodepth_batch_submit=iodepth, iodepth_batch_complete_min=1;
- *  - percentile_list: the percentiles llmio reports, so the two outputs line up.
+ *  - percentile_list and lat_percentiles=1: the percentiles llmio reports, of completion and
+ *    of total latency, so the two outputs line up.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -449,6 +450,6 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, c
 	fprintf(f, "percentile_list=");
 	for (int i = 0; i < LLMIO_NPCT; i++)
 		fprintf(f, "%s%g", i ? ":" : "", llmio_percentiles[i]);
-	fprintf(f, "\n");
+	fprintf(f, "\nlat_percentiles=1\n");
 	return ferror(f) ? -EIO : 0;
 }
