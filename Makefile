@@ -30,5 +30,9 @@ format:
 check-format:
 	@scripts/check_format.sh
 
+# llmio and fio side by side (bench/vs_fio; BENCH_ARGS=--quick for a short smoke run).
+bench-fio: build
+	bench/vs_fio $(BENCH_ARGS)
+
 clean:
 	rm -rf $(BUILD) $(BUILD_CLANG) $(BUILD_ASAN)

@@ -61,4 +61,11 @@ void table_print_result(FILE *f, const struct llmio_result *r);
 void fmt_ns(char *buf, size_t len, uint64_t ns);
 void fmt_count(char *buf, size_t len, double v);
 
+/*
+ * The fio job file equivalent to job o (src/report/emit_fio.c); cmdline is the llmio command
+ * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in err.
+ */
+int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
+                 size_t errlen);
+
 #endif

@@ -41,12 +41,44 @@ static void help(FILE *f)
 	           "  --json FILE      results as JSON in fio's layout plus llmio's fields (- = "
 	           "stdout)\n"
 	           "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
-	           "  --quiet          no table on stdout\n\n"
+	           "  --quiet          no table on stdout\n"
+	           "  --emit-fio       print the equivalent fio job file and exit without running\n"
+	           "                   (fio's option names and units; '; differs:' comments name\n"
+	           "                   what fio cannot express the same way)\n\n"
 	           "exit status: 0 success, 1 runtime failure (target, engine, I/O error), 2 usage "
 	           "error.\n"
 	           "Ctrl-C stops the run early; what was measured is still printed, marked "
 	           "interrupted.\n"
 	           "Metrics are defined in docs/metrics.md.\n");
+}
+
+/* The command line as the job file's comment quotes it, without --emit-fio. */
+static void join_args(char *buf, size_t len, int argc, char **argv)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 1; i < argc && used < len; i++) {
+		const char *q = strpbrk(argv[i], " \t'\"$") ? "'" : "";
+
+		if (!strcmp(argv[i], "--emit-fio"))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, " %s%s%s", q, argv[i], q);
+	}
+}
+
+static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
+{
+	char cmdline[2048], err[512] = "";
+	int ret;
+
+	join_args(cmdline, sizeof(cmdline), argc, argv);
+	ret = emit_fio_job(stdout, o, cmdline, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "llmio: --emit-fio: %s\n", err[0] ? err : strerror(-ret));
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	return fflush(stdout) ? EXIT_RUNTIME : 0;
 }
 
 static int write_json(FILE *f, void *arg)
@@ -84,7 +116,7 @@ int cmd_run(int argc, char **argv)
 	const char *json = NULL, *csv = NULL;
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
-	bool quiet = false, handled;
+	bool quiet = false, handled, emit = false;
 	char err[1024];
 	int ret, code = 0;
 
@@ -120,6 +152,8 @@ int cmd_run(int argc, char **argv)
 			csv = a + 6;
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			quiet = true;
+		} else if (!strcmp(a, "--emit-fio")) {
+			emit = true;
 		} else {
 			char key[64];
 			const char *owner;
@@ -137,6 +171,8 @@ int cmd_run(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (emit)
+		return emit_fio(&o, argc, argv);
 	if (json && csv && !strcmp(json, "-") && !strcmp(csv, "-")) {
 		fprintf(stderr,
 		        "llmio run: --json - and --csv - both write to stdout: choose one\n");

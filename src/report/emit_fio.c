@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `llmio run --emit-fio`: the fio job file that runs the same job, so that any llmio figure can
+ * be checked with fio in one step.
+ *
+ * The whole mapping is the two tables below: job options (struct llmio_job_opts) and engine
+ * options, each with fio's name and how the value converts.  Where fio has no equivalent, or
+ * means something slightly different, the job file gets a comment line saying what differs
+ * instead of a silently different job.  Conventions that hold for every job:
+ *  - thread=1: llmio runs its workers as threads of one process, as fio does with thread=1;
+ *  - norandommap=1: llmio draws random offsets with replacement; fio's default random map
+ *    would visit every block once per pass instead;
+ *  - fadvise_hint=0: llmio gives the kernel no access-pattern advice unless asked (mmap's
+ *    madvise option), while fio's default is POSIX_FADV_RANDOM/SEQUENTIAL;
+ *  - async engines: llmio submits everything it queued in one round and waits for at least
+ *    one completion, which is fio's iodepth_batch_submit=iodepth, iodepth_batch_complete_min=1;
+ *  - percentile_list and lat_percentiles=1: the percentiles llmio reports, of completion and
+ *    of total latency, so the two outputs line up.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "engine/engine.h"
+
+struct emit {
+	FILE *f;
+	const struct llmio_job_opts *o;
+	const struct engine_ops *e;
+	unsigned depth; /* iodepth as llmio runs it: 1 for synchronous engines */
+	bool random;    /* random offsets */
+	bool fadvise_set;
+};
+
+struct eng_map;
+static const struct eng_map *eng_map_find(const char *engine, const char *opt);
+
+/* ---- job options ---------------------------------------------------------------------- */
+
+enum job_kind {
+	J_PLAIN, /* uint32 / uint64 as a number, emitted when non-zero */
+	J_BOOL,  /* 0/1, always */
+	J_STR,   /* text, emitted when non-empty */
+	J_FUNC,  /* converted by fn */
+};
+
+struct job_map {
+	const char *llmio; /* llmio's option name */
+	const char *fio;   /* fio's option name (NULL: no single equivalent) */
+	enum job_kind kind;
+	size_t off;   /* offsetof(struct llmio_job_opts, field) */
+	size_t width; /* J_PLAIN: sizeof the field */
+	void (*fn)(struct emit *x);
+};
+
+#define JOFF(f)   offsetof(struct llmio_job_opts, f)
+#define JWIDTH(f) sizeof(((struct llmio_job_opts *)0)->f)
+#define JNUM(n, f)                                                                                 \
+	{                                                                                          \
+		n, n, J_PLAIN, JOFF(f), JWIDTH(f), NULL                                            \
+	}
+
+/* fio splits a filename list at ':'; a literal colon is written "\:". */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == ':')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+static void emit_filename(struct emit *x)
+{
+	if (!x->o->filename[0])
+		return;
+	fputs("filename=", x->f);
+	put_escaped(x->f, x->o->filename);
+	fputc('\n', x->f);
+}
+
+static void emit_directory(struct emit *x)
+{
+	const struct llmio_job_opts *o = x->o;
+
+	if (!o->directory[0])
+		return;
+	fputs("directory=", x->f);
+	put_escaped(x->f, o->directory);
+	/* llmio's files are llmio.0 .. llmio.N-1, shared by all threads */
+	fprintf(x->f, "\nnrfiles=%u\nfilename_format=llmio.$filenum\n", o->nrfiles);
+	/* llmio draws a block of the whole set (random) or walks the files in order (sequential) */
+	fprintf(x->f, "file_service_type=%s\n", x->random ? "random" : "sequential");
+	if (!x->random && o->numjobs > 1)
+		fprintf(x->f,
+		        "; differs: llmio gives each of the %u threads its own slice of the "
+		        "files laid end to end; fio's clones each walk every file from its "
+		        "start\n",
+		        o->numjobs);
+}
+
+static void emit_rw(struct emit *x)
+{
+	fprintf(x->f, "rw=%s\n", llmio_rw_name(x->o->rw));
+	if (x->o->rw == LLMIO_RW_RANDRW)
+		fprintf(x->f, "rwmixread=%u\n", x->o->rwmixread);
+}
+
+static void emit_iodepth(struct emit *x)
+{
+	fprintf(x->f, "iodepth=%u\n", x->depth);
+	if (x->depth != x->o->iodepth)
+		fprintf(x->f,
+		        "; llmio runs the synchronous engine %s one I/O at a time (iodepth=%u "
+		        "asked), as fio does\n",
+		        x->e->name, x->o->iodepth);
+	if (!(x->e->caps & ENGINE_CAP_ASYNC))
+		return;
+	/* llmio: queue every free slot, submit them together, wait for one completion */
+	if (!eng_map_find(x->e->name, "submit_batch"))
+		fprintf(x->f, "iodepth_batch_submit=%u\n", x->depth);
+	fprintf(x->f, "iodepth_batch_complete_min=1\n");
+}
+
+static void emit_numjobs(struct emit *x)
+{
+	fprintf(x->f, "numjobs=%u\n", x->o->numjobs);
+	if (x->o->numjobs > 1)
+		fprintf(x->f, "group_reporting=1\n");
+}
+
+/*
+ * Sizes.  llmio's size is the whole target and io_size is per thread, defaulting to an equal
+ * share of size; fio's size is per job and each clone moves all of it.  Sequential threads in
+ * llmio walk disjoint slices, which fio expresses with offset_increment.
+ */
+static void emit_size(struct emit *x)
+{
+	const struct llmio_job_opts *o = x->o;
+	uint64_t size = o->size;
+	unsigned n = o->numjobs ? o->numjobs : 1;
+
+	if (!size && (x->e->caps & ENGINE_CAP_NO_IO))
+		size = 1ull << 30; /* llmio's virtual target for the null engine */
+	if (!x->random && n > 1 && !o->directory[0]) {
+		if (size) {
+			fprintf(x->f, "size=%" PRIu64 "\noffset_increment=%" PRIu64 "\n", size / n,
+			        size / n);
+		} else {
+			fprintf(x->f,
+			        "; differs: llmio gives each of the %u threads 1/%u of the "
+			        "file; give --size to get fio's size/offset_increment for it\n",
+			        n, n);
+		}
+	} else if (size) {
+		fprintf(x->f, "size=%" PRIu64 "\n", size);
+	}
+	if (o->io_size)
+		fprintf(x->f, "io_size=%" PRIu64 "\n", o->io_size);
+	else if (!o->runtime_ns && n > 1 && x->random && size)
+		fprintf(x->f, "io_size=%" PRIu64 "\n", size / n);
+	else if (!o->runtime_ns && n > 1 && x->random)
+		fprintf(x->f, "; differs: llmio's threads share the file's size between them; "
+		              "fio's clones each move all of it (give --size or --io_size)\n");
+}
+
+/* fio reads a bare number as seconds and knows the units us, ms, s. */
+static void put_time(FILE *f, const char *name, uint64_t ns)
+{
+	if (ns % 1000000000ull == 0)
+		fprintf(f, "%s=%" PRIu64 "s\n", name, (uint64_t)(ns / 1000000000u));
+	else if (ns % 1000000ull == 0)
+		fprintf(f, "%s=%" PRIu64 "ms\n", name, (uint64_t)(ns / 1000000u));
+	else
+		fprintf(f, "%s=%" PRIu64 "us\n", name, (ns + 500) / 1000);
+}
+
+static void emit_runtime(struct emit *x)
+{
+	if (!x->o->runtime_ns)
+		return;
+	put_time(x->f, "runtime", x->o->runtime_ns);
+	fprintf(x->f, "time_based=1\n");
+}
+
+static void emit_ramp(struct emit *x)
+{
+	if (x->o->ramp_time_ns)
+		put_time(x->f, "ramp_time", x->o->ramp_time_ns);
+}
+
+static void emit_distribution(struct emit *x)
+{
+	if (x->o->random_distribution != LLMIO_DIST_ZIPF)
+		return;
+	fprintf(x->f, "random_distribution=zipf:%g\n", x->o->zipf_theta);
+	fprintf(x->f, "; differs: same Zipf law, but llmio scatters the ranks over the blocks with "
+	              "its own bijection, so the hot blocks are other blocks than fio's\n");
+}
+
+static void emit_randseed(struct emit *x)
+{
+	fprintf(x->f, "randseed=%" PRIu64 "\n", x->o->randseed);
+	if (x->random)
+		fprintf(x->f, "; differs: other random generators, so the same seed gives other "
+		              "offsets (same distribution)\n");
+}
+
+static void emit_rate(struct emit *x)
+{
+	const struct llmio_job_opts *o = x->o;
+
+	if (!o->rate)
+		return;
+	/* llmio's rate is for the whole job, fio's for each clone */
+	fprintf(x->f, "rate=%" PRIu64 "\n", o->rate / (o->numjobs ? o->numjobs : 1));
+	if (o->rw == LLMIO_RW_RANDRW)
+		fprintf(x->f, "; differs: llmio caps reads and writes together; fio's single rate "
+		              "caps each direction on its own\n");
+}
+
+static void emit_thinktime(struct emit *x)
+{
+	if (!x->o->thinktime_ns)
+		return;
+	put_time(x->f, "thinktime", x->o->thinktime_ns);
+	fprintf(x->f, "thinktime_blocks=%u\n", x->o->thinktime_blocks);
+	if (x->depth > 1)
+		fprintf(x->f, "; differs: llmio lets the I/Os in flight finish before it pauses\n");
+}
+
+static void emit_fsync(struct emit *x)
+{
+	if (!x->o->fsync)
+		return;
+	fprintf(x->f, "fsync=%u\n", x->o->fsync);
+	if (x->e->caps & ENGINE_CAP_ASYNC)
+		fprintf(x->f,
+		        "; differs: llmio drains the queue and calls fsync(2); fio queues the "
+		        "sync through the engine\n");
+}
+
+static void emit_destructive(struct emit *x)
+{
+	if (x->o->allow_destructive || x->o->force)
+		fprintf(x->f, "; differs: fio has no allow_destructive/force; it writes to a raw "
+		              "device without asking (allow_mounted_write=1 for a mounted one)\n");
+}
+
+static const struct job_map job_map[] = {
+        {"ioengine", "ioengine", J_STR, JOFF(engine), 0, NULL},
+        {"filename", "filename", J_FUNC, 0, 0, emit_filename},
+        {"directory", "directory", J_FUNC, 0, 0, emit_directory},
+        {"rw", "rw", J_FUNC, 0, 0, emit_rw},
+        JNUM("bs", bs),
+        {"iodepth", "iodepth", J_FUNC, 0, 0, emit_iodepth},
+        {"numjobs", "numjobs", J_FUNC, 0, 0, emit_numjobs},
+        {"size", "size", J_FUNC, 0, 0, emit_size}, /* with io_size */
+        {"runtime", "runtime", J_FUNC, 0, 0, emit_runtime},
+        {"ramp_time", "ramp_time", J_FUNC, 0, 0, emit_ramp},
+        {"direct", "direct", J_BOOL, JOFF(direct), 0, NULL},
+        {"invalidate", "invalidate", J_BOOL, JOFF(invalidate), 0, NULL},
+        {"random_distribution", "random_distribution", J_FUNC, 0, 0, emit_distribution},
+        {"randseed", "randseed", J_FUNC, 0, 0, emit_randseed},
+        {"fsync", "fsync", J_FUNC, 0, 0, emit_fsync},
+        {"end_fsync", "end_fsync", J_BOOL, JOFF(end_fsync), 0, NULL},
+        {"rate", "rate", J_FUNC, 0, 0, emit_rate},
+        {"thinktime", "thinktime", J_FUNC, 0, 0, emit_thinktime}, /* with thinktime_blocks */
+        {"allow_destructive", NULL, J_FUNC, 0, 0, emit_destructive},
+};
+
+static void emit_job_option(struct emit *x, const struct job_map *m)
+{
+	const char *field = (const char *)x->o + m->off;
+	uint64_t v;
+
+	switch (m->kind) {
+	case J_PLAIN:
+		v = m->width == sizeof(uint32_t) ? *(const uint32_t *)field
+		                                 : *(const uint64_t *)field;
+		if (v)
+			fprintf(x->f, "%s=%" PRIu64 "\n", m->fio, v);
+		break;
+	case J_BOOL:
+		fprintf(x->f, "%s=%d\n", m->fio, *(const bool *)field ? 1 : 0);
+		break;
+	case J_STR:
+		if (field[0])
+			fprintf(x->f, "%s=%s\n", m->fio, field);
+		break;
+	case J_FUNC:
+		m->fn(x);
+		break;
+	}
+}
+
+/* ---- engine options ------------------------------------------------------------------- */
+
+enum eng_kind {
+	E_VALUE,      /* fio takes the same number */
+	E_IF_SET,     /* only when >= 0 (a CPU number; -1 = unset) */
+	E_ZERO_IS_QD, /* 0 means iodepth in llmio */
+	E_NONE,       /* no equivalent: `note` when the value is not the default */
+	E_MADVISE,    /* mmap's madvise: fadvise_hint or thp */
+};
+
+struct eng_map {
+	const char *engine;
+	const char *llmio;
+	const char *fio;
+	enum eng_kind kind;
+	const char *note;
+};
+
+static const struct eng_map eng_map[] = {
+        {"io_uring", "sqpoll", "sqthread_poll", E_VALUE, NULL},
+        {"io_uring", "sqpoll_cpu", "sqthread_poll_cpu", E_IF_SET, NULL},
+        {"io_uring", "sq_thread_idle", NULL, E_NONE,
+         "fio has no sq_thread_idle: its SQPOLL thread sleeps after the kernel's default 1 s"},
+        {"io_uring", "iopoll", "hipri", E_VALUE, NULL},
+        {"io_uring", "fixedbufs", "fixedbufs", E_VALUE, NULL},
+        {"io_uring", "regfiles", "registerfiles", E_VALUE, NULL},
+        {"io_uring", "submit_batch", "iodepth_batch_submit", E_ZERO_IS_QD, NULL},
+        {"io_uring", "reap_batch", "iodepth_batch_complete_max", E_ZERO_IS_QD, NULL},
+        {"mmap", "populate", NULL, E_NONE,
+         "fio's mmap engine has no MAP_POPULATE: pages are faulted in during its run"},
+        {"mmap", "madvise", NULL, E_MADVISE, NULL},
+};
+
+static const struct eng_map *eng_map_find(const char *engine, const char *opt)
+{
+	for (size_t i = 0; i < sizeof(eng_map) / sizeof(eng_map[0]); i++)
+		if (!strcmp(eng_map[i].engine, engine) && !strcmp(eng_map[i].llmio, opt))
+			return &eng_map[i];
+	return NULL;
+}
+
+static void emit_madvise(struct emit *x, int v, const char *const *choices)
+{
+	const char *name = choices ? choices[v] : "?";
+
+	if (!strcmp(name, "normal"))
+		return; /* fadvise_hint=0 below */
+	if (!strcmp(name, "hugepage")) {
+		fprintf(x->f, "thp=1\n");
+		return;
+	}
+	if ((!strcmp(name, "random") && x->random) || (!strcmp(name, "sequential") && !x->random)) {
+		fprintf(x->f, "fadvise_hint=1\n"); /* fio's mmap: MADV_RANDOM / MADV_SEQUENTIAL */
+		x->fadvise_set = true;
+		return;
+	}
+	fprintf(x->f,
+	        "; differs: madvise=%s has no fio equivalent (fio advises only the access "
+	        "pattern of rw)\n",
+	        name);
+}
+
+static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int v, int def)
+{
+	const struct eng_map *m = eng_map_find(x->e->name, eo->name);
+
+	if (!m) {
+		/* an engine option nobody mapped: say so rather than drop it */
+		fprintf(x->f, "; differs: llmio %s option %s=%d has no fio mapping\n", x->e->name,
+		        eo->name, v);
+		return;
+	}
+	switch (m->kind) {
+	case E_VALUE:
+		fprintf(x->f, "%s=%d\n", m->fio, v);
+		break;
+	case E_IF_SET:
+		if (v >= 0)
+			fprintf(x->f, "%s=%d\n", m->fio, v);
+		break;
+	case E_ZERO_IS_QD:
+		fprintf(x->f, "%s=%u\n", m->fio, v > 0 ? (unsigned)v : x->depth);
+		break;
+	case E_NONE:
+		if (v != def)
+			fprintf(x->f, "; differs: %s=%d: %s\n", eo->name, v, m->note);
+		break;
+	case E_MADVISE:
+		emit_madvise(x, v, eo->choices);
+		break;
+	}
+}
+
+static int emit_engine_options(struct emit *x, char *err, size_t errlen)
+{
+	const struct engine_ops *e = x->e;
+	int setv[32], defv[32]; /* engine option structs are ints (engine.h) */
+	const char *set = (const char *)setv, *def = (const char *)defv;
+	char ignored[256];
+	int ret;
+
+	if (!e->opts_size)
+		return 0;
+	if (e->opts_size > sizeof(setv)) {
+		snprintf(err, errlen, "internal error: %s's options do not fit", e->name);
+		return -EINVAL;
+	}
+	ret = engine_opts_parse(e, x->o->engine_opts, setv, err, errlen);
+	if (ret)
+		return ret;
+	engine_opts_parse(e, "", defv, ignored, sizeof(ignored));
+	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
+		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
+		                   *(const int *)(def + eo->offset));
+	return 0;
+}
+
+int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
+                 size_t errlen)
+{
+	struct emit x = {.f = f, .o = o};
+	int ret;
+
+	x.e = engine_find(o->engine);
+	if (!x.e) {
+		llmio_engine_probe(o->engine, err, errlen);
+		return -EINVAL;
+	}
+	x.depth = (x.e->caps & ENGINE_CAP_ASYNC) ? o->iodepth : 1;
+	x.random = o->rw == LLMIO_RW_RANDREAD || o->rw == LLMIO_RW_RANDWRITE ||
+	           o->rw == LLMIO_RW_RANDRW;
+	if (o->direct && !(x.e->caps & ENGINE_CAP_DIRECT)) {
+		snprintf(err, errlen, "engine %s cannot do O_DIRECT; use --direct=0", x.e->name);
+		return -EINVAL;
+	}
+
+	fprintf(f,
+	        "; fio job file equivalent to:\n;   llmio run%s\n"
+	        "; written by llmio %s (--emit-fio); run it with: fio FILE\n"
+	        "; lines starting \"; differs:\" name what fio cannot express the same way\n"
+	        "[llmio]\n",
+	        cmdline, llmio_version());
+	for (size_t i = 0; i < sizeof(job_map) / sizeof(job_map[0]); i++)
+		emit_job_option(&x, &job_map[i]);
+	fprintf(f, "thread=1\nnorandommap=1\n");
+	ret = emit_engine_options(&x, err, errlen);
+	if (ret)
+		return ret;
+	if (!x.fadvise_set)
+		fprintf(f, "fadvise_hint=0\n");
+	fprintf(f, "percentile_list=");
+	for (int i = 0; i < LLMIO_NPCT; i++)
+		fprintf(f, "%s%g", i ? ":" : "", llmio_percentiles[i]);
+	fprintf(f, "\nlat_percentiles=1\n");
+	return ferror(f) ? -EIO : 0;
+}
