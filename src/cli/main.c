@@ -11,6 +11,8 @@ static const struct cmd commands[] = {
          "list the datapaths, whether each can run here, and their options"},
         {"quick", cmd_quick,
          "the default: a one-minute phase-aware look at this machine's storage"},
+        {"sweep", cmd_sweep, "run a job file's matrix of points into a results journal"},
+        {"results", cmd_results, "export a results journal (CSV)"},
 };
 
 static void usage(FILE *f)

@@ -12,6 +12,7 @@
 
 #include "llmio/engine.h"
 #include "llmio/result.h"
+#include "stats/result_json.h"
 
 const double llmio_percentiles[LLMIO_NPCT] = {1.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0};
 
@@ -133,7 +134,7 @@ static cJSON *opts_json(const struct llmio_job_opts *o)
 	return j;
 }
 
-static cJSON *job_json(const struct llmio_result *r)
+cJSON *result_job_json(const struct llmio_result *r)
 {
 	const double rt = r->runtime_s > 0 ? r->runtime_s : 1;
 	cJSON *j = cJSON_CreateObject(), *c, *d, *h, *hr, *hw;
@@ -215,7 +216,7 @@ int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
 	}
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(jobs, job_json(r[i]));
+		cJSON_AddItemToArray(jobs, result_job_json(r[i]));
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)
