@@ -474,7 +474,8 @@ int cmd_sweep(int argc, char **argv)
 	ret = sweep_file_load(c.path, c.dir, &c.file, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", err);
-		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		/* a bad or missing job file is bad input */
+		return ret == -EINVAL || ret == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	ret = sweep_plan_build(c.file, &c.plan, err, sizeof(err));
 	if (ret) {
