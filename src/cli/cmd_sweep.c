@@ -98,6 +98,21 @@ static void fmt_duration(char *buf, size_t len, double s)
 		snprintf(buf, len, "%lus", t);
 }
 
+/* Is dim i an option of another engine than the point's (so not part of the point)? */
+static bool ioengine_lacks(const struct sweep_cli *c, const struct sweep_plan_point *pp, size_t i)
+{
+	struct sweep_config *cfg = malloc(sizeof(*cfg));
+	char err[256];
+	bool lacks;
+
+	if (!cfg)
+		return false;
+	lacks = sweep_config_build(c->file, pp->sec, pp->choice, cfg, err, sizeof(err)) == 0 &&
+	        !sweep_config_get(cfg, c->file->sec[pp->sec].dims[i].key);
+	free(cfg);
+	return lacks;
+}
+
 /* "bs=4k iodepth=8": the keys that vary within the point's section. */
 static void point_label(const struct sweep_cli *c, size_t idx, char *buf, size_t len)
 {
@@ -106,7 +121,7 @@ static void point_label(const struct sweep_cli *c, size_t idx, char *buf, size_t
 	size_t used = (size_t)snprintf(buf, len, "[%s]", s->name);
 
 	for (size_t i = 0; i < s->ndims && used < len; i++)
-		if (s->dims[i].n > 1)
+		if (s->dims[i].n > 1 && (s->dims[i].kind != SK_ENGINE || !ioengine_lacks(c, pp, i)))
 			used += (size_t)snprintf(buf + used, len - used, " %s=%s", s->dims[i].key,
 			                         s->dims[i].v[pp->choice[i]].raw);
 }
@@ -213,8 +228,8 @@ static int dry_run(struct sweep_cli *c)
 {
 	size_t nsample = c->norder < 8 ? c->norder : 8, unknown = 0, already = 0;
 	struct sweep_point *p = malloc(sizeof(*p));
-	double total = 0;
-	char err[512], label[512], t[32];
+	double total = 0, least = 0, min_s;
+	char err[512], label[512], t[32], t_min[32];
 	int ret = 0;
 
 	if (!p)
@@ -235,7 +250,8 @@ static int dry_run(struct sweep_cli *c)
 			already++;
 			continue;
 		}
-		total += sweep_point_estimate_s(p, &known) + SETUP_S_PER_POINT;
+		total += sweep_point_estimate_s(p, &min_s, &known) + SETUP_S_PER_POINT;
+		least += min_s + SETUP_S_PER_POINT;
 		unknown += !known;
 	}
 	if (ret) {
@@ -254,9 +270,14 @@ static int dry_run(struct sweep_cli *c)
 		       c->repeat > 1 ? (c->order[k].repeat ? " (repeat)" : "") : "");
 	}
 	fmt_duration(t, sizeof(t), total);
-	printf("estimated time: %s (runtime + ramp_time per point, or ss_max with steady state, "
-	       "+ %.1f s setup each)\n",
-	       t, SETUP_S_PER_POINT);
+	fmt_duration(t_min, sizeof(t_min), least);
+	if (least < total)
+		printf("estimated time: %s to %s (steady state reached at once .. never: ss_window "
+		       "or ss_min, up to ss_max, + ramp_time, + %.1f s setup per point)\n",
+		       t_min, t, SETUP_S_PER_POINT);
+	else
+		printf("estimated time: %s (runtime + ramp_time per point, + %.1f s setup each)\n",
+		       t, SETUP_S_PER_POINT);
 	if (unknown)
 		printf("  %zu points end by size or run a workload recipe: their time is not "
 		       "known in advance (counted as setup only)\n",

@@ -180,15 +180,16 @@ int sweep_run_point(const struct sweep_point *p, cJSON **phases, char *err, size
 	return -ENOSYS;
 }
 
-double sweep_point_estimate_s(const struct sweep_point *p, bool *known)
+double sweep_point_estimate_s(const struct sweep_point *p, double *min_s, bool *known)
 {
 	double runtime = (double)canon_u64(&p->cfg, "runtime") / 1e9;
 	double ramp = (double)canon_u64(&p->cfg, "ramp_time") / 1e9;
+	double max = p->ss.enabled && p->ss.max_s > 0 ? p->ss.max_s : runtime;
+	double first = p->ss.min_s > p->ss.window ? p->ss.min_s : p->ss.window;
 
-	*known = !p->workload && (runtime > 0 || (p->ss.enabled && p->ss.max_s > 0));
-	if (p->ss.enabled && p->ss.max_s > 0)
-		return p->ss.max_s + ramp;
-	return runtime + ramp;
+	*known = !p->workload && max > 0;
+	*min_s = (p->ss.enabled && first < max ? first : max) + ramp;
+	return max + ramp;
 }
 
 bool sweep_drop_caches(void)

@@ -200,9 +200,12 @@ int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, char
  */
 int sweep_run_point(const struct sweep_point *p, cJSON **phases, char *err, size_t errlen);
 
-/* Seconds one point is expected to take (runtime + ramp, or ss_max); *known false when it
- * depends on things the configuration does not say (by-size jobs, recipes). */
-double sweep_point_estimate_s(const struct sweep_point *p, bool *known);
+/*
+ * Seconds one point is expected to take at most (runtime + ramp, or ss_max + ramp), and at
+ * least (*min_s: with steady state, reached as early as ss_min / ss_window allow); *known is
+ * false when it depends on what the configuration does not say (by-size jobs, recipes).
+ */
+double sweep_point_estimate_s(const struct sweep_point *p, double *min_s, bool *known);
 
 /* The page cache dropped (sync + drop_caches) when running as root. \return true if done. */
 bool sweep_drop_caches(void);
