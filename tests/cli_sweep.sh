@@ -45,6 +45,20 @@ expect_out "dry run: sample and estimate" "sample:" "[tiny] bs=16k iodepth=2" "e
 expect_rc 0 "dry run --repeat 3" sweep "$T/tiny.ini" --dry-run --repeat 3
 check "dry run --repeat 3: '12 points'" grep -qx '12 points' "$T/stdout"
 
+echo "== the shipped examples parse, with counts from their arithmetic"
+EX=$(dirname "$0")/../examples/sweeps
+expect_rc 0 "small.ini" sweep "$EX/small.ini" --dry-run
+# 3 engines x 2 bs x 2 QD, minus psync at QD 16 (2)
+check "small.ini: 10 points" grep -qx '10 points' "$T/stdout"
+expect_rc 0 "study_cpu_matrix.ini" sweep "$EX/study_cpu_matrix.ini" --dry-run
+# 5 datapaths x (randread x 5 bs + randwrite, randrw x 2 bs) x 5 (QD, threads) pairs
+check "study_cpu_matrix.ini: 225 points" grep -qx '225 points' "$T/stdout"
+expect_out "study: a time range with steady state" "estimated time:" " to "
+expect_rc 0 "phases.ini (workload points count before recipes exist)" sweep "$EX/phases.ini" \
+	--dry-run
+# load x 3 engines + ckpt x 3 engines x 2 ranks
+check "phases.ini: 9 points" grep -qx '9 points' "$T/stdout"
+
 echo "== job file errors: exit 2, file:line: key"
 printf '[global]\nioengine=null\n[s]\nbs=4k\nqueue_depth=8\n' >"$T/bad.ini"
 expect_rc 2 "unknown key" sweep "$T/bad.ini" --dry-run
@@ -101,6 +115,18 @@ took=$(($(date +%s) - start))
 check "it ended well before the 20 s runtime (took ${took}s)" test "$took" -lt 10
 json_check "$S" "steady_state.reached, not interrupted, measured < max" \
 	'd["steady_state"]["enabled"] and d["steady_state"]["reached"] and d["steady_state"]["max_s"] == 20 and 2 <= d["steady_state"]["measured_s"] < 10 and d["phases"][0]["jobs"][0]["interrupted"] is False and d["config"]["ss"] == "iops:50"'
+
+echo "== SIGTERM stops the sweep; the cut point is not recorded"
+printf '[s]\nioengine=null\nruntime=5s\nbs=4k,8k\n' >"$T/long.ini"
+"$LLMIO" sweep "$T/long.ini" -o "$T/int.jsonl" --keep-cache >"$T/stdout" 2>"$T/stderr" &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+wait "$pid"
+RC=$?
+check "exit 1 (interrupted)" test "$RC" -eq 1
+expect_err "says how to continue" "interrupted after 0 of 2 points" "--resume"
+check "the journal holds no cut-short record" test ! -s "$T/int.jsonl"
 
 echo "== results export"
 X=$T/out.csv

@@ -479,7 +479,7 @@ static int run_all(struct sweep_cli *c)
 		        "llmio: interrupted after %zu of %zu points; the journal is valid: "
 		        "continue "
 		        "with --resume\n",
-		        c->k, c->norder);
+		        c->ran + skipped, c->norder);
 	return ret || cli_stop || failed ? EXIT_RUNTIME : 0;
 }
 
