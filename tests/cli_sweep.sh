@@ -38,6 +38,11 @@ bs=4k,16k
 iodepth=1..2:x2
 EOF2
 
+echo "== help"
+expect_rc 0 "sweep --help" sweep --help
+expect_out "sweep --help names the language and the journal" "exclude=" "--resume" "ss=iops"
+expect_rc 0 "results --help" results --help
+
 echo "== dry run"
 expect_rc 0 "dry run" sweep "$T/tiny.ini" --dry-run
 check "dry run: '4 points' line" grep -qx '4 points' "$T/stdout"
