@@ -89,12 +89,12 @@ echo "== torn lines are reported with their line number and ignored"
 cp "$SWEEP" "$T/torn.jsonl"
 head -c 700 "$SWEEP" >>"$T/torn.jsonl" # a record cut short: no newline
 expect_rc 0 "advise with a torn last line" advise "$T/torn.jsonl" --json
-expect_err "torn last line warned" "line 89" "torn last line"
+expect_err "torn last line warned" "line 89 is incomplete"
 cp "$T/stdout" "$T/torn.json"
 json_check "$T/torn.json" "torn line not parsed as data" 'd["records"] == 88'
 { head -n 3 "$SWEEP"; echo '{"record": "point", "config_hash": '; tail -n +4 "$SWEEP"; } >"$T/mid.jsonl"
 expect_rc 0 "report with a broken line in the middle" report "$T/mid.jsonl" -o "$T/m" --no-charts
-expect_err "broken middle line warned" "line 4" "not a valid JSON object"
+expect_err "broken middle line warned" "line 4 is not valid JSON"
 check "88 records still read" grep -qF '88 records' "$T/m/report.md"
 
 echo "== bad input"

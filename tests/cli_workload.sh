@@ -100,6 +100,29 @@ expect_rc 0 "--engine all" run --workload ckpt --model gpt2 --directory "$D" --s
 	--dp 1 --engine all
 expect_out "side-by-side table" "phase time (s) by engine"
 
+# a sweep over recipes: every point's record carries the recipe's phases; advise reads them
+cat >"$T/phases.ini" <<INI
+[global]
+model=gpt2
+scale=0.005
+direct=0
+ioengine=psync,io_uring
+[ckpt]
+workload=ckpt
+dp=2
+ranks=1,2
+INI
+expect_rc 0 "sweep over a recipe" sweep "$T/phases.ini" -o "$T/ph.jsonl" --dir "$D" --quiet
+check "4 records" test "$(wc -l <"$T/ph.jsonl")" -eq 4
+check "records hold the recipe's phases" /usr/bin/env python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+assert all(r["workload"] == "ckpt" and [p["name"] for p in r["phases"]] == ["save", "save-restore"] for r in rs), rs
+assert sorted(r["config"]["ranks"] for r in rs) == [1, 1, 2, 2], [r["config"] for r in rs]
+' "$T/ph.jsonl"
+expect_rc 0 "advise on recipe records" advise "$T/ph.jsonl"
+expect_out "checkpointing decided from recipe phases" "checkpointing"
+
 # errors
 expect_rc 2 "unknown workload" run --workload nope --directory "$D"
 expect_rc 2 "unknown model" run --workload load --model nope --directory "$D"

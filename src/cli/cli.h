@@ -25,9 +25,13 @@ int cmd_quick(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_results(int argc, char **argv);
 
 /* Set by SIGINT / SIGTERM; handed to jobs as opts.stop. */
 extern volatile int cli_stop;
+/* Also set by SIGINT / SIGTERM when not NULL (a sweep's current point). */
+extern volatile int *cli_stop_also;
 void cli_install_signals(void);
 
 /* Progress line on stderr when it is a terminal (a llmio_job_opts.progress callback). */

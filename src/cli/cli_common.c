@@ -10,11 +10,14 @@
 #include "cli/cli.h"
 
 volatile int cli_stop;
+volatile int *cli_stop_also;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	cli_stop = 1;
+	if (cli_stop_also)
+		*cli_stop_also = 1;
 	/* a second Ctrl-C ends llmio at once */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

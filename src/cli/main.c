@@ -14,6 +14,8 @@ static const struct cmd commands[] = {
         {"model", cmd_model, "the model catalog and the sizes derived from a model"},
         {"report", cmd_report, "a sweep journal as Markdown + HTML with gnuplot charts"},
         {"advise", cmd_advise, "the best datapath per LLM phase, from a sweep journal"},
+        {"sweep", cmd_sweep, "run a job file's matrix of points into a results journal"},
+        {"results", cmd_results, "export a results journal (CSV)"},
 };
 
 static void usage(FILE *f)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/options.h"
 #include "llmio/job.h"
 
 enum otype { O_BOOL, O_U32, O_U64, O_SIZE, O_TIME, O_TIME_US, O_STR, O_RW, O_DIST };
@@ -265,4 +266,45 @@ void llmio_job_opts_init(struct llmio_job_opts *opts)
 	for (size_t i = 0; i < NOPTS; i++)
 		llmio_job_opts_set(opts, opts_table[i].info.name, opts_table[i].info.def, err,
 		                   sizeof(err));
+}
+
+int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,
+                      size_t len)
+{
+	const struct opt *d = find(key);
+	const char *field;
+	int n = 0;
+
+	if (!d)
+		return -ENOENT;
+	if (name)
+		*name = d->info.name;
+	field = (const char *)o + d->off;
+	switch (d->type) {
+	case O_BOOL:
+		n = snprintf(buf, len, "%d", *(const bool *)field ? 1 : 0);
+		break;
+	case O_U32:
+		n = snprintf(buf, len, "%u", *(const uint32_t *)field);
+		break;
+	case O_U64:
+	case O_SIZE:
+	case O_TIME:
+	case O_TIME_US:
+		n = snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
+		break;
+	case O_STR:
+		n = snprintf(buf, len, "%s", field);
+		break;
+	case O_RW:
+		n = snprintf(buf, len, "%s", llmio_rw_name(*(const enum llmio_rw *)field));
+		break;
+	case O_DIST:
+		if (o->random_distribution == LLMIO_DIST_ZIPF)
+			n = snprintf(buf, len, "zipf:%g", o->zipf_theta);
+		else
+			n = snprintf(buf, len, "random");
+		break;
+	}
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }

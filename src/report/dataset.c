@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "report/journal_read.h"
+#include "sweep/journal.h"
 #include "report/report.h"
 
 static const char *const never_keys[] = {"repeat", "randseed", NULL};
@@ -592,78 +592,71 @@ out:
  * before the first record they wait, so that a file which is no journal at all gets one
  * error instead of a warning per line.
  */
-struct warn_state {
-	const struct dataset *d;
+struct load_state {
+	struct dataset *d;
+	struct llmio_hist *scratch;
+	size_t cap, fcap;
 	unsigned long first_line, held;
-	char first_why[128];
+	char first_why[160];
+	int ret;
 };
 
-static void print_warning(const char *path, unsigned long lineno, const char *why)
+static void print_warning(const char *path, const char *why)
 {
-	fprintf(stderr, "llmio: %s line %lu: %s: ignored\n", path, lineno, why);
+	fprintf(stderr, "llmio: %s: %s\n", path, why);
 }
 
-static void on_skip(void *arg, const char *path, unsigned long lineno, const char *why)
+static int on_line(void *arg, unsigned line, const cJSON *rec, const char *skipped)
 {
-	struct warn_state *w = arg;
+	struct load_state *s = arg;
 
-	if (w->d->records) {
-		print_warning(path, lineno, why);
-		return;
+	if (!rec) {
+		s->d->skipped_lines++;
+		if (s->d->records) {
+			print_warning(s->d->path, skipped);
+		} else if (!s->held++) {
+			s->first_line = line;
+			snprintf(s->first_why, sizeof(s->first_why), "%s", skipped);
+		}
+		return 0;
 	}
-	if (!w->held++) {
-		w->first_line = lineno;
-		snprintf(w->first_why, sizeof(w->first_why), "%s", why);
-	}
+	if (s->held && !s->d->records)
+		print_warning(s->d->path, s->first_why); /* a journal after all */
+	s->ret = add_record(s->d, rec, &s->cap, &s->fcap, s->scratch, line);
+	return s->ret;
 }
 
 int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 {
-	struct warn_state w = {.d = d};
-	struct journal_reader r;
-	struct llmio_hist *scratch;
-	size_t cap = 0, fcap = 0;
-	cJSON *rec;
+	struct load_state s = {.d = d};
 	int ret;
 
 	memset(d, 0, sizeof(*d));
 	d->path = path;
-	scratch = malloc(sizeof(*scratch));
-	if (!scratch)
+	s.scratch = malloc(sizeof(*s.scratch));
+	if (!s.scratch)
 		return -ENOMEM;
-	ret = journal_open(&r, path);
-	if (ret) {
+	ret = journal_read(path, on_line, &s, err, len);
+	if (ret < 0 && !s.ret) {
 		snprintf(err, len, "cannot open %s: %s; give the journal `llmio sweep -o` wrote",
 		         path, strerror(-ret));
 		goto out_free;
 	}
-	r.warn = on_skip;
-	r.warn_arg = &w;
-	while ((ret = journal_next(&r, &rec)) > 0) {
-		if (w.held && !d->records)
-			print_warning(path, w.first_line, w.first_why); /* a journal after all */
-		ret = add_record(d, rec, &cap, &fcap, scratch, r.lineno);
-		cJSON_Delete(rec);
-		if (ret)
-			break;
-	}
-	d->skipped_lines = r.skipped;
-	journal_close(&r);
-	if (ret) {
+	if (s.ret) {
+		ret = s.ret;
 		snprintf(err, len, "cannot read %s: %s", path, strerror(-ret));
 		goto out_free;
 	}
-	ret = group_points(d, scratch);
+	ret = group_points(d, s.scratch);
 	if (!ret)
 		ret = find_varying(d);
 	if (ret) {
 		snprintf(err, len, "out of memory grouping %s", path);
 	} else if (!d->records) {
-		char detail[160] = "";
+		char detail[200] = "";
 
-		if (w.held)
-			snprintf(detail, sizeof(detail), "; line %lu: %s", w.first_line,
-			         w.first_why);
+		if (s.held)
+			snprintf(detail, sizeof(detail), "; %s", s.first_why);
 		ret = -ENODATA;
 		snprintf(err, len,
 		         "%s holds no sweep records (one JSON object per line, \"record\": "
@@ -671,7 +664,7 @@ int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 		         path, detail);
 	}
 out_free:
-	free(scratch);
+	free(s.scratch);
 	if (ret)
 		dataset_release(d); /* the caller releases only a loaded dataset */
 	return ret;

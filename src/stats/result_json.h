@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Result records as cJSON objects, for the writers that embed them (workloads, sweeps). */
-#ifndef LLMIO_RESULT_JSON_H
-#define LLMIO_RESULT_JSON_H
+/* Internal: the per-job JSON object of `llmio run --json`, for records that embed it. */
+#ifndef LLMIO_STATS_RESULT_JSON_H
+#define LLMIO_STATS_RESULT_JSON_H
 
 #include <cjson/cJSON.h>
 
 #include "llmio/result.h"
 
-/* The per-job object `llmio run --json` writes under "jobs" (fio's layout + llmio's). */
+/*
+ * The object `llmio run --json` writes for r under "jobs" (fio's layout plus llmio's
+ * fields; docs/output.md).  \return a new object the caller owns, or NULL without memory.
+ */
 cJSON *result_job_json(const struct llmio_result *r);
 
 #endif

@@ -410,8 +410,8 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 
 	*phases = NULL;
 	if (!r) {
-		snprintf(err, errlen, "unknown workload '%s': load, pretrain, ckpt, finetune, infer",
-		         recipe);
+		snprintf(err, errlen,
+		         "unknown workload '%s': load, pretrain, ckpt, finetune, infer", recipe);
 		return -EINVAL;
 	}
 	w = malloc(sizeof(*w));

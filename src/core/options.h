@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal view of the job option table (options.c) for job files and sweeps. */
+#ifndef LLMIO_CORE_OPTIONS_H
+#define LLMIO_CORE_OPTIONS_H
+
+#include <stddef.h>
+
+#include "llmio/job.h"
+
+/*
+ * The canonical form of option `key` (a name or an alias) as set in o, into buf: sizes and
+ * counts as decimal bytes / numbers, times in ns, booleans 0/1, enums by their name, strings
+ * as they are.  *name (may be NULL) gets the option's own name ("blocksize" -> "bs").
+ * \return 0; -ENOENT for an unknown key; -ERANGE when buf is too small.
+ */
+int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,
+                      size_t len);
+
+#endif

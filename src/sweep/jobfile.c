@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job files: fio's INI form ([global] + named sections, each inheriting [global]) read with
+ * libinih.  Every key is checked here, once, so that a sweep never starts with a typo in
+ * point 9,000: unknown keys, bad values (the message of the option's own parser), empty
+ * lists and ranges that never end are reported as FILE:LINE: KEY: problem.
+ *
+ * inih does not tell its handler the line number, so the file is fed to it through a reader
+ * that counts lines: the handler runs while the line just read is being parsed.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/options.h"
+#include "engine/engine.h"
+#include "llmio/engine.h"
+#include "sweep/sweep.h"
+#include "workload/workload.h"
+
+static const char *const steady_keys[] = {"ss", "ss_window", "ss_min", "ss_max"};
+static const char *const steady_defaults[] = {"off", "5s", "0", "0"};
+
+struct entry {
+	char *section; /* NULL = [global] */
+	char *key;
+	char *value;
+	unsigned line;
+};
+
+struct reader {
+	FILE *f;
+	char *buf;
+	size_t cap;
+	unsigned line;
+	unsigned long_line; /* first line longer than inih's limit */
+	bool indented;
+
+	struct entry *e;
+	size_t n, cap_e;
+	int err;
+};
+
+static char *read_line(char *str, int num, void *stream)
+{
+	struct reader *r = stream;
+	ssize_t n = getline(&r->buf, &r->cap, r->f);
+
+	if (n < 0)
+		return NULL;
+	r->line++;
+	if (n >= num - 1) {
+		/* inih would cut it silently; keep the line count right and report it */
+		if (!r->long_line)
+			r->long_line = r->line;
+		snprintf(str, (size_t)num, "\n");
+		return str;
+	}
+	memcpy(str, r->buf, (size_t)n + 1);
+	r->indented = r->buf[0] == ' ' || r->buf[0] == '\t';
+	return str;
+}
+
+static bool is_global(const char *section)
+{
+	return !section || !*section || !strcasecmp(section, "global");
+}
+
+static int on_entry(void *user, const char *section, const char *name, const char *value)
+{
+	struct reader *r = user;
+	struct entry *last = r->n ? &r->e[r->n - 1] : NULL;
+	const char *sec = is_global(section) ? NULL : section;
+
+	if (r->indented && last && !strcmp(last->key, name) &&
+	    ((!sec && !last->section) || (sec && last->section && !strcmp(sec, last->section)))) {
+		/* an indented continuation line: more values of the same list (or expression) */
+		size_t len = strlen(last->value) + strlen(value) + 2;
+		char *v = malloc(len);
+
+		if (!v)
+			goto nomem;
+		snprintf(v, len, "%s%s%s", last->value, strcmp(name, "exclude") ? "," : " ", value);
+		free(last->value);
+		last->value = v;
+		return 1;
+	}
+	if (r->n == r->cap_e) {
+		size_t cap = r->cap_e ? 2 * r->cap_e : 64;
+		struct entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			goto nomem;
+		r->e = e;
+		r->cap_e = cap;
+	}
+	last = &r->e[r->n];
+	memset(last, 0, sizeof(*last));
+	last->line = r->line;
+	last->section = sec ? strdup(sec) : NULL;
+	last->key = strdup(name);
+	last->value = strdup(value);
+	r->n++;
+	if ((sec && !last->section) || !last->key || !last->value)
+		goto nomem;
+	return 1;
+nomem:
+	r->err = -ENOMEM;
+	return 0;
+}
+
+int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind, const char **name)
+{
+	struct llmio_option_info info;
+
+	for (size_t i = 0; i < sizeof(steady_keys) / sizeof(steady_keys[0]); i++)
+		if (!strcmp(key, steady_keys[i])) {
+			*kind = SK_STEADY;
+			*name = steady_keys[i];
+			return 0;
+		}
+	if (!strcmp(key, "workload") || !strcmp(key, "model")) {
+		*kind = SK_WORKLOAD;
+		*name = !strcmp(key, "model") ? "model" : "workload";
+		return 0;
+	}
+	for (size_t i = 0; llmio_job_option(i, &info) == 0; i++)
+		if (!strcmp(info.name, key) || (info.alias && !strcmp(info.alias, key))) {
+			*kind = SK_JOB;
+			*name = info.name;
+			return 0;
+		}
+	for (size_t i = 0; i < engine_count(); i++)
+		for (const struct engine_opt *o = engine_at(i)->opts; o && o->name; o++)
+			if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key))) {
+				*kind = SK_ENGINE;
+				*name = o->name;
+				return 0;
+			}
+	if (workload_section) {
+		*kind = SK_PARAM;
+		*name = key;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Canonical text of an engine option as parsed into the engine's option struct. */
+static int engine_canon(const struct engine_ops *e, const char *key, const char *raw, char *buf,
+                        size_t len, char *err, size_t errlen)
+{
+	const struct engine_opt *o;
+	char text[256];
+	void *opts;
+	int ret, v;
+
+	for (o = e->opts; o && o->name; o++)
+		if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key)))
+			break;
+	if (!o || !o->name)
+		return -ENOENT;
+	opts = calloc(1, e->opts_size ? e->opts_size : 1);
+	if (!opts)
+		return -ENOMEM;
+	snprintf(text, sizeof(text), "%s=%s", o->name, raw);
+	ret = engine_opts_parse(e, text, opts, err, errlen);
+	if (ret)
+		goto out;
+	memcpy(&v, (const char *)opts + o->offset, sizeof(v));
+	if (o->type == ENGINE_OPT_ENUM)
+		snprintf(buf, len, "%s", o->choices[v]);
+	else if (o->type == ENGINE_OPT_TIME_MS)
+		snprintf(buf, len, "%lld", (long long)v * 1000000); /* ns, as every time */
+	else
+		snprintf(buf, len, "%d", v);
+out:
+	free(opts);
+	return ret;
+}
+
+static int steady_canon(const char *key, const char *raw, char *buf, size_t len, char *err,
+                        size_t errlen)
+{
+	struct steady_cfg cfg = {0};
+	uint64_t ns;
+
+	if (!strcmp(key, "ss")) {
+		if (steady_parse(raw, &cfg, err, errlen))
+			return -EINVAL;
+		steady_format(&cfg, buf, len);
+		return 0;
+	}
+	if (llmio_parse_duration(raw, &ns) ||
+	    (!strcmp(key, "ss_window") && (ns % 1000000000ull || ns < 1000000000ull ||
+	                                   ns > STEADY_MAX_WINDOW * 1000000000ull))) {
+		snprintf(err, errlen, "%s=%s is not valid: expected %s", key, raw,
+		         strcmp(key, "ss_window") ? "a time such as 10s or 2m"
+		                                  : "whole seconds from 1s to 600s");
+		return -EINVAL;
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)ns);
+	return 0;
+}
+
+static int workload_canon(const char *key, const char *raw, char *buf, size_t len, char *err,
+                          size_t errlen)
+{
+	if (!strcmp(key, "workload")) {
+		const struct recipe *r = recipe_find(raw);
+		size_t used;
+
+		if (r) {
+			snprintf(buf, len, "%s", r->name);
+			return 0;
+		}
+		used = (size_t)snprintf(err, errlen, "workload=%s is not a recipe: expected", raw);
+		for (size_t i = 0; i < recipe_count() && used < errlen; i++)
+			used += (size_t)snprintf(err + used, errlen - used, " %s",
+			                         recipe_at(i)->name);
+		return -EINVAL;
+	}
+	snprintf(buf, len, "%s", raw);
+	return 0;
+}
+
+int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon, char *err,
+                size_t errlen)
+{
+	char buf[LLMIO_PATH_MAX + 64];
+	struct llmio_job_opts o;
+	const struct engine_ops *e;
+	int ret = -ENOENT;
+
+	buf[0] = '\0';
+	switch (kind) {
+	case SK_JOB:
+		if (!strcmp(key, "ioengine")) {
+			e = engine_find(raw);
+			if (!e) {
+				llmio_engine_probe(raw, err, errlen);
+				return -EINVAL;
+			}
+			raw = e->name;
+		}
+		llmio_job_opts_init(&o);
+		ret = llmio_job_opts_set(&o, key, raw, err, errlen);
+		if (!ret)
+			ret = job_opt_canonical(&o, key, NULL, buf, sizeof(buf));
+		break;
+	case SK_ENGINE:
+		/* valid when some engine that has the option accepts the value */
+		for (size_t i = 0; i < engine_count() && ret; i++) {
+			char e_err[256];
+			int r = engine_canon(engine_at(i), key, raw, buf, sizeof(buf), e_err,
+			                     sizeof(e_err));
+
+			if (r != -ENOENT && ret == -ENOENT)
+				snprintf(err, errlen, "%s", e_err);
+			if (r != -ENOENT)
+				ret = r;
+		}
+		break;
+	case SK_STEADY:
+		ret = steady_canon(key, raw, buf, sizeof(buf), err, errlen);
+		break;
+	case SK_WORKLOAD:
+		ret = workload_canon(key, raw, buf, sizeof(buf), err, errlen);
+		break;
+	case SK_PARAM:
+		snprintf(buf, sizeof(buf), "%s", raw);
+		ret = 0;
+		break;
+	}
+	if (ret)
+		return ret == -ENOMEM ? ret : -EINVAL;
+	*canon = strdup(buf);
+	return *canon ? 0 : -ENOMEM;
+}
+
+static void values_free(struct sweep_value *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].raw);
+		free(v[i].canon);
+	}
+	free(v);
+}
+
+static void defaults_free(struct sweep_defaults *d)
+{
+	values_free(d->v, d->n);
+	free(d->key);
+	memset(d, 0, sizeof(*d));
+}
+
+static int defaults_add(struct sweep_defaults *d, const char *key, enum sweep_kind kind,
+                        const char *raw)
+{
+	char err[256];
+	size_t i = d->n;
+	int ret;
+
+	d->v[i].raw = strdup(raw);
+	if (!d->v[i].raw)
+		return -ENOMEM;
+	d->key[i] = key;
+	d->n++;
+	ret = sweep_canon(kind, key, raw, &d->v[i].canon, err, sizeof(err));
+	return ret;
+}
+
+static int defaults_alloc(struct sweep_defaults *d, size_t n)
+{
+	d->key = calloc(n ? n : 1, sizeof(*d->key));
+	d->v = calloc(n ? n : 1, sizeof(*d->v));
+	return d->key && d->v ? 0 : -ENOMEM;
+}
+
+static int load_defaults(struct sweep_file *f)
+{
+	struct llmio_option_info info;
+	int ret;
+
+	ret = defaults_alloc(&f->job, llmio_job_option_count());
+	for (size_t i = 0; !ret && llmio_job_option(i, &info) == 0; i++)
+		ret = defaults_add(&f->job, info.name, SK_JOB, info.def);
+	if (!ret)
+		ret = defaults_alloc(&f->steady, 3);
+	for (size_t i = 1; !ret && i < 4; i++)
+		ret = defaults_add(&f->steady, steady_keys[i], SK_STEADY, steady_defaults[i]);
+	f->nengines = engine_count();
+	f->engine = ret ? NULL : calloc(f->nengines, sizeof(*f->engine));
+	if (!ret && !f->engine)
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < f->nengines; i++) {
+		const struct engine_ops *e = engine_at(i);
+		size_t n = 0;
+
+		for (const struct engine_opt *o = e->opts; o && o->name; o++)
+			n++;
+		ret = defaults_alloc(&f->engine[i], n);
+		for (const struct engine_opt *o = e->opts; !ret && o && o->name; o++) {
+			char err[256], buf[256];
+			struct sweep_value *v = &f->engine[i].v[f->engine[i].n];
+
+			f->engine[i].key[f->engine[i].n++] = o->name;
+			ret = engine_canon(e, o->name, o->def, buf, sizeof(buf), err, sizeof(err));
+			v->raw = strdup(o->def);
+			v->canon = strdup(buf);
+			if (!ret && (!v->raw || !v->canon))
+				ret = -ENOMEM;
+		}
+	}
+	return ret;
+}
+
+static void section_free(struct sweep_section *s)
+{
+	for (size_t i = 0; i < s->ndims; i++) {
+		values_free(s->dims[i].v, s->dims[i].n);
+		free(s->dims[i].key);
+	}
+	for (size_t i = 0; i < s->nexcl; i++)
+		sweep_expr_free(s->excl[i].expr);
+	free(s->dims);
+	free(s->excl);
+	free(s->name);
+}
+
+void sweep_file_free(struct sweep_file *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nsec; i++)
+		section_free(&f->sec[i]);
+	free(f->sec);
+	defaults_free(&f->job);
+	defaults_free(&f->steady);
+	for (size_t i = 0; f->engine && i < f->nengines; i++)
+		defaults_free(&f->engine[i]);
+	free(f->engine);
+	free(f->path);
+	free(f->dir);
+	free(f);
+}
+
+static bool same_section(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* --dir: directory= becomes dir, a relative filename= lives inside dir. */
+static int apply_dir(const struct sweep_file *f, struct sweep_dim *d)
+{
+	for (size_t i = 0; f->dir && i < d->n; i++) {
+		struct sweep_value *v = &d->v[i];
+		size_t len = strlen(f->dir) + strlen(v->raw) + 2;
+		char *p;
+
+		if (strcmp(d->key, "directory") &&
+		    (strcmp(d->key, "filename") || !v->raw[0] || v->raw[0] == '/'))
+			continue;
+		p = malloc(len);
+		if (!p)
+			return -ENOMEM;
+		if (!strcmp(d->key, "directory"))
+			snprintf(p, len, "%s", f->dir);
+		else
+			snprintf(p, len, "%s/%s", f->dir, v->raw);
+		free(v->raw);
+		free(v->canon);
+		v->raw = p;
+		v->canon = strdup(p);
+		if (!v->canon)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_dim(const struct sweep_file *f, struct sweep_section *s, const struct entry *e,
+                   enum sweep_kind kind, const char *name, char *err, size_t errlen)
+{
+	struct sweep_dim *d;
+	int ret;
+
+	for (size_t i = 0; i < s->ndims; i++)
+		if (!strcmp(s->dims[i].key, name)) {
+			snprintf(err, errlen,
+			         "%s:%u: %s: given twice in [%s] (also line %u): give one list",
+			         f->path, e->line, e->key, s->name, s->dims[i].line);
+			return -EINVAL;
+		}
+	d = &s->dims[s->ndims];
+	memset(d, 0, sizeof(*d));
+	d->key = strdup(name);
+	if (!d->key)
+		return -ENOMEM;
+	d->kind = kind;
+	d->line = e->line;
+	s->ndims++;
+	ret = sweep_dim_expand(d, e->value, err, errlen);
+	if (ret == -EINVAL) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", err);
+		snprintf(err, errlen, "%s:%u: %s: %s", f->path, e->line, e->key, msg);
+	}
+	return ret ? ret : apply_dir(f, d);
+}
+
+/* Build section `name` from [global]'s entries and its own (its own win, key by key). */
+static int build_section(struct sweep_file *f, const struct reader *r, const char *name,
+                         unsigned line, char *err, size_t errlen)
+{
+	struct sweep_section *s = &f->sec[f->nsec];
+	bool workload = false, has_model = false;
+	unsigned model_line = 0;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name ? name : "global");
+	s->line = line;
+	s->dims = calloc(r->n ? r->n : 1, sizeof(*s->dims));
+	s->excl = calloc(r->n ? r->n : 1, sizeof(*s->excl));
+	f->nsec++;
+	if (!s->name || !s->dims || !s->excl)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct entry *e = &r->e[i];
+
+		if (!e->section || same_section(e->section, name)) {
+			workload |= !strcmp(e->key, "workload");
+			if (!strcmp(e->key, "model") && !has_model) {
+				has_model = true;
+				model_line = e->line;
+			}
+		}
+	}
+	if (has_model && !workload) {
+		snprintf(err, errlen, "%s:%u: model: model= needs workload= in [%s] or [global]",
+		         f->path, model_line, s->name);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < r->n && !ret; i++) {
+		const struct entry *e = &r->e[i];
+		enum sweep_kind kind;
+		const char *key;
+		bool overridden = false;
+
+		if (e->section && !same_section(e->section, name))
+			continue;
+		if (!strcmp(e->key, "exclude")) {
+			struct sweep_exclude *x = &s->excl[s->nexcl];
+
+			ret = sweep_expr_parse(e->value, workload, &x->expr, err, errlen);
+			if (ret == -EINVAL) {
+				char msg[768];
+
+				snprintf(msg, sizeof(msg), "%s", err);
+				snprintf(err, errlen, "%s:%u: exclude: %s", f->path, e->line, msg);
+			}
+			x->line = e->line;
+			s->nexcl += !ret;
+			continue;
+		}
+		if (sweep_classify(e->key, workload, &kind, &key)) {
+			snprintf(err, errlen,
+			         "%s:%u: %s: unknown key (not an option of `llmio run`, an engine "
+			         "option, or a sweep key; see `llmio run --help` and "
+			         "docs/sweeps.md)",
+			         f->path, e->line, e->key);
+			return -EINVAL;
+		}
+		/* a [global] key that the section sets itself is the section's */
+		for (size_t k = 0; !e->section && name && k < r->n && !overridden; k++) {
+			enum sweep_kind kk;
+			const char *other;
+
+			overridden = same_section(r->e[k].section, name) &&
+			             !sweep_classify(r->e[k].key, workload, &kk, &other) &&
+			             !strcmp(other, key);
+		}
+		if (!overridden)
+			ret = add_dim(f, s, e, kind, key, err, errlen);
+	}
+	return ret;
+}
+
+static void reader_release(struct reader *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->e[i].section);
+		free(r->e[i].key);
+		free(r->e[i].value);
+	}
+	free(r->e);
+	free(r->buf);
+}
+
+int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, char *err,
+                    size_t errlen)
+{
+	struct reader r = {0};
+	struct sweep_file *f;
+	size_t nsec = 0;
+	int ret;
+
+	*out = NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->path = strdup(path);
+	f->dir = dir ? strdup(dir) : NULL;
+	if (!f->path || (dir && !f->dir)) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	r.f = fopen(path, "re");
+	if (!r.f) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read job file %s: %s", path, strerror(-ret));
+		goto err_free;
+	}
+	ret = ini_parse_stream(read_line, &r, on_entry, &r);
+	fclose(r.f);
+	if (r.err) {
+		ret = r.err;
+		goto err_entries;
+	}
+	if (r.long_line) {
+		snprintf(err, errlen,
+		         "%s:%u: line too long: continue a list on the next line, indented", path,
+		         r.long_line);
+		ret = -EINVAL;
+		goto err_entries;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s:%d: not a key=value line or a [section] header", path,
+		         ret);
+		ret = -EINVAL;
+		goto err_entries;
+	}
+	if (!r.n) {
+		snprintf(err, errlen, "%s: no keys at all: write a [section] with key=value lines",
+		         path);
+		ret = -EINVAL;
+		goto err_entries;
+	}
+	ret = load_defaults(f);
+	if (ret)
+		goto err_entries;
+	f->sec = calloc(r.n, sizeof(*f->sec));
+	if (!f->sec) {
+		ret = -ENOMEM;
+		goto err_entries;
+	}
+	/* sections in the order they first appear; only [global] = one section of its own */
+	for (size_t i = 0; i < r.n && !ret; i++) {
+		bool seen = false;
+
+		if (!r.e[i].section)
+			continue;
+		nsec++;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = r.e[k].section && !strcmp(r.e[k].section, r.e[i].section);
+		if (!seen)
+			ret = build_section(f, &r, r.e[i].section, r.e[i].line, err, errlen);
+	}
+	if (!ret && !nsec)
+		ret = build_section(f, &r, NULL, r.e[0].line, err, errlen);
+	if (ret)
+		goto err_entries;
+	reader_release(&r);
+	*out = f;
+	return 0;
+
+err_entries:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory reading %s", path);
+	reader_release(&r);
+err_free:
+	sweep_file_free(f);
+	return ret;
+}

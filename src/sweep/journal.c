@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results journal.  Durability: each record is one write() of a whole line followed by
+ * fsync(), so after a crash the file holds complete records and at most one torn last line.
+ * A torn line is recognised by its missing newline at the end of the file, or, once a
+ * resumed sweep has appended after it, by not being valid JSON.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sweep/journal.h"
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int journal_open(struct journal *j, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	char last;
+	int ret;
+
+	j->path = strdup(path);
+	if (!j->path)
+		return -ENOMEM;
+	j->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (j->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open journal %s: %s; choose another path", path,
+		         strerror(-ret));
+		goto err_free;
+	}
+	if (fstat(j->fd, &st)) {
+		ret = -errno;
+		goto err_close;
+	}
+	if (st.st_size > 0) {
+		if (pread(j->fd, &last, 1, st.st_size - 1) != 1) {
+			ret = -EIO;
+			goto err_close;
+		}
+		if (last != '\n' && ((ret = write_all(j->fd, "\n", 1)) || (ret = -fsync(j->fd))))
+			goto err_close;
+	}
+	return 0;
+
+err_close:
+	if (ret == -1)
+		ret = -errno;
+	snprintf(err, errlen, "cannot prepare journal %s: %s", path, strerror(-ret));
+	close(j->fd);
+err_free:
+	free(j->path);
+	j->path = NULL;
+	return ret;
+}
+
+int journal_append(struct journal *j, const cJSON *rec)
+{
+	char *text = cJSON_PrintUnformatted(rec);
+	size_t len;
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	text[len] = '\n'; /* cJSON's terminator becomes the newline: one write per record */
+	ret = write_all(j->fd, text, len + 1);
+	if (!ret && fsync(j->fd))
+		ret = -errno;
+	free(text);
+	return ret;
+}
+
+void journal_close(struct journal *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	free(j->path);
+	j->path = NULL;
+}
+
+bool journal_record_hash(const cJSON *rec, uint64_t *hash)
+{
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(rec, "config_hash");
+	char *end;
+
+	if (!cJSON_IsString(h) || strlen(h->valuestring) != 16)
+		return false;
+	*hash = strtoull(h->valuestring, &end, 16);
+	return !*end;
+}
+
+int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL, msg[160];
+	size_t cap = 0;
+	unsigned no = 0;
+	ssize_t n;
+	int ret = 0;
+
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
+		cJSON *rec;
+		uint64_t h;
+
+		no++;
+		if (n == 0 || line[n - 1] != '\n') {
+			snprintf(msg, sizeof(msg),
+			         "line %u is incomplete (the sweep was killed while writing it); "
+			         "ignoring it",
+			         no);
+			ret = fn(arg, no, NULL, msg);
+			break;
+		}
+		line[n - 1] = '\0';
+		if (!line[0])
+			continue; /* the newline a resumed sweep added after a torn line */
+		rec = cJSON_Parse(line);
+		if (!rec || !cJSON_IsObject(rec) || !journal_record_hash(rec, &h)) {
+			snprintf(msg, sizeof(msg), "line %u is %s; ignoring it", no,
+			         rec ? "not a point record (no config_hash)"
+			             : "not valid JSON (torn by a killed sweep)");
+			ret = fn(arg, no, NULL, msg);
+		} else {
+			ret = fn(arg, no, rec, NULL);
+		}
+		cJSON_Delete(rec);
+	}
+	if (ferror(f) && !ret) {
+		ret = -EIO;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(EIO));
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}

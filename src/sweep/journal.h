@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results journal: JSON Lines, one record per point (docs/sweeps.md), appended and
+ * fsynced before the next point starts, so that a sweep killed at any moment loses at most
+ * the point in progress.  Readers skip (and report) a torn line instead of parsing it.
+ */
+#ifndef LLMIO_SWEEP_JOURNAL_H
+#define LLMIO_SWEEP_JOURNAL_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct journal {
+	int fd;
+	char *path;
+};
+
+/*
+ * Open path for appending (created if missing).  A last line without its newline (a record
+ * torn by a killed sweep) is left as it is, and a newline is appended so that the next
+ * record starts on a line of its own: nothing already written is ever changed.
+ * \return 0, or -errno with a message in err.
+ */
+int journal_open(struct journal *j, const char *path, char *err, size_t errlen);
+
+/* Append rec as one line, then fsync.  \return 0 or -errno. */
+int journal_append(struct journal *j, const cJSON *rec);
+
+void journal_close(struct journal *j);
+
+/*
+ * Called for each valid record (line: 1-based), or with rec NULL and a message for each line
+ * that is skipped (torn, not JSON, not a record).  Return non-zero to stop reading.
+ */
+typedef int (*journal_fn)(void *arg, unsigned line, const cJSON *rec, const char *skipped);
+
+/*
+ * Read every line of path.  \return 0 (or what fn returned to stop), -errno with a message
+ * in err when the file cannot be read.
+ */
+int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t errlen);
+
+/* A record's config_hash as a number; false when it has none. */
+bool journal_record_hash(const cJSON *rec, uint64_t *hash);
+
+#endif

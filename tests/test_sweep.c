@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sweeps: matrix expansion (lists, x and + ranges, exclusions, counts), job file errors that
+ * name the file, line and key, canonical hashing, steady-state detection on synthetic series,
+ * and the journal's handling of a torn last line.  Counts are checked against the arithmetic
+ * of the file, not against the code's own enumeration.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "sweep/journal.h"
+#include "sweep/steady.h"
+#include "sweep/sweep.h"
+
+static char dir[4096];
+
+static const char *write_ini(const char *name, const char *text)
+{
+	static char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static struct sweep_file *load_ok(const char *text)
+{
+	struct sweep_file *f = NULL;
+	char err[1024] = "";
+	int ret = sweep_file_load(write_ini("ok.ini", text), NULL, &f, err, sizeof(err));
+
+	if (ret)
+		print_message("load: %s\n", err);
+	assert_int_equal(ret, 0);
+	return f;
+}
+
+static size_t count_points(const char *text, struct sweep_plan *plan_out)
+{
+	struct sweep_file *f = load_ok(text);
+	struct sweep_plan plan;
+	char err[512];
+	size_t n;
+
+	assert_int_equal(sweep_plan_build(f, &plan, err, sizeof(err)), 0);
+	n = plan.n;
+	if (plan_out)
+		*plan_out = plan;
+	else
+		sweep_plan_release(&plan);
+	sweep_file_free(f);
+	return n;
+}
+
+static void lists_and_ranges(void **state)
+{
+	struct sweep_file *f;
+	const struct sweep_dim *d;
+
+	(void)state;
+	f = load_ok("[global]\nioengine=null\n[s]\nbs=4k,8k,16k\niodepth=1..32:x2\n"
+	            "numjobs=1..3:+1\nsize=1m..4m:+1m\n");
+	assert_int_equal(f->nsec, 1);
+	assert_int_equal(f->sec[0].ndims, 5);
+	d = &f->sec[0].dims[1];
+	assert_string_equal(d->key, "bs");
+	assert_int_equal(d->n, 3);
+	assert_string_equal(d->v[0].canon, "4096");
+	assert_string_equal(d->v[2].canon, "16384");
+	d = &f->sec[0].dims[2];
+	assert_int_equal(d->n, 6); /* 1 2 4 8 16 32 */
+	assert_string_equal(d->v[5].canon, "32");
+	assert_int_equal(f->sec[0].dims[3].n, 3);
+	d = &f->sec[0].dims[4];
+	assert_int_equal(d->n, 4);
+	assert_string_equal(d->v[3].canon, "4194304");
+	sweep_file_free(f);
+	/* a range stops at the last value not above its end */
+	assert_int_equal(count_points("[s]\nioengine=null\niodepth=3..40:x2\n", NULL), 4);
+	/* 3 x 6 x 3 = 54 */
+	assert_int_equal(count_points("[s]\nioengine=null\nbs=4k,8k,16k\niodepth=1..32:x2\n"
+	                              "numjobs=1..3:+1\n",
+	                              NULL),
+	                 54);
+}
+
+static void exclusions(void **state)
+{
+	struct sweep_plan plan;
+
+	(void)state;
+	/* 54 minus bs=16k with iodepth 16, 32 (x 3 numjobs) = 48 */
+	assert_int_equal(count_points("[s]\nioengine=null\nbs=4k,8k,16k\niodepth=1..32:x2\n"
+	                              "numjobs=1..3\nexclude=bs==16k && iodepth>8\n",
+	                              NULL),
+	                 48);
+	/* several exclude= lines are OR-ed; ! and () work; sizes compare canonically */
+	assert_int_equal(count_points("[global]\nexclude=bs<=4096\n[s]\nioengine=null\n"
+	                              "bs=4k,8k,16k\niodepth=1,2\n"
+	                              "exclude=!(iodepth==1) && (bs==16k || bs==8k)\n",
+	                              NULL),
+	                 2);
+	/* engine options of another engine are not part of a point: psync x sqpoll=0,1 is one
+	 * point, io_uring x sqpoll=0,1 two; excluding sqpoll with io_uring leaves psync's */
+	assert_int_equal(count_points("[s]\nioengine=psync,io_uring\nsqpoll=0,1\n", &plan), 3);
+	assert_int_equal(plan.duplicates, 1);
+	sweep_plan_release(&plan);
+	assert_int_equal(count_points("[s]\nioengine=psync,io_uring\nsqpoll=0,1\n"
+	                              "exclude=ioengine==io_uring\n",
+	                              NULL),
+	                 1);
+	/* sections are separate products, each inheriting [global] */
+	assert_int_equal(count_points("[global]\nioengine=null\nbs=4k,8k\n[a]\niodepth=1,2\n"
+	                              "[b]\nbs=1m\nnumjobs=1..4\n",
+	                              NULL),
+	                 4 + 4);
+}
+
+static void expect_error(const char *text, const char *want1, const char *want2)
+{
+	struct sweep_file *f = NULL;
+	char err[1024] = "";
+	int ret = sweep_file_load(write_ini("bad.ini", text), NULL, &f, err, sizeof(err));
+
+	if (ret != -EINVAL || !strstr(err, want1) || (want2 && !strstr(err, want2)))
+		print_message("got %d: %s\n(wanted '%s' and '%s')\n", ret, err, want1,
+		              want2 ? want2 : "");
+	assert_int_equal(ret, -EINVAL);
+	assert_null(f);
+	assert_non_null(strstr(err, want1));
+	if (want2)
+		assert_non_null(strstr(err, want2));
+}
+
+static void parse_errors(void **state)
+{
+	(void)state;
+	expect_error("[global]\nioengine=null\n\n[s]\nbsz=4k\n", "bad.ini:5: bsz: unknown key",
+	             NULL);
+	expect_error("[s]\nbs=4k,4q\n", "bad.ini:2: bs: bs=4q is not valid", "size");
+	expect_error("[s]\nrw=read\nbs=\n", "bad.ini:3: bs: empty list", NULL);
+	expect_error("[s]\nbs=4k,,8k\n", "bad.ini:2: bs: empty value", NULL);
+	expect_error("[s]\niodepth=1..64:x1\n", "bad.ini:2: iodepth: range", "never ends");
+	expect_error("[s]\niodepth=1..64:+0\n", "bad.ini:2: iodepth:", "never ends");
+	expect_error("[s]\niodepth=0..64:x2\n", "bad.ini:2: iodepth:", "never ends");
+	expect_error("[s]\niodepth=64..1\n", "bad.ini:2: iodepth: range", "empty");
+	expect_error("[s]\nrw=read..write\n", "bad.ini:2: rw:", "does not take a range");
+	expect_error("[s]\nioengine=nope\n", "bad.ini:2: ioengine: unknown engine 'nope'", NULL);
+	expect_error("[s]\nsqpoll=maybe\n", "bad.ini:2: sqpoll:", NULL);
+	expect_error("[s]\nexclude=bs=4k\n", "bad.ini:2: exclude:", "column");
+	expect_error("[s]\nexclude=bs==4k &&\n", "bad.ini:2: exclude:", "expected a key");
+	expect_error("[s]\nexclude=nokey==1\n", "bad.ini:2: exclude: unknown key", NULL);
+	expect_error("[s]\nbs=4k\nbs=8k\n", "bad.ini:3: bs: given twice", NULL);
+	expect_error("[s]\nmodel=Llama-3.2-1B\n", "bad.ini:2: model:", "workload=");
+	expect_error("[s]\nworkload=pretrain\nss=iops:0%\n", "bad.ini:3: ss:", NULL);
+	expect_error("[s]\njust a line\n", "bad.ini:2:", "key=value");
+	/* unknown keys are recipe parameters in workload sections, and only there */
+	assert_int_equal(
+	        count_points("[s]\nworkload=ckpt\nmodel=Llama-3.2-1B\nranks=1..8:x2\n", NULL), 4);
+}
+
+static uint64_t first_hash(const char *text, unsigned repeat)
+{
+	struct sweep_file *f = load_ok(text);
+	struct sweep_plan plan;
+	struct sweep_point *p = malloc(sizeof(*p));
+	char err[512];
+	uint64_t h;
+
+	assert_non_null(p);
+	assert_int_equal(sweep_plan_build(f, &plan, err, sizeof(err)), 0);
+	assert_int_equal(sweep_point_make(f, &plan, 0, repeat, p, err, sizeof(err)), 0);
+	h = p->hash;
+	free(p);
+	sweep_plan_release(&plan);
+	sweep_file_free(f);
+	return h;
+}
+
+static void hashing(void **state)
+{
+	uint64_t h = first_hash("[s]\nioengine=psync\nbs=4k\nruntime=1\n", 0);
+
+	(void)state;
+	assert_int_equal(h, first_hash("[x]\nengine=sync\nbs=4096\nruntime=1000ms\n", 0));
+	assert_int_equal(h, first_hash("[s]\nblocksize=4KiB\nruntime=1s\n", 0));
+	assert_int_not_equal(h, first_hash("[s]\nioengine=psync\nbs=4k\nruntime=1\n", 1));
+	assert_int_not_equal(h, first_hash("[s]\nioengine=psync\nbs=8k\nruntime=1\n", 0));
+	/* an engine option at its default is the same point as no option */
+	assert_int_equal(first_hash("[s]\nioengine=io_uring\n", 0),
+	                 first_hash("[s]\nioengine=io_uring\nsqpoll=0\nhipri=off\n", 0));
+	/* the documented scheme: FNV-1a 64 of "key=value\n" in key order: spot-check that
+	 * changing a key's name (not only its value) changes the hash */
+	assert_int_not_equal(first_hash("[s]\nworkload=load\nalpha=1\n", 0),
+	                     first_hash("[s]\nworkload=load\nbeta=1\n", 0));
+}
+
+static void steady_series(void **state)
+{
+	struct steady_cfg cfg;
+	struct steady s;
+	char err[256];
+	double t = 0;
+	int i;
+
+	(void)state;
+	assert_int_equal(steady_parse("iops:5%", &cfg, err, sizeof(err)), 0);
+	assert_true(cfg.enabled);
+	assert_int_equal(steady_parse("bw:2", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.metric, STEADY_BW);
+	assert_int_equal(steady_parse("iops", &cfg, err, sizeof(err)), -EINVAL);
+	assert_int_equal(steady_parse("lat:5%", &cfg, err, sizeof(err)), -EINVAL);
+
+	/* within +-3 % of 1000 from the start: steady at the 5th sample */
+	cfg = (struct steady_cfg){
+	        .enabled = true, .metric = STEADY_IOPS, .window = 5, .tolerance_pct = 5};
+	steady_init(&s, &cfg);
+	for (i = 1; i <= 20 && !steady_add(&s, i, 1000 + ((i % 3) - 1) * 30); i++)
+		;
+	assert_int_equal(i, 5);
+	assert_true(s.reached);
+
+	/* a warm-up ramp (doubling each second) then flat from the 8th sample: the first window
+	 * of flat samples only is 8..12 */
+	steady_init(&s, &cfg);
+	for (i = 1; i <= 30; i++) {
+		double v = i < 8 ? 50 << i : 12800;
+
+		if (steady_add(&s, i, v))
+			break;
+	}
+	assert_int_equal(i, 12);
+
+	/* a drifting series (+4 % per second) never settles within 5 % over 5 samples */
+	steady_init(&s, &cfg);
+	for (i = 1, t = 1000; i <= 60; i++, t *= 1.04)
+		assert_false(steady_add(&s, i, t));
+
+	/* min_s holds it back; a window of zeros is not a steady state */
+	cfg.min_s = 12;
+	steady_init(&s, &cfg);
+	for (i = 1; i <= 20 && !steady_add(&s, i, 500); i++)
+		;
+	assert_int_equal(i, 12);
+	cfg.min_s = 0;
+	steady_init(&s, &cfg);
+	for (i = 1; i <= 10; i++)
+		assert_false(steady_add(&s, i, 0));
+}
+
+struct seen {
+	unsigned records, skipped;
+	char msg[256];
+};
+
+static int count_lines(void *arg, unsigned line, const cJSON *rec, const char *skipped)
+{
+	struct seen *s = arg;
+
+	(void)line;
+	if (rec)
+		s->records++;
+	else {
+		s->skipped++;
+		snprintf(s->msg, sizeof(s->msg), "%s", skipped);
+	}
+	return 0;
+}
+
+static void torn_journal(void **state)
+{
+	char path[4200], err[512];
+	struct journal j;
+	struct seen s = {0};
+	cJSON *rec = cJSON_Parse("{\"config_hash\":\"0123456789abcdef\",\"x\":1}");
+	FILE *f;
+
+	(void)state;
+	assert_non_null(rec);
+	snprintf(path, sizeof(path), "%s/torn.jsonl", dir);
+	unlink(path);
+	assert_int_equal(journal_open(&j, path, err, sizeof(err)), 0);
+	assert_int_equal(journal_append(&j, rec), 0);
+	assert_int_equal(journal_append(&j, rec), 0);
+	journal_close(&j);
+	f = fopen(path, "a");
+	fputs("{\"config_hash\":\"fedcba98", f); /* killed mid-write */
+	fclose(f);
+	assert_int_equal(journal_read(path, count_lines, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.records, 2);
+	assert_int_equal(s.skipped, 1);
+	assert_non_null(strstr(s.msg, "line 3 is incomplete"));
+	/* resuming appends a newline, never truncates; the torn line stays skipped */
+	assert_int_equal(journal_open(&j, path, err, sizeof(err)), 0);
+	assert_int_equal(journal_append(&j, rec), 0);
+	journal_close(&j);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(journal_read(path, count_lines, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.records, 3);
+	assert_int_equal(s.skipped, 1);
+	assert_non_null(strstr(s.msg, "line 3 is not valid JSON"));
+	cJSON_Delete(rec);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(lists_and_ranges), cmocka_unit_test(exclusions),
+	        cmocka_unit_test(parse_errors),     cmocka_unit_test(hashing),
+	        cmocka_unit_test(steady_series),    cmocka_unit_test(torn_journal),
+	};
+	const char *base = getenv("LLMIO_TEST_DIR");
+
+	snprintf(dir, sizeof(dir), "%s/test_sweep.%d", base ? base : "/tmp", (int)getpid());
+	mkdir(base ? base : "/tmp", 0755);
+	if (mkdir(dir, 0755)) {
+		perror(dir);
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
