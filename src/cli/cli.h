@@ -20,6 +20,7 @@ struct cmd {
 int cmd_run(int argc, char **argv);
 int cmd_engines(int argc, char **argv);
 int cmd_quick(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Set by SIGINT / SIGTERM; handed to jobs as opts.stop. */
 extern volatile int cli_stop;

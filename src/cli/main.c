@@ -11,6 +11,7 @@ static const struct cmd commands[] = {
          "list the datapaths, whether each can run here, and their options"},
         {"quick", cmd_quick,
          "the default: a one-minute phase-aware look at this machine's storage"},
+        {"trace", cmd_trace, "trace a program's file I/O; report, import strace logs"},
 };
 
 static void usage(FILE *f)
