@@ -31,9 +31,11 @@ static void help(FILE *f)
 	        "       llmio trace import-strace LOG -o FILE\n"
 	        "       llmio trace dump FILE\n\n"
 	        "Runs COMMAND with the tracer preloaded (%s, found next to the llmio\n"
-	        "executable or at $LLMIO_TRACE_LIB) and records its file I/O at the libc boundary,\n"
+	        "executable or at $LLMIO_TRACE_LIB) and records its file I/O at the libc "
+	        "boundary,\n"
 	        "in every process it forks or execs: opens, closes, reads, writes, seeks, syncs,\n"
-	        "mmaps, renames, unlinks and stdio calls, each with time, duration, pid, tid, path,\n"
+	        "mmaps, renames, unlinks and stdio calls, each with time, duration, pid, tid, "
+	        "path,\n"
 	        "offset, bytes and result.  Afterwards the per-process records are merged into\n"
 	        "FILE, a summary is printed on stderr, and llmio exits with COMMAND's status\n"
 	        "(128 + signal when it was killed).\n\n"
@@ -259,11 +261,13 @@ out:
 
 static int capture(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"include", required_argument, NULL, 'i'},
-	        {"exclude", required_argument, NULL, 'x'}, {"all", no_argument, NULL, 'a'},
-	        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"include", required_argument, NULL, 'i'},
+	                                     {"exclude", required_argument, NULL, 'x'},
+	                                     {"all", no_argument, NULL, 'a'},
+	                                     {"quiet", no_argument, NULL, 'q'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	char lib[PATH_MAX], dir[PATH_MAX + 16], inc[4096] = "", exc[4096] = "", outdir[PATH_MAX];
 	const char *out = "llmio.trace";
 	bool all = false, quiet = false;
@@ -299,7 +303,8 @@ static int capture(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "llmio trace: no command to trace (llmio trace -- COMMAND ARGS...)\n");
+		fprintf(stderr,
+		        "llmio trace: no command to trace (llmio trace -- COMMAND ARGS...)\n");
 		return EXIT_USAGE;
 	}
 	if ((ret = find_lib(lib, sizeof(lib)))) {
@@ -387,7 +392,8 @@ static int report(int argc, char **argv)
 			break;
 		case 't':
 			if (llmio_parse_uint(optarg, 1, 100000, &top)) {
-				fprintf(stderr, "llmio trace report: --top needs a number, not '%s'\n",
+				fprintf(stderr,
+				        "llmio trace report: --top needs a number, not '%s'\n",
 				        optarg);
 				return EXIT_USAGE;
 			}
@@ -396,12 +402,14 @@ static int report(int argc, char **argv)
 			help(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "llmio trace report: unknown option (llmio trace --help)\n");
+			fprintf(stderr,
+			        "llmio trace report: unknown option (llmio trace --help)\n");
 			return EXIT_USAGE;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "llmio trace report: give one trace file (llmio trace report FILE)\n");
+		fprintf(stderr,
+		        "llmio trace report: give one trace file (llmio trace report FILE)\n");
 		return EXIT_USAGE;
 	}
 	file = argv[optind];
@@ -419,8 +427,8 @@ static int report(int argc, char **argv)
 		goto out;
 	}
 	if (plots && !json)
-		printf("\nplots: %s/lorenz.%s, %s/sizes.%s\n", plots, plotted ? "svg" : "gp (no gnuplot)",
-		       plots, plotted ? "svg" : "gp");
+		printf("\nplots: %s/lorenz.%s, %s/sizes.%s\n", plots,
+		       plotted ? "svg" : "gp (no gnuplot)", plots, plotted ? "svg" : "gp");
 out:
 	trace_analysis_destroy(a);
 	trace_close(t);
@@ -512,8 +520,8 @@ static int dump(int argc, char **argv)
 	printf("# exit_status %d dropped %" PRIu64 " processes %zu records %zu\n",
 	       t->hdr.exit_status, t->hdr.dropped, t->nproc, t->nrec);
 	for (size_t i = 0; i < t->nproc; i++)
-		printf("# process %u parent %u images %u records %" PRIu64 " cmd %s\n", t->proc[i].pid,
-		       t->proc[i].ppid, t->proc[i].nimages, t->proc[i].nrec,
+		printf("# process %u parent %u images %u records %" PRIu64 " cmd %s\n",
+		       t->proc[i].pid, t->proc[i].ppid, t->proc[i].nimages, t->proc[i].nrec,
 		       trace_str(t, t->proc[i].cmd));
 	for (size_t i = 0; i < t->npev; i++)
 		printf("# phase %" PRIu64 " pid %u tid %u %s\n", t->pev[i].ts - t->hdr.t_start,

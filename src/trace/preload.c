@@ -64,18 +64,18 @@ ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f);
 size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f);
 
-#define FD_MAX   65536
-#define MAP_MAX  512
+#define FD_MAX    65536
+#define MAP_MAX   512
 #define PHASE_MAX 255
-#define LIST_MAX 32
-#define ENV_MAX  5
-#define GROW     (16u * TRACE_CHUNK) /* file growth step: one ftruncate per 16 chunks */
-#define SLOTS    (TRACE_CHUNK / sizeof(struct trace_rec))
-#define OFF_CUR  (UINT64_MAX - 1) /* "at the descriptor's current offset" */
+#define LIST_MAX  32
+#define ENV_MAX   5
+#define GROW      (16u * TRACE_CHUNK) /* file growth step: one ftruncate per 16 chunks */
+#define SLOTS     (TRACE_CHUNK / sizeof(struct trace_rec))
+#define OFF_CUR   (UINT64_MAX - 1) /* "at the descriptor's current offset" */
 
 enum { FD_UNKNOWN = 0, FD_TRACED, FD_EXCLUDED, FD_BUSY };
-#define FDF_APPEND   1u
-#define FDF_NOSEEK   2u
+#define FDF_APPEND 1u
+#define FDF_NOSEEK 2u
 
 struct fdent {
 	uint32_t state;
@@ -293,8 +293,8 @@ static struct trace_rec *reserve(unsigned n)
 	return r;
 }
 
-static void emit(uint16_t type, int fd, uint32_t path, uint32_t path2, uint64_t off,
-                 uint64_t req, int64_t res, uint64_t t0, uint64_t t1)
+static void emit(uint16_t type, int fd, uint32_t path, uint32_t path2, uint64_t off, uint64_t req,
+                 int64_t res, uint64_t t0, uint64_t t1)
 {
 	struct trace_rec *r = reserve(1);
 
@@ -467,7 +467,7 @@ static void fd_bind(int fd, struct fdent *e, int known_flags)
 hwm:
 	hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
 	while (fd > hwm && !__atomic_compare_exchange_n(&P.fd_hwm, &hwm, fd, false,
-	                                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
@@ -483,9 +483,8 @@ static struct fdent *fd_get(int fd)
 	st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
 	if (st == FD_TRACED)
 		return e;
-	if (st != FD_UNKNOWN ||
-	    !__atomic_compare_exchange_n(&e->state, &st, FD_BUSY, false, __ATOMIC_ACQUIRE,
-	                                 __ATOMIC_RELAXED))
+	if (st != FD_UNKNOWN || !__atomic_compare_exchange_n(&e->state, &st, FD_BUSY, false,
+	                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return NULL;
 	fd_bind(fd, e, -1);
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
@@ -837,7 +836,7 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 /* One wrapper body: call through when fd is not traced, else time CALL and record it. */
 #define FD_CALL(type, fd, off, req, call)                                                          \
 	do {                                                                                       \
-		struct fdcall c_;                                                                    \
+		struct fdcall c_;                                                                  \
 		ssize_t r_;                                                                        \
                                                                                                    \
 		if (!fd_begin(fd, &c_))                                                            \
@@ -1147,8 +1146,8 @@ EXPORT int msync(void *addr, size_t len, int flags)
 /* ---- names ---- */
 
 /* rename / unlink: recorded with absolute paths when the (first) path is in scope. */
-static void name_end(uint16_t type, int d1, const char *p1, int d2, const char *p2,
-                     uint64_t t0, int r)
+static void name_end(uint16_t type, int d1, const char *p1, int d2, const char *p2, uint64_t t0,
+                     int r)
 {
 	char a1[PATH_MAX], a2[PATH_MAX];
 	int err = errno;
@@ -1265,15 +1264,15 @@ EXPORT FILE *fdopen(int fd, const char *mode)
 /* fread/fwrite: bytes = items * size; the stream's position is tracked on its descriptor. */
 #define STDIO_CALL(type, f, size, n, call)                                                         \
 	do {                                                                                       \
-		struct fdcall c_;                                                                    \
+		struct fdcall c_;                                                                  \
 		size_t r_;                                                                         \
                                                                                                    \
-		if (!fd_begin(fileno_unlocked(f), &c_))                                           \
+		if (!fd_begin(fileno_unlocked(f), &c_))                                            \
 			return call;                                                               \
 		r_ = call;                                                                         \
 		fd_end(&c_, type, OFF_CUR, (uint64_t)(size) * (n),                                 \
 		       r_ == 0 && (size) && (n) && ferror_unlocked(f) ? -(int64_t)errno            \
-		                                                      : (int64_t)(r_ * (size)));  \
+		                                                      : (int64_t)(r_ * (size)));   \
 		return r_;                                                                         \
 	} while (0)
 
@@ -1452,7 +1451,8 @@ static void split_list(const char *env, char *buf, size_t len, const char **out,
 	if (!env)
 		return;
 	snprintf(buf, len, "%s", env);
-	for (tok = strtok_r(buf, ":", &save); tok && *n < LIST_MAX; tok = strtok_r(NULL, ":", &save))
+	for (tok = strtok_r(buf, ":", &save); tok && *n < LIST_MAX;
+	     tok = strtok_r(NULL, ":", &save))
 		out[(*n)++] = tok;
 }
 

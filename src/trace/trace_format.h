@@ -35,20 +35,20 @@
 /* Call types.  Values are part of the format: only append. */
 enum trace_type {
 	TR_NONE = 0,
-	TR_OPEN,      /* open/openat/creat (+64, fortify): path, result = fd or -errno */
-	TR_CLOSE,     /* close */
-	TR_DUP,       /* dup/dup2/dup3/fcntl(F_DUPFD): fd = old, result = new fd */
-	TR_READ,      /* read: offset tracked per fd */
-	TR_PREAD,     /* pread/pread64: offset as given */
-	TR_READV,     /* readv: req = sum of iov_len */
-	TR_PREADV,    /* preadv/preadv2 (+64) */
-	TR_WRITE,     /* write */
-	TR_PWRITE,    /* pwrite/pwrite64 */
-	TR_WRITEV,    /* writev */
-	TR_PWRITEV,   /* pwritev/pwritev2 (+64) */
-	TR_LSEEK,     /* lseek: req = offset argument, offset = resulting position */
-	TR_FSYNC,     /* fsync */
-	TR_FDATASYNC, /* fdatasync */
+	TR_OPEN,       /* open/openat/creat (+64, fortify): path, result = fd or -errno */
+	TR_CLOSE,      /* close */
+	TR_DUP,        /* dup/dup2/dup3/fcntl(F_DUPFD): fd = old, result = new fd */
+	TR_READ,       /* read: offset tracked per fd */
+	TR_PREAD,      /* pread/pread64: offset as given */
+	TR_READV,      /* readv: req = sum of iov_len */
+	TR_PREADV,     /* preadv/preadv2 (+64) */
+	TR_WRITE,      /* write */
+	TR_PWRITE,     /* pwrite/pwrite64 */
+	TR_WRITEV,     /* writev */
+	TR_PWRITEV,    /* pwritev/pwritev2 (+64) */
+	TR_LSEEK,      /* lseek: req = offset argument, offset = resulting position */
+	TR_FSYNC,      /* fsync */
+	TR_FDATASYNC,  /* fdatasync */
 	TR_SYNC_RANGE, /* sync_file_range: offset, req = nbytes */
 	TR_MMAP,       /* mmap of a file: offset, req = length, result = address or -errno */
 	TR_MUNMAP,     /* munmap of a traced mapping: req = length */
@@ -112,10 +112,10 @@ struct trace_file_hdr {
 	uint64_t proc_off, nproc;
 	uint64_t phase_off, nphase;
 	uint64_t pev_off, npev;
-	uint64_t t_start, t_end;  /* first call, end of the last one (mono ns) */
-	int64_t real_minus_mono;  /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) of the first process */
-	uint64_t dropped;         /* records lost while tracing */
-	int32_t exit_status;      /* of the traced command as a shell reports it; -1 unknown */
+	uint64_t t_start, t_end; /* first call, end of the last one (mono ns) */
+	int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) of the first process */
+	uint64_t dropped;        /* records lost while tracing */
+	int32_t exit_status;     /* of the traced command as a shell reports it; -1 unknown */
 	uint32_t reserved[3];
 };
 

@@ -201,7 +201,8 @@ int trace_merge_dir(struct trace_builder *b, const char *dir, char *err, size_t 
 	dp = opendir(dir);
 	if (!dp) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open the trace directory %s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "cannot open the trace directory %s: %s", dir,
+		         strerror(errno));
 		return ret;
 	}
 	while (!ret && (d = readdir(dp))) {

@@ -92,7 +92,8 @@ static int check(struct trace *t, char *err, size_t errlen)
 	}
 	if (h->version != TRACE_VERSION || h->rec_size != sizeof(struct trace_rec) ||
 	    h->hdr_size < sizeof(*h)) {
-		snprintf(err, errlen, "trace format version %u is not supported (this llmio reads %d)",
+		snprintf(err, errlen,
+		         "trace format version %u is not supported (this llmio reads %d)",
 		         h->version, TRACE_VERSION);
 		return -EINVAL;
 	}
@@ -307,8 +308,8 @@ static int inf_class(const struct inf_file *f, const unsigned *dir_reads)
 {
 	if (f->written && (f->wbytes >= MiB || f->synced || f->renamed))
 		return INF_CKPT;
-	if (f->rbytes &&
-	    (f->multi_pid || (f->extent && f->rbytes * 2 > f->extent * 3) || dir_reads[f->dir] >= 8))
+	if (f->rbytes && (f->multi_pid || (f->extent && f->rbytes * 2 > f->extent * 3) ||
+	                  dir_reads[f->dir] >= 8))
 		return INF_DATA;
 	if (f->rbytes >= MiB)
 		return INF_LOAD;
@@ -349,7 +350,8 @@ static int inf_scan(struct trace *t, struct tmap *fm, struct tmap *dm, struct in
 		f->multi_pid |= r->pid != f->pid && trace_type_is_read(r->type);
 		if (r->result > 0 && trace_type_is_read(r->type)) {
 			f->rbytes += (uint64_t)r->result;
-			if (r->offset != TRACE_OFF_NONE && r->offset + (uint64_t)r->result > f->extent)
+			if (r->offset != TRACE_OFF_NONE &&
+			    r->offset + (uint64_t)r->result > f->extent)
 				f->extent = r->offset + (uint64_t)r->result;
 		} else if (r->result > 0 && trace_type_is_write(r->type)) {
 			f->wbytes += (uint64_t)r->result;

@@ -174,7 +174,8 @@ static int classify_seq(struct file_pid *e, const struct trace_rec *r)
 static int cmp_bytes_desc(const void *x, const void *y, void *arg)
 {
 	const struct trace_analysis *a = arg;
-	const struct totals *p = &a->file[*(const uint32_t *)x].t, *q = &a->file[*(const uint32_t *)y].t;
+	const struct totals *p = &a->file[*(const uint32_t *)x].t,
+	                    *q = &a->file[*(const uint32_t *)y].t;
 	uint64_t bp = p->rbytes + p->wbytes, bq = q->rbytes + q->wbytes;
 
 	return bp > bq ? -1 : bp < bq;
@@ -311,16 +312,17 @@ static void print_totals_row(FILE *f, const char *label, const struct totals *s)
 	llmio_format_bytes(s->rbytes, rb, sizeof(rb));
 	llmio_format_bytes(s->wbytes, wb, sizeof(wb));
 	fmt_ns(io, sizeof(io), s->io_ns);
-	fprintf(f, "  %-28.28s %12s %9" PRIu64 " %12s %9" PRIu64 " %6" PRIu64 " %6" PRIu64
-	           " %5.0f%% %10s\n",
-	        label, rb, s->rcalls, wb, s->wcalls, s->opens, s->fsyncs, pct(s->seq, s->seq + s->rnd),
-	        io);
+	fprintf(f,
+	        "  %-28.28s %12s %9" PRIu64 " %12s %9" PRIu64 " %6" PRIu64 " %6" PRIu64
+	        " %5.0f%% %10s\n",
+	        label, rb, s->rcalls, wb, s->wcalls, s->opens, s->fsyncs,
+	        pct(s->seq, s->seq + s->rnd), io);
 }
 
 static void print_totals_head(FILE *f, const char *what)
 {
-	fprintf(f, "  %-28s %12s %9s %12s %9s %6s %6s %6s %10s\n", what, "read", "calls",
-	        "written", "calls", "opens", "syncs", "seq", "I/O time");
+	fprintf(f, "  %-28s %12s %9s %12s %9s %6s %6s %6s %10s\n", what, "read", "calls", "written",
+	        "calls", "opens", "syncs", "seq", "I/O time");
 }
 
 static void print_sizes(FILE *f, const struct phase_stat *p)
@@ -380,9 +382,11 @@ static void print_overview(const struct trace_analysis *a, FILE *f)
 	if (t->hdr.dropped)
 		fprintf(f, "warning: %" PRIu64 " records were lost (no space for the trace)\n",
 		        t->hdr.dropped);
-	fprintf(f, "concentration: %.1f%% of files carry 50%% of bytes, %.1f%% carry 90%%, %.1f%% "
-	           "carry 99%%\n",
-	        100 * trace_analysis_concentration(a, 0.5), 100 * trace_analysis_concentration(a, 0.9),
+	fprintf(f,
+	        "concentration: %.1f%% of files carry 50%% of bytes, %.1f%% carry 90%%, %.1f%% "
+	        "carry 99%%\n",
+	        100 * trace_analysis_concentration(a, 0.5),
+	        100 * trace_analysis_concentration(a, 0.9),
 	        100 * trace_analysis_concentration(a, 0.99));
 }
 
@@ -390,11 +394,13 @@ static void print_phases(const struct trace_analysis *a, FILE *f)
 {
 	char label[96];
 
-	fprintf(f, "\nper phase%s\n", a->t->inferred ? " (inferred from the files: no markers)" : "");
+	fprintf(f, "\nper phase%s\n",
+	        a->t->inferred ? " (inferred from the files: no markers)" : "");
 	print_totals_head(f, "phase");
 	for (size_t i = 0; i < a->t->nphase; i++)
 		if (a->phase[i].t.calls)
-			print_totals_row(f, phase_label(a, i, label, sizeof(label)), &a->phase[i].t);
+			print_totals_row(f, phase_label(a, i, label, sizeof(label)),
+			                 &a->phase[i].t);
 }
 
 static void print_top(const struct trace_analysis *a, FILE *f, unsigned top)
@@ -469,8 +475,8 @@ static cJSON *totals_json(const struct totals *s, bool full)
 	cJSON_AddNumberToObject(o, "sequential_fraction",
 	                        s->seq + s->rnd ? (double)s->seq / (double)(s->seq + s->rnd) : 0.0);
 	cJSON_AddNumberToObject(o, "io_time_s", (double)s->io_ns / 1e9);
-	cJSON_AddNumberToObject(o, "span_s", s->last > s->first ? (double)(s->last - s->first) / 1e9
-	                                                        : 0.0);
+	cJSON_AddNumberToObject(o, "span_s",
+	                        s->last > s->first ? (double)(s->last - s->first) / 1e9 : 0.0);
 	return o;
 }
 
@@ -584,7 +590,8 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 
 		if (!a->phase[i].t.calls || !(o = phase_json(&a->phase[i])))
 			continue;
-		cJSON_AddBoolToObject(o, "inferred", (t->phase[i].flags & TRACE_PHASE_INFERRED) != 0);
+		cJSON_AddBoolToObject(o, "inferred",
+		                      (t->phase[i].flags & TRACE_PHASE_INFERRED) != 0);
 		cJSON_AddItemToObject(phases, i ? t->phase_name[i] : "(none)", o);
 	}
 	tot = phase_json(&a->all);
@@ -682,8 +689,8 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	fprintf(f, "# size_lower_bound_bytes reads writes\n");
 	for (unsigned b = 0; b < NSIZES; b++)
 		if (a->all.rsize[b] || a->all.wsize[b])
-			fprintf(f, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", b ? (uint64_t)1 << (b - 1) : 0,
-			        a->all.rsize[b], a->all.wsize[b]);
+			fprintf(f, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			        b ? (uint64_t)1 << (b - 1) : 0, a->all.rsize[b], a->all.wsize[b]);
 	if (fclose(f))
 		goto io;
 	snprintf(path, sizeof(path), "%s/lorenz.gp", dir);

@@ -21,10 +21,9 @@ static bool has_suffix(const char *p, const char *suf)
 
 bool trace_path_default_excluded(const char *p)
 {
-	static const char *const pre[] = {"/proc",      "/sys",       "/dev",
-	                                  "/usr/lib",   "/usr/lib64", "/lib",
-	                                  "/lib64",     "/usr/share", "/usr/local/lib",
-	                                  "/etc/ld.so.cache"};
+	static const char *const pre[] = {
+	        "/proc", "/sys",   "/dev",       "/usr/lib",       "/usr/lib64",
+	        "/lib",  "/lib64", "/usr/share", "/usr/local/lib", "/etc/ld.so.cache"};
 	static const char *const suf[] = {".py", ".pyc", ".so", ".pth", ".pyi"};
 
 	if (p[0] != '/')

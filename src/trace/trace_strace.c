@@ -175,14 +175,14 @@ static uint64_t iov_arg(const char *a, size_t len)
 static const struct {
 	const char *name;
 	int value;
-} errnos[] = {{"EPERM", EPERM},   {"ENOENT", ENOENT},   {"EINTR", EINTR},
-              {"EIO", EIO},       {"ENXIO", ENXIO},     {"EBADF", EBADF},
-              {"EAGAIN", EAGAIN}, {"ENOMEM", ENOMEM},   {"EACCES", EACCES},
-              {"EFAULT", EFAULT}, {"EBUSY", EBUSY},     {"EEXIST", EEXIST},
-              {"EXDEV", EXDEV},   {"ENODEV", ENODEV},   {"ENOTDIR", ENOTDIR},
-              {"EISDIR", EISDIR}, {"EINVAL", EINVAL},   {"ENFILE", ENFILE},
-              {"EMFILE", EMFILE}, {"EFBIG", EFBIG},     {"ENOSPC", ENOSPC},
-              {"ESPIPE", ESPIPE}, {"EROFS", EROFS},     {"ENAMETOOLONG", ENAMETOOLONG},
+} errnos[] = {{"EPERM", EPERM},   {"ENOENT", ENOENT},       {"EINTR", EINTR},
+              {"EIO", EIO},       {"ENXIO", ENXIO},         {"EBADF", EBADF},
+              {"EAGAIN", EAGAIN}, {"ENOMEM", ENOMEM},       {"EACCES", EACCES},
+              {"EFAULT", EFAULT}, {"EBUSY", EBUSY},         {"EEXIST", EEXIST},
+              {"EXDEV", EXDEV},   {"ENODEV", ENODEV},       {"ENOTDIR", ENOTDIR},
+              {"EISDIR", EISDIR}, {"EINVAL", EINVAL},       {"ENFILE", ENFILE},
+              {"EMFILE", EMFILE}, {"EFBIG", EFBIG},         {"ENOSPC", ENOSPC},
+              {"ESPIPE", ESPIPE}, {"EROFS", EROFS},         {"ENAMETOOLONG", ENAMETOOLONG},
               {"ELOOP", ELOOP},   {"ENOTEMPTY", ENOTEMPTY}, {"EOPNOTSUPP", EOPNOTSUPP},
               {"ENOSYS", ENOSYS}, {"EDQUOT", EDQUOT}};
 
@@ -209,9 +209,12 @@ static int64_t parse_result(const char *p, char *path, size_t plen)
 		return -EIO;
 	}
 	if (*end == '<') {
-		const char *gt = strrchr(end, '>');
+		const char *gt = end + 1;
 
-		if (gt && gt > end)
+		/* the decoration ends at a '>' that ends the token */
+		while ((gt = strchr(gt, '>')) && gt[1] && gt[1] != ' ' && gt[1] != '\n')
+			gt++;
+		if (gt)
 			snprintf(path, plen, "%.*s", (int)(gt - end - 1), end + 1);
 	}
 	return v;
@@ -293,13 +296,20 @@ static const struct {
 	int off_arg; /* argument holding the offset (-1: the current one) */
 	int len_arg; /* argument holding the length; -2: an iovec array at arg 1 */
 } data_calls[] = {
-        {"read", TR_READ, -1, 2},         {"pread64", TR_PREAD, 3, 2},
-        {"readv", TR_READV, -1, -2},      {"preadv", TR_PREADV, 3, -2},
-        {"preadv2", TR_PREADV, 3, -2},    {"write", TR_WRITE, -1, 2},
-        {"pwrite64", TR_PWRITE, 3, 2},    {"writev", TR_WRITEV, -1, -2},
-        {"pwritev", TR_PWRITEV, 3, -2},   {"pwritev2", TR_PWRITEV, 3, -2},
-        {"fsync", TR_FSYNC, -3, -3},      {"fdatasync", TR_FDATASYNC, -3, -3},
-        {"ftruncate", TR_FTRUNCATE, -3, 1}, {"fallocate", TR_FALLOCATE, 2, 3},
+        {"read", TR_READ, -1, 2},
+        {"pread64", TR_PREAD, 3, 2},
+        {"readv", TR_READV, -1, -2},
+        {"preadv", TR_PREADV, 3, -2},
+        {"preadv2", TR_PREADV, 3, -2},
+        {"write", TR_WRITE, -1, 2},
+        {"pwrite64", TR_PWRITE, 3, 2},
+        {"writev", TR_WRITEV, -1, -2},
+        {"pwritev", TR_PWRITEV, 3, -2},
+        {"pwritev2", TR_PWRITEV, 3, -2},
+        {"fsync", TR_FSYNC, -3, -3},
+        {"fdatasync", TR_FDATASYNC, -3, -3},
+        {"ftruncate", TR_FTRUNCATE, -3, 1},
+        {"fallocate", TR_FALLOCATE, 2, 3},
         {"sync_file_range", TR_SYNC_RANGE, 1, 2},
 };
 

@@ -111,8 +111,7 @@ int trace_builder_str(struct trace_builder *b, const char *s, uint32_t *off)
 	return 0;
 }
 
-int trace_builder_phase(struct trace_builder *b, const char *name, uint32_t flags,
-                        uint32_t *idx)
+int trace_builder_phase(struct trace_builder *b, const char *name, uint32_t flags, uint32_t *idx)
 {
 	uint32_t off;
 	int ret = trace_builder_str(b, name, &off);
@@ -151,7 +150,8 @@ int trace_builder_phase_ev(struct trace_builder *b, uint64_t ts, uint32_t pid, u
 
 	if (ret)
 		return ret;
-	b->pev[b->npev++] = (struct trace_phase_ev){.ts = ts, .pid = pid, .tid = tid, .phase = phase};
+	b->pev[b->npev++] =
+	        (struct trace_phase_ev){.ts = ts, .pid = pid, .tid = tid, .phase = phase};
 	return 0;
 }
 

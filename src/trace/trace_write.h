@@ -38,8 +38,7 @@ void trace_builder_release(struct trace_builder *b);
 /* Intern s; *off is its offset in the blob (equal strings share one). */
 int trace_builder_str(struct trace_builder *b, const char *s, uint32_t *off);
 /* The index of phase `name` (added if new); "" is 0. */
-int trace_builder_phase(struct trace_builder *b, const char *name, uint32_t flags,
-                        uint32_t *idx);
+int trace_builder_phase(struct trace_builder *b, const char *name, uint32_t flags, uint32_t *idx);
 /* Append a record whose path/path2 are blob offsets and phase a phase index. */
 int trace_builder_rec(struct trace_builder *b, const struct trace_rec *r);
 int trace_builder_phase_ev(struct trace_builder *b, uint64_t ts, uint32_t pid, uint32_t tid,
