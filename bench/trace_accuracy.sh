@@ -3,7 +3,7 @@
 # torch.load, DataLoader with 2 worker processes over 96 sample files, torch.save checkpoints
 # with fsync + rename), against `strace -f -y` of the same program.
 #
-#   bench/trace_accuracy.sh [LLMIO_BINARY] [RUNS]      (default build/llmio, 3 runs)
+#   bench/trace_accuracy.sh [LLMIO_BINARY] [RUNS]      (default build/llmio, 5 runs)
 #
 # Prints markdown tables: per-file bytes (tracer vs strace), wall time untraced / traced /
 # strace -f (median of RUNS), and a syscall-heavy micro-benchmark (pread of 4 KiB from a
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LLMIO=$(realpath "${1:-build/llmio}")
-RUNS=${2:-3}
+RUNS=${2:-5}
 PY=/usr/bin/python3
 [ -x "$LLMIO" ] || { echo "build llmio first (make build): $LLMIO is missing" >&2; exit 2; }
 
@@ -20,6 +20,8 @@ need=()
 "$PY" -c 'import torch' 2>/dev/null || need+=(python3-torch)
 command -v strace >/dev/null || need+=(strace)
 command -v cc >/dev/null || need+=(gcc)
+command -v bc >/dev/null || need+=(bc)
+[ -x /usr/bin/time ] || need+=(time)
 if [ ${#need[@]} -gt 0 ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -97,32 +99,44 @@ print()
 EOF
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-wall() { # wall seconds of one run of "$@"
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@" >/dev/null 2>&1
-	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc -l
+# one run of MODE: "wall_s cpu_s" (cpu: user + system of the whole process tree)
+measure() {
+	local mode=$1
+	case $mode in
+	untraced) set -- "${PROG[@]}" run ;;
+	traced) set -- "$LLMIO" trace -q -o "$W/o.trace" --include "$W/work" -- "${PROG[@]}" run ;;
+	strace) set -- strace -f -y -qq -o "$W/o.log" "${PROG[@]}" run ;;
+	esac
+	/usr/bin/time -f "%e %U %S" -o "$W/time" "$@" >/dev/null 2>&1
+	awk '{printf "%s %.3f\n", $1, $2 + $3}' "$W/time"
 }
-declare -A T
-for mode in untraced traced strace; do
-	for ((i = 0; i < RUNS; i++)); do
-		case $mode in
-		untraced) wall "${PROG[@]}" run ;;
-		traced) wall "$LLMIO" trace -q -o "$W/o.trace" --include "$W/work" -- "${PROG[@]}" run ;;
-		strace) wall strace -f -y -qq -o "$W/o.log" "${PROG[@]}" run ;;
-		esac
-	done >"$W/$mode.times"
-	T[$mode]=$(median <"$W/$mode.times")
+# interleaved (untraced, traced, strace, untraced, ...) so that load from other processes on
+# the machine falls on all three alike
+for ((i = 0; i < RUNS; i++)); do
+	for mode in untraced traced strace; do
+		measure $mode >>"$W/$mode.times"
+	done
 done
-echo "## overhead: wall time of the PyTorch program (median of $RUNS)"
+declare -A T C
+for mode in untraced traced strace; do
+	T[$mode]=$(awk '{print $1}' "$W/$mode.times" | median)
+	C[$mode]=$(awk '{print $2}' "$W/$mode.times" | median)
+done
+echo "## overhead: the PyTorch program, median of $RUNS interleaved runs"
 echo
-echo "| run | wall (s) | overhead |"
-echo "| --- | ---: | ---: |"
+echo "| run | wall (s) | wall overhead | CPU user+sys (s) | CPU overhead |"
+echo "| --- | ---: | ---: | ---: | ---: |"
 for mode in untraced traced strace; do
-	printf "| %s | %.2f | %+.1f %% |\n" "$mode" "${T[$mode]}" \
-		"$(echo "(${T[$mode]} / ${T[untraced]} - 1) * 100" | bc -l)"
+	printf "| %s | %.2f | %+.1f %% | %.2f | %+.1f %% |\n" "$mode" "${T[$mode]}" \
+		"$(echo "(${T[$mode]} / ${T[untraced]} - 1) * 100" | bc -l)" "${C[$mode]}" \
+		"$(echo "(${C[$mode]} / ${C[untraced]} - 1) * 100" | bc -l)"
 done
+echo
+echo "traced calls in one run: $("$LLMIO" trace report "$W/o.trace" --json | "$PY" -c \
+	'import json,sys; print(json.load(sys.stdin)["totals"]["calls"])') (in scope);" \
+	"$("$LLMIO" trace -q --all -o "$W/all.trace" -- "${PROG[@]}" run >/dev/null &&
+		"$LLMIO" trace report "$W/all.trace" --json | "$PY" -c \
+		'import json,sys; print(json.load(sys.stdin)["totals"]["calls"])') with --all"
 echo
 
 # micro-benchmark: N preads of 4 KiB from a cached file, timed inside the program
@@ -153,6 +167,7 @@ EOF
 cc -O2 -o "$W/micro" "$W/micro.c"
 head -c $((256 * 4096)) /dev/urandom >"$W/work/micro.dat"
 N=1000000
+declare -A M
 for mode in untraced traced strace; do
 	for ((i = 0; i < RUNS; i++)); do
 		case $mode in
@@ -161,15 +176,15 @@ for mode in untraced traced strace; do
 		strace) strace -f -qq -o /dev/null "$W/micro" "$W/work/micro.dat" $((N / 10)) ;;
 		esac
 	done >"$W/m.$mode"
-	T[m$mode]=$(median <"$W/m.$mode")
+	M[$mode]=$(median <"$W/m.$mode")
 done
 echo "## micro-benchmark: pread 4 KiB from a cached file ($N calls; strace: $((N / 10)))"
 echo
 echo "| run | calls/s | ns per call | vs untraced |"
 echo "| --- | ---: | ---: | ---: |"
 for mode in untraced traced strace; do
-	printf "| %s | %.0f | %.0f | %.2fx |\n" "$mode" "${T[m$mode]}" \
-		"$(echo "1000000000 / ${T[m$mode]}" | bc -l)" "$(echo "${T[m$mode]} / ${T[muntraced]}" | bc -l)"
+	printf "| %s | %.0f | %.0f | %.2fx |\n" "$mode" "${M[$mode]}" \
+		"$(echo "1000000000 / ${M[$mode]}" | bc -l)" "$(echo "${M[$mode]} / ${M[untraced]}" | bc -l)"
 done
 echo
 echo "host: $(nproc) CPUs, $(uname -r), $("$PY" -c 'import torch; print("torch", torch.__version__)')"
