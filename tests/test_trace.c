@@ -118,7 +118,8 @@ static void synthetic(void **state)
 	assert_non_null(trace_builder_proc(&b, 10, 1, "python3 train.py", 100));
 	assert_non_null(trace_builder_proc(&b, 11, 10, "python3 train.py", 200));
 	for (int i = 0; i < 9; i++)
-		add(&b, TR_READ, 10, 10, "/d/big", 1000 + i * 2000, (uint64_t)i * 100, 100, 100, load);
+		add(&b, TR_READ, 10, 10, "/d/big", 1000 + i * 2000, (uint64_t)i * 100, 100, 100,
+		    load);
 	add(&b, TR_PREAD, 10, 10, "/d/big", 30000, 5000, 100, 100, load);
 	/* added out of order: the writer sorts by time */
 	add(&b, TR_FSYNC, 11, 12, "/d/small2", 60000, TRACE_OFF_NONE, 0, 0, train);
@@ -199,7 +200,8 @@ static void inference(void **state)
 	add(&b, TR_READ, 1, 1, "/m/model.safetensors", 10, 0, 2 * MiB, 2 * MiB, 0);
 	for (int i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "/ds/shard%d", i);
-		add(&b, TR_READ, 2 + (uint32_t)(i % 2), 5, name, 100 + (uint64_t)i, 0, 4096, 4096, 0);
+		add(&b, TR_READ, 2 + (uint32_t)(i % 2), 5, name, 100 + (uint64_t)i, 0, 4096, 4096,
+		    0);
 	}
 	add(&b, TR_WRITE, 1, 1, "/ck/step1.tmp", 1000, 0, MiB, MiB, 0);
 	add(&b, TR_WRITE, 1, 1, "/ck/step1.tmp", 1001, MiB, MiB, MiB, 0);
@@ -326,8 +328,8 @@ static void not_strace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(synthetic),     cmocka_unit_test(inference),
-	        cmocka_unit_test(damaged),       cmocka_unit_test(strace_import),
+	        cmocka_unit_test(synthetic),  cmocka_unit_test(inference),
+	        cmocka_unit_test(damaged),    cmocka_unit_test(strace_import),
 	        cmocka_unit_test(not_strace),
 	};
 

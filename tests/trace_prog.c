@@ -27,7 +27,7 @@ static char buf[65536];
 #define CHECK(x)                                                                                   \
 	do {                                                                                       \
 		if (!(x)) {                                                                        \
-			fprintf(stderr, "trace_prog: %s failed at line %d: %s\n", #x, __LINE__,   \
+			fprintf(stderr, "trace_prog: %s failed at line %d: %s\n", #x, __LINE__,    \
 			        strerror(errno));                                                  \
 			exit(1);                                                                   \
 		}                                                                                  \
@@ -62,21 +62,21 @@ static void data_calls(void)
 
 	fd = open(path("a"), O_CREAT | O_RDWR | O_TRUNC, 0644);
 	CHECK(fd >= 0);
-	CHECK(write(fd, buf, 1000) == 1000);                 /* off 0 */
-	CHECK(write(fd, buf, 24) == 24);                     /* off 1000 */
-	CHECK(pwrite(fd, buf, 512, 4096) == 512);            /* off 4096 */
+	CHECK(write(fd, buf, 1000) == 1000);      /* off 0 */
+	CHECK(write(fd, buf, 24) == 24);          /* off 1000 */
+	CHECK(pwrite(fd, buf, 512, 4096) == 512); /* off 4096 */
 	CHECK(lseek(fd, 0, SEEK_SET) == 0);
-	CHECK(read(fd, buf, 100) == 100);                    /* off 0 */
-	CHECK(read(fd, buf, 200) == 200);                    /* off 100 */
-	CHECK(pread(fd, buf, 50, 4000) == 50);               /* off 4000 */
-	CHECK(readv(fd, iov, 2) == 30);                      /* off 300 */
-	CHECK(preadv(fd, iov, 2, 10) == 30);                 /* off 10 */
+	CHECK(read(fd, buf, 100) == 100);      /* off 0 */
+	CHECK(read(fd, buf, 200) == 200);      /* off 100 */
+	CHECK(pread(fd, buf, 50, 4000) == 50); /* off 4000 */
+	CHECK(readv(fd, iov, 2) == 30);        /* off 300 */
+	CHECK(preadv(fd, iov, 2, 10) == 30);   /* off 10 */
 	iov[0].iov_len = 1, iov[1].iov_len = 2, iov[2].iov_len = 3;
-	CHECK(writev(fd, iov, 3) == 6);                      /* off 330 */
-	CHECK(pwritev(fd, iov, 3, 8192) == 6);               /* off 8192 */
+	CHECK(writev(fd, iov, 3) == 6);        /* off 330 */
+	CHECK(pwritev(fd, iov, 3, 8192) == 6); /* off 8192 */
 	iov[0].iov_len = 16;
-	CHECK(preadv2(fd, iov, 1, -1, 0) == 16);             /* off 336 (current) */
-	CHECK(pwritev2(fd, iov, 1, 9000, 0) == 16);          /* off 9000 */
+	CHECK(preadv2(fd, iov, 1, -1, 0) == 16);    /* off 336 (current) */
+	CHECK(pwritev2(fd, iov, 1, 9000, 0) == 16); /* off 9000 */
 	CHECK(fsync(fd) == 0);
 	CHECK(fdatasync(fd) == 0);
 	CHECK(sync_file_range(fd, 0, 4096, SYNC_FILE_RANGE_WRITE) == 0);
@@ -90,13 +90,13 @@ static void data_calls(void)
 	fd2 = dup(fd);
 	CHECK(fd2 >= 0);
 	CHECK(lseek(fd2, 5000, SEEK_SET) == 5000);
-	CHECK(write(fd2, buf, 7) == 7);                      /* dup'd: off 5000 */
+	CHECK(write(fd2, buf, 7) == 7); /* dup'd: off 5000 */
 	fd3 = dup2(fd, 100);
 	CHECK(fd3 == 100);
 	fd4 = fcntl(fd, F_DUPFD_CLOEXEC, 200);
 	CHECK(fd4 >= 200);
-	CHECK(pwrite(fd3, buf, 3, 1) == 3);                  /* via dup2: off 1 */
-	CHECK(pwrite(fd4, buf, 5, 2) == 5);                  /* via F_DUPFD: off 2 */
+	CHECK(pwrite(fd3, buf, 3, 1) == 3); /* via dup2: off 1 */
+	CHECK(pwrite(fd4, buf, 5, 2) == 5); /* via F_DUPFD: off 2 */
 	CHECK(close(fd4) == 0 && close(fd3) == 0 && close(fd2) == 0 && close(fd) == 0);
 
 	/* errors */
