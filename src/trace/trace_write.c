@@ -264,7 +264,8 @@ static int cmp_proc_pid(const void *a, const void *b)
 
 static void finish(struct trace_builder *b, struct trace_file_hdr *h)
 {
-	qsort(b->proc, b->nproc, sizeof(*b->proc), cmp_proc_pid);
+	if (b->nproc)
+		qsort(b->proc, b->nproc, sizeof(*b->proc), cmp_proc_pid);
 	h->t_start = b->nrec ? b->rec[0].ts : 0;
 	for (size_t i = 0; i < b->nrec; i++) {
 		const struct trace_rec *r = &b->rec[i];
@@ -273,7 +274,8 @@ static void finish(struct trace_builder *b, struct trace_file_hdr *h)
 
 		if (end > h->t_end)
 			h->t_end = end;
-		p = bsearch(&key, b->proc, b->nproc, sizeof(*b->proc), cmp_proc_pid);
+		p = b->nproc ? bsearch(&key, b->proc, b->nproc, sizeof(*b->proc), cmp_proc_pid)
+		             : NULL;
 		if (!p)
 			continue;
 		p->nrec++;
@@ -292,14 +294,16 @@ int trace_builder_write(struct trace_builder *b, FILE *f)
 
 	if ((ret = sort_recs(b->rec, b->nrec)))
 		return ret;
-	qsort(b->pev, b->npev, sizeof(*b->pev), cmp_pev);
+	if (b->npev)
+		qsort(b->pev, b->npev, sizeof(*b->pev), cmp_pev);
 	for (size_t k = 0; k < b->nproc; k++) {
 		b->proc[k].nrec = 0;
 		b->proc[k].reserved[0] = 0;
 	}
 	memset(&h, 0, sizeof(h));
 	finish(b, &h);
-	qsort(b->proc, b->nproc, sizeof(*b->proc), cmp_proc);
+	if (b->nproc)
+		qsort(b->proc, b->nproc, sizeof(*b->proc), cmp_proc);
 	memcpy(h.magic, TRACE_MAGIC, 8);
 	h.version = TRACE_VERSION;
 	h.hdr_size = sizeof(h);
