@@ -16,6 +16,7 @@ static const struct cmd commands[] = {
         {"advise", cmd_advise, "the best datapath per LLM phase, from a sweep journal"},
         {"sweep", cmd_sweep, "run a job file's matrix of points into a results journal"},
         {"results", cmd_results, "export a results journal (CSV)"},
+        {"trace", cmd_trace, "trace a program's file I/O; report, import strace logs"},
 };
 
 static void usage(FILE *f)

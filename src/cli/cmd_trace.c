@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmio trace: run a command under the preload tracer and merge what it did into one trace;
+ * `llmio trace report`, `import-strace` and `dump` work on trace files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "trace/trace_report.h"
+#include "trace/trace_write.h"
+
+#define TRACE_LIB_NAME "libllmio_trace.so"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+	        "usage: llmio trace [-o FILE] [--include PATH]... [--exclude PATH]... [--all]\n"
+	        "                   [--quiet] -- COMMAND [ARGS...]\n"
+	        "       llmio trace report FILE [--json] [-o DIR] [--top N]\n"
+	        "       llmio trace import-strace LOG -o FILE\n"
+	        "       llmio trace dump FILE\n\n"
+	        "Runs COMMAND with the tracer preloaded (%s, found next to the llmio\n"
+	        "executable or at $LLMIO_TRACE_LIB) and records its file I/O at the libc "
+	        "boundary,\n"
+	        "in every process it forks or execs: opens, closes, reads, writes, seeks, syncs,\n"
+	        "mmaps, renames, unlinks and stdio calls, each with time, duration, pid, tid, "
+	        "path,\n"
+	        "offset, bytes and result.  Afterwards the per-process records are merged into\n"
+	        "FILE, a summary is printed on stderr, and llmio exits with COMMAND's status\n"
+	        "(128 + signal when it was killed).\n\n"
+	        "  -o, --output FILE   the trace (default llmio.trace)\n"
+	        "  --include PATH      trace only files under PATH (repeatable)\n"
+	        "  --exclude PATH      never trace files under PATH (repeatable)\n"
+	        "  --all               also trace what is left out by default: /proc, /sys, /dev,\n"
+	        "                      pipes and sockets, /usr/lib, /lib, /usr/share and\n"
+	        "                      interpreter imports (*.py, *.pyc, *.so)\n"
+	        "  -q, --quiet         no summary\n\n"
+	        "Phases: programs mark them with llmio_trace_set_phase() (include/llmio/trace.h)\n"
+	        "or python/llmio_phase.py; without markers the report infers load / data /\n"
+	        "checkpoint from the files.\n\n"
+	        "report: text tables per phase, process and file, latency percentiles per call\n"
+	        "  type, request sizes, sequential fraction, concentration of bytes over files,\n"
+	        "  top files.  --json prints one JSON object instead; -o DIR also writes plots\n"
+	        "  (Lorenz curve, request sizes) with gnuplot.\n"
+	        "import-strace: converts `strace -f -y [-tt|-ttt] [-T]` output into a trace.\n"
+	        "dump: every record as a line of text.\n\n"
+	        "exit status: COMMAND's; 2 usage error; 1 when the trace cannot be written;\n"
+	        "127 when COMMAND cannot be run.  See docs/tracing.md.\n",
+	        TRACE_LIB_NAME);
+}
+
+/* ---- helpers ---- */
+
+/* path made absolute against the current directory (filters are compared to real paths) */
+static int absolutize(const char *in, char *out, size_t len)
+{
+	char cwd[PATH_MAX], joined[PATH_MAX * 2], real[PATH_MAX];
+
+	if (in[0] == '/') {
+		if (snprintf(joined, sizeof(joined), "%s", in) >= (int)sizeof(joined))
+			return -ENAMETOOLONG;
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		if (snprintf(joined, sizeof(joined), "%s/%s", cwd, in) >= (int)sizeof(joined))
+			return -ENAMETOOLONG;
+	}
+	/* a prefix that exists is compared in its canonical form, as the tracer sees paths */
+	if (realpath(joined, real))
+		return snprintf(out, len, "%s", real) >= (int)len ? -ENAMETOOLONG : 0;
+	return snprintf(out, len, "%s", joined) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+static int append_list(char *list, size_t len, const char *path)
+{
+	char abs[PATH_MAX];
+	size_t used = strlen(list);
+
+	if (strchr(path, ':')) {
+		fprintf(stderr, "llmio trace: paths with ':' cannot be filtered ('%s')\n", path);
+		return EXIT_USAGE;
+	}
+	if (absolutize(path, abs, sizeof(abs)) || used + strlen(abs) + 2 > len) {
+		fprintf(stderr, "llmio trace: --include/--exclude list too long at '%s'\n", path);
+		return EXIT_USAGE;
+	}
+	snprintf(list + used, len - used, "%s%s", used ? ":" : "", abs);
+	return 0;
+}
+
+static int find_lib(char *out, size_t len)
+{
+	const char *env = getenv("LLMIO_TRACE_LIB");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && env[0]) {
+		snprintf(out, len, "%s", env);
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n < 0)
+			return -errno;
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		if (snprintf(out, len, "%s/%s", exe, TRACE_LIB_NAME) >= (int)len)
+			return -ENAMETOOLONG;
+	}
+	return access(out, R_OK) ? -errno : 0;
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.')
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static int write_builder(FILE *f, void *arg)
+{
+	return trace_builder_write(arg, f);
+}
+
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+/* Run argv with the tracer in its environment; \return its status as a shell reports it. */
+static int run_traced(char **argv, const char *lib, const char *dir, const char *inc,
+                      const char *exc, bool all, int *exec_err)
+{
+	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+	int pfd[2], status, err = 0;
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN; /* Ctrl-C reaches the command; llmio stays to merge */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	child_pid = fork();
+	if (child_pid == 0) {
+		const char *pre = getenv("LD_PRELOAD");
+		char env[PATH_MAX * 2];
+
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		snprintf(env, sizeof(env), "%s%s%s", lib, pre && pre[0] ? " " : "", pre ? pre : "");
+		setenv("LD_PRELOAD", env, 1);
+		setenv("LLMIO_TRACE_DIR", dir, 1);
+		if (inc[0])
+			setenv("LLMIO_TRACE_INCLUDE", inc, 1);
+		else
+			unsetenv("LLMIO_TRACE_INCLUDE");
+		if (exc[0])
+			setenv("LLMIO_TRACE_EXCLUDE", exc, 1);
+		else
+			unsetenv("LLMIO_TRACE_EXCLUDE");
+		if (all)
+			setenv("LLMIO_TRACE_ALL", "1", 1);
+		else
+			unsetenv("LLMIO_TRACE_ALL");
+		execvp(argv[0], argv);
+		err = errno;
+		n = write(pfd[1], &err, sizeof(err));
+		(void)n;
+		_exit(127);
+	}
+	if (child_pid < 0) {
+		err = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return -err;
+	}
+	close(pfd[1]);
+	n = read(pfd[0], exec_err, sizeof(*exec_err));
+	if (n != sizeof(*exec_err))
+		*exec_err = 0;
+	close(pfd[0]);
+	while (waitpid(child_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* Merge dir into out and print the summary; \return 0 or EXIT_RUNTIME. */
+static int merge_and_summarise(const char *dir, const char *out, int status, bool quiet)
+{
+	struct trace_builder b;
+	struct trace_analysis *a = NULL;
+	struct trace *t = NULL;
+	char err[512];
+	int ret;
+
+	if (trace_builder_init(&b)) {
+		fprintf(stderr, "llmio trace: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	b.exit_status = status;
+	ret = trace_merge_dir(&b, dir, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "llmio trace: %s\n", err);
+		goto out;
+	}
+	ret = cli_write_file(out, write_builder, &b);
+	if (ret) {
+		fprintf(stderr, "llmio trace: cannot write %s: %s\n", out, strerror(-ret));
+		goto out;
+	}
+	if (quiet)
+		goto out;
+	if (trace_open(out, 0, &t, err, sizeof(err)) || !(a = trace_analyze(t))) {
+		fprintf(stderr, "llmio trace: %s\n", t ? "out of memory" : err);
+		ret = -EIO;
+		goto out;
+	}
+	fprintf(stderr, "llmio trace: wrote %s\n", out);
+	trace_report_summary(a, stderr);
+out:
+	trace_analysis_destroy(a);
+	trace_close(t);
+	trace_builder_release(&b);
+	return ret ? EXIT_RUNTIME : 0;
+}
+
+static int capture(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"include", required_argument, NULL, 'i'},
+	                                     {"exclude", required_argument, NULL, 'x'},
+	                                     {"all", no_argument, NULL, 'a'},
+	                                     {"quiet", no_argument, NULL, 'q'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	char lib[PATH_MAX], dir[PATH_MAX + 16], inc[4096] = "", exc[4096] = "", outdir[PATH_MAX];
+	const char *out = "llmio.trace";
+	bool all = false, quiet = false;
+	int c, ret, status, exec_err = 0;
+	char *slash;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'i':
+			if ((ret = append_list(inc, sizeof(inc), optarg)))
+				return ret;
+			break;
+		case 'x':
+			if ((ret = append_list(exc, sizeof(exc), optarg)))
+				return ret;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "llmio trace: unknown option (llmio trace --help)\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr,
+		        "llmio trace: no command to trace (llmio trace -- COMMAND ARGS...)\n");
+		return EXIT_USAGE;
+	}
+	if ((ret = find_lib(lib, sizeof(lib)))) {
+		fprintf(stderr,
+		        "llmio trace: the tracer library %s is missing (%s): build it with cmake "
+		        "--build, or point LLMIO_TRACE_LIB at it\n",
+		        lib, strerror(-ret));
+		return EXIT_RUNTIME;
+	}
+	if ((ret = cli_check_writable(out))) {
+		fprintf(stderr, "llmio trace: cannot write %s: %s (choose another -o)\n", out,
+		        strerror(-ret));
+		return EXIT_USAGE;
+	}
+	/* the per-process files live beside the output until they are merged */
+	snprintf(outdir, sizeof(outdir), "%s", out);
+	slash = strrchr(outdir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(outdir, sizeof(outdir), ".");
+	if (absolutize(outdir, outdir, sizeof(outdir)) ||
+	    snprintf(dir, sizeof(dir), "%s/.llmio-trace.XXXXXX", outdir) >= (int)sizeof(dir) ||
+	    !mkdtemp(dir)) {
+		fprintf(stderr, "llmio trace: cannot create a trace directory in %s: %s\n", outdir,
+		        strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	status = run_traced(argv + optind, lib, dir, inc, exc, all, &exec_err);
+	if (status < 0 || exec_err) {
+		fprintf(stderr, "llmio trace: cannot run '%s': %s\n", argv[optind],
+		        strerror(exec_err ? exec_err : -status));
+		remove_dir(dir);
+		return exec_err == ENOENT ? 127 : exec_err ? 126 : EXIT_RUNTIME;
+	}
+	ret = merge_and_summarise(dir, out, status, quiet);
+	remove_dir(dir);
+	return ret ? ret : status;
+}
+
+/* ---- report ---- */
+
+static int open_analyse(const char *cmd, const char *path, struct trace **t,
+                        struct trace_analysis **a)
+{
+	char err[512];
+	int ret = trace_open(path, 0, t, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "llmio trace %s: %s\n", cmd, err);
+		return ret == -EINVAL || ret == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	*a = trace_analyze(*t);
+	if (!*a) {
+		fprintf(stderr, "llmio trace %s: out of memory\n", cmd);
+		trace_close(*t);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static int report(int argc, char **argv)
+{
+	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"top", required_argument, NULL, 't'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	const char *plots = NULL, *file = NULL;
+	struct trace_analysis *a;
+	struct trace *t;
+	bool json = false, plotted;
+	uint64_t top = 10;
+	char err[512];
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'o':
+			plots = optarg;
+			break;
+		case 't':
+			if (llmio_parse_uint(optarg, 1, 100000, &top)) {
+				fprintf(stderr,
+				        "llmio trace report: --top needs a number, not '%s'\n",
+				        optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			fprintf(stderr,
+			        "llmio trace report: unknown option (llmio trace --help)\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr,
+		        "llmio trace report: give one trace file (llmio trace report FILE)\n");
+		return EXIT_USAGE;
+	}
+	file = argv[optind];
+	if ((ret = open_analyse("report", file, &t, &a)))
+		return ret;
+	if (plots && (ret = trace_report_plots(a, plots, &plotted, err, sizeof(err)))) {
+		fprintf(stderr, "llmio trace report: %s\n", err);
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	ret = json ? trace_report_json(a, stdout) : trace_report_text(a, stdout, (unsigned)top);
+	if (ret) {
+		fprintf(stderr, "llmio trace report: %s\n", strerror(-ret));
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (plots && !json)
+		printf("\nplots: %s/lorenz.%s, %s/sizes.%s\n", plots,
+		       plotted ? "svg" : "gp (no gnuplot)", plots, plotted ? "svg" : "gp");
+out:
+	trace_analysis_destroy(a);
+	trace_close(t);
+	return ret;
+}
+
+/* ---- import-strace ---- */
+
+static int import_strace(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	struct trace_builder b;
+	const char *out = NULL;
+	char err[512];
+	FILE *in;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (c == 'o') {
+			out = optarg;
+		} else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "llmio trace import-strace: unknown option\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc || !out) {
+		fprintf(stderr, "llmio trace import-strace: usage: llmio trace import-strace LOG "
+		                "-o FILE\n");
+		return EXIT_USAGE;
+	}
+	in = fopen(argv[optind], "r");
+	if (!in) {
+		fprintf(stderr, "llmio trace import-strace: cannot open %s: %s\n", argv[optind],
+		        strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (trace_builder_init(&b)) {
+		fclose(in);
+		fprintf(stderr, "llmio trace import-strace: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	ret = trace_import_strace(&b, in, err, sizeof(err));
+	fclose(in);
+	if (ret) {
+		fprintf(stderr, "llmio trace import-strace: %s: %s\n", argv[optind], err);
+		ret = ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	ret = cli_write_file(out, write_builder, &b);
+	if (ret) {
+		fprintf(stderr, "llmio trace import-strace: cannot write %s: %s\n", out,
+		        strerror(-ret));
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	printf("imported %zu calls of %zu processes into %s\n", b.nrec, b.nproc, out);
+out:
+	trace_builder_release(&b);
+	return ret;
+}
+
+/* ---- dump ---- */
+
+static int dump(int argc, char **argv)
+{
+	struct trace *t;
+	char err[512];
+	int ret;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		help(stdout);
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "llmio trace dump: give one trace file (llmio trace dump FILE)\n");
+		return EXIT_USAGE;
+	}
+	ret = trace_open(argv[1], TRACE_OPEN_RAW_PHASES, &t, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "llmio trace dump: %s\n", err);
+		return ret == -EINVAL || ret == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	printf("# exit_status %d dropped %" PRIu64 " processes %zu records %zu\n",
+	       t->hdr.exit_status, t->hdr.dropped, t->nproc, t->nrec);
+	for (size_t i = 0; i < t->nproc; i++)
+		printf("# process %u parent %u images %u records %" PRIu64 " cmd %s\n",
+		       t->proc[i].pid, t->proc[i].ppid, t->proc[i].nimages, t->proc[i].nrec,
+		       trace_str(t, t->proc[i].cmd));
+	for (size_t i = 0; i < t->npev; i++)
+		printf("# phase %" PRIu64 " pid %u tid %u %s\n", t->pev[i].ts - t->hdr.t_start,
+		       t->pev[i].pid, t->pev[i].tid, t->phase_name[t->pev[i].phase]);
+	printf("# ts_ns pid tid phase type fd offset req result dur_ns path [path2]\n");
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+
+		printf("%" PRIu64 " %u %u %s %s %d %" PRId64 " %" PRIu64 " %" PRId64 " %" PRIu64
+		       " %s%s%s\n",
+		       r->ts - t->hdr.t_start, r->pid, r->tid,
+		       r->phase ? t->phase_name[r->phase] : "-", trace_type_name(r->type), r->fd,
+		       r->offset == TRACE_OFF_NONE ? (int64_t)-1 : (int64_t)r->offset, r->req,
+		       r->result, r->dur, trace_rec_path(t, r), r->path2 ? " " : "",
+		       trace_str(t, r->path2));
+	}
+	trace_close(t);
+	return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "report"))
+		return report(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "import-strace"))
+		return import_strace(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "dump"))
+		return dump(argc - 1, argv + 1);
+	return capture(argc, argv);
+}

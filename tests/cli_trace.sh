@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# llmio trace: every interposed call of tests/trace_prog.c recorded with the right sizes,
+# offsets and errors; threads; a forked child that ends with _exit; stdio without double
+# counting; phase markers from C and Python; SIGKILL; exit status; filters; report --json;
+# strace import; errors.
+. "$(dirname "$0")/lib.sh"
+
+PROG=$(dirname "$LLMIO")/trace_prog
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$PROG" ] || { echo "FAIL: $PROG is missing"; exit 1; }
+D=$T/d
+mkdir -p "$D"
+
+# dump FILE: records as "phase type offset req result basename" (mmap addresses and fds as
+# results vary: shown as "ok")
+records() {
+	"$LLMIO" trace dump "$1" | awk '!/^#/ {
+		res = $9
+		if (($5 == "open" || $5 == "dup" || $5 == "fopen" || $5 == "mmap") && res >= 0) res = "ok"
+		n = split($11, p, "/")
+		print $4, $5, $7, $8, res, p[n]
+	}'
+}
+
+# ---- the C program ----
+llmio trace -o "$T/prog.trace" -- "$PROG" "$D"
+check "trace_prog traced, exit 0 (stderr: $(head -c 300 "$T/stderr"))" [ "$RC" -eq 0 ]
+expect_err "summary printed" "llmio trace: wrote" "per phase"
+records "$T/prog.trace" >"$T/records"
+
+cat >"$T/expect_calls" <<'EOF'
+calls open -1 578 ok a
+calls write 0 1000 1000 a
+calls write 1000 24 24 a
+calls pwrite 4096 512 512 a
+calls lseek 0 0 0 a
+calls read 0 100 100 a
+calls read 100 200 200 a
+calls pread 4000 50 50 a
+calls readv 300 30 30 a
+calls preadv 10 30 30 a
+calls writev 330 6 6 a
+calls pwritev 8192 6 6 a
+calls preadv 336 16 16 a
+calls pwritev 9000 16 16 a
+calls fsync -1 0 0 a
+calls fdatasync -1 0 0 a
+calls sync_file_range 0 4096 0 a
+calls fallocate 0 65536 0 a
+calls fallocate 0 65536 0 a
+calls ftruncate -1 10000 0 a
+calls mmap 4096 8192 ok a
+calls msync -1 8192 0 a
+calls munmap -1 8192 0 a
+calls dup -1 0 ok a
+calls lseek 5000 5000 5000 a
+calls write 5000 7 7 a
+calls dup -1 0 ok a
+calls dup -1 0 ok a
+calls pwrite 1 3 3 a
+calls pwrite 2 5 5 a
+calls close -1 0 0 a
+calls close -1 0 0 a
+calls close -1 0 0 a
+calls close -1 0 0 a
+calls open -1 0 -2 missing
+calls open -1 0 ok a
+calls write 0 10 -9 a
+calls pread -5 10 -22 a
+calls close -1 0 0 a
+calls open -1 577 ok c
+calls close -1 0 0 c
+calls rename -1 0 0 a
+calls unlink -1 0 0 b
+calls unlink -1 0 0 c
+stdio fopen -1 0 ok s
+stdio fwrite 0 100 100 s
+stdio fwrite 100 100 100 s
+stdio fwrite 200 100 100 s
+stdio fflush -1 0 0 s
+stdio fclose -1 0 0 s
+stdio fopen -1 0 ok s
+stdio fread 0 1000 300 s
+stdio fclose -1 0 0 s
+stdio open -1 0 ok s
+stdio fopen -1 0 ok s
+stdio fread 0 100 100 s
+stdio fclose -1 0 0 s
+EOF
+grep -E '^(calls|stdio) ' "$T/records" >"$T/got_calls"
+if diff "$T/expect_calls" "$T/got_calls" >"$T/diff"; then
+	pass "every call recorded with its offset, size, result and errno (57 records)"
+else
+	fail "calls differ from the expected records: $(head -c 1500 "$T/diff")"
+fi
+
+# threads: two threads of the main process, 10 writes of 4096 each, in phase threads
+"$LLMIO" trace dump "$T/prog.trace" >"$T/dump"
+main_pid=$(awk '!/^#/ && $5 == "open" {print $2; exit}' "$T/dump")
+tids=$(awk -v p="$main_pid" '!/^#/ && $4 == "threads" && $5 == "write" && $2 == p {print $3}' "$T/dump" | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')
+check "two threads of pid $main_pid with 10 writes each (got: $tids)" [ "$tids" = "10 10 " ]
+tid_main=$(awk -v p="$main_pid" '!/^#/ && $2 == p && $4 == "calls" {print $3; exit}' "$T/dump")
+check "thread ids differ from the main thread's" \
+	bash -c "! awk '!/^#/ && \$4 == \"threads\" && \$5 == \"write\" {print \$3}' '$T/dump' | grep -qx '$tid_main'"
+
+# fork + _exit: the child's records are there, in the phase it inherited, with its parent
+child=$(awk -v p="$main_pid" '!/^#/ && $2 != p && $5 == "write" {print $2, $4, $7, $9; exit}' "$T/dump")
+child_pid=${child%% *}
+check "forked child (_exit) recorded: write of 123 at 0 in phase fork (got: $child)" \
+	[ "${child#* }" = "fork 0 123" ]
+check "child's parent is the main process" \
+	grep -q "^# process $child_pid parent $main_pid " "$T/dump"
+
+# report --json: the four keys; per-file numbers; stdio counted once (300, not 600)
+llmio trace report "$T/prog.trace" --json
+check "report --json exit 0" [ "$RC" -eq 0 ]
+cp "$T/stdout" "$T/report.json"
+check "report --json: keys, per-file bytes, by_pid, phases, stdio counted once" python3 - "$T/report.json" "$D" "$main_pid" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); d = sys.argv[2]; pid = sys.argv[3]
+assert sorted(r) == ["files", "phases", "processes", "totals"], sorted(r)
+f = r["files"]
+assert f[d + "/t0"]["bytes_written"] == 40960 and f[d + "/t0"]["write_calls"] == 10
+assert f[d + "/s"]["bytes_written"] == 300, f[d + "/s"]
+assert f[d + "/s"]["bytes_read"] == 400 and f[d + "/s"]["opens"] == 4, f[d + "/s"]
+assert f[d + "/a"]["fsyncs"] == 4, f[d + "/a"]            # fsync, fdatasync, sync_file_range, msync
+assert f[d + "/t0"]["by_pid"][pid]["bytes_written"] == 40960
+assert r["phases"]["threads"]["bytes_written"] == 81920
+assert r["processes"][pid]["command"].endswith("trace_prog " + d)
+for k in ("bytes_read", "bytes_written", "read_calls", "write_calls", "opens", "fsyncs"):
+    assert k in f[d + "/a"], k
+EOF
+
+llmio trace report "$T/prog.trace" -o "$T/plots"
+check "text report with plots (exit $RC)" [ "$RC" -eq 0 ]
+expect_out "text report sections" "per phase" "per process" "top files" "latency per call type" "request sizes"
+check "Lorenz curve data written" [ -s "$T/plots/lorenz.dat" ]
+if command -v gnuplot >/dev/null; then
+	check "Lorenz curve plotted" [ -s "$T/plots/lorenz.svg" ]
+fi
+
+# ---- SIGKILL: a child writes 1000 records and kills itself ----
+llmio trace -q -o "$T/kill.trace" -- "$PROG" "$D" kill
+check "traced program whose child was SIGKILLed exits 0" [ "$RC" -eq 0 ]
+n=$("$LLMIO" trace dump "$T/kill.trace" | awk '!/^#/ && $5 == "write" && $11 ~ /killed$/' | wc -l)
+check "SIGKILLed child lost at most the last records ($n of 1000 writes)" [ "$n" -ge 995 ] && [ "$n" -le 1000 ]
+
+# ---- exit status ----
+expect_status() { # expect_status WANT DESC ARGS...
+	local want=$1 desc=$2; shift 2
+	llmio trace -q -o "$T/st.trace" -- "$@"
+	check "$desc: exit $RC, expected $want" [ "$RC" -eq "$want" ]
+}
+expect_status 7 "command's exit status" sh -c 'exit 7'
+expect_status 143 "killed by SIGTERM: 128 + 15" sh -c 'kill -TERM $$'
+expect_rc 127 "missing command" trace -o "$T/x.trace" -- /nonexistent/cmd
+expect_err "missing command named" "cannot run '/nonexistent/cmd'"
+check "no trace left for a command that did not run" [ ! -e "$T/x.trace" ]
+expect_rc 2 "no command" trace -o "$T/x.trace"
+expect_rc 2 "unwritable output" trace -o /nonexistent/dir/x.trace -- true
+LLMIO_TRACE_LIB=/nonexistent/lib.so llmio trace -o "$T/x.trace" -- true
+check "missing tracer library: exit 1 with the fix" [ "$RC" -eq 1 ] && grep -q "LLMIO_TRACE_LIB" "$T/stderr"
+check "no trace directories left behind" bash -c "! ls -a '$T' | grep -q '^.llmio-trace'"
+
+# ---- filters ----
+mkdir -p "$D/in" "$D/out"
+llmio trace -q -o "$T/f.trace" --include "$D/in" -- sh -c "echo x > '$D/in/f'; echo y > '$D/out/g'"
+"$LLMIO" trace dump "$T/f.trace" | grep -v '^#' >"$T/fdump"
+check "--include keeps files under it" grep -q "$D/in/f" "$T/fdump"
+check "--include drops the rest" bash -c "! grep -q '$D/out/g' '$T/fdump'"
+llmio trace -q -o "$T/f.trace" --exclude "$D/in" -- sh -c "echo x > '$D/in/f'; echo y > '$D/out/g'"
+"$LLMIO" trace dump "$T/f.trace" | grep -v '^#' >"$T/fdump"
+check "--exclude drops files under it" bash -c "! grep -q '$D/in/f' '$T/fdump'"
+check "--exclude keeps the rest" grep -q "$D/out/g" "$T/fdump"
+
+# ---- strace import ----
+llmio trace import-strace "$SRC/tests/data/strace_sample.log" -o "$T/strace.trace"
+check "import-strace exit 0 ($RC)" [ "$RC" -eq 0 ]
+llmio trace report "$T/strace.trace"
+expect_out "report of an imported trace" "(imported from strace)" "llmio-strace-sample/data"
+expect_rc 2 "import of something that is not strace output" trace import-strace "$SRC/README.md" -o "$T/bad.trace"
+expect_rc 2 "report of a file that is not a trace" trace report "$SRC/README.md"
+expect_rc 2 "report of a missing file" trace report "$T/nope.trace"
+
+# ---- Python markers (Debian's python3: the one a user's ML stack runs on) ----
+PY=/usr/bin/python3
+if [ -x "$PY" ]; then
+	cat >"$T/phase.py" <<EOF
+import os, sys
+sys.path.insert(0, "$SRC/python")
+import llmio_phase
+print("traced" if llmio_phase.traced() else "untraced")
+with llmio_phase.phase("train"):
+    with open("$D/py", "wb") as f:
+        f.write(b"x" * 5000)
+    pid = os.fork()
+    if pid == 0:
+        with open("$D/pychild", "wb", buffering=0) as f:
+            f.write(b"y" * 77)
+        os._exit(0)
+    os.waitpid(pid, 0)
+with open("$D/py", "rb") as f:
+    f.read()
+EOF
+	llmio trace -q -o "$T/py.trace" -- "$PY" "$T/phase.py"
+	check "python traced (exit $RC)" [ "$RC" -eq 0 ] && grep -qx traced "$T/stdout"
+	"$LLMIO" trace dump "$T/py.trace" | grep -v '^#' >"$T/pydump"
+	check "python write in phase train" \
+		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /\/py$/ && $9 == 5000 {f=1} END {exit !f}' "$T/pydump"
+	check "os.fork child (os._exit) in the inherited phase" \
+		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /pychild$/ && $9 == 77 {f=1} END {exit !f}' "$T/pydump"
+	check "phase ends with the with block" \
+		awk '!/^#/ && $4 == "-" && $5 == "read" && $11 ~ /\/py$/ && $9 == 5000 {f=1} END {exit !f}' "$T/pydump"
+	check "python imports are out of scope by default" bash -c "! grep -q '\\.py\$' '$T/pydump'"
+	run "$PY" "$T/phase.py"
+	check "untraced, the markers are a no-op" [ "$RC" -eq 0 ] && grep -qx untraced "$T/stdout"
+else
+	note "skipped the Python markers: /usr/bin/python3 is missing"
+fi
+
+finish
