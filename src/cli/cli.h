@@ -28,6 +28,7 @@ int cmd_advise(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_results(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /* Set by SIGINT / SIGTERM; handed to jobs as opts.stop. */
 extern volatile int cli_stop;

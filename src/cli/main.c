@@ -17,6 +17,7 @@ static const struct cmd commands[] = {
         {"sweep", cmd_sweep, "run a job file's matrix of points into a results journal"},
         {"results", cmd_results, "export a results journal (CSV)"},
         {"trace", cmd_trace, "trace a program's file I/O; report, import strace logs"},
+        {"replay", cmd_replay, "replay a trace through any engine, fast or on its timeline"},
 };
 
 static void usage(FILE *f)

@@ -77,7 +77,8 @@ struct wl {
 	unsigned nphases;
 };
 
-extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer;
+extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,
+        recipe_replay;
 
 size_t recipe_count(void);
 const struct recipe *recipe_at(size_t i);

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recipe `replay`: a trace from `llmio trace` (or an imported strace log) replayed through any
+ * engine.  Every traced file that carried data is re-created in the directory (its size = the
+ * furthest byte the program touched; synthetic content; files the program only wrote start
+ * empty, as they did), and every traced thread's reads and writes are replayed in order by
+ * one worker thread, at their offsets and sizes (split into pieces of at most bs).
+ *
+ * --timeline 1 keeps the original schedule: each I/O is issued no earlier than its original
+ * time after the trace's start.  The time is absolute (trace start + offset), not a delay
+ * after the previous I/O, so waiting on a slow I/O never pushes every later one back: the
+ * drift of fio's relative replay_* timing cannot build up.  An I/O whose time has passed is
+ * issued at once.  --timeline 0 (default) replays as fast as the datapath allows.
+ *
+ * Per trace phase the recipe reports the original span (first call to the end of the last)
+ * and the replayed span, and the bytes.  What a syscall tracer cannot see (data moved through
+ * mmap'd pages) is not replayed; fsync, rename and metadata calls are counted, not replayed.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "trace/trace_read.h"
+#include "workload/workload.h"
+
+#define MAX_THREADS 64
+#define MAX_PHASES  32
+
+struct rp_io {
+	uint32_t file, len;
+	uint64_t off, at;
+	uint16_t phase;
+	uint8_t write;
+};
+
+struct rp_thread {
+	struct rp_io *io;
+	size_t n, next;
+};
+
+struct rp_phase {
+	uint64_t orig_first, orig_last, bytes;
+	_Atomic uint64_t first, last, done_bytes;
+};
+
+struct replay {
+	struct llmio_io_source src;
+	struct rp_thread thr[MAX_THREADS];
+	unsigned nthr;
+	struct rp_phase ph[MAX_PHASES];
+	unsigned nph;
+	uint64_t t0; /* replay start (first next() call) */
+	_Atomic uint64_t started;
+};
+
+static int rp_next(void *arg, unsigned t, struct llmio_io *io)
+{
+	struct replay *r = arg;
+	struct rp_thread *th = &r->thr[t];
+	const struct rp_io *x;
+	uint64_t expect = 0, now = now_ns();
+
+	if (th->next >= th->n)
+		return 0;
+	atomic_compare_exchange_strong(&r->started, &expect, now);
+	x = &th->io[th->next++];
+	*io = (struct llmio_io){.file = x->file,
+	                        .len = x->len,
+	                        .off = x->off,
+	                        .write = x->write,
+	                        .at_ns = x->at,
+	                        .tag = x->phase};
+	expect = 0;
+	atomic_compare_exchange_strong(&r->ph[x->phase].first, &expect, now);
+	return 1;
+}
+
+static void rp_done(void *arg, unsigned t, const struct llmio_io *io, int64_t res, uint64_t lat_ns)
+{
+	struct replay *r = arg;
+	struct rp_phase *p = &r->ph[io->tag];
+	uint64_t now = now_ns(), last = atomic_load(&p->last);
+
+	(void)t;
+	(void)lat_ns;
+	if (res > 0)
+		atomic_fetch_add(&p->done_bytes, (uint64_t)res);
+	while (now > last && !atomic_compare_exchange_weak(&p->last, &last, now))
+		;
+}
+
+/* The traced files that carried data, their replay names and sizes. */
+struct rp_files {
+	const char **orig; /* trace paths */
+	char (*paths)[LLMIO_PATH_MAX];
+	struct llmio_file *files;
+	bool *read;
+	unsigned n, cap;
+};
+
+static int file_index(struct rp_files *f, const char *path, unsigned *out)
+{
+	for (unsigned i = 0; i < f->n; i++)
+		if (!strcmp(f->orig[i], path)) {
+			*out = i;
+			return 0;
+		}
+	if (f->n == f->cap) {
+		unsigned cap = f->cap ? f->cap * 2 : 64;
+		const char **o = realloc(f->orig, cap * sizeof(*o));
+		bool *rd;
+
+		if (!o)
+			return -ENOMEM;
+		f->orig = o;
+		rd = realloc(f->read, cap * sizeof(*rd));
+		if (!rd)
+			return -ENOMEM;
+		f->read = rd;
+		f->cap = cap;
+	}
+	if (f->n == 65535)
+		return -E2BIG; /* io_req.file is 16 bits */
+	f->orig[f->n] = path;
+	f->read[f->n] = false;
+	*out = f->n++;
+	return 0;
+}
+
+static void files_release(struct rp_files *f)
+{
+	free(f->orig);
+	free(f->paths);
+	free(f->files);
+	free(f->read);
+}
+
+static void replay_release(struct replay *r)
+{
+	for (unsigned t = 0; t < r->nthr; t++)
+		free(r->thr[t].io);
+}
+
+static int push(struct rp_thread *th, const struct rp_io *x, size_t *cap)
+{
+	if (th->n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct rp_io *n = realloc(th->io, c * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		th->io = n;
+		*cap = c;
+	}
+	th->io[th->n++] = *x;
+	return 0;
+}
+
+/* Turn the trace's data records into per-thread I/O lists and a file list. */
+static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_files *f, uint64_t bs,
+                bool timeline, uint64_t *sizes_out[], char *err, size_t errlen)
+{
+	size_t nthr, caps[MAX_THREADS] = {0};
+	const struct trace_thread *th = trace_threads(tr, &nthr);
+	uint64_t *sizes = NULL;
+	size_t scap = 0;
+	uint32_t align = wl_align(w);
+	int ret = 0;
+
+	if (!th)
+		return -ENOMEM;
+	r->nph = tr->nphase < MAX_PHASES ? (unsigned)tr->nphase : MAX_PHASES;
+	for (size_t i = 0; i < nthr && !ret; i++) {
+		unsigned slot = (unsigned)(i % MAX_THREADS);
+
+		for (size_t k = 0; k < th[i].n && !ret; k++) {
+			const struct trace_rec *rec = &tr->rec[th[i].idx[k]];
+			const char *path = trace_rec_path(tr, rec);
+			bool rd = trace_type_is_read(rec->type),
+			     wr = trace_type_is_write(rec->type);
+			uint64_t off, end, pos;
+			unsigned fi, ph = rec->phase < r->nph ? rec->phase : 0;
+
+			if ((!rd && !wr) || rec->result <= 0 || !path[0] ||
+			    rec->offset == TRACE_OFF_NONE)
+				continue;
+			ret = file_index(f, path, &fi);
+			if (ret)
+				break;
+			if (scap < f->cap) {
+				uint64_t *s = realloc(sizes, f->cap * sizeof(*s));
+
+				if (!s) {
+					ret = -ENOMEM;
+					break;
+				}
+				memset(s + scap, 0, (f->cap - scap) * sizeof(*s));
+				sizes = s;
+				scap = f->cap;
+			}
+			off = rec->offset;
+			end = off + (uint64_t)rec->result;
+			if (end > sizes[fi])
+				sizes[fi] = end;
+			if (rd)
+				f->read[fi] = true;
+			if (!r->ph[ph].orig_first || rec->ts < r->ph[ph].orig_first)
+				r->ph[ph].orig_first = rec->ts;
+			if (rec->ts + rec->dur > r->ph[ph].orig_last)
+				r->ph[ph].orig_last = rec->ts + rec->dur;
+			r->ph[ph].bytes += (uint64_t)rec->result;
+			/* O_DIRECT: widen to the alignment, as a direct-I/O program must */
+			off = off / align * align;
+			end = (end + align - 1) / align * align;
+			for (pos = off; pos < end && !ret; pos += bs) {
+				struct rp_io x = {
+				        .file = fi,
+				        .off = pos,
+				        .len = (uint32_t)(end - pos < bs ? end - pos : bs),
+				        .at = timeline ? rec->ts - tr->hdr.t_start : 0,
+				        .phase = (uint16_t)ph,
+				        .write = wr,
+				};
+
+				ret = push(&r->thr[slot], &x, &caps[slot]);
+			}
+		}
+		if (slot + 1 > r->nthr)
+			r->nthr = slot + 1;
+	}
+	if (!ret && !f->n) {
+		snprintf(err, errlen,
+		         "the trace has no reads or writes of files to replay (only metadata "
+		         "calls, pipes or mmap'd data)");
+		ret = -EINVAL;
+	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory planning the replay");
+	if (ret == -E2BIG)
+		snprintf(err, errlen, "the trace touches more than 65535 files");
+	*sizes_out = sizes;
+	if (ret)
+		free(sizes);
+	return ret;
+}
+
+/* Replay names: "NNNNN-basename" in the directory, so distinct paths never collide. */
+static int name_files(struct wl *w, struct rp_files *f, const uint64_t *sizes, uint32_t align)
+{
+	f->paths = calloc(f->n, sizeof(*f->paths));
+	f->files = calloc(f->n, sizeof(*f->files));
+	if (!f->paths || !f->files)
+		return -ENOMEM;
+	for (unsigned i = 0; i < f->n; i++) {
+		const char *base = strrchr(f->orig[i], '/');
+
+		if (wl_path(w, f->paths[i], sizeof(f->paths[i]), "replay-%05u-%.100s", i,
+		            base ? base + 1 : f->orig[i]))
+			return -ENAMETOOLONG;
+		f->files[i] = (struct llmio_file){
+		        .path = f->paths[i],
+		        .size = (sizes[i] + align - 1) / align * align,
+		        /* written-only files start empty, as the program's did */
+		        .flags = f->read[i] ? 0 : LLMIO_FILE_FRESH,
+		};
+	}
+	return 0;
+}
+
+static void report(struct wl_phase *ph, struct trace *tr, struct replay *r)
+{
+	for (unsigned p = 0; p < r->nph; p++) {
+		const struct rp_phase *x = &r->ph[p];
+		const char *name = tr->phase_name[p][0] ? tr->phase_name[p] : "none";
+		char key[40];
+
+		if (!x->bytes)
+			continue;
+		snprintf(key, sizeof(key), "%.20s.original_s", name);
+		wl_metric(ph, key, (double)(x->orig_last - x->orig_first) / 1e9, "s");
+		snprintf(key, sizeof(key), "%.20s.replay_s", name);
+		wl_metric(ph, key, x->last > x->first ? (double)(x->last - x->first) / 1e9 : 0,
+		          "s");
+		snprintf(key, sizeof(key), "%.20s.bytes", name);
+		wl_metric(ph, key, (double)x->done_bytes, "B");
+	}
+}
+
+static const struct wl_param params[] = {
+        {"trace", "string", "", "trace file from `llmio trace` or `llmio trace import-strace`"},
+        {"timeline", "int", "0", "1: issue each I/O at its original time after the start"},
+        {"bs", "size", "1m", "largest I/O (larger traced calls are split)"},
+        {NULL, NULL, NULL, NULL},
+};
+
+static int run(struct wl *w, char *err, size_t errlen)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+	struct rp_files f = {0};
+	struct trace *tr = NULL;
+	struct llmio_job_opts o;
+	uint64_t bs, timeline, *sizes = NULL;
+	struct wl_phase *ph;
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	if ((ret = wl_u64(w, "bs", &bs, err, errlen)) ||
+	    (ret = wl_u64(w, "timeline", &timeline, err, errlen)))
+		goto out;
+	if (!wl_str(w, "trace")[0] || bs < 4096 || bs > (64u << 20)) {
+		snprintf(err, errlen, "replay needs --trace FILE, and --bs 4k..64m");
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = trace_open(wl_str(w, "trace"), 0, &tr, err, errlen);
+	if (ret) {
+		if (ret != -EINVAL)
+			ret = -EINVAL; /* a trace that cannot be read is the user's input */
+		goto out;
+	}
+	ret = plan(w, tr, r, &f, bs, timeline != 0, &sizes, err, errlen);
+	if (ret)
+		goto out;
+	ret = name_files(w, &f, sizes, wl_align(w));
+	if (ret) {
+		snprintf(err, errlen, "--directory is too long, or out of memory");
+		goto out;
+	}
+	ret = wl_check_space(w, f.files, f.n, err, errlen);
+	if (ret)
+		goto out;
+	r->src = (struct llmio_io_source){.next = rp_next, .done = rp_done, .arg = r};
+	wl_job_opts(w, &o);
+	o.files = f.files;
+	o.nfiles_list = f.n;
+	o.io_source = &r->src;
+	o.numjobs = r->nthr;
+	o.bs = bs;
+	o.rw = LLMIO_RW_RANDRW; /* files that are read get their data first */
+	o.rwmixread = 50;
+	ph = wl_phase_new(w, "replay");
+	if (!ph) {
+		ret = -E2BIG;
+		goto out;
+	}
+	for (unsigned p = 0; p < r->nph; p++)
+		ph->promised_bytes += r->ph[p].bytes;
+	ret = wl_job(w, ph, timeline ? "timeline" : "as-fast-as-possible", &o, err, errlen);
+	if (ph->nstreams)
+		ph->wall_s = ph->streams[0]->runtime_s;
+	snprintf(ph->note, sizeof(ph->note),
+	         "%u traced threads on %u workers; %u files; original run %.3f s%s",
+	         (unsigned)(tr->nthr), r->nthr, f.n,
+	         (double)(tr->hdr.t_end - tr->hdr.t_start) / 1e9,
+	         tr->nthr > MAX_THREADS ? " (threads folded onto 64 workers)" : "");
+	report(ph, tr, r);
+out:
+	free(sizes);
+	files_release(&f);
+	replay_release(r);
+	free(r);
+	trace_close(tr);
+	return ret;
+}
+
+const struct recipe recipe_replay = {
+        .name = "replay",
+        .summary = "replay a trace from `llmio trace` through any engine, as fast as possible "
+                   "or on its original timeline",
+        .params = params,
+        .needs_model = false,
+        .run = run,
+};
