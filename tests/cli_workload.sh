@@ -98,7 +98,7 @@ json_check "$T/au2.json" "AU without a stall is above 0.9" \
 # --engine all: one run per engine, side by side
 expect_rc 0 "--engine all" run --workload ckpt --model gpt2 --directory "$D" --scale 0.002 \
 	--dp 1 --engine all
-expect_out "side-by-side table" "phase time (s) by engine"
+expect_out "side-by-side table" "phase time (s) and GB/s by engine"
 
 # a sweep over recipes: every point's record carries the recipe's phases; advise reads them
 cat >"$T/phases.ini" <<INI

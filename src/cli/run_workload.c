@@ -80,22 +80,33 @@ static void phase_table(FILE *f, const struct wl *w)
 	}
 }
 
-/* Engines side by side: phase time per engine. */
+/* Bytes moved by a phase's streams over its wall time, GB/s. */
+static double phase_gbps(const struct wl_phase *ph)
+{
+	uint64_t moved = 0;
+
+	for (unsigned s = 0; s < ph->nstreams; s++)
+		moved += ph->streams[s]->read.bytes + ph->streams[s]->write.bytes;
+	return ph->wall_s > 0 ? (double)moved / ph->wall_s / 1e9 : 0;
+}
+
+/* Engines side by side: each phase's time and GB/s per engine. */
 static void compare_table(FILE *f, struct wl *runs, unsigned n)
 {
 	if (n < 2)
 		return;
-	fprintf(f, "\nphase time (s) by engine\n  %-24s", "phase");
+	fprintf(f, "\nphase time (s) and GB/s by engine\n  %-24s", "phase");
 	for (unsigned e = 0; e < n; e++)
-		fprintf(f, " %12s", runs[e].base.engine);
+		fprintf(f, " %18s", runs[e].base.engine);
 	fprintf(f, "\n");
 	for (unsigned p = 0; p < runs[0].nphases; p++) {
 		fprintf(f, "  %-24s", runs[0].phases[p].name);
 		for (unsigned e = 0; e < n; e++)
 			if (p < runs[e].nphases)
-				fprintf(f, " %12.3f", runs[e].phases[p].wall_s);
+				fprintf(f, " %9.3f s %5.2f", runs[e].phases[p].wall_s,
+				        phase_gbps(&runs[e].phases[p]));
 			else
-				fprintf(f, " %12s", "-");
+				fprintf(f, " %18s", "-");
 		fprintf(f, "\n");
 	}
 }
