@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "stats/result_json.h"
 #include "cli/cli.h"
 
 #define MAX_DEGREE 65536
@@ -119,8 +120,6 @@ static int list_json(FILE *f, void *arg)
 {
 	cJSON *arr = cJSON_CreateArray();
 	struct llmio_model m;
-	char *s;
-	int ret = -ENOMEM;
 
 	(void)arg;
 	if (!arr)
@@ -128,8 +127,11 @@ static int list_json(FILE *f, void *arg)
 	for (size_t i = 0; llmio_model_catalog(i, &m) == 0; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		if (!o || !cJSON_AddItemToArray(arr, o))
-			goto out;
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			cJSON_Delete(arr);
+			return -ENOMEM;
+		}
 		cJSON_AddStringToObject(o, "name", m.name);
 		cJSON_AddStringToObject(o, "hf_id", m.hf_id);
 		cJSON_AddStringToObject(o, "arch", llmio_arch_name(m.arch));
@@ -146,15 +148,7 @@ static int list_json(FILE *f, void *arg)
 		cJSON_AddNumberToObject(o, "params_total", (double)llmio_model_params_total(&m));
 		cJSON_AddNumberToObject(o, "params_active", (double)llmio_model_params_active(&m));
 	}
-	s = cJSON_Print(arr);
-	if (!s)
-		goto out;
-	fprintf(f, "%s\n", s);
-	cJSON_free(s);
-	ret = 0;
-out:
-	cJSON_Delete(arr);
-	return ret;
+	return json_write_doc(f, arr);
 }
 
 static int cmd_list(int argc, char **argv)
@@ -530,22 +524,14 @@ static int show_json(FILE *f, void *arg)
 {
 	const struct show *s = arg;
 	cJSON *o = show_json_obj(s);
-	char *text;
-	int ret = -ENOMEM;
 
 	if (!o)
 		return -ENOMEM;
-	if (s->tensors && tensors_json(s, o))
-		goto out;
-	text = cJSON_Print(o);
-	if (!text)
-		goto out;
-	fprintf(f, "%s\n", text);
-	cJSON_free(text);
-	ret = 0;
-out:
-	cJSON_Delete(o);
-	return ret;
+	if (s->tensors && tensors_json(s, o)) {
+		cJSON_Delete(o);
+		return -ENOMEM;
+	}
+	return json_write_doc(f, o);
 }
 
 static void show_text(const struct show *s)

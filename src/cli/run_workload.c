@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/result_json.h"
 #include "cli/cli.h"
 #include "workload/workload.h"
 
@@ -120,18 +121,11 @@ static int write_json(FILE *f, void *arg)
 {
 	const struct out *o = arg;
 	cJSON *root = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(root, "runs");
-	char *text;
-	int ret = 0;
 
 	cJSON_AddStringToObject(root, "llmio", llmio_version());
 	for (unsigned i = 0; i < o->n; i++)
 		cJSON_AddItemToArray(runs, wl_json(&o->runs[i]));
-	text = cJSON_Print(root);
-	if (!text || fputs(text, f) < 0 || fputc('\n', f) < 0)
-		ret = -EIO;
-	free(text);
-	cJSON_Delete(root);
-	return ret;
+	return json_write_doc(f, root);
 }
 
 /* Argument value of --key (either --key=v or --key v); NULL when absent. */

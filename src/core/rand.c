@@ -76,3 +76,30 @@ uint64_t zipf_next(const struct zipf *z, struct rng *r)
 			return (uint64_t)k - 1;
 	}
 }
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Zipf ranks are scattered over the blocks by k -> k * m mod n with gcd(m, n) = 1, a bijection,
+ * so the hottest blocks are spread over the file the way hot tensors or KV blocks are, instead
+ * of all sitting at its start (which read-ahead would flatter).
+ */
+uint64_t scatter_multiplier(uint64_t n)
+{
+	uint64_t m = (uint64_t)((double)n * 0.6180339887498949) | 1;
+
+	if (n <= 2)
+		return 1;
+	while (gcd(m, n) != 1)
+		m += 2;
+	return m % n ? m % n : 1;
+}

@@ -63,4 +63,11 @@ struct zipf {
 void zipf_init(struct zipf *z, uint64_t n, double theta);
 uint64_t zipf_next(const struct zipf *z, struct rng *r);
 
+/*
+ * A multiplier m with gcd(m, n) = 1, near n / golden ratio: k -> k * m mod n is then a
+ * bijection of 0..n-1 that scatters neighbours far apart (zipf ranks over blocks, shuffled
+ * dataset samples).
+ */
+uint64_t scatter_multiplier(uint64_t n);
+
 #endif

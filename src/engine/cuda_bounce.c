@@ -94,10 +94,10 @@ static int bounce_probe(char *why, size_t len)
 	if (!rt)
 		return -ENODEV;
 	why[0] = '\0';
-	gpu_appendf(why, len, "%s (CUDA runtime %d.%d, driver %d.%d, %d GPU%s)", rt->path,
-	            rt->runtime_version / 1000, rt->runtime_version % 1000 / 10,
-	            rt->driver_version / 1000, rt->driver_version % 1000 / 10, rt->ndevices,
-	            rt->ndevices == 1 ? "" : "s");
+	engine_appendf(why, len, "%s (CUDA runtime %d.%d, driver %d.%d, %d GPU%s)", rt->path,
+	               rt->runtime_version / 1000, rt->runtime_version % 1000 / 10,
+	               rt->driver_version / 1000, rt->driver_version % 1000 / 10, rt->ndevices,
+	               rt->ndevices == 1 ? "" : "s");
 	return 0;
 }
 
@@ -216,7 +216,7 @@ static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, cha
 	if (ret)
 		goto fail;
 	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
-	gpu_appendf(
+	engine_appendf(
 	        ctx->notes, sizeof(ctx->notes),
 	        "CUDA %d.%d; GPU %d (%s); host engine %s (%s); %u pinned buffers, copies on one "
 	        "stream%s",
@@ -399,8 +399,8 @@ static int bounce_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs
 		if (p->err) {
 			char e[256];
 
-			gpu_appendf(ctx->notes, sizeof(ctx->notes), "; CUDA copy failed: %s",
-			            cuda_strerror(p->rt, p->err, e, sizeof(e)));
+			engine_appendf(ctx->notes, sizeof(ctx->notes), "; CUDA copy failed: %s",
+			               cuda_strerror(p->rt, p->err, e, sizeof(e)));
 			p->err = 0;
 		}
 		if (n >= min || (!p->nfifo && !p->nstorage && !p->nready))
@@ -422,7 +422,7 @@ static void bounce_cleanup(struct engine_ctx *ctx)
 			break;
 	storage_s = (double)p->storage_ns / 1e9;
 	copy_s = p->copy_ms / 1e3;
-	gpu_appendf(
+	engine_appendf(
 	        ctx->notes, sizeof(ctx->notes),
 	        "; thread 0, whole run: copies took %.3f ms of GPU time (%llu host-to-device, %llu "
 	        "device-to-host, %.1f MiB, %.2f GB/s); storage %.3f ms summed over %llu host I/Os",

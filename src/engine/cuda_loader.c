@@ -20,18 +20,6 @@
 
 #include "engine/cuda_loader.h"
 
-void gpu_appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 struct sym {
 	const char *name;
 	const char *alt; /* an older name of the same call, or NULL */

@@ -35,6 +35,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "engine/engine.h"
+
 /* ---- CUDA runtime ---------------------------------------------------------------------- */
 
 typedef int cudaError_t; /* enum cudaError; 0 = cudaSuccess */
@@ -224,10 +226,9 @@ const char *cufile_strerror(CUfileError_t e, char *buf, size_t len);
  * Append printf-style text to a message or notes buffer (truncating quietly: a cut note is
  * still useful).  Paths here can be long, which is why messages go through this.
  */
-void gpu_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The same, replacing what buf held. */
-#define msgf(buf, len, ...) ((buf)[0] = '\0', gpu_appendf((buf), (len), __VA_ARGS__))
+#define msgf(buf, len, ...) ((buf)[0] = '\0', engine_appendf((buf), (len), __VA_ARGS__))
 
 /* Select `gpu` for the calling thread; 0, or -ENODEV / -EIO with the reason in err. */
 int cuda_use_gpu(const struct cudart *rt, int gpu, char *err, size_t len);

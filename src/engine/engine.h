@@ -121,6 +121,10 @@ struct engine_ops {
 	void (*buf_free)(const void *opts, void *buf);
 };
 
+/* Append printf-style text to buf (len bytes); a truncated note is still a useful note. */
+void engine_appendf(char *buf, size_t len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
 /* The registry (registry.c). */
 size_t engine_count(void);
 const struct engine_ops *engine_at(size_t i);

@@ -110,9 +110,9 @@ static int gds_probe(char *why, size_t len)
 	if (!cf || !rt)
 		return -ENODEV;
 	why[0] = '\0';
-	gpu_appendf(why, len, "%s (version %d%s%s), %s; %s", cf->path, cf->version,
-	            cf->has_batch ? ", batch API" : "", cf->has_async ? ", stream API" : "",
-	            cf->mode, rt->path);
+	engine_appendf(why, len, "%s (version %d%s%s), %s; %s", cf->path, cf->version,
+	               cf->has_batch ? ", batch API" : "", cf->has_async ? ", stream API" : "",
+	               cf->mode, rt->path);
 	return 0;
 }
 
@@ -245,16 +245,17 @@ static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char 
 		CUfileError_t st = p->cf->BufRegister(s->bufs[i], s->buf_len, 0);
 
 		if (st.err != CU_FILE_SUCCESS) {
-			gpu_appendf(notes, nlen,
-			            "; register=1 but cuFileBufRegister failed (%s): buffers %u.. "
-			            "unregistered",
-			            cufile_strerror(st, e, sizeof(e)), i);
+			engine_appendf(
+			        notes, nlen,
+			        "; register=1 but cuFileBufRegister failed (%s): buffers %u.. "
+			        "unregistered",
+			        cufile_strerror(st, e, sizeof(e)), i);
 			return;
 		}
 		p->nreg = i + 1;
 	}
 	p->reg_bufs = s->bufs;
-	gpu_appendf(notes, nlen, "; %u buffers registered", p->nreg);
+	engine_appendf(notes, nlen, "; %u buffers registered", p->nreg);
 }
 
 static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
@@ -315,11 +316,11 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 		goto fail;
 
 	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
-	gpu_appendf(ctx->notes, sizeof(ctx->notes),
-	            "cuFile %s (version %d); %s; GPU %d (%s); %s, iodepth %u%s", p->cf->path,
-	            p->cf->version, p->cf->mode, o->gpu, bus, mode_text[p->mode], p->depth,
-	            s->direct ? ""
-	                      : "; files without O_DIRECT: cuFile uses its POSIX path for them");
+	engine_appendf(ctx->notes, sizeof(ctx->notes),
+	               "cuFile %s (version %d); %s; GPU %d (%s); %s, iodepth %u%s", p->cf->path,
+	               p->cf->version, p->cf->mode, o->gpu, bus, mode_text[p->mode], p->depth,
+	               s->direct ? ""
+	                         : "; files without O_DIRECT: cuFile uses its POSIX path for them");
 	if (o->reg)
 		register_bufs(p, s, ctx->notes, sizeof(ctx->notes));
 	ctx->priv = p;

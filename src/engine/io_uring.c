@@ -152,22 +152,6 @@ static const struct {
         {0, "plain task work (kernel < 5.19)"},
 };
 
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-/* Append to a message; a truncated note is still a useful note. */
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 /* Read one integer from a /proc file; 0 or -errno. */
 static int read_proc_long(const char *path, long *val)
 {
@@ -295,10 +279,11 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 			return ret;
 		}
 		if (o->sqpoll_cpu >= 0)
-			appendf(notes, nlen, "sqpoll on (cpu %d, idle %d ms)", o->sqpoll_cpu,
-			        o->sq_thread_idle);
+			engine_appendf(notes, nlen, "sqpoll on (cpu %d, idle %d ms)", o->sqpoll_cpu,
+			               o->sq_thread_idle);
 		else
-			appendf(notes, nlen, "sqpoll on (unpinned, idle %d ms)", o->sq_thread_idle);
+			engine_appendf(notes, nlen, "sqpoll on (unpinned, idle %d ms)",
+			               o->sq_thread_idle);
 		return 0;
 	}
 
@@ -317,7 +302,7 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 	/* Both modes post completions only when this thread next enters the kernel. */
 	p->enter_to_reap =
 	        taskrun_modes[i].flags & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN);
-	appendf(notes, nlen, "sqpoll off, %s", taskrun_modes[i].name);
+	engine_appendf(notes, nlen, "sqpoll off, %s", taskrun_modes[i].name);
 	return 0;
 }
 
@@ -330,12 +315,12 @@ static void register_buffers(struct uring_eng *p, const struct engine_setup *s, 
 	int ret;
 
 	if (!s->bufs || !s->nbufs) {
-		appendf(notes, nlen, ", fixedbufs off (no buffers to register)");
+		engine_appendf(notes, nlen, ", fixedbufs off (no buffers to register)");
 		return;
 	}
 	iov = calloc(s->nbufs, sizeof(*iov));
 	if (!iov) {
-		appendf(notes, nlen, ", fixedbufs off (out of memory registering buffers)");
+		engine_appendf(notes, nlen, ", fixedbufs off (out of memory registering buffers)");
 		return;
 	}
 	for (i = 0; i < s->nbufs; i++) {
@@ -345,17 +330,18 @@ static void register_buffers(struct uring_eng *p, const struct engine_setup *s, 
 	ret = io_uring_register_buffers(&p->ring, iov, s->nbufs);
 	free(iov);
 	if (ret == -ENOMEM)
-		appendf(notes, nlen,
+		engine_appendf(
+		        notes, nlen,
 		        ", fixedbufs requested but io_uring_register_buffers failed with ENOMEM "
 		        "(locked-memory limit %s, raise ulimit -l): plain buffers",
 		        memlock_text(memlock, sizeof(memlock)));
 	else if (ret < 0)
-		appendf(notes, nlen,
-		        ", fixedbufs requested but io_uring_register_buffers failed (%s): "
-		        "plain buffers",
-		        strerror(-ret));
+		engine_appendf(notes, nlen,
+		               ", fixedbufs requested but io_uring_register_buffers failed (%s): "
+		               "plain buffers",
+		               strerror(-ret));
 	else
-		appendf(notes, nlen, ", fixedbufs on");
+		engine_appendf(notes, nlen, ", fixedbufs on");
 	p->fixedbufs = ret == 0;
 }
 
@@ -365,16 +351,17 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
 	int ret;
 
 	if (!s->nfiles) {
-		appendf(notes, nlen, ", regfiles off (no files)");
+		engine_appendf(notes, nlen, ", regfiles off (no files)");
 		return;
 	}
 	ret = io_uring_register_files(&p->ring, s->fds, s->nfiles);
 	if (ret < 0)
-		appendf(notes, nlen,
+		engine_appendf(
+		        notes, nlen,
 		        ", regfiles requested but io_uring_register_files failed (%s): plain fds",
 		        strerror(-ret));
 	else
-		appendf(notes, nlen, ", regfiles on");
+		engine_appendf(notes, nlen, ", regfiles on");
 	p->regfiles = ret == 0;
 }
 
@@ -427,9 +414,9 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 		goto free_state;
 	if (flags & IORING_SETUP_IOPOLL) {
 		p->enter_to_reap = true;
-		appendf(ctx->notes, sizeof(ctx->notes), ", iopoll on");
+		engine_appendf(ctx->notes, sizeof(ctx->notes), ", iopoll on");
 	} else if (!o->iopoll) {
-		appendf(ctx->notes, sizeof(ctx->notes), ", iopoll off");
+		engine_appendf(ctx->notes, sizeof(ctx->notes), ", iopoll off");
 	}
 
 	p->fds = s->fds;
@@ -437,11 +424,11 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	if (o->fixedbufs)
 		register_buffers(p, s, ctx->notes, sizeof(ctx->notes));
 	else
-		appendf(ctx->notes, sizeof(ctx->notes), ", fixedbufs off");
+		engine_appendf(ctx->notes, sizeof(ctx->notes), ", fixedbufs off");
 	if (o->regfiles)
 		register_files(p, s, ctx->notes, sizeof(ctx->notes));
 	else
-		appendf(ctx->notes, sizeof(ctx->notes), ", regfiles off");
+		engine_appendf(ctx->notes, sizeof(ctx->notes), ", regfiles off");
 
 	/* 0: never alone; the worker always reaps right after commit, and reap submits */
 	p->submit_batch = o->submit_batch > 0 ? (unsigned)o->submit_batch : UINT_MAX;
@@ -450,15 +437,16 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	                        : depth;
 	p->sqpoll = o->sqpoll;
 	if (p->sqpoll)
-		appendf(ctx->notes, sizeof(ctx->notes),
-		        ", SQEs published on every commit / reap %u%s", p->reap_batch, iopoll_note);
+		engine_appendf(ctx->notes, sizeof(ctx->notes),
+		               ", SQEs published on every commit / reap %u%s", p->reap_batch,
+		               iopoll_note);
 	else if (p->submit_batch == UINT_MAX)
-		appendf(ctx->notes, sizeof(ctx->notes),
-		        ", submit and wait in one system call / reap %u%s", p->reap_batch,
-		        iopoll_note);
+		engine_appendf(ctx->notes, sizeof(ctx->notes),
+		               ", submit and wait in one system call / reap %u%s", p->reap_batch,
+		               iopoll_note);
 	else
-		appendf(ctx->notes, sizeof(ctx->notes), ", batch submit %u / reap %u%s",
-		        p->submit_batch, p->reap_batch, iopoll_note);
+		engine_appendf(ctx->notes, sizeof(ctx->notes), ", batch submit %u / reap %u%s",
+		               p->submit_batch, p->reap_batch, iopoll_note);
 	ctx->priv = p;
 	return 0;
 

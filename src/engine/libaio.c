@@ -43,22 +43,6 @@ struct aio_eng {
 	struct io_event *events; /* depth */
 };
 
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-/* Append to a message; a truncated note is still a useful note. */
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 /* Read one unsigned number from a /proc file; 0 or -errno. */
 static int read_proc_ulong(const char *path, unsigned long *val)
 {
@@ -183,12 +167,13 @@ static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 
 	ctx->notes[0] = '\0';
 	if (s->direct)
-		appendf(ctx->notes, sizeof(ctx->notes),
-		        "O_DIRECT, io_setup(%u); each commit submits all queued iocbs with "
-		        "io_submit, reap uses io_getevents (no userspace reap)",
-		        depth);
+		engine_appendf(ctx->notes, sizeof(ctx->notes),
+		               "O_DIRECT, io_setup(%u); each commit submits all queued iocbs with "
+		               "io_submit, reap uses io_getevents (no userspace reap)",
+		               depth);
 	else
-		appendf(ctx->notes, sizeof(ctx->notes),
+		engine_appendf(
+		        ctx->notes, sizeof(ctx->notes),
 		        "buffered I/O: libaio submits synchronously (io_submit does the copy in "
 		        "the calling thread), so iodepth adds no parallelism");
 	ctx->priv = p;

@@ -74,22 +74,6 @@ struct mmap_eng {
 	struct mapping maps[]; /* one per file */
 };
 
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-/* Append to a message; a truncated note is still a useful note. */
-static void appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strnlen(buf, len);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 static int mmap_probe(char *why, size_t len)
 {
 	(void)why;
@@ -185,19 +169,20 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 		}
 	}
 
-	appendf(ctx->notes, sizeof(ctx->notes),
-	        "%u of %u files mapped MAP_SHARED %s (%llu MiB), populate %s, madvise %s", nmapped,
-	        s->nfiles, s->writable ? "read-write" : "read-only",
-	        (unsigned long long)(total >> 20), o->populate ? "on (MAP_POPULATE)" : "off",
-	        madvise_names[advice]);
+	engine_appendf(ctx->notes, sizeof(ctx->notes),
+	               "%u of %u files mapped MAP_SHARED %s (%llu MiB), populate %s, madvise %s",
+	               nmapped, s->nfiles, s->writable ? "read-write" : "read-only",
+	               (unsigned long long)(total >> 20), o->populate ? "on (MAP_POPULATE)" : "off",
+	               madvise_names[advice]);
 	if (advise_failed)
-		appendf(ctx->notes, sizeof(ctx->notes),
+		engine_appendf(
+		        ctx->notes, sizeof(ctx->notes),
 		        " requested but refused for %u mapping(s) (%s%s): ran without that advice",
 		        advise_failed, strerror(advise_err),
 		        advice == ADV_HUGEPAGE && advise_err == EINVAL
 		                ? "; kernel without transparent hugepages?"
 		                : "");
-	appendf(ctx->notes, sizeof(ctx->notes), "; I/O is a memcpy through page faults");
+	engine_appendf(ctx->notes, sizeof(ctx->notes), "; I/O is a memcpy through page faults");
 	ctx->priv = p;
 	return 0;
 

@@ -5,6 +5,7 @@
  * engines in include/llmio/engine.h.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,4 +262,16 @@ bool llmio_engine_has_option(const char *name, const char *key)
 	const struct engine_ops *e = engine_find(name);
 
 	return e && opt_find(e, key);
+}
+
+void engine_appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
 }

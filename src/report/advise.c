@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/result_json.h"
 #include "cli/cli.h"
 #include "report/report.h"
 
@@ -503,8 +504,6 @@ static cJSON *choice_json(const struct advice *a, const struct choice *c)
 int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a)
 {
 	cJSON *root = cJSON_CreateObject(), *arr;
-	char *text;
-	int ret = 0;
 
 	if (!root)
 		return -ENOMEM;
@@ -544,12 +543,5 @@ int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a)
 			cJSON_AddBoolToObject(o, "agrees_with_study", x->agrees);
 		cJSON_AddStringToObject(o, "agreement", x->agree_text);
 	}
-	text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return -ENOMEM;
-	if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
-		ret = -EIO;
-	free(text);
-	return ret;
+	return json_write_doc(f, root);
 }

@@ -4,6 +4,7 @@
 #define LLMIO_STATS_RESULT_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "llmio/result.h"
 
@@ -12,5 +13,11 @@
  * fields; docs/output.md).  \return a new object the caller owns, or NULL without memory.
  */
 cJSON *result_job_json(const struct llmio_result *r);
+
+/*
+ * Print root as indented JSON and a newline to f, then free root (also on failure).
+ * \return 0, -ENOMEM, or -EIO when the stream failed.
+ */
+int json_write_doc(FILE *f, cJSON *root);
 
 #endif

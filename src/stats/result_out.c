@@ -199,8 +199,6 @@ cJSON *result_job_json(const struct llmio_result *r)
 int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
 {
 	cJSON *root = cJSON_CreateObject(), *jobs, *host;
-	char *text;
-	int ret = 0;
 
 	if (!root)
 		return -ENOMEM;
@@ -217,7 +215,14 @@ int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(jobs, result_job_json(r[i]));
-	text = cJSON_Print(root);
+	return json_write_doc(f, root);
+}
+
+int json_write_doc(FILE *f, cJSON *root)
+{
+	char *text = root ? cJSON_Print(root) : NULL;
+	int ret = 0;
+
 	cJSON_Delete(root);
 	if (!text)
 		return -ENOMEM;

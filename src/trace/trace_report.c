@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "stats/result_json.h"
 #include "cli/cli.h" /* fmt_ns: durations as the other tables print them */
 #include "llmio/llmio.h"
 #include "trace/trace_map.h"
@@ -577,8 +578,6 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 {
 	const struct trace *t = a->t;
 	cJSON *root = cJSON_CreateObject(), *phases, *tot, *conc;
-	char *text;
-	int ret = 0;
 
 	if (!root)
 		return -ENOMEM;
@@ -617,12 +616,7 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 		}
 	}
 	cJSON_AddItemToObject(root, "totals", tot);
-	text = cJSON_Print(root);
-	if (!text || fprintf(f, "%s\n", text) < 0)
-		ret = text ? -EIO : -ENOMEM;
-	free(text);
-	cJSON_Delete(root);
-	return ret;
+	return json_write_doc(f, root);
 }
 
 /* ---- plots ---- */

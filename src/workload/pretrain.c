@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/rand.h"
 #include "workload/phases.h"
 
 struct reader {
@@ -39,17 +40,6 @@ struct trainsrc {
 	_Atomic uint64_t next, completed, consumed;
 	struct reader rd[64];
 };
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
 
 static int train_next(void *arg, unsigned t, struct llmio_io *io)
 {
@@ -206,9 +196,7 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char
 		nfiles = 1;
 	s->nsamples = nfiles * c->samples_per_file;
 	s->total = c->steps * c->batch;
-	s->mult = (uint64_t)((double)s->nsamples * 0.6180339887498949) | 1;
-	while (s->nsamples > 1 && gcd64(s->mult, s->nsamples) != 1)
-		s->mult += 2;
+	s->mult = scatter_multiplier(s->nsamples);
 	s->src = (struct llmio_io_source){.next = train_next, .done = train_done, .arg = s};
 	paths = calloc(nfiles, sizeof(*paths));
 	files = calloc(nfiles, sizeof(*files));
