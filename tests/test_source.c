@@ -86,27 +86,38 @@ static void whole_done(void *arg, unsigned t, const struct llmio_io *io, int64_t
 
 static const uint64_t sizes[] = {10000, 3 * 4096, 5000, 70001};
 
-static void setup_job(struct llmio_job_opts *o, struct llmio_file *files, struct whole *s,
-                      struct llmio_io_source *src, const char *engine, const char *tag,
-                      char (*paths)[4200])
+/* Everything one job of these tests needs; static, so the 16 KiB of paths stay off the stack. */
+struct fixture {
+	char paths[MAXFILES][4200];
+	struct llmio_file files[MAXFILES];
+	struct llmio_io_source src;
+	struct llmio_job_opts o;
+	struct whole s;
+};
+
+static struct fixture *setup_job(const char *engine, const char *tag)
 {
-	memset(s, 0, sizeof(*s));
-	s->nfiles = MAXFILES;
+	static struct fixture fx;
+	struct fixture *x = &fx;
+
+	memset(x, 0, sizeof(*x));
+	x->s.nfiles = MAXFILES;
 	for (unsigned f = 0; f < MAXFILES; f++) {
-		snprintf(paths[f], 4200, "%.4000s/%s.%u", dir, tag, f);
-		files[f] = (struct llmio_file){.path = paths[f], .size = sizes[f]};
-		s->sizes[f] = sizes[f];
+		snprintf(x->paths[f], sizeof(x->paths[f]), "%.4000s/%s.%u", dir, tag, f);
+		x->files[f] = (struct llmio_file){.path = x->paths[f], .size = sizes[f]};
+		x->s.sizes[f] = sizes[f];
 	}
 	for (unsigned t = 0; t < MAXTHR; t++)
-		s->file[t] = t;
-	*src = (struct llmio_io_source){.next = whole_next, .done = whole_done, .arg = s};
-	llmio_job_opts_init(o);
-	snprintf(o->engine, sizeof(o->engine), "%s", engine);
-	o->files = files;
-	o->nfiles_list = MAXFILES;
-	o->io_source = src;
-	o->bs = CHUNK;
-	o->rw = LLMIO_RW_READ;
+		x->s.file[t] = t;
+	x->src = (struct llmio_io_source){.next = whole_next, .done = whole_done, .arg = &x->s};
+	llmio_job_opts_init(&x->o);
+	snprintf(x->o.engine, sizeof(x->o.engine), "%s", engine);
+	x->o.files = x->files;
+	x->o.nfiles_list = MAXFILES;
+	x->o.io_source = &x->src;
+	x->o.bs = CHUNK;
+	x->o.rw = LLMIO_RW_READ;
+	return x;
 }
 
 static struct llmio_result *run(const struct llmio_job_opts *o, int want, const char *msg)
@@ -136,28 +147,24 @@ static uint64_t total(void)
 static void read_whole_files(void **state)
 {
 	static const char *engines[] = {"psync", "libaio", "io_uring", "mmap"};
-	char paths[MAXFILES][4200];
-	struct llmio_file files[MAXFILES];
-	struct llmio_io_source src;
-	struct llmio_job_opts o;
+	struct fixture *x;
 	struct llmio_result *r;
-	struct whole s;
 	struct stat st;
 
 	(void)state;
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
-		setup_job(&o, files, &s, &src, engines[e], "rd", paths);
-		s.nthreads = 2;
-		o.numjobs = 2;
-		o.iodepth = 4;
-		r = run(&o, 0, NULL);
+		x = setup_job(engines[e], "rd");
+		x->s.nthreads = 2;
+		x->o.numjobs = 2;
+		x->o.iodepth = 4;
+		r = run(&x->o, 0, NULL);
 		assert_int_equal(r->read.bytes, total());
-		assert_int_equal(s.done_bytes, total());
-		assert_int_equal(s.done_calls, r->read.ios);
+		assert_int_equal(x->s.done_bytes, total());
+		assert_int_equal(x->s.done_calls, r->read.ios);
 		assert_int_equal(r->target_bytes, total());
 		assert_int_equal(r->write.ios, 0);
 		for (unsigned f = 0; f < MAXFILES; f++) {
-			assert_int_equal(stat(paths[f], &st), 0);
+			assert_int_equal(stat(x->paths[f], &st), 0);
 			assert_int_equal((uint64_t)st.st_size, sizes[f]);
 		}
 		llmio_result_destroy(r);
@@ -167,34 +174,30 @@ static void read_whole_files(void **state)
 /* Fresh files are created empty and grow to exactly what was written. */
 static void write_fresh_files(void **state)
 {
-	char paths[MAXFILES][4200];
-	struct llmio_file files[MAXFILES];
-	struct llmio_io_source src;
-	struct llmio_job_opts o;
+	struct fixture *x;
 	struct llmio_result *r;
-	struct whole s;
 	struct stat st;
 	FILE *f;
 
 	(void)state;
-	setup_job(&o, files, &s, &src, "io_uring", "wr", paths);
+	x = setup_job("io_uring", "wr");
 	/* a stale, longer file of the same name is replaced, not merged into */
-	f = fopen(paths[0], "w");
+	f = fopen(x->paths[0], "w");
 	assert_non_null(f);
 	assert_int_equal(ftruncate(fileno(f), 1 << 20), 0);
 	fclose(f);
 	for (unsigned i = 0; i < MAXFILES; i++)
-		files[i].flags = LLMIO_FILE_FRESH;
-	s.nthreads = 1;
-	s.write = 1;
-	o.rw = LLMIO_RW_WRITE;
-	o.iodepth = 8;
-	o.end_fsync = true;
-	r = run(&o, 0, NULL);
+		x->files[i].flags = LLMIO_FILE_FRESH;
+	x->s.nthreads = 1;
+	x->s.write = 1;
+	x->o.rw = LLMIO_RW_WRITE;
+	x->o.iodepth = 8;
+	x->o.end_fsync = true;
+	r = run(&x->o, 0, NULL);
 	assert_int_equal(r->write.bytes, total());
 	assert_int_equal(r->fsyncs, MAXFILES);
 	for (unsigned i = 0; i < MAXFILES; i++) {
-		assert_int_equal(stat(paths[i], &st), 0);
+		assert_int_equal(stat(x->paths[i], &st), 0);
 		assert_int_equal((uint64_t)st.st_size, sizes[i]);
 	}
 	llmio_result_destroy(r);
@@ -203,19 +206,15 @@ static void write_fresh_files(void **state)
 /* I/O k is not issued before k * 15 ms: the run lasts as long as the timeline says. */
 static void timeline(void **state)
 {
-	char paths[MAXFILES][4200];
-	struct llmio_file files[MAXFILES];
-	struct llmio_io_source src;
-	struct llmio_job_opts o;
+	struct fixture *x;
 	struct llmio_result *r;
-	struct whole s;
 
 	(void)state;
-	setup_job(&o, files, &s, &src, "psync", "tl", paths);
-	s.nthreads = 1;
-	s.nfiles = 1; /* 10000 bytes: 3 I/Os, due at 0, 15 and 30 ms */
-	s.at_step = 15000000;
-	r = run(&o, 0, NULL);
+	x = setup_job("psync", "tl");
+	x->s.nthreads = 1;
+	x->s.nfiles = 1; /* 10000 bytes: 3 I/Os, due at 0, 15 and 30 ms */
+	x->s.at_step = 15000000;
+	r = run(&x->o, 0, NULL);
 	assert_int_equal(r->read.ios, 3);
 	assert_true(r->runtime_s >= 0.030);
 	assert_true(r->runtime_s < 0.5);
@@ -225,21 +224,17 @@ static void timeline(void **state)
 /* A source that is not ready (-EAGAIN) until its I/O completes still gets everything done. */
 static void not_ready(void **state)
 {
-	char paths[MAXFILES][4200];
-	struct llmio_file files[MAXFILES];
-	struct llmio_io_source src;
-	struct llmio_job_opts o;
+	struct fixture *x;
 	struct llmio_result *r;
-	struct whole s;
 
 	(void)state;
-	setup_job(&o, files, &s, &src, "io_uring", "rd", paths);
-	s.nthreads = 1;
-	s.gate = true;
-	o.iodepth = 8;
-	r = run(&o, 0, NULL);
+	x = setup_job("io_uring", "rd");
+	x->s.nthreads = 1;
+	x->s.gate = true;
+	x->o.iodepth = 8;
+	r = run(&x->o, 0, NULL);
 	assert_int_equal(r->read.bytes, total());
-	assert_true(s.eagain > 0);
+	assert_true(x->s.eagain > 0);
 	llmio_result_destroy(r);
 }
 
@@ -261,25 +256,21 @@ static int oversized_next(void *arg, unsigned t, struct llmio_io *io)
 
 static void bad_sources(void **state)
 {
-	char paths[MAXFILES][4200];
-	struct llmio_file files[MAXFILES];
-	struct llmio_io_source src;
-	struct llmio_job_opts o;
+	struct fixture *x;
 	struct llmio_result *r;
-	struct whole s;
 
 	(void)state;
-	setup_job(&o, files, &s, &src, "psync", "rd", paths);
-	src.next = failing_next;
-	r = run(&o, -EIO, "I/O source failed");
+	x = setup_job("psync", "rd");
+	x->src.next = failing_next;
+	r = run(&x->o, -EIO, "I/O source failed");
 	llmio_result_destroy(r);
-	src.next = oversized_next;
-	r = run(&o, -EIO, "bug in the recipe");
+	x->src.next = oversized_next;
+	r = run(&x->o, -EIO, "bug in the recipe");
 	llmio_result_destroy(r);
 	/* a file list and a filename together are a usage error */
-	src.next = whole_next;
-	snprintf(o.filename, sizeof(o.filename), "%.4000s", paths[0]);
-	r = run(&o, -EINVAL, "file list replaces");
+	x->src.next = whole_next;
+	snprintf(x->o.filename, sizeof(x->o.filename), "%.4000s", x->paths[0]);
+	r = run(&x->o, -EINVAL, "file list replaces");
 	assert_null(r);
 }
 

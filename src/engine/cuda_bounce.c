@@ -32,15 +32,7 @@ struct bounce_opts {
 };
 
 static const struct engine_opt bounce_options[] = {
-        {
-                .name = "gpu",
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct bounce_opts, gpu),
-                .def = "0",
-                .help = "GPU (CUDA device id) whose memory holds the buffers",
-                .min = 0,
-                .max = 1023,
-        },
+        CUDA_GPU_OPTION(struct bounce_opts),
         {
                 .name = "host",
                 .type = ENGINE_OPT_ENUM,

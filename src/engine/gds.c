@@ -34,15 +34,7 @@ struct gds_opts {
 };
 
 static const struct engine_opt gds_options[] = {
-        {
-                .name = "gpu",
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct gds_opts, gpu),
-                .def = "0",
-                .help = "GPU (CUDA device id) whose memory holds the buffers",
-                .min = 0,
-                .max = 1023,
-        },
+        CUDA_GPU_OPTION(struct gds_opts),
         {
                 .name = "register",
                 .type = ENGINE_OPT_BOOL,
