@@ -45,7 +45,12 @@ static const char *path(const char *name)
 
 static void *thread_main(void *arg)
 {
-	int fd = open(path(arg), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	char p[4096];
+	int fd;
+
+	/* its own buffer: path()'s rotating static ones are not for concurrent threads */
+	snprintf(p, sizeof(p), "%s/%s", dir, (const char *)arg);
+	fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 
 	CHECK(fd >= 0);
 	for (int i = 0; i < 10; i++)

@@ -707,20 +707,18 @@ EXPORT int creat(const char *path, mode_t mode)
 	return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
 
-EXPORT int creat64(const char *path, mode_t mode)
-{
-	return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-}
+/*
+ * On LP64 glibc off_t is 64 bits, so each *64 entry point takes exactly the arguments of its
+ * plain twin: it is the same function under a second name.
+ */
+EXPORT int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
 
 EXPORT int __open_2(const char *path, int flags)
 {
 	return open_common(AT_FDCWD, path, flags, 0);
 }
 
-EXPORT int __open64_2(const char *path, int flags)
-{
-	return open_common(AT_FDCWD, path, flags, 0);
-}
+EXPORT int __open64_2(const char *path, int flags) __attribute__((alias("__open_2")));
 
 EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
@@ -728,9 +726,7 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 }
 
 EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	return open_common(dirfd, path, flags, 0);
-}
+        __attribute__((alias("__openat_2")));
 
 EXPORT int close(int fd)
 {
@@ -863,10 +859,7 @@ EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	FD_CALL(TR_PREAD, fd, (uint64_t)off, n, REAL(pread)(fd, buf, n, off));
 }
 
-EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
-{
-	FD_CALL(TR_PREAD, fd, (uint64_t)off, n, REAL(pread)(fd, buf, n, off));
-}
+EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
 
 EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
@@ -876,11 +869,7 @@ EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen
 }
 
 EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
-{
-	if (n > buflen)
-		abort();
-	FD_CALL(TR_PREAD, fd, (uint64_t)off, n, REAL(pread)(fd, buf, n, off));
-}
+        __attribute__((alias("__pread_chk")));
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
@@ -897,10 +886,7 @@ EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 }
 
 EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-	FD_CALL(TR_PREADV, fd, (uint64_t)off, iov_bytes(iov, cnt),
-	        REAL(preadv2)(fd, iov, cnt, off, 0));
-}
+        __attribute__((alias("preadv")));
 
 EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
@@ -925,9 +911,7 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 }
 
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
-{
-	FD_CALL(TR_PWRITE, fd, (uint64_t)off, n, REAL(pwrite)(fd, buf, n, off));
-}
+        __attribute__((alias("pwrite")));
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
@@ -941,10 +925,7 @@ EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 }
 
 EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-	FD_CALL(TR_PWRITEV, fd, (uint64_t)off, iov_bytes(iov, cnt),
-	        REAL(pwritev2)(fd, iov, cnt, off, 0));
-}
+        __attribute__((alias("pwritev")));
 
 EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
@@ -977,10 +958,7 @@ EXPORT off_t lseek(int fd, off_t off, int whence)
 	return lseek_common(fd, off, whence);
 }
 
-EXPORT off_t lseek64(int fd, off_t off, int whence)
-{
-	return lseek_common(fd, off, whence);
-}
+EXPORT off_t lseek64(int fd, off_t off, int whence) __attribute__((alias("lseek")));
 
 /* ---- sync, space, truncate ---- */
 
@@ -1006,11 +984,7 @@ EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
 	        REAL(fallocate)(fd, mode, off, len));
 }
 
-EXPORT int fallocate64(int fd, int mode, off_t off, off_t len)
-{
-	FD_CALL(TR_FALLOCATE, fd, (uint64_t)off, (uint64_t)len,
-	        REAL(fallocate)(fd, mode, off, len));
-}
+EXPORT int fallocate64(int fd, int mode, off_t off, off_t len) __attribute__((alias("fallocate")));
 
 /* posix_fallocate returns an error number instead of setting errno. */
 static int posix_fallocate_common(int fd, off_t off, off_t len)
@@ -1031,19 +1005,14 @@ EXPORT int posix_fallocate(int fd, off_t off, off_t len)
 }
 
 EXPORT int posix_fallocate64(int fd, off_t off, off_t len)
-{
-	return posix_fallocate_common(fd, off, len);
-}
+        __attribute__((alias("posix_fallocate")));
 
 EXPORT int ftruncate(int fd, off_t len)
 {
 	FD_CALL(TR_FTRUNCATE, fd, TRACE_OFF_NONE, (uint64_t)len, REAL(ftruncate)(fd, len));
 }
 
-EXPORT int ftruncate64(int fd, off_t len)
-{
-	FD_CALL(TR_FTRUNCATE, fd, TRACE_OFF_NONE, (uint64_t)len, REAL(ftruncate)(fd, len));
-}
+EXPORT int ftruncate64(int fd, off_t len) __attribute__((alias("ftruncate")));
 
 /* ---- memory mappings ---- */
 
@@ -1098,9 +1067,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	return mmap_common(addr, len, prot, flags, fd, off);
-}
+        __attribute__((alias("mmap")));
 
 /* munmap / msync: recorded when they touch a mapping of a traced file. */
 static int map_call(uint16_t type, void *addr, size_t len, int flags)
@@ -1363,10 +1330,7 @@ EXPORT int fseeko(FILE *f, off_t off, int whence)
 	return fseek_common(f, off, whence);
 }
 
-EXPORT int fseeko64(FILE *f, off_t off, int whence)
-{
-	return fseek_common(f, off, whence);
-}
+EXPORT int fseeko64(FILE *f, off_t off, int whence) __attribute__((alias("fseeko")));
 
 /* ---- exec: keep the tracer in the environment ---- */
 
