@@ -303,6 +303,12 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 	p->enter_to_reap =
 	        taskrun_modes[i].flags & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN);
 	engine_appendf(notes, nlen, "sqpoll off, %s", taskrun_modes[i].name);
+	/*
+	 * A registered ring fd spares io_uring_enter() the file-table lookup of the ring on
+	 * every call (liburing then passes IORING_ENTER_REGISTERED_RING); Linux 5.18+.
+	 */
+	if (io_uring_register_ring_fd(&p->ring) == 1)
+		engine_appendf(notes, nlen, ", ring fd registered");
 	return 0;
 }
 
