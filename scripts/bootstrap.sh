@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 
+# python3: the CLI tests read JSON with it; the rest: build, test and peer tools
 pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-dev libblkid-dev
-      libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs)
+      libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
