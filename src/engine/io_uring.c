@@ -121,7 +121,9 @@ static const struct engine_opt uring_options[] = {
                 .type = ENGINE_OPT_INT,
                 .offset = offsetof(struct uring_opts, reap_batch),
                 .def = "0",
-                .help = "most completions returned by one reap; 0 means iodepth",
+                .help = "most completions returned by one reap; 0 = auto: 1 under O_DIRECT (each "
+                        "freed slot goes straight back to the device), iodepth through the "
+                        "page cache",
                 .min = 0,
                 .max = 65536,
         },
@@ -438,9 +440,17 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 
 	/* 0: never alone; the worker always reaps right after commit, and reap submits */
 	p->submit_batch = o->submit_batch > 0 ? (unsigned)o->submit_batch : UINT_MAX;
-	p->reap_batch = o->reap_batch > 0 && (unsigned)o->reap_batch < depth
-	                        ? (unsigned)o->reap_batch
-	                        : depth;
+	/*
+	 * 0 = auto.  Through the page cache, I/Os complete inside the submit call in bursts of
+	 * iodepth: take them all and refill in one system call.  Under O_DIRECT the device is the
+	 * limit and completions trickle in: hand each freed slot straight back to the device (a
+	 * submit per completion, as fio does by default) instead of refilling in bursts, which
+	 * measured 10-20 % fewer IOPS on a virtio disk at QD 32 (docs/performance.md).
+	 */
+	if (o->reap_batch > 0)
+		p->reap_batch = (unsigned)o->reap_batch < depth ? (unsigned)o->reap_batch : depth;
+	else
+		p->reap_batch = s->direct && !o->sqpoll ? 1 : depth;
 	p->sqpoll = o->sqpoll;
 	if (p->sqpoll)
 		engine_appendf(ctx->notes, sizeof(ctx->notes),
