@@ -123,6 +123,13 @@ assert sorted(r["config"]["ranks"] for r in rs) == [1, 1, 2, 2], [r["config"] fo
 expect_rc 0 "advise on recipe records" advise "$T/ph.jsonl"
 expect_out "checkpointing decided from recipe phases" "checkpointing"
 
+# a checkpoint that fails mid-training ends the run with its error; the readers do not hang
+mkdir -p "$T/bad" "$T/bad/pretrain-ckpt-rank00000.pt"
+expect_rc 2 "failing checkpoint stops training cleanly" run --workload pretrain --model gpt2 \
+	--directory "$T/bad" --scale 0.05 --record 64k --batch 2 --steps 6 --compute 1ms \
+	--ckpt_every 2 --dp 1 --ranks 1 --engine psync --direct 0 --quiet
+expect_err "names the file in the way" "pretrain-ckpt-rank00000.pt is not a regular file"
+
 # errors
 expect_rc 2 "unknown workload" run --workload nope --directory "$D"
 expect_rc 2 "unknown model" run --workload load --model nope --directory "$D"

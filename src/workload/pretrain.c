@@ -38,6 +38,7 @@ struct trainsrc {
 	uint64_t total;    /* samples the run needs: steps x batch */
 	uint32_t align;
 	_Atomic uint64_t next, completed, consumed;
+	atomic_bool finish; /* the accelerator stopped: readers end instead of waiting for it */
 	struct reader rd[64];
 };
 
@@ -50,7 +51,7 @@ static int train_next(void *arg, unsigned t, struct llmio_io *io)
 	if (!r->busy) {
 		uint64_t k = atomic_load(&s->next), ds;
 
-		if (k >= s->total)
+		if (k >= s->total || atomic_load(&s->finish))
 			return 0;
 		/* read ahead at most `prefetch` batches beyond what the accelerator took */
 		if (k >= atomic_load(&s->consumed) + s->c->prefetch * s->c->batch)
@@ -234,6 +235,8 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char
 		goto out;
 	}
 	ret = accelerate(w, s, &rj, rj.ph, err, errlen);
+	/* a checkpoint failure or a stop ends training early: readers must not wait for it */
+	atomic_store(&s->finish, true);
 	pthread_join(th, NULL);
 	if (!ret && rj.ret) {
 		ret = rj.ret;
