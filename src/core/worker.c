@@ -332,6 +332,7 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	        .nbufs = w->depth,
 	        .buf_len = j->o.bs,
 	        .iodepth = w->depth,
+	        .nworkers = j->o.numjobs,
 	        .direct = j->target.direct,
 	        .writable = j->target.writable,
 	        .dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,

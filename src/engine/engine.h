@@ -58,6 +58,7 @@ struct engine_setup {
 	unsigned nbufs;
 	size_t buf_len;
 	unsigned iodepth;
+	unsigned nworkers; /* threads of the job, each with its own engine instance */
 	bool direct;
 	bool writable;       /* files are open O_RDWR and writes may be issued */
 	int dev_io_poll;     /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */

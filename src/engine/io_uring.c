@@ -17,8 +17,9 @@
  * (which burns a CPU).  Whatever could not be had falls back and is said in the notes.
  */
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <liburing.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "engine/engine.h"
 
 /* How long reap() keeps retrying a submit that says -EAGAIN/-EBUSY with nothing in flight. */
@@ -46,6 +48,7 @@ struct uring_opts {
 	int regfiles;
 	int submit_batch;
 	int reap_batch;
+	int sqpoll_spin;
 };
 
 static const struct engine_opt uring_options[] = {
@@ -127,6 +130,19 @@ static const struct engine_opt uring_options[] = {
                 .min = 0,
                 .max = 65536,
         },
+        {
+                .name = "sqpoll_spin",
+                .alias = NULL,
+                .type = ENGINE_OPT_INT,
+                .offset = offsetof(struct uring_opts, sqpoll_spin),
+                .def = "-1",
+                .help = "with sqpoll: microseconds to watch the completion ring before "
+                        "sleeping in the kernel; -1 = auto: 200 when there are at least two "
+                        "CPUs per thread (one for it, one for its poller), else 0 (sleep at "
+                        "once)",
+                .min = -1,
+                .max = 1000000,
+        },
         {.name = NULL},
 };
 
@@ -140,6 +156,7 @@ struct uring_eng {
 	bool fixedbufs;
 	bool regfiles;
 	bool sqpoll;
+	uint64_t spin_ns; /* sqpoll: how long reap watches the CQ ring before sleeping */
 	/* Completions are only posted (DEFER/COOP_TASKRUN) or found (IOPOLL) by entering. */
 	bool enter_to_reap;
 };
@@ -373,6 +390,45 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
 	p->regfiles = ret == 0;
 }
 
+/*
+ * SQPOLL: how long reap watches the completion ring before it sleeps.  The poller posts
+ * completions while the thread runs, so a thread that sleeps pays a wake-up (an IPI and a
+ * VM exit, 20-40 us on the build machine) for each one: at QD 1 that costs 10x the IOPS of a
+ * cached file (docs/accuracy.md).  Watching the ring costs the thread's CPU, which llmio
+ * counts, so it only does so when every thread and its poller can each have a CPU; oversub-
+ * scribed, a spinning thread would take the CPU its own poller needs.
+ */
+static uint64_t sqpoll_spin_ns(const struct uring_opts *o, unsigned nworkers, char *notes,
+                               size_t nlen)
+{
+	unsigned threads = nworkers ? nworkers : 1, cpus = 1;
+	cpu_set_t set;
+
+	if (o->sqpoll_spin > 0) {
+		engine_appendf(notes, nlen, ", completions: watch the ring %d us, then sleep",
+		               o->sqpoll_spin);
+		return (uint64_t)o->sqpoll_spin * 1000u;
+	}
+	if (o->sqpoll_spin == 0) {
+		engine_appendf(notes, nlen, ", completions: sleep at once (sqpoll_spin=0)");
+		return 0;
+	}
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		cpus = (unsigned)CPU_COUNT(&set);
+	if (cpus >= 2 * threads) {
+		engine_appendf(notes, nlen,
+		               ", completions: watch the ring 200 us, then sleep (auto: %u CPUs for "
+		               "%u thread%s and poller%s)",
+		               cpus, threads, threads > 1 ? "s" : "", threads > 1 ? "s" : "");
+		return 200000;
+	}
+	engine_appendf(notes, nlen,
+	               ", completions: sleep at once (auto: %u CPUs are too few to watch the ring "
+	               "beside %u poller%s)",
+	               cpus, threads, threads > 1 ? "s" : "");
+	return 0;
+}
+
 static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
 {
 	static const struct uring_opts defaults = {
@@ -452,10 +508,12 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	else
 		p->reap_batch = s->direct && !o->sqpoll ? 1 : depth;
 	p->sqpoll = o->sqpoll;
-	if (p->sqpoll)
+	if (p->sqpoll) {
 		engine_appendf(ctx->notes, sizeof(ctx->notes),
 		               ", SQEs published on every commit / reap %u%s", p->reap_batch,
 		               iopoll_note);
+		p->spin_ns = sqpoll_spin_ns(o, s->nworkers, ctx->notes, sizeof(ctx->notes));
+	}
 	else if (p->submit_batch == UINT_MAX)
 		engine_appendf(ctx->notes, sizeof(ctx->notes),
 		               ", submit and wait in one system call / reap %u%s", p->reap_batch,
@@ -545,6 +603,29 @@ static unsigned drain(struct io_uring *ring, struct io_req **evs, unsigned max)
 	return n;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Watch the CQ ring for up to ns for `want` completions; true when they are there. */
+static bool spin_for_cqes(struct io_uring *ring, unsigned want, uint64_t ns)
+{
+	uint64_t until = now_ns() + ns;
+
+	for (unsigned i = 1;; i++) {
+		if (io_uring_cq_ready(ring) >= want)
+			return true;
+		if (!(i & 63) && now_ns() > until)
+			return false;
+		cpu_relax();
+	}
+}
+
 /*
  * Wait for completions with an SQPOLL ring.  The poller thread may go to sleep just as SQEs
  * are published; liburing wakes it when it sees IORING_SQ_NEED_WAKEUP, but a wait that is
@@ -559,6 +640,8 @@ static int sqpoll_wait(struct uring_eng *p, unsigned want)
 
 	if (ret < 0)
 		return ret;
+	if (p->spin_ns && spin_for_cqes(&p->ring, want, p->spin_ns))
+		return 0;
 	for (;;) {
 		ret = io_uring_wait_cqes(&p->ring, &cqe, want, &ts, NULL);
 		if (ret != -ETIME)
