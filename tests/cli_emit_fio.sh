@@ -70,6 +70,13 @@ has "sqthread_poll=1" "sqthread_poll_cpu=0" "hipri=1" "fixedbufs=0" "registerfil
 has "; differs: sq_thread_idle=50: fio has no sq_thread_idle: its SQPOLL thread sleeps after the kernel's default 1 s"
 lacks "time_based" "runtime="
 
+echo "== CPU pinning"
+emit pinned --ioengine psync --filename "$T/f" --rw randread --size 8m --numjobs 2 \
+	--cpus_allowed 0 --cpus_allowed_policy split
+has "cpus_allowed=0" "cpus_allowed_policy=split"
+emit unpinned --ioengine psync --filename "$T/f" --rw randread --size 8m
+lacks "cpus_allowed"
+
 echo "== numjobs: group_reporting, per-clone sizes"
 emit seq2 --ioengine psync --filename "$T/f" --rw read --bs 64k --numjobs 2 --size 8m
 has "numjobs=2" "group_reporting=1" "size=4194304" "offset_increment=4194304" "iodepth=1"

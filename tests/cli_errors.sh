@@ -57,6 +57,12 @@ usage_error "engine option of another engine" "sqpoll" \
 	--filename "$F" --size 16m --ioengine psync --sqpoll=1
 usage_error "engine option without --ioengine (psync default)" "sqpoll" \
 	--filename "$F" --size 16m --sqpoll=1
+usage_error "cpus_allowed: a CPU that does not exist" "the CPUs here are" \
+	--filename "$F" --size 16m --cpus_allowed 1023
+usage_error "cpus_allowed: not a list" "expected numbers and ranges" \
+	--filename "$F" --size 16m --cpus_allowed 0-x
+usage_error "cpus_allowed_policy" "shared or split" \
+	--filename "$F" --size 16m --cpus_allowed 0 --cpus_allowed_policy both
 
 # An unknown command: the first line is the error; llmio prints the usage after it.
 llmio nosuchcmd

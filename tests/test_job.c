@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -249,6 +250,80 @@ static void bad_options(void **state)
 	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
 }
 
+/* What each job thread's own affinity mask is, read on the thread by the kernel's call. */
+static cpu_set_t seen[2];
+
+static int record_cpus(void *arg, unsigned thread, struct llmio_io *io)
+{
+	(void)arg;
+	(void)io;
+	if (thread < 2)
+		assert_int_equal(sched_getaffinity(0, sizeof(seen[thread]), &seen[thread]), 0);
+	return 0; /* no I/O: the thread ends */
+}
+
+static void cpus_run(const char *list, const char *policy, unsigned numjobs)
+{
+	const struct llmio_io_source src = {.next = record_cpus};
+	struct llmio_job_opts o;
+
+	base(&o, "null", NULL);
+	o.io_source = &src;
+	o.numjobs = numjobs;
+	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%s", list);
+	snprintf(o.cpus_allowed_policy, sizeof(o.cpus_allowed_policy), "%s", policy);
+	memset(seen, 0, sizeof(seen));
+	llmio_result_destroy(run_ok(&o));
+}
+
+/* cpus_allowed pins the job threads: shared = the whole list, split = one CPU each. */
+static void cpus_allowed(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r = NULL;
+	char err[1024];
+	cpu_set_t may;
+	int a, b;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(may), &may), 0);
+	for (a = 0; !CPU_ISSET(a, &may); a++)
+		;
+	cpus_run("", "shared", 1); /* no list: where the process may run */
+	assert_true(CPU_EQUAL(&seen[0], &may));
+	snprintf(err, sizeof(err), "%d", a);
+	cpus_run(err, "shared", 1);
+	assert_int_equal(CPU_COUNT(&seen[0]), 1);
+	assert_true(CPU_ISSET(a, &seen[0]));
+
+	for (b = a + 1; b < CPU_SETSIZE && !CPU_ISSET(b, &may); b++)
+		;
+	if (b < CPU_SETSIZE) {
+		snprintf(err, sizeof(err), "%d,%d", a, b);
+		cpus_run(err, "split", 2);
+		assert_int_equal(CPU_COUNT(&seen[0]), 1);
+		assert_int_equal(CPU_COUNT(&seen[1]), 1);
+		assert_true(CPU_ISSET(a, &seen[0]) && CPU_ISSET(b, &seen[1]));
+		cpus_run(err, "shared", 2);
+		assert_int_equal(CPU_COUNT(&seen[1]), 2);
+	} else {
+		print_message("one CPU: split policy across two CPUs not checked\n");
+	}
+
+	base(&o, "null", NULL);
+	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%d", CPU_SETSIZE - 1);
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not one this process may run on"));
+	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "0-");
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a CPU list"));
+	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%d", a);
+	snprintf(o.cpus_allowed_policy, sizeof(o.cpus_allowed_policy), "both");
+	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "shared or split"));
+	assert_null(r);
+}
+
 /* A caller built against an older, shorter options struct still works. */
 static void older_opts(void **state)
 {
@@ -273,6 +348,7 @@ int main(void)
 	        cmocka_unit_test(think_time),       cmocka_unit_test(fsync_cadence),
 	        cmocka_unit_test(device_counters),  cmocka_unit_test(interrupted),
 	        cmocka_unit_test(bad_options),      cmocka_unit_test(older_opts),
+	        cmocka_unit_test(cpus_allowed),
 	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 

@@ -93,6 +93,14 @@ struct llmio_job_opts {
 	const struct llmio_file *files;
 	uint32_t nfiles_list;
 	const struct llmio_io_source *io_source;
+
+	/*
+	 * CPUs the job threads may run on, fio's cpus_allowed list ("1", "0-3,6"); empty = where
+	 * the process may run.  Policy "shared" (default): every thread may use every CPU of the
+	 * list; "split": thread i runs on the (i mod n)-th CPU of the list alone.
+	 */
+	char cpus_allowed[256];
+	char cpus_allowed_policy[8];
 };
 
 /** One file of an explicit file list. */

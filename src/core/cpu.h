@@ -10,6 +10,8 @@
 #ifndef LLMIO_CPU_H
 #define LLMIO_CPU_H
 
+#include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cpu_snap {
@@ -22,5 +24,17 @@ int cpu_snap_take(struct cpu_snap *s);
 
 /* Seconds of CPU of one thread (RUSAGE_THREAD), for tests and per-thread figures. */
 double cpu_thread_seconds(void);
+
+/*
+ * Parse a CPU list ("1", "0-3,6") into set; every CPU must be one this process may run on.
+ * 0, or -EINVAL with a message that names the problem and the CPUs there are.
+ */
+int cpu_list_parse(const char *list, cpu_set_t *set, char *err, size_t len);
+
+/* The CPUs of set as a list ("0-3,6") into buf. */
+void cpu_list_format(const cpu_set_t *set, char *buf, size_t len);
+
+/* The n-th CPU (from 0) of set, wrapping around; -1 when set is empty. */
+int cpu_set_nth(const cpu_set_t *set, unsigned n);
 
 #endif

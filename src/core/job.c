@@ -79,6 +79,16 @@ static int validate(struct job *j, char *err, size_t errlen)
 		        "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
 		return -EINVAL;
 	}
+	if (o->cpus_allowed_policy[0] && strcmp(o->cpus_allowed_policy, "shared") &&
+	    strcmp(o->cpus_allowed_policy, "split")) {
+		snprintf(err, errlen, "cpus_allowed_policy=%s is not valid: expected shared or split",
+		         o->cpus_allowed_policy);
+		return -EINVAL;
+	}
+	j->cpus_split = !strcmp(o->cpus_allowed_policy, "split");
+	CPU_ZERO(&j->cpus);
+	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, err, errlen))
+		return -EINVAL;
 	if (o->rate && o->rate < o->numjobs) {
 		snprintf(err, errlen, "rate=%" PRIu64 " is below one byte per second per thread",
 		         o->rate);
@@ -364,6 +374,14 @@ static void notes(struct job *j, struct llmio_result *r)
 		                         "%ssynchronous engine: iodepth=%u runs as 1 (use numjobs "
 		                         "for parallelism)",
 		                         used ? "; " : "", j->o.iodepth);
+	if (CPU_COUNT(&j->cpus) && used < len) {
+		char list[256];
+
+		cpu_list_format(&j->cpus, list, sizeof(list));
+		used += (size_t)snprintf(n + used, len - used, "%sthreads pinned to CPU%s %s%s",
+		                         used ? "; " : "", CPU_COUNT(&j->cpus) > 1 ? "s" : "", list,
+		                         j->cpus_split ? " (split: one CPU per thread)" : "");
+	}
 	if (j->o.invalidate && j->target.nfiles && used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
 		         used ? "; " : "");

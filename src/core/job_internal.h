@@ -4,6 +4,7 @@
 #define LLMIO_JOB_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,6 +62,8 @@ struct job {
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;
+	cpu_set_t cpus; /* cpus_allowed, parsed; empty = no pinning */
+	bool cpus_split;
 
 	atomic_int go;      /* 1: start issuing; -1: abort */
 	atomic_int stop;    /* 1: stop now */

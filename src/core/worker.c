@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/cpu.h"
 #include "core/job_internal.h"
 
 #define STATE_READY  1
@@ -552,6 +553,31 @@ static void run(struct worker *w)
 		j->o.io_source->end(j->o.io_source->arg, w->idx);
 }
 
+/*
+ * cpus_allowed.  Applied after setup, so that an SQPOLL poller created by the engine is not
+ * bound to the thread's CPUs (a poller on its own thread's only CPU would starve it); pin the
+ * poller with the engine's sqpoll_cpu.
+ */
+static int pin(struct worker *w, char *err, size_t errlen)
+{
+	const struct job *j = w->job;
+	cpu_set_t one;
+	int ret;
+
+	if (!CPU_COUNT(&j->cpus))
+		return 0;
+	if (j->cpus_split) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu_set_nth(&j->cpus, w->idx), &one);
+	}
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+	                             j->cpus_split ? &one : &j->cpus);
+	if (ret)
+		snprintf(err, errlen, "cannot pin thread %u to cpus_allowed=%s: %s", w->idx,
+		         j->o.cpus_allowed, strerror(ret));
+	return -ret;
+}
+
 void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -559,6 +585,8 @@ void *worker_main(void *arg)
 	int go, ret;
 
 	ret = setup(w, w->errmsg, sizeof(w->errmsg));
+	if (!ret)
+		ret = pin(w, w->errmsg, sizeof(w->errmsg));
 	if (ret) {
 		w->err = ret;
 		atomic_store(&w->state, STATE_FAILED);

@@ -250,6 +250,14 @@ static void emit_destructive(struct emit *x)
 		              "device without asking (allow_mounted_write=1 for a mounted one)\n");
 }
 
+static void emit_cpus(struct emit *x)
+{
+	if (!x->o->cpus_allowed[0])
+		return;
+	fprintf(x->f, "cpus_allowed=%s\n", x->o->cpus_allowed);
+	fprintf(x->f, "cpus_allowed_policy=%s\n", x->o->cpus_allowed_policy);
+}
+
 static const struct job_map job_map[] = {
         {"ioengine", "ioengine", J_STR, JOFF(engine), 0, NULL},
         {"filename", "filename", J_FUNC, 0, 0, emit_filename},
@@ -269,6 +277,7 @@ static const struct job_map job_map[] = {
         {"end_fsync", "end_fsync", J_BOOL, JOFF(end_fsync), 0, NULL},
         {"rate", "rate", J_FUNC, 0, 0, emit_rate},
         {"thinktime", "thinktime", J_FUNC, 0, 0, emit_thinktime}, /* with thinktime_blocks */
+        {"cpus_allowed", "cpus_allowed", J_FUNC, 0, 0, emit_cpus}, /* with its policy */
         {"allow_destructive", NULL, J_FUNC, 0, 0, emit_destructive},
 };
 

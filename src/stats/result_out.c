@@ -131,6 +131,10 @@ static cJSON *opts_json(const struct llmio_job_opts *o)
 	cJSON_AddNumberToObject(j, "rate", (double)o->rate);
 	cJSON_AddNumberToObject(j, "thinktime_us", (double)o->thinktime_ns / 1e3);
 	cJSON_AddNumberToObject(j, "thinktime_blocks", o->thinktime_blocks);
+	if (o->cpus_allowed[0]) {
+		cJSON_AddStringToObject(j, "cpus_allowed", o->cpus_allowed);
+		cJSON_AddStringToObject(j, "cpus_allowed_policy", o->cpus_allowed_policy);
+	}
 	return j;
 }
 
