@@ -54,7 +54,7 @@ struct engine_setup {
 	const int *fds;             /* open files, all of the job's */
 	const uint64_t *file_sizes; /* bytes of each file */
 	unsigned nfiles;
-	void *const *bufs; /* iodepth buffers of buf_len bytes, aligned to >= 4096 */
+	void *const *bufs; /* iodepth buffers of buf_len bytes; aligned to >= 4096 if direct */
 	unsigned nbufs;
 	size_t buf_len;
 	unsigned iodepth;
