@@ -186,6 +186,18 @@ static void device_counters(void **state)
 	print_message("device read %llu bytes for %llu\n", (unsigned long long)r->device.read_bytes,
 	              (unsigned long long)r->read.bytes);
 	assert_true(r->device.read_bytes >= r->read.bytes);
+	/*
+	 * Interrupts: when sysfs shows the device's vectors, each completed request raised at
+	 * most one (virtio and NVMe may coalesce, never multiply), and some CPU took them.
+	 */
+	print_message("device: %llu requests, %llu interrupts on CPU %s\n",
+	              (unsigned long long)r->device.read_ios, (unsigned long long)r->device.irqs,
+	              r->device.irq_cpus);
+	if (r->device.irqs) {
+		assert_true(r->device.irqs <= r->device.read_ios + r->device.write_ios + 200);
+		assert_true(r->device.irq_cpus[0] != '\0');
+		assert_non_null(strstr(r->engine_notes, "completions interrupted CPU"));
+	}
 	llmio_result_destroy(r);
 }
 

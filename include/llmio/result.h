@@ -53,6 +53,13 @@ struct llmio_device_result {
 	uint64_t write_bytes;
 	uint64_t read_ios;
 	uint64_t write_ios;
+	/*
+	 * The device's interrupts during the measured window (whole device, as the counters
+	 * above) and the CPUs that took at least 5 % of them ("1", "0-1"); 0 and "" when they
+	 * cannot be seen (no MSI interrupts in sysfs, or none happened).
+	 */
+	uint64_t irqs;
+	char irq_cpus[64];
 };
 
 struct llmio_result {

@@ -154,6 +154,7 @@ struct snap {
 	uint64_t t;
 	struct cpu_snap cpu;
 	uint64_t rd, wr, rdio, wrio;
+	uint64_t irq[IRQ_MAX_CPUS]; /* the device's interrupts per CPU */
 };
 
 static void snap_take(const struct job *j, struct snap *s)
@@ -161,6 +162,8 @@ static void snap_take(const struct job *j, struct snap *s)
 	cpu_snap_take(&s->cpu);
 	if (target_dev_counters(&j->target, &s->rd, &s->wr, &s->rdio, &s->wrio))
 		s->rd = s->wr = s->rdio = s->wrio = 0;
+	if (j->target.nirqs)
+		irq_counts(j->target.irqs, j->target.nirqs, s->irq);
 	s->t = now_ns();
 }
 
@@ -359,6 +362,9 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		r->device.read_ios = s1->rdio - s0->rdio;
 		r->device.write_ios = s1->wrio - s0->wrio;
 	}
+	if (j->target.nirqs)
+		irq_share(s0->irq, s1->irq, &r->device.irqs, r->device.irq_cpus,
+		          sizeof(r->device.irq_cpus));
 }
 
 static void notes(struct job *j, struct llmio_result *r)
@@ -382,6 +388,15 @@ static void notes(struct job *j, struct llmio_result *r)
 		                         used ? "; " : "", CPU_COUNT(&j->cpus) > 1 ? "s" : "", list,
 		                         j->cpus_split ? " (split: one CPU per thread)" : "");
 	}
+	/* under O_DIRECT, where completions arrive decides a latency-bound result */
+	if (j->target.direct && r->device.irqs && used < len)
+		used += (size_t)snprintf(n + used, len - used,
+		                         "%s%s completions interrupted CPU %s (%llu interrupts); "
+		                         "threads %s",
+		                         used ? "; " : "", r->device.name, r->device.irq_cpus,
+		                         (unsigned long long)r->device.irqs,
+		                         CPU_COUNT(&j->cpus) ? "pinned as above"
+		                                             : "unpinned (--cpus_allowed pins them)");
 	if (j->o.invalidate && j->target.nfiles && used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
 		         used ? "; " : "");

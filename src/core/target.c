@@ -352,6 +352,7 @@ static void dev_facts(struct target *t, dev_t dev)
 	t->dev.rotational = read_attr_u64(disk, "queue/rotational") != 0;
 	t->dev.logical_block_size = (uint32_t)read_attr_u64(disk, "queue/logical_block_size");
 	t->dev.io_poll = read_attr_u64(disk, "queue/io_poll") != 0;
+	t->nirqs = irq_of_disk(disk, t->irqs, IRQ_MAX);
 }
 
 static bool is_devtmpfs(const char *path, const struct stat *st)

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/irq.h"
 #include "llmio/job.h"
 #include "llmio/result.h"
 
@@ -24,6 +25,8 @@ struct target {
 	bool writable;                  /* opened O_RDWR */
 	uint32_t align;                 /* O_DIRECT alignment needed for buffer, offset and size */
 	char stat_path[LLMIO_PATH_MAX]; /* /sys/dev/block/M:m/stat, "" when no device */
+	unsigned irqs[IRQ_MAX];         /* the device's interrupts (core/irq.h) */
+	unsigned nirqs;
 	struct llmio_device_result dev; /* facts; counters filled by the job */
 };
 

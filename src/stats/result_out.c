@@ -189,6 +189,8 @@ cJSON *result_job_json(const struct llmio_result *r)
 	cJSON_AddNumberToObject(d, "write_bytes", (double)r->device.write_bytes);
 	cJSON_AddNumberToObject(d, "read_ios", (double)r->device.read_ios);
 	cJSON_AddNumberToObject(d, "write_ios", (double)r->device.write_ios);
+	cJSON_AddNumberToObject(d, "irqs", (double)r->device.irqs);
+	cJSON_AddStringToObject(d, "irq_cpus", r->device.irq_cpus);
 	h = cJSON_AddObjectToObject(j, "histogram");
 	cJSON_AddStringToObject(h, "scheme", "log-linear: linear_bits=7 sub_bits=6, ns");
 	hr = cJSON_AddObjectToObject(h, "read");
