@@ -262,6 +262,42 @@ static void bad_options(void **state)
 	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
 }
 
+/* iodepth_effective: what each engine can really keep in progress at once. */
+static void effective_depth(void **state)
+{
+	static const struct {
+		const char *engine;
+		bool direct;
+		unsigned want;
+	} cases[] = {
+	        {"psync", false, 1},    {"mmap", false, 1},    {"libaio", false, 1},
+	        {"libaio", true, 8},    {"io_uring", false, 8}, {"io_uring", true, 8},
+	};
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct llmio_job_opts o;
+		struct llmio_result *r;
+
+		if (llmio_engine_probe(cases[i].engine, why, sizeof(why))) {
+			print_message("%s not checked: %s\n", cases[i].engine, why);
+			continue;
+		}
+		base(&o, cases[i].engine, "depth");
+		o.rw = LLMIO_RW_RANDREAD;
+		o.iodepth = 8;
+		o.size = 4 << 20;
+		o.io_size = 1 << 20;
+		o.direct = cases[i].direct;
+		r = run_ok(&o);
+		print_message("%s direct=%d: iodepth_effective %u\n", cases[i].engine,
+		              cases[i].direct, r->iodepth_effective);
+		assert_int_equal(r->iodepth_effective, cases[i].want);
+		llmio_result_destroy(r);
+	}
+}
+
 /* What each job thread's own affinity mask is, read on the thread by the kernel's call. */
 static cpu_set_t seen[2];
 
@@ -360,7 +396,7 @@ int main(void)
 	        cmocka_unit_test(think_time),       cmocka_unit_test(fsync_cadence),
 	        cmocka_unit_test(device_counters),  cmocka_unit_test(interrupted),
 	        cmocka_unit_test(bad_options),      cmocka_unit_test(older_opts),
-	        cmocka_unit_test(cpus_allowed),
+	        cmocka_unit_test(cpus_allowed),     cmocka_unit_test(effective_depth),
 	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 

@@ -303,6 +303,9 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->direct_in_effect = j->target.direct;
 	r->target_bytes = j->target.nfiles ? j->target.total_size : j->total_blocks * j->o.bs;
 	r->iodepth_effective = (j->engine->caps & ENGINE_CAP_ASYNC) ? j->o.iodepth : 1;
+	if (j->nworkers && j->workers[0].ctx.depth_effective &&
+	    j->workers[0].ctx.depth_effective < r->iodepth_effective)
+		r->iodepth_effective = j->workers[0].ctx.depth_effective;
 	for (int op = 0; op < 2; op++) {
 		struct llmio_op_result *dst = op ? &r->write : &r->read;
 

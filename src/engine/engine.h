@@ -73,6 +73,11 @@ struct engine_ctx {
 	 * requested but vda has no poll queues: interrupt completions").  Set by init.
 	 */
 	char notes[1024];
+	/*
+	 * I/Os really in progress at once when fewer than iodepth (libaio through the page
+	 * cache copies inside io_submit, one I/O after another: 1); 0 = iodepth.  Set by init.
+	 */
+	unsigned depth_effective;
 };
 
 enum engine_opt_type { ENGINE_OPT_BOOL, ENGINE_OPT_INT, ENGINE_OPT_ENUM, ENGINE_OPT_TIME_MS };

@@ -185,11 +185,13 @@ static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 		               "io_getevents and handed back one at a time, so each freed slot is "
 		               "resubmitted at once",
 		               depth);
-	else
+	else {
 		engine_appendf(
 		        ctx->notes, sizeof(ctx->notes),
 		        "buffered I/O: libaio submits synchronously (io_submit does the copy in "
 		        "the calling thread), so iodepth adds no parallelism");
+		ctx->depth_effective = 1;
+	}
 	ctx->priv = p;
 	return 0;
 
