@@ -262,6 +262,52 @@ static void bad_options(void **state)
 	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Written data must not deduplicate: one buffer (psync) written 256 times over a file leaves
+ * 256 x 16 distinct 4 KiB blocks.  Checked on the file itself with a hash of each block.
+ */
+static void writes_unique(void **state)
+{
+	enum { BLOCKS = 256 * 16 };
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+	uint64_t *h = calloc(BLOCKS, sizeof(*h));
+	char *blk = malloc(4096);
+	FILE *f;
+
+	(void)state;
+	base(&o, "psync", "unique");
+	o.rw = LLMIO_RW_WRITE;
+	o.bs = 64 << 10;
+	o.size = (uint64_t)BLOCKS * 4096;
+	r = run_ok(&o);
+	assert_int_equal(r->write.ios, 256);
+	llmio_result_destroy(r);
+	f = fopen(o.filename, "rb");
+	assert_non_null(f);
+	for (unsigned i = 0; i < BLOCKS; i++) {
+		uint64_t x = 0xcbf29ce484222325ull;
+
+		assert_int_equal(fread(blk, 1, 4096, f), 4096);
+		for (unsigned k = 0; k < 4096; k++)
+			x = (x ^ (unsigned char)blk[k]) * 0x100000001b3ull;
+		h[i] = x;
+	}
+	fclose(f);
+	qsort(h, BLOCKS, sizeof(*h), cmp_u64);
+	for (unsigned i = 1; i < BLOCKS; i++)
+		assert_true(h[i] != h[i - 1]);
+	free(h);
+	free(blk);
+}
+
 /* iodepth_effective: what each engine can really keep in progress at once. */
 static void effective_depth(void **state)
 {
@@ -397,6 +443,7 @@ int main(void)
 	        cmocka_unit_test(device_counters),  cmocka_unit_test(interrupted),
 	        cmocka_unit_test(bad_options),      cmocka_unit_test(older_opts),
 	        cmocka_unit_test(cpus_allowed),     cmocka_unit_test(effective_depth),
+	        cmocka_unit_test(writes_unique),
 	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 

@@ -36,6 +36,7 @@ struct worker {
 	/* measured window */
 	struct llmio_op_result st[2]; /* [ENGINE_OP_READ], [ENGINE_OP_WRITE] */
 	uint64_t fsyncs;
+	uint64_t writes; /* writes issued, for stamping their data unique */
 	struct llmio_hist sync_lat;
 	uint64_t t_end; /* when this worker stopped counting */
 	unsigned epoch_seen;
