@@ -27,6 +27,7 @@ struct worker {
 	struct io_req **evs;
 	struct io_req **batch; /* queued since the last commit */
 	void **bufs;
+	void **buf_mem; /* what to free for each host buffer (bufs may point into it) */
 	unsigned depth;
 	struct rng rng;
 	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
