@@ -28,6 +28,7 @@ struct worker {
 	struct io_req **batch; /* queued since the last commit */
 	void **bufs;
 	void **buf_mem; /* what to free for each host buffer (bufs may point into it) */
+	int *fds;       /* this thread's own descriptors of the job's files, or NULL: shared */
 	unsigned depth;
 	struct rng rng;
 	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
@@ -65,6 +66,7 @@ struct job {
 	unsigned nworkers;
 	struct worker *workers;
 	cpu_set_t cpus; /* cpus_allowed, parsed; empty = no pinning */
+	int wake_fd;    /* eventfd a worker writes when it ends, waking the control thread */
 	bool cpus_split;
 
 	atomic_int go;      /* 1: start issuing; -1: abort */

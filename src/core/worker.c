@@ -11,6 +11,7 @@
  * I/O costs one clock read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +246,7 @@ static int sync_files(struct worker *w, bool measuring)
 			continue;
 		t0 = now_ns();
 		ret = j->engine->sync ? j->engine->sync(&w->ctx, f)
-		                      : (fsync(j->target.fds[f]) ? -errno : 0);
+		                      : (fsync(w->fds ? w->fds[f] : j->target.fds[f]) ? -errno : 0);
 		if (ret) {
 			w->err = ret;
 			snprintf(w->errmsg, sizeof(w->errmsg), "fsync of %s failed: %s",
@@ -315,6 +316,45 @@ static void *host_buf(uint64_t bs, bool direct, void **mem)
 	return *mem = p;
 }
 
+/*
+ * Each thread's own open file descriptions of the job's files.  Threads sharing one struct
+ * file all bump its reference count on every pread/pwrite (fdget on a shared descriptor
+ * table), a cache line that then bounces between CPUs at a million I/Os per second; fio's job
+ * threads each open their files themselves.  Reopening through /proc/self/fd keeps the
+ * checks target_open made (same inode, same flags).  With many files (thousands of shards x
+ * threads would exhaust the descriptor limit) or when a reopen fails, threads share.
+ */
+#define OWN_FDS_MAX_FILES 64
+
+static void own_fds(struct worker *w)
+{
+	const struct job *j = w->job;
+	const unsigned n = j->target.nfiles;
+
+	if (j->o.numjobs < 2 || !n || n > OWN_FDS_MAX_FILES)
+		return;
+	w->fds = malloc(n * sizeof(*w->fds));
+	if (!w->fds)
+		return;
+	for (unsigned f = 0; f < n; f++) {
+		char path[64];
+		int flags = fcntl(j->target.fds[f], F_GETFL);
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", j->target.fds[f]);
+		w->fds[f] = flags < 0 ? -1
+		                      : open(path, (flags & (O_ACCMODE | O_DIRECT | O_SYNC | O_DSYNC |
+		                                             O_NOATIME)) |
+		                                           O_CLOEXEC);
+		if (w->fds[f] < 0) {
+			while (f--)
+				close(w->fds[f]);
+			free(w->fds);
+			w->fds = NULL;
+			return;
+		}
+	}
+}
+
 static int setup(struct worker *w, char *err, size_t errlen)
 {
 	struct job *j = w->job;
@@ -358,9 +398,10 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	if (!w->region_blocks)
 		w->region_blocks = 1;
 	reset_stats(w);
+	own_fds(w);
 
 	s = (struct engine_setup){
-	        .fds = j->target.fds,
+	        .fds = w->fds ? w->fds : j->target.fds,
 	        .file_sizes = j->target.sizes,
 	        .nfiles = j->target.nfiles,
 	        .bufs = w->bufs,
@@ -403,6 +444,9 @@ static void teardown(struct worker *w)
 	free(w->free_ios);
 	free(w->ios);
 	free(w->dirty);
+	for (unsigned f = 0; w->fds && f < w->job->target.nfiles; f++)
+		close(w->fds[f]);
+	free(w->fds);
 }
 
 /* Wait until `min` I/Os completed (all of them when draining), accounting them. */
@@ -503,7 +547,7 @@ static void run(struct worker *w)
 				if (r == 0)
 					break;
 			}
-			if (io->op == ENGINE_OP_WRITE && !e->buf_alloc)
+			if (io->op == ENGINE_OP_WRITE && !e->buf_alloc && !(e->caps & ENGINE_CAP_NO_IO))
 				stamp(w, io);
 			io->t_queue = t;
 			q = e->queue(&w->ctx, io);
@@ -615,6 +659,14 @@ static int pin(struct worker *w, char *err, size_t errlen)
 	return -ret;
 }
 
+static void wake_control(const struct job *j)
+{
+	const uint64_t one = 1;
+
+	if (j->wake_fd >= 0)
+		(void)!write(j->wake_fd, &one, sizeof(one));
+}
+
 void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -627,6 +679,7 @@ void *worker_main(void *arg)
 	if (ret) {
 		w->err = ret;
 		atomic_store(&w->state, STATE_FAILED);
+		wake_control(j);
 		teardown(w);
 		return NULL;
 	}
@@ -637,5 +690,6 @@ void *worker_main(void *arg)
 		run(w);
 	teardown(w);
 	atomic_store(&w->state, STATE_DONE);
+	wake_control(j);
 	return NULL;
 }
