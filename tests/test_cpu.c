@@ -183,8 +183,7 @@ static void sqpoll_spin(void **state)
 	aut = sqpoll_job("sqpoll=1", 0, 1);
 	assert_non_null(strstr(aut->engine_notes, "watch the ring 200 us, then sleep (auto"));
 	llmio_result_destroy(aut);
-	aut = sqpoll_job("sqpoll=1,sq_thread_idle=10", 0,
-	                 (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	aut = sqpoll_job("sqpoll=1,sq_thread_idle=10", 0, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	assert_non_null(strstr(aut->engine_notes, "sleep at once (auto"));
 	llmio_result_destroy(aut);
 }

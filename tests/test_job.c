@@ -316,8 +316,8 @@ static void effective_depth(void **state)
 		bool direct;
 		unsigned want;
 	} cases[] = {
-	        {"psync", false, 1},    {"mmap", false, 1},    {"libaio", false, 1},
-	        {"libaio", true, 8},    {"io_uring", false, 8}, {"io_uring", true, 8},
+	        {"psync", false, 1}, {"mmap", false, 1},     {"libaio", false, 1},
+	        {"libaio", true, 8}, {"io_uring", false, 8}, {"io_uring", true, 8},
 	};
 	char why[256];
 

@@ -123,7 +123,8 @@ int cpu_list_parse(const char *list, cpu_set_t *set, char *err, size_t len)
 		}
 		if (lo < 0 || hi < lo || (*p && *p != ',')) {
 			snprintf(err, len,
-			         "cpus_allowed=%s is not a CPU list: expected numbers and ranges such "
+			         "cpus_allowed=%s is not a CPU list: expected numbers and ranges "
+			         "such "
 			         "as 1 or 0-3,6 (this process may run on CPUs %s)",
 			         list, avail);
 			return -EINVAL;
@@ -131,7 +132,8 @@ int cpu_list_parse(const char *list, cpu_set_t *set, char *err, size_t len)
 		for (long c = lo; c <= hi; c++) {
 			if (!CPU_ISSET((int)c, &may)) {
 				snprintf(err, len,
-				         "cpus_allowed=%s: CPU %ld is not one this process may run on "
+				         "cpus_allowed=%s: CPU %ld is not one this process may run "
+				         "on "
 				         "(offline, or outside its cpuset); the CPUs here are %s",
 				         list, c, avail);
 				return -EINVAL;

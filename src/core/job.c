@@ -83,7 +83,8 @@ static int validate(struct job *j, char *err, size_t errlen)
 	}
 	if (o->cpus_allowed_policy[0] && strcmp(o->cpus_allowed_policy, "shared") &&
 	    strcmp(o->cpus_allowed_policy, "split")) {
-		snprintf(err, errlen, "cpus_allowed_policy=%s is not valid: expected shared or split",
+		snprintf(err, errlen,
+		         "cpus_allowed_policy=%s is not valid: expected shared or split",
 		         o->cpus_allowed_policy);
 		return -EINVAL;
 	}
@@ -271,8 +272,8 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 
 	if (j->o.ramp_time_ns) {
 		atomic_store(&j->go, 1);
-		for (uint64_t t; (t = now_ns() - t0) < j->o.ramp_time_ns &&
-		                 !stopped_from_outside(j);)
+		for (uint64_t t;
+		     (t = now_ns() - t0) < j->o.ramp_time_ns && !stopped_from_outside(j);)
 			wait_wake(j, j->o.ramp_time_ns - t < CONTROL_TICK_NS ? j->o.ramp_time_ns - t
 			                                                     : CONTROL_TICK_NS);
 	}
@@ -422,8 +423,9 @@ static void notes(struct job *j, struct llmio_result *r)
 		                         "threads %s",
 		                         used ? "; " : "", r->device.name, r->device.irq_cpus,
 		                         (unsigned long long)r->device.irqs,
-		                         CPU_COUNT(&j->cpus) ? "pinned as above"
-		                                             : "unpinned (--cpus_allowed pins them)");
+		                         CPU_COUNT(&j->cpus)
+		                                 ? "pinned as above"
+		                                 : "unpinned (--cpus_allowed pins them)");
 	if (j->o.invalidate && j->target.nfiles && used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
 		         used ? "; " : "");

@@ -342,8 +342,8 @@ static void own_fds(struct worker *w)
 
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", j->target.fds[f]);
 		w->fds[f] = flags < 0 ? -1
-		                      : open(path, (flags & (O_ACCMODE | O_DIRECT | O_SYNC | O_DSYNC |
-		                                             O_NOATIME)) |
+		                      : open(path, (flags & (O_ACCMODE | O_DIRECT | O_SYNC |
+		                                             O_DSYNC | O_NOATIME)) |
 		                                           O_CLOEXEC);
 		if (w->fds[f] < 0) {
 			while (f--)
@@ -547,7 +547,8 @@ static void run(struct worker *w)
 				if (r == 0)
 					break;
 			}
-			if (io->op == ENGINE_OP_WRITE && !e->buf_alloc && !(e->caps & ENGINE_CAP_NO_IO))
+			if (io->op == ENGINE_OP_WRITE && !e->buf_alloc &&
+			    !(e->caps & ENGINE_CAP_NO_IO))
 				stamp(w, io);
 			io->t_queue = t;
 			q = e->queue(&w->ctx, io);

@@ -416,10 +416,11 @@ static uint64_t sqpoll_spin_ns(const struct uring_opts *o, unsigned nworkers, ch
 	if (!sched_getaffinity(0, sizeof(set), &set))
 		cpus = (unsigned)CPU_COUNT(&set);
 	if (cpus >= 2 * threads) {
-		engine_appendf(notes, nlen,
-		               ", completions: watch the ring 200 us, then sleep (auto: %u CPUs for "
-		               "%u thread%s and poller%s)",
-		               cpus, threads, threads > 1 ? "s" : "", threads > 1 ? "s" : "");
+		engine_appendf(
+		        notes, nlen,
+		        ", completions: watch the ring 200 us, then sleep (auto: %u CPUs for "
+		        "%u thread%s and poller%s)",
+		        cpus, threads, threads > 1 ? "s" : "", threads > 1 ? "s" : "");
 		return 200000;
 	}
 	engine_appendf(notes, nlen,
@@ -513,8 +514,7 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 		               ", SQEs published on every commit / reap %u%s", p->reap_batch,
 		               iopoll_note);
 		p->spin_ns = sqpoll_spin_ns(o, s->nworkers, ctx->notes, sizeof(ctx->notes));
-	}
-	else if (p->submit_batch == UINT_MAX)
+	} else if (p->submit_batch == UINT_MAX)
 		engine_appendf(ctx->notes, sizeof(ctx->notes),
 		               ", submit and wait in one system call / reap %u%s", p->reap_batch,
 		               iopoll_note);

@@ -276,7 +276,7 @@ static const struct job_map job_map[] = {
         {"fsync", "fsync", J_FUNC, 0, 0, emit_fsync},
         {"end_fsync", "end_fsync", J_BOOL, JOFF(end_fsync), 0, NULL},
         {"rate", "rate", J_FUNC, 0, 0, emit_rate},
-        {"thinktime", "thinktime", J_FUNC, 0, 0, emit_thinktime}, /* with thinktime_blocks */
+        {"thinktime", "thinktime", J_FUNC, 0, 0, emit_thinktime},  /* with thinktime_blocks */
         {"cpus_allowed", "cpus_allowed", J_FUNC, 0, 0, emit_cpus}, /* with its policy */
         {"allow_destructive", NULL, J_FUNC, 0, 0, emit_destructive},
 };
