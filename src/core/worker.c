@@ -283,11 +283,11 @@ static int engine_buf(struct worker *w, unsigned i, char *err, size_t errlen)
 /*
  * A host I/O buffer; *mem gets what to free.  Placement is measured, not habit (docs/
  * accuracy.md, Buffers; the kernel copies between the page cache and these):
- *  - below 64 KiB, page-aligned, so that a 4 KiB copy touches one page, not two: 9 % more
- *    4 KiB reads per second than a buffer straddling pages;
+ *  - below 64 KiB, page-aligned: 16 KiB copies ran 5 % faster aligned, and 4 KiB buffers
+ *    taken from the malloc heap (at any offset) cost the cached 4 KiB io_uring job 10 %;
  *  - through the page cache from 64 KiB up, 16 bytes into a page, where malloc puts a large
  *    block (fio's buffers and most programs' are malloc memory): the kernel's copy into it
- *    ran 6-18 % faster than into a page-aligned buffer on the build machine;
+ *    ran 8-20 % faster than into a page-aligned buffer on the build machine;
  *  - under O_DIRECT, aligned, and above 512 KiB 2 MiB-aligned huge pages: physically
  *    contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages, which a
  *    device with a 254-segment limit (virtio-blk) would otherwise split in two.
