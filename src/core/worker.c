@@ -304,7 +304,7 @@ static void *host_buf(uint64_t bs, bool direct, void **mem)
 		*mem = p;
 		return (char *)p + 16;
 	}
-	if (bs <= (512u << 10) || !direct) {
+	if (bs <= (512u << 10)) {
 		if (posix_memalign(&p, 4096, bs))
 			return NULL;
 		return *mem = p;
