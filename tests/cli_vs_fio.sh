@@ -1,0 +1,122 @@
+#!/bin/bash
+# cli_vs_fio.sh: bench/vs_fio's own arithmetic, and its device figures against the tools'.
+#
+# 1. The iostat figures of a window (requests/s, await, aqu-sz) from two samples of
+#    /sys/block/DEV/stat with known differences, and the verdicts of the summary on made-up
+#    runs: an O_DIRECT cell whose IOPS are short while llmio kept as many requests at the
+#    device as fio is "device slower, aqu agrees"; short IOPS with a shorter queue, or any
+#    page-cache cell, stays "llmio slower".
+# 2. With fio installed and the scratch directory on a block device: one O_DIRECT cell run
+#    by both tools.  The disk's own counters must have seen at least the requests each tool
+#    reports (4 KiB psync: one request per I/O; other work on the disk only adds to them).
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+VS_FIO=$(cd "$(dirname "$0")/.." && pwd)/bench/vs_fio
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip_all "no /usr/bin/python3 (bench/vs_fio's interpreter)"
+
+cat >"$T/unit.py" <<'EOF'
+import importlib.machinery
+import importlib.util
+import sys
+
+loader = importlib.machinery.SourceFileLoader("vs_fio", sys.argv[1])
+spec = importlib.util.spec_from_loader("vs_fio", loader)
+v = importlib.util.module_from_spec(spec)
+loader.exec_module(v)
+fails = 0
+
+
+def check(desc, ok):
+    global fails
+    print(("ok:   " if ok else "FAIL: ") + desc)
+    fails += 0 if ok else 1
+
+
+# 2 s window: 20000 reads + 2000 writes, 1650 + 550 ms at the device
+a = [100, 0, 800, 50, 10, 0, 80, 5, 0, 60, 55] + [0] * 6
+b = [20100, 0, 160800, 1700, 2010, 0, 16080, 555, 0, 1660, 2255] + [0] * 6
+w = v.dev_window(a, b, 2.0)
+check("dev_iops = (reads + writes) / s", abs(w["dev_iops"] - 11000) < 1e-6)
+check("dev_await_us = ms at the device / requests", abs(w["dev_await_us"] - 100.0) < 1e-6)
+check("dev_aqu = ms at the device / window", abs(w["dev_aqu"] - 1.1) < 1e-9)
+check("no samples, no figures", v.dev_window(None, b, 2.0)["dev_aqu"] is None)
+check("no requests, no await", v.dev_window(a, a, 2.0)["dev_await_us"] is None)
+
+
+def run(tool, iops, aqu):
+    return {"tool": tool, "iops": iops, "gbps": iops * 4096 / 1e9, "p50_us": 80.0,
+            "p99_us": 150.0, "cpu_s_per_gb": 1.0, "dev_bytes": 0, "dev_iops": iops,
+            "dev_await_us": aqu * 1e6 / iops, "dev_aqu": aqu, "load": 0.5}
+
+
+def verdict(cell, l_iops, l_aqu):
+    runs = []
+    for _ in range(3):
+        runs += [run("llmio", l_iops, l_aqu), run("fio", 10000, 0.80)]
+    return v.summarize(cell, runs)["verdict"]
+
+
+d = "rr4k_qd1 direct psync nj1"
+check("same IOPS: agree", verdict(d, 10000, 0.80) == "agree")
+check("faster: llmio faster", verdict(d, 11000, 0.80) == "llmio faster")
+check("short IOPS, same queue: the device", verdict(d, 9000, 0.80) == "device slower, aqu agrees")
+check("short IOPS, shorter queue: llmio", verdict(d, 9000, 0.72) == "llmio slower")
+check("page cache: no device excuse",
+      verdict("rr4k_qd1 buffered psync nj1", 9000, 0.80) == "llmio slower")
+sys.exit(1 if fails else 0)
+EOF
+if "$PY" "$T/unit.py" "$VS_FIO" >"$T/unit.log" 2>&1; then
+	pass "vs_fio arithmetic and verdicts ($(grep -c '^ok:' "$T/unit.log") checks)"
+else
+	fail "vs_fio arithmetic and verdicts:"
+	cat "$T/unit.log"
+fi
+
+if ! command -v fio >/dev/null 2>&1; then
+	note "fio is not installed (scripts/bootstrap.sh installs it): the live cell is skipped"
+	finish
+fi
+if ! "$PY" -c "import os, sys
+st = os.stat(sys.argv[1])
+sys.exit(not os.path.exists('/sys/dev/block/%d:%d' % (os.major(st.st_dev), os.minor(st.st_dev))))" "$T"; then
+	note "$T is not on a block device (tmpfs, overlay): the live cell is skipped"
+	finish
+fi
+
+run "$VS_FIO" --llmio "$LLMIO" --dir "$T" --size 64m --reps 1 --runtime 1 --ramp 0.3 \
+	--filter '^rr4k_qd1 direct psync nj1$' --out "$T/out"
+if [ "$RC" = 0 ]; then
+	pass "vs_fio runs one O_DIRECT cell"
+else
+	fail "vs_fio exit $RC: $(tail -c 600 "$T/stderr")"
+fi
+cat >"$T/live.py" <<'EOF'
+import json
+import sys
+
+doc = json.load(open(sys.argv[1]))
+runs = doc["cells"][0]["runs"]
+bad = 0
+for r in runs:
+    if "error" in r:
+        print("FAIL: %s: %s" % (r["tool"], r["error"]))
+        bad += 1
+        continue
+    dev, aqu, wait = r["dev_iops"] or 0, r["dev_aqu"] or 0, r["dev_await_us"] or 0
+    ok = dev >= 0.8 * r["iops"] and aqu > 0 and wait > 0
+    print("%s %s reports %.0f IOPS, the disk completed %.0f requests/s, aqu %.2f, await %.0f us"
+          % ("note:" if ok else "FAIL:", r["tool"], r["iops"], dev, aqu, wait))
+    bad += 0 if ok else 1
+sys.exit(1 if bad or len(runs) != 2 else 0)
+EOF
+if [ -f "$T/out/results.json" ] && "$PY" "$T/live.py" "$T/out/results.json" >"$T/live.log" 2>&1; then
+	pass "the disk's counters saw every request both tools report"
+else
+	fail "device figures of the live cell:"
+	cat "$T/live.log" 2>/dev/null
+fi
+cat "$T/live.log" 2>/dev/null
+finish
