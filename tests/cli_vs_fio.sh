@@ -3,9 +3,9 @@
 #
 # 1. The iostat figures of a window (requests/s, await, aqu-sz) from two samples of
 #    /sys/block/DEV/stat with known differences, and the verdicts of the summary on made-up
-#    runs: an O_DIRECT cell whose IOPS are short while llmio kept as many requests at the
-#    device as fio is "device slower, aqu agrees"; short IOPS with a shorter queue, or any
-#    page-cache cell, stays "llmio slower".
+#    runs: the off-device time per I/O (Little's law), and an O_DIRECT cell whose IOPS are
+#    short while llmio's off-device time is fio's is "device slower, llmio not"; short IOPS
+#    with more time off the device, or any page-cache cell, stays "llmio slower".
 # 2. With fio installed and the scratch directory on a block device: one O_DIRECT cell run
 #    by both tools.  The disk's own counters must have seen at least the requests each tool
 #    reports (4 KiB psync: one request per I/O; other work on the disk only adds to them).
@@ -46,26 +46,42 @@ check("no samples, no figures", v.dev_window(None, b, 2.0)["dev_aqu"] is None)
 check("no requests, no await", v.dev_window(a, a, 2.0)["dev_await_us"] is None)
 
 
-def run(tool, iops, aqu):
+check("slots: iodepth x numjobs",
+      v.slots(["--ioengine", "io_uring", "--iodepth", "8", "--numjobs", "2"]) == 16)
+check("slots: psync has one per thread",
+      v.slots(["--ioengine", "psync", "--iodepth", "32", "--numjobs", "2"]) == 2)
+# 2 slots at 20000 IOPS: 100 us per I/O, 80 of them at the device
+check("off-device time = slots / IOPS - await", abs(v.off_device_us(2, 20000, 80) - 20) < 1e-9)
+check("no await, no off-device time", v.off_device_us(2, 20000, None) is None)
+
+
+def run(tool, iops, await_us):
     return {"tool": tool, "iops": iops, "gbps": iops * 4096 / 1e9, "p50_us": 80.0,
             "p99_us": 150.0, "cpu_s_per_gb": 1.0, "dev_bytes": 0, "dev_iops": iops,
-            "dev_await_us": aqu * 1e6 / iops, "dev_aqu": aqu, "load": 0.5}
+            "dev_await_us": await_us, "dev_aqu": iops * await_us / 1e6,
+            "dev_off_us": v.off_device_us(1, iops, await_us), "load": 0.5}
 
 
-def verdict(cell, l_iops, l_aqu):
+def summary(cell, l_iops, l_await):
     runs = []
-    for _ in range(3):
-        runs += [run("llmio", l_iops, l_aqu), run("fio", 10000, 0.80)]
-    return v.summarize(cell, runs)["verdict"]
+    for _ in range(3):  # fio: 100 us per I/O, 80 at the device, 20 off it
+        runs += [run("llmio", l_iops, l_await), run("fio", 10000, 80.0)]
+    return v.summarize(cell, runs)
 
 
 d = "rr4k_qd1 direct psync nj1"
-check("same IOPS: agree", verdict(d, 10000, 0.80) == "agree")
-check("faster: llmio faster", verdict(d, 11000, 0.80) == "llmio faster")
-check("short IOPS, same queue: the device", verdict(d, 9000, 0.80) == "device slower, aqu agrees")
-check("short IOPS, shorter queue: llmio", verdict(d, 9000, 0.72) == "llmio slower")
+check("same IOPS: agree", summary(d, 10000, 80.0)["verdict"] == "agree")
+check("faster: llmio faster", summary(d, 11000, 80.0)["verdict"] == "llmio faster")
+# 9000 IOPS = 111 us per I/O: with await 91 us llmio spent fio's 20 us off the device
+s = summary(d, 9000, 91.1)
+check("short IOPS, the device slower: at fio's await 1.00",
+      abs(s["ratio_at_fio_await"][1] - 1) < 0.01 and s["verdict"] == "device slower, llmio not")
+# the same IOPS with fio's await: llmio spent 31 us off the device, 0.90x at equal await
+s = summary(d, 9000, 80.0)
+check("short IOPS, llmio slower off the device",
+      abs(s["ratio_at_fio_await"][1] - 0.90) < 0.01 and s["verdict"] == "llmio slower")
 check("page cache: no device excuse",
-      verdict("rr4k_qd1 buffered psync nj1", 9000, 0.80) == "llmio slower")
+      summary("rr4k_qd1 buffered psync nj1", 9000, 91.1)["verdict"] == "llmio slower")
 sys.exit(1 if fails else 0)
 EOF
 if "$PY" "$T/unit.py" "$VS_FIO" >"$T/unit.log" 2>&1; then
@@ -105,10 +121,14 @@ for r in runs:
         print("FAIL: %s: %s" % (r["tool"], r["error"]))
         bad += 1
         continue
-    dev, aqu, wait = r["dev_iops"] or 0, r["dev_aqu"] or 0, r["dev_await_us"] or 0
-    ok = dev >= 0.8 * r["iops"] and aqu > 0 and wait > 0
-    print("%s %s reports %.0f IOPS, the disk completed %.0f requests/s, aqu %.2f, await %.0f us"
-          % ("note:" if ok else "FAIL:", r["tool"], r["iops"], dev, aqu, wait))
+    dev, wait = r["dev_iops"] or 0, r["dev_await_us"] or 0
+    # off the device: the gap between two I/Os of the one thread, a few to tens of us (the
+    # two windows differ a little, so it may come out slightly negative)
+    off = r["dev_off_us"] if r["dev_off_us"] is not None else -1e9
+    ok = dev >= 0.8 * r["iops"] and wait > 0 and -0.25 * wait <= off < wait * 10
+    print("%s %s reports %.0f IOPS; the disk completed %.0f requests/s, await %.0f us; "
+          "off-device %.1f us per I/O" % ("note:" if ok else "FAIL:", r["tool"], r["iops"], dev,
+                                          wait, off))
     bad += 0 if ok else 1
 sys.exit(1 if bad or len(runs) != 2 else 0)
 EOF
