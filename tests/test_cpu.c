@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/cpu.h"
+#include "engine/spin_window.h"
 #include "llmio/llmio.h"
 
 static char dir[4096];
@@ -181,11 +182,38 @@ static void sqpoll_spin(void **state)
 
 	/* auto: one thread per two CPUs watches; more threads than that sleep at once */
 	aut = sqpoll_job("sqpoll=1", 0, 1);
-	assert_non_null(strstr(aut->engine_notes, "watch the ring 200 us, then sleep (auto"));
+	assert_non_null(strstr(aut->engine_notes, "watch the ring 200-1000 us (wider for gaps"));
 	llmio_result_destroy(aut);
 	aut = sqpoll_job("sqpoll=1,sq_thread_idle=10", 0, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	assert_non_null(strstr(aut->engine_notes, "sleep at once (auto"));
 	llmio_result_destroy(aut);
+}
+
+/*
+ * The SQPOLL watch window: a gap it missed but the cap covers widens it past that gap (the
+ * next one is watched through); gaps past the cap halve it back; it stays within its bounds;
+ * a fixed window (min = max) never moves.
+ */
+static void spin_window_adapts(void **state)
+{
+	struct spin_window w = {200000, 200000, 1000000};
+	struct spin_window fixed = {300000, 300000, 300000};
+
+	(void)state;
+	spin_window_slept(&w, 480000); /* a virtio disk's QD 8 burst gap */
+	assert_int_equal(w.ns, 600000);
+	spin_window_slept(&w, 400000); /* shorter gaps do not narrow it */
+	assert_int_equal(w.ns, 600000);
+	spin_window_slept(&w, 950000); /* capped */
+	assert_int_equal(w.ns, 1000000);
+	spin_window_slept(&w, 5000000); /* not worth watching: back towards the minimum */
+	assert_int_equal(w.ns, 500000);
+	spin_window_slept(&w, 5000000);
+	spin_window_slept(&w, 5000000);
+	assert_int_equal(w.ns, 200000);
+	spin_window_slept(&fixed, 250000);
+	spin_window_slept(&fixed, 5000000);
+	assert_int_equal(fixed.ns, 300000);
 }
 
 int main(void)
@@ -194,6 +222,7 @@ int main(void)
 	        cmocka_unit_test(busy_thread),
 	        cmocka_unit_test(sqpoll_counted),
 	        cmocka_unit_test(sqpoll_spin),
+	        cmocka_unit_test(spin_window_adapts),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

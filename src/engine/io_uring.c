@@ -34,6 +34,7 @@
 
 #include "core/clock.h"
 #include "engine/engine.h"
+#include "engine/spin_window.h"
 
 /* How long reap() keeps retrying a submit that says -EAGAIN/-EBUSY with nothing in flight. */
 #define EAGAIN_RETRY_NS 100000L
@@ -137,7 +138,8 @@ static const struct engine_opt uring_options[] = {
                 .offset = offsetof(struct uring_opts, sqpoll_spin),
                 .def = "-1",
                 .help = "with sqpoll: microseconds to watch the completion ring before "
-                        "sleeping in the kernel; -1 = auto: 200 when there are at least two "
+                        "sleeping in the kernel; -1 = auto: from 200, widened up to 1000 by "
+                        "gaps between completions that it misses, when there are at least two "
                         "CPUs per thread (one for it, one for its poller), else 0 (sleep at "
                         "once)",
                 .min = -1,
@@ -156,7 +158,7 @@ struct uring_eng {
 	bool fixedbufs;
 	bool regfiles;
 	bool sqpoll;
-	uint64_t spin_ns; /* sqpoll: how long reap watches the CQ ring before sleeping */
+	struct spin_window spin; /* sqpoll: how long reap watches the CQ ring before sleeping */
 	/* Completions are only posted (DEFER/COOP_TASKRUN) or found (IOPOLL) by entering. */
 	bool enter_to_reap;
 };
@@ -398,36 +400,44 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
  * counts, so it only does so when every thread and its poller can each have a CPU; oversub-
  * scribed, a spinning thread would take the CPU its own poller needs.
  */
-static uint64_t sqpoll_spin_ns(const struct uring_opts *o, unsigned nworkers, char *notes,
-                               size_t nlen)
+/* The auto window: from 200 us, widened up to 1 ms by the gaps it misses (spin_window.h). */
+#define SPIN_AUTO_MIN_NS 200000u
+#define SPIN_AUTO_MAX_NS 1000000u
+
+static struct spin_window sqpoll_spin_window(const struct uring_opts *o, unsigned nworkers,
+                                             char *notes, size_t nlen)
 {
 	unsigned threads = nworkers ? nworkers : 1, cpus = 1;
+	struct spin_window w = {0, 0, 0};
 	cpu_set_t set;
 
 	if (o->sqpoll_spin > 0) {
 		engine_appendf(notes, nlen, ", completions: watch the ring %d us, then sleep",
 		               o->sqpoll_spin);
-		return (uint64_t)o->sqpoll_spin * 1000u;
+		w.ns = w.min_ns = w.max_ns = (uint64_t)o->sqpoll_spin * 1000u;
+		return w;
 	}
 	if (o->sqpoll_spin == 0) {
 		engine_appendf(notes, nlen, ", completions: sleep at once (sqpoll_spin=0)");
-		return 0;
+		return w;
 	}
 	if (!sched_getaffinity(0, sizeof(set), &set))
 		cpus = (unsigned)CPU_COUNT(&set);
 	if (cpus >= 2 * threads) {
-		engine_appendf(
-		        notes, nlen,
-		        ", completions: watch the ring 200 us, then sleep (auto: %u CPUs for "
-		        "%u thread%s and poller%s)",
-		        cpus, threads, threads > 1 ? "s" : "", threads > 1 ? "s" : "");
-		return 200000;
+		engine_appendf(notes, nlen,
+		               ", completions: watch the ring %u-%u us (wider for gaps it misses), "
+		               "then sleep (auto: %u CPUs for %u thread%s and poller%s)",
+		               SPIN_AUTO_MIN_NS / 1000u, SPIN_AUTO_MAX_NS / 1000u, cpus, threads,
+		               threads > 1 ? "s" : "", threads > 1 ? "s" : "");
+		w.ns = w.min_ns = SPIN_AUTO_MIN_NS;
+		w.max_ns = SPIN_AUTO_MAX_NS;
+		return w;
 	}
 	engine_appendf(notes, nlen,
 	               ", completions: sleep at once (auto: %u CPUs are too few to watch the ring "
 	               "beside %u poller%s)",
 	               cpus, threads, threads > 1 ? "s" : "");
-	return 0;
+	return w;
 }
 
 static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
@@ -520,7 +530,7 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 		engine_appendf(ctx->notes, sizeof(ctx->notes),
 		               ", SQEs published on every commit / reap %u%s", p->reap_batch,
 		               iopoll_note);
-		p->spin_ns = sqpoll_spin_ns(o, s->nworkers, ctx->notes, sizeof(ctx->notes));
+		p->spin = sqpoll_spin_window(o, s->nworkers, ctx->notes, sizeof(ctx->notes));
 	} else if (p->submit_batch == UINT_MAX)
 		engine_appendf(ctx->notes, sizeof(ctx->notes),
 		               ", submit and wait in one system call / reap %u%s", p->reap_batch,
@@ -619,11 +629,9 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Watch the CQ ring for up to ns for `want` completions; true when they are there. */
-static bool spin_for_cqes(struct io_uring *ring, unsigned want, uint64_t ns)
+/* Watch the CQ ring until `until` for `want` completions; true when they are there. */
+static bool spin_for_cqes(struct io_uring *ring, unsigned want, uint64_t until)
 {
-	uint64_t until = now_ns() + ns;
-
 	for (unsigned i = 1;; i++) {
 		if (io_uring_cq_ready(ring) >= want)
 			return true;
@@ -634,28 +642,42 @@ static bool spin_for_cqes(struct io_uring *ring, unsigned want, uint64_t ns)
 }
 
 /*
- * Wait for completions with an SQPOLL ring.  The poller thread may go to sleep just as SQEs
+ * Sleep until `want` completions are posted.  The poller thread may go to sleep just as SQEs
  * are published; liburing wakes it when it sees IORING_SQ_NEED_WAKEUP, but a wait that is
  * bounded (100 ms) and followed by an explicit wake-up makes a lost wake-up cost 100 ms
  * instead of a hung job, whatever the liburing version.
  */
-static int sqpoll_wait(struct uring_eng *p, unsigned want)
+static int sqpoll_sleep(struct uring_eng *p, unsigned want)
 {
 	struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
 	struct io_uring_cqe *cqe;
-	int ret = io_uring_submit(&p->ring);
 
-	if (ret < 0)
-		return ret;
-	if (p->spin_ns && spin_for_cqes(&p->ring, want, p->spin_ns))
-		return 0;
 	for (;;) {
-		ret = io_uring_wait_cqes(&p->ring, &cqe, want, &ts, NULL);
+		int ret = io_uring_wait_cqes(&p->ring, &cqe, want, &ts, NULL);
+
 		if (ret != -ETIME)
 			return ret;
 		syscall(__NR_io_uring_enter, p->ring.ring_fd, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL,
 		        0);
 	}
+}
+
+/* Wait for completions with an SQPOLL ring: watch the ring for the window, then sleep. */
+static int sqpoll_wait(struct uring_eng *p, unsigned want)
+{
+	uint64_t t0;
+	int ret = io_uring_submit(&p->ring);
+
+	if (ret < 0)
+		return ret;
+	if (!p->spin.ns)
+		return sqpoll_sleep(p, want);
+	t0 = now_ns();
+	if (spin_for_cqes(&p->ring, want, t0 + p->spin.ns))
+		return 0;
+	ret = sqpoll_sleep(p, want);
+	spin_window_slept(&p->spin, now_ns() - t0);
+	return ret;
 }
 
 static int uring_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
