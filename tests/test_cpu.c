@@ -182,7 +182,8 @@ static void sqpoll_spin(void **state)
 
 	/* auto: one thread per two CPUs watches; more threads than that sleep at once */
 	aut = sqpoll_job("sqpoll=1", 0, 1);
-	assert_non_null(strstr(aut->engine_notes, "watch the ring 200-1000 us (wider for gaps"));
+	/* a cached file: the poller does the copies, so the window may grow to 4 ms */
+	assert_non_null(strstr(aut->engine_notes, "watch the ring 200-4000 us (wider for gaps"));
 	llmio_result_destroy(aut);
 	aut = sqpoll_job("sqpoll=1,sq_thread_idle=10", 0, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	assert_non_null(strstr(aut->engine_notes, "sleep at once (auto"));
