@@ -290,7 +290,7 @@ static int engine_buf(struct worker *w, unsigned i, char *err, size_t errlen)
  *    ran 8-20 % faster than into a page-aligned buffer on the build machine;
  *  - written through the page cache above 512 KiB, the same 16 bytes in, but on 2 MiB-aligned
  *    huge pages: the kernel's copy out of it ran faster (1 MiB writes: psync 1.03x,
- *    io_uring 1.06x, io_uring with registered buffers 1.09x); reads gained nothing;
+ *    io_uring 0.99-1.06x, io_uring with registered buffers 1.09-1.13x); reads gained nothing;
  *  - under O_DIRECT, aligned, and above 512 KiB 2 MiB-aligned huge pages: physically
  *    contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages, which a
  *    device with a 254-segment limit (virtio-blk) would otherwise split in two.

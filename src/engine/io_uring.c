@@ -400,13 +400,12 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
  * cached file (docs/accuracy.md).  Watching the ring costs the thread's CPU, which llmio
  * counts, so it only does so when every thread and its poller can each have a CPU; oversub-
  * scribed, a spinning thread would take the CPU its own poller needs.
- */
-/*
+ *
  * The auto window: from 200 us, widened by the gaps it misses (spin_window.h) up to 1 ms
  * under O_DIRECT, where the device keeps working while the thread wakes, and up to 4 ms
  * through the page cache, where the poller does the copies itself and idles from posting a
  * round until the woken thread refills it: 1 MiB cached reads at QD 8 come back in rounds
- * about 1.1 ms apart, and watching them through measured 1.10x the 1 ms window.
+ * about 1.1 ms apart, and watching them through measured 1.06-1.10x the 1 ms window.
  */
 #define SPIN_AUTO_MIN_NS        200000u
 #define SPIN_AUTO_MAX_DIRECT_NS 1000000u

@@ -10,7 +10,6 @@
 #ifndef LLMIO_SPIN_WINDOW_H
 #define LLMIO_SPIN_WINDOW_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 struct spin_window {
