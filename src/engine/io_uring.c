@@ -126,7 +126,8 @@ static const struct engine_opt uring_options[] = {
                 .offset = offsetof(struct uring_opts, reap_batch),
                 .def = "0",
                 .help = "most completions returned by one reap; 0 = auto: 1 under O_DIRECT (each "
-                        "freed slot goes straight back to the device; with sqpoll iodepth/4), "
+                        "freed slot goes straight back to the device; with sqpoll iodepth/4 from "
+                        "iodepth 8), "
                         "iodepth through the page cache",
                 .min = 0,
                 .max = 65536,
