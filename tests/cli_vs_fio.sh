@@ -95,9 +95,12 @@ if ! command -v fio >/dev/null 2>&1; then
 	note "fio is not installed (scripts/bootstrap.sh installs it): the live cell is skipped"
 	finish
 fi
-if ! "$PY" -c "import os, sys
-st = os.stat(sys.argv[1])
-sys.exit(not os.path.exists('/sys/dev/block/%d:%d' % (os.major(st.st_dev), os.minor(st.st_dev))))" "$T"; then
+# the script's own test: the disk whose counters it would read, or none
+if ! "$PY" -c "import importlib.machinery as m, importlib.util as u, sys
+ld = m.SourceFileLoader('vs_fio', sys.argv[1])
+v = u.module_from_spec(u.spec_from_loader('vs_fio', ld))
+ld.exec_module(v)
+sys.exit(v.block_dev_of(sys.argv[2]) is None)" "$VS_FIO" "$T"; then
 	note "$T is not on a block device (tmpfs, overlay): the live cell is skipped"
 	finish
 fi
