@@ -70,6 +70,21 @@ has "sqthread_poll=1" "sqthread_poll_cpu=0" "hipri=1" "fixedbufs=0" "registerfil
 has "; differs: sq_thread_idle=50: fio has no sq_thread_idle: its SQPOLL thread sleeps after the kernel's default 1 s"
 lacks "time_based" "runtime="
 
+echo "== io_uring reap_batch auto: the engine's own choice, not iodepth"
+# O_DIRECT hands each completion back at once (1); SQPOLL under O_DIRECT reaps iodepth/4
+emit direct --ioengine io_uring --filename "$T/f" --rw randread --bs 4k --iodepth 32 \
+	--direct 1 --size 8m
+has "iodepth_batch_complete_max=1"
+emit direct_sqpoll --ioengine io_uring --filename "$T/f" --rw randread --bs 4k --iodepth 32 \
+	--direct 1 --sqpoll 1 --size 8m
+has "iodepth_batch_complete_max=8"
+emit shallow_sqpoll --ioengine io_uring --filename "$T/f" --rw randread --bs 4k --iodepth 4 \
+	--direct 1 --sqpoll 1 --size 8m
+has "iodepth_batch_complete_max=1"
+emit cached_sqpoll --ioengine io_uring --filename "$T/f" --rw randread --bs 4k --iodepth 32 \
+	--sqpoll 1 --size 8m
+has "iodepth_batch_complete_max=32"
+
 echo "== CPU pinning"
 emit pinned --ioengine psync --filename "$T/f" --rw randread --size 8m --numjobs 2 \
 	--cpus_allowed 0 --cpus_allowed_policy split

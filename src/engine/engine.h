@@ -143,6 +143,13 @@ const struct engine_ops *engine_find(const char *name);
 int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
                       size_t errlen);
 
+/*
+ * io_uring's reap_batch as it runs: the option when > 0 (at most depth), else the automatic
+ * choice for O_DIRECT or page-cache I/O with or without SQPOLL.  One rule for the engine and
+ * for `--emit-fio`, so the emitted fio job batches its completions the same way.
+ */
+unsigned uring_reap_batch(int reap_batch, bool sqpoll, bool direct, unsigned depth);
+
 /* The built-in engines. */
 extern const struct engine_ops engine_null;
 extern const struct engine_ops engine_psync;

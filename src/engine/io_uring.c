@@ -412,6 +412,27 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
 #define SPIN_AUTO_MAX_DIRECT_NS 1000000u
 #define SPIN_AUTO_MAX_CACHED_NS 4000000u
 
+/*
+ * 0 = auto.  Through the page cache, I/Os complete inside the submit call in bursts of
+ * iodepth: take them all and refill in one system call.  Under O_DIRECT the device is the
+ * limit and completions trickle in: hand each freed slot straight back to the device (a
+ * submit per completion, as fio does by default) instead of refilling in bursts, which
+ * measured 10-20 % fewer IOPS on a virtio disk at QD 32 (docs/performance.md).  With SQPOLL
+ * the poller takes whatever SQEs are published when it looks: a quarter of the depth per
+ * reap keeps a steady stream in moderate batches, where all of it made the whole depth go to
+ * the device and come back in lockstep (31 requests per plug, one interrupt per 32).  Against
+ * iodepth, 6 interleaved pairs on this virtio disk: 4 KiB QD 32 1.16x (numjobs 1) and 1.04x
+ * (2); 1 MiB QD 8 1.01-1.07x; 128 KiB QD 8 1.00x.
+ */
+unsigned uring_reap_batch(int reap_batch, bool sqpoll, bool direct, unsigned depth)
+{
+	if (reap_batch > 0)
+		return (unsigned)reap_batch < depth ? (unsigned)reap_batch : depth;
+	if (direct)
+		return sqpoll && depth >= 8 ? depth / 4 : 1;
+	return depth;
+}
+
 static struct spin_window sqpoll_spin_window(const struct uring_opts *o, unsigned nworkers,
                                              bool direct, char *notes, size_t nlen)
 {
@@ -516,24 +537,7 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 
 	/* 0: never alone; the worker always reaps right after commit, and reap submits */
 	p->submit_batch = o->submit_batch > 0 ? (unsigned)o->submit_batch : UINT_MAX;
-	/*
-	 * 0 = auto.  Through the page cache, I/Os complete inside the submit call in bursts of
-	 * iodepth: take them all and refill in one system call.  Under O_DIRECT the device is the
-	 * limit and completions trickle in: hand each freed slot straight back to the device (a
-	 * submit per completion, as fio does by default) instead of refilling in bursts, which
-	 * measured 10-20 % fewer IOPS on a virtio disk at QD 32 (docs/performance.md).  With
-	 * SQPOLL the poller takes whatever SQEs are published when it looks: a quarter of the
-	 * depth per reap keeps a steady stream in moderate batches, where all of it made the
-	 * whole depth go to the device and come back in lockstep (31 requests per plug, one
-	 * interrupt per 32).  Against iodepth, 6 interleaved pairs on this virtio disk: 4 KiB
-	 * QD 32 1.16x (numjobs 1) and 1.04x (2); 1 MiB QD 8 1.01-1.07x; 128 KiB QD 8 1.00x.
-	 */
-	if (o->reap_batch > 0)
-		p->reap_batch = (unsigned)o->reap_batch < depth ? (unsigned)o->reap_batch : depth;
-	else if (s->direct)
-		p->reap_batch = o->sqpoll && depth >= 8 ? depth / 4 : 1;
-	else
-		p->reap_batch = depth;
+	p->reap_batch = uring_reap_batch(o->reap_batch, o->sqpoll, s->direct, depth);
 	p->sqpoll = o->sqpoll;
 	if (p->sqpoll) {
 		engine_appendf(ctx->notes, sizeof(ctx->notes),

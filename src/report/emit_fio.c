@@ -14,6 +14,8 @@
  *    madvise option), while fio's default is POSIX_FADV_RANDOM/SEQUENTIAL;
  *  - async engines: llmio submits everything it queued in one round and waits for at least
  *    one completion, which is fio's iodepth_batch_submit=iodepth, iodepth_batch_complete_min=1;
+ *    io_uring's reap_batch becomes iodepth_batch_complete_max as the engine resolves it, so
+ *    fio reaps O_DIRECT completions one at a time as llmio does;
  *  - percentile_list and lat_percentiles=1: the percentiles llmio reports, of completion and
  *    of total latency, so the two outputs line up.
  */
@@ -33,6 +35,7 @@ struct emit {
 	unsigned depth; /* iodepth as llmio runs it: 1 for synchronous engines */
 	bool random;    /* random offsets */
 	bool fadvise_set;
+	const char *eng_set; /* the engine's parsed option struct (ints; engine.h) */
 };
 
 struct eng_map;
@@ -312,6 +315,7 @@ enum eng_kind {
 	E_VALUE,      /* fio takes the same number */
 	E_IF_SET,     /* only when >= 0 (a CPU number; -1 = unset) */
 	E_ZERO_IS_QD, /* 0 means iodepth in llmio */
+	E_REAP_BATCH, /* io_uring's reap_batch: 0 = the engine's automatic choice */
 	E_NONE,       /* no equivalent: `note` when the value is not the default */
 	E_MADVISE,    /* mmap's madvise: fadvise_hint or thp */
 };
@@ -333,7 +337,7 @@ static const struct eng_map eng_map[] = {
         {"io_uring", "fixedbufs", "fixedbufs", E_VALUE, NULL},
         {"io_uring", "regfiles", "registerfiles", E_VALUE, NULL},
         {"io_uring", "submit_batch", "iodepth_batch_submit", E_ZERO_IS_QD, NULL},
-        {"io_uring", "reap_batch", "iodepth_batch_complete_max", E_ZERO_IS_QD, NULL},
+        {"io_uring", "reap_batch", "iodepth_batch_complete_max", E_REAP_BATCH, NULL},
         {"mmap", "populate", NULL, E_NONE,
          "fio's mmap engine has no MAP_POPULATE: pages are faulted in during its run"},
         {"mmap", "madvise", NULL, E_MADVISE, NULL},
@@ -368,6 +372,15 @@ static void emit_madvise(struct emit *x, int v, const char *const *choices)
 	        name);
 }
 
+/* The value of the engine's option `name` as the user set it (or its default). */
+static int eng_opt_value(const struct emit *x, const char *name)
+{
+	for (const struct engine_opt *eo = x->e->opts; eo && eo->name; eo++)
+		if (!strcmp(eo->name, name))
+			return *(const int *)(x->eng_set + eo->offset);
+	return 0;
+}
+
 static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int v, int def)
 {
 	const struct eng_map *m = eng_map_find(x->e->name, eo->name);
@@ -388,6 +401,10 @@ static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int 
 		break;
 	case E_ZERO_IS_QD:
 		fprintf(x->f, "%s=%u\n", m->fio, v > 0 ? (unsigned)v : x->depth);
+		break;
+	case E_REAP_BATCH:
+		fprintf(x->f, "%s=%u\n", m->fio,
+		        uring_reap_batch(v, eng_opt_value(x, "sqpoll"), x->o->direct, x->depth));
 		break;
 	case E_NONE:
 		if (v != def)
@@ -417,9 +434,11 @@ static int emit_engine_options(struct emit *x, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	engine_opts_parse(e, "", defv, ignored, sizeof(ignored));
+	x->eng_set = set;
 	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
 		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
 		                   *(const int *)(def + eo->offset));
+	x->eng_set = NULL; /* setv is local to this call */
 	return 0;
 }
 
