@@ -7,7 +7,10 @@
 #   - a write needs --allow-destructive (exit 2 otherwise, naming the option);
 #   - a device holding a filesystem also needs --force (the refusal names the filesystem
 #     and --force), and a refused write must leave the filesystem intact;
-#   - a mounted device is refused with --allow-destructive alone.
+#   - a mounted device is refused with --allow-destructive alone;
+#   - on a filesystem that does no O_DIRECT (ext4 data=journal on the loop device), quick and
+#     workloads fall back to the page cache after asking the filesystem, and --direct=1 is a
+#     usage error.
 # Only a loop device over an image file in the test's temp dir is ever written; the script
 # skips (77) unless it is root and `losetup -f` works.  The trap always unmounts and
 # detaches the loop device.
@@ -121,5 +124,33 @@ else
 	check "mounted filesystem still readable" test "$(cat "$MNT/file")" = data
 	expect_rc 0 "read job on the mounted device is allowed" run "${RD[@]}"
 fi
+
+# ext4 with data=journal accepts O_DIRECT at open and does buffered I/O (STATX_DIOALIGN says
+# so): an explicit --direct=1 is refused with the fix, and what picks O_DIRECT by default
+# (quick, workloads) asks the filesystem first and runs through the page cache instead.
+echo "== a filesystem that does no O_DIRECT"
+if [ -z "$MNT" ]; then
+	note "no mounted filesystem: the O_DIRECT fallback checks are skipped"
+	finish
+fi
+umount "$MNT"
+if ! mount -o data=journal "$LOOP" "$MNT" 2>"$T/stderr"; then
+	note "cannot mount with data=journal ($(cat "$T/stderr")): the O_DIRECT checks are skipped"
+	MNT=
+	finish
+fi
+expect_rc 2 "--direct=1 on a data=journal file is a usage error" run --filename "$MNT/f" \
+	--size 4m --rw read --direct=1 --ioengine psync &&
+	expect_err "the refusal names the cause and the fix" "does not support O_DIRECT" "--direct=0"
+expect_rc 0 "quick on it" quick --dir "$MNT/q" --size 16m --runtime 50ms --json "$T/qj.json"
+expect_out "quick says why it runs through the page cache" "does buffered I/O" \
+	"every point runs through the page cache"
+[ -f "$T/qj.json" ] && json_check "$T/qj.json" "quick: no point ran O_DIRECT, none failed" \
+	'd["jobs"] and not any(x["job options"]["direct"] == "1" for x in d["jobs"]) and all(x["error"] == 0 for x in d["jobs"])'
+expect_rc 0 "a workload on it" run --workload ckpt --model gpt2 --directory "$MNT" \
+	--scale 0.002 --engine psync --quiet --json "$T/wj.json"
+[ -f "$T/wj.json" ] && json_check "$T/wj.json" "workload: the phase says O_DIRECT was refused and it ran buffered" \
+	'"O_DIRECT refused here" in d["runs"][0]["phases"][0]["note"] and "ran buffered" in d["runs"][0]["phases"][0]["note"]'
+check "no probe file left behind" test -z "$(find "$MNT" -name '.llmio-direct-probe*')"
 
 finish

@@ -190,6 +190,14 @@ struct llmio_result;
 LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, char *err,
                             size_t errlen);
 
+/**
+ * Whether the filesystem holding directory dir does O_DIRECT (a probe file is created there
+ * and removed).  For callers that choose O_DIRECT by default and fall back to the page cache.
+ * \return 0 it does; -EINVAL it does not (why says so); another -errno when it cannot tell
+ *         (dir missing or not writable), with the reason in why.
+ */
+LLMIO_API int llmio_direct_probe(const char *dir, char *why, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
  * in about a minute.  Inference reads KV-cache blocks and weights at random in small and
  * medium blocks, shallow (one request) and deep (batched serving); training streams dataset
  * shards and writes checkpoints in large sequential blocks.  Every engine that can run here
- * does each pattern on one scratch file, O_DIRECT where the engine supports it.
+ * does each pattern on one scratch file, O_DIRECT where the engine and the filesystem support
+ * it (llmio_direct_probe asks the filesystem; it is never guessed from a failed run).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,16 +53,14 @@ static void help(FILE *f)
 	fprintf(f,
 	        "usage: llmio [quick] [--dir DIR] [--size SIZE] [--runtime TIME] [--keep]\n"
 	        "                    [--json FILE] [--csv FILE]\n\n"
-	        "A quick, phase-aware look at this machine's storage (about one minute).  For "
-	        "every\n"
-	        "engine that can run here it measures inference-like patterns (4 KiB and 128 KiB\n"
-	        "random reads at QD 1 and 32) and training-like patterns (1 MiB sequential read "
-	        "and\n"
-	        "write at QD 8), O_DIRECT where the engine supports it, on one scratch file; "
-	        "prints\n"
-	        "one table (GB/s, IOPS, p50, p99, GB/s per core, device bytes) and the best "
-	        "engine\n"
-	        "per pattern; then removes the scratch data.\n\n"
+	        "A quick, phase-aware look at this machine's storage (about one minute).  For\n"
+	        "every engine that can run here it measures inference-like patterns (4 KiB and\n"
+	        "128 KiB random reads at QD 1 and 32) and training-like patterns (1 MiB "
+	        "sequential\n"
+	        "read and write at QD 8), O_DIRECT where the engine and the filesystem support it\n"
+	        "(the filesystem is asked first), on one scratch file; prints one table (GB/s,\n"
+	        "IOPS, p50, p99, GB/s per core, device bytes) and the best engine per pattern;\n"
+	        "then removes the scratch data.\n\n"
 	        "  --dir DIR       scratch directory (default ./llmio-scratch; created if "
 	        "missing)\n"
 	        "  --size SIZE     scratch file size (default 1GiB, less when space is short)\n"
@@ -277,6 +276,8 @@ int cmd_quick(int argc, char **argv)
 	bool made_dir = false;
 	char path[LLMIO_PATH_MAX + 16];
 	struct llmio_engine_info e;
+	char why[LLMIO_PATH_MAX + 128];
+	bool direct_ok = true;
 	int ret, code = 0;
 
 	snprintf(q.dir, sizeof(q.dir), "llmio-scratch");
@@ -298,9 +299,11 @@ int cmd_quick(int argc, char **argv)
 	cli_install_signals();
 	printf("llmio %s: %s scratch file in %s, %.1f s per point\n", llmio_version(),
 	       llmio_format_bytes(q.size, (char[32]){0}, 32), q.dir, (double)q.runtime_ns / 1e9);
+	if (llmio_direct_probe(q.dir, why, sizeof(why)) == -EINVAL) {
+		direct_ok = false; /* asked of the filesystem: no point tries O_DIRECT */
+		printf("  %s: every point runs through the page cache\n", why);
+	}
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && !cli_stop; i++) {
-		char why[512];
-
 		if (!strcmp(e.name, "null"))
 			continue; /* no I/O: it measures llmio itself, not the storage */
 		if (llmio_engine_probe(e.name, why, sizeof(why))) {
@@ -311,10 +314,7 @@ int cmd_quick(int argc, char **argv)
 			if (!e.async && patterns[p].iodepth > 1 &&
 			    patterns[p].rw != LLMIO_RW_READ && patterns[p].rw != LLMIO_RW_WRITE)
 				continue; /* same as QD1 for a synchronous engine */
-			ret = run_point(&q, e.name, e.supports_direct, &patterns[p]);
-			if (ret == -EINVAL &&
-			    e.supports_direct) /* e.g. a filesystem without O_DIRECT */
-				ret = run_point(&q, e.name, false, &patterns[p]);
+			ret = run_point(&q, e.name, e.supports_direct && direct_ok, &patterns[p]);
 			if (ret)
 				code = cli_exit_code(ret);
 		}

@@ -592,35 +592,90 @@ static int check_bs(const struct target *t, const char *path, uint64_t bs, char 
 }
 
 /*
- * The filesystem's own O_DIRECT alignment (statx STATX_DIOALIGN, Linux 6.1+), which may be
- * stricter than the device's; and a filesystem that accepts O_DIRECT at open but would do
- * buffered I/O (ext4 data=journal, ...) is reported rather than measured as direct.
+ * The filesystem's O_DIRECT alignment for an open file (statx STATX_DIOALIGN, Linux 6.1+):
+ * true when the filesystem says, with offset_align 0 meaning it does no direct I/O at all
+ * (ext4 data=journal accepts O_DIRECT at open and does buffered I/O).
  */
-static int check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err, size_t errlen)
+static bool dio_align_known(int fd, unsigned *offset_align, unsigned *mem_align)
 {
 #ifdef STATX_DIOALIGN
 	struct statx sx;
 
-	if (!t->direct || statx(t->fds[i], "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 ||
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 ||
 	    !(sx.stx_mask & STATX_DIOALIGN))
+		return false;
+	*offset_align = sx.stx_dio_offset_align;
+	*mem_align = sx.stx_dio_mem_align;
+	return true;
+#else
+	(void)fd;
+	(void)offset_align;
+	(void)mem_align;
+	return false;
+#endif
+}
+
+/*
+ * The filesystem's own O_DIRECT alignment, which may be stricter than the device's; and a
+ * filesystem that accepts O_DIRECT at open but would do buffered I/O is reported rather than
+ * measured as direct.
+ */
+static int check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err, size_t errlen)
+{
+	unsigned off_align, mem_align;
+
+	if (!t->direct || !dio_align_known(t->fds[i], &off_align, &mem_align))
 		return 0;
-	if (sx.stx_dio_offset_align == 0)
+	if (off_align == 0)
 		return fail(err, errlen, -EINVAL,
 		            "the filesystem of %s does not support O_DIRECT; use --direct=0",
 		            t->paths[i]);
-	if (sx.stx_dio_offset_align > t->align)
-		t->align = sx.stx_dio_offset_align;
-	if (sx.stx_dio_mem_align > t->align)
-		t->align = sx.stx_dio_mem_align;
+	if (off_align > t->align)
+		t->align = off_align;
+	if (mem_align > t->align)
+		t->align = mem_align;
 	return check_bs(t, t->paths[i], bs, err, errlen);
-#else
-	(void)t;
-	(void)i;
-	(void)bs;
-	(void)err;
-	(void)errlen;
+}
+
+/*
+ * Asked of the filesystem itself, so that callers choosing O_DIRECT by default (workloads,
+ * quick) never have to read an error message to learn it: a probe file created with O_DIRECT
+ * in dir, then its STATX_DIOALIGN.  The file is named after this process and removed at once.
+ */
+int llmio_direct_probe(const char *dir, char *why, size_t len)
+{
+	char path[LLMIO_PATH_MAX + 32];
+	unsigned off_align = 1, mem_align;
+	int fd, e;
+
+	if (snprintf(path, sizeof(path), "%s/.llmio-direct-probe.%ld", dir, (long)getpid()) >=
+	    (int)sizeof(path))
+		return fail(why, len, -ENAMETOOLONG, "directory name too long: %s", dir);
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
+	if (fd < 0 && errno == EINVAL) {
+		/* the file was created before the filesystem refused the flag (O_EXCL: ours) */
+		unlink(path);
+		fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+			return fail(why, len, -EINVAL,
+			            "the filesystem of %s does not support O_DIRECT", dir);
+		}
+	}
+	if (fd < 0) {
+		e = errno;
+		return fail(why, len, -e, "cannot create a probe file in %s: %s", dir, strerror(e));
+	}
+	dio_align_known(fd, &off_align, &mem_align);
+	close(fd);
+	unlink(path);
+	if (off_align == 0)
+		return fail(why, len, -EINVAL,
+		            "the filesystem of %s accepts O_DIRECT but does buffered I/O (statx "
+		            "STATX_DIOALIGN: no direct I/O)",
+		            dir);
 	return 0;
-#endif
 }
 
 /*

@@ -270,9 +270,24 @@ int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned 
 	return -ENOSPC;
 }
 
-static bool direct_refused(const char *msg)
+/*
+ * Direct was our default, not the user's: where the filesystem refuses it (asked once, of the
+ * filesystem), say so in the phase's note and measure through the page cache from then on.
+ */
+static void direct_fallback(struct wl *w, struct wl_phase *ph, struct llmio_job_opts *o)
 {
-	return strstr(msg, "O_DIRECT") != NULL;
+	char why[LLMIO_PATH_MAX + 128];
+	size_t used = strlen(ph->note);
+
+	if (!o->direct || !w->direct_auto || w->direct_probed)
+		return;
+	w->direct_probed = true;
+	if (llmio_direct_probe(w->base.directory, why, sizeof(why)) != -EINVAL)
+		return; /* it works, or cannot be told here: the job itself will say */
+	snprintf(ph->note + used, sizeof(ph->note) - used,
+	         "%sO_DIRECT refused here (%s): ran buffered", used ? "; " : "", why);
+	w->base.direct = false;
+	o->direct = false;
 }
 
 int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o, char *err,
@@ -285,18 +300,10 @@ int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job
 		snprintf(err, errlen, "phase %s has too many streams", ph->name);
 		return -EINVAL;
 	}
-	ret = llmio_job_run(o, &r, err, errlen);
-	if (ret == -EINVAL && o->direct && w->direct_auto && direct_refused(err)) {
-		/* direct was our default, not the user's: say so and measure buffered */
-		size_t used = strlen(ph->note);
-
-		snprintf(ph->note + used, sizeof(ph->note) - used,
-		         "%sO_DIRECT refused here (%s): ran buffered", used ? "; " : "",
-		         w->base.engine);
-		w->base.direct = false;
+	direct_fallback(w, ph, o);
+	if (!w->base.direct && w->direct_auto)
 		o->direct = false;
-		ret = llmio_job_run(o, &r, err, errlen);
-	}
+	ret = llmio_job_run(o, &r, err, errlen);
 	if (r) {
 		snprintf(ph->stream_names[ph->nstreams], sizeof(ph->stream_names[0]), "%s", name);
 		ph->streams[ph->nstreams++] = r;

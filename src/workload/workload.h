@@ -68,8 +68,9 @@ struct wl {
 	bool has_model;
 	/* engine, engine options, direct, directory, iodepth, numjobs, stop, progress */
 	struct llmio_job_opts base;
-	bool direct_auto; /* direct was not asked for: fall back to buffered where refused */
-	double scale;     /* fraction of the bytes (request sizes and patterns unchanged) */
+	bool direct_auto;   /* direct was not asked for: fall back to buffered where refused */
+	bool direct_probed; /* the filesystem was asked whether it does O_DIRECT */
+	double scale;       /* fraction of the bytes (request sizes and patterns unchanged) */
 	char keys[WL_MAX_KV][40];    /* copied */
 	const char *vals[WL_MAX_KV]; /* borrowed (argv, a job file) */
 	unsigned nkv;
