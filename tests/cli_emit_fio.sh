@@ -99,6 +99,7 @@ emit rand2 --ioengine libaio --filename "$T/f" --rw randwrite --bs 4k --iodepth 
 	--numjobs 2 --size 8m --direct 1 --fsync 16 --end_fsync 1 --rate 2m
 has "size=8388608" "io_size=4194304" "iodepth_batch_submit=4" "fsync=16" "end_fsync=1" \
 	"rate=1048576" "rw=randwrite"
+check "libaio O_DIRECT: the refill difference is named" grep -q '^; differs: under O_DIRECT llmio.s libaio takes every completion' "$F"
 lacks "offset_increment" "fixedbufs"
 
 echo "== synchronous engines, mmap, mixed and zipf options"

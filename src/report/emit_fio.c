@@ -126,6 +126,13 @@ static void emit_iodepth(struct emit *x)
 	if (!eng_map_find(x->e->name, "submit_batch"))
 		fprintf(x->f, "iodepth_batch_submit=%u\n", x->depth);
 	fprintf(x->f, "iodepth_batch_complete_min=1\n");
+	/* io_uring's reap_batch maps to fio's iodepth_batch_complete_max; libaio has no knob */
+	if (x->o->direct && x->depth > 1 && !eng_map_find(x->e->name, "reap_batch"))
+		fprintf(x->f,
+		        "; differs: under O_DIRECT llmio's %s takes every completion in one call "
+		        "and resubmits each freed slot at once; fio reaps up to iodepth and then "
+		        "refills them together\n",
+		        x->e->name);
 }
 
 static void emit_numjobs(struct emit *x)
