@@ -279,15 +279,20 @@ static void direct_fallback(struct wl *w, struct wl_phase *ph, struct llmio_job_
 	char why[LLMIO_PATH_MAX + 128];
 	size_t used = strlen(ph->note);
 
-	if (!o->direct || !w->direct_auto || w->direct_probed)
+	if (!o->direct || !w->direct_auto)
 		return;
-	w->direct_probed = true;
-	if (llmio_direct_probe(w->base.directory, why, sizeof(why)) != -EINVAL)
-		return; /* it works, or cannot be told here: the job itself will say */
-	snprintf(ph->note + used, sizeof(ph->note) - used,
-	         "%sO_DIRECT refused here (%s): ran buffered", used ? "; " : "", why);
-	w->base.direct = false;
-	o->direct = false;
+	/* "cannot tell" (not -EINVAL) leaves O_DIRECT on: the job itself then says why */
+	if (!w->direct_probed) {
+		w->direct_probed = true;
+		if (llmio_direct_probe(w->base.directory, why, sizeof(why)) == -EINVAL) {
+			snprintf(ph->note + used, sizeof(ph->note) - used,
+			         "%sO_DIRECT refused here (%s): ran buffered", used ? "; " : "",
+			         why);
+			w->base.direct = false;
+		}
+	}
+	if (!w->base.direct)
+		o->direct = false; /* also streams the recipe built before the probe */
 }
 
 int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o, char *err,
@@ -301,8 +306,6 @@ int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job
 		return -EINVAL;
 	}
 	direct_fallback(w, ph, o);
-	if (!w->base.direct && w->direct_auto)
-		o->direct = false;
 	ret = llmio_job_run(o, &r, err, errlen);
 	if (r) {
 		snprintf(ph->stream_names[ph->nstreams], sizeof(ph->stream_names[0]), "%s", name);
