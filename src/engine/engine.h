@@ -131,6 +131,12 @@ struct engine_ops {
 void engine_appendf(char *buf, size_t len, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
+/*
+ * Read one unsigned number from a /proc or /sys file (an engine explaining a refusal:
+ * io_uring_disabled, aio-max-nr); 0 or -errno.
+ */
+int engine_read_proc_ulong(const char *path, unsigned long *val);
+
 /* The registry (registry.c). */
 size_t engine_count(void);
 const struct engine_ops *engine_at(size_t i);

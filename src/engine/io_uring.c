@@ -175,29 +175,6 @@ static const struct {
         {0, "plain task work (kernel < 5.19)"},
 };
 
-/* Read one integer from a /proc file; 0 or -errno. */
-static int read_proc_long(const char *path, long *val)
-{
-	char text[32];
-	ssize_t n;
-	char *end;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	text[n] = '\0';
-	errno = 0;
-	*val = strtol(text, &end, 10);
-	if (errno || end == text)
-		return -EINVAL;
-	return 0;
-}
-
 /* The locked-memory limit as text for messages: "64 KiB" or "unlimited". */
 static const char *memlock_text(char *buf, size_t len)
 {
@@ -216,7 +193,7 @@ static const char *memlock_text(char *buf, size_t len)
 static void explain_setup(int err, const char *what, char *msg, size_t len)
 {
 	char memlock[32];
-	long disabled = 0;
+	unsigned long disabled = 0;
 
 	switch (err) {
 	case ENOSYS:
@@ -227,7 +204,7 @@ static void explain_setup(int err, const char *what, char *msg, size_t len)
 		         what);
 		break;
 	case EPERM:
-		if (read_proc_long("/proc/sys/kernel/io_uring_disabled", &disabled) == 0 &&
+		if (engine_read_proc_ulong("/proc/sys/kernel/io_uring_disabled", &disabled) == 0 &&
 		    disabled == 2)
 			snprintf(msg, len,
 			         "io_uring: %s: EPERM: io_uring is disabled system-wide "

@@ -50,29 +50,6 @@ struct aio_eng {
 	bool one_at_a_time;
 };
 
-/* Read one unsigned number from a /proc file; 0 or -errno. */
-static int read_proc_ulong(const char *path, unsigned long *val)
-{
-	char text[32];
-	ssize_t n;
-	char *end;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	text[n] = '\0';
-	errno = 0;
-	*val = strtoul(text, &end, 10);
-	if (errno || end == text)
-		return -EINVAL;
-	return 0;
-}
-
 /* Explain an io_setup() failure: the errno alone does not tell an operator what to change. */
 static void explain_io_setup(int err, unsigned nr, char *msg, size_t len)
 {
@@ -86,8 +63,8 @@ static void explain_io_setup(int err, unsigned nr, char *msg, size_t len)
 		break;
 	case EAGAIN:
 		/* The kernel reserves about 2 x max(nr, 4 x CPUs) events against fs.aio-max-nr. */
-		if (read_proc_ulong("/proc/sys/fs/aio-max-nr", &max_nr) == 0 &&
-		    read_proc_ulong("/proc/sys/fs/aio-nr", &cur_nr) == 0)
+		if (engine_read_proc_ulong("/proc/sys/fs/aio-max-nr", &max_nr) == 0 &&
+		    engine_read_proc_ulong("/proc/sys/fs/aio-nr", &cur_nr) == 0)
 			snprintf(msg, len,
 			         "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
 			         "system-wide (fs.aio-nr %lu of fs.aio-max-nr %lu in use); raise "

@@ -5,10 +5,12 @@
  * engines in include/llmio/engine.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "llmio/engine.h"
@@ -262,6 +264,28 @@ bool llmio_engine_has_option(const char *name, const char *key)
 	const struct engine_ops *e = engine_find(name);
 
 	return e && opt_find(e, key);
+}
+
+int engine_read_proc_ulong(const char *path, unsigned long *val)
+{
+	char text[32];
+	ssize_t n;
+	char *end;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	text[n] = '\0';
+	errno = 0;
+	*val = strtoul(text, &end, 10);
+	if (errno || end == text)
+		return -EINVAL;
+	return 0;
 }
 
 void engine_appendf(char *buf, size_t len, const char *fmt, ...)
