@@ -20,6 +20,7 @@
 
 #include "core/target.h"
 #include "engine/engine.h"
+#include "engine_drive.h"
 
 #define BS        16384
 #define NBLOCKS   64
@@ -59,20 +60,7 @@ static int rig_open(struct rig *r, const struct engine_ops *e, const char *eopts
 		r->ios[i].buf = r->bufs[i];
 		r->ios[i].buf_idx = (uint16_t)i;
 	}
-	s = (struct engine_setup){
-	        .fds = &r->fd,
-	        .file_sizes = &r->size,
-	        .nfiles = 1,
-	        .bufs = r->bufs,
-	        .nbufs = r->depth,
-	        .buf_len = BS,
-	        .iodepth = r->depth,
-	        .direct = direct,
-	        .writable = writable,
-	        .dev_io_poll = 0,
-	        .devname = "test",
-	        .opts = r->opts,
-	};
+	s = drive_setup(&r->fd, &r->size, r->bufs, r->depth, BS, direct, writable, r->opts);
 	ret = e->init(&r->ctx, &s, err, sizeof(err));
 	if (ret)
 		print_message("init %s (%s): %s\n", e->name, eopts, err);
@@ -88,62 +76,42 @@ static void rig_close(struct rig *r)
 	free(r->opts);
 }
 
-/*
- * Run n I/Os (block i at offset off0 + i*BS) through the engine's queue/commit/reap cycle with
- * up to depth in flight; done(io, block) is called for each completion.
- */
+/* One drive of the conformance tests: n I/Os of len at off0 + i*BS, checked by done(). */
+struct host_drive {
+	struct rig *r;
+	uint64_t off0;
+	uint32_t len;
+	uint8_t op;
+	void (*done)(struct rig *, struct io_req *, unsigned);
+};
+
+static void host_prep(void *arg, struct io_req *io, unsigned i)
+{
+	const struct host_drive *h = arg;
+
+	io->off = h->off0 + (uint64_t)i * BS;
+	io->len = h->len;
+	io->op = h->op;
+	if (h->op == ENGINE_OP_WRITE)
+		target_pattern(io->buf, BS, io->off, 77);
+	else
+		memset(io->buf, 0, BS);
+}
+
+static void host_done(void *arg, struct io_req *io, unsigned i)
+{
+	const struct host_drive *h = arg;
+
+	h->done(h->r, io, i);
+}
+
 static void drive(struct rig *r, unsigned n, uint64_t off0, uint32_t len, uint8_t op,
                   void (*done)(struct rig *, struct io_req *, unsigned))
 {
-	unsigned block_of[64], next = 0, inflight = 0, nfree = r->depth;
-	struct io_req *freel[64], *evs[64];
+	struct host_drive h = {r, off0, len, op, done};
+	struct drive d = {r->e, &r->ctx, r->ios, r->depth, host_prep, host_done, &h};
 
-	for (unsigned i = 0; i < r->depth; i++)
-		freel[i] = &r->ios[i];
-	while (next < n || inflight) {
-		unsigned queued = 0;
-
-		while (nfree && next < n) {
-			struct io_req *io = freel[nfree - 1];
-			int q;
-
-			io->off = off0 + (uint64_t)next * BS;
-			io->len = len;
-			io->file = 0;
-			io->op = op;
-			io->res = -12345;
-			if (op == ENGINE_OP_WRITE)
-				target_pattern(io->buf, BS, io->off, 77);
-			else
-				memset(io->buf, 0, BS);
-			block_of[io->buf_idx] = next;
-			q = r->e->queue(&r->ctx, io);
-			if (q == ENGINE_Q_BUSY)
-				break;
-			nfree--;
-			next++;
-			if (q == ENGINE_Q_COMPLETED) {
-				done(r, io, block_of[io->buf_idx]);
-				freel[nfree++] = io;
-				continue;
-			}
-			assert_int_equal(q, ENGINE_Q_QUEUED);
-			queued++;
-			inflight++;
-		}
-		if (queued)
-			assert_true(r->e->commit(&r->ctx) >= 0);
-		if (inflight) {
-			int got = r->e->reap(&r->ctx, 1, evs, r->depth);
-
-			assert_true(got >= 1);
-			for (int i = 0; i < got; i++) {
-				done(r, evs[i], block_of[evs[i]->buf_idx]);
-				freel[nfree++] = evs[i];
-			}
-			inflight -= (unsigned)got;
-		}
-	}
+	drive_ios(&d, n);
 }
 
 static void wrote(struct rig *r, struct io_req *io, unsigned block)

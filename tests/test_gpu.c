@@ -27,6 +27,7 @@
 #include "core/target.h"
 #include "engine/cuda_loader.h"
 #include "engine/engine.h"
+#include "engine_drive.h"
 #include "llmio/llmio.h"
 
 #define MAXLEN  16384
@@ -47,6 +48,7 @@ struct rig {
 	int fd;
 	uint64_t size;
 	uint32_t len;
+	uint8_t op; /* of the drive in progress */
 	unsigned char host[MAXLEN];
 };
 
@@ -77,20 +79,7 @@ static int rig_open(struct rig *r, const char *engine, const char *eopts, int fd
 		r->ios[i].buf = r->bufs[i];
 		r->ios[i].buf_idx = (uint16_t)i;
 	}
-	s = (struct engine_setup){
-	        .fds = &r->fd,
-	        .file_sizes = &r->size,
-	        .nfiles = 1,
-	        .bufs = r->bufs,
-	        .nbufs = depth,
-	        .buf_len = len,
-	        .iodepth = depth,
-	        .direct = direct,
-	        .writable = true,
-	        .dev_io_poll = 0,
-	        .devname = "test",
-	        .opts = r->opts,
-	};
+	s = drive_setup(&r->fd, &r->size, r->bufs, depth, len, direct, true, r->opts);
 	ret = r->e->init(&r->ctx, &s, err, sizeof(err));
 	if (ret)
 		print_message("init %s (%s): %s\n", engine, eopts, err);
@@ -136,66 +125,38 @@ static void check_read(struct rig *r, struct io_req *io, unsigned b)
 	assert_memory_equal(r->host, expect, r->len);
 }
 
+/* Block i of the test data into the GPU buffer (writes), or stale bytes (reads). */
+static void gpu_prep(void *arg, struct io_req *io, unsigned i)
+{
+	struct rig *r = arg;
+
+	io->off = (uint64_t)i * r->len;
+	io->len = r->len;
+	io->op = r->op;
+	if (r->op == ENGINE_OP_WRITE)
+		block_data(r->host, r->len, i);
+	else
+		memset(r->host, 0xee, r->len); /* stale data must not survive */
+	to_gpu(io->buf, r->host, r->len);
+}
+
+static void gpu_done(void *arg, struct io_req *io, unsigned i)
+{
+	struct rig *r = arg;
+
+	if (r->op == ENGINE_OP_READ)
+		check_read(r, io, i);
+	else
+		assert_int_equal(io->res, io->len);
+}
+
 /* Run all NBLOCKS blocks (op) through queue / commit / reap with up to depth in flight. */
 static void drive(struct rig *r, uint8_t op)
 {
-	unsigned block_of[16], next = 0, inflight = 0, nfree = r->depth;
-	struct io_req *freel[16], *evs[16];
+	struct drive d = {r->e, &r->ctx, r->ios, r->depth, gpu_prep, gpu_done, r};
 
-	for (unsigned i = 0; i < r->depth; i++)
-		freel[i] = &r->ios[i];
-	while (next < NBLOCKS || inflight) {
-		unsigned queued = 0;
-
-		while (nfree && next < NBLOCKS) {
-			struct io_req *io = freel[nfree - 1];
-			int q;
-
-			io->off = (uint64_t)next * r->len;
-			io->len = r->len;
-			io->file = 0;
-			io->op = op;
-			io->res = -12345;
-			if (op == ENGINE_OP_WRITE)
-				block_data(r->host, r->len, next);
-			else
-				memset(r->host, 0xee, r->len); /* stale data must not survive */
-			to_gpu(io->buf, r->host, r->len);
-			block_of[io->buf_idx] = next;
-			q = r->e->queue(&r->ctx, io);
-			if (q == ENGINE_Q_BUSY)
-				break;
-			nfree--;
-			next++;
-			if (q == ENGINE_Q_COMPLETED) {
-				if (op == ENGINE_OP_READ)
-					check_read(r, io, block_of[io->buf_idx]);
-				else
-					assert_int_equal(io->res, io->len);
-				freel[nfree++] = io;
-				continue;
-			}
-			queued++;
-			inflight++;
-		}
-		if (queued)
-			assert_true(r->e->commit(&r->ctx) >= 0);
-		if (inflight) {
-			int got = r->e->reap(&r->ctx, 1, evs, r->depth);
-
-			assert_true(got >= 1);
-			for (int i = 0; i < got; i++) {
-				struct io_req *io = evs[i];
-
-				if (op == ENGINE_OP_READ)
-					check_read(r, io, block_of[io->buf_idx]);
-				else
-					assert_int_equal(io->res, io->len);
-				freel[nfree++] = io;
-			}
-			inflight -= (unsigned)got;
-		}
-	}
+	r->op = op;
+	drive_ios(&d, NBLOCKS);
 }
 
 static int open_file(const char *name, bool direct, uint64_t size)
