@@ -1,7 +1,7 @@
 #!/bin/bash
 # llmio replay: a traced program's reads and writes re-run through each engine reproduce its
-# per-file byte totals; --timeline keeps the original schedule; imported strace logs replay;
-# errors.
+# per-file byte totals; its fsyncs are re-issued; --timeline keeps the original schedule;
+# imported strace logs replay; errors.
 . "$(dirname "$0")/lib.sh"
 
 TR=$(dirname "$LLMIO")/libllmio_trace.so
@@ -25,6 +25,19 @@ for e in psync libaio io_uring mmap; do
 		"sum(j['write']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 1048576 and sum(j['read']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 2097152"
 	check "replay/$e: the file is re-created at its traced size" \
 		test "$(stat -c %s "$D"/replay-00000-data)" -eq 1048576
+done
+
+# a checkpoint: written, then fsync (dd conv=fsync) or fdatasync; both replayed as fsync, on
+# every engine, after the writes before them (their bytes are all in before the sync)
+expect_rc 0 "trace a checkpoint with fsync and fdatasync" trace -o "$T/ck.trace" --quiet -- sh -c "
+	dd if=/dev/zero of=$T/ck1 bs=64k count=4 conv=fsync status=none
+	dd if=/dev/zero of=$T/ck2 bs=64k count=2 conv=fdatasync status=none"
+for e in psync libaio io_uring mmap; do
+	"$LLMIO" engines 2>/dev/null | grep -q "^$e  *available" || continue
+	expect_rc 0 "replay the checkpoint on $e" replay "$T/ck.trace" --dir "$D" --engine "$e" \
+		--quiet --json "$T/ck.json"
+	json_check "$T/ck.json" "replay/$e: 2 fsyncs timed by the job and counted per phase, 384 KiB written" \
+		"sum(j['sync']['total_ios'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 2 and sum(v for p in d['runs'][0]['phases'] for k, v in p['metrics'].items() if k.endswith('.fsyncs')) == 2 and sum(j['write']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 393216"
 done
 
 # as fast as possible skips the 0.4 s pause; the timeline keeps it

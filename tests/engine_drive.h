@@ -24,9 +24,9 @@ struct drive {
 };
 
 /* The setup of a test rig: one file, depth buffers of buf_len, no device polling. */
-static inline struct engine_setup drive_setup(const int *fd, const uint64_t *size, void *const *bufs,
-                                              unsigned depth, size_t buf_len, bool direct,
-                                              bool writable, const void *opts)
+static inline struct engine_setup drive_setup(const int *fd, const uint64_t *size,
+                                              void *const *bufs, unsigned depth, size_t buf_len,
+                                              bool direct, bool writable, const void *opts)
 {
 	return (struct engine_setup){
 	        .fds = fd,

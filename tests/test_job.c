@@ -418,6 +418,74 @@ static void cpus_allowed(void **state)
 	assert_null(r);
 }
 
+/* An io_source that writes 16 blocks, asks for an fsync, writes 16 more, fsyncs again. */
+struct sync_src {
+	unsigned issued, written, synced;
+	unsigned written_at_sync[2];
+	int sync_res[2];
+};
+
+static int sync_next(void *arg, unsigned thread, struct llmio_io *io)
+{
+	struct sync_src *s = arg;
+	unsigned i = s->issued++;
+
+	(void)thread;
+	if (i == 16 || i == 33) {
+		*io = (struct llmio_io){.file = 0, .write = LLMIO_IO_SYNC};
+		return 1;
+	}
+	if (i > 33)
+		return 0;
+	*io = (struct llmio_io){
+	        .file = 0, .len = 65536, .off = (uint64_t)(i % 17) * 65536, .write = 1};
+	return 1;
+}
+
+static void sync_done(void *arg, unsigned thread, const struct llmio_io *io, int64_t res,
+                      uint64_t lat_ns)
+{
+	struct sync_src *s = arg;
+
+	(void)thread;
+	(void)lat_ns;
+	if (io->write != LLMIO_IO_SYNC) {
+		assert_int_equal(res, 65536);
+		s->written++;
+		return;
+	}
+	assert_true(s->synced < 2);
+	s->written_at_sync[s->synced] = s->written;
+	s->sync_res[s->synced++] = (int)res;
+}
+
+/* An io_source's fsync waits for every earlier I/O of its thread and is timed as a sync. */
+static void source_fsync(void **state)
+{
+	struct sync_src s = {0};
+	const struct llmio_io_source src = {.next = sync_next, .done = sync_done, .arg = &s};
+	struct llmio_job_opts o;
+	struct llmio_result *r;
+
+	(void)state;
+	base(&o, "io_uring", "srcsync");
+	o.rw = LLMIO_RW_WRITE;
+	o.bs = 64 << 10;
+	o.size = 2 << 20;
+	o.iodepth = 8;
+	o.io_source = &src;
+	r = run_ok(&o);
+	assert_int_equal(s.synced, 2);
+	assert_int_equal(s.written_at_sync[0], 16); /* all 16 writes before it had completed */
+	assert_int_equal(s.written_at_sync[1], 32);
+	assert_int_equal(s.sync_res[0], 0);
+	assert_int_equal(s.sync_res[1], 0);
+	assert_int_equal(r->write.ios, 32);
+	assert_int_equal(r->fsyncs, 2);
+	assert_int_equal(r->sync_lat.count, 2);
+	llmio_result_destroy(r);
+}
+
 /* A caller built against an older, shorter options struct still works. */
 static void older_opts(void **state)
 {
@@ -443,7 +511,7 @@ int main(void)
 	        cmocka_unit_test(device_counters),  cmocka_unit_test(interrupted),
 	        cmocka_unit_test(bad_options),      cmocka_unit_test(older_opts),
 	        cmocka_unit_test(cpus_allowed),     cmocka_unit_test(effective_depth),
-	        cmocka_unit_test(writes_unique),
+	        cmocka_unit_test(writes_unique),    cmocka_unit_test(source_fsync),
 	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 

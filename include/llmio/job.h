@@ -115,12 +115,19 @@ struct llmio_file {
  */
 #define LLMIO_FILE_FRESH 1u
 
+/*
+ * An io_source's fsync: issued after every earlier I/O of its thread has completed, like a
+ * program's fsync after its writes; timed into the job's sync latency; done() gets res 0 or
+ * -errno.
+ */
+#define LLMIO_IO_SYNC 2
+
 /** One I/O asked for by an io_source. */
 struct llmio_io {
 	uint32_t file; /* index into the job's files */
 	uint32_t len;  /* bytes, 1 .. bs */
 	uint64_t off;
-	int write;      /* 0 read, 1 write */
+	int write;      /* 0 read, 1 write, LLMIO_IO_SYNC: fsync file (off and len unused) */
 	uint64_t at_ns; /* issue no earlier than this many ns after the measured start; 0 = now */
 	uint64_t tag;   /* the source's own, handed back to done() */
 };

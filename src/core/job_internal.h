@@ -45,7 +45,8 @@ struct worker {
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;
 	bool has_pending;
-	bool src_done; /* the source has no more I/O for this thread */
+	bool src_done;   /* the source has no more I/O for this thread */
+	bool sync_asked; /* the source asked for an fsync of pending.file (LLMIO_IO_SYNC) */
 
 	/* read by the control thread for the progress line; written relaxed, no lock */
 	_Atomic uint64_t live_ios, live_bytes;

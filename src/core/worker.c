@@ -139,7 +139,8 @@ static void fail_io(struct worker *w, const struct io_req *io)
 }
 
 /*
- * The next I/O of an io_source into io: 1 ready; 0 the source has no more for this thread;
+ * The next I/O of an io_source into io: 1 ready; 0 the source has no more for this thread, or
+ * asked for an fsync first (w->sync_asked);
  * -EAGAIN not now (not produced yet, or its time on the source's timeline has not come: then
  * w->pending holds it and w->pending.at_ns says when); another -errno: the job fails.
  */
@@ -166,7 +167,7 @@ static int source_fill(struct worker *w, struct io_req *io, uint64_t t)
 			         "the workload's I/O source failed: %s", strerror(-r));
 			return r;
 		}
-		if (!p->len || p->len > j->o.bs ||
+		if ((p->write != LLMIO_IO_SYNC && (!p->len || p->len > j->o.bs)) ||
 		    (j->target.nfiles && p->file >= j->target.nfiles)) {
 			w->err = -EINVAL;
 			snprintf(
@@ -181,6 +182,10 @@ static int source_fill(struct worker *w, struct io_req *io, uint64_t t)
 	if (p->at_ns && j->t_measure + p->at_ns > t)
 		return -EAGAIN;
 	w->has_pending = false;
+	if (p->write == LLMIO_IO_SYNC) {
+		w->sync_asked = true; /* done after a drain: w->pending keeps its file and tag */
+		return 0;
+	}
 	io->file = (uint16_t)p->file;
 	io->off = p->off;
 	io->len = p->len;
@@ -233,33 +238,51 @@ static void publish(struct worker *w)
 	                      memory_order_relaxed);
 }
 
-/* fsync every dirty file, timing each call; the caller has drained all I/O. */
-static int sync_files(struct worker *w, bool measuring)
+/* fsync file f, timing the call; the caller has drained all I/O. */
+static int sync_file(struct worker *w, unsigned f, bool measuring)
 {
 	const struct job *j = w->job;
+	uint64_t t0 = now_ns();
+	int ret = j->engine->sync ? j->engine->sync(&w->ctx, f)
+	                          : (fsync(w->fds ? w->fds[f] : j->target.fds[f]) ? -errno : 0);
 
-	for (unsigned f = 0; f < j->target.nfiles; f++) {
-		uint64_t t0;
-		int ret;
-
-		if (!w->dirty[f])
-			continue;
-		t0 = now_ns();
-		ret = j->engine->sync ? j->engine->sync(&w->ctx, f)
-		                      : (fsync(w->fds ? w->fds[f] : j->target.fds[f]) ? -errno : 0);
-		if (ret) {
-			w->err = ret;
-			snprintf(w->errmsg, sizeof(w->errmsg), "fsync of %s failed: %s",
-			         j->target.paths[f], strerror(-ret));
-			return ret;
-		}
-		w->dirty[f] = false;
-		if (measuring) {
-			w->fsyncs++;
-			llmio_hist_add(&w->sync_lat, now_ns() - t0);
-		}
+	if (ret) {
+		w->err = ret;
+		snprintf(w->errmsg, sizeof(w->errmsg), "fsync of %s failed: %s", j->target.paths[f],
+		         strerror(-ret));
+		return ret;
+	}
+	w->dirty[f] = false;
+	if (measuring) {
+		w->fsyncs++;
+		llmio_hist_add(&w->sync_lat, now_ns() - t0);
 	}
 	return 0;
+}
+
+/* fsync every dirty file; the caller has drained all I/O. */
+static int sync_files(struct worker *w, bool measuring)
+{
+	for (unsigned f = 0; f < w->job->target.nfiles; f++)
+		if (w->dirty[f] && sync_file(w, f, measuring))
+			return w->err;
+	return 0;
+}
+
+/* The io_source's fsync (LLMIO_IO_SYNC) of w->pending.file, reported to its done(). */
+static int source_sync(struct worker *w, bool measuring)
+{
+	const struct llmio_io_source *src = w->job->o.io_source;
+	const struct llmio_io d = {
+	        .file = w->pending.file, .write = LLMIO_IO_SYNC, .tag = w->pending.tag};
+	uint64_t t0 = now_ns();
+	/* an engine without files (null) has nothing to make durable */
+	int ret = w->job->target.nfiles ? sync_file(w, d.file, measuring) : 0;
+
+	w->sync_asked = false;
+	if (src->done)
+		src->done(src->arg, w->idx, &d, ret, now_ns() - t0);
+	return ret;
 }
 
 /* Buffer i from the engine (GPU memory), holding the same data a host buffer would. */
@@ -545,7 +568,7 @@ static void run(struct worker *w)
 				if (r < 0)
 					return;
 				if (r == 0)
-					break;
+					break; /* no more, or an fsync first (below) */
 			}
 			if (io->op == ENGINE_OP_WRITE && !e->buf_alloc &&
 			    !(e->caps & ENGINE_CAP_NO_IO))
@@ -607,6 +630,12 @@ static void run(struct worker *w)
 		if (measuring)
 			publish(w);
 
+		if (w->sync_asked) {
+			if (drain(w, &inflight, &nfree, measuring, true) ||
+			    source_sync(w, measuring))
+				return;
+			t_fresh = false; /* the fsync is not the next I/O's latency */
+		}
 		if (j->o.fsync && writes_since_sync >= j->o.fsync) {
 			if (drain(w, &inflight, &nfree, measuring, true) ||
 			    sync_files(w, measuring))

@@ -14,7 +14,9 @@
  *
  * Per trace phase the recipe reports the original span (first call to the end of the last)
  * and the replayed span, and the bytes.  What a syscall tracer cannot see (data moved through
- * mmap'd pages) is not replayed; fsync, rename and metadata calls are counted, not replayed.
+ * mmap'd pages) is not replayed.  fsync and fdatasync of a replayed file are replayed as fsync,
+ * in their thread's order after the I/Os before them have completed (a checkpoint's cost is
+ * mostly its fsync); rename and other metadata calls are counted, not replayed.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -42,8 +44,8 @@ struct rp_thread {
 };
 
 struct rp_phase {
-	uint64_t orig_first, orig_last, bytes;
-	_Atomic uint64_t first, last, done_bytes;
+	uint64_t orig_first, orig_last, bytes, syncs;
+	_Atomic uint64_t first, last, done_bytes, done_syncs;
 };
 
 struct replay {
@@ -86,7 +88,9 @@ static void rp_done(void *arg, unsigned t, const struct llmio_io *io, int64_t re
 
 	(void)t;
 	(void)lat_ns;
-	if (res > 0)
+	if (io->write == LLMIO_IO_SYNC && res == 0)
+		atomic_fetch_add(&p->done_syncs, 1);
+	else if (res > 0)
 		atomic_fetch_add(&p->done_bytes, (uint64_t)res);
 	while (now > last && !atomic_compare_exchange_weak(&p->last, &last, now))
 		;
@@ -101,13 +105,20 @@ struct rp_files {
 	unsigned n, cap;
 };
 
-static int file_index(struct rp_files *f, const char *path, unsigned *out)
+static bool file_find(const struct rp_files *f, const char *path, unsigned *out)
 {
 	for (unsigned i = 0; i < f->n; i++)
 		if (!strcmp(f->orig[i], path)) {
 			*out = i;
-			return 0;
+			return true;
 		}
+	return false;
+}
+
+static int file_index(struct rp_files *f, const char *path, unsigned *out)
+{
+	if (file_find(f, path, out))
+		return 0;
 	if (f->n == f->cap) {
 		unsigned cap = f->cap ? f->cap * 2 : 64;
 		const char **o = realloc(f->orig, cap * sizeof(*o));
@@ -159,7 +170,14 @@ static int push(struct rp_thread *th, const struct rp_io *x, size_t *cap)
 	return 0;
 }
 
-/* Turn the trace's data records into per-thread I/O lists and a file list. */
+/* A read or write of a file that moved bytes at a known offset: what a replay re-issues. */
+static bool is_data(const struct trace_rec *rec, const char *path)
+{
+	return (trace_type_is_read(rec->type) || trace_type_is_write(rec->type)) &&
+	       rec->result > 0 && path[0] && rec->offset != TRACE_OFF_NONE;
+}
+
+/* Turn the trace's data records and fsyncs into per-thread I/O lists and a file list. */
 static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_files *f, uint64_t bs,
                 bool timeline, uint64_t *sizes_out[], char *err, size_t errlen)
 {
@@ -173,6 +191,13 @@ static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_file
 	if (!th)
 		return -ENOMEM;
 	r->nph = tr->nphase < MAX_PHASES ? (unsigned)tr->nphase : MAX_PHASES;
+	/* every file that carried data first, so that any thread's fsync of it is known */
+	for (size_t k = 0; k < tr->nrec && !ret; k++) {
+		unsigned fi;
+
+		if (is_data(&tr->rec[k], trace_rec_path(tr, &tr->rec[k])))
+			ret = file_index(f, trace_rec_path(tr, &tr->rec[k]), &fi);
+	}
 	for (size_t i = 0; i < nthr && !ret; i++) {
 		unsigned slot = (unsigned)(i % MAX_THREADS);
 
@@ -184,8 +209,20 @@ static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_file
 			uint64_t off, end, pos;
 			unsigned fi, ph = rec->phase < r->nph ? rec->phase : 0;
 
-			if ((!rd && !wr) || rec->result <= 0 || !path[0] ||
-			    rec->offset == TRACE_OFF_NONE)
+			if ((rec->type == TR_FSYNC || rec->type == TR_FDATASYNC) &&
+			    rec->result == 0 && path[0] && file_find(f, path, &fi)) {
+				struct rp_io x = {
+				        .file = fi,
+				        .at = timeline ? rec->ts - tr->hdr.t_start : 0,
+				        .phase = (uint16_t)ph,
+				        .write = LLMIO_IO_SYNC,
+				};
+
+				r->ph[ph].syncs++;
+				ret = push(&r->thr[slot], &x, &caps[slot]);
+				continue;
+			}
+			if (!is_data(rec, path))
 				continue;
 			ret = file_index(f, path, &fi);
 			if (ret)
@@ -286,6 +323,10 @@ static void report(struct wl_phase *ph, struct trace *tr, struct replay *r)
 		          "s");
 		snprintf(key, sizeof(key), "%.20s.bytes", name);
 		wl_metric(ph, key, (double)x->done_bytes, "B");
+		if (x->syncs) {
+			snprintf(key, sizeof(key), "%.20s.fsyncs", name);
+			wl_metric(ph, key, (double)x->done_syncs, "");
+		}
 	}
 }
 
