@@ -17,10 +17,11 @@ static void help(FILE *f)
 	        "                    [job options] [--json FILE]\n\n"
 	        "Re-creates the files a traced program read and wrote (same sizes, synthetic\n"
 	        "content) in DIR and replays every traced thread's reads and writes, at their\n"
-	        "offsets and sizes, through the chosen engine: as fast as possible, or with\n"
-	        "--timeline 1 on the original schedule (absolute times, so delays never add\n"
-	        "up).  Reports the usual metrics and, per traced phase, the original and the\n"
-	        "replayed time.  TRACE comes from `llmio trace` or `llmio trace import-strace`.\n"
+	        "offsets and sizes, and its fsyncs (after the I/Os before them), through the\n"
+	        "chosen engine: as fast as possible, or with --timeline 1 on the original\n"
+	        "schedule (absolute times, so delays never add up).  Reports the usual metrics\n"
+	        "and, per traced phase, the original and the replayed time, bytes and fsyncs.\n"
+	        "TRACE comes from `llmio trace` or `llmio trace import-strace`.\n"
 	        "Buffered by default (the program's offsets are rarely aligned); --direct 1\n"
 	        "widens every I/O to 4 KiB boundaries.  Details: docs/tracing.md.\n");
 }

@@ -193,10 +193,11 @@ static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_file
 	r->nph = tr->nphase < MAX_PHASES ? (unsigned)tr->nphase : MAX_PHASES;
 	/* every file that carried data first, so that any thread's fsync of it is known */
 	for (size_t k = 0; k < tr->nrec && !ret; k++) {
+		const char *path = trace_rec_path(tr, &tr->rec[k]);
 		unsigned fi;
 
-		if (is_data(&tr->rec[k], trace_rec_path(tr, &tr->rec[k])))
-			ret = file_index(f, trace_rec_path(tr, &tr->rec[k]), &fi);
+		if (is_data(&tr->rec[k], path))
+			ret = file_index(f, path, &fi);
 	}
 	for (size_t i = 0; i < nthr && !ret; i++) {
 		unsigned slot = (unsigned)(i % MAX_THREADS);
