@@ -5,9 +5,9 @@
 # `quick` is what a new user runs first (it is also what plain `llmio` does), so it must
 # exit 0, print the comparison table (header with GB/s/core, a row for every engine that
 # can run here: io_uring, libaio, psync, mmap), the "best engine per pattern" summary, and
-# leave no scratch data behind: DIR/llmio.0 is removed, and DIR too when llmio created it.
-# With --keep the scratch file stays (full size).  --json writes one job per measured point
-# and --csv one line per point.  Sizes and times are tiny (32 MiB, 100 ms per point).
+# leave no scratch data behind: its own DIR/llmio-quick.XXXXXX is removed, and DIR too when
+# llmio created it.  With --keep the scratch file stays (full size).  --json writes one job
+# per measured point and --csv one line per point.  Sizes and times are tiny (32 MiB, 100 ms per point).
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +30,6 @@ for e in $ENGINES; do
 	check "table has rows for $e" grep -Eq "^(inference|training) .* $e " "$T/stdout"
 done
 expect_out "summary section" "best engine per pattern"
-check "scratch file removed" test ! -e "$D/llmio.0"
 check "scratch directory llmio created is removed" test ! -e "$D"
 if [ -f "$T/q.json" ]; then
 	json_check "$T/q.json" "JSON: many jobs, all without error" \
@@ -52,11 +51,12 @@ mkdir "$D"
 expect_rc 0 "llmio --keep" --dir "$D" --size 32m --runtime 100ms --keep
 expect_out "no-command run printed the table" "GB/s/core" "best engine per pattern"
 check "--keep: scratch file kept at full size" \
-	test "$(stat -c %s "$D/llmio.0" 2>/dev/null)" = $((32 * MiB))
+	test "$(stat -c %s "$D"/llmio-quick.*/scratch 2>/dev/null)" = $((32 * MiB))
 
 echo "== without --keep the file goes, a directory the user made stays"
+rm -r "$D"/llmio-quick.*
 expect_rc 0 "quick in an existing directory" quick --dir "$D" --size 32m --runtime 100ms
-check "scratch file removed" test ! -e "$D/llmio.0"
+check "scratch data removed" test -z "$(ls -A "$D")"
 check "user's directory kept" test -d "$D"
 
 echo "== Ctrl-C during quick still cleans up"
@@ -68,7 +68,7 @@ on_exit() { [ -n "${QPID:-}" ] && kill -KILL "$QPID" 2>/dev/null; }
 # Signal once the scratch file is filled (all 32 MiB allocated) and measuring has begun: an
 # interrupted fill is a different case (exit 1, nothing measured).
 for _ in $(seq 200); do
-	[ "$(($(stat -c '%b * %B' "$D/llmio.0" 2>/dev/null || echo 0)))" -ge $((32 * MiB)) ] && break
+	[ "$(($(stat -c '%b * %B' "$D"/llmio-quick.*/scratch 2>/dev/null || echo 0)))" -ge $((32 * MiB)) ] && break
 	sleep 0.1
 done
 sleep 0.5

@@ -24,7 +24,7 @@ for e in psync libaio io_uring mmap; do
 	json_check "$T/r.json" "replay/$e: writes 1 MiB and reads 2 MiB, as traced" \
 		"sum(j['write']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 1048576 and sum(j['read']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 2097152"
 	check "replay/$e: the file is re-created at its traced size" \
-		test "$(stat -c %s "$D"/replay-00000-data)" -eq 1048576
+		test "$(stat -c %s "$D"/llmio-work/replay-00000-data)" -eq 1048576
 done
 
 # a checkpoint: written, then fsync (dd conv=fsync) or fdatasync; both replayed as fsync, on

@@ -18,7 +18,7 @@ disk_sum() { stat -c %s "$@" | awk '{s += $1} END {print s}'; }
 for e in "${engines[@]}"; do
 	expect_rc 0 "ckpt on $e" run --workload ckpt --model gpt2 --directory "$D" \
 		--scale 0.005 --dp 2 --ranks 2 --engine "$e" --quiet --json "$T/ckpt.json"
-	want=$(disk_sum "$D"/ckpt-rank*.pt)
+	want=$(disk_sum "$D"/llmio-work/ckpt-rank*.pt)
 	json_check "$T/ckpt.json" "ckpt/$e: save writes exactly the shards on disk ($want B)" \
 		"sum(j['write']['io_bytes'] for j in d['runs'][0]['phases'][0]['jobs']) == $want"
 	json_check "$T/ckpt.json" "ckpt/$e: restore reads exactly them back" \
@@ -29,7 +29,7 @@ for e in "${engines[@]}"; do
 	expect_rc 0 "load (sequential, parallel) on $e" run --workload load --model gpt2 \
 		--directory "$D" --scale 0.02 --strategy sequential --cache cold --engine "$e" \
 		--quiet --json "$T/load.json"
-	want=$(disk_sum "$D"/model*.safetensors)
+	want=$(disk_sum "$D"/llmio-work/model*.safetensors)
 	json_check "$T/load.json" "load/$e: reads every byte of the shard files ($want B)" \
 		"d['runs'][0]['phases'][0]['jobs'][0]['read']['io_bytes'] == $want"
 
@@ -50,13 +50,13 @@ if [ -e "$FAKE/libcufile.so.0" ]; then
 		expect_rc 0 "ckpt from GPU memory on $e" run \
 			--workload ckpt --model gpt2 --directory "$D" --scale 0.005 --dp 2 --ranks 2 \
 			--engine "$e" --quiet --json "$T/gck.json"
-		want=$(disk_sum "$D"/ckpt-rank*.pt)
+		want=$(disk_sum "$D"/llmio-work/ckpt-rank*.pt)
 		json_check "$T/gck.json" "ckpt/$e writes and restores exactly the shards" \
 			"sum(j['write']['io_bytes'] for j in d['runs'][0]['phases'][0]['jobs']) == $want == sum(j['read']['io_bytes'] for j in d['runs'][0]['phases'][1]['jobs'])"
 		expect_rc 0 "load into GPU memory on $e" run \
 			--workload load --model gpt2 --directory "$D" --scale 0.02 \
 			--strategy sequential --cache cold --engine "$e" --quiet --json "$T/gld.json"
-		want=$(disk_sum "$D"/model*.safetensors)
+		want=$(disk_sum "$D"/llmio-work/model*.safetensors)
 		json_check "$T/gld.json" "load/$e reads every byte of the shards" \
 			"d['runs'][0]['phases'][0]['jobs'][0]['read']['io_bytes'] == $want"
 	done
@@ -124,7 +124,9 @@ expect_rc 0 "advise on recipe records" advise "$T/ph.jsonl"
 expect_out "checkpointing decided from recipe phases" "checkpointing"
 
 # a checkpoint that fails mid-training ends the run with its error; the readers do not hang
-mkdir -p "$T/bad" "$T/bad/pretrain-ckpt-rank00000.pt"
+# (llmio-work is llmio's own directory: made here by hand, with llmio's marker)
+mkdir -p "$T/bad/llmio-work/pretrain-ckpt-rank00000.pt"
+touch "$T/bad/llmio-work/.llmio-owned"
 expect_rc 2 "failing checkpoint stops training cleanly" run --workload pretrain --model gpt2 \
 	--directory "$T/bad" --scale 0.05 --record 64k --batch 2 --steps 6 --compute 1ms \
 	--ckpt_every 2 --dp 1 --ranks 1 --engine psync --direct 0 --quiet

@@ -101,6 +101,13 @@ struct llmio_job_opts {
 	 */
 	char cpus_allowed[256];
 	char cpus_allowed_policy[8];
+
+	/*
+	 * A job that only reads may lengthen an existing file that is shorter than size (the new
+	 * part is written with llmio's data; the file's own bytes and holes stay as they are).
+	 * Without it such a job is refused: llmio reads a file it did not create as it is.
+	 */
+	bool extend;
 };
 
 /** One file of an explicit file list. */
@@ -204,6 +211,30 @@ LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_resu
  *         (dir missing or not writable), with the reason in why.
  */
 LLMIO_API int llmio_direct_probe(const char *dir, char *why, size_t len);
+
+/**
+ * The directory where llmio keeps the files it creates under a user's directory `dir`:
+ * dir/llmio-work, made by llmio (mkdir, then the marker file .llmio-owned created with O_EXCL)
+ * and reused by later runs, so that llmio's file names can never be a user's.  Jobs with
+ * --directory and workload recipes put their files there.
+ * \return 0 with the path in out; -EEXIST when dir/llmio-work exists but llmio did not make
+ *         it (no marker); -ENOENT when dir is missing; another -errno.  err holds one line.
+ */
+LLMIO_API int llmio_work_dir(const char *dir, char *out, size_t len, char *err, size_t errlen);
+
+/**
+ * A new scratch directory dir/PREFIX.XXXXXX (mkdtemp: a name no one else has), marked as
+ * llmio's like llmio_work_dir(), for data that is removed after the run.
+ * \return 0 with the path in out, or -errno with one line in err.
+ */
+LLMIO_API int llmio_scratch_dir(const char *dir, const char *prefix, char *out, size_t len,
+                                char *err, size_t errlen);
+
+/**
+ * Remove a directory made by llmio_scratch_dir(): its plain files, its marker, itself.  A
+ * directory without llmio's marker is left alone (-EPERM).  \return 0 or -errno.
+ */
+LLMIO_API int llmio_scratch_remove(const char *scratch);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,9 @@ static const struct pattern patterns[] = {
 
 struct quick {
 	char dir[LLMIO_PATH_MAX];
+	/* llmio's own directory, made fresh in dir (DIR/llmio-quick.XXXXXX), and its file */
+	char scratch[LLMIO_PATH_MAX - 16];
+	char file[LLMIO_PATH_MAX];
 	uint64_t size;
 	uint64_t runtime_ns;
 	bool keep;
@@ -65,7 +68,7 @@ static void help(FILE *f)
 	        "missing)\n"
 	        "  --size SIZE     scratch file size (default 1GiB, less when space is short)\n"
 	        "  --runtime TIME  measured time per point (default 2s)\n"
-	        "  --keep          keep the scratch file\n"
+	        "  --keep          keep the scratch file (DIR/llmio-quick.XXXXXX/scratch)\n"
 	        "  --json FILE     all results as JSON (fio layout plus llmio's fields)\n"
 	        "  --csv FILE      all results as CSV\n\n"
 	        "Synchronous engines (psync, mmap) run QD 1 only: deeper queues are the same run.\n"
@@ -103,7 +106,7 @@ static int parse(struct quick *q, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		if (!strncmp(a, "--dir", 5) && (a[5] == '\0' || a[5] == '=')) {
-			if (strlen(v) >= sizeof(q->dir) - 16) {
+			if (strlen(v) >= sizeof(q->dir) - 48) { /* room for the scratch names */
 				fprintf(stderr, "llmio: --dir is too long\n");
 				return EXIT_USAGE;
 			}
@@ -245,8 +248,7 @@ static int run_point(struct quick *q, const char *engine, bool direct, const str
 		return 0;
 	llmio_job_opts_init(&o);
 	snprintf(o.engine, sizeof(o.engine), "%s", engine);
-	snprintf(o.directory, sizeof(o.directory), "%s", q->dir);
-	o.nrfiles = 1;
+	snprintf(o.filename, sizeof(o.filename), "%s", q->file);
 	o.size = q->size;
 	o.rw = p->rw;
 	o.bs = p->bs;
@@ -274,7 +276,6 @@ int cmd_quick(int argc, char **argv)
 {
 	struct quick q = {.runtime_ns = 2000000000ull};
 	bool made_dir = false;
-	char path[LLMIO_PATH_MAX + 16];
 	struct llmio_engine_info e;
 	char why[LLMIO_PATH_MAX + 128];
 	bool direct_ok = true;
@@ -291,15 +292,25 @@ int cmd_quick(int argc, char **argv)
 		        strerror(errno));
 		return EXIT_RUNTIME;
 	}
-	snprintf(path, sizeof(path), "%s/llmio.0", q.dir);
+	/*
+	 * The scratch data lives in a directory made fresh for this run (mkdtemp), so no name
+	 * can be a user's file: a user's DIR/llmio.0 is neither read, written nor removed.
+	 */
+	if (llmio_scratch_dir(q.dir, "llmio-quick", q.scratch, sizeof(q.scratch), why,
+	                      sizeof(why))) {
+		fprintf(stderr, "llmio: %s; choose another --dir\n", why);
+		code = EXIT_RUNTIME;
+		goto out_clean;
+	}
+	snprintf(q.file, sizeof(q.file), "%s/scratch", q.scratch);
 	if (choose_size(&q)) {
 		code = EXIT_RUNTIME;
 		goto out_clean;
 	}
 	cli_install_signals();
-	printf("llmio %s: %s scratch file in %s, %.1f s per point\n", llmio_version(),
-	       llmio_format_bytes(q.size, (char[32]){0}, 32), q.dir, (double)q.runtime_ns / 1e9);
-	if (llmio_direct_probe(q.dir, why, sizeof(why)) == -EINVAL) {
+	printf("llmio %s: %s scratch file %s, %.1f s per point\n", llmio_version(),
+	       llmio_format_bytes(q.size, (char[32]){0}, 32), q.file, (double)q.runtime_ns / 1e9);
+	if (llmio_direct_probe(q.scratch, why, sizeof(why)) == -EINVAL) {
 		direct_ok = false; /* asked of the filesystem: no point tries O_DIRECT */
 		printf("  %s: every point runs through the page cache\n", why);
 	}
@@ -334,7 +345,8 @@ out_clean:
 	for (size_t i = 0; i < q.nres; i++)
 		llmio_result_destroy(q.res[i]);
 	if (!q.keep) {
-		unlink(path);
+		if (q.scratch[0])
+			llmio_scratch_remove(q.scratch);
 		if (made_dir)
 			rmdir(q.dir);
 	}

@@ -49,7 +49,7 @@ static const struct opt opts_table[] = {
         OPT_STR("ioengine", "engine", engine, "psync", "datapath: see `llmio engines`"),
         OPT_STR("filename", NULL, filename, "", "file or block device to do I/O to"),
         OPT_STR("directory", NULL, directory, "",
-                "directory holding nrfiles files llmio.0 .. llmio.N-1"),
+                "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own)"),
         OPT_RANGE("nrfiles", NULL, O_U32, nrfiles, "1", "number of files in --directory", 1,
                   1000000),
         OPT("rw", "readwrite", O_RW, rw, "read", "read | write | randread | randwrite | randrw"),
@@ -92,6 +92,9 @@ static const struct opt opts_table[] = {
         OPT("force", NULL, O_BOOL, force, "0",
             "with allow_destructive: write over a filesystem signature too (never a mounted "
             "device)"),
+        OPT("extend", NULL, O_BOOL, extend, "0",
+            "a job that only reads may append to an existing file shorter than size (its own "
+            "bytes and holes are never written)"),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))

@@ -3,17 +3,30 @@
  * Targets: open, create and fill the job's files, or open a raw block device safely, and
  * collect the facts of the block device underneath.
  *
+ * Whose files.  llmio writes only files it created or was told to write:
+ *  - a job that writes (rw=write, randwrite, randrw) was told to: its file is prepared below;
+ *  - a file in a directory llmio made (llmio_work_dir(), llmio_scratch_dir(): it holds the
+ *    marker OWNED_MARK, which only llmio creates, with O_EXCL) is llmio's own: prepared below;
+ *  - a file that does not exist yet is created (O_EXCL, so never someone else's) and prepared;
+ *  - any other existing file, read by a job that only reads, is read as it is: no fill (its
+ *    holes read as zeros), no extension; a file shorter than --size is refused unless
+ *    opts->extend, which appends [old size, size) and nothing else.
+ * Jobs with --directory and workload recipes name their files inside llmio_work_dir(), never
+ * in the user's directory itself, so those names cannot be a user's.
+ *
  * Filling.  A read of a hole or of an unwritten (fallocated) extent never reaches the medium:
  * the filesystem returns zeros from memory, and the benchmark measures nothing.  So every byte
- * a job may read must have been written.  Which ranges need writing:
+ * a job may read of a file being prepared must have been written.  Which ranges need writing:
  *  - [old size, size) of a file we create or extend: always, written in full;
  *  - holes below the old size: found with SEEK_HOLE / SEEK_DATA, which ext4, xfs, btrfs and
  *    tmpfs report for unwritten extents as well as for real holes.
- * The user's data elsewhere in an existing file is never rewritten.  st_blocks cannot decide
+ * The data elsewhere in an existing file is never rewritten.  st_blocks cannot decide
  * this: fallocated-but-unwritten extents count in it (a fill interrupted by ^C would look
  * complete forever after) and compressing filesystems undercount it.  Since only missing
- * ranges are written, a fill interrupted by ^C simply continues on the next run, and a file
- * already complete is reused without a single write (its mtime does not change).
+ * ranges are written, a fill interrupted by ^C in llmio's own directory simply continues on
+ * the next run; a file created elsewhere whose fill fails is removed (a later run would read
+ * it as it is, holes and all).  A file already complete is reused without a single write (its
+ * mtime does not change).
  *
  * Only the extension is preallocated (fallocate), to fail early with ENOSPC rather than
  * halfway through a fill; holes inside an existing file are left as holes until written, so
@@ -55,6 +68,9 @@
  * deduplicating filesystem or device cannot collapse the files of a directory into one.
  */
 #define FILL_SEED 0x6c6c6d696f66696cULL /* "llmiofil" */
+/* The directory llmio makes for its files under a user's --directory, and its marker. */
+#define WORK_DIR   "llmio-work"
+#define OWNED_MARK ".llmio-owned"
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
@@ -678,6 +694,172 @@ int llmio_direct_probe(const char *dir, char *why, size_t len)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Directories llmio owns                                                                   */
+
+/* Is path in a directory llmio made (its marker is there, a plain file)? */
+static bool in_owned_dir(const char *path)
+{
+	char mark[LLMIO_PATH_MAX + sizeof(OWNED_MARK) + 1];
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) : 1;
+	struct stat st;
+
+	if ((size_t)snprintf(mark, sizeof(mark), "%.*s/%s", dirlen, slash ? path : ".",
+	                     OWNED_MARK) >= sizeof(mark))
+		return false;
+	return lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Mark directory `dir`, which this process has just made, as llmio's. */
+static int mark_owned(const char *dir, char *err, size_t errlen)
+{
+	static const char text[] = "made by llmio: the files here are llmio's own test data; "
+	                           "llmio may rewrite or remove them\n";
+	char mark[LLMIO_PATH_MAX + sizeof(OWNED_MARK) + 1];
+	int fd, rc;
+
+	if ((size_t)snprintf(mark, sizeof(mark), "%s/%s", dir, OWNED_MARK) >= sizeof(mark))
+		return fail(err, errlen, -ENAMETOOLONG, "directory path %s is too long", dir);
+	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return path_fail(err, errlen, errno, "creating", mark);
+	rc = write_all(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	if (rc)
+		return fail(err, errlen, rc, "cannot write %s: %s", mark, strerror(-rc));
+	return 0;
+}
+
+/* dir without its trailing slashes into out; -ENAMETOOLONG when it does not fit. */
+static int trim_dir(const char *dir, char *out, size_t len)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n + 1 > len)
+		return -ENAMETOOLONG;
+	memcpy(out, dir, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* llmio_work_dir(); *made says whether this call made the directory. */
+static int work_dir(const char *dir, char *out, size_t len, bool *made, char *err, size_t errlen)
+{
+	char base[LLMIO_PATH_MAX];
+	struct stat st;
+	int rc;
+
+	*made = false;
+	if (trim_dir(dir, base, sizeof(base)) ||
+	    (size_t)snprintf(out, len, "%s/" WORK_DIR, base) >= len)
+		return fail(err, errlen, -ENAMETOOLONG,
+		            "directory path %s is too long; choose a shorter --directory", dir);
+	if (stat(base, &st))
+		return errno == ENOENT ? fail(err, errlen, -ENOENT,
+		                              "directory %s does not exist; create it or choose "
+		                              "another --directory",
+		                              base)
+		                       : path_fail(err, errlen, errno, "accessing", base);
+	if (!S_ISDIR(st.st_mode))
+		return fail(err, errlen, -EINVAL,
+		            "%s is not a directory; choose another --directory", base);
+	if (mkdir(out, 0755) == 0) {
+		rc = mark_owned(out, err, errlen);
+		if (rc)
+			rmdir(out);
+		*made = rc == 0;
+		return rc;
+	}
+	if (errno != EEXIST)
+		return path_fail(err, errlen, errno, "creating", out);
+	snprintf(base, sizeof(base), "%s/x", out); /* in_owned_dir() looks beside a file */
+	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || !in_owned_dir(base))
+		return fail(err, errlen, -EEXIST,
+		            "%s exists but llmio did not make it (no %s inside); llmio keeps its "
+		            "files there and writes nowhere else: rename it or choose another "
+		            "--directory",
+		            out, OWNED_MARK);
+	return 0;
+}
+
+int llmio_work_dir(const char *dir, char *out, size_t len, char *err, size_t errlen)
+{
+	bool made;
+
+	return work_dir(dir, out, len, &made, err, errlen);
+}
+
+/* Remove a directory llmio has just made when nothing but its marker is in it. */
+static void unmake_work_dir(const char *work)
+{
+	char mark[LLMIO_PATH_MAX + sizeof(OWNED_MARK) + 1];
+	struct dirent *de;
+	bool empty = true;
+	DIR *d = opendir(work);
+
+	if (!d)
+		return;
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		        !strcmp(de->d_name, OWNED_MARK);
+	closedir(d);
+	if (empty &&
+	    (size_t)snprintf(mark, sizeof(mark), "%s/%s", work, OWNED_MARK) < sizeof(mark) &&
+	    unlink(mark) == 0)
+		rmdir(work);
+}
+
+int llmio_scratch_dir(const char *dir, const char *prefix, char *out, size_t len, char *err,
+                      size_t errlen)
+{
+	char base[LLMIO_PATH_MAX];
+	int rc;
+
+	if (trim_dir(dir, base, sizeof(base)) ||
+	    (size_t)snprintf(out, len, "%s/%s.XXXXXX", base, prefix) >= len)
+		return fail(err, errlen, -ENAMETOOLONG, "directory path %s is too long", dir);
+	if (!mkdtemp(out))
+		return path_fail(err, errlen, errno, "creating a directory in", base);
+	rc = mark_owned(out, err, errlen);
+	if (rc)
+		rmdir(out);
+	return rc;
+}
+
+int llmio_scratch_remove(const char *scratch)
+{
+	char path[LLMIO_PATH_MAX + 256];
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/x", scratch) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if (!in_owned_dir(path))
+		return -EPERM;
+	d = opendir(scratch);
+	if (!d)
+		return -errno;
+	/* Plain files only, the marker last: an interrupted removal stays recognisably ours. */
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+			continue;
+		if (!strcmp(de->d_name, OWNED_MARK))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) && errno != EISDIR && !rc)
+			rc = -errno;
+	}
+	closedir(d);
+	if (snprintf(path, sizeof(path), "%s/%s", scratch, OWNED_MARK) > 0 && unlink(path) && !rc)
+		rc = -errno;
+	if (!rc && rmdir(scratch))
+		rc = -errno;
+	return rc;
+}
+
 /*
  * Prepare file i: create it when missing, fill what is missing of its first `want` bytes
  * (0: its existing size), and open the job's descriptor.  A file this call created is removed
@@ -690,7 +872,7 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 {
 	const char *path = t->paths[i];
 	uint64_t size, old = 0, hole = 0;
-	bool exists = false, created = false, filling = false;
+	bool exists = false, created = false, filling = false, owned = in_owned_dir(path);
 	struct stat st;
 	int fd = -1, rc, e;
 
@@ -719,8 +901,22 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 		        path, (unsigned long long)opts->bs);
 	t->sizes[i] = size;
 
-	/* A complete file is reused untouched: read-only access suffices to tell. */
-	if (exists) {
+	/* Someone else's file, and the job only reads: read it as it is (see the top). */
+	if (exists && !writes && !owned) {
+		if (old < size && !opts->extend)
+			return fail(err, errlen, -EINVAL,
+			            "%s holds %llu bytes, less than the %llu the job reads; llmio "
+			            "reads a file it did not create as it is: use --size %llu or "
+			            "less, or add --extend to let llmio append the rest",
+			            path, (unsigned long long)old, (unsigned long long)size,
+			            (unsigned long long)(old - old % opts->bs));
+		if (old >= size) {
+			rc = open_job_fd(t, i, false, opts->direct, err, errlen);
+			return rc ? rc : check_dio_align(t, i, opts->bs, err, errlen);
+		}
+		hole = old; /* --extend: the new part only, never the file's own holes */
+	} else if (exists) {
+		/* A complete file is reused untouched: read-only access suffices to tell. */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return path_fail(err, errlen, errno, "opening", path);
@@ -730,12 +926,11 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 		if (rc)
 			return fail(err, errlen, rc, "cannot look for holes in %s: %s", path,
 			            strerror(-rc));
+		if (old >= size && hole >= size) {
+			rc = open_job_fd(t, i, writes, opts->direct, err, errlen);
+			return rc ? rc : check_dio_align(t, i, opts->bs, err, errlen);
+		}
 	}
-	if (exists && old >= size && hole >= size) {
-		rc = open_job_fd(t, i, writes, opts->direct, err, errlen);
-		return rc ? rc : check_dio_align(t, i, opts->bs, err, errlen);
-	}
-
 	if (exists) {
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 	} else {
@@ -780,12 +975,20 @@ static int open_file(struct target *t, unsigned i, uint64_t want, const struct l
 
 close_fill_fd:
 	close(fd);
-	if (created && (!filling || rc == -ENOSPC)) {
-		/* Ours, and still empty or taking the space the user needs for a retry. */
+	if (created && (!filling || rc == -ENOSPC || !owned)) {
+		/*
+		 * Ours, and still empty, or taking the space the user needs for a retry, or
+		 * outside llmio's directory, where a later run would read it as it is.
+		 */
 		if (t->fds[i] >= 0)
 			close(t->fds[i]);
 		t->fds[i] = -1;
 		unlink(path);
+		if (rc == -EINTR)
+			fail(err, errlen, rc,
+			     "interrupted while filling %s, which llmio had created for this job; "
+			     "removed it",
+			     path);
 	}
 	return rc;
 }
@@ -1084,8 +1287,9 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 static int open_directory(struct target *t, const struct llmio_job_opts *opts, bool writes,
                           char *err, size_t errlen)
 {
-	char dir[LLMIO_PATH_MAX];
+	char dir[LLMIO_PATH_MAX], work[LLMIO_PATH_MAX];
 	unsigned n = opts->nrfiles ? opts->nrfiles : 1, i;
+	bool made;
 	uint64_t per = 0;
 	struct stat st;
 	size_t len;
@@ -1119,10 +1323,14 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 			        (unsigned long long)opts->bs, (unsigned long long)opts->bs * n);
 	}
 
+	/* llmio's names live in llmio's own directory, where they cannot be a user's. */
+	rc = work_dir(dir, work, sizeof(work), &made, err, errlen);
+	if (rc)
+		return rc;
 	if (alloc_files(t, n))
 		return fail(err, errlen, -ENOMEM, "out of memory opening %u files in %s", n, dir);
 	for (i = 0; i < n; i++)
-		if ((size_t)snprintf(t->paths[i], LLMIO_PATH_MAX, "%s/llmio.%u", dir, i) >=
+		if ((size_t)snprintf(t->paths[i], LLMIO_PATH_MAX, "%s/llmio.%u", work, i) >=
 		    LLMIO_PATH_MAX)
 			return fail(err, errlen, -ENAMETOOLONG,
 			            "directory path %s is too long; choose a shorter --directory",
@@ -1133,6 +1341,8 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 	rc = check_bs(t, dir, opts->bs, err, errlen);
 	for (i = 0; i < n && !rc; i++)
 		rc = open_file(t, i, per, opts, writes, err, errlen);
+	if (rc && made)
+		unmake_work_dir(work); /* a failed first run leaves nothing behind */
 	return rc;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Targets: what a job does I/O to — a file, a directory of nrfiles files, or a raw block
- * device — prepared so that measurements are honest (reads never hit holes; O_DIRECT
- * alignment is checked up front; raw devices are protected), and the facts of the block device
- * underneath so results can name the medium and count device-level bytes.
+ * device — prepared so that measurements are honest (files llmio prepares never have holes;
+ * O_DIRECT alignment is checked up front; raw devices are protected) without touching what is
+ * not llmio's (a read-only job reads an existing file as it is), and the facts of the block
+ * device underneath so results can name the medium and count device-level bytes.
  */
 #ifndef LLMIO_TARGET_H
 #define LLMIO_TARGET_H
@@ -32,9 +33,14 @@ struct target {
 
 /*
  * Open (and create) the job's files.  `writes` says whether the job will write.
- *  - a file or directory files are created when missing, preallocated with fallocate and, when
- *    the job reads, filled with incompressible non-zero data unless already fully written at
- *    the right size (existing files are reused);
+ *  - a file is created (O_EXCL) when missing, preallocated with fallocate and filled with
+ *    incompressible non-zero data; an existing file the job writes, or one in a directory
+ *    llmio made (llmio_work_dir()), has its holes and any missing tail filled the same way,
+ *    and is reused untouched when complete;
+ *  - an existing file anywhere else, read by a job that only reads, is read as it is (holes
+ *    read as zeros); shorter than the job's size it is refused (-EINVAL) unless opts->extend,
+ *    which appends the missing tail only;
+ *  - --directory files are llmio.0 .. llmio.N-1 inside llmio_work_dir(directory);
  *  - a block device is opened read-only unless opts->allow_destructive; writes to a mounted
  *    device or one with a filesystem / partition-table signature are refused unless
  *    opts->force;

@@ -344,6 +344,7 @@ static void cache_notes(struct wl_phase *ph)
 
 int wl_run(struct wl *w, char *err, size_t errlen)
 {
+	char work[LLMIO_PATH_MAX];
 	int ret;
 
 	ret = wl_double(w, "scale", &w->scale, err, errlen);
@@ -366,6 +367,11 @@ int wl_run(struct wl *w, char *err, size_t errlen)
 		         w->recipe->name);
 		return -EINVAL;
 	}
+	/* The recipe's files go in llmio's own directory: their names cannot be a user's. */
+	ret = llmio_work_dir(w->base.directory, work, sizeof(work), err, errlen);
+	if (ret)
+		return ret;
+	snprintf(w->base.directory, sizeof(w->base.directory), "%s", work);
 	ret = w->recipe->run(w, err, errlen);
 	for (unsigned p = 0; p < w->nphases; p++)
 		cache_notes(&w->phases[p]);
