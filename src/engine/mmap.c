@@ -4,13 +4,19 @@
  * This measures the page-fault and page-cache path (what a model loader that mmaps its weights
  * sees), so it is synchronous and cannot use O_DIRECT.
  *
- * A mapped access past the end of the file, or to a page the filesystem cannot back, raises
- * SIGBUS instead of returning an error, and catching it per I/O would cost a signal handler
- * and sigsetjmp on the hot path.  We rely instead on the core preparing the files before they
- * are mapped (created, preallocated and filled to setup->file_sizes, never truncated during
- * the run) and clamp every access to the mapped size.
+ * A mapped access past the end of the file, or to a page the filesystem cannot back (an I/O
+ * error), raises SIGBUS instead of returning an error.  Every access is clamped to the mapped
+ * size, which covers the files as the core prepared them; but someone may truncate a file
+ * while the job runs, and the other engines then report "end of file" and keep the results
+ * measured so far.  So each copy runs under a guard (see "SIGBUS" below): a SIGBUS inside it
+ * becomes that I/O's result, pread's answer for the file as it now is (0 past the new end,
+ * -EIO for a page that cannot be read), and the job ends with the same error psync gives.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +72,7 @@ static const struct engine_opt mmap_options[] = {
 struct mapping {
 	unsigned char *addr; /* NULL for an empty file */
 	size_t len;
+	int fd; /* the job's descriptor: the file's size after a SIGBUS */
 };
 
 struct mmap_eng {
@@ -73,6 +80,129 @@ struct mmap_eng {
 	bool writable;
 	struct mapping maps[]; /* one per file */
 };
+
+/* ---------------------------------------------------------------------------------------- */
+/* SIGBUS                                                                                   */
+
+/*
+ * The guard of the calling thread: armed only around the memcpy of an I/O, over the mapping
+ * that memcpy touches.  The handler jumps back into mmap_queue() only for a fault inside the
+ * armed range of its own thread (SIGBUS from a fault is delivered to the faulting thread); any
+ * other SIGBUS goes where it would have gone without us.
+ *
+ * Async-signal safety: the handler reads its thread's guard and calls siglongjmp (allowed from
+ * a handler that interrupted no unsafe function: the interrupted code is a memcpy between our
+ * own buffers), or sigaction/raise, which are async-signal-safe.  The guard is thread-local;
+ * the thread has written it before any fault it guards, so reaching it in the handler never
+ * allocates (the one way __tls_get_addr would not be safe).  sigsetjmp(env, 0) saves no signal
+ * mask, which keeps the guard at a few register stores per I/O (no system call); for that the
+ * handler runs with SA_NODEFER, so SIGBUS is not left blocked after the jump, and the rare
+ * recovery path unblocks it anyway.  atomic_signal_fence keeps the compiler from moving the
+ * copy outside the armed window.
+ */
+struct bus_guard {
+	sigjmp_buf env;
+	const unsigned char *lo, *hi;
+	volatile sig_atomic_t armed;
+};
+
+static _Thread_local struct bus_guard bus_guard;
+static struct sigaction bus_prev;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+static int bus_install_err;
+
+static void bus_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct bus_guard *g = &bus_guard;
+	const unsigned char *a = si ? (const unsigned char *)si->si_addr : NULL;
+	struct sigaction dfl;
+
+	if (g->armed && a >= g->lo && a < g->hi) {
+		g->armed = 0;
+		siglongjmp(g->env, 1);
+	}
+	if ((bus_prev.sa_flags & SA_SIGINFO) && bus_prev.sa_sigaction) {
+		bus_prev.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (!(bus_prev.sa_flags & SA_SIGINFO) && bus_prev.sa_handler != SIG_DFL &&
+	    bus_prev.sa_handler != SIG_IGN) {
+		bus_prev.sa_handler(sig);
+		return;
+	}
+	/*
+	 * Default action (a fault cannot be ignored): reset it; a faulting instruction runs again
+	 * on return and dies as it would have, a sent signal is sent again.
+	 */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	if (!si || si->si_code <= 0)
+		raise(sig);
+}
+
+static void bus_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = bus_handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &bus_prev))
+		bus_install_err = errno;
+}
+
+/*
+ * memcpy(dst, src, n) where the mapping [lo, lo + len) may fault.  \return 0, or -EFAULT when
+ * the copy raised SIGBUS (part of it may have been done).
+ */
+static int guarded_copy(void *dst, const void *src, size_t n, const unsigned char *lo, size_t len)
+{
+	struct bus_guard *g = &bus_guard;
+	sigset_t bus;
+
+	g->lo = lo;
+	g->hi = lo + len;
+	if (sigsetjmp(g->env, 0)) {
+		sigemptyset(&bus);
+		sigaddset(&bus, SIGBUS);
+		pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
+		return -EFAULT;
+	}
+	g->armed = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	memcpy(dst, src, n);
+	atomic_signal_fence(memory_order_seq_cst);
+	g->armed = 0;
+	return 0;
+}
+
+/*
+ * What pread/pwrite would have said for an I/O whose copy faulted: the file has changed under
+ * the mapping.  Past its new end: 0 (end of file); partly inside: the part that is there,
+ * copied again; otherwise the filesystem could not supply the page: -EIO.
+ */
+static int64_t after_fault(const struct mapping *m, struct io_req *io, size_t n)
+{
+	struct stat st;
+	size_t part;
+	int rc;
+
+	if (fstat(m->fd, &st))
+		return -EIO;
+	if ((uint64_t)st.st_size <= io->off)
+		return 0;
+	part = (uint64_t)st.st_size - io->off < n ? (size_t)((uint64_t)st.st_size - io->off) : n;
+	if (part == n)
+		return -EIO;
+	if (io->op == ENGINE_OP_WRITE)
+		rc = guarded_copy(m->addr + io->off, io->buf, part, m->addr, m->len);
+	else
+		rc = guarded_copy(io->buf, m->addr + io->off, part, m->addr, m->len);
+	return rc ? -EIO : (int64_t)part;
+}
 
 static int mmap_probe(char *why, size_t len)
 {
@@ -112,6 +242,12 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 	}
 	if (o->madvise >= 0 && o->madvise <= ADV_HUGEPAGE)
 		advice = o->madvise;
+	pthread_once(&bus_once, bus_install);
+	if (bus_install_err) {
+		snprintf(err, len, "mmap: cannot install the SIGBUS handler: %s",
+		         strerror(bus_install_err));
+		return -bus_install_err;
+	}
 
 	p = calloc(1, sizeof(*p) + (size_t)s->nfiles * sizeof(p->maps[0]));
 	if (!p) {
@@ -125,6 +261,7 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 		struct mapping *m = &p->maps[i];
 		void *addr;
 
+		m->fd = s->fds[i];
 		if (!s->file_sizes[i])
 			continue; /* mmap() refuses a zero length; every access reads 0 bytes */
 		if (s->file_sizes[i] > SIZE_MAX) {
@@ -202,6 +339,7 @@ static int mmap_queue(struct engine_ctx *ctx, struct io_req *io)
 	struct mmap_eng *p = ctx->priv;
 	const struct mapping *m;
 	size_t n;
+	int rc;
 
 	if (io->file >= p->nmaps || (io->op == ENGINE_OP_WRITE && !p->writable)) {
 		io->res = -EBADF; /* what pread/pwrite say for a file not open that way */
@@ -214,10 +352,10 @@ static int mmap_queue(struct engine_ctx *ctx, struct io_req *io)
 	}
 	n = m->len - io->off < io->len ? m->len - io->off : io->len;
 	if (io->op == ENGINE_OP_WRITE)
-		memcpy(m->addr + io->off, io->buf, n);
+		rc = guarded_copy(m->addr + io->off, io->buf, n, m->addr, m->len);
 	else
-		memcpy(io->buf, m->addr + io->off, n);
-	io->res = (int64_t)n;
+		rc = guarded_copy(io->buf, m->addr + io->off, n, m->addr, m->len);
+	io->res = rc ? after_fault(m, io, n) : (int64_t)n;
 	return ENGINE_Q_COMPLETED;
 }
 
