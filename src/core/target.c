@@ -745,6 +745,43 @@ static int trim_dir(const char *dir, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * Make directory `out` in `base` with its marker already inside, so that no one ever sees it
+ * unmarked (ranks of one job starting together in the same directory): built under a temporary
+ * name, then renamed into place with RENAME_NOREPLACE.  Where the filesystem lacks that flag,
+ * mkdir and then the marker.  \return 0, -EEXIST when `out` exists, or -errno (err set).
+ */
+static int make_marked(const char *base, const char *out, char *err, size_t errlen)
+{
+	char tmp[LLMIO_PATH_MAX + 32], mark[LLMIO_PATH_MAX + 64];
+	int rc, e;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/." WORK_DIR ".XXXXXX", base) >= sizeof(tmp))
+		return fail(err, errlen, -ENAMETOOLONG, "directory path %s is too long", base);
+	if (!mkdtemp(tmp))
+		return path_fail(err, errlen, errno, "creating a directory in", base);
+	rc = chmod(tmp, 0755) ? path_fail(err, errlen, errno, "setting the mode of", tmp)
+	                      : mark_owned(tmp, err, errlen);
+	e = rc ? 0 : renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) ? errno : 0;
+	if (rc || e) {
+		snprintf(mark, sizeof(mark), "%s/%s", tmp, OWNED_MARK);
+		unlink(mark);
+		rmdir(tmp);
+	}
+	if (rc || !e)
+		return rc;
+	if (e == EEXIST)
+		return -EEXIST;
+	if (e != EINVAL && e != ENOSYS)
+		return path_fail(err, errlen, e, "creating", out);
+	if (mkdir(out, 0755))
+		return errno == EEXIST ? -EEXIST : path_fail(err, errlen, errno, "creating", out);
+	rc = mark_owned(out, err, errlen);
+	if (rc)
+		rmdir(out);
+	return rc;
+}
+
 /* llmio_work_dir(); *made says whether this call made the directory. */
 static int work_dir(const char *dir, char *out, size_t len, bool *made, char *err, size_t errlen)
 {
@@ -766,15 +803,11 @@ static int work_dir(const char *dir, char *out, size_t len, bool *made, char *er
 	if (!S_ISDIR(st.st_mode))
 		return fail(err, errlen, -EINVAL,
 		            "%s is not a directory; choose another --directory", base);
-	if (mkdir(out, 0755) == 0) {
-		rc = mark_owned(out, err, errlen);
-		if (rc)
-			rmdir(out);
+	rc = make_marked(base, out, err, errlen);
+	if (rc != -EEXIST) {
 		*made = rc == 0;
 		return rc;
 	}
-	if (errno != EEXIST)
-		return path_fail(err, errlen, errno, "creating", out);
 	snprintf(base, sizeof(base), "%s/x", out); /* in_owned_dir() looks beside a file */
 	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || !in_owned_dir(base))
 		return fail(err, errlen, -EEXIST,
