@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* llmio advise: the best datapath per LLM phase, from a sweep journal. */
 #include <errno.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <string.h>
 
@@ -54,7 +55,7 @@ int cmd_advise(int argc, char **argv)
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
-	struct advice a[PC_COUNT];
+	struct advice_set *a = NULL;
 	struct dataset d;
 	const void *args[2];
 	bool json = false;
@@ -85,12 +86,19 @@ int cmd_advise(int argc, char **argv)
 		fprintf(stderr, "llmio advise: %s\n", err);
 		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
 	}
+	a = malloc(sizeof(*a));
+	if (!a) {
+		fprintf(stderr, "llmio advise: out of memory\n");
+		dataset_release(&d);
+		return EXIT_RUNTIME;
+	}
 	advise_all(&d, a);
 	args[0] = &d;
 	args[1] = a;
 	ret = cli_write_file("-", json ? write_json : write_text, args);
 	if (ret)
 		fprintf(stderr, "llmio advise: cannot write the advice: %s\n", strerror(-ret));
+	free(a);
 	dataset_release(&d);
 	return ret ? EXIT_RUNTIME : 0;
 }
