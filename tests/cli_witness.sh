@@ -42,6 +42,31 @@ if expect_rc 0 "cached read" run --filename="$F" --rw=read --bs=1m --direct=0 --
 		grep -q 'proc_read_bytes,proc_write_bytes,service,shared_disk,busy_system$' "$T/c.csv"
 fi
 
+echo "== sweep journal records carry the witness and the verdict"
+cat >"$T/s.ini" <<EOF2
+[global]
+ioengine=psync
+filename=$F
+rw=read
+bs=1m
+invalidate=1
+
+[s]
+direct=0,1
+EOF2
+if expect_rc 0 "sweep direct=0,1" sweep "$T/s.ini" -o "$T/j.jsonl"; then
+	python3 - "$T/j.jsonl" >"$T/j.txt" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    j = json.loads(line)["phases"][0]["jobs"][0]
+    print(j["job options"]["direct"], j["service"], j["process_io"]["known"], bool(j["service_reason"]))
+PY
+	check "the O_DIRECT point is served by the device, both have a witness and a reason" \
+		grep -qx 'True device True True' "$T/j.txt"
+	check "the buffered point has a verdict too" \
+		grep -Eqx 'False (device|page-cache|mixed) True True' "$T/j.txt"
+fi
+
 echo "== another reader on the same disk: shared_disk"
 O=$T/other
 dd if=/dev/zero of="$O" bs=1M count=64 conv=fsync status=none || fail "dd other"
