@@ -67,6 +67,21 @@ PY
 		grep -Eqx 'False (device|page-cache|mixed) True True' "$T/j.txt"
 fi
 
+echo "== recipes judge their phases with the same rule"
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; then
+	S=$(mktemp -d /dev/shm/llmio-witness.XXXXXX)
+	if expect_rc 0 "load recipe on tmpfs" run --workload load --model gpt2 --directory "$S" \
+		--scale 0.02 --strategy sequential --quiet --json "$T/w.json"; then
+		json_check "$T/w.json" "every phase's note: page cache, files on tmpfs (even under O_DIRECT)" \
+			"all('WARNING: served from the page cache (files on tmpfs live in memory' in p['note'] for p in d['runs'][0]['phases'])"
+		json_check "$T/w.json" "every stream's record: page-cache" \
+			"all(j['service'] == 'page-cache' for p in d['runs'][0]['phases'] for j in p['jobs'])"
+	fi
+	rm -rf "$S"
+else
+	note "/dev/shm is not a writable tmpfs: recipe check on tmpfs skipped"
+fi
+
 echo "== another reader on the same disk: shared_disk"
 O=$T/other
 dd if=/dev/zero of="$O" bs=1M count=64 conv=fsync status=none || fail "dd other"

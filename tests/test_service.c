@@ -74,11 +74,13 @@ static void direct_memory_and_nothing(void **state)
 	f.direct = true;
 	assert_int_equal(llmio_service_classify(&f, why, sizeof(why)), LLMIO_SERVICE_DEVICE);
 	assert_non_null(strstr(why, "O_DIRECT"));
-	f.direct = false;
+	/* tmpfs takes O_DIRECT (Linux 6.6 and later) but the files are still in memory */
 	f.fstype = "tmpfs";
 	f.device_known = false;
 	assert_int_equal(llmio_service_classify(&f, why, sizeof(why)), LLMIO_SERVICE_PAGE_CACHE);
 	assert_non_null(strstr(why, "tmpfs"));
+	f.direct = false;
+	assert_int_equal(llmio_service_classify(&f, NULL, 0), LLMIO_SERVICE_PAGE_CACHE);
 	/* a network filesystem: no device, nothing read through the block layer */
 	f.fstype = "nfs";
 	assert_int_equal(llmio_service_classify(&f, NULL, 0), LLMIO_SERVICE_UNKNOWN);

@@ -130,9 +130,10 @@ struct llmio_result {
 };
 
 /**
- * Classify who served the bytes of a job (docs/metrics.md, "Page cache or device"): O_DIRECT
- * is the device; tmpfs/ramfs is memory; buffered reads are judged by this process's read
- * bytes (the witness; the disk's counters when there is none) over the bytes requested:
+ * Classify who served the bytes of a job (docs/metrics.md, "Page cache or device"): tmpfs and
+ * ramfs are memory (even under O_DIRECT); otherwise O_DIRECT is the device; buffered reads are
+ * judged by this process's read bytes (the witness; the disk's counters when there is none) over
+ * the bytes requested:
  * >= 90 % device, < 50 % page cache, between mixed; buffered writes reach the device within
  * the window only with an fsync in it or when the disk wrote >= 90 % of them.  A short reason
  * naming the numbers goes to reason (may be NULL).  Thread-safe, no allocation.

@@ -130,13 +130,14 @@ enum llmio_service llmio_service_classify(const struct llmio_service_facts *f, c
 		snprintf(reason, len, "no bytes moved");
 		return LLMIO_SERVICE_UNKNOWN;
 	}
-	if (f->direct) {
-		snprintf(reason, len, "O_DIRECT: every byte from or to the device");
-		return LLMIO_SERVICE_DEVICE;
-	}
+	/* first: tmpfs accepts O_DIRECT (Linux 6.6 and later) and still serves from memory */
 	if (in_memory_fs(f->fstype)) {
 		snprintf(reason, len, "files on %s live in memory: no device below", f->fstype);
 		return LLMIO_SERVICE_PAGE_CACHE;
+	}
+	if (f->direct) {
+		snprintf(reason, len, "O_DIRECT: every byte from or to the device");
+		return LLMIO_SERVICE_DEVICE;
 	}
 	if (!f->write_bytes)
 		return read_verdict(f, reason, len);
