@@ -774,7 +774,6 @@ static int section_advice(const struct dataset *d, struct doc *doc)
 {
 	struct advice_set *set = malloc(sizeof(*set));
 	char set_s[256], met[128], vs[256], ev[256];
-	bool others = false;
 
 	if (!set)
 		return -ENOMEM;
@@ -789,7 +788,6 @@ static int section_advice(const struct dataset *d, struct doc *doc)
 	for (size_t i = 0; i < set->n; i++) {
 		const struct advice *x = &set->a[i];
 
-		others |= x->sc != SC_DEVICE;
 		if (x->best.p)
 			advice_settings(x->best.p, set_s, sizeof(set_s));
 		advice_metric(x, x->best.p, met, sizeof(met));
