@@ -120,6 +120,12 @@ if expect_rc 0 "job on a busy machine" run --filename="$F" --rw=read --bs=64k --
 		"j['busy_system'] and any(w.startswith('busy machine: other work kept') for w in j['warnings'])"
 	expect_out "summary warns" "WARNING busy machine"
 fi
+mkdir "$T/wl"
+if expect_rc 0 "load recipe on a busy machine" run --workload load --model gpt2 --directory "$T/wl" \
+	--scale 0.2 --strategy sequential --quiet --json "$T/wb.json"; then
+	json_check "$T/wb.json" "a phase's note says the machine was busy, as its streams do" \
+		"any('busy machine' in p['note'] and any(j['busy_system'] for j in p['jobs']) for p in d['runs'][0]['phases'])"
+fi
 kill "$YES1" "$YES2"
 wait "$YES1" "$YES2" 2>/dev/null
 YES1= YES2=

@@ -323,6 +323,7 @@ static void cache_notes(struct wl_phase *ph)
 	struct llmio_service_facts f = {.direct = true, .device_known = true};
 	struct llmio_process_io *w = &f.witness;
 	size_t used = strlen(ph->note);
+	bool shared = false, busy = false;
 	char why[192];
 
 	/* the phase's streams ran one after another: their windows add up */
@@ -343,6 +344,17 @@ static void cache_notes(struct wl_phase *ph)
 		f.device_write_bytes += r->device.write_bytes;
 	}
 	if (!ph->nstreams || used >= sizeof(ph->note))
+		return;
+	for (unsigned s = 0; s < ph->nstreams; s++) {
+		shared |= ph->streams[s]->shared_disk;
+		busy |= ph->streams[s]->busy_system;
+	}
+	if (shared || busy) /* the numbers are in each stream's warnings */
+		used += (size_t)snprintf(
+		        ph->note + used, sizeof(ph->note) - used, "%s%s%s%s", used ? "; " : "",
+		        shared ? "other I/O shared the disk" : "", shared && busy ? ", " : "",
+		        busy ? "busy machine (other work beyond the job)" : "");
+	if (used >= sizeof(ph->note))
 		return;
 	switch (llmio_service_classify(&f, why, sizeof(why))) {
 	case LLMIO_SERVICE_PAGE_CACHE:
