@@ -12,18 +12,23 @@ THIN=$DATA/thin.jsonl
 
 echo "== advise picks the known best datapath per phase"
 expect_rc 0 "advise fixture" advise "$SWEEP"
-expect_out "table header" "phase" "best datapath" "settings" "metric" "vs runner-up" "evidence"
-check "inference: io_uring sqpoll=1" grep -Eq '^inference +\| io_uring sqpoll=1 ' "$T/stdout"
-check "training: libaio" grep -Eq '^pre-training / fine-tuning +\| libaio ' "$T/stdout"
-check "checkpointing: libaio" grep -Eq '^checkpointing +\| libaio ' "$T/stdout"
-check "model loading: io_uring" grep -Eq '^model loading +\| io_uring ' "$T/stdout"
+expect_out "table header" "phase" "served by" "best datapath" "settings" "metric" "vs runner-up" \
+	"evidence"
+check "inference: io_uring sqpoll=1" grep -Eq '^inference +\| device +\| io_uring sqpoll=1 ' "$T/stdout"
+check "training: libaio" grep -Eq '^pre-training / fine-tuning +\| device +\| libaio ' "$T/stdout"
+check "checkpointing: libaio" grep -Eq '^checkpointing +\| device +\| libaio ' "$T/stdout"
+check "model loading: io_uring" grep -Eq '^model loading +\| device +\| io_uring ' "$T/stdout"
+check "no page-cache rows: every fixture point is O_DIRECT" \
+	test -z "$(grep -E '^[a-zA-Z /-]+ \*? *\| page cache' "$T/stdout")"
 expect_out "ratios over the runner-up" "1.17x lower p99 than io_uring" "1.33x GB/s over io_uring" \
 	"1.19x GB/s over libaio"
 expect_out "study comparison" "agrees: io_uring sqpoll=1 is best here"
 expect_rc 0 "advise --json" advise "$SWEEP" --json
 cp "$T/stdout" "$T/a.json"
 json_check "$T/a.json" "JSON: best per phase" \
-	'[(x["phase"], x["best"]["datapath"], x["verdict"]) for x in d["phases"]] == [("inference", "io_uring sqpoll=1", "decided"), ("pre-training / fine-tuning", "libaio", "decided"), ("checkpointing", "libaio", "decided"), ("model loading", "io_uring", "decided")]'
+	'[(x["phase"], x["best"]["datapath"], x["verdict"]) for x in d["phases"][:4]] == [("inference", "io_uring sqpoll=1", "decided"), ("pre-training / fine-tuning", "libaio", "decided"), ("checkpointing", "libaio", "decided"), ("model loading", "io_uring", "decided")]'
+json_check "$T/a.json" "JSON: every answer is for the device class, the best points served by it" \
+	'all(x["service_class"] == "device" for x in d["phases"]) and all(x["best"]["service"] == "device" for x in d["phases"][:4])'
 json_check "$T/a.json" "JSON: inference at QD 4 (QD 1 is below adequate IOPS), p99 bucket of 120 us" \
 	'd["phases"][0]["best"]["iodepth"] == 4 and abs(d["phases"][0]["best"]["p99_ns"] - 120320) < 1'
 json_check "$T/a.json" "JSON: evidence = the 3 repeats' config hashes, all in the journal" \
@@ -38,7 +43,70 @@ expect_out "too thin said, with reasons and next steps" "too thin" \
 expect_rc 0 "advise thin --json" advise "$THIN" --json
 cp "$T/stdout" "$T/t.json"
 json_check "$T/t.json" "JSON: verdicts of the thin journal" \
-	'[x["verdict"] for x in d["phases"]] == ["too thin", "too thin", "no data", "too thin"]'
+	'[x["verdict"] for x in d["phases"][:4]] == ["too thin", "too thin", "no data", "too thin"]'
+
+echo "== like with like: page-cache points never rank against device-bound ones"
+CLASSES=$DATA/classes.jsonl
+expect_rc 0 "advise the page-cache fixture" advise "$CLASSES"
+check "model loading, device: io_uring (not mmap at 12.7 GB/s from the page cache)" \
+	grep -Eq '^model loading +\| device +\| io_uring ' "$T/stdout"
+check "pre-training, device: io_uring" grep -Eq '^pre-training / fine-tuning +\| device +\| io_uring ' "$T/stdout"
+check "model loading, page cache: mmap, labelled" \
+	grep -Eq '^model loading +\| page cache +\| mmap ' "$T/stdout"
+check "the device answer comes first" test "$(grep -nE '^model loading +\| device' "$T/stdout" | cut -d: -f1)" -lt \
+	"$(grep -nE '^model loading +\| page cache' "$T/stdout" | cut -d: -f1)"
+check "mmap and buffered psync are no device runner-up" \
+	test -z "$(grep -E '^(model loading|pre-training / fine-tuning) +\| device .*over (mmap|psync) ' "$T/stdout")"
+expect_out "the classes are explained" "ranked only among" "themselves, never against device-bound ones"
+expect_rc 0 "advise the page-cache fixture --json" advise "$CLASSES" --json
+cp "$T/stdout" "$T/c.json"
+json_check "$T/c.json" "JSON: model loading device -> io_uring, page-cache -> mmap over psync" \
+	'[(x["service_class"], x["best"]["datapath"], x["runner_up"]["datapath"]) for x in d["phases"] if x["phase"] == "model loading"] == [("device", "io_uring", "libaio"), ("page-cache", "mmap", "psync")]'
+json_check "$T/c.json" "JSON: the older mmap record's verdict derived from its device counters" \
+	'[x["best"]["service"] for x in d["phases"] if x["phase"] == "model loading"] == ["device", "page-cache"] and [x["best"]["service_reason"] for x in d["phases"] if x["phase"] == "model loading"][1].startswith("device read 0.5% of")'
+json_check "$T/c.json" "JSON: no study agreement claimed for page-cache answers" \
+	'all("agrees_with_study" not in x for x in d["phases"] if x["service_class"] != "device")'
+
+echo "== every pattern the study sweeps feeds an advisor class"
+json_check "$T/c.json" "JSON: randrw, randwrite, randread 1m, small read, small write each decided" \
+	'{x["phase"]: (x["best"]["rw"], x["best"]["datapath"]) for x in d["phases"] if x["service_class"] == "device" and "best" in x and x["phase"] not in ("pre-training / fine-tuning", "model loading")} == {"KV-cache offload": ("randrw", "libaio"), "activation / KV spill": ("randwrite", "io_uring"), "shuffled sample loading": ("randread", "io_uring"), "dataset streaming": ("read", "io_uring"), "dataset preparation": ("write", "libaio")}'
+
+echo "== report marks page-cache points"
+expect_rc 0 "report the page-cache fixture" report "$CLASSES" -o "$T/pc" --no-charts
+check "overview counts them" grep -qF 'Not device-bound: 2 points served by the page cache' "$T/pc/report.md"
+check "All points says who served each" grep -qE '^\| job \| run \| mmap \| read \| 1m \| 1 \| 1 \| 0 \| page-cache \|' "$T/pc/report.md"
+check "O_DIRECT points served by the device" grep -qE '^\| job \| run \| io_uring \| read \| 1m \| 8 \| 1 \| 1 \| device \|' "$T/pc/report.md"
+check "chart tables name the page-cache series" grep -qF 'mmap (page cache)' "$T/pc/report.md"
+check "the same in the HTML" grep -qF 'mmap (page cache)' "$T/pc/index.html"
+check "advice table in the report has the page-cache row" \
+	grep -qF '| model loading | page cache | mmap |' "$T/pc/report.md"
+
+echo "== values out of range in a journal are refused, never cast"
+python3 - "$SWEEP" "$T/range.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+out = []
+for n, line in enumerate(lines):
+    r = json.loads(line)
+    c = r.get("config", {})
+    if c.get("ioengine") == "io_uring" and c.get("rw") == "read" and c.get("iodepth") == 8 and "sqpoll" not in c:
+        jo = r["phases"][0]["jobs"][0]["job options"]
+        if r["sweep"]["repeat"] == 0:
+            jo["bs"] = 1e300       # the issue's reproducer
+            r["phases"][0]["jobs"][0]["read"]["bw_bytes"] = 1e12  # would win if it were read
+        elif r["sweep"]["repeat"] == 1:
+            jo["iodepth"] = -5
+    out.append(json.dumps(r))
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+expect_rc 0 "advise a journal with bs 1e300 and iodepth -5" advise "$T/range.jsonl"
+expect_err "the bad records are skipped, named with their line and value" \
+	"record skipped: bs 1e+300 is not a whole number" "record skipped: iodepth -5 is not a whole number"
+check "no recommendation of bs=0 or a wrapped iodepth" \
+	test -z "$(grep -E 'bs=0 |iodepth=4294967' "$T/stdout")"
+expect_out "the rest of the journal still advises" "model loading"
+expect_rc 0 "report the same journal" report "$T/range.jsonl" -o "$T/range" --no-charts
+check "skipped records counted as invalid lines" grep -qF '2 torn or invalid lines skipped' "$T/range/report.md"
 
 echo "== report tables (no charts) hold the expected numbers"
 expect_rc 0 "report --no-charts" report "$SWEEP" -o "$T/r" --no-charts
@@ -83,7 +151,7 @@ PY
 check "merged p99 matches an independent merge of the raw buckets ($EXPECT us)" \
 	test "$EXPECT" = "1003.5"
 check "failed point listed" grep -qF 'iopoll needs a device with poll queues' "$T/r/report.md"
-check "advisor table in the report" grep -qF '| inference | io_uring sqpoll=1 |' "$T/r/report.md"
+check "advisor table in the report" grep -qF '| inference | device | io_uring sqpoll=1 |' "$T/r/report.md"
 
 echo "== torn lines are reported with their line number and ignored"
 cp "$SWEEP" "$T/torn.jsonl"

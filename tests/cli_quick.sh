@@ -30,6 +30,30 @@ for e in $ENGINES; do
 	check "table has rows for $e" grep -Eq "^(inference|training) .* $e " "$T/stdout"
 done
 expect_out "summary section" "best engine per pattern"
+# rows say the depth that ran: a synchronous engine's "QD8" row ran at QD 1 and says QD1
+check "every row's pattern names the QD it ran at" python3 - "$T/stdout" <<'PY'
+import re, sys
+bad, n = [], 0
+for line in open(sys.argv[1]):
+    m = re.match(r"^(inference|training) +(\S+ .*?QD(\d+)) +(\S+) +(\d+) ", line)
+    n += bool(m)
+    if m and m.group(3) != m.group(5):
+        bad.append(line.strip())
+sys.exit(1 if bad or n < 8 else 0)
+PY
+for e in psync mmap; do
+	case " $ENGINES " in *" $e "*) ;; *) continue ;; esac
+	check "$e's sequential rows ran and are labelled QD1" grep -Eq "^training +1m seq read QD1 +$e +1 " "$T/stdout"
+	check "$e is never a deeper pattern's best without 'at QD 1'" python3 - "$T/stdout" "$e" <<'PY'
+import re, sys
+summary = open(sys.argv[1]).read().split("best engine per pattern")[1]
+for line in summary.splitlines():
+    if re.search(r"QD(8|32) ", line):
+        for m in re.finditer(r"\b%s\b" % sys.argv[2], line):
+            if not line[m.end():].startswith(" at QD 1"):
+                sys.exit(1)
+PY
+done
 check "scratch directory llmio created is removed" test ! -e "$D"
 if [ -f "$T/q.json" ]; then
 	json_check "$T/q.json" "JSON: many jobs, all without error" \
@@ -61,8 +85,9 @@ check "user's directory kept" test -d "$D"
 
 echo "== Ctrl-C during quick still cleans up"
 D=$T/interrupted
-echo "+ llmio quick --dir \$T/interrupted --size 32m --runtime 100ms   (SIGINT once measuring)"
-"$LLMIO" quick --dir "$D" --size 32m --runtime 100ms >"$T/stdout" 2>"$T/stderr" &
+# 1 s per point: the signal lands inside a point, which is then interrupted
+echo "+ llmio quick --dir \$T/interrupted --size 32m --runtime 1s   (SIGINT once measuring)"
+"$LLMIO" quick --dir "$D" --size 32m --runtime 1s >"$T/stdout" 2>"$T/stderr" &
 QPID=$!
 on_exit() { [ -n "${QPID:-}" ] && kill -KILL "$QPID" 2>/dev/null; }
 # Signal once the scratch file is filled (all 32 MiB allocated) and measuring has begun: an
@@ -78,8 +103,15 @@ kill -KILL "$QPID" 2>/dev/null && fail "quick still running 5 s after SIGINT"
 wait "$QPID"
 RC=$?
 QPID=
-check "interrupted quick exits 0 (exit $RC)" test "$RC" -eq 0
-expect_out "interrupted quick says so" "interrupted"
+check "interrupted quick exits 1, as an interrupted run (exit $RC)" test "$RC" -eq 1
+expect_err "interrupted quick says so on stderr" "llmio: interrupted"
+expect_out "the interrupted point is marked, not shown as a normal row" "[interrupted: not ranked]"
+check "only the last row is the interrupted one" python3 - "$T/stdout" <<'PY'
+import re, sys
+rows = [l for l in open(sys.argv[1]) if re.match(r"^(inference|training) +\S+ .*QD\d+ ", l)]
+marked = [i for i, l in enumerate(rows) if "[interrupted" in l]
+sys.exit(0 if marked == [len(rows) - 1] else 1)
+PY
 check "interrupted quick removed its scratch directory" test ! -e "$D"
 
 finish

@@ -62,6 +62,43 @@ struct llmio_device_result {
 	char irq_cpus[64];
 };
 
+/*
+ * Who served a result's bytes (docs/metrics.md, "Page cache or device"): the block device,
+ * the page cache (memory), a mix of both, or unknown (nothing to tell them apart by).
+ */
+enum llmio_service {
+	LLMIO_SERVICE_UNKNOWN = 0,
+	LLMIO_SERVICE_DEVICE,
+	LLMIO_SERVICE_PAGE_CACHE,
+	LLMIO_SERVICE_MIXED,
+};
+
+/*
+ * This process's own storage bytes in the measured window, from /proc/self/io (all threads of
+ * the process, io_uring io-wq and SQPOLL threads included): the witness the disk's counters
+ * (which count every program's I/O) are checked against.  read_bytes counts reads the
+ * process made the block layer do; write_bytes counts bytes it dirtied or wrote directly
+ * (charged when a page is dirtied, so a buffered write counts before it reaches the device).
+ */
+struct llmio_process_io {
+	bool known; /* false where the kernel has no per-task I/O accounting */
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+};
+
+/* What a verdict is decided from; every field is in a result and in its JSON record. */
+struct llmio_service_facts {
+	bool direct;         /* O_DIRECT in effect */
+	uint64_t read_bytes; /* requested (moved) by the job */
+	uint64_t write_bytes;
+	uint64_t fsyncs;    /* fsync calls in the window (fsync=N, end_fsync) */
+	const char *fstype; /* "ext4", "tmpfs", "" for a raw device or unknown; NULL = "" */
+	struct llmio_process_io witness;
+	bool device_known; /* the disk's counters were read */
+	uint64_t device_read_bytes;
+	uint64_t device_write_bytes;
+};
+
 struct llmio_result {
 	struct llmio_job_opts opts; /* as run, with defaults resolved */
 	double runtime_s;           /* measured wall time */
@@ -82,7 +119,42 @@ struct llmio_result {
 	char kernel[128];
 	char cpu_model[128];
 	uint64_t start_epoch_ms;
+	/* Added later: members only ever grow at the end. */
+	struct llmio_process_io process_io; /* this process's bytes, same window as device */
+	enum llmio_service service;         /* llmio_service_classify() of this result */
+	char service_reason[192];           /* "device read 0.5% of 38.0 GB requested" */
+	bool shared_disk;                   /* the disk did much more I/O than this process */
+	bool busy_system;                   /* other work used the CPUs beyond this job */
+	char shared_disk_warning[384];      /* the two numbers, "" when !shared_disk */
+	char busy_system_warning[256];      /* the numbers, "" when !busy_system */
 };
+
+/**
+ * Classify who served the bytes of a job (docs/metrics.md, "Page cache or device"): tmpfs and
+ * ramfs are memory (even under O_DIRECT); otherwise O_DIRECT is the device; buffered reads are
+ * judged by this process's read bytes (the witness; the disk's counters when there is none) over
+ * the bytes requested:
+ * >= 90 % device, < 50 % page cache, between mixed; buffered writes reach the device within
+ * the window only with an fsync in it or when the disk wrote >= 90 % of them.  A short reason
+ * naming the numbers goes to reason (may be NULL).  Thread-safe, no allocation.
+ * \return the verdict.
+ */
+LLMIO_API enum llmio_service llmio_service_classify(const struct llmio_service_facts *f,
+                                                    char *reason, size_t len);
+
+/** "device", "page-cache", "mixed" or "unknown". */
+LLMIO_API const char *llmio_service_name(enum llmio_service s);
+
+/** The facts of a finished result, for llmio_service_classify(). */
+LLMIO_API void llmio_result_service_facts(const struct llmio_result *r,
+                                          struct llmio_service_facts *f);
+
+/**
+ * Set r->service, r->service_reason and the shared-disk and busy-system flags with their
+ * warnings from the rest of r (docs/metrics.md gives the margins).  llmio_job_run() does this;
+ * call it again after changing a result's counters.
+ */
+LLMIO_API void llmio_result_judge(struct llmio_result *r);
 
 /** Free a result from llmio_job_run(). NULL is fine. */
 LLMIO_API void llmio_result_destroy(struct llmio_result *r);

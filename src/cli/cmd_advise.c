@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* llmio advise: the best datapath per LLM phase, from a sweep journal. */
 #include <errno.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <string.h>
 
@@ -24,6 +25,16 @@ static void help(FILE *f)
 	        "  fine-tuning     per core when GB/s is inside the noise\n"
 	        "  checkpointing   large writes with fsync: GB/s, then GB/s per core\n"
 	        "  model loading   large sequential reads: GB/s, then GB/s per core\n"
+	        "  KV-cache offload (randrw), activation / KV spill (randwrite), shuffled sample\n"
+	        "  loading (random reads > 64 KiB), dataset streaming (sequential reads < 128 "
+	        "KiB)\n"
+	        "  and dataset preparation (sequential writes < 128 KiB): GB/s, then GB/s per "
+	        "core\n"
+	        "Like with like: points served by the page cache (or mixed, or where that cannot\n"
+	        "be told) are ranked only among themselves, never against device-bound ones; "
+	        "every\n"
+	        "phase's device answer comes first, then the page-cache ones, each labelled in\n"
+	        "the \"served by\" column.  Records out of range are skipped with a warning.\n"
 	        "Recipe records (workload=) are classed by their phase names.  When the data "
 	        "cannot\n"
 	        "decide (one datapath, fewer than 3 repeats, a difference inside the noise) it "
@@ -54,7 +65,7 @@ int cmd_advise(int argc, char **argv)
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
-	struct advice a[PC_COUNT];
+	struct advice_set *a = NULL;
 	struct dataset d;
 	const void *args[2];
 	bool json = false;
@@ -85,12 +96,19 @@ int cmd_advise(int argc, char **argv)
 		fprintf(stderr, "llmio advise: %s\n", err);
 		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
 	}
+	a = malloc(sizeof(*a));
+	if (!a) {
+		fprintf(stderr, "llmio advise: out of memory\n");
+		dataset_release(&d);
+		return EXIT_RUNTIME;
+	}
 	advise_all(&d, a);
 	args[0] = &d;
 	args[1] = a;
 	ret = cli_write_file("-", json ? write_json : write_text, args);
 	if (ret)
 		fprintf(stderr, "llmio advise: cannot write the advice: %s\n", strerror(-ret));
+	free(a);
 	dataset_release(&d);
 	return ret ? EXIT_RUNTIME : 0;
 }

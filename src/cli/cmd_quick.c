@@ -19,19 +19,19 @@
 
 struct pattern {
 	const char *phase;
-	const char *name;
+	const char *name; /* without the depth: rows say the depth that ran */
 	enum llmio_rw rw;
 	uint64_t bs;
 	uint32_t iodepth;
 };
 
 static const struct pattern patterns[] = {
-        {"inference", "4k rand read QD1", LLMIO_RW_RANDREAD, 4096, 1},
-        {"inference", "4k rand read QD32", LLMIO_RW_RANDREAD, 4096, 32},
-        {"inference", "128k rand read QD1", LLMIO_RW_RANDREAD, 128 << 10, 1},
-        {"inference", "128k rand read QD32", LLMIO_RW_RANDREAD, 128 << 10, 32},
-        {"training", "1m seq read QD8", LLMIO_RW_READ, 1 << 20, 8},
-        {"training", "1m seq write QD8", LLMIO_RW_WRITE, 1 << 20, 8},
+        {"inference", "4k rand read", LLMIO_RW_RANDREAD, 4096, 1},
+        {"inference", "4k rand read", LLMIO_RW_RANDREAD, 4096, 32},
+        {"inference", "128k rand read", LLMIO_RW_RANDREAD, 128 << 10, 1},
+        {"inference", "128k rand read", LLMIO_RW_RANDREAD, 128 << 10, 32},
+        {"training", "1m seq read", LLMIO_RW_READ, 1 << 20, 8},
+        {"training", "1m seq write", LLMIO_RW_WRITE, 1 << 20, 8},
 };
 
 #define NPAT        (sizeof(patterns) / sizeof(patterns[0]))
@@ -71,8 +71,13 @@ static void help(FILE *f)
 	        "  --keep          keep the scratch file (DIR/llmio-quick.XXXXXX/scratch)\n"
 	        "  --json FILE     all results as JSON (fio layout plus llmio's fields)\n"
 	        "  --csv FILE      all results as CSV\n\n"
-	        "Synchronous engines (psync, mmap) run QD 1 only: deeper queues are the same run.\n"
-	        "exit status: 0 success, 1 runtime failure, 2 usage error.\n");
+	        "Synchronous engines (psync, mmap) run QD 1 only: their rows say QD1, the random\n"
+	        "QD 32 patterns skip them (the same run as QD 1), and the best engine of a deeper\n"
+	        "pattern is chosen among the engines that ran at its depth; a QD 1 engine that\n"
+	        "beats them is named beside it with \"at QD 1\".\n"
+	        "Ctrl-C stops at the next point: the table holds the points that finished, the\n"
+	        "interrupted one is marked and not ranked, and the exit status is 1.\n"
+	        "exit status: 0 success, 1 runtime failure or interrupted, 2 usage error.\n");
 }
 
 static int parse(struct quick *q, int argc, char **argv)
@@ -181,15 +186,20 @@ static double gbps(const struct llmio_result *r)
 	return (r->read.bw_bytes + r->write.bw_bytes) / 1e9;
 }
 
+/*
+ * The best finished result of pattern p among the direct (or page-cache) ones that ran at
+ * exactly depth qd (the pattern's, or 1 for the synchronous engines' QD 1 runs of it).
+ */
 static const struct llmio_result *best_of(const struct quick *q, const struct pattern *p,
-                                          bool direct)
+                                          bool direct, uint32_t qd)
 {
 	const struct llmio_result *best = NULL;
 
 	for (size_t i = 0; i < q->nres; i++) {
 		const struct llmio_result *r = q->res[i];
 
-		if (q->pat[i] != p || r->direct_in_effect != direct)
+		if (q->pat[i] != p || r->direct_in_effect != direct || r->interrupted ||
+		    r->iodepth_effective != qd)
 			continue;
 		if (!best || gbps(r) > gbps(best) * 1.03 ||
 		    (gbps(r) > gbps(best) * 0.97 && r->gb_per_s_per_core > best->gb_per_s_per_core))
@@ -198,43 +208,77 @@ static const struct llmio_result *best_of(const struct quick *q, const struct pa
 	return best;
 }
 
+/* "4k rand read QD32": the pattern with the depth that ran (or the pattern's own). */
+static void label(char *buf, size_t len, const struct pattern *p, uint32_t qd)
+{
+	snprintf(buf, len, "%s QD%u", p->name, qd);
+}
+
+/*
+ * One pattern's line: the best at the pattern's depth; a shallower run (a synchronous engine
+ * at QD 1) is never that pattern's best, but is named when it beat them, or when nothing ran
+ * at the depth, with the depth it ran at.
+ */
+static void print_best(const struct quick *q, const struct pattern *p, bool direct, bool *printed)
+{
+	const struct llmio_result *at = best_of(q, p, direct, p->iodepth);
+	const struct llmio_result *low = p->iodepth > 1 ? best_of(q, p, direct, 1) : NULL;
+	const char *what = direct ? "O_DIRECT" : "page cache";
+
+	if (at) {
+		printf("%s %s: %-9s %.3f GB/s, %.2f GB/s/core", *printed ? ";" : "", what,
+		       at->opts.engine, gbps(at), at->gb_per_s_per_core);
+		*printed = true;
+	}
+	if (low && (!at || gbps(low) > gbps(at) * 1.03)) {
+		printf("%s %s%s: %s at QD 1 %.3f GB/s", *printed ? ";" : "", at ? "faster " : "",
+		       what, low->opts.engine, gbps(low));
+		*printed = true;
+	}
+}
+
 static void print_table(const struct quick *q)
 {
+	bool stopped = false;
+
 	printf("\n%-10s %-20s %-9s %-3s %-6s %9s %9s %9s %9s %9s %10s %10s\n", "phase", "pattern",
 	       "engine", "QD", "direct", "GB/s", "IOPS", "p50", "p99", "GB/s/core", "dev read",
 	       "dev write");
 	for (size_t i = 0; i < q->nres; i++) {
 		const struct llmio_result *r = q->res[i];
 		const struct llmio_op_result *op = r->write.ios ? &r->write : &r->read;
-		char iops[32], p50[32], p99[32], rd[32], wr[32];
+		char iops[32], p50[32], p99[32], rd[32], wr[32], name[48];
 
 		fmt_count(iops, sizeof(iops), r->read.iops + r->write.iops);
 		fmt_ns(p50, sizeof(p50), llmio_hist_percentile(&op->clat, 50));
 		fmt_ns(p99, sizeof(p99), llmio_hist_percentile(&op->clat, 99));
 		llmio_format_bytes(r->device.read_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->device.write_bytes, wr, sizeof(wr));
-		printf("%-10s %-20s %-9s %-3u %-6s %9.3f %9s %9s %9s %9.2f %10s %10s\n",
-		       q->pat[i]->phase, q->pat[i]->name, r->opts.engine, r->iodepth_effective,
+		label(name, sizeof(name), q->pat[i], r->iodepth_effective);
+		printf("%-10s %-20s %-9s %-3u %-6s %9.3f %9s %9s %9s %9.2f %10s %10s%s\n",
+		       q->pat[i]->phase, name, r->opts.engine, r->iodepth_effective,
 		       r->direct_in_effect ? "yes" : "no", gbps(r), iops, p50, p99,
 		       r->gb_per_s_per_core, r->device.known ? rd : "n/a",
-		       r->device.known ? wr : "n/a");
+		       r->device.known ? wr : "n/a",
+		       r->interrupted ? "  [interrupted: not ranked]" : "");
+		stopped |= r->interrupted;
 	}
 	printf("\nbest engine per pattern (highest GB/s; GB/s per core breaks near-ties). Direct\n"
 	       "and page-cache results are ranked apart: a cached figure is not a device "
-	       "figure.\n");
+	       "figure.\nA pattern's best ran at its depth; synchronous engines ran at QD 1 and "
+	       "are named so.\n");
 	for (size_t p = 0; p < NPAT; p++) {
-		const struct llmio_result *direct = best_of(q, &patterns[p], true);
-		const struct llmio_result *cached = best_of(q, &patterns[p], false);
+		bool printed = false;
+		char name[48];
 
-		printf("  %-10s %-20s", patterns[p].phase, patterns[p].name);
-		if (direct)
-			printf(" O_DIRECT: %-9s %.3f GB/s, %.2f GB/s/core", direct->opts.engine,
-			       gbps(direct), direct->gb_per_s_per_core);
-		if (cached)
-			printf("%s page cache: %s %.3f GB/s", direct ? ";" : "",
-			       cached->opts.engine, gbps(cached));
+		label(name, sizeof(name), &patterns[p], patterns[p].iodepth);
+		printf("  %-10s %-20s", patterns[p].phase, name);
+		print_best(q, &patterns[p], true, &printed);
+		print_best(q, &patterns[p], false, &printed);
 		printf("\n");
 	}
+	if (stopped)
+		printf("\nthe point marked [interrupted] stopped early: its figures are partial\n");
 }
 
 static int run_point(struct quick *q, const char *engine, bool direct, const struct pattern *p)
@@ -259,11 +303,11 @@ static int run_point(struct quick *q, const char *engine, bool direct, const str
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r\033[K%s %s ...", engine, p->name);
+		fprintf(stderr, "\r\033[K%s %s QD%u ...", engine, p->name, p->iodepth);
 	ret = llmio_job_run(&o, &r, err, sizeof(err));
 	cli_progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s %s: %s\n", engine, p->name, err);
+		fprintf(stderr, "llmio: %s %s QD%u: %s\n", engine, p->name, p->iodepth, err);
 		llmio_result_destroy(r);
 		return ret;
 	}
@@ -331,8 +375,12 @@ int cmd_quick(int argc, char **argv)
 		}
 	}
 	print_table(&q);
-	if (cli_stop)
-		printf("\ninterrupted: the table holds the points that finished\n");
+	if (cli_stop) {
+		/* as `run`: a stopped measurement is not a success */
+		fprintf(stderr, "llmio: interrupted: the table holds the points that finished; "
+		                "the one stopped early is marked and not ranked\n");
+		code = EXIT_RUNTIME;
+	}
 	if (q.json && (ret = cli_write_file(q.json, write_json, &q))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", q.json, strerror(-ret));
 		code = EXIT_RUNTIME;

@@ -157,6 +157,8 @@ struct snap {
 	uint64_t t;
 	struct cpu_snap cpu;
 	uint64_t rd, wr, rdio, wrio;
+	bool pio_ok;                /* /proc/self/io read: the process witness */
+	uint64_t prd, pwr;          /* its read_bytes, write_bytes */
 	uint64_t irq[IRQ_MAX_CPUS]; /* the device's interrupts per CPU */
 };
 
@@ -165,6 +167,7 @@ static void snap_take(const struct job *j, struct snap *s)
 	cpu_snap_take(&s->cpu);
 	if (target_dev_counters(&j->target, &s->rd, &s->wr, &s->rdio, &s->wrio))
 		s->rd = s->wr = s->rdio = s->wrio = 0;
+	s->pio_ok = sysinfo_proc_io(&s->prd, &s->pwr) == 0;
 	if (j->target.nirqs)
 		irq_counts(j->target.irqs, j->target.nirqs, s->irq);
 	s->t = now_ns();
@@ -390,6 +393,12 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		r->device.read_ios = s1->rdio - s0->rdio;
 		r->device.write_ios = s1->wrio - s0->wrio;
 	}
+	r->process_io.known = s0->pio_ok && s1->pio_ok;
+	if (r->process_io.known) {
+		/* a thread's counts move to the process's as it exits: never below zero */
+		r->process_io.read_bytes = s1->prd > s0->prd ? s1->prd - s0->prd : 0;
+		r->process_io.write_bytes = s1->pwr > s0->pwr ? s1->pwr - s0->pwr : 0;
+	}
 	if (j->target.nirqs)
 		irq_share(s0->irq, s1->irq, &r->device.irqs, r->device.irq_cpus,
 		          sizeof(r->device.irq_cpus));
@@ -496,6 +505,7 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	}
 	supervise(&j, &s0, &s1, &interrupted);
 	fill_result(&j, r, &s0, &s1);
+	llmio_result_judge(r);
 	notes(&j, r);
 	r->interrupted = interrupted;
 	for (unsigned i = 0; i < j.nworkers; i++) {

@@ -3,6 +3,8 @@
  * Host facts for results.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -82,4 +84,22 @@ unsigned sysinfo_online_cpus(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n > 0 ? (unsigned)n : 1;
+}
+
+int sysinfo_proc_io(uint64_t *read_bytes, uint64_t *write_bytes)
+{
+	char line[128];
+	unsigned found = 0;
+	FILE *f = fopen("/proc/self/io", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "read_bytes: %" SCNu64, read_bytes) == 1)
+			found |= 1;
+		else if (sscanf(line, "write_bytes: %" SCNu64, write_bytes) == 1)
+			found |= 2;
+	}
+	fclose(f);
+	return found == 3 ? 0 : -ENOTSUP;
 }

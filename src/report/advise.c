@@ -57,7 +57,67 @@ static const struct class_info classes[PC_COUNT] = {
                      "gds cufile io_uring libaio", "GDS, io_uring or libaio",
                      "rw=read bs=1m,16m iodepth=8,32 numjobs=1,4 with io_uring, libaio and "
                      "mmap, --repeat 3 (or workload=load)"},
+        [PC_KV_OFFLOAD] = {"KV-cache offload",
+                           "random reads and writes mixed (randrw, any mix), throughput then CPU",
+                           false,
+                           "asynchronous I/O at depth overlaps spills with restores (G10, "
+                           "FlexGen); GDS where the cache lives in GPU memory",
+                           "gds cufile io_uring libaio", "GDS, io_uring or libaio",
+                           "rw=randrw rwmixread=50,70 bs=16k,128k iodepth=4..32:x2 with "
+                           "io_uring and libaio, direct=1, --repeat 3"},
+        [PC_SPILL] = {"activation / KV spill", "random writes (randwrite), throughput then CPU",
+                      false,
+                      "asynchronous writes overlapped with compute (SSDTrain): throughput at "
+                      "the least CPU",
+                      "gds cufile io_uring libaio", "GDS, io_uring or libaio",
+                      "rw=randwrite bs=128k,1m iodepth=4..32:x2 with io_uring and libaio, "
+                      "direct=1, --repeat 3"},
+        [PC_SHUFFLE] = {"shuffled sample loading",
+                        "random reads above 64 KiB (randread), throughput then CPU", false,
+                        "many concurrent sample reads (DLIO, MLPerf Storage data loaders): "
+                        "asynchronous I/O at depth",
+                        "gds cufile io_uring libaio", "GDS, io_uring or libaio",
+                        "rw=randread bs=128k,1m iodepth=4..32:x2 with io_uring, libaio and "
+                        "psync numjobs=4, direct=1, --repeat 3"},
+        [PC_STREAM] = {"dataset streaming",
+                       "sequential reads below 128 KiB (token records, trace replay), "
+                       "throughput then CPU",
+                       false,
+                       "asynchronous I/O keeps the device busy between small requests; "
+                       "synchronous reads leave it idle (NIO Bench)",
+                       "io_uring libaio", "io_uring or libaio",
+                       "rw=read bs=4k,16k,64k iodepth=1..32:x2 with io_uring, libaio and psync, "
+                       "--repeat 3"},
+        [PC_PREP] = {"dataset preparation",
+                     "sequential writes below 128 KiB (tokenised shards, logs), throughput "
+                     "then CPU",
+                     false, "asynchronous or batched sequential writes: throughput, then CPU",
+                     "io_uring libaio", "io_uring or libaio",
+                     "rw=write bs=4k,16k,64k iodepth=1..32:x2 with io_uring, libaio and psync, "
+                     "--repeat 3"},
 };
+
+static const char *const svc_names[SC_COUNT] = {"device", "page cache", "service unknown"};
+static const char *const svc_keys[SC_COUNT] = {"device", "page-cache", "unknown"};
+
+const char *svc_class_name(enum svc_class sc)
+{
+	return svc_names[sc];
+}
+
+/* Device-bound points compete with each other only; mixed ones count as page cache. */
+enum svc_class point_svc_class(const struct point *p)
+{
+	switch (p->service) {
+	case LLMIO_SERVICE_DEVICE:
+		return SC_DEVICE;
+	case LLMIO_SERVICE_PAGE_CACHE:
+	case LLMIO_SERVICE_MIXED:
+		return SC_CACHE;
+	default:
+		return SC_UNKNOWN;
+	}
+}
 
 const char *phase_class_name(enum phase_class pc)
 {
@@ -99,14 +159,22 @@ static unsigned class_mask(const struct sample *s)
 			pc = word_class(s->workload);
 		return pc < 0 ? 0 : 1u << pc;
 	}
-	if (!strcmp(s->rw, "randread") && s->bs <= SMALL_BS)
-		m |= 1u << PC_INFER;
+	if (!strcmp(s->rw, "randread"))
+		m |= 1u << (s->bs <= SMALL_BS ? PC_INFER : PC_SHUFFLE);
 	if (s->bs >= LARGE_BS && (!strcmp(s->rw, "read") || !strcmp(s->rw, "write")))
 		m |= 1u << PC_TRAIN;
 	if (s->bs >= LARGE_BS && !strcmp(s->rw, "read"))
 		m |= 1u << PC_LOAD;
 	if (s->bs >= LARGE_BS && !strcmp(s->rw, "write") && (s->fsync || s->end_fsync))
 		m |= 1u << PC_CKPT;
+	if (s->bs < LARGE_BS && !strcmp(s->rw, "read"))
+		m |= 1u << PC_STREAM;
+	if (s->bs < LARGE_BS && !strcmp(s->rw, "write"))
+		m |= 1u << PC_PREP;
+	if (!strcmp(s->rw, "randrw"))
+		m |= 1u << PC_KV_OFFLOAD;
+	if (!strcmp(s->rw, "randwrite"))
+		m |= 1u << PC_SPILL;
 	return m;
 }
 
@@ -191,6 +259,14 @@ static void agreement(const struct class_info *c, const struct dataset *d, struc
 		snprintf(a->agree_text, sizeof(a->agree_text), "no data");
 		return;
 	}
+	if (a->sc != SC_DEVICE) {
+		/* the guideline is about the device's datapaths: memory copies do not test it */
+		a->agrees = -1;
+		snprintf(a->agree_text, sizeof(a->agree_text),
+		         "not comparable: %s points (the guideline is about device-bound I/O)",
+		         svc_names[a->sc]);
+		return;
+	}
 	s = a->best.p->s;
 	for (size_t i = 0; i < d->n; i++)
 		if (!strcmp(d->s[i].ioengine, "gds") || !strcmp(d->s[i].ioengine, "cufile"))
@@ -231,8 +307,15 @@ static int cmp_choice_q(const void *x, const void *y)
 	return cmp_choice(x, y, sort_class);
 }
 
+/* A candidate of phase class pc and service class sc. */
+static bool in_class(const struct point *p, enum phase_class pc, enum svc_class sc)
+{
+	return (class_mask(p->s) & (1u << pc)) && point_svc_class(p) == sc;
+}
+
 /* Distinct datapaths among the class's recipe points (recipe) or plain-job points. */
-static size_t count_paths(const struct dataset *d, enum phase_class pc, bool recipe)
+static size_t count_paths(const struct dataset *d, enum phase_class pc, enum svc_class sc,
+                          bool recipe)
 {
 	const char *seen[MAX_PATHS];
 	size_t n = 0;
@@ -241,7 +324,7 @@ static size_t count_paths(const struct dataset *d, enum phase_class pc, bool rec
 		const struct sample *s = d->p[i].s;
 		size_t k;
 
-		if (!(class_mask(s) & (1u << pc)) || is_recipe(s) != recipe)
+		if (!in_class(&d->p[i], pc, sc) || is_recipe(s) != recipe)
 			continue;
 		for (k = 0; k < n && strcmp(seen[k], s->engine); k++)
 			;
@@ -251,7 +334,8 @@ static size_t count_paths(const struct dataset *d, enum phase_class pc, bool rec
 	return n;
 }
 
-static void advise_one(const struct dataset *d, enum phase_class pc, struct advice *a)
+static void advise_one(const struct dataset *d, enum phase_class pc, enum svc_class sc,
+                       struct advice *a)
 {
 	const struct class_info *c = &classes[pc];
 	struct choice paths[MAX_PATHS];
@@ -261,14 +345,15 @@ static void advise_one(const struct dataset *d, enum phase_class pc, struct advi
 
 	memset(a, 0, sizeof(*a));
 	a->pc = pc;
+	a->sc = sc;
 	snprintf(a->study, sizeof(a->study), "%s", c->study);
 	/* recipe phases model the phase itself: they decide when they compare datapaths */
-	recipes = count_paths(d, pc, true) >= 2 || !count_paths(d, pc, false);
+	recipes = count_paths(d, pc, sc, true) >= 2 || !count_paths(d, pc, sc, false);
 	a->from_recipes = recipes;
 	for (size_t i = 0; i < d->np; i++) {
 		const struct point *p = &d->p[i];
 
-		if (!(class_mask(p->s) & (1u << pc)) || is_recipe(p->s) != recipes)
+		if (!in_class(p, pc, sc) || is_recipe(p->s) != recipes)
 			continue;
 		a->ncand++;
 		if (p->iops.med > max_iops)
@@ -278,7 +363,7 @@ static void advise_one(const struct dataset *d, enum phase_class pc, struct advi
 		const struct point *p = &d->p[i];
 		size_t k;
 
-		if (!(class_mask(p->s) & (1u << pc)) || is_recipe(p->s) != recipes)
+		if (!in_class(p, pc, sc) || is_recipe(p->s) != recipes)
 			continue;
 		for (k = 0; k < np; k++)
 			if (!strcmp(paths[k].p->s->engine, p->s->engine))
@@ -337,10 +422,25 @@ static void advise_one(const struct dataset *d, enum phase_class pc, struct advi
 	agreement(c, d, a);
 }
 
-void advise_all(const struct dataset *d, struct advice out[PC_COUNT])
+/* Whether any point of phase class pc is in service class sc. */
+static bool class_has(const struct dataset *d, enum phase_class pc, enum svc_class sc)
 {
-	for (int pc = 0; pc < PC_COUNT; pc++)
-		advise_one(d, (enum phase_class)pc, &out[pc]);
+	for (size_t i = 0; i < d->np; i++)
+		if (in_class(&d->p[i], pc, sc))
+			return true;
+	return false;
+}
+
+void advise_all(const struct dataset *d, struct advice_set *out)
+{
+	out->n = 0;
+	/* the device's answers first, for every phase; then the other classes where measured */
+	for (int sc = 0; sc < SC_COUNT; sc++)
+		for (int pc = 0; pc < PC_COUNT; pc++)
+			if (sc == SC_DEVICE ||
+			    class_has(d, (enum phase_class)pc, (enum svc_class)sc))
+				advise_one(d, (enum phase_class)pc, (enum svc_class)sc,
+				           &out->a[out->n++]);
 }
 
 void advice_settings(const struct point *p, char *buf, size_t len)
@@ -427,44 +527,62 @@ static void print_table(FILE *f, char (*cells)[256], size_t rows, size_t ncols)
 	}
 }
 
-int advise_write_text(FILE *f, const struct dataset *d, const struct advice *a)
+int advise_write_text(FILE *f, const struct dataset *d, const struct advice_set *set)
 {
-	static const char *const head[6] = {"phase",  "best datapath", "settings",
-	                                    "metric", "vs runner-up",  "evidence"};
-	char cells[(PC_COUNT + 1) * 6][256];
+	static const char *const head[7] = {"phase",  "served by",    "best datapath", "settings",
+	                                    "metric", "vs runner-up", "evidence"};
+	char(*cells)[256] = calloc((ADVICE_MAX + 1) * 7, sizeof(*cells));
+	const struct advice *a = set->a;
+	bool others = false;
 
+	if (!cells)
+		return -ENOMEM;
 	fprintf(f, "Datapath advice from %s (%lu records, %zu points%s%s)\n\n", d->path, d->records,
 	        d->np, d->host[0] ? ", host " : "", d->host);
-	for (int c = 0; c < 6; c++)
+	for (int c = 0; c < 7; c++)
 		snprintf(cells[c], sizeof(cells[c]), "%s", head[c]);
-	for (int pc = 0; pc < PC_COUNT; pc++) {
-		const struct advice *x = &a[pc];
-		char(*row)[256] = &cells[(pc + 1) * 6];
+	for (size_t i = 0; i < set->n; i++) {
+		const struct advice *x = &a[i];
+		char(*row)[256] = &cells[(i + 1) * 7];
 
-		snprintf(row[0], sizeof(row[0]), "%s%s", classes[pc].name, x->thin ? " *" : "");
-		snprintf(row[1], sizeof(row[1]), "%s", x->best.p ? x->best.p->s->engine : "-");
+		others |= x->sc != SC_DEVICE;
+		snprintf(row[0], sizeof(row[0]), "%s%s", classes[x->pc].name, x->thin ? " *" : "");
+		snprintf(row[1], sizeof(row[1]), "%s", svc_names[x->sc]);
+		snprintf(row[2], sizeof(row[2]), "%s", x->best.p ? x->best.p->s->engine : "-");
 		if (x->best.p)
-			advice_settings(x->best.p, row[2], sizeof(row[2]));
+			advice_settings(x->best.p, row[3], sizeof(row[3]));
 		else
-			snprintf(row[2], sizeof(row[2]), "-");
-		advice_metric(x, x->best.p, row[3], sizeof(row[3]));
-		advice_vs(x, row[4], sizeof(row[4]));
-		advice_evidence(x->best.p, 3, row[5], sizeof(row[5]));
+			snprintf(row[3], sizeof(row[3]), "-");
+		advice_metric(x, x->best.p, row[4], sizeof(row[4]));
+		advice_vs(x, row[5], sizeof(row[5]));
+		advice_evidence(x->best.p, 3, row[6], sizeof(row[6]));
 	}
-	print_table(f, cells, PC_COUNT + 1, 6);
-	fprintf(f, "\n* too thin to decide: see below\n\nThe study's guideline on this machine:\n");
-	for (int pc = 0; pc < PC_COUNT; pc++)
-		fprintf(f, "  %-26s study: %s\n  %-26s here:  %s\n", classes[pc].name,
-		        classes[pc].study, "", a[pc].agree_text);
+	print_table(f, cells, set->n + 1, 7);
+	free(cells);
+	fprintf(f, "\n* too thin to decide: see below\n");
+	if (others)
+		fprintf(f,
+		        "Points served by the page cache (or where that cannot be told) are ranked "
+		        "only among\nthemselves, never against device-bound ones: their rows "
+		        "answer for memory, not the device.\n");
+	fprintf(f, "\nThe study's guideline on this machine:\n");
+	for (size_t i = 0; i < set->n; i++)
+		if (a[i].sc == SC_DEVICE)
+			fprintf(f, "  %-26s study: %s\n  %-26s here:  %s\n", classes[a[i].pc].name,
+			        classes[a[i].pc].study, "", a[i].agree_text);
 	fprintf(f, "\nWhat to try next:\n");
-	for (int pc = 0; pc < PC_COUNT; pc++) {
-		if (a[pc].thin)
-			fprintf(f, "  %s: too thin: %s.\n    try: %s\n", classes[pc].name,
-			        a[pc].why, a[pc].next);
+	for (size_t i = 0; i < set->n; i++) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "%s%s%s", classes[a[i].pc].name,
+		         a[i].sc == SC_DEVICE ? "" : ", ",
+		         a[i].sc == SC_DEVICE ? "" : svc_names[a[i].sc]);
+		if (a[i].thin)
+			fprintf(f, "  %s: too thin: %s.\n    try: %s\n", name, a[i].why, a[i].next);
 		else
-			fprintf(f, "  %s: decided (%zu points, %zu datapaths%s)\n",
-			        classes[pc].name, a[pc].ncand, a[pc].npaths,
-			        a[pc].from_recipes ? ", from recipe phases" : "");
+			fprintf(f, "  %s: decided (%zu points, %zu datapaths%s)\n", name,
+			        a[i].ncand, a[i].npaths,
+			        a[i].from_recipes ? ", from recipe phases" : "");
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -487,6 +605,8 @@ static cJSON *choice_json(const struct advice *a, const struct choice *c)
 	cJSON_AddNumberToObject(o, "iodepth", c->p->s->iodepth);
 	cJSON_AddNumberToObject(o, "numjobs", c->p->s->numjobs);
 	cJSON_AddBoolToObject(o, "direct", c->p->s->direct);
+	cJSON_AddStringToObject(o, "service", llmio_service_name(c->p->service));
+	cJSON_AddStringToObject(o, "service_reason", c->p->s->service_reason);
 	cJSON_AddStringToObject(o, "metric", classes[a->pc].latency ? "p99_ns" : "bw_bytes");
 	cJSON_AddNumberToObject(o, "value", c->value);
 	cJSON_AddNumberToObject(o, "spread_pct", c->spread_pct);
@@ -501,8 +621,9 @@ static cJSON *choice_json(const struct advice *a, const struct choice *c)
 	return o;
 }
 
-int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a)
+int advise_write_json(FILE *f, const struct dataset *d, const struct advice_set *set)
 {
+	const struct advice *a = set->a;
 	cJSON *root = cJSON_CreateObject(), *arr;
 
 	if (!root)
@@ -511,15 +632,16 @@ int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a)
 	cJSON_AddNumberToObject(root, "records", (double)d->records);
 	cJSON_AddNumberToObject(root, "points", (double)d->np);
 	arr = cJSON_AddArrayToObject(root, "phases");
-	for (int pc = 0; arr && pc < PC_COUNT; pc++) {
-		const struct advice *x = &a[pc];
+	for (size_t i = 0; arr && i < set->n; i++) {
+		const struct advice *x = &a[i];
 		cJSON *o = cJSON_CreateObject();
 
 		if (!o)
 			break;
 		cJSON_AddItemToArray(arr, o);
-		cJSON_AddStringToObject(o, "phase", classes[pc].name);
-		cJSON_AddStringToObject(o, "class", classes[pc].title);
+		cJSON_AddStringToObject(o, "phase", classes[x->pc].name);
+		cJSON_AddStringToObject(o, "class", classes[x->pc].title);
+		cJSON_AddStringToObject(o, "service_class", svc_keys[x->sc]);
 		cJSON_AddStringToObject(o, "verdict",
 		                        !x->best.p ? "no data"
 		                        : x->thin  ? "too thin"

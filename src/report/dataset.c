@@ -45,6 +45,28 @@ static double num_of(const cJSON *o, const char *key, double def)
 	return def;
 }
 
+/*
+ * A whole number in [0, max] from a record, or def when the key is absent.  Journals come from
+ * outside: a value out of range (1e300, -5, 2.5) is refused with its key named in bad, never
+ * cast (a cast of an out-of-range double is undefined behaviour).  \return 0 or -ERANGE.
+ */
+static int whole_of(const cJSON *o, const char *key, double def, double max, uint64_t *out,
+                    char *bad, size_t badlen)
+{
+	double v = num_of(o, key, def);
+
+	if (!(v >= 0 && v <= max && v == floor(v))) {
+		snprintf(bad, badlen, "%s %g is not a whole number in 0..%.0f", key, v, max);
+		return -ERANGE;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* 2^53: the largest byte count a JSON number holds exactly */
+#define MAX_BYTES 9007199254740992.0
+#define MAX_U32   4294967295.0
+
 static double num_of_index(const cJSON *a, int i)
 {
 	const cJSON *v = cJSON_GetArrayItem(a, i);
@@ -235,9 +257,10 @@ static int add_pairs(struct sample *s, const cJSON *job, bool *bad)
 	if (num_of(lat, "N", 1) > 0) {
 		double mn = num_of(lat, "min", -1), mx = num_of(lat, "max", -1);
 
-		if (mn >= 0 && (uint64_t)mn < s->hmin)
+		/* out of range: the buckets bound them instead (bound_from_pairs) */
+		if (mn >= 0 && mn <= MAX_BYTES && (uint64_t)mn < s->hmin)
 			s->hmin = (uint64_t)mn;
-		if (mx >= 0 && (uint64_t)mx > s->hmax)
+		if (mx >= 0 && mx <= MAX_BYTES && (uint64_t)mx > s->hmax)
 			s->hmax = (uint64_t)mx;
 	}
 	return 0;
@@ -296,12 +319,89 @@ static void engine_label(struct sample *s, const char *engine, const char *opts)
 	snprintf(s->engine, sizeof(s->engine), "%s%s%s", engine, o[0] ? " " : "", o);
 }
 
+enum llmio_service service_combine(enum llmio_service a, enum llmio_service b)
+{
+	if (a == b)
+		return a;
+	if (a == LLMIO_SERVICE_UNKNOWN || b == LLMIO_SERVICE_UNKNOWN)
+		return LLMIO_SERVICE_UNKNOWN;
+	return LLMIO_SERVICE_MIXED;
+}
+
+const char *point_mark(const struct point *p)
+{
+	if (p->service == LLMIO_SERVICE_PAGE_CACHE)
+		return " (page cache)";
+	return p->service == LLMIO_SERVICE_MIXED ? " (mixed)" : "";
+}
+
+static int service_of_name(const char *name)
+{
+	for (int v = LLMIO_SERVICE_UNKNOWN; v <= LLMIO_SERVICE_MIXED; v++)
+		if (!strcmp(name, llmio_service_name((enum llmio_service)v)))
+			return v;
+	return -1;
+}
+
+/*
+ * A job's verdict: the record's own, or for a record written before verdicts existed the
+ * same function over the facts the record holds (O_DIRECT, bytes, fsyncs, witness, disk).
+ */
+static int job_service(const cJSON *job, const cJSON *jo, enum llmio_service *out, char *why,
+                       size_t len, char *bad, size_t badlen)
+{
+	const cJSON *dev = cJSON_GetObjectItemCaseSensitive(job, "device");
+	const cJSON *pio = cJSON_GetObjectItemCaseSensitive(job, "process_io");
+	const cJSON *sync = cJSON_GetObjectItemCaseSensitive(job, "sync");
+	struct llmio_service_facts f = {0};
+	int named = service_of_name(str_of(job, "service", ""));
+	uint64_t opt_sync = 0;
+	int ret = 0;
+
+	if (named >= 0) {
+		*out = (enum llmio_service)named;
+		copy_str(why, len, str_of(job, "service_reason", ""));
+		return 0;
+	}
+	f.direct = num_of(job, "direct_in_effect", num_of(jo, "direct", 0)) != 0;
+	f.fstype = str_of(dev, "fstype", "");
+	f.witness.known = pio && num_of(pio, "known", 0) != 0;
+	f.device_known = dev && num_of(dev, "known", 0) != 0;
+	ret = whole_of(cJSON_GetObjectItemCaseSensitive(job, "read"), "io_bytes", 0, MAX_BYTES,
+	               &f.read_bytes, bad, badlen);
+	if (!ret)
+		ret = whole_of(cJSON_GetObjectItemCaseSensitive(job, "write"), "io_bytes", 0,
+		               MAX_BYTES, &f.write_bytes, bad, badlen);
+	if (!ret && f.witness.known)
+		ret = whole_of(pio, "read_bytes", 0, MAX_BYTES, &f.witness.read_bytes, bad,
+		               badlen) ||
+		      whole_of(pio, "write_bytes", 0, MAX_BYTES, &f.witness.write_bytes, bad,
+		               badlen);
+	if (!ret && f.device_known)
+		ret = whole_of(dev, "read_bytes", 0, MAX_BYTES, &f.device_read_bytes, bad,
+		               badlen) ||
+		      whole_of(dev, "write_bytes", 0, MAX_BYTES, &f.device_write_bytes, bad,
+		               badlen);
+	/* an older record without "sync": the options say whether it synced */
+	if (!ret && sync)
+		ret = whole_of(sync, "total_ios", 0, MAX_BYTES, &f.fsyncs, bad, badlen);
+	else if (!ret)
+		opt_sync = num_of(jo, "fsync", 0) != 0 || num_of(jo, "end_fsync", 0) != 0;
+	if (ret)
+		return -ERANGE;
+	if (!sync)
+		f.fsyncs = opt_sync;
+	*out = llmio_service_classify(&f, why, len);
+	return 0;
+}
+
 static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
-                       struct llmio_hist *scratch, bool *bad)
+                       struct llmio_hist *scratch, bool *bad, char *why, size_t whylen)
 {
 	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(phase, "jobs"), *job, *jo;
 	double rbytes = 0, wbytes = 0, cores = 0;
 	size_t njobs = 0;
+	uint64_t v;
 	int ret;
 
 	(void)d;
@@ -311,18 +411,37 @@ static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
 	engine_label(s, str_of(jo, "ioengine", str_of(s->config, "ioengine", "?")),
 	             str_of(jo, "engine_opts", ""));
 	copy_str(s->rw, sizeof(s->rw), str_of(jo, "rw", str_of(s->config, "rw", "?")));
-	s->bs = (uint64_t)num_of(jo, "bs", num_of(s->config, "bs", 0));
-	s->iodepth = (unsigned)num_of(jo, "iodepth", num_of(s->config, "iodepth", 1));
-	s->numjobs = (unsigned)num_of(jo, "numjobs", num_of(s->config, "numjobs", 1));
+	if ((ret = whole_of(jo, "bs", num_of(s->config, "bs", 0), MAX_BYTES, &s->bs, why,
+	                    whylen)) ||
+	    (ret = whole_of(jo, "iodepth", num_of(s->config, "iodepth", 1), MAX_U32, &v, why,
+	                    whylen)))
+		return ret;
+	s->iodepth = (unsigned)v;
+	if ((ret = whole_of(jo, "numjobs", num_of(s->config, "numjobs", 1), MAX_U32, &v, why,
+	                    whylen)))
+		return ret;
+	s->numjobs = (unsigned)v;
+	if ((ret = whole_of(jo, "fsync", num_of(s->config, "fsync", 0), MAX_U32, &v, why, whylen)))
+		return ret;
+	s->fsync = (unsigned)v;
 	s->direct = num_of(jo, "direct", num_of(s->config, "direct", 0)) != 0;
-	s->fsync = (unsigned)num_of(jo, "fsync", num_of(s->config, "fsync", 0));
 	s->end_fsync = num_of(jo, "end_fsync", num_of(s->config, "end_fsync", 0)) != 0;
 	cJSON_ArrayForEach(job, jobs)
 	{
 		const cJSON *r = cJSON_GetObjectItemCaseSensitive(job, "read");
 		const cJSON *w = cJSON_GetObjectItemCaseSensitive(job, "write");
 		double c = num_of(cJSON_GetObjectItemCaseSensitive(job, "cpu"), "cores_busy", 0);
+		enum llmio_service sv;
+		char reason[sizeof(s->service_reason)];
 
+		if ((ret = job_service(job, cJSON_GetObjectItemCaseSensitive(job, "job options"),
+		                       &sv, reason, sizeof(reason), why, whylen)))
+			return ret;
+		s->service = njobs ? service_combine(s->service, sv) : sv;
+		if (!njobs)
+			copy_str(s->service_reason, sizeof(s->service_reason), reason);
+		s->shared_disk |= num_of(job, "shared_disk", 0) != 0;
+		s->busy_system |= num_of(job, "busy_system", 0) != 0;
 		s->bw += num_of(r, "bw_bytes", 0) + num_of(w, "bw_bytes", 0);
 		s->iops += num_of(r, "iops", 0) + num_of(w, "iops", 0);
 		rbytes += num_of(r, "io_bytes", 0);
@@ -353,13 +472,17 @@ static void note_failure(struct dataset *d, const cJSON *rec, const cJSON *cfg)
 {
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(rec, "error");
 	struct failure *f = &d->fail[d->nfail++];
-	char bs[32];
+	char bs[32] = "?", qd[32] = "?", bad[96];
+	uint64_t v;
 
 	copy_str(f->hash, sizeof(f->hash), str_of(rec, "config_hash", "?"));
-	fmt_size(bs, sizeof(bs), (uint64_t)num_of(cfg, "bs", 0));
-	snprintf(f->what, sizeof(f->what), "%s %s %s bs=%s iodepth=%.0f",
+	if (!whole_of(cfg, "bs", 0, MAX_BYTES, &v, bad, sizeof(bad)))
+		fmt_size(bs, sizeof(bs), v);
+	if (!whole_of(cfg, "iodepth", 1, MAX_U32, &v, bad, sizeof(bad)))
+		snprintf(qd, sizeof(qd), "%llu", (unsigned long long)v);
+	snprintf(f->what, sizeof(f->what), "%s %s %s bs=%s iodepth=%s",
 	         str_of(rec, "workload", "job"), str_of(cfg, "ioengine", "?"),
-	         str_of(cfg, "rw", "?"), bs, num_of(cfg, "iodepth", 1));
+	         str_of(cfg, "rw", "?"), bs, qd);
 	snprintf(f->message, sizeof(f->message), "%s (%.0f)", str_of(e, "message", "failed"),
 	         num_of(e, "code", 0));
 }
@@ -367,13 +490,17 @@ static void note_failure(struct dataset *d, const cJSON *rec, const cJSON *cfg)
 static void note_host(struct dataset *d, const cJSON *rec)
 {
 	const cJSON *h = cJSON_GetObjectItemCaseSensitive(rec, "host");
+	char bad[96];
+	uint64_t v;
 
 	if (d->host[0] || !h)
 		return;
 	copy_str(d->host, sizeof(d->host), str_of(h, "hostname", "?"));
 	copy_str(d->kernel, sizeof(d->kernel), str_of(h, "kernel", "?"));
 	copy_str(d->cpu_model, sizeof(d->cpu_model), str_of(h, "cpu_model", "?"));
-	d->online_cpus = (unsigned)num_of(h, "online_cpus", 0);
+	/* a count out of range is not shown (0 = unknown) rather than cast */
+	d->online_cpus =
+	        whole_of(h, "online_cpus", 0, MAX_U32, &v, bad, sizeof(bad)) ? 0 : (unsigned)v;
 }
 
 static int grow(void **arr, size_t *cap, size_t need, size_t size)
@@ -394,6 +521,24 @@ static int grow(void **arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/*
+ * A record with a value out of range is left out whole: the samples it added so far go, it
+ * counts as a skipped line, and the warning names the line and the value.
+ */
+static void drop_samples(struct dataset *d, size_t first, unsigned long lineno, const char *why)
+{
+	for (size_t i = first; i < d->n; i++) {
+		cJSON_Delete(d->s[i].config);
+		free(d->s[i].group);
+		free(d->s[i].pairs);
+		memset(&d->s[i], 0, sizeof(d->s[i]));
+	}
+	d->n = first;
+	d->records--;
+	d->skipped_lines++;
+	fprintf(stderr, "llmio: %s line %lu: record skipped: %s\n", d->path, lineno, why);
+}
+
 /* One journal record: its phases become samples, or it is noted as a failure. */
 static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *fcap,
                       struct llmio_hist *scratch, unsigned long lineno)
@@ -401,7 +546,10 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec, "phases"), *ph;
 	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(rec, "config");
 	const cJSON *sw = cJSON_GetObjectItemCaseSensitive(rec, "sweep");
+	const size_t first = d->n;
 	bool bad = false;
+	char why[160];
+	uint64_t v;
 	int ret;
 
 	if (strcmp(str_of(rec, "record", "point"), "point")) {
@@ -433,12 +581,20 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 		s = &d->s[d->n];
 		copy_str(s->hash, sizeof(s->hash), str_of(rec, "config_hash", "?"));
 		copy_str(s->workload, sizeof(s->workload), str_of(rec, "workload", "job"));
-		s->repeat = (long)num_of(sw, "repeat", num_of(cfg, "repeat", 0));
 		s->config = cfg ? cJSON_Duplicate(cfg, true) : cJSON_CreateObject();
 		if (!s->config)
 			return -ENOMEM;
 		d->n++; /* owned from here: released with the dataset */
-		if ((ret = parse_phase(d, s, ph, scratch, &bad)))
+		ret = whole_of(sw, "repeat", num_of(cfg, "repeat", 0), MAX_U32, &v, why,
+		               sizeof(why));
+		s->repeat = (long)v;
+		if (!ret)
+			ret = parse_phase(d, s, ph, scratch, &bad, why, sizeof(why));
+		if (ret == -ERANGE) {
+			drop_samples(d, first, lineno, why);
+			return 0;
+		}
+		if (ret)
 			return ret;
 		key = config_key(s->config, NULL, false);
 		if (!key)
@@ -543,6 +699,15 @@ static void fold_point(const struct dataset *d, struct point *p, double *tmp, st
 	p->lat_count = h->count;
 	p->p50 = llmio_hist_percentile(h, 50);
 	p->p99 = llmio_hist_percentile(h, 99);
+	/* a cold first repeat and warm later ones make a mixed point, as they should */
+	p->service = p->s->service;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct sample *x = &d->s[p->idx[i]];
+
+		p->service = service_combine(p->service, x->service);
+		p->shared_disk |= x->shared_disk;
+		p->busy_system |= x->busy_system;
+	}
 }
 
 /* Samples with equal group keys become one point, in the order of their first record. */

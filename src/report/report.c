@@ -171,16 +171,19 @@ static size_t build_series(const struct dataset *d, const struct slice *sl, stru
 
 	for (size_t i = 0; i < sl->n; i++) {
 		const struct point *p = &d->p[sl->pts[i]];
+		char name[sizeof(s->name)];
 		size_t k, j;
 
+		/* a page-cache point is its own series, named so: never one line with the device */
+		snprintf(name, sizeof(name), "%s%s", p->s->engine, point_mark(p));
 		for (k = 0; k < ns; k++)
-			if (!strcmp(s[k].name, p->s->engine))
+			if (!strcmp(s[k].name, name))
 				break;
 		if (k == ns) {
 			if (ns == MAX_SERIES)
 				continue;
 			memset(&s[ns], 0, sizeof(s[ns]));
-			snprintf(s[ns].name, sizeof(s[ns].name), "%s", p->s->engine);
+			snprintf(s[ns].name, sizeof(s[ns].name), "%s", name);
 			ns++;
 		}
 		for (j = 0; j < s[k].n; j++)
@@ -497,8 +500,8 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 		slice_title(d, pts[0], "iodepth", title, sizeof(title));
 		doc_heading(doc, 2, "%s (%s)", title, lat_op(pts[0]));
 		for (size_t k = 0; k < n; k++) {
-			snprintf(names[k], sizeof(names[k]), "%s QD %u", pts[k]->s->engine,
-			         pts[k]->s->iodepth);
+			snprintf(names[k], sizeof(names[k]), "%s%s QD %u", pts[k]->s->engine,
+			         point_mark(pts[k]), pts[k]->s->iodepth);
 			ps[k].name = names[k];
 			point_hist(pts[k], h);
 			for (size_t q = 0; q < NPCT; q++)
@@ -516,7 +519,7 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 		doc_table(doc, 8, "datapath", "QD", "I/Os", "p50 us", "p90 us", "p99 us",
 		          "p99.9 us", "max us");
 		for (size_t k = 0; k < n; k++) {
-			doc_cell(doc, "%s", pts[k]->s->engine);
+			doc_cell(doc, "%s%s", pts[k]->s->engine, point_mark(pts[k]));
 			doc_cell(doc, "%u", pts[k]->s->iodepth);
 			doc_cell(doc, "%llu", (unsigned long long)pts[k]->lat_count);
 			for (size_t q = 0; q < NPCT; q++) {
@@ -579,17 +582,21 @@ static int section_cpu(const struct dataset *d, struct doc *doc, struct plot *pl
 		slice_title(d, &d->p[sl.v[i].pts[0]], "iodepth", title, sizeof(title));
 		for (size_t k = 0; k < sl.v[i].n; k++) {
 			const struct point *p = &d->p[sl.v[i].pts[k]];
-			int e = name_index(loc, &nloc, MAX_SERIES, p->s->engine);
+			char name[160];
+			int e;
+
+			snprintf(name, sizeof(name), "%s%s", p->s->engine, point_mark(p));
+			e = name_index(loc, &nloc, MAX_SERIES, name);
 
 			if (e >= 0 && (!best[e] || p->bw.med > best[e]->bw.med))
 				best[e] = p;
 		}
 		for (size_t e = 0; e < nloc; e++) {
 			const struct point *p = best[e];
-			int col = name_index(engines, &ne, MAX_SERIES, p->s->engine);
+			int col = name_index(engines, &ne, MAX_SERIES, loc[e]);
 
 			doc_cell(doc, "%s", title);
-			doc_cell(doc, "%s", p->s->engine);
+			doc_cell(doc, "%s", loc[e]);
 			doc_cell(doc, "%u", p->s->iodepth);
 			f_gbs(v, sizeof(v), p->bw.med / 1e9);
 			doc_cell(doc, "%s", v);
@@ -670,7 +677,7 @@ static int section_phases(const struct dataset *d, struct doc *doc, struct plot 
 				int pi = name_index(phases, &nph, MAX_SERIES, p->s->phase);
 
 				doc_cell(doc, "%s", label);
-				doc_cell(doc, "%s", p->s->phase);
+				doc_cell(doc, "%s%s", p->s->phase, point_mark(p));
 				doc_cell(doc, "%.2f", p->wall.med);
 				f_gbs(v, sizeof(v), p->bw.med / 1e9);
 				doc_cell(doc, "%s", v);
@@ -719,7 +726,7 @@ out:
 static void section_overview(const struct dataset *d, struct doc *doc)
 {
 	char keys[1024] = "";
-	size_t used = 0, nrep = 0;
+	size_t used = 0, nrep = 0, ncache = 0, nmixed = 0, nunknown = 0, nshared = 0, nbusy = 0;
 
 	for (size_t i = 0; i < d->np; i++)
 		if (d->p[i].n > nrep)
@@ -736,6 +743,26 @@ static void section_overview(const struct dataset *d, struct doc *doc)
 	if (d->host[0])
 		doc_para(doc, "Host %s, kernel %s, CPU %s (%u online CPUs).", d->host, d->kernel,
 		         d->cpu_model, d->online_cpus);
+	for (size_t i = 0; i < d->np; i++) {
+		ncache += d->p[i].service == LLMIO_SERVICE_PAGE_CACHE;
+		nmixed += d->p[i].service == LLMIO_SERVICE_MIXED;
+		nunknown += d->p[i].service == LLMIO_SERVICE_UNKNOWN;
+		nshared += d->p[i].shared_disk;
+		nbusy += d->p[i].busy_system;
+	}
+	if (ncache + nmixed + nunknown)
+		doc_para(
+		        doc,
+		        "Not device-bound: %zu points served by the page cache and %zu partly "
+		        "(mixed), marked \"(page cache)\" and \"(mixed)\" in every chart and "
+		        "table; %zu points where that cannot be told.  The advisor ranks them only "
+		        "among themselves (docs/metrics.md, \"Page cache or device\").",
+		        ncache, nmixed, nunknown);
+	if (nshared + nbusy)
+		doc_para(doc,
+		         "Measured with company: %zu points on a disk shared with other I/O, %zu "
+		         "on a machine busy beyond the job (\"served by\" in All points).",
+		         nshared, nbusy);
 	doc_para(doc,
 	         "Swept keys:%s.  A point's numbers are the median over its repeats; "
 	         "latency percentiles come from the histogram merging all its jobs and "
@@ -743,37 +770,48 @@ static void section_overview(const struct dataset *d, struct doc *doc)
 	         used ? keys : " none");
 }
 
-static void section_advice(const struct dataset *d, struct doc *doc)
+static int section_advice(const struct dataset *d, struct doc *doc)
 {
-	struct advice a[PC_COUNT];
-	char set[256], met[128], vs[256], ev[256];
+	struct advice_set *set = malloc(sizeof(*set));
+	char set_s[256], met[128], vs[256], ev[256];
 
-	advise_all(d, a);
+	if (!set)
+		return -ENOMEM;
+	advise_all(d, set);
 	doc_heading(doc, 1, "Datapath advice per phase");
-	doc_para(doc, "What `llmio advise` concludes from this journal (rules: docs/report.md).");
-	doc_table(doc, 7, "phase", "best datapath", "settings", "metric", "vs runner-up",
-	          "evidence", "verdict");
-	for (int pc = 0; pc < PC_COUNT; pc++) {
-		const struct advice *x = &a[pc];
+	doc_para(doc,
+	         "What `llmio advise` concludes from this journal (rules: docs/report.md).  "
+	         "Device-bound points are ranked only against each other; points served by the "
+	         "page cache (or where that cannot be told) have rows of their own.");
+	doc_table(doc, 8, "phase", "served by", "best datapath", "settings", "metric",
+	          "vs runner-up", "evidence", "verdict");
+	for (size_t i = 0; i < set->n; i++) {
+		const struct advice *x = &set->a[i];
 
 		if (x->best.p)
-			advice_settings(x->best.p, set, sizeof(set));
+			advice_settings(x->best.p, set_s, sizeof(set_s));
 		advice_metric(x, x->best.p, met, sizeof(met));
 		advice_vs(x, vs, sizeof(vs));
 		advice_evidence(x->best.p, 3, ev, sizeof(ev));
-		doc_row(doc, phase_class_name(x->pc), x->best.p ? x->best.p->s->engine : "-",
-		        x->best.p ? set : "-", met, vs, ev,
+		doc_row(doc, phase_class_name(x->pc), svc_class_name(x->sc),
+		        x->best.p ? x->best.p->s->engine : "-", x->best.p ? set_s : "-", met, vs,
+		        ev,
 		        !x->best.p ? "no data"
 		        : x->thin  ? "too thin"
 		                   : "decided");
 	}
 	doc_table(doc, 3, "phase", "the study's guideline", "this machine");
-	for (int pc = 0; pc < PC_COUNT; pc++)
-		doc_row(doc, phase_class_name(a[pc].pc), a[pc].study, a[pc].agree_text);
-	for (int pc = 0; pc < PC_COUNT; pc++)
-		if (a[pc].thin)
-			doc_para(doc, "%s: too thin: %s.  Try next: %s.",
-			         phase_class_name(a[pc].pc), a[pc].why, a[pc].next);
+	for (size_t i = 0; i < set->n; i++)
+		if (set->a[i].sc == SC_DEVICE)
+			doc_row(doc, phase_class_name(set->a[i].pc), set->a[i].study,
+			        set->a[i].agree_text);
+	for (size_t i = 0; i < set->n; i++)
+		if (set->a[i].thin)
+			doc_para(doc, "%s (%s): too thin: %s.  Try next: %s.",
+			         phase_class_name(set->a[i].pc), svc_class_name(set->a[i].sc),
+			         set->a[i].why, set->a[i].next);
+	free(set);
+	return 0;
 }
 
 static void section_points(const struct dataset *d, struct doc *doc)
@@ -781,8 +819,9 @@ static void section_points(const struct dataset *d, struct doc *doc)
 	char bs[32], v[32], ev[256];
 
 	doc_heading(doc, 1, "All points");
-	doc_table(doc, 14, "workload", "phase", "datapath", "rw", "bs", "QD", "jobs", "direct",
-	          "GB/s", "IOPS", "p99 us", "GB/s per core", "repeats (spread)", "records");
+	doc_table(doc, 15, "workload", "phase", "datapath", "rw", "bs", "QD", "jobs", "direct",
+	          "served by", "GB/s", "IOPS", "p99 us", "GB/s per core", "repeats (spread)",
+	          "records");
 	for (size_t i = 0; i < d->np; i++) {
 		const struct point *p = &d->p[i];
 
@@ -796,6 +835,9 @@ static void section_points(const struct dataset *d, struct doc *doc)
 		doc_cell(doc, "%u", p->s->iodepth);
 		doc_cell(doc, "%u", p->s->numjobs);
 		doc_cell(doc, "%d", p->s->direct);
+		doc_cell(doc, "%s%s%s", llmio_service_name(p->service),
+		         p->shared_disk ? ", shared disk" : "",
+		         p->busy_system ? ", busy machine" : "");
 		f_gbs(v, sizeof(v), p->bw.med / 1e9);
 		doc_cell(doc, "%s", v);
 		doc_cell(doc, "%.0f", p->iops.med);
@@ -817,8 +859,7 @@ int report_build(const struct dataset *d, struct doc *doc, struct plot *plot)
 	int ret;
 
 	section_overview(d, doc);
-	section_advice(d, doc);
-	if ((ret = section_sweep(d, doc, plot, &sweep_qd)) ||
+	if ((ret = section_advice(d, doc)) || (ret = section_sweep(d, doc, plot, &sweep_qd)) ||
 	    (ret = section_sweep(d, doc, plot, &sweep_bs)) || (ret = section_cdf(d, doc, plot)) ||
 	    (ret = section_cpu(d, doc, plot)) || (ret = section_phases(d, doc, plot)))
 		return ret;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "llmio/hist.h"
+#include "llmio/result.h"
 
 /* One (index, count) pair of a raw histogram bucket, as the JSON stores it. */
 struct hist_pair {
@@ -40,6 +41,9 @@ struct sample {
 	struct hist_pair *pairs; /* clat buckets of op, all jobs of the phase */
 	size_t npairs;
 	uint64_t hmin, hmax;
+	enum llmio_service service; /* the record's verdict, derived when it has none */
+	char service_reason[192];
+	bool shared_disk, busy_system; /* a job of the phase was flagged */
 };
 
 /* Metric of a point: median over its repeats, and their spread. */
@@ -56,6 +60,8 @@ struct point {
 	struct metric bw, iops, gbpc, wall, p99r; /* p99r: per-repeat p99, for the spread */
 	uint64_t lat_count;                       /* I/Os in the merged histogram (point_hist) */
 	uint64_t p50, p99;                        /* from the merged histogram */
+	enum llmio_service service;               /* its repeats' verdicts together */
+	bool shared_disk, busy_system;            /* any repeat flagged */
 };
 
 struct failure {
@@ -92,9 +98,28 @@ char *config_key(const cJSON *config, const char *const *drop, bool drop_engine)
 /* The config keys (other than repeat and randseed) whose values differ between samples. */
 bool config_key_varies(const struct dataset *d, const char *key);
 void fmt_size(char *buf, size_t len, uint64_t bytes);
+/* Two verdicts as one: equal stays, device with cache is mixed, unknown wins otherwise. */
+enum llmio_service service_combine(enum llmio_service a, enum llmio_service b);
+/* " (page cache)", " (mixed)" or "" for a label: a point not shown to be device-bound. */
+const char *point_mark(const struct point *p);
 
 /* advise.c */
-enum phase_class { PC_INFER, PC_TRAIN, PC_CKPT, PC_LOAD, PC_COUNT };
+enum phase_class {
+	PC_INFER,
+	PC_TRAIN,
+	PC_CKPT,
+	PC_LOAD,
+	PC_KV_OFFLOAD, /* randrw at any mix */
+	PC_SPILL,      /* randwrite */
+	PC_SHUFFLE,    /* randread above 64 KiB */
+	PC_STREAM,     /* sequential reads below 128 KiB */
+	PC_PREP,       /* sequential writes below 128 KiB */
+	PC_COUNT
+};
+
+/* Who served a point's bytes, for the advisor: it ranks only within one of these. */
+enum svc_class { SC_DEVICE, SC_CACHE, SC_UNKNOWN, SC_COUNT };
+#define ADVICE_MAX (PC_COUNT * SC_COUNT)
 
 struct choice {
 	const struct point *p; /* NULL when the datapath has no eligible point */
@@ -104,6 +129,7 @@ struct choice {
 
 struct advice {
 	enum phase_class pc;
+	enum svc_class sc;
 	size_t ncand;  /* points in the class */
 	size_t npaths; /* datapaths measured */
 	struct choice best, runner;
@@ -118,14 +144,24 @@ struct advice {
 	bool from_recipes; /* the candidates were recipe phases */
 };
 
+/* The answers: every phase class for device-bound points first, then the page-cache and
+ * unknown classes of the phases that have such points. */
+struct advice_set {
+	struct advice a[ADVICE_MAX];
+	size_t n;
+};
+
 const char *phase_class_name(enum phase_class pc);
-void advise_all(const struct dataset *d, struct advice out[PC_COUNT]);
+/* "device", "page cache", "service unknown": the class an answer is for */
+const char *svc_class_name(enum svc_class sc);
+enum svc_class point_svc_class(const struct point *p);
+void advise_all(const struct dataset *d, struct advice_set *out);
 void advice_settings(const struct point *p, char *buf, size_t len);
 void advice_metric(const struct advice *a, const struct point *p, char *buf, size_t len);
 void advice_vs(const struct advice *a, char *buf, size_t len);
 void advice_evidence(const struct point *p, size_t max, char *buf, size_t len);
-int advise_write_text(FILE *f, const struct dataset *d, const struct advice *a);
-int advise_write_json(FILE *f, const struct dataset *d, const struct advice *a);
+int advise_write_text(FILE *f, const struct dataset *d, const struct advice_set *a);
+int advise_write_json(FILE *f, const struct dataset *d, const struct advice_set *a);
 
 /* doc.c: a document model written as Markdown and as HTML, so both hold the same numbers */
 struct doc;

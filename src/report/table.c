@@ -86,6 +86,17 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		        "counters\n",
 		        r->device.fstype[0] ? r->device.fstype : "unknown filesystem");
 	}
+	if (r->process_io.known) {
+		llmio_format_bytes(r->process_io.read_bytes, rd, sizeof(rd));
+		llmio_format_bytes(r->process_io.write_bytes, wr, sizeof(wr));
+		fprintf(f, "  process this process read %s, wrote %s (/proc/self/io)\n", rd, wr);
+	}
+	if (r->read.bytes + r->write.bytes)
+		fprintf(f, "  served %s: %s\n", llmio_service_name(r->service), r->service_reason);
+	if (r->shared_disk)
+		fprintf(f, "  WARNING %s\n", r->shared_disk_warning);
+	if (r->busy_system)
+		fprintf(f, "  WARNING %s\n", r->busy_system_warning);
 	if (r->error)
 		fprintf(f, "  error  %s\n", r->error_msg);
 }

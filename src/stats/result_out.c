@@ -191,6 +191,19 @@ cJSON *result_job_json(const struct llmio_result *r)
 	cJSON_AddNumberToObject(d, "write_ios", (double)r->device.write_ios);
 	cJSON_AddNumberToObject(d, "irqs", (double)r->device.irqs);
 	cJSON_AddStringToObject(d, "irq_cpus", r->device.irq_cpus);
+	d = cJSON_AddObjectToObject(j, "process_io");
+	cJSON_AddBoolToObject(d, "known", r->process_io.known);
+	cJSON_AddNumberToObject(d, "read_bytes", (double)r->process_io.read_bytes);
+	cJSON_AddNumberToObject(d, "write_bytes", (double)r->process_io.write_bytes);
+	cJSON_AddStringToObject(j, "service", llmio_service_name(r->service));
+	cJSON_AddStringToObject(j, "service_reason", r->service_reason);
+	cJSON_AddBoolToObject(j, "shared_disk", r->shared_disk);
+	cJSON_AddBoolToObject(j, "busy_system", r->busy_system);
+	d = cJSON_AddArrayToObject(j, "warnings");
+	if (r->shared_disk)
+		cJSON_AddItemToArray(d, cJSON_CreateString(r->shared_disk_warning));
+	if (r->busy_system)
+		cJSON_AddItemToArray(d, cJSON_CreateString(r->busy_system_warning));
 	h = cJSON_AddObjectToObject(j, "histogram");
 	cJSON_AddStringToObject(h, "scheme", "log-linear: linear_bits=7 sub_bits=6, ns");
 	hr = cJSON_AddObjectToObject(h, "read");
@@ -245,14 +258,20 @@ int llmio_results_write_csv(FILE *f, struct llmio_result *const *r, size_t n)
 	                     "read_clat_p999_ns,write_iops,write_bw_bytes,write_clat_p50_ns,"
 	                     "write_clat_p99_ns,write_clat_p999_ns,usr_s,sys_s,cores_busy,"
 	                     "system_cores_busy,gb_per_s_per_core,device,dev_read_bytes,"
-	                     "dev_write_bytes,interrupted,error\n");
+	                     "dev_write_bytes,interrupted,error,proc_read_bytes,proc_write_bytes,"
+	                     "service,shared_disk,busy_system\n");
 
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		const struct llmio_result *x = r[i];
+		char pr[24], pw[24];
 
+		/* an unknown witness is an empty cell, not a zero */
+		snprintf(pr, sizeof(pr), "%llu", (unsigned long long)x->process_io.read_bytes);
+		snprintf(pw, sizeof(pw), "%llu", (unsigned long long)x->process_io.write_bytes);
 		ret = fprintf(f,
 		              "%s,%s,%llu,%u,%u,%d,%.6f,%.1f,%.1f,%llu,%llu,%llu,%.1f,%.1f,%llu,"
-		              "%llu,%llu,%.6f,%.6f,%.4f,%.4f,%.4f,%s,%llu,%llu,%d,%d\n",
+		              "%llu,%llu,%.6f,%.6f,%.4f,%.4f,%.4f,%s,%llu,%llu,%d,%d,%s,%s,%s,%d,"
+		              "%d\n",
 		              x->opts.engine, llmio_rw_name(x->opts.rw),
 		              (unsigned long long)x->opts.bs, x->opts.iodepth, x->opts.numjobs,
 		              x->direct_in_effect, x->runtime_s, x->read.iops, x->read.bw_bytes,
@@ -267,7 +286,9 @@ int llmio_results_write_csv(FILE *f, struct llmio_result *const *r, size_t n)
 		              x->cpu.system_cores_busy, x->gb_per_s_per_core,
 		              x->device.known ? x->device.name : "",
 		              (unsigned long long)x->device.read_bytes,
-		              (unsigned long long)x->device.write_bytes, x->interrupted, -x->error);
+		              (unsigned long long)x->device.write_bytes, x->interrupted, -x->error,
+		              x->process_io.known ? pr : "", x->process_io.known ? pw : "",
+		              llmio_service_name(x->service), x->shared_disk, x->busy_system);
 	}
 	return ret < 0 ? -EIO : 0;
 }

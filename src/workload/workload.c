@@ -320,26 +320,61 @@ int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job
  */
 static void cache_notes(struct wl_phase *ph)
 {
-	uint64_t req = 0, dev = 0;
-	bool known = true;
+	struct llmio_service_facts f = {.direct = true, .device_known = true};
+	struct llmio_process_io *w = &f.witness;
 	size_t used = strlen(ph->note);
+	bool shared = false, busy = false;
+	char why[192];
 
+	/* the phase's streams ran one after another: their windows add up */
+	w->known = true;
 	for (unsigned s = 0; s < ph->nstreams; s++) {
-		req += ph->streams[s]->read.bytes;
-		dev += ph->streams[s]->device.read_bytes;
-		known &= ph->streams[s]->device.known;
+		const struct llmio_result *r = ph->streams[s];
+
+		f.direct &= r->direct_in_effect;
+		f.read_bytes += r->read.bytes;
+		f.write_bytes += r->write.bytes;
+		f.fsyncs += r->fsyncs;
+		f.fstype = r->device.fstype;
+		w->known &= r->process_io.known;
+		w->read_bytes += r->process_io.read_bytes;
+		w->write_bytes += r->process_io.write_bytes;
+		f.device_known &= r->device.known;
+		f.device_read_bytes += r->device.read_bytes;
+		f.device_write_bytes += r->device.write_bytes;
 	}
-	if (!req || used >= sizeof(ph->note))
+	if (!ph->nstreams || used >= sizeof(ph->note))
 		return;
-	if (!known)
+	for (unsigned s = 0; s < ph->nstreams; s++) {
+		shared |= ph->streams[s]->shared_disk;
+		busy |= ph->streams[s]->busy_system;
+	}
+	if (shared || busy) /* the numbers are in each stream's warnings */
+		used += (size_t)snprintf(
+		        ph->note + used, sizeof(ph->note) - used, "%s%s%s%s", used ? "; " : "",
+		        shared ? "other I/O shared the disk" : "", shared && busy ? ", " : "",
+		        busy ? "busy machine (other work beyond the job)" : "");
+	if (used >= sizeof(ph->note))
+		return;
+	switch (llmio_service_classify(&f, why, sizeof(why))) {
+	case LLMIO_SERVICE_PAGE_CACHE:
 		snprintf(ph->note + used, sizeof(ph->note) - used,
-		         "%sno block device under the files: cannot tell cache from device reads",
-		         used ? "; " : "");
-	else if (dev * 2 < req)
+		         "%sWARNING: served from the page cache (%s)", used ? "; " : "", why);
+		break;
+	case LLMIO_SERVICE_MIXED:
 		snprintf(ph->note + used, sizeof(ph->note) - used,
-		         "%sWARNING: served mostly from the page cache (device read %.1f%% of the "
-		         "%.3f GB requested)",
-		         used ? "; " : "", 100.0 * (double)dev / (double)req, (double)req / 1e9);
+		         "%sWARNING: partly served from the page cache (%s)", used ? "; " : "",
+		         why);
+		break;
+	case LLMIO_SERVICE_UNKNOWN:
+		if (f.read_bytes || f.write_bytes)
+			snprintf(ph->note + used, sizeof(ph->note) - used,
+			         "%scannot tell page cache from device (%s)", used ? "; " : "",
+			         why);
+		break;
+	default:
+		break;
+	}
 }
 
 int wl_run(struct wl *w, char *err, size_t errlen)

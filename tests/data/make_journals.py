@@ -11,6 +11,15 @@ chosen so that the answers are known (see the comments and tests/cli_report.sh):
   model loading  io_uring (recipe phase "load", 3.2 GB/s) over libaio (2.7)
 and psync randread 4k QD 1 merges to a p99 of 1003.5 us though each repeat alone says
 100, 100 and 3000 us (median 100).
+
+classes.jsonl (tests/cli_advise.sh, "like with like" and "every pattern"): large reads where
+mmap through the page cache (12.7 GB/s, the device read 0.5 % of the bytes; an older record
+without a verdict, so the reader derives it) and psync buffered (9 GB/s, a record that carries
+"service": "page-cache") are far faster than O_DIRECT io_uring (3.2) and libaio (2.8): the
+device answer must be io_uring, the page-cache answer mmap.  Then one pattern per advisor class
+that used to feed none: randrw (libaio 1.5 over io_uring 1.2 GB/s), randwrite (io_uring 2.0
+over libaio 1.6), randread 1m (io_uring 2.5 over psync 1.0), read 16k (io_uring 0.9 over psync
+0.5) and write 16k (libaio 0.7 over psync 0.4).
 """
 import json
 import sys
@@ -64,10 +73,10 @@ def op(bw, iops, runtime_s, buckets=None):
     return o
 
 
-def job(engine, opts, rw, bs, qd, nj, bw, iops, gbpc, lat, end_fsync=False):
+def job(engine, opts, rw, bs, qd, nj, bw, iops, gbpc, lat, end_fsync=False, direct=True):
     is_write = "write" in rw
     b = lat_buckets(*lat) if len(lat) == 2 else lat
-    jo = {"ioengine": engine, "rw": rw, "bs": bs, "iodepth": qd, "numjobs": nj, "direct": True,
+    jo = {"ioengine": engine, "rw": rw, "bs": bs, "iodepth": qd, "numjobs": nj, "direct": direct,
           "fsync": 0, "end_fsync": end_fsync}
     if opts:
         jo["engine_opts"] = opts
@@ -184,6 +193,43 @@ def sweep():
     return out
 
 
+def cached(out, idx, engine, bw, dev_frac, service):
+    """Buffered large reads: the device read dev_frac of the bytes; service None = an older
+    record without a verdict (the reader derives it from the device counters)."""
+    cfg = {"ioengine": engine, "rw": "read", "bs": 1048576, "iodepth": 1, "numjobs": 1,
+           "direct": 0}
+    for r in range(3):
+        s = REPEAT_SCALE[r]
+        j = job(engine, "", "read", 1048576, 1, 1, bw * s, bw * s / 1048576, 4.0, (80, 400),
+                direct=False)
+        moved = j["read"]["io_bytes"]
+        j["device"] = {"known": True, "name": "vda", "fstype": "ext4",
+                       "read_bytes": int(moved * dev_frac), "write_bytes": 0}
+        if service:
+            j["service"] = service
+            j["service_reason"] = "device read %.1f%% of the bytes requested" % (dev_frac * 100)
+            j["process_io"] = {"known": True, "read_bytes": int(moved * dev_frac),
+                               "write_bytes": 0}
+        record(out, idx[0], 0, r, cfg, "job", [{"name": "run", "wall_s": 10, "jobs": [j]}])
+        idx[0] += 1
+
+
+def classes():
+    out, idx = [], [0]
+    cached(out, idx, "mmap", 12.7e9, 0.005, None)
+    cached(out, idx, "psync", 9.0e9, 0.01, "page-cache")
+    for e, g in (("io_uring", 3.2), ("libaio", 2.8)):
+        plain(out, idx, e, "", "read", 1048576, 8, g * 1e9, g * 1e9 / 1048576, 3.0, (400, 2000))
+    for rw, bs, qd, engines in (("randrw", 16384, 16, (("libaio", 1.5), ("io_uring", 1.2))),
+                                ("randwrite", 131072, 8, (("io_uring", 2.0), ("libaio", 1.6))),
+                                ("randread", 1048576, 8, (("io_uring", 2.5), ("psync", 1.0))),
+                                ("read", 16384, 8, (("io_uring", 0.9), ("psync", 0.5))),
+                                ("write", 16384, 8, (("libaio", 0.7), ("psync", 0.4)))):
+        for e, g in engines:
+            plain(out, idx, e, "", rw, bs, qd, g * 1e9, g * 1e9 / bs, 2.0, (200, 1000))
+    return out
+
+
 def thin():
     out, idx = [], [0]
     plain(out, idx, "psync", "", "randread", 4096, 1, 10e3 * 4096, 10e3, 0.3, (30, 100),
@@ -195,7 +241,8 @@ def thin():
 
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "."
-    for name, lines in (("sweep.jsonl", sweep()), ("thin.jsonl", thin())):
+    for name, lines in (("sweep.jsonl", sweep()), ("thin.jsonl", thin()),
+                        ("classes.jsonl", classes())):
         with open("%s/%s" % (d, name), "w") as f:
             f.write("\n".join(lines) + "\n")
 
