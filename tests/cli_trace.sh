@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # llmio trace: every interposed call of tests/trace_prog.c recorded with the right sizes,
 # offsets and errors; threads; a forked child that ends with _exit; stdio without double
-# counting; phase markers from C and Python; SIGKILL; exit status; filters; report --json;
-# strace import; errors.
+# counting; phase markers from C and Python, carried across fork, exec and spawn; SIGKILL;
+# exit status; filters; report --json; strace import; errors; hostile inputs.
 . "$(dirname "$0")/lib.sh"
 
 PROG=$(dirname "$LLMIO")/trace_prog
@@ -145,6 +145,29 @@ check "traced program whose child was SIGKILLed exits 0" [ "$RC" -eq 0 ]
 n=$("$LLMIO" trace dump "$T/kill.trace" | awk '!/^#/ && $5 == "write" && $11 ~ /killed$/' | wc -l)
 check "SIGKILLed child lost at most the last records ($n of 1000 writes)" [ "$n" -ge 995 ] && [ "$n" -le 1000 ]
 
+# ---- exec and spawn carry the phase (issue 14.7: an exec'd child's bytes were "(none)") ----
+llmio trace -q -o "$T/exec.trace" -- "$PROG" "$D" exec
+check "trace_prog exec: exit 0 (got $RC; stderr: $(head -c 300 "$T/stderr"))" [ "$RC" -eq 0 ]
+"$LLMIO" trace dump "$T/exec.trace" | awk '!/^#/ && $5 == "write" {n = split($11, p, "/"); print p[n], $4, $9}' |
+	sort | awk '{k = $1 " " $2; b[k] += $3} END {for (k in b) print k, b[k]}' | sort >"$T/exec_got"
+cat >"$T/exec_want" <<'EOF'
+exec-execle train 262144
+exec-execv train 262144
+exec-execve train 262144
+exec-execvp train 262144
+exec-self final 262144
+exec-spawn train 262144
+exec-system train 262144
+EOF
+if diff "$T/exec_want" "$T/exec_got" >"$T/exec_diff"; then
+	pass "children started with execv, execvp, execve (bare env), execle, posix_spawn (stale env) and system(), and an exec of the process itself: their 256 KiB each in the parent's current phase"
+else
+	fail "exec'd children's bytes by phase differ: $(cat "$T/exec_diff")"
+fi
+LLMIO_TRACE_PHASE=preset llmio trace -q -o "$T/preset.trace" -- "$PROG" "$D" child preset
+check "LLMIO_TRACE_PHASE names the phase a traced command starts in" bash -c \
+	"'$LLMIO' trace dump '$T/preset.trace' | awk '!/^#/ && \$5 == \"write\" && \$4 == \"preset\" {n++} END {exit n != 4}'"
+
 # ---- exit status ----
 expect_status() { # expect_status WANT DESC ARGS...
 	local want=$1 desc=$2; shift 2
@@ -245,6 +268,10 @@ with llmio_phase.phase("train"):
             f.write(b"y" * 77)
         os._exit(0)
     os.waitpid(pid, 0)
+    import subprocess
+    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, '$SRC/python'); "
+                    "import llmio_phase; open('$D/pysub', 'wb').write(b'z' * 99); "
+                    "print('child phase', llmio_phase.current())"], check=True)
 with open("$D/py", "rb") as f:
     f.read()
 EOF
@@ -255,6 +282,9 @@ EOF
 		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /\/py$/ && $9 == 5000 {f=1} END {exit !f}' "$T/pydump"
 	check "os.fork child (os._exit) in the inherited phase" \
 		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /pychild$/ && $9 == 77 {f=1} END {exit !f}' "$T/pydump"
+	check "subprocess child (exec) in the parent's phase" \
+		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /pysub$/ && $9 == 99 {f=1} END {exit !f}' "$T/pydump"
+	check "llmio_phase.current() in the exec'd child is the inherited phase" grep -qx "child phase train" "$T/stdout"
 	check "phase ends with the with block" \
 		awk '!/^#/ && $4 == "-" && $5 == "read" && $11 ~ /\/py$/ && $9 == 5000 {f=1} END {exit !f}' "$T/pydump"
 	check "python imports are out of scope by default" bash -c "! grep -q '\\.py\$' '$T/pydump'"
