@@ -247,6 +247,7 @@ check "merge of a raw file with string id 4294967295 fails: exit 1 (got $RC)" [ 
 check "one line naming the file, the slot and the id ($(head -c 300 "$T/stderr"))" \
 	grep -qx "llmio trace: 999999.0.trace: raw trace slot 1: string id 4294967295 is over 1088 (the file's slots)" "$T/stderr"
 check "no trace written" [ ! -e "$T/raw.trace" ]
+check "no trace directory left behind by the failed merge" bash -c "! ls -a '$T' | grep -q '^.llmio-trace'"
 llmio trace -q -o "$T/raw.trace" -- sh -c "python3 '$T/rawfile.py' \"\$LLMIO_TRACE_DIR\" 1"
 check "the same raw file with string id 1 merges (exit $RC)" [ "$RC" -eq 0 ]
 check "its read is in the trace" bash -c "'$LLMIO' trace dump '$T/raw.trace' | grep -q ' 999999 999999 .* read .* 4096 .*/d/f'"

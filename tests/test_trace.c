@@ -623,6 +623,18 @@ static void replay_plan_limits(void **state)
 	assert_int_equal(replay_plan_ios(p), 2 * 32); /* 2 GiB - 4 KiB, widened: 32 x 64 MiB */
 	assert_int_equal(replay_plan_file_size(p, 0), TRACE_POS_MAX);
 	replay_plan_destroy(p);
+	trace_close(t);
+	/* two files of 2^63 - 1 bytes: their total would wrap a uint64_t space check */
+	{
+		struct trace_builder b;
+
+		assert_int_equal(trace_builder_init(&b), 0);
+		add(&b, TR_PWRITE, 1, 1, "/d/f", 10, TRACE_POS_MAX - 1, 1, 1, 0);
+		add(&b, TR_PWRITE, 1, 1, "/d/g", 20, TRACE_POS_MAX - 1, 1, 1, 0);
+		assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	}
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "add up to more than 2^63 - 1 bytes (file /d/g alone"));
 	/* the default limit: 129 reads of 2 GiB in 4 KiB pieces need 2^26 + ... I/Os */
 	o = (struct replay_plan_opts){.bs = 4096, .align = 1};
 	trace_close(t);

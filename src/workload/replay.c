@@ -253,7 +253,7 @@ int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct
 	size_t nthr, caps[MAX_THREADS] = {0};
 	const struct trace_thread *th;
 	struct replay_plan *r;
-	uint64_t max = o->max_ios ? o->max_ios : REPLAY_MAX_IOS;
+	uint64_t max = o->max_ios ? o->max_ios : REPLAY_MAX_IOS, total = 0;
 	uint32_t align = o->align;
 	int ret = 0;
 
@@ -344,6 +344,18 @@ int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct
 		         "calls, pipes or mmap'd data)");
 		ret = -EINVAL;
 		goto fail;
+	}
+	/* each size is below 2^63 (trace_open): stop the sum before it could wrap */
+	for (unsigned i = 0; i < r->f.n; i++) {
+		if (r->f.sizes[i] > TRACE_POS_MAX - total) {
+			snprintf(err, errlen,
+			         "the trace's files add up to more than 2^63 - 1 bytes (file %s "
+			         "alone is %" PRIu64 " bytes)",
+			         r->f.orig[i], r->f.sizes[i]);
+			ret = -EINVAL;
+			goto fail;
+		}
+		total += r->f.sizes[i];
 	}
 	*out = r;
 	return 0;
