@@ -1469,28 +1469,32 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	}
 }
 
-EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                     const posix_spawnattr_t *, char *const[], char *const[]);
+
+static int spawn_fixed(spawn_fn *fn, pid_t *pid, const char *path,
+                       const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                       char *const argv[], char *const envp[])
 {
 	if (!P.on)
-		return REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
+		return fn(pid, path, fa, attr, argv, envp);
 	{
 		FIXED_ENV(env, envp);
 
-		return REAL(posix_spawn)(pid, path, fa, attr, argv, env);
+		return fn(pid, path, fa, attr, argv, env);
 	}
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_fixed(&REAL(posix_spawn), pid, path, fa, attr, argv, envp);
 }
 
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                         const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	if (!P.on)
-		return REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
-	{
-		FIXED_ENV(env, envp);
-
-		return REAL(posix_spawnp)(pid, file, fa, attr, argv, env);
-	}
+	return spawn_fixed(&REAL(posix_spawnp), pid, file, fa, attr, argv, envp);
 }
 
 /* ---- phases ---- */
