@@ -1500,17 +1500,22 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 /* ---- phases ---- */
 
 /*
- * LLMIO_TRACE_PHASE=<phase id's name> in P.phase_env, the string `environ` points at (putenv
- * in tracer_init): rewritten in place, so the environment array is never reallocated behind
- * a thread reading it.  A thread that execs while another switches phases may pass a name
- * cut short; the buffer always ends in NUL.
+ * LLMIO_TRACE_PHASE=<the current phase's name> in P.phase_env, the string `environ` points at
+ * (putenv in tracer_init): rewritten in place, so the environment array is never reallocated
+ * behind a thread reading it.  The phase is read under the lock, so after two threads switch
+ * at once the text names the phase that won.  A thread that execs during a switch may pass a
+ * name cut short; the buffer always ends in NUL.
  */
-static void set_phase_env(unsigned id)
+static void set_phase_env(void)
 {
-	const char *name = id ? P.phases[id].name : "";
-	size_t n = strnlen(name, sizeof(P.phases[0].name) - 1);
+	const char *name;
+	unsigned id;
+	size_t n;
 
 	spin_lock(&P.phase_lock);
+	id = __atomic_load_n(&P.phase, __ATOMIC_RELAXED);
+	name = id ? P.phases[id].name : "";
+	n = strnlen(name, sizeof(P.phases[0].name) - 1);
 	memcpy(P.phase_env + PHASE_VAR_LEN, name, n);
 	P.phase_env[PHASE_VAR_LEN + n] = '\0';
 	spin_unlock(&P.phase_lock);
@@ -1542,7 +1547,7 @@ EXPORT void llmio_trace_phase(const char *name)
 	if (name && name[0])
 		id = phase_id(name);
 	__atomic_store_n(&P.phase, (uint16_t)id, __ATOMIC_RELAXED);
-	set_phase_env(id);
+	set_phase_env();
 	emit_phase(id, false);
 	leave();
 }
@@ -1641,7 +1646,7 @@ __attribute__((constructor)) static void tracer_init(void)
 	if (phase && phase[0])
 		P.phase = (uint16_t)phase_id(phase);
 	memcpy(P.phase_env, PHASE_VAR, PHASE_VAR_LEN);
-	set_phase_env(P.phase);
+	set_phase_env();
 	if (open_proc_file() == 0) {
 		pthread_atfork(NULL, NULL, at_fork_child);
 		P.on = 1;
