@@ -8,8 +8,8 @@
     llmio_phase.set_phase("train")      # until the next call
     llmio_phase.set_phase("")           # no phase
 
-Every file I/O call made afterwards, in this process and in the processes it forks later
-(DataLoader workers), is tagged with the phase in the trace.  Without the tracer every call
+Every file I/O call made afterwards, in this process and in the processes it forks, execs or
+spawns later (DataLoader workers, subprocess), is tagged with the phase in the trace.  Without the tracer every call
 here does nothing, so the module can stay in a program for good.  No dependencies beyond the
 standard library; the tracer's C function ``llmio_trace_phase`` is found with ctypes in the
 preloaded library.
@@ -17,6 +17,7 @@ preloaded library.
 
 import contextlib
 import ctypes
+import os
 import threading
 
 __all__ = ["phase", "set_phase", "current", "traced"]
@@ -34,7 +35,9 @@ def _find():
 
 _fn = _find()
 _lock = threading.Lock()
-_current = ""
+# A program exec'd or spawned by a traced one starts in its parent's phase: the tracer passes
+# it in $LLMIO_TRACE_PHASE and has already applied it.
+_current = os.environ.get("LLMIO_TRACE_PHASE", "") if _fn is not None else ""
 
 
 def traced():

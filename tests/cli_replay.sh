@@ -1,7 +1,7 @@
 #!/bin/bash
 # llmio replay: a traced program's reads and writes re-run through each engine reproduce its
 # per-file byte totals; its fsyncs are re-issued; --timeline keeps the original schedule;
-# imported strace logs replay; errors.
+# imported strace logs replay; errors; hostile traces are refused before anything is sized.
 . "$(dirname "$0")/lib.sh"
 
 TR=$(dirname "$LLMIO")/libllmio_trace.so
@@ -71,4 +71,44 @@ expect_err "names the file" "nope.trace"
 printf 'not a trace' >"$T/bad.trace"
 expect_rc 2 "not a trace" replay "$T/bad.trace" --dir "$D"
 expect_rc 2 "no directory" replay "$T/t.trace"
+
+# ---- hostile traces (issue 15): each fails with one line naming the file, the record and
+# the bad value, before anything is sized from it ----
+# pid = tid = 0xFFFFFFFF: its thread is found again (an out-of-bounds write before: exit 139)
+printf '%s\n' \
+	'4294967295 1700000000.000001 openat(AT_FDCWD, "/data/f", O_RDONLY) = 3</data/f> <0.000001>' \
+	'4294967295 1700000000.000002 read(3</data/f>, "x", 1) = 1 <0.000001>' >"$T/maxpid.log"
+expect_rc 0 "import a log of pid 4294967295" trace import-strace "$T/maxpid.log" -o "$T/maxpid.trace"
+expect_rc 0 "replay pid 4294967295's read" replay "$T/maxpid.trace" --dir "$D" --engine psync \
+	--quiet --json "$T/maxpid.json"
+json_check "$T/maxpid.json" "pid 4294967295: its 1 byte is replayed" \
+	"sum(j['read']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 1"
+
+# patch FIELD VALUE IN OUT: record 1 (the read) of a trace with FIELD set (a u64 at its offset)
+patch() {
+	python3 - "$@" <<'PY'
+import struct, sys
+field, value, src, dst = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+b = bytearray(open(src, "rb").read())
+rec_off = struct.unpack_from("<Q", b, 24)[0]
+struct.pack_into("<Q", b, rec_off + 64 + {"offset": 16, "result": 32}[field], value)
+open(dst, "wb").write(b)
+PY
+}
+printf '%s\n' \
+	'1 1700000000.000001 openat(AT_FDCWD, "/data/f", O_RDONLY) = 3</data/f> <0.000001>' \
+	'1 1700000000.000002 read(3</data/f>, "x", 1) = 1 <0.000001>' >"$T/one.log"
+expect_rc 0 "import a one-read log" trace import-strace "$T/one.log" -o "$T/one.trace"
+# a read of 2^48 bytes: the plan allocated 8.6 GB (double free when that failed: exit 134)
+patch result 281474976710656 "$T/one.trace" "$T/huge.trace"
+H=$T/hostile
+mkdir -p "$H"
+expect_rc 2 "replay of a 2^48-byte read is refused" replay "$T/huge.trace" --dir "$H" --quiet
+expect_err "names the trace, the record and the value" "huge.trace: trace record 1: read result 281474976710656 is over 2147479552"
+expect_rc 2 "report of it is refused too" trace report "$T/huge.trace"
+# an offset near 2^64: the planning loop wrapped and never ended
+patch offset 18446744073709551000 "$T/one.trace" "$T/wrap.trace"
+expect_rc 2 "replay of a read at offset 2^64 - 616 is refused" replay "$T/wrap.trace" --dir "$H" --quiet
+expect_err "names the offset" "wrap.trace: trace record 1: read at offset 18446744073709551000"
+check "nothing was created for the refused traces" [ -z "$(ls -A "$H")" ]
 finish

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # llmio trace: every interposed call of tests/trace_prog.c recorded with the right sizes,
 # offsets and errors; threads; a forked child that ends with _exit; stdio without double
-# counting; phase markers from C and Python; SIGKILL; exit status; filters; report --json;
-# strace import; errors.
+# counting; phase markers from C and Python, carried across fork, exec and spawn; SIGKILL;
+# exit status; filters; report --json; strace import; errors; hostile inputs.
 . "$(dirname "$0")/lib.sh"
 
 PROG=$(dirname "$LLMIO")/trace_prog
@@ -145,6 +145,29 @@ check "traced program whose child was SIGKILLed exits 0" [ "$RC" -eq 0 ]
 n=$("$LLMIO" trace dump "$T/kill.trace" | awk '!/^#/ && $5 == "write" && $11 ~ /killed$/' | wc -l)
 check "SIGKILLed child lost at most the last records ($n of 1000 writes)" [ "$n" -ge 995 ] && [ "$n" -le 1000 ]
 
+# ---- exec and spawn carry the phase (issue 14.7: an exec'd child's bytes were "(none)") ----
+llmio trace -q -o "$T/exec.trace" -- "$PROG" "$D" exec
+check "trace_prog exec: exit 0 (got $RC; stderr: $(head -c 300 "$T/stderr"))" [ "$RC" -eq 0 ]
+"$LLMIO" trace dump "$T/exec.trace" | awk '!/^#/ && $5 == "write" {n = split($11, p, "/"); print p[n], $4, $9}' |
+	sort | awk '{k = $1 " " $2; b[k] += $3} END {for (k in b) print k, b[k]}' | sort >"$T/exec_got"
+cat >"$T/exec_want" <<'EOF'
+exec-execle train 262144
+exec-execv train 262144
+exec-execve train 262144
+exec-execvp train 262144
+exec-self final 262144
+exec-spawn train 262144
+exec-system train 262144
+EOF
+if diff "$T/exec_want" "$T/exec_got" >"$T/exec_diff"; then
+	pass "children started with execv, execvp, execve (bare env), execle, posix_spawn (stale env) and system(), and an exec of the process itself: their 256 KiB each in the parent's current phase"
+else
+	fail "exec'd children's bytes by phase differ: $(cat "$T/exec_diff")"
+fi
+LLMIO_TRACE_PHASE=preset llmio trace -q -o "$T/preset.trace" -- "$PROG" "$D" child preset
+check "LLMIO_TRACE_PHASE names the phase a traced command starts in" bash -c \
+	"'$LLMIO' trace dump '$T/preset.trace' | awk '!/^#/ && \$5 == \"write\" && \$4 == \"preset\" {n++} END {exit n != 4}'"
+
 # ---- exit status ----
 expect_status() { # expect_status WANT DESC ARGS...
 	local want=$1 desc=$2; shift 2
@@ -182,6 +205,53 @@ expect_rc 2 "import of something that is not strace output" trace import-strace 
 expect_rc 2 "report of a file that is not a trace" trace report "$SRC/README.md"
 expect_rc 2 "report of a missing file" trace report "$T/nope.trace"
 
+# ---- hostile inputs (issue 15): one line, exit 1 or 2, nothing sized from a bad number ----
+# pid = tid = 0xFFFFFFFF: the thread index lost it (out-of-bounds read and write: exit 139)
+printf '%s\n' \
+	'4294967295 1700000000.000001 openat(AT_FDCWD, "/data/f", O_RDONLY) = 3</data/f> <0.000001>' \
+	'4294967295 1700000000.000002 read(3</data/f>, "x", 1) = 1 <0.000001>' >"$T/maxpid.log"
+expect_rc 0 "import a log of pid 4294967295" trace import-strace "$T/maxpid.log" -o "$T/maxpid.trace"
+llmio trace report "$T/maxpid.trace" --json
+check "report of pid 4294967295: exit 0 (got $RC), its 1 byte read counted" python3 -c "
+import json, sys
+r = json.load(open('$T/stdout'))
+assert r['processes']['4294967295']['totals']['bytes_read'] == 1, r['processes']
+" && [ "$RC" -eq 0 ]
+# sizes and times out of range in an strace log (a double cast to uint64_t was undefined)
+printf '%s\n' \
+	'1 1700000000.000001 openat(AT_FDCWD, "/data/f", O_RDONLY) = 3</data/f> <0.000001>' \
+	'1 1700000000.000002 read(3</data/f>, "x", 1) = 281474976710656 <0.000001>' >"$T/huge.log"
+expect_rc 2 "import of a 2^48-byte read is refused" trace import-strace "$T/huge.log" -o "$T/huge.trace"
+expect_err "names the log, the line and the value" "huge.log: line 2: read result 281474976710656 is over 2147479552"
+check "no trace written for it" [ ! -e "$T/huge.trace" ]
+printf '%s\n' '1 1e300 read(3</data/f>, "x", 1) = 1' \
+	'1 99999999999999999999.5 read(3</data/f>, "x", 1) = 1 <0.000001>' >"$T/time.log"
+expect_rc 2 "import of a time stamp beyond 2^62 ns is refused" trace import-strace "$T/time.log" -o "$T/time.trace"
+expect_err "names the line and the time" "line 2: time stamp 1 99999999999999999999.5"
+# a raw per-process file whose string id is 0xFFFFFFFF: the merge sized a 16 GiB table from it
+cat >"$T/rawfile.py" <<'EOF'
+import os, struct, sys
+hdr = b"LLMIORAW" + struct.pack("<IIII", 1, 65536, 999999, 1)
+hdr = hdr.ljust(4096, b"\0")
+chunk = bytearray(65536)
+def slot(i, ts=0, res=0, pid=0, tid=0, path=0, req=0, typ=0):
+    struct.pack_into("<QQQQqIIiIIHH", chunk, i * 64, ts, 0, 0, req, res, pid, tid, 0, path, 0, 0, typ)
+slot(0, tid=999999, typ=0xF001)
+slot(1, path=int(sys.argv[2]), req=4, typ=0xF002)
+chunk[128:133] = b"/d/f\0"
+slot(3, ts=10, res=4096, pid=999999, tid=999999, path=1, typ=4)
+open(os.path.join(sys.argv[1], "999999.0.trace"), "wb").write(hdr + bytes(chunk))
+EOF
+llmio trace -q -o "$T/raw.trace" -- sh -c "python3 '$T/rawfile.py' \"\$LLMIO_TRACE_DIR\" 4294967295"
+check "merge of a raw file with string id 4294967295 fails: exit 1 (got $RC)" [ "$RC" -eq 1 ]
+check "one line naming the file, the slot and the id ($(head -c 300 "$T/stderr"))" \
+	grep -qx "llmio trace: 999999.0.trace: raw trace slot 1: string id 4294967295 is over 1088 (the file's slots)" "$T/stderr"
+check "no trace written" [ ! -e "$T/raw.trace" ]
+check "no trace directory left behind by the failed merge" bash -c "! ls -a '$T' | grep -q '^.llmio-trace'"
+llmio trace -q -o "$T/raw.trace" -- sh -c "python3 '$T/rawfile.py' \"\$LLMIO_TRACE_DIR\" 1"
+check "the same raw file with string id 1 merges (exit $RC)" [ "$RC" -eq 0 ]
+check "its read is in the trace" bash -c "'$LLMIO' trace dump '$T/raw.trace' | grep -q ' 999999 999999 .* read .* 4096 .*/d/f'"
+
 # ---- Python markers (Debian's python3: the one a user's ML stack runs on) ----
 PY=/usr/bin/python3
 if [ -x "$PY" ]; then
@@ -199,6 +269,10 @@ with llmio_phase.phase("train"):
             f.write(b"y" * 77)
         os._exit(0)
     os.waitpid(pid, 0)
+    import subprocess
+    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, '$SRC/python'); "
+                    "import llmio_phase; open('$D/pysub', 'wb').write(b'z' * 99); "
+                    "print('child phase', llmio_phase.current())"], check=True)
 with open("$D/py", "rb") as f:
     f.read()
 EOF
@@ -209,6 +283,9 @@ EOF
 		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /\/py$/ && $9 == 5000 {f=1} END {exit !f}' "$T/pydump"
 	check "os.fork child (os._exit) in the inherited phase" \
 		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /pychild$/ && $9 == 77 {f=1} END {exit !f}' "$T/pydump"
+	check "subprocess child (exec) in the parent's phase" \
+		awk '!/^#/ && $4 == "train" && $5 == "write" && $11 ~ /pysub$/ && $9 == 99 {f=1} END {exit !f}' "$T/pydump"
+	check "llmio_phase.current() in the exec'd child is the inherited phase" grep -qx "child phase train" "$T/stdout"
 	check "phase ends with the with block" \
 		awk '!/^#/ && $4 == "-" && $5 == "read" && $11 ~ /\/py$/ && $9 == 5000 {f=1} END {exit !f}' "$T/pydump"
 	check "python imports are out of scope by default" bash -c "! grep -q '\\.py\$' '$T/pydump'"

@@ -3,7 +3,9 @@
  * Trace files and their analysis: a synthetic trace whose numbers are known (written with the
  * builder, read back, analysed, checked through --json), phase inference, the per-thread
  * index, damaged files, and the import of the stored strace sample (tests/data), whose
- * numbers were counted from the log by hand.
+ * numbers were counted from the log by hand.  Hostile inputs (issue 15): every key of the
+ * id map (UINT64_MAX included), the limits every reader applies before it sizes anything
+ * (trace files, strace logs, raw per-process files, the replay planner).
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -18,8 +20,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "trace/trace_map.h"
 #include "trace/trace_report.h"
 #include "trace/trace_write.h"
+#include "workload/replay.h"
 
 static char path_buf[4096];
 
@@ -325,12 +329,338 @@ static void not_strace(void **state)
 	trace_builder_release(&b);
 }
 
+/* Every 64-bit key is a key: UINT64_MAX was the "empty" mark once (key + 1 wrapped to 0). */
+static void map_all_keys(void **state)
+{
+	static const uint64_t keys[] = {UINT64_MAX, 0, UINT64_MAX - 1, 1, 0xFFFFFFFFull << 32};
+	struct tmap m = {0};
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(tmap_index(&m, keys[i]), (int64_t)i);
+	for (uint64_t k = 2; k < 1000; k++) /* through a few rehashes */
+		assert_true(tmap_index(&m, k << 20) >= 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(tmap_find(&m, keys[i]), (int64_t)i);
+		assert_int_equal(tmap_index(&m, keys[i]), (int64_t)i);
+	}
+	assert_int_equal(tmap_find(&m, 12345), -1);
+	tmap_release(&m);
+	assert_int_equal(tmap_find(&m, UINT64_MAX), -1);
+}
+
+/* Write b to memory and open it with trace_open_mem (the fuzzers' entry point). */
+static int open_built(struct trace_builder *b, struct trace **t, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int ret;
+
+	assert_non_null(m);
+	assert_int_equal(trace_builder_write(b, m), 0);
+	assert_int_equal(fclose(m), 0);
+	trace_builder_release(b);
+	ret = trace_open_mem(buf, len, "mem.trace", 0, t, err, errlen);
+	free(buf);
+	return ret;
+}
+
+/* pid = tid = 0xFFFFFFFF: its records are found again (issue 15.1: out-of-bounds before). */
+static void thread_max_pid(void **state)
+{
+	const struct trace_thread *th;
+	struct trace_builder b;
+	struct trace *t;
+	char err[256];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(trace_builder_init(&b), 0);
+	add(&b, TR_READ, UINT32_MAX, UINT32_MAX, "/d/f", 100, 0, 10, 10, 0);
+	add(&b, TR_READ, 7, 8, "/d/g", 200, 0, 10, 10, 0);
+	add(&b, TR_READ, UINT32_MAX, UINT32_MAX, "/d/f", 300, 10, 10, 10, 0);
+	assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	th = trace_threads(t, &n);
+	assert_non_null(th);
+	assert_int_equal(n, 2);
+	assert_int_equal(th[0].pid, UINT32_MAX);
+	assert_int_equal(th[0].tid, UINT32_MAX);
+	assert_int_equal(th[0].n, 2);
+	assert_int_equal(t->rec[th[0].idx[0]].ts, 100);
+	assert_int_equal(t->rec[th[0].idx[1]].ts, 300);
+	assert_int_equal(th[1].n, 1);
+	assert_int_equal(t->rec[th[1].idx[0]].pid, 7);
+	trace_close(t);
+}
+
+/* One record out of the limits: trace_open fails naming the record and the value. */
+static void expect_refused(uint16_t type, uint64_t ts, uint64_t off, int64_t res, const char *what)
+{
+	struct trace_builder b;
+	struct trace *t;
+	char err[256];
+
+	assert_int_equal(trace_builder_init(&b), 0);
+	add(&b, TR_OPEN, 1, 1, "/d/f", 1, TRACE_OFF_NONE, 0, 3, 0);
+	add(&b, type, 1, 1, "/d/f", ts, off, 1, res, 0);
+	assert_int_equal(open_built(&b, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	if (!strstr(err, "mem.trace: trace record 1: ") || !strstr(err, what))
+		fail_msg("message '%s' lacks '%s'", err, what);
+}
+
+static void reader_limits(void **state)
+{
+	struct trace_builder b;
+	struct trace *t;
+	char err[256];
+
+	(void)state;
+	/* issue 15.3: a read of 2^48 bytes; an offset near 2^64; a time that would wrap */
+	expect_refused(TR_READ, 10, 0, 1ll << 48, "read result 281474976710656 is over 2147479552");
+	expect_refused(TR_PREAD, 10, UINT64_MAX - 4096, 1, "pread at offset 18446744073709547519");
+	expect_refused(TR_WRITE, 10, (1ull << 63) - 1, 1, "ends past 2^63 - 1");
+	expect_refused(TR_FREAD, 10, 0, (1ll << 40) + 1, "fread result 1099511627777 is over");
+	expect_refused(TR_READ, UINT64_MAX - 10, 0, 1, "time 18446744073709551605 ns");
+	/* the limits themselves are accepted; a failed call keeps whatever offset it was given */
+	assert_int_equal(trace_builder_init(&b), 0);
+	add(&b, TR_READ, 1, 1, "/d/f", 10, 0, TRACE_IO_MAX, TRACE_IO_MAX, 0);
+	add(&b, TR_FWRITE, 1, 1, "/d/f", 20, 0, TRACE_STDIO_MAX, TRACE_STDIO_MAX, 0);
+	add(&b, TR_PREAD, 1, 1, "/d/f", 30, UINT64_MAX - 4, 10, -EINVAL, 0);
+	add(&b, TR_PWRITE, 1, 1, "/d/f", 40, TRACE_POS_MAX - 1, 1, 1, 0);
+	assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	trace_close(t);
+	/* a header whose span does not cover its records (timeline waits are offsets in it) */
+	assert_int_equal(trace_builder_init(&b), 0);
+	add(&b, TR_READ, 1, 1, "/d/f", 1000, 0, 1, 1, 0);
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+
+		assert_int_equal(trace_builder_write(&b, m), 0);
+		fclose(m);
+		trace_builder_release(&b);
+		((struct trace_file_hdr *)(void *)buf)->t_start = 2000;
+		((struct trace_file_hdr *)(void *)buf)->t_end = 3000;
+		assert_int_equal(trace_open_mem(buf, len, NULL, 0, &t, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "lies outside the trace's span"));
+		free(buf);
+	}
+}
+
+/* Import an strace log held in memory; \return trace_import_strace's result. */
+static int import_text(const char *text, struct trace **t, char *err, size_t errlen)
+{
+	struct trace_builder b;
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+	int ret;
+
+	assert_non_null(in);
+	assert_int_equal(trace_builder_init(&b), 0);
+	ret = trace_import_strace(&b, in, err, errlen);
+	fclose(in);
+	if (ret) {
+		trace_builder_release(&b);
+		return ret;
+	}
+	return open_built(&b, t, err, errlen);
+}
+
+static void strace_limits(void **state)
+{
+	static const char open_f[] =
+	        "1 1700000000.000001 openat(AT_FDCWD, \"/data/f\", O_RDONLY) = 3</data/f> "
+	        "<0.000001>\n";
+	char text[1024], err[256];
+	struct trace *t;
+	size_t n;
+
+	(void)state;
+	/* issue 15.1: pid 4294967295 imports, and its thread is found */
+	assert_int_equal(
+	        import_text("4294967295 1700000000.000001 openat(AT_FDCWD, \"/data/f\", O_RDONLY) "
+	                    "= 3</data/f> <0.000001>\n"
+	                    "4294967295 1700000000.000002 read(3</data/f>, \"x\", 1) = 1 "
+	                    "<0.000001>\n",
+	                    &t, err, sizeof(err)),
+	        0);
+	assert_non_null(trace_threads(t, &n));
+	assert_int_equal(n, 1);
+	assert_int_equal(t->thr[0].n, 2);
+	/* -ttt times are exact (integer parsing; a double rounds 1.7e18 ns) */
+	assert_int_equal(t->rec[1].ts - t->rec[0].ts, 1000);
+	trace_close(t);
+	/* issue 15.8: times and durations a double cannot turn into uint64_t ns */
+	snprintf(text, sizeof(text), "%s1 99999999999999999999.5 read(3</data/f>, \"x\", 1) = 1\n",
+	         open_f);
+	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 2: time stamp"));
+	snprintf(text, sizeof(text),
+	         "%s1 1700000000.1 read(3</data/f>, \"x\", 1) = 1 <1e300>\n"
+	         "1 1700000000.2 read(3</data/f>, \"x\", 1) = 1 <4611686018.5>\n",
+	         open_f);
+	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 3: duration <4611686018.5>"));
+	snprintf(text, sizeof(text),
+	         "1 23:59:60.5 read(3</data/f>, \"x\", 1) = 1\n"
+	         "1 99:00:00.0 read(3</data/f>, \"x\", 1) = 1\n");
+	assert_int_equal(import_text(text, &t, err, sizeof(err)), 0);
+	assert_int_equal(t->rec[0].ts, 86400500000000ull);
+	trace_close(t);
+	/* issue 15.3 at the import: a read of 2^48, data ending past 2^63 */
+	snprintf(text, sizeof(text),
+	         "%s1 1700000000.1 read(3</data/f>, \"x\", 1) = 281474976710656\n", open_f);
+	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 2: read result 281474976710656 is over 2147479552"));
+	snprintf(text, sizeof(text),
+	         "%s1 1700000000.1 pread64(3</data/f>, \"x\", 4096, 9223372036854775807) = 4096\n",
+	         open_f);
+	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 2: pread at offset 9223372036854775807"));
+	snprintf(text, sizeof(text), "1 openat(AT_FDCWD, \"/data/f\", O_RDONLY) = 99999999999\n");
+	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "openat result 99999999999 is not a descriptor"));
+}
+
+/* A raw per-process file in memory: header, one chunk owned by tid 5. */
+struct raw {
+	struct trace_raw_hdr h;
+	struct trace_rec slot[TRACE_CHUNK / sizeof(struct trace_rec)];
+};
+
+static struct raw *raw_new(void)
+{
+	struct raw *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
+	memcpy(r->h.magic, TRACE_RAW_MAGIC, 8);
+	r->h.version = TRACE_VERSION;
+	r->h.chunk_size = TRACE_CHUNK;
+	r->h.pid = 5;
+	r->slot[0] = (struct trace_rec){.tid = 5, .type = TR_RAW_CHUNK};
+	/* string 1 = "/d/f" */
+	r->slot[1] = (struct trace_rec){.path = 1, .req = 4, .type = TR_RAW_STR};
+	memcpy(&r->slot[2], "/d/f", 5);
+	r->slot[3] = (struct trace_rec){
+	        .ts = 10, .result = 4096, .pid = 5, .tid = 5, .path = 1, .type = TR_READ};
+	return r;
+}
+
+static int merge_raw(const struct raw *r, char *err, size_t errlen)
+{
+	struct trace_builder b;
+	uint64_t first = UINT64_MAX;
+	int ret;
+
+	assert_int_equal(trace_builder_init(&b), 0);
+	ret = trace_merge_raw(&b, r, sizeof(*r), "5.0.trace", &first, err, errlen);
+	if (!ret)
+		assert_int_equal(b.nrec, 1);
+	trace_builder_release(&b);
+	return ret;
+}
+
+static void raw_limits(void **state)
+{
+	struct raw *r = raw_new();
+	char err[256];
+
+	(void)state;
+	assert_int_equal(merge_raw(r, err, sizeof(err)), 0);
+	/* issue 15.3: string id 0xFFFFFFFF sized a 16 GiB id table, zeroed */
+	r->slot[1].path = UINT32_MAX;
+	assert_int_equal(merge_raw(r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "5.0.trace: raw trace slot 1: string id 4294967295 is over"));
+	r->slot[1].path = 1;
+	r->slot[3].result = 1ll << 48;
+	assert_int_equal(merge_raw(r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "raw trace slot 3: read result 281474976710656"));
+	free(r);
+}
+
+/* n reads of len bytes each of /d/f by one thread, every one at offset off. */
+static struct trace *reads(unsigned n, int64_t len, uint64_t off)
+{
+	struct trace_builder b;
+	struct trace *t;
+	char err[256];
+
+	assert_int_equal(trace_builder_init(&b), 0);
+	for (unsigned i = 0; i < n; i++)
+		add(&b, TR_PREAD, 1, 1, "/d/f", 10 + i, off, (uint64_t)len, len, 0);
+	assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	return t;
+}
+
+static void replay_plan_limits(void **state)
+{
+	struct replay_plan_opts o = {.bs = 4096, .align = 1};
+	struct replay_plan *p;
+	struct trace *t;
+	char err[256];
+
+	(void)state;
+	/* 4 reads of 1 MiB in 4 KiB pieces: 1024 I/Os; the file is 1 MiB */
+	t = reads(4, 1 << 20, 0);
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), 0);
+	assert_int_equal(replay_plan_ios(p), 1024);
+	assert_int_equal(replay_plan_files(p), 1);
+	assert_int_equal(replay_plan_file_size(p, 0), 1 << 20);
+	replay_plan_destroy(p);
+	/* a plan that would be larger than the limit is refused before it is built */
+	o.max_ios = 1000;
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	assert_null(p);
+	assert_non_null(strstr(err, "trace record 3: the replay would need more than 1000 I/Os"));
+	assert_non_null(strstr(err, "larger --bs"));
+	trace_close(t);
+	/* 2 GiB reads ending at 2^63 - 1: at the limits, planned without wrapping */
+	o = (struct replay_plan_opts){.bs = 64u << 20, .align = 4096, .timeline = true};
+	t = reads(2, TRACE_IO_MAX, TRACE_POS_MAX - TRACE_IO_MAX);
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), 0);
+	assert_int_equal(replay_plan_ios(p), 2 * 32); /* 2 GiB - 4 KiB, widened: 32 x 64 MiB */
+	assert_int_equal(replay_plan_file_size(p, 0), TRACE_POS_MAX);
+	replay_plan_destroy(p);
+	trace_close(t);
+	/* two files of 2^63 - 1 bytes: their total would wrap a uint64_t space check */
+	{
+		struct trace_builder b;
+
+		assert_int_equal(trace_builder_init(&b), 0);
+		add(&b, TR_PWRITE, 1, 1, "/d/f", 10, TRACE_POS_MAX - 1, 1, 1, 0);
+		add(&b, TR_PWRITE, 1, 1, "/d/g", 20, TRACE_POS_MAX - 1, 1, 1, 0);
+		assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	}
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "add up to more than 2^63 - 1 bytes (file /d/g alone"));
+	/* the default limit: 129 reads of 2 GiB in 4 KiB pieces need 2^26 + ... I/Os */
+	o = (struct replay_plan_opts){.bs = 4096, .align = 1};
+	trace_close(t);
+	t = reads(129, TRACE_IO_MAX, 0);
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than 67108864 I/Os"));
+	/* options out of range */
+	o.bs = 1;
+	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	trace_close(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(synthetic),  cmocka_unit_test(inference),
-	        cmocka_unit_test(damaged),    cmocka_unit_test(strace_import),
+	        cmocka_unit_test(synthetic),
+	        cmocka_unit_test(inference),
+	        cmocka_unit_test(damaged),
+	        cmocka_unit_test(strace_import),
 	        cmocka_unit_test(not_strace),
+	        cmocka_unit_test(map_all_keys),
+	        cmocka_unit_test(thread_max_pid),
+	        cmocka_unit_test(reader_limits),
+	        cmocka_unit_test(strace_limits),
+	        cmocka_unit_test(raw_limits),
+	        cmocka_unit_test(replay_plan_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

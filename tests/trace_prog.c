@@ -5,11 +5,17 @@
  * markers.  Not linked to libllmio (it must run untraced too).
  *   trace_prog DIR        the calls below (the test knows each expected record)
  *   trace_prog DIR kill   a child writes 1000 one-byte records, then SIGKILLs itself
+ *   trace_prog DIR exec   phase "train": children started with execv, execvp, execve (an
+ *                         environment without the tracer), execle, posix_spawn (a stale copy
+ *                         of the environment, as Python's os.environ is) and system(); then
+ *                         phase "final" and an exec of this process itself.  Each image
+ *                         writes 256 KiB to DIR/exec-<how> (trace_prog DIR child HOW).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,18 +182,104 @@ static int killed_child(void)
 	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 1;
 }
 
+extern char **environ;
+
+/* A started image: 4 writes of 64 KiB to exec-<how>. */
+static int exec_child(const char *how)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), "exec-%s", how);
+	fd = open(path(name), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	for (int i = 0; i < 4; i++)
+		CHECK(write(fd, buf, 65536) == 65536);
+	CHECK(close(fd) == 0);
+	return 0;
+}
+
+static void wait_ok(pid_t pid)
+{
+	int st;
+
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static int exec_children(const char *self)
+{
+	char *av[5] = {(char *)self, dir, "child", NULL, NULL};
+	/* no LD_PRELOAD, no LLMIO_TRACE_*: the wrapper must add them and the phase */
+	char *bare[] = {"PATH=/usr/bin:/bin", NULL};
+	/* a copy made while the phase was "warmup" (Python's os.environ is such a copy) */
+	char *stale[64] = {"LLMIO_TRACE_PHASE=warmup"};
+	char cmd[8192];
+	size_t n = 1;
+	pid_t pid;
+
+	llmio_trace_set_phase("warmup");
+	for (char **e = environ; *e && n < 63; e++)
+		if (strncmp(*e, "LLMIO_TRACE_PHASE=", 18))
+			stale[n++] = strdup(*e);
+	llmio_trace_set_phase("train");
+
+	av[3] = "execv";
+	if (!(pid = fork())) {
+		execv(self, av);
+		_exit(127);
+	}
+	wait_ok(pid);
+	av[3] = "execvp";
+	if (!(pid = fork())) {
+		execvp(self, av);
+		_exit(127);
+	}
+	wait_ok(pid);
+	av[3] = "execve";
+	if (!(pid = fork())) {
+		execve(self, av, bare);
+		_exit(127);
+	}
+	wait_ok(pid);
+	if (!(pid = fork())) {
+		execle(self, self, dir, "child", "execle", (char *)NULL, bare);
+		_exit(127);
+	}
+	wait_ok(pid);
+	av[3] = "spawn";
+	CHECK(posix_spawn(&pid, self, NULL, NULL, av, stale) == 0);
+	wait_ok(pid);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' child system", self, dir);
+	CHECK(system(cmd) == 0);
+	/* the same process, a new image */
+	llmio_trace_set_phase("final");
+	av[3] = "self";
+	execv(self, av);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t[2];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: trace_prog DIR [kill]\n");
+		fprintf(stderr, "usage: trace_prog DIR [kill | exec | child HOW]\n");
 		return 2;
 	}
 	snprintf(dir, sizeof(dir), "%s", argv[1]);
 	memset(buf, 'x', sizeof(buf));
 	if (argc > 2 && !strcmp(argv[2], "kill"))
 		return killed_child();
+	if (argc > 3 && !strcmp(argv[2], "child"))
+		return exec_child(argv[3]);
+	if (argc > 2 && !strcmp(argv[2], "exec")) {
+		static char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		CHECK(n > 0);
+		self[n] = '\0';
+		return exec_children(self);
+	}
 	llmio_trace_set_phase("calls");
 	data_calls();
 	llmio_trace_set_phase("stdio");

@@ -4,8 +4,8 @@
  *
  * The tracer (libllmio_trace.so, preloaded by `llmio trace`) defines llmio_trace_phase().
  * Every file I/O call the program makes afterwards, in this process and in the children it
- * forks later, is tagged with that phase until the next call.  An empty name ("") means no
- * phase.
+ * forks, execs or spawns later, is tagged with that phase until the next call.  An empty
+ * name ("") means no phase.
  *
  * A program must also run without the tracer, so do not link against the library: call
  * llmio_trace_set_phase() below, which looks the symbol up at run time and does nothing when

@@ -16,9 +16,11 @@
  *   time they are used.  Paths are interned as string records, one per open.
  * - A thread-local guard keeps the tracer's own calls, and calls made from inside a wrapped
  *   call, out of the trace.  Calls before the constructor has run pass through.
- * - fork: a pthread_atfork child handler starts a new file for the child; exec: the library
- *   and $LLMIO_TRACE_* stay in the environment, restored by the execve wrapper when the
- *   program passes an environment without them.
+ * - fork: a pthread_atfork child handler starts a new file for the child, in the parent's
+ *   phase; exec and spawn: the library, $LLMIO_TRACE_* and the current phase
+ *   ($LLMIO_TRACE_PHASE) stay in the environment, restored by the wrappers of the calls that
+ *   take an environment when the program passes one without them; the new image starts in
+ *   that phase.
  * - stdio (fopen/fread/fwrite/...) is recorded at the stdio call: glibc's own read and write
  *   system calls inside stdio do not go through the PLT, so nothing is counted twice.
  */
@@ -28,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -116,6 +119,7 @@ static struct {
 	/* NAME=VALUE strings that exec must pass on */
 	char env[ENV_MAX][4096];
 	unsigned nenv;
+	char phase_env[sizeof("LLMIO_TRACE_PHASE=") + 64]; /* in environ: see set_phase_env */
 } P = {.fd = -1};
 
 static struct fdent fds[FD_MAX];
@@ -1332,54 +1336,207 @@ EXPORT int fseeko(FILE *f, off_t off, int whence)
 
 EXPORT int fseeko64(FILE *f, off_t off, int whence) __attribute__((alias("fseeko")));
 
-/* ---- exec: keep the tracer in the environment ---- */
+/* ---- exec and spawn: keep the tracer and the phase in the environment ---- */
 
-static bool env_has(char *const envp[], const char *kv)
+/*
+ * What a new image must find in its environment: LD_PRELOAD and $LLMIO_TRACE_* (P.env, kept
+ * at start) and LLMIO_TRACE_PHASE=<the current phase>, which the new image's constructor
+ * reads (tracer_init).  The exec family without an envp argument (execv, execvp, execl,
+ * execlp, system, popen, glibc's internal posix_spawn) passes `environ`, where P.phase_env
+ * is kept up to date in place (llmio_trace_phase); calls that take an envp are wrapped and
+ * get these entries added, or replaced: a program's copy of its environment (Python's
+ * os.environ) holds the phase of the moment it was made, not the current one.
+ */
+#define PHASE_VAR     "LLMIO_TRACE_PHASE="
+#define PHASE_VAR_LEN (sizeof(PHASE_VAR) - 1)
+
+static bool env_is(const char *e, const char *kv)
 {
 	size_t n = (size_t)(strchr(kv, '=') - kv) + 1;
 
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], kv, n))
-			return strncmp(kv, "LD_PRELOAD=", 11) || strstr(envp[i], P.lib);
-	return false;
+	return !strncmp(e, kv, n);
 }
+
+static size_t env_count(char *const envp[])
+{
+	size_t n = 0;
+
+	while (envp && envp[n])
+		n++;
+	return n;
+}
+
+/*
+ * Fill out (room for env_count(envp) + ENV_MAX + 2 entries) with envp, then what it lacks of
+ * P.env (an LD_PRELOAD without the tracer is replaced), then the current phase, always (in
+ * phase: PHASE_VAR_LEN + 64 bytes).
+ */
+static char *const *env_fix(char *const envp[], char **out, char *phase)
+{
+	unsigned id = __atomic_load_n(&P.phase, __ATOMIC_RELAXED);
+	bool have[ENV_MAX] = {false};
+	size_t k = 0;
+
+	for (size_t i = 0; envp && envp[i]; i++) {
+		bool keep = !env_is(envp[i], PHASE_VAR);
+
+		for (unsigned j = 0; j < P.nenv && keep; j++)
+			if (env_is(envp[i], P.env[j])) {
+				keep = strncmp(envp[i], "LD_PRELOAD=", 11) ||
+				       strstr(envp[i], P.lib);
+				have[j] = keep;
+			}
+		if (keep)
+			out[k++] = envp[i];
+	}
+	for (unsigned j = 0; j < P.nenv; j++)
+		if (!have[j])
+			out[k++] = P.env[j];
+	snprintf(phase, PHASE_VAR_LEN + sizeof(P.phases[0].name), "%s%s", PHASE_VAR,
+	         id ? P.phases[id].name : "");
+	out[k++] = phase;
+	out[k] = NULL;
+	return out;
+}
+
+/* Declare the fixed environment of envp as `var` (a VLA on the caller's stack: vfork-safe). */
+#define FIXED_ENV(var, envp)                                                                       \
+	char *var##_v[env_count(envp) + ENV_MAX + 2];                                              \
+	char var##_phase[PHASE_VAR_LEN + sizeof(P.phases[0].name)];                                \
+	char *const *var = env_fix(envp, var##_v, var##_phase)
+
+REAL_DECL(int, execvpe, const char *, char *const[], char *const[]);
+REAL_DECL(int, fexecve, int, char *const[], char *const[]);
+REAL_DECL(int, posix_spawn, pid_t *, const char *, const posix_spawn_file_actions_t *,
+          const posix_spawnattr_t *, char *const[], char *const[]);
+REAL_DECL(int, posix_spawnp, pid_t *, const char *, const posix_spawn_file_actions_t *,
+          const posix_spawnattr_t *, char *const[], char *const[]);
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	size_t n = 0, k;
-	bool fix = false;
-
 	if (!P.on)
 		return REAL(execve)(path, argv, envp);
-	for (unsigned i = 0; i < P.nenv; i++)
-		fix |= !env_has(envp, P.env[i]);
-	if (!fix)
-		return REAL(execve)(path, argv, envp);
-	while (envp && envp[n])
-		n++;
 	{
-		char *env[n + ENV_MAX + 1];
+		FIXED_ENV(env, envp);
 
-		k = 0;
-		for (size_t i = 0; i < n; i++) {
-			bool ours = false;
-
-			for (unsigned j = 0; j < P.nenv; j++) {
-				size_t len = (size_t)(strchr(P.env[j], '=') - P.env[j]) + 1;
-
-				ours |= !strncmp(envp[i], P.env[j], len);
-			}
-			if (!ours)
-				env[k++] = envp[i];
-		}
-		for (unsigned j = 0; j < P.nenv; j++)
-			env[k++] = P.env[j];
-		env[k] = NULL;
 		return REAL(execve)(path, argv, env);
 	}
 }
 
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (!P.on)
+		return REAL(execvpe)(file, argv, envp);
+	{
+		FIXED_ENV(env, envp);
+
+		return REAL(execvpe)(file, argv, env);
+	}
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (!P.on)
+		return REAL(fexecve)(fd, argv, envp);
+	{
+		FIXED_ENV(env, envp);
+
+		return REAL(fexecve)(fd, argv, env);
+	}
+}
+
+/* execle(path, arg0, ..., NULL, envp): glibc runs its internal execve, not the wrapper above */
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	size_t n = 1;
+	va_list ap;
+
+	va_start(ap, arg);
+	while (va_arg(ap, const char *))
+		n++;
+	va_end(ap);
+	{
+		char *argv[n + 1];
+		char *const *envp;
+
+		argv[0] = (char *)arg;
+		va_start(ap, arg);
+		for (size_t i = 1; i <= n; i++)
+			argv[i] = va_arg(ap, char *);
+		envp = va_arg(ap, char *const *);
+		va_end(ap);
+		return execve(path, argv, envp);
+	}
+}
+
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                     const posix_spawnattr_t *, char *const[], char *const[]);
+
+static int spawn_fixed(spawn_fn *fn, pid_t *pid, const char *path,
+                       const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                       char *const argv[], char *const envp[])
+{
+	if (!P.on)
+		return fn(pid, path, fa, attr, argv, envp);
+	{
+		FIXED_ENV(env, envp);
+
+		return fn(pid, path, fa, attr, argv, env);
+	}
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_fixed(&REAL(posix_spawn), pid, path, fa, attr, argv, envp);
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_fixed(&REAL(posix_spawnp), pid, file, fa, attr, argv, envp);
+}
+
 /* ---- phases ---- */
+
+/*
+ * LLMIO_TRACE_PHASE=<the current phase's name> in P.phase_env, the string `environ` points at
+ * (putenv in tracer_init): rewritten in place, so the environment array is never reallocated
+ * behind a thread reading it.  The phase is read under the lock, so after two threads switch
+ * at once the text names the phase that won.  A thread that execs during a switch may pass a
+ * name cut short; the buffer always ends in NUL.
+ */
+static void set_phase_env(void)
+{
+	const char *name;
+	unsigned id;
+	size_t n;
+
+	spin_lock(&P.phase_lock);
+	id = __atomic_load_n(&P.phase, __ATOMIC_RELAXED);
+	name = id ? P.phases[id].name : "";
+	n = strnlen(name, sizeof(P.phases[0].name) - 1);
+	memcpy(P.phase_env + PHASE_VAR_LEN, name, n);
+	P.phase_env[PHASE_VAR_LEN + n] = '\0';
+	spin_unlock(&P.phase_lock);
+}
+
+/* The phase id of name, defined if new (the table full: the last one). */
+static unsigned phase_id(const char *name)
+{
+	unsigned id;
+
+	spin_lock(&P.phase_lock);
+	for (id = 1; id <= P.nphase; id++)
+		if (!strncmp(P.phases[id].name, name, sizeof(P.phases[id].name) - 1))
+			break;
+	if (id > P.nphase && P.nphase < PHASE_MAX) {
+		id = ++P.nphase;
+		snprintf(P.phases[id].name, sizeof(P.phases[id].name), "%s", name);
+	}
+	spin_unlock(&P.phase_lock);
+	return id > P.nphase ? P.nphase : id; /* table full: the last name takes the rest */
+}
 
 EXPORT void llmio_trace_phase(const char *name)
 {
@@ -1387,20 +1544,10 @@ EXPORT void llmio_trace_phase(const char *name)
 
 	if (!enter())
 		return;
-	if (name && name[0]) {
-		spin_lock(&P.phase_lock);
-		for (id = 1; id <= P.nphase; id++)
-			if (!strncmp(P.phases[id].name, name, sizeof(P.phases[id].name) - 1))
-				break;
-		if (id > P.nphase && P.nphase < PHASE_MAX) {
-			id = ++P.nphase;
-			snprintf(P.phases[id].name, sizeof(P.phases[id].name), "%s", name);
-		}
-		spin_unlock(&P.phase_lock);
-		if (id > P.nphase)
-			id = P.nphase; /* table full: the last name takes the rest */
-	}
+	if (name && name[0])
+		id = phase_id(name);
 	__atomic_store_n(&P.phase, (uint16_t)id, __ATOMIC_RELAXED);
+	set_phase_env();
 	emit_phase(id, false);
 	leave();
 }
@@ -1468,7 +1615,7 @@ static void at_fork_child(void)
 
 __attribute__((constructor)) static void tracer_init(void)
 {
-	const char *dir = getenv("LLMIO_TRACE_DIR");
+	const char *dir = getenv("LLMIO_TRACE_DIR"), *phase;
 	Dl_info info;
 
 	/* resolve up front so that no wrapper looks a symbol up while the program runs */
@@ -1494,9 +1641,18 @@ __attribute__((constructor)) static void tracer_init(void)
 	keep_env("LLMIO_TRACE_ALL");
 	P.pid = (uint32_t)getpid();
 	P.ppid = (uint32_t)getppid();
+	/* the phase of the process that exec'd or spawned this image */
+	phase = getenv("LLMIO_TRACE_PHASE");
+	if (phase && phase[0])
+		P.phase = (uint16_t)phase_id(phase);
+	memcpy(P.phase_env, PHASE_VAR, PHASE_VAR_LEN);
+	set_phase_env();
 	if (open_proc_file() == 0) {
 		pthread_atfork(NULL, NULL, at_fork_child);
 		P.on = 1;
+		putenv(P.phase_env);
+		if (P.phase)
+			emit_phase(P.phase, false);
 	}
 	T.guard = 0;
 }

@@ -32,6 +32,23 @@
 #define TRACE_OFF_NONE   UINT64_MAX /* offset unknown (pipes, stdio without a position) */
 #define TRACE_PHASE_NONE 0
 
+/*
+ * Limits on what a record may claim (docs/tracing.md, "Limits").  Readers check every record
+ * against them before they size anything from it (trace_rec_check() in trace_read.c), so a
+ * damaged or hostile file fails with a message instead of a huge allocation or an endless
+ * loop.
+ * - One read/write system call moves at most Linux's MAX_RW_COUNT (INT_MAX rounded down to a
+ *   page): the kernel never returns more from read, pread, readv or preadv (or the writes).
+ * - One fread/fwrite may loop over many read/write calls; 1 TiB is far beyond any buffer.
+ * - Where a read or write moved data, offset + bytes is a file position: at most INT64_MAX
+ *   (off_t).  Failed calls keep the offset they were given, whatever it was.
+ * - Times and durations are ns below 2^62 (146 years), so ts + dur never wraps.
+ */
+#define TRACE_IO_MAX    0x7ffff000ull
+#define TRACE_STDIO_MAX (1ull << 40)
+#define TRACE_POS_MAX   0x7fffffffffffffffull
+#define TRACE_TIME_MAX  (1ull << 62)
+
 /* Call types.  Values are part of the format: only append. */
 enum trace_type {
 	TR_NONE = 0,

@@ -15,8 +15,8 @@ static size_t slot(uint64_t k, size_t cap)
 static int rehash(struct tmap *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 256;
-	uint64_t *key = calloc(cap, sizeof(*key));
-	uint32_t *val = malloc(cap * sizeof(*val));
+	uint64_t *key = malloc(cap * sizeof(*key));
+	uint32_t *val = calloc(cap, sizeof(*val));
 
 	if (!key || !val) {
 		free(key);
@@ -26,9 +26,9 @@ static int rehash(struct tmap *m)
 	for (size_t i = 0; i < m->cap; i++) {
 		size_t k;
 
-		if (!m->key[i])
+		if (!m->val[i])
 			continue;
-		for (k = slot(m->key[i], cap); key[k]; k = (k + 1) & (cap - 1))
+		for (k = slot(m->key[i], cap); val[k]; k = (k + 1) & (cap - 1))
 			;
 		key[k] = m->key[i];
 		val[k] = m->val[i];
@@ -45,9 +45,9 @@ int64_t tmap_find(const struct tmap *m, uint64_t key)
 {
 	if (!m->cap)
 		return -1;
-	for (size_t k = slot(key + 1, m->cap); m->key[k]; k = (k + 1) & (m->cap - 1))
-		if (m->key[k] == key + 1)
-			return m->val[k];
+	for (size_t k = slot(key, m->cap); m->val[k]; k = (k + 1) & (m->cap - 1))
+		if (m->key[k] == key)
+			return (int64_t)m->val[k] - 1;
 	return -1;
 }
 
@@ -58,12 +58,14 @@ int64_t tmap_index(struct tmap *m, uint64_t key)
 
 	if (v >= 0)
 		return v;
+	if (m->n >= TMAP_MAX)
+		return -ENOMEM;
 	if ((m->n + 1) * 2 > m->cap && rehash(m))
 		return -ENOMEM;
-	for (k = slot(key + 1, m->cap); m->key[k]; k = (k + 1) & (m->cap - 1))
+	for (k = slot(key, m->cap); m->val[k]; k = (k + 1) & (m->cap - 1))
 		;
-	m->key[k] = key + 1;
-	m->val[k] = (uint32_t)m->n;
+	m->key[k] = key;
+	m->val[k] = (uint32_t)(m->n + 1);
 	return (int64_t)m->n++;
 }
 

@@ -7,12 +7,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace/trace_read.h"
 #include "trace/trace_write.h"
 
 #define SLOTS (TRACE_CHUNK / sizeof(struct trace_rec))
@@ -55,11 +57,18 @@ static size_t str_slots(const struct trace_rec *r, size_t left)
 	return r->req < TRACE_CHUNK && n <= left ? n : 0;
 }
 
+struct maps {
+	struct idmap str, phase;
+	uint32_t max_id; /* string ids are below the number of slots in the file */
+	size_t slot;     /* the slot being read, for messages */
+	char why[200];   /* the reason of an -ERANGE */
+};
+
 /* Visit every valid slot of every chunk: fn(slot, arg) for records, strings and phases. */
-typedef int (*slot_fn)(struct trace_builder *b, const struct trace_rec *r, void *arg);
+typedef int (*slot_fn)(struct trace_builder *b, const struct trace_rec *r, struct maps *m);
 
 static int walk(const unsigned char *base, size_t size, struct trace_builder *b, slot_fn fn,
-                void *arg)
+                struct maps *m)
 {
 	for (size_t off = TRACE_RAW_HDR; off + TRACE_CHUNK <= size; off += TRACE_CHUNK) {
 		const struct trace_rec *c = (const struct trace_rec *)(base + off);
@@ -72,7 +81,8 @@ static int walk(const unsigned char *base, size_t size, struct trace_builder *b,
 
 			if (c[i].type == TR_RAW_STR && !(n = str_slots(&c[i], SLOTS - i)))
 				break;
-			if ((ret = fn(b, &c[i], arg)))
+			m->slot = (off - TRACE_RAW_HDR) / sizeof(struct trace_rec) + i;
+			if ((ret = fn(b, &c[i], m)))
 				return ret;
 			i += n;
 		}
@@ -80,19 +90,22 @@ static int walk(const unsigned char *base, size_t size, struct trace_builder *b,
 	return 0;
 }
 
-struct maps {
-	struct idmap str, phase;
-};
-
-static int pass_strings(struct trace_builder *b, const struct trace_rec *r, void *arg)
+static int pass_strings(struct trace_builder *b, const struct trace_rec *r, struct maps *m)
 {
-	struct maps *m = arg;
 	char text[TRACE_CHUNK];
 	uint32_t off;
 	int ret;
 
 	if (r->type != TR_RAW_STR)
 		return 0;
+	/* ids count up from 1 per file and each string takes two slots or more: a larger id
+	 * is damage, and would size the id table (4 bytes per id) from nothing */
+	if (r->path > m->max_id) {
+		snprintf(m->why, sizeof(m->why),
+		         "string id %" PRIu32 " is over %" PRIu32 " (the file's slots)", r->path,
+		         m->max_id);
+		return -ERANGE;
+	}
 	memcpy(text, r + 1, r->req);
 	text[r->req] = '\0';
 	if ((ret = trace_builder_str(b, text, &off)))
@@ -100,9 +113,8 @@ static int pass_strings(struct trace_builder *b, const struct trace_rec *r, void
 	return idmap_set(&m->str, r->path, off);
 }
 
-static int pass_phases(struct trace_builder *b, const struct trace_rec *r, void *arg)
+static int pass_phases(struct trace_builder *b, const struct trace_rec *r, struct maps *m)
 {
-	struct maps *m = arg;
 	uint32_t idx;
 	int ret;
 
@@ -113,9 +125,8 @@ static int pass_phases(struct trace_builder *b, const struct trace_rec *r, void 
 	return idmap_set(&m->phase, (uint32_t)r->fd, idx);
 }
 
-static int pass_records(struct trace_builder *b, const struct trace_rec *r, void *arg)
+static int pass_records(struct trace_builder *b, const struct trace_rec *r, struct maps *m)
 {
-	struct maps *m = arg;
 	struct trace_rec x;
 
 	if (r->type == TR_RAW_PHASE) {
@@ -126,6 +137,8 @@ static int pass_records(struct trace_builder *b, const struct trace_rec *r, void
 	}
 	if (r->type == TR_NONE || r->type >= TR_NTYPES)
 		return 0;
+	if (trace_rec_check(r, m->why, sizeof(m->why)))
+		return -ERANGE;
 	x = *r;
 	x.path = idmap_get(&m->str, r->path);
 	x.path2 = idmap_get(&m->str, r->path2);
@@ -133,56 +146,76 @@ static int pass_records(struct trace_builder *b, const struct trace_rec *r, void
 	return trace_builder_rec(b, &x);
 }
 
-static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint64_t *first,
-                      char *err, size_t errlen)
+int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const char *name,
+                    uint64_t *first, char *err, size_t errlen)
 {
-	const struct trace_raw_hdr *h;
-	struct maps m;
-	struct stat st;
+	const struct trace_raw_hdr *h = buf;
 	char cmd[sizeof(h->cmdline)];
-	void *p = MAP_FAILED;
-	int fd, ret = 0;
+	struct maps m;
+	int ret;
 
-	memset(&m, 0, sizeof(m));
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
-		goto out;
-	}
-	if ((size_t)st.st_size < TRACE_RAW_HDR)
-		goto out; /* the process died before its header was written */
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot map %s: %s", name, strerror(errno));
-		goto out;
-	}
-	h = p;
+	if (size < TRACE_RAW_HDR)
+		return 0; /* the process died before its header was written */
 	if (memcmp(h->magic, TRACE_RAW_MAGIC, 8) || h->version != TRACE_VERSION ||
 	    h->chunk_size != TRACE_CHUNK)
-		goto out;
+		return 0;
+	memset(&m, 0, sizeof(m));
+	m.max_id = (uint32_t)(size / sizeof(struct trace_rec) < UINT32_MAX
+	                              ? size / sizeof(struct trace_rec)
+	                              : UINT32_MAX);
 	snprintf(cmd, sizeof(cmd), "%.*s", (int)(h->cmdline_len < sizeof(cmd) ? h->cmdline_len : 0),
 	         h->cmdline);
 	if (!trace_builder_proc(b, h->pid, h->ppid, cmd, h->mono_anchor)) {
 		ret = -ENOMEM;
-		goto nomem;
+		goto fail;
 	}
 	if (h->mono_anchor < *first) {
 		*first = h->mono_anchor;
 		b->real_minus_mono = (int64_t)(h->real_anchor - h->mono_anchor);
 	}
 	b->dropped += h->dropped;
-	if ((ret = walk(p, (size_t)st.st_size, b, pass_strings, &m)) ||
-	    (ret = walk(p, (size_t)st.st_size, b, pass_phases, &m)) ||
-	    (ret = walk(p, (size_t)st.st_size, b, pass_records, &m)))
-		goto nomem;
+	if ((ret = walk(buf, size, b, pass_strings, &m)) ||
+	    (ret = walk(buf, size, b, pass_phases, &m)) ||
+	    (ret = walk(buf, size, b, pass_records, &m)))
+		goto fail;
+	ret = 0;
 	goto out;
-nomem:
-	snprintf(err, errlen, "merging %s: %s", name, strerror(-ret));
+fail:
+	if (ret == -ERANGE) {
+		snprintf(err, errlen, "%s: raw trace slot %zu: %s", name, m.slot, m.why);
+		ret = -EINVAL;
+	} else {
+		snprintf(err, errlen, "merging %s: %s", name, strerror(-ret));
+	}
 out:
 	free(m.str.v);
 	free(m.phase.v);
+	return ret;
+}
+
+static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint64_t *first,
+                      char *err, size_t errlen)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd, ret = 0;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size < TRACE_RAW_HDR)
+		goto out; /* not ours, or the process died before its header was written */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot map %s: %s", name, strerror(errno));
+		goto out;
+	}
+	ret = trace_merge_raw(b, p, (size_t)st.st_size, name, first, err, errlen);
+out:
 	if (p != MAP_FAILED)
 		munmap(p, (size_t)st.st_size);
 	if (fd >= 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reading and checking a merged trace; the thread index; phase inference. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,37 @@ bool trace_type_is_write(unsigned type)
 	       type == TR_FWRITE;
 }
 
+int trace_rec_check(const struct trace_rec *r, char *why, size_t len)
+{
+	bool data = trace_type_is_read(r->type) || trace_type_is_write(r->type);
+	bool stdio = r->type == TR_FREAD || r->type == TR_FWRITE;
+	uint64_t max = stdio ? TRACE_STDIO_MAX : TRACE_IO_MAX;
+	const char *name = trace_type_name(r->type);
+
+	if (r->ts >= TRACE_TIME_MAX || r->dur >= TRACE_TIME_MAX) {
+		snprintf(why, len,
+		         "%s time %" PRIu64 " ns or duration %" PRIu64 " ns is over 2^62 ns", name,
+		         r->ts, r->dur);
+		return -ERANGE;
+	}
+	if (data && r->result > 0 && (uint64_t)r->result > max) {
+		snprintf(why, len,
+		         "%s result %" PRId64 " is over %" PRIu64 ", the most one call can move",
+		         name, r->result, max);
+		return -ERANGE;
+	}
+	/* a failed call records the offset it was given (pread at -5: EINVAL); only data that
+	 * moved has to lie in a file.  result <= 2^40 here, so the sum cannot wrap. */
+	if (data && r->offset != TRACE_OFF_NONE && r->result > 0 &&
+	    (r->offset > TRACE_POS_MAX || r->offset + (uint64_t)r->result > TRACE_POS_MAX)) {
+		snprintf(why, len,
+		         "%s at offset %" PRIu64 " of %" PRId64 " bytes ends past 2^63 - 1", name,
+		         r->offset, r->result);
+		return -ERANGE;
+	}
+	return 0;
+}
+
 const char *trace_str(const struct trace *t, uint32_t off)
 {
 	return off < t->str_len ? t->str + off : "";
@@ -81,29 +113,39 @@ static bool section_ok(uint64_t off, uint64_t n, uint64_t size, uint64_t file)
 	return off <= file && (size == 0 || n <= (file - off) / size) && (off & 7) == 0;
 }
 
-static int check(struct trace *t, char *err, size_t errlen)
+static int check(struct trace *t, const char *name, char *err, size_t errlen)
 {
 	const struct trace_file_hdr *h = &t->hdr;
 	uint64_t file = t->size;
+	char why[160];
 
 	if (memcmp(h->magic, TRACE_MAGIC, 8)) {
-		snprintf(err, errlen, "not an llmio trace (no %s magic)", TRACE_MAGIC);
+		snprintf(err, errlen, "%s is not an llmio trace (no %s magic)", name, TRACE_MAGIC);
 		return -EINVAL;
 	}
 	if (h->version != TRACE_VERSION || h->rec_size != sizeof(struct trace_rec) ||
 	    h->hdr_size < sizeof(*h)) {
 		snprintf(err, errlen,
-		         "trace format version %u is not supported (this llmio reads %d)",
+		         "%s: trace format version %u is not supported (this llmio reads %d)", name,
 		         h->version, TRACE_VERSION);
 		return -EINVAL;
 	}
+	/* section_ok bounds every count by the file size; the thread index stores record
+	 * indexes as uint32_t */
 	if (!section_ok(h->rec_off, h->nrec, sizeof(struct trace_rec), file) ||
-	    !section_ok(h->str_off, h->str_len, 1, file) || h->str_len < 1 ||
+	    h->nrec > UINT32_MAX || !section_ok(h->str_off, h->str_len, 1, file) ||
+	    h->str_len < 1 || h->str_len > UINT32_MAX ||
 	    !section_ok(h->proc_off, h->nproc, sizeof(struct trace_proc), file) ||
 	    !section_ok(h->phase_off, h->nphase, sizeof(struct trace_phase), file) ||
 	    h->nphase < 1 || h->nphase > UINT16_MAX + 1ull ||
 	    !section_ok(h->pev_off, h->npev, sizeof(struct trace_phase_ev), file)) {
-		snprintf(err, errlen, "trace is truncated or damaged (a section lies outside it)");
+		snprintf(err, errlen,
+		         "%s: trace is truncated or damaged (a section lies outside it)", name);
+		return -EINVAL;
+	}
+	if (h->t_start > h->t_end || h->t_end >= 2 * TRACE_TIME_MAX) {
+		snprintf(err, errlen, "%s: trace span %" PRIu64 "..%" PRIu64 " ns is damaged", name,
+		         h->t_start, h->t_end);
 		return -EINVAL;
 	}
 	t->rec = (struct trace_rec *)((char *)t->buf + h->rec_off);
@@ -117,7 +159,7 @@ static int check(struct trace *t, char *err, size_t errlen)
 	t->pev = (const struct trace_phase_ev *)((char *)t->buf + h->pev_off);
 	t->npev = h->npev;
 	if (t->str[0] || t->str[t->str_len - 1]) {
-		snprintf(err, errlen, "trace string table is damaged");
+		snprintf(err, errlen, "%s: trace string table is damaged", name);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < t->nrec; i++) {
@@ -125,7 +167,20 @@ static int check(struct trace *t, char *err, size_t errlen)
 
 		if (r->path >= t->str_len || r->path2 >= t->str_len || r->phase >= t->nphase ||
 		    r->type == TR_NONE || r->type >= TR_NTYPES) {
-			snprintf(err, errlen, "trace record %zu is damaged", i);
+			snprintf(err, errlen, "%s: trace record %zu is damaged", name, i);
+			return -EINVAL;
+		}
+		if (trace_rec_check(r, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: trace record %zu: %s", name, i, why);
+			return -EINVAL;
+		}
+		/* the span covers every call: replay's timeline waits are offsets inside it */
+		if (r->ts < h->t_start || r->ts + r->dur > h->t_end) {
+			snprintf(err, errlen,
+			         "%s: trace record %zu: time %" PRIu64
+			         " ns lies outside the trace's "
+			         "span %" PRIu64 "..%" PRIu64 " ns",
+			         name, i, r->ts, h->t_start, h->t_end);
 			return -EINVAL;
 		}
 	}
@@ -140,8 +195,59 @@ static int check(struct trace *t, char *err, size_t errlen)
 			goto damaged;
 	return 0;
 damaged:
-	snprintf(err, errlen, "trace process or phase table is damaged");
+	snprintf(err, errlen, "%s: trace process or phase table is damaged", name);
 	return -EINVAL;
+}
+
+/* Check t->buf (t->size bytes, owned by t) and set t up. */
+static int open_buf(struct trace *t, const char *name, unsigned flags, char *err, size_t errlen)
+{
+	int ret;
+
+	if (t->size < sizeof(t->hdr)) {
+		snprintf(err, errlen, "%s is not an llmio trace (too short)", name);
+		return -EINVAL;
+	}
+	memcpy(&t->hdr, t->buf, sizeof(t->hdr));
+	if ((ret = check(t, name, err, errlen)))
+		return ret;
+	t->phase_name = calloc(t->nphase, sizeof(*t->phase_name));
+	if (!t->phase_name)
+		goto nomem;
+	for (size_t i = 0; i < t->nphase; i++)
+		t->phase_name[i] = trace_str(t, t->phase[i].name);
+	if (!(flags & TRACE_OPEN_RAW_PHASES) && trace_infer_phases(t))
+		goto nomem;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory reading trace %s", name);
+	return -ENOMEM;
+}
+
+int trace_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
+                   struct trace **out, char *err, size_t errlen)
+{
+	struct trace *t;
+	int ret;
+
+	*out = NULL;
+	if (!name)
+		name = "trace";
+	t = calloc(1, sizeof(*t));
+	/* a private copy: 8-byte aligned, and phase inference rewrites the records */
+	if (!t || !(t->buf = malloc(size ? size : 1))) {
+		free(t);
+		snprintf(err, errlen, "out of memory reading trace %s", name);
+		return -ENOMEM;
+	}
+	memcpy(t->buf, buf, size);
+	t->size = size;
+	if ((ret = open_buf(t, name, flags, err, errlen))) {
+		trace_close(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
 }
 
 int trace_open(const char *path, unsigned flags, struct trace **out, char *err, size_t errlen)
@@ -167,6 +273,11 @@ int trace_open(const char *path, unsigned flags, struct trace **out, char *err, 
 		ret = -errno;
 		goto fail;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not an llmio trace (not a regular file)", path);
+		ret = -EINVAL;
+		goto fail;
+	}
 	t->size = (size_t)st.st_size;
 	if (t->size < sizeof(t->hdr)) {
 		snprintf(err, errlen, "%s is not an llmio trace (too short)", path);
@@ -183,18 +294,10 @@ int trace_open(const char *path, unsigned flags, struct trace **out, char *err, 
 		ret = -EIO;
 		goto fail;
 	}
-	memcpy(&t->hdr, t->buf, sizeof(t->hdr));
-	if ((ret = check(t, err, errlen)))
-		goto fail;
-	t->phase_name = calloc(t->nphase, sizeof(*t->phase_name));
-	if (!t->phase_name) {
-		ret = -ENOMEM;
-		goto fail;
+	if ((ret = open_buf(t, path, flags, err, errlen))) {
+		trace_close(t);
+		goto fail_file;
 	}
-	for (size_t i = 0; i < t->nphase; i++)
-		t->phase_name[i] = trace_str(t, t->phase[i].name);
-	if (!(flags & TRACE_OPEN_RAW_PHASES) && (ret = trace_infer_phases(t)))
-		goto fail;
 	fclose(f);
 	*out = t;
 	return 0;
@@ -225,7 +328,7 @@ void trace_close(struct trace *t)
 const struct trace_thread *trace_threads(struct trace *t, size_t *n)
 {
 	struct tmap m = {0};
-	size_t *fill = NULL;
+	size_t *fill = NULL, cap = 0;
 
 	if (t->thr || !t->nrec) {
 		*n = t->nthr;
@@ -235,15 +338,19 @@ const struct trace_thread *trace_threads(struct trace *t, size_t *n)
 	for (size_t i = 0; i < t->nrec; i++) {
 		uint64_t key = (uint64_t)t->rec[i].pid << 32 | t->rec[i].tid;
 		int64_t k = tmap_index(&m, key);
-		struct trace_thread *p;
 
 		if (k < 0)
 			goto nomem;
 		if ((size_t)k == t->nthr) {
-			p = realloc(t->thr, (t->nthr + 1) * sizeof(*p));
-			if (!p)
-				goto nomem;
-			t->thr = p;
+			if (t->nthr == cap) {
+				struct trace_thread *p;
+
+				cap = cap ? cap * 2 : 64;
+				p = realloc(t->thr, cap * sizeof(*p));
+				if (!p)
+					goto nomem;
+				t->thr = p;
+			}
 			t->thr[t->nthr++] =
 			        (struct trace_thread){.pid = t->rec[i].pid, .tid = t->rec[i].tid};
 		}
@@ -258,8 +365,11 @@ const struct trace_thread *trace_threads(struct trace *t, size_t *n)
 		at += t->thr[k].n;
 	}
 	for (size_t i = 0; i < t->nrec; i++) {
-		size_t k = (size_t)tmap_find(&m, (uint64_t)t->rec[i].pid << 32 | t->rec[i].tid);
+		int64_t k = tmap_find(&m, (uint64_t)t->rec[i].pid << 32 | t->rec[i].tid);
 
+		/* every key was added above; a miss would be a bug in the map, never an index */
+		if (k < 0 || (size_t)k >= t->nthr || fill[k] >= t->thr[k].n)
+			goto nomem;
 		t->thr_idx[t->thr[k].idx - t->thr_idx + fill[k]++] = (uint32_t)i;
 	}
 	free(fill);

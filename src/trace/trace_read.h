@@ -5,7 +5,9 @@
  * `llmio trace report` and replay use.
  *
  * The whole file is read into memory and checked once in trace_open(): afterwards every
- * offset and index in it is valid, so the accessors below never fail.  A trace without phase
+ * offset and index in it is valid and every record lies within the limits of trace_format.h
+ * (sizes, offsets, times), so the accessors below never fail and no consumer sizes anything
+ * from an unchecked number.  A trace without phase
  * markers gets inferred phases (trace_infer_phases) unless TRACE_OPEN_RAW_PHASES is given.
  * A struct trace is read-only after trace_open() apart from the thread index, which
  * trace_threads() builds once; use one trace per thread or build the index first.
@@ -54,6 +56,12 @@ struct trace {
  * read, -EINVAL when it is not a valid llmio trace (the reason is in err), -ENOMEM.
  */
 int trace_open(const char *path, unsigned flags, struct trace **out, char *err, size_t errlen);
+/*
+ * The same for a trace held in memory (size bytes at buf, copied: the caller keeps buf);
+ * name is used in messages (NULL: "trace").  No global state: fuzzers and tests call it.
+ */
+int trace_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
+                   struct trace **out, char *err, size_t errlen);
 void trace_close(struct trace *t);
 
 /* The string at blob offset off ("" for 0). */
@@ -70,6 +78,14 @@ const char *trace_type_name(unsigned type);
 /* Calls that move file data: reads (read/pread/readv/preadv/fread) and writes. */
 bool trace_type_is_read(unsigned type);
 bool trace_type_is_write(unsigned type);
+
+/*
+ * Is r within the limits of trace_format.h (TRACE_IO_MAX, TRACE_STDIO_MAX, TRACE_POS_MAX,
+ * TRACE_TIME_MAX)?  \return 0, or -ERANGE with the field and its bad value in why (e.g.
+ * "read result 281474976710656 is over 2147479552, the most one call can move").  Only the
+ * numbers are checked, not the string or phase indexes (trace_open does those).
+ */
+int trace_rec_check(const struct trace_rec *r, char *why, size_t len);
 
 /*
  * Label records by what their file looks like, for traces without phase markers:

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "trace/trace_map.h"
+#include "trace/trace_read.h"
 #include "trace/trace_scope.h"
 #include "trace/trace_write.h"
 
@@ -49,8 +50,10 @@ struct importer {
 	size_t mapcap;
 	struct pending *pend;
 	size_t npend, pendcap;
+	struct tmap pendmap; /* tid -> index in pend */
 	uint64_t line_no;
 	size_t calls;
+	char why[200]; /* the reason of an -ERANGE */
 };
 
 /* ---- lexical helpers ---- */
@@ -60,6 +63,51 @@ static const char *skip_ws(const char *p)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return p;
+}
+
+/*
+ * "SECONDS[.FRACTION]" as ns, with integer arithmetic: no float-to-integer cast whose range
+ * could be exceeded, and no rounding of epoch times (1.7e18 ns needs more than a double's 53
+ * bits).  \return past the number, or NULL when p is not one or it is not below
+ * TRACE_TIME_MAX (the value is then in *bad).
+ */
+static const char *parse_secs(const char *p, uint64_t *ns, bool *bad)
+{
+	uint64_t sec = 0, frac = 0, scale = 1000000000ull;
+
+	*bad = false;
+	if (!isdigit((unsigned char)*p))
+		return NULL;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (sec > TRACE_TIME_MAX / 1000000000ull) {
+			*bad = true;
+			return NULL;
+		}
+		sec = sec * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+	if (sec >= TRACE_TIME_MAX / 1000000000ull) {
+		*bad = true;
+		return NULL;
+	}
+	*ns = sec * 1000000000ull + frac;
+	return p;
+}
+
+/* A number of at most 2 digits below lim followed by ':' ("10:"): hours and minutes. */
+static const char *clock_part(const char *p, unsigned lim, unsigned *v)
+{
+	if (!isdigit((unsigned char)p[0]))
+		return NULL;
+	*v = (unsigned)(p[0] - '0');
+	if (isdigit((unsigned char)p[1]))
+		*v = *v * 10 + (unsigned)(p[1] - '0'), p++;
+	return p[1] == ':' && *v < lim ? p + 2 : NULL;
 }
 
 /* Decode a C-style quoted string at p (which points at '"') into out; \return past it. */
@@ -147,8 +195,8 @@ static long fd_arg(const char *a, size_t len, char *path, size_t plen)
 	const char *lt = memchr(a, '<', len);
 
 	path[0] = '\0';
-	if (end == a)
-		return -1;
+	if (end == a || fd < 0 || fd > INT32_MAX)
+		return -1; /* not a descriptor: the call is not one on a file */
 	if (lt && a + len > lt + 1 && a[len - 1] == '>')
 		snprintf(path, plen, "%.*s", (int)(a + len - lt - 2), lt + 1);
 	return fd;
@@ -331,6 +379,8 @@ static int emit(struct importer *im, const struct call *c, uint16_t type, int fd
 	im->calls++;
 	if (!path && !path2)
 		return 0; /* out of scope (or not a file) */
+	if (trace_rec_check(&r, im->why, sizeof(im->why)))
+		return -ERANGE;
 	return trace_builder_rec(im->b, &r);
 }
 
@@ -376,6 +426,11 @@ static int do_open(struct importer *im, const struct call *c, int path_arg)
 	if (c->nargs <= path_arg)
 		return 0;
 	unquote(c->arg[path_arg], given, sizeof(given));
+	if (c->result > INT32_MAX) {
+		snprintf(im->why, sizeof(im->why), "%s result %" PRId64 " is not a descriptor",
+		         c->name, c->result);
+		return -ERANGE;
+	}
 	if (c->result >= 0) {
 		if (!(e = fd_entry(im, c->pid, c->result)))
 			return -ENOMEM;
@@ -411,6 +466,10 @@ static int do_fd_call(struct importer *im, const struct call *c, uint16_t type)
 		req = c->nargs > 1 ? num_arg(c->arg[1]) : 0;
 		if (c->result >= 0)
 			off = e->off = (uint64_t)c->result;
+	} else if (type == TR_DUP && c->result > INT32_MAX) {
+		snprintf(im->why, sizeof(im->why), "%s result %" PRId64 " is not a descriptor",
+		         c->name, c->result);
+		return -ERANGE;
 	} else if (type == TR_DUP && c->result >= 0) {
 		if (!(n = fd_entry(im, c->pid, c->result)))
 			return -ENOMEM;
@@ -566,8 +625,14 @@ static int parse_call(struct importer *im, uint32_t tid, uint64_t ts, const char
 		return 0;
 	c.result = parse_result(eq + 4, c.rpath, sizeof(c.rpath));
 	lt = strrchr(eq, '<');
-	if (lt && lt[1] >= '0' && lt[1] <= '9' && strchr(lt, '>'))
-		c.dur = (uint64_t)(strtod(lt + 1, NULL) * 1e9 + 0.5);
+	if (lt && lt[1] >= '0' && lt[1] <= '9' && strchr(lt, '>')) {
+		bool bad;
+
+		if (!parse_secs(lt + 1, &c.dur, &bad) && bad) {
+			snprintf(im->why, sizeof(im->why), "duration %.40s is over 2^62 ns", lt);
+			return -ERANGE;
+		}
+	}
 	c.pid = tgid_of(im, tid);
 	return dispatch(im, &c);
 }
@@ -576,16 +641,21 @@ static int parse_call(struct importer *im, uint32_t tid, uint64_t ts, const char
 
 static struct pending *pending_of(struct importer *im, uint32_t tid, bool create)
 {
-	for (size_t i = 0; i < im->npend; i++)
-		if (im->pend[i].tid == tid)
-			return &im->pend[i];
-	if (!create || grow(&im->pend, &im->pendcap, im->npend, sizeof(*im->pend)))
+	int64_t k = tmap_find(&im->pendmap, tid);
+
+	if (k >= 0)
+		return &im->pend[k];
+	if (!create || grow(&im->pend, &im->pendcap, im->npend, sizeof(*im->pend)) ||
+	    tmap_index(&im->pendmap, tid) < 0)
 		return NULL;
 	im->pend[im->npend] = (struct pending){.tid = tid};
 	return &im->pend[im->npend++];
 }
 
-/* "[pid 12]", "12 " or nothing; then "10:11:12.123456" or "1700000000.123456". */
+/*
+ * "[pid 12]", "12 " or nothing; then "10:11:12.123456" or "1700000000.123456".
+ * \return past the prefix, or NULL when the time is out of range (*ts holds nothing then).
+ */
 static const char *line_prefix(const char *p, uint32_t *tid, uint64_t *ts, bool *has_ts)
 {
 	char *end;
@@ -604,18 +674,22 @@ static const char *line_prefix(const char *p, uint32_t *tid, uint64_t *ts, bool 
 		}
 	}
 	if (isdigit((unsigned char)p[0])) {
+		const char *q, *e;
 		unsigned h, m;
-		double s;
-		int used = 0;
+		uint64_t s;
+		bool bad;
 
-		if (sscanf(p, "%u:%u:%lf%n", &h, &m, &s, &used) == 3 && used) {
-			*ts = (uint64_t)(((double)h * 3600 + m * 60 + s) * 1e9 + 0.5);
+		if ((q = clock_part(p, 24, &h)) && (q = clock_part(q, 60, &m)) &&
+		    (e = parse_secs(q, &s, &bad)) && e > q && s < 61 * 1000000000ull) {
+			*ts = ((uint64_t)h * 3600 + m * 60) * 1000000000ull + s;
 			*has_ts = true;
-			p = skip_ws(p + used);
-		} else if (sscanf(p, "%lf%n", &s, &used) == 1 && used && p[used] == ' ') {
-			*ts = (uint64_t)(s * 1e9 + 0.5);
+			p = skip_ws(e);
+		} else if ((e = parse_secs(p, &s, &bad)) && *e == ' ') {
+			*ts = s;
 			*has_ts = true;
-			p = skip_ws(p + used);
+			p = skip_ws(e);
+		} else if (bad) {
+			return NULL;
 		}
 	}
 	return p;
@@ -634,6 +708,10 @@ static int do_line(struct importer *im, char *line)
 
 	line[strcspn(line, "\n")] = '\0';
 	p = line_prefix(line, &tid, &ts, &has_ts);
+	if (!p) {
+		snprintf(im->why, sizeof(im->why), "time stamp %.40s is over 2^62 ns", line);
+		return -ERANGE;
+	}
 	if (!has_ts)
 		ts = im->line_no * 1000; /* no times: keep the order */
 	if (!*p || *p == '+' || *p == '-' || !strncmp(p, "strace:", 7))
@@ -682,9 +760,12 @@ int trace_import_strace(struct trace_builder *b, FILE *in, char *err, size_t err
 		im.line_no++;
 		ret = do_line(&im, line);
 	}
-	if (ret)
+	if (ret == -ERANGE) {
+		snprintf(err, errlen, "line %" PRIu64 ": %s", im.line_no, im.why);
+		ret = -EINVAL; /* the log is the user's input */
+	} else if (ret) {
 		snprintf(err, errlen, "line %" PRIu64 ": %s", im.line_no, strerror(-ret));
-	else if (!im.calls) {
+	} else if (!im.calls) {
 		snprintf(err, errlen, "no system calls found: not `strace -f -y` output");
 		ret = -EINVAL;
 	}
@@ -697,6 +778,7 @@ int trace_import_strace(struct trace_builder *b, FILE *in, char *err, size_t err
 	tmap_release(&im.fdmap);
 	tmap_release(&im.tgid);
 	tmap_release(&im.maps);
+	tmap_release(&im.pendmap);
 	free(line);
 	return ret;
 }

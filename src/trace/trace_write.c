@@ -56,6 +56,7 @@ void trace_builder_release(struct trace_builder *b)
 	free(b->proc);
 	free(b->phase);
 	free(b->pev);
+	tmap_release(&b->pidmap);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -160,10 +161,18 @@ struct trace_proc *trace_builder_proc(struct trace_builder *b, uint32_t pid, uin
 {
 	struct trace_proc *p = NULL;
 	uint32_t off;
+	int64_t k;
 
-	for (size_t i = 0; i < b->nproc; i++)
-		if (b->proc[i].pid == pid)
-			p = &b->proc[i];
+	/* a map, not a scan: an strace log asks this for every line, of up to millions of pids */
+	if (b->pidmap.n != b->nproc) {
+		tmap_release(&b->pidmap);
+		for (size_t i = 0; i < b->nproc; i++)
+			if (tmap_index(&b->pidmap, b->proc[i].pid) < 0)
+				return NULL;
+	}
+	k = tmap_find(&b->pidmap, pid);
+	if (k >= 0)
+		p = &b->proc[k];
 	if (trace_builder_str(b, cmd, &off))
 		return NULL;
 	if (p) {
@@ -179,7 +188,8 @@ struct trace_proc *trace_builder_proc(struct trace_builder *b, uint32_t pid, uin
 		p->nimages += off != 0;
 		return p;
 	}
-	if (grow(&b->proc, &b->proc_cap, b->nproc, 1, sizeof(*b->proc)))
+	if (grow(&b->proc, &b->proc_cap, b->nproc, 1, sizeof(*b->proc)) ||
+	    tmap_index(&b->pidmap, pid) < 0)
 		return NULL;
 	p = &b->proc[b->nproc++];
 	memset(p, 0, sizeof(*p));
@@ -266,6 +276,7 @@ static void finish(struct trace_builder *b, struct trace_file_hdr *h)
 {
 	if (b->nproc)
 		qsort(b->proc, b->nproc, sizeof(*b->proc), cmp_proc_pid);
+	tmap_release(&b->pidmap); /* the order changed: rebuilt if a process is added later */
 	h->t_start = b->nrec ? b->rec[0].ts : 0;
 	for (size_t i = 0; i < b->nrec; i++) {
 		const struct trace_rec *r = &b->rec[i];

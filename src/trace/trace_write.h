@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "trace/trace_format.h"
+#include "trace/trace_map.h"
 
 struct trace_builder {
 	char *str; /* blob: "" at 0, then NUL-terminated strings */
@@ -22,6 +23,7 @@ struct trace_builder {
 	size_t nrec, rec_cap;
 	struct trace_proc *proc;
 	size_t nproc, proc_cap;
+	struct tmap pidmap;        /* pid -> index in proc (rebuilt when proc was sorted) */
 	struct trace_phase *phase; /* [0] is the "" phase */
 	size_t nphase, phase_cap;
 	struct trace_phase_ev *pev;
@@ -59,6 +61,16 @@ int trace_builder_write(struct trace_builder *b, FILE *f);
  * \return 0; -ENOENT when dir holds no trace file; other -errno with a message in err.
  */
 int trace_merge_dir(struct trace_builder *b, const char *dir, char *err, size_t errlen);
+/*
+ * Merge one raw per-process file held in memory (size bytes at buf; name for messages) into
+ * b.  *first is the earliest clock anchor seen so far (start with UINT64_MAX): the process
+ * that started first gives the trace its CLOCK_REALTIME offset.  A file too short for its
+ * header or without the raw magic is skipped (0); buf must be 8-byte aligned (malloc, mmap).
+ * \return 0; -EINVAL with the slot and the bad value in err when a record is out of the limits of
+ * trace_format.h; -ENOMEM.  No global state: fuzzers and tests call it.
+ */
+int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const char *name,
+                    uint64_t *first, char *err, size_t errlen);
 
 /*
  * Import an `strace -f -y [-tt|-ttt] [-T]` log.  \return 0, -EINVAL with the line and the

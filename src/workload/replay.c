@@ -19,6 +19,7 @@
  * mostly its fsync); rename and other metadata calls are counted, not replayed.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "core/clock.h"
 #include "trace/trace_read.h"
+#include "workload/replay.h"
 #include "workload/workload.h"
 
 #define MAX_THREADS 64
@@ -48,19 +50,32 @@ struct rp_phase {
 	_Atomic uint64_t first, last, done_bytes, done_syncs;
 };
 
-struct replay {
+/* The traced files that carried data, their replay names and sizes. */
+struct rp_files {
+	const char **orig; /* trace paths */
+	char (*paths)[LLMIO_PATH_MAX];
+	struct llmio_file *files;
+	bool *read;
+	uint64_t *sizes; /* furthest byte touched */
+	unsigned n, cap;
+};
+
+/* The plan (struct replay_plan in replay.h) and the io_source that runs it. */
+struct replay_plan {
 	struct llmio_io_source src;
 	struct rp_thread thr[MAX_THREADS];
 	unsigned nthr;
 	struct rp_phase ph[MAX_PHASES];
 	unsigned nph;
+	struct rp_files f;
+	uint64_t nios;
 	uint64_t t0; /* replay start (first next() call) */
 	_Atomic uint64_t started;
 };
 
 static int rp_next(void *arg, unsigned t, struct llmio_io *io)
 {
-	struct replay *r = arg;
+	struct replay_plan *r = arg;
 	struct rp_thread *th = &r->thr[t];
 	const struct rp_io *x;
 	uint64_t expect = 0, now = now_ns();
@@ -82,7 +97,7 @@ static int rp_next(void *arg, unsigned t, struct llmio_io *io)
 
 static void rp_done(void *arg, unsigned t, const struct llmio_io *io, int64_t res, uint64_t lat_ns)
 {
-	struct replay *r = arg;
+	struct replay_plan *r = arg;
 	struct rp_phase *p = &r->ph[io->tag];
 	uint64_t now = now_ns(), last = atomic_load(&p->last);
 
@@ -95,15 +110,6 @@ static void rp_done(void *arg, unsigned t, const struct llmio_io *io, int64_t re
 	while (now > last && !atomic_compare_exchange_weak(&p->last, &last, now))
 		;
 }
-
-/* The traced files that carried data, their replay names and sizes. */
-struct rp_files {
-	const char **orig; /* trace paths */
-	char (*paths)[LLMIO_PATH_MAX];
-	struct llmio_file *files;
-	bool *read;
-	unsigned n, cap;
-};
 
 static bool file_find(const struct rp_files *f, const char *path, unsigned *out)
 {
@@ -119,9 +125,12 @@ static int file_index(struct rp_files *f, const char *path, unsigned *out)
 {
 	if (file_find(f, path, out))
 		return 0;
+	if (f->n == 65535)
+		return -E2BIG; /* io_req.file is 16 bits */
 	if (f->n == f->cap) {
 		unsigned cap = f->cap ? f->cap * 2 : 64;
 		const char **o = realloc(f->orig, cap * sizeof(*o));
+		uint64_t *sz;
 		bool *rd;
 
 		if (!o)
@@ -131,28 +140,46 @@ static int file_index(struct rp_files *f, const char *path, unsigned *out)
 		if (!rd)
 			return -ENOMEM;
 		f->read = rd;
+		sz = realloc(f->sizes, cap * sizeof(*sz));
+		if (!sz)
+			return -ENOMEM;
+		f->sizes = sz;
 		f->cap = cap;
 	}
-	if (f->n == 65535)
-		return -E2BIG; /* io_req.file is 16 bits */
 	f->orig[f->n] = path;
 	f->read[f->n] = false;
+	f->sizes[f->n] = 0;
 	*out = f->n++;
 	return 0;
 }
 
-static void files_release(struct rp_files *f)
+void replay_plan_destroy(struct replay_plan *r)
 {
-	free(f->orig);
-	free(f->paths);
-	free(f->files);
-	free(f->read);
+	if (!r)
+		return;
+	for (unsigned t = 0; t < MAX_THREADS; t++)
+		free(r->thr[t].io);
+	free(r->f.orig);
+	free(r->f.paths);
+	free(r->f.files);
+	free(r->f.read);
+	free(r->f.sizes);
+	free(r);
 }
 
-static void replay_release(struct replay *r)
+uint64_t replay_plan_ios(const struct replay_plan *r)
 {
-	for (unsigned t = 0; t < r->nthr; t++)
-		free(r->thr[t].io);
+	return r->nios;
+}
+
+unsigned replay_plan_files(const struct replay_plan *r)
+{
+	return r->f.n;
+}
+
+uint64_t replay_plan_file_size(const struct replay_plan *r, unsigned i)
+{
+	return i < r->f.n ? r->f.sizes[i] : 0;
 }
 
 static int push(struct rp_thread *th, const struct rp_io *x, size_t *cap)
@@ -177,27 +204,77 @@ static bool is_data(const struct trace_rec *rec, const char *path)
 	       rec->result > 0 && path[0] && rec->offset != TRACE_OFF_NONE;
 }
 
-/* Turn the trace's data records and fsyncs into per-thread I/O lists and a file list. */
-static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_files *f, uint64_t bs,
-                bool timeline, uint64_t *sizes_out[], char *err, size_t errlen)
+/* The byte range a data record's I/Os cover, widened to align (trace_open bounded both ends
+ * by TRACE_POS_MAX, so nothing here wraps). */
+static void data_range(const struct trace_rec *rec, uint32_t align, uint64_t *off, uint64_t *end)
 {
-	size_t nthr, caps[MAX_THREADS] = {0};
-	const struct trace_thread *th = trace_threads(tr, &nthr);
-	uint64_t *sizes = NULL;
-	size_t scap = 0;
-	uint32_t align = wl_align(w);
+	*off = rec->offset / align * align;
+	*end = (rec->offset + (uint64_t)rec->result + align - 1) / align * align;
+}
+
+/*
+ * How many I/Os the plan needs, counted before anything is allocated for them, and every
+ * file that carried data (first, so that any thread's fsync of it is known).
+ */
+static int count(struct trace *tr, struct replay_plan *r, const struct replay_plan_opts *o,
+                 uint64_t max, char *err, size_t errlen)
+{
+	uint64_t n = 0;
 	int ret = 0;
 
-	if (!th)
-		return -ENOMEM;
-	r->nph = tr->nphase < MAX_PHASES ? (unsigned)tr->nphase : MAX_PHASES;
-	/* every file that carried data first, so that any thread's fsync of it is known */
 	for (size_t k = 0; k < tr->nrec && !ret; k++) {
-		const char *path = trace_rec_path(tr, &tr->rec[k]);
+		const struct trace_rec *rec = &tr->rec[k];
+		const char *path = trace_rec_path(tr, rec);
+		uint64_t off, end;
 		unsigned fi;
 
-		if (is_data(&tr->rec[k], path))
-			ret = file_index(f, path, &fi);
+		if (rec->type == TR_FSYNC || rec->type == TR_FDATASYNC) {
+			n++; /* at most one I/O; not all are replayed */
+		} else if (is_data(rec, path)) {
+			data_range(rec, o->align, &off, &end);
+			n += (end - off + o->bs - 1) / o->bs;
+			ret = file_index(&r->f, path, &fi);
+		}
+		if (n > max) {
+			snprintf(err, errlen,
+			         "trace record %zu: the replay would need more than %" PRIu64
+			         " I/Os of at most %" PRIu64 " bytes (the limit of one plan); "
+			         "replay with a larger --bs",
+			         k, max, o->bs);
+			return -EINVAL;
+		}
+	}
+	return ret;
+}
+
+int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct replay_plan **out,
+                      char *err, size_t errlen)
+{
+	size_t nthr, caps[MAX_THREADS] = {0};
+	const struct trace_thread *th;
+	struct replay_plan *r;
+	uint64_t max = o->max_ios ? o->max_ios : REPLAY_MAX_IOS, total = 0;
+	uint32_t align = o->align;
+	int ret = 0;
+
+	*out = NULL;
+	if (o->bs < 4096 || o->bs > (64u << 20) || !align || align > o->bs ||
+	    (align & (align - 1))) {
+		snprintf(err, errlen,
+		         "replay needs --bs 4k..64m (got %" PRIu64 ", alignment %" PRIu32 ")",
+		         o->bs, align);
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto nomem;
+	r->nph = tr->nphase < MAX_PHASES ? (unsigned)tr->nphase : MAX_PHASES;
+	if ((ret = count(tr, r, o, max, err, errlen)))
+		goto fail;
+	th = trace_threads(tr, &nthr);
+	if (!th && tr->nrec) {
+		ret = -ENOMEM;
+		goto fail;
 	}
 	for (size_t i = 0; i < nthr && !ret; i++) {
 		unsigned slot = (unsigned)(i % MAX_THREADS);
@@ -207,86 +284,99 @@ static int plan(struct wl *w, struct trace *tr, struct replay *r, struct rp_file
 			const char *path = trace_rec_path(tr, rec);
 			bool rd = trace_type_is_read(rec->type),
 			     wr = trace_type_is_write(rec->type);
-			uint64_t off, end, pos;
+			/* trace_open checked t_start <= ts: no wrap */
+			uint64_t off, end, pos, at = o->timeline ? rec->ts - tr->hdr.t_start : 0;
 			unsigned fi, ph = rec->phase < r->nph ? rec->phase : 0;
 
 			if ((rec->type == TR_FSYNC || rec->type == TR_FDATASYNC) &&
-			    rec->result == 0 && path[0] && file_find(f, path, &fi)) {
+			    rec->result == 0 && path[0] && file_find(&r->f, path, &fi)) {
 				struct rp_io x = {
 				        .file = fi,
-				        .at = timeline ? rec->ts - tr->hdr.t_start : 0,
+				        .at = at,
 				        .phase = (uint16_t)ph,
 				        .write = LLMIO_IO_SYNC,
 				};
 
 				r->ph[ph].syncs++;
+				r->nios++;
 				ret = push(&r->thr[slot], &x, &caps[slot]);
 				continue;
 			}
 			if (!is_data(rec, path))
 				continue;
-			ret = file_index(f, path, &fi);
-			if (ret)
+			if (!file_find(&r->f, path, &fi)) {
+				ret = -ENOENT; /* count() saw every data file: a bug if reached */
 				break;
-			if (scap < f->cap) {
-				uint64_t *s = realloc(sizes, f->cap * sizeof(*s));
-
-				if (!s) {
-					ret = -ENOMEM;
-					break;
-				}
-				memset(s + scap, 0, (f->cap - scap) * sizeof(*s));
-				sizes = s;
-				scap = f->cap;
 			}
-			off = rec->offset;
-			end = off + (uint64_t)rec->result;
-			if (end > sizes[fi])
-				sizes[fi] = end;
+			if (rec->offset + (uint64_t)rec->result > r->f.sizes[fi])
+				r->f.sizes[fi] = rec->offset + (uint64_t)rec->result;
 			if (rd)
-				f->read[fi] = true;
+				r->f.read[fi] = true;
 			if (!r->ph[ph].orig_first || rec->ts < r->ph[ph].orig_first)
 				r->ph[ph].orig_first = rec->ts;
 			if (rec->ts + rec->dur > r->ph[ph].orig_last)
 				r->ph[ph].orig_last = rec->ts + rec->dur;
 			r->ph[ph].bytes += (uint64_t)rec->result;
 			/* O_DIRECT: widen to the alignment, as a direct-I/O program must */
-			off = off / align * align;
-			end = (end + align - 1) / align * align;
-			for (pos = off; pos < end && !ret; pos += bs) {
+			data_range(rec, align, &off, &end);
+			for (pos = off; pos < end && !ret; pos += o->bs) {
 				struct rp_io x = {
 				        .file = fi,
 				        .off = pos,
-				        .len = (uint32_t)(end - pos < bs ? end - pos : bs),
-				        .at = timeline ? rec->ts - tr->hdr.t_start : 0,
+				        .len = (uint32_t)(end - pos < o->bs ? end - pos : o->bs),
+				        .at = at,
 				        .phase = (uint16_t)ph,
 				        .write = wr,
 				};
 
+				r->nios++;
 				ret = push(&r->thr[slot], &x, &caps[slot]);
 			}
 		}
 		if (slot + 1 > r->nthr)
 			r->nthr = slot + 1;
 	}
-	if (!ret && !f->n) {
+	if (ret)
+		goto fail;
+	if (!r->f.n) {
 		snprintf(err, errlen,
 		         "the trace has no reads or writes of files to replay (only metadata "
 		         "calls, pipes or mmap'd data)");
 		ret = -EINVAL;
+		goto fail;
 	}
+	/* each size is below 2^63 (trace_open): stop the sum before it could wrap */
+	for (unsigned i = 0; i < r->f.n; i++) {
+		if (r->f.sizes[i] > TRACE_POS_MAX - total) {
+			snprintf(err, errlen,
+			         "the trace's files add up to more than 2^63 - 1 bytes (file %s "
+			         "alone is %" PRIu64 " bytes)",
+			         r->f.orig[i], r->f.sizes[i]);
+			ret = -EINVAL;
+			goto fail;
+		}
+		total += r->f.sizes[i];
+	}
+	*out = r;
+	return 0;
+fail:
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory planning the replay");
-	if (ret == -E2BIG)
+	else if (ret == -E2BIG)
 		snprintf(err, errlen, "the trace touches more than 65535 files");
-	*sizes_out = sizes;
-	if (ret)
-		free(sizes);
+	else if (ret == -ENOENT)
+		snprintf(err, errlen, "replay planner: a data file was not counted");
+	if (ret != -ENOMEM)
+		ret = -EINVAL;
+	replay_plan_destroy(r);
 	return ret;
+nomem:
+	snprintf(err, errlen, "out of memory planning the replay");
+	return -ENOMEM;
 }
 
 /* Replay names: "NNNNN-basename" in the directory, so distinct paths never collide. */
-static int name_files(struct wl *w, struct rp_files *f, const uint64_t *sizes, uint32_t align)
+static int name_files(struct wl *w, struct rp_files *f, uint32_t align)
 {
 	f->paths = calloc(f->n, sizeof(*f->paths));
 	f->files = calloc(f->n, sizeof(*f->files));
@@ -300,7 +390,7 @@ static int name_files(struct wl *w, struct rp_files *f, const uint64_t *sizes, u
 			return -ENAMETOOLONG;
 		f->files[i] = (struct llmio_file){
 		        .path = f->paths[i],
-		        .size = (sizes[i] + align - 1) / align * align,
+		        .size = (f->sizes[i] + align - 1) / align * align,
 		        /* written-only files start empty, as the program's did */
 		        .flags = f->read[i] ? 0 : LLMIO_FILE_FRESH,
 		};
@@ -308,7 +398,7 @@ static int name_files(struct wl *w, struct rp_files *f, const uint64_t *sizes, u
 	return 0;
 }
 
-static void report(struct wl_phase *ph, struct trace *tr, struct replay *r)
+static void report(struct wl_phase *ph, struct trace *tr, struct replay_plan *r)
 {
 	for (unsigned p = 0; p < r->nph; p++) {
 		const struct rp_phase *x = &r->ph[p];
@@ -340,16 +430,14 @@ static const struct wl_param params[] = {
 
 static int run(struct wl *w, char *err, size_t errlen)
 {
-	struct replay *r = calloc(1, sizeof(*r));
-	struct rp_files f = {0};
+	struct replay_plan *r = NULL;
 	struct trace *tr = NULL;
 	struct llmio_job_opts o;
-	uint64_t bs, timeline, *sizes = NULL;
+	uint64_t bs, timeline;
 	struct wl_phase *ph;
+	char why[400];
 	int ret;
 
-	if (!r)
-		return -ENOMEM;
 	if ((ret = wl_u64(w, "bs", &bs, err, errlen)) ||
 	    (ret = wl_u64(w, "timeline", &timeline, err, errlen)))
 		goto out;
@@ -364,21 +452,26 @@ static int run(struct wl *w, char *err, size_t errlen)
 			ret = -EINVAL; /* a trace that cannot be read is the user's input */
 		goto out;
 	}
-	ret = plan(w, tr, r, &f, bs, timeline != 0, &sizes, err, errlen);
-	if (ret)
+	ret = replay_plan_build(tr,
+	                        &(struct replay_plan_opts){
+	                                .bs = bs, .align = wl_align(w), .timeline = timeline != 0},
+	                        &r, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", wl_str(w, "trace"), why);
 		goto out;
-	ret = name_files(w, &f, sizes, wl_align(w));
+	}
+	ret = name_files(w, &r->f, wl_align(w));
 	if (ret) {
 		snprintf(err, errlen, "--directory is too long, or out of memory");
 		goto out;
 	}
-	ret = wl_check_space(w, f.files, f.n, err, errlen);
+	ret = wl_check_space(w, r->f.files, r->f.n, err, errlen);
 	if (ret)
 		goto out;
 	r->src = (struct llmio_io_source){.next = rp_next, .done = rp_done, .arg = r};
 	wl_job_opts(w, &o);
-	o.files = f.files;
-	o.nfiles_list = f.n;
+	o.files = r->f.files;
+	o.nfiles_list = r->f.n;
 	o.io_source = &r->src;
 	o.numjobs = r->nthr;
 	o.bs = bs;
@@ -396,15 +489,12 @@ static int run(struct wl *w, char *err, size_t errlen)
 		ph->wall_s = ph->streams[0]->runtime_s;
 	snprintf(ph->note, sizeof(ph->note),
 	         "%u traced threads on %u workers; %u files; original run %.3f s%s",
-	         (unsigned)(tr->nthr), r->nthr, f.n,
+	         (unsigned)(tr->nthr), r->nthr, r->f.n,
 	         (double)(tr->hdr.t_end - tr->hdr.t_start) / 1e9,
 	         tr->nthr > MAX_THREADS ? " (threads folded onto 64 workers)" : "");
 	report(ph, tr, r);
 out:
-	free(sizes);
-	files_release(&f);
-	replay_release(r);
-	free(r);
+	replay_plan_destroy(r);
 	trace_close(tr);
 	return ret;
 }
