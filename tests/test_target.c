@@ -141,6 +141,17 @@ static void directories(void **state)
 	assert_string_equal(a, b);
 	snprintf(path, sizeof(path), "%s/.llmio-owned", a);
 	assert_int_equal(lstat(path, &st), 0);
+	/* pruned only while nothing but the marker is inside */
+	snprintf(path, sizeof(path), "%s/kept", a);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	llmio_work_dir_prune(a);
+	assert_int_equal(lstat(a, &st), 0);
+	unlink(path);
+	llmio_work_dir_prune(a);
+	assert_int_equal(lstat(a, &st), -1);
+	assert_int_equal(llmio_work_dir(dir, a, sizeof(a), err, sizeof(err)), 0);
 
 	/* a user's directory of that name, or a symlink there, is not llmio's */
 	at(user, sizeof(user), "userdir");

@@ -223,6 +223,12 @@ LLMIO_API int llmio_direct_probe(const char *dir, char *why, size_t len);
 LLMIO_API int llmio_work_dir(const char *dir, char *out, size_t len, char *err, size_t errlen);
 
 /**
+ * Remove a directory from llmio_work_dir() when nothing but its marker is in it, so that a run
+ * refused before it created any file leaves nothing behind.  Anything else is left alone.
+ */
+LLMIO_API void llmio_work_dir_prune(const char *work);
+
+/**
  * A new scratch directory dir/PREFIX.XXXXXX (mkdtemp: a name no one else has), marked as
  * llmio's like llmio_work_dir(), for data that is removed after the run.
  * \return 0 with the path in out, or -errno with one line in err.

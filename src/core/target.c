@@ -825,8 +825,7 @@ int llmio_work_dir(const char *dir, char *out, size_t len, char *err, size_t err
 	return work_dir(dir, out, len, &made, err, errlen);
 }
 
-/* Remove a directory llmio has just made when nothing but its marker is in it. */
-static void unmake_work_dir(const char *work)
+void llmio_work_dir_prune(const char *work)
 {
 	char mark[LLMIO_PATH_MAX + sizeof(OWNED_MARK) + 1];
 	struct dirent *de;
@@ -1375,7 +1374,7 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 	for (i = 0; i < n && !rc; i++)
 		rc = open_file(t, i, per, opts, writes, err, errlen);
 	if (rc && made)
-		unmake_work_dir(work); /* a failed first run leaves nothing behind */
+		llmio_work_dir_prune(work); /* a failed first run leaves nothing behind */
 	return rc;
 }
 

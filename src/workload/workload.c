@@ -408,6 +408,8 @@ int wl_run(struct wl *w, char *err, size_t errlen)
 		return ret;
 	snprintf(w->base.directory, sizeof(w->base.directory), "%s", work);
 	ret = w->recipe->run(w, err, errlen);
+	if (ret)
+		llmio_work_dir_prune(work); /* a recipe refused before any file: nothing left */
 	for (unsigned p = 0; p < w->nphases; p++)
 		cache_notes(&w->phases[p]);
 	return ret;
