@@ -78,7 +78,7 @@ kill -KILL "$QPID" 2>/dev/null && fail "quick still running 5 s after SIGINT"
 wait "$QPID"
 RC=$?
 QPID=
-check "interrupted quick exits 0 (exit $RC)" test "$RC" -eq 0
+check "interrupted quick exits 1 (exit $RC)" test "$RC" -eq 1
 expect_out "interrupted quick says so" "interrupted"
 check "interrupted quick removed its scratch directory" test ! -e "$D"
 

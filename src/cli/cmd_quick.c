@@ -69,7 +69,9 @@ static void help(FILE *f)
 	        "  --json FILE     all results as JSON (fio layout plus llmio's fields)\n"
 	        "  --csv FILE      all results as CSV\n\n"
 	        "Synchronous engines (psync, mmap) run QD 1 only: deeper queues are the same run.\n"
-	        "exit status: 0 success, 1 runtime failure, 2 usage error.\n");
+	        "exit status: 0 success, 1 runtime failure or interrupted (Ctrl-C), 2 usage error\n"
+	        "(including a --json/--csv path that cannot be written, checked before the "
+	        "run).\n");
 }
 
 static int parse(struct quick *q, int argc, char **argv)
@@ -284,6 +286,9 @@ int cmd_quick(int argc, char **argv)
 	ret = parse(&q, argc, argv);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if ((q.json && (ret = cli_output_usable("quick", q.json, CLI_OUT_FILE))) ||
+	    (q.csv && (ret = cli_output_usable("quick", q.csv, CLI_OUT_FILE))))
+		return ret; /* before the run: an unwritable path must not cost its results */
 	if (mkdir(q.dir, 0755) == 0)
 		made_dir = true;
 	else if (errno != EEXIST) {
@@ -330,6 +335,8 @@ int cmd_quick(int argc, char **argv)
 		fprintf(stderr, "llmio: cannot write %s: %s\n", q.csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
+	if (cli_stop && !code)
+		code = EXIT_RUNTIME; /* interrupted: written, but not the whole run */
 out_clean:
 	for (size_t i = 0; i < q.nres; i++)
 		llmio_result_destroy(q.res[i]);
