@@ -159,6 +159,13 @@ else
 	check "the journal holds no torn line (the cut record was taken back)" \
 		test ! -s "$T/full/j.jsonl"
 fi
+# A recipe that runs out of inodes mid-way (the free-bytes check passes): the reason once.
+if [ "$(id -u)" -eq 0 ] && mkdir "$T/inodes" &&
+	mount -t tmpfs -o size=64m,nr_inodes=5 tmpfs "$T/inodes" 2>/dev/null; then
+	MOUNTS+=("$T/inodes")
+	full "a recipe out of inodes" \
+		run --workload ckpt --model Llama-3.2-1B --scale 0.0001 --directory "$T/inodes" --quiet
+fi
 
 echo "== a torn journal line names both causes"
 printf '%s\n{"config_hash": "00' "$(head -n 1 "$J")" >"$T/torn.jsonl"
