@@ -251,6 +251,14 @@ static struct sweep_expr *expr_node(struct expr_parser *x, enum expr_type t, str
 	return e;
 }
 
+/* A limit passed: fmt takes the limit and the column (not the text: it may be huge). */
+static struct sweep_expr *expr_bound(struct expr_parser *x, const char *fmt, int limit)
+{
+	snprintf(x->err, x->errlen, fmt, limit, (int)(x->p - x->s) + 1);
+	x->ret = -EINVAL;
+	return NULL;
+}
+
 /* A key or a value: up to a space, an operator or a parenthesis. */
 static size_t word_len(const char *p)
 {
@@ -276,15 +284,12 @@ static struct sweep_expr *parse_cmp(struct expr_parser *x)
 	struct sweep_expr *e;
 	size_t n = word_len(x->p), i;
 
-	if (++x->terms > SWEEP_EXPR_MAX_TERMS) {
-		/* not expr_fail: quoting a huge expression in full would say nothing */
-		snprintf(x->err, x->errlen,
-		         "more than %d comparisons in one expression (at column %d): split it "
-		         "into several exclude= lines, which are OR-ed",
-		         SWEEP_EXPR_MAX_TERMS, (int)(x->p - x->s) + 1);
-		x->ret = -EINVAL;
-		return NULL;
-	}
+	if (++x->terms > SWEEP_EXPR_MAX_TERMS)
+		return expr_bound(
+		        x,
+		        "more than %d comparisons in one expression (at column %d): split it "
+		        "into several exclude= lines, which are OR-ed",
+		        SWEEP_EXPR_MAX_TERMS);
 	if (!n || n >= sizeof(key))
 		return expr_fail(x, "expected a key");
 	memcpy(key, x->p, n);
@@ -333,14 +338,12 @@ static struct sweep_expr *parse_unary(struct expr_parser *x)
 
 	skip_space(x);
 	if ((*x->p == '!' && x->p[1] != '=') || *x->p == '(') {
-		if (x->depth >= SWEEP_EXPR_MAX_DEPTH) {
-			snprintf(x->err, x->errlen,
-			         "'(' and '!' nested more than %d deep (at column %d): write the "
-			         "expression flatter",
-			         SWEEP_EXPR_MAX_DEPTH, (int)(x->p - x->s) + 1);
-			x->ret = -EINVAL;
-			return NULL;
-		}
+		if (x->depth >= SWEEP_EXPR_MAX_DEPTH)
+			return expr_bound(
+			        x,
+			        "'(' and '!' nested more than %d deep (at column %d): write the "
+			        "expression flatter",
+			        SWEEP_EXPR_MAX_DEPTH);
 		x->depth++;
 	}
 	if (*x->p == '!' && x->p[1] != '=') {
