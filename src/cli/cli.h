@@ -43,16 +43,62 @@ void cli_progress_clear(void);
 /* Exit code for an llmio_job_run() failure: 2 for usage (-EINVAL), 1 otherwise. */
 int cli_exit_code(int ret);
 
-/*
- * Write a file all at once: fn writes to a temporary file beside path, which is renamed over
- * path only when everything succeeded, so a failure never leaves a half-written file.
- */
-/* Can path be written (its directory exists and is writable)?  Checked before a run. */
-int cli_check_writable(const char *path);
-
 /* The engine that has an option called key, or NULL. */
 const char *cli_engine_owning(const char *key);
 
+/*
+ * Output paths: one rule for every file or directory llmio is told to write (--json, --csv,
+ * -o of run, quick, results export, trace, sweep's journal and report's directory), checked
+ * before any work is done and applied again when writing (docs/output.md, "Output paths"):
+ *
+ *  - "-" is stdout (files only);
+ *  - a new path or a regular file is replaced atomically: written whole to a temporary file in
+ *    the same directory, fsynced, then renamed over it (a failure leaves the old file as it
+ *    was);
+ *  - a symbolic link is resolved and the rule applies to its target: the link stays a link;
+ *  - a character device (/dev/null, /dev/stdout, a tty) or a FIFO is opened and written
+ *    through, never replaced;
+ *  - a directory (for a file), a block device, a socket, a dangling link, a missing parent
+ *    directory or one that cannot be written (permissions, read-only filesystem) is refused.
+ *
+ * A journal (sweep -o) must be a regular file, or a new one: it is appended to, fsynced and
+ * read back by --resume.  A report directory (report -o) is a new path or a directory; whether
+ * an existing one may be replaced is the report's own decision.
+ */
+enum cli_out_kind {
+	CLI_OUT_FILE,    /* a file written whole: JSON, CSV, a trace */
+	CLI_OUT_JOURNAL, /* a file appended to: a sweep's journal */
+	CLI_OUT_DIR,     /* a directory built beside it and renamed into place */
+};
+
+struct cli_out {
+	char path[LLMIO_PATH_MAX]; /* what to write: the link's target when given a link */
+	bool to_stdout;            /* "-" */
+	bool through;              /* a character device or FIFO: open and write, no rename */
+	bool exists;               /* path exists (a file, or a directory for CLI_OUT_DIR) */
+};
+
+/*
+ * Apply the rule to path; out (may be NULL) says how to write it.  \return 0, or -errno with
+ * one line in err naming the path, the problem and what to do (err may be NULL).
+ */
+int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out, char *err,
+                     size_t errlen);
+
+/*
+ * cli_output_check() for a subcommand's option before its run: prints "llmio CMD: PROBLEM" on
+ * failure.  \return 0, or EXIT_USAGE: a path that cannot be written is a usage error.
+ */
+int cli_output_usable(const char *cmd, const char *path, enum cli_out_kind kind);
+
+/* cli_output_check(path, CLI_OUT_FILE) without the message.  \return 0 or -errno. */
+int cli_check_writable(const char *path);
+
+/*
+ * Write a file all at once by the rule above: fn writes to a stream (stdout for "-"); nothing
+ * is published unless everything succeeded, and a write error comes back as its own errno
+ * (ENOSPC, EDQUOT, EIO, ...), whatever fn made of it.  \return 0 or -errno.
+ */
 int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg);
 
 /*

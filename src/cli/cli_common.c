@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -61,43 +64,265 @@ int cli_exit_code(int ret)
 	return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
-int cli_check_writable(const char *path)
+/* The directory part of path ("." when it has none). */
+static void parent_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+#define OUT_FAIL(e, ...)                                                                           \
+	do {                                                                                       \
+		if (err)                                                                           \
+			snprintf(err, errlen, __VA_ARGS__);                                        \
+		return -(e);                                                                       \
+	} while (0)
+
+/* Can a file be created (or renamed into place) beside path? */
+static int parent_usable(const char *shown, const char *path, char *err, size_t errlen)
 {
 	char dir[LLMIO_PATH_MAX];
-	const char *slash;
+	struct stat st;
 
-	if (!strcmp(path, "-"))
-		return 0;
-	slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path) ? (int)(slash - path) : 1,
+	parent_of(path, dir, sizeof(dir));
+	if (stat(dir, &st))
+		OUT_FAIL(errno,
+		         "cannot write %s: its directory %s: %s; create it or choose another "
+		         "path",
+		         shown, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		OUT_FAIL(ENOTDIR, "cannot write %s: %s is not a directory; choose another path",
+		         shown, dir);
+	if (access(dir, W_OK | X_OK))
+		OUT_FAIL(errno, "cannot write %s: its directory %s: %s; choose another path", shown,
+		         dir, strerror(errno));
+	return 0;
+}
+
+int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out, char *err,
+                     size_t errlen)
+{
+	struct cli_out o = {0};
+	const char *real = path;
+	char resolved[PATH_MAX];
+	struct stat st;
+
+	if (!*path)
+		OUT_FAIL(EINVAL, "an output path is empty; give a file name");
+	if (kind == CLI_OUT_FILE && !strcmp(path, "-")) {
+		o.to_stdout = true;
+		goto done;
+	}
+	if (strlen(path) >= sizeof(o.path) - 32)
+		OUT_FAIL(ENAMETOOLONG, "cannot write %.64s...: the path is too long", path);
+	if (lstat(path, &st)) {
+		if (errno != ENOENT)
+			OUT_FAIL(errno, "cannot write %s: %s; choose another path", path,
+			         strerror(errno));
+		goto new_path;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* the link stays: what it points at is what is written (or replaced) */
+		if (!realpath(path, resolved)) {
+			if (errno == ENOENT)
+				OUT_FAIL(
+				        ENOENT,
+				        "cannot write %s: it is a symbolic link to a missing file; "
+				        "give the target's path, or remove the link",
+				        path);
+			OUT_FAIL(errno, "cannot write %s: resolving the symbolic link: %s", path,
+			         strerror(errno));
+		}
+		if (strlen(resolved) >= sizeof(o.path) - 32)
+			OUT_FAIL(ENAMETOOLONG,
+			         "cannot write %s: the link's target path is too long", path);
+		real = resolved;
+		if (stat(real, &st))
+			OUT_FAIL(errno, "cannot write %s: %s", path, strerror(errno));
+	}
+	o.exists = true;
+	if (S_ISDIR(st.st_mode)) {
+		if (kind != CLI_OUT_DIR)
+			OUT_FAIL(EISDIR,
+			         "cannot write %s: it is a directory; give a file name (e.g. "
+			         "%s/results.%s)",
+			         path, path, kind == CLI_OUT_JOURNAL ? "jsonl" : "json");
+	} else if (kind == CLI_OUT_DIR) {
+		OUT_FAIL(ENOTDIR,
+		         "cannot write the report into %s: it exists and is not a directory; "
+		         "choose a new directory with -o",
 		         path);
-	return access(dir, W_OK) ? -errno : 0;
+	} else if (S_ISBLK(st.st_mode)) {
+		OUT_FAIL(EPERM,
+		         "refusing to write %s: it is a block device (results are never written "
+		         "onto a disk); choose a file",
+		         path);
+	} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		if (kind == CLI_OUT_JOURNAL)
+			OUT_FAIL(EINVAL,
+			         "cannot use %s as a journal: it is a %s, and a journal must be a "
+			         "regular file (it is fsynced and read back by --resume)",
+			         path, S_ISFIFO(st.st_mode) ? "FIFO" : "device");
+		if (access(real, W_OK))
+			OUT_FAIL(errno, "cannot write %s: %s; choose another path", path,
+			         strerror(errno));
+		o.through = true;
+		snprintf(o.path, sizeof(o.path), "%s", real);
+		goto done;
+	} else if (!S_ISREG(st.st_mode)) {
+		OUT_FAIL(EINVAL,
+		         "cannot write %s: it is not a regular file, a device or a FIFO; "
+		         "choose a file",
+		         path);
+	} else if (kind == CLI_OUT_JOURNAL && access(real, W_OK)) {
+		OUT_FAIL(errno, "cannot append to %s: %s; choose another path", path,
+		         strerror(errno));
+	}
+new_path:
+	snprintf(o.path, sizeof(o.path), "%s", real);
+	{
+		int ret = parent_usable(path, o.path, err, errlen);
+
+		if (ret)
+			return ret;
+	}
+done:
+	if (out)
+		*out = o;
+	return 0;
+}
+
+int cli_output_usable(const char *cmd, const char *path, enum cli_out_kind kind)
+{
+	char err[LLMIO_PATH_MAX + 256];
+
+	if (!cli_output_check(path, kind, NULL, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "llmio %s: %s\n", cmd, err);
+	return EXIT_USAGE;
+}
+
+int cli_check_writable(const char *path)
+{
+	return cli_output_check(path, CLI_OUT_FILE, NULL, NULL, 0);
+}
+
+/*
+ * A stream over a file descriptor that keeps the first write error's errno: stdio only keeps
+ * a flag, and callers turn that into EIO, so a full disk would read "Input/output error".
+ */
+struct out_stream {
+	int fd;
+	int error; /* first errno of a failed write, 0 if none */
+};
+
+static ssize_t out_write(void *cookie, const char *buf, size_t len)
+{
+	struct out_stream *s = cookie;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(s->fd, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!s->error)
+				s->error = n < 0 ? errno : EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* Run fn over fd; the error that counts is the first failed write's, then fn's, then flush's. */
+static int write_fd(int fd, int (*fn)(FILE *f, void *arg), void *arg)
+{
+	static const cookie_io_functions_t io = {.write = out_write};
+	struct out_stream s = {.fd = fd};
+	FILE *f = fopencookie(&s, "w", io);
+	int ret, flushed;
+
+	if (!f)
+		return -errno;
+	ret = fn(f, arg);
+	flushed = fflush(f);
+	fclose(f);
+	if (s.error)
+		return -s.error;
+	if (!ret && flushed)
+		ret = -EIO;
+	return ret;
+}
+
+static int write_stdout(int (*fn)(FILE *f, void *arg), void *arg)
+{
+	int ret = fn(stdout, arg);
+
+	if (fflush(stdout) && !ret)
+		ret = -errno;
+	if (ferror(stdout) && !ret)
+		ret = -EIO;
+	return ret;
 }
 
 int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg)
 {
 	char tmp[LLMIO_PATH_MAX + 32];
-	FILE *f;
-	int ret;
+	struct cli_out o;
+	struct stat st;
+	mode_t mask;
+	int fd, ret;
 
-	if (!strcmp(path, "-"))
-		return fn(stdout, arg);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	ret = fn(f, arg);
-	if (fflush(f) || ferror(f))
-		ret = ret ? ret : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
+	ret = cli_output_check(path, CLI_OUT_FILE, &o, NULL, 0);
 	if (ret)
-		unlink(tmp);
+		return ret;
+	if (o.to_stdout)
+		return write_stdout(fn, arg);
+	if (o.through) {
+		/* a device or FIFO: written into, never replaced (a FIFO waits for its reader) */
+		fd = open(o.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		ret = write_fd(fd, fn, arg);
+		if (close(fd) && !ret && errno != EINTR)
+			ret = -errno;
+		return ret;
+	}
+	/* beside the target (same filesystem, so the rename is atomic), never over anything */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", o.path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* the replaced file keeps its mode; a new one gets the usual 0666 less the umask */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, o.exists && !stat(o.path, &st) ? st.st_mode & 07777 : 0666 & ~mask)) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = write_fd(fd, fn, arg);
+	/* durable before it is published: a crash leaves the old file or the whole new one */
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret && errno != EINTR)
+		ret = -errno;
+	fd = -1;
+	if (!ret && rename(tmp, o.path))
+		ret = -errno;
+	if (!ret)
+		return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
 	return ret;
 }
 

@@ -77,7 +77,9 @@ static void help(FILE *f)
 	        "beats them is named beside it with \"at QD 1\".\n"
 	        "Ctrl-C stops at the next point: the table holds the points that finished, the\n"
 	        "interrupted one is marked and not ranked, and the exit status is 1.\n"
-	        "exit status: 0 success, 1 runtime failure or interrupted, 2 usage error.\n");
+	        "exit status: 0 success, 1 runtime failure or interrupted, 2 usage error\n"
+	        "(including a --json/--csv path that cannot be written, checked before the "
+	        "run).\n");
 }
 
 static int parse(struct quick *q, int argc, char **argv)
@@ -329,6 +331,9 @@ int cmd_quick(int argc, char **argv)
 	ret = parse(&q, argc, argv);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if ((q.json && (ret = cli_output_usable("quick", q.json, CLI_OUT_FILE))) ||
+	    (q.csv && (ret = cli_output_usable("quick", q.csv, CLI_OUT_FILE))))
+		return ret; /* before the run: an unwritable path must not cost its results */
 	if (mkdir(q.dir, 0755) == 0)
 		made_dir = true;
 	else if (errno != EEXIST) {

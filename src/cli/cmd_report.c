@@ -30,7 +30,9 @@ static void help(FILE *f)
 	        "  -o, --output DIR   where the report goes (default: FILE without .jsonl, plus\n"
 	        "                     -report).  DIR is replaced whole when the report is "
 	        "complete;\n"
-	        "                     an existing DIR must be an earlier llmio report.\n"
+	        "                     an existing DIR must be an earlier llmio report; a symlink\n"
+	        "                     is followed; a file or an unwritable parent is refused\n"
+	        "                     before anything is read (exit 2).\n"
 	        "  --no-charts        tables only (no gnuplot needed)\n\n"
 	        "The charts' gnuplot script stays in DIR as charts.gp.  gnuplot is found on PATH\n"
 	        "or through $LLMIO_GNUPLOT.  Rules for grouping and medians: docs/report.md.\n"
@@ -88,20 +90,24 @@ static bool replaceable(const char *dir, bool *exists)
 	return ok && marked;
 }
 
+static int write_html(FILE *f, void *doc)
+{
+	return doc_write_html(f, doc);
+}
+
+static int write_md(FILE *f, void *doc)
+{
+	return doc_write_md(f, doc);
+}
+
+/* Through cli_write_file(): a full disk is reported as such, not as an I/O error. */
 static int write_doc(const char *dir, const char *name, const struct doc *doc, bool html)
 {
 	char path[LLMIO_PATH_MAX + 32];
-	FILE *f;
-	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	ret = html ? doc_write_html(f, doc) : doc_write_md(f, doc);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return cli_write_file(path, html ? write_html : write_md, (void *)doc);
 }
 
 /* Build the whole report in tmp; nothing is published unless every file was written. */
@@ -161,6 +167,7 @@ int cmd_report(int argc, char **argv)
 	char dir[LLMIO_PATH_MAX], tmp[LLMIO_PATH_MAX + 32], err[LLMIO_PATH_MAX + 1024];
 	const char *out = NULL, *file;
 	struct dataset d;
+	struct cli_out o;
 	bool charts = true, exists;
 	int c, ret;
 	size_t n;
@@ -203,6 +210,12 @@ int cmd_report(int argc, char **argv)
 	n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
 		dir[--n] = '\0';
+	/* the output rule (cli.h): a symlink is followed, a file or unwritable parent refused */
+	if (cli_output_check(dir, CLI_OUT_DIR, &o, err, sizeof(err))) {
+		fprintf(stderr, "llmio report: %s\n", err);
+		return EXIT_USAGE;
+	}
+	snprintf(dir, sizeof(dir), "%s", o.path);
 	if (!replaceable(dir, &exists)) {
 		fprintf(stderr,
 		        "llmio report: %s exists and is not an llmio report; choose a new "

@@ -12,16 +12,19 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: llmio results export JOURNAL.jsonl --csv [-o FILE.csv]\n\n"
-	           "Writes one CSV row per job of every point in a sweep's journal (a plain job\n"
-	           "point has one; a workload point one per stream of each phase): the point's\n"
-	           "identity (config_hash, section, point, repeat, workload, phase), every\n"
-	           "configuration key found in the journal (canonical values: sizes in bytes,\n"
-	           "times in ns), then the main metrics (IOPS, bandwidth, latency percentiles,\n"
-	           "CPU cost, device bytes).  Torn lines are reported and skipped.\n\n"
-	           "options:\n"
-	           "  --csv            CSV (the only format for now)\n"
-	           "  -o, --output F   write to F (written whole or not at all); default stdout\n");
+	fprintf(f,
+	        "usage: llmio results export JOURNAL.jsonl --csv [-o FILE.csv]\n\n"
+	        "Writes one CSV row per job of every point in a sweep's journal (a plain job\n"
+	        "point has one; a workload point one per stream of each phase): the point's\n"
+	        "identity (config_hash, section, point, repeat, workload, phase), every\n"
+	        "configuration key found in the journal (canonical values: sizes in bytes,\n"
+	        "times in ns), then the main metrics (IOPS, bandwidth, latency percentiles,\n"
+	        "CPU cost, device bytes).  Torn lines are reported and skipped.\n\n"
+	        "options:\n"
+	        "  --csv            CSV (the only format for now)\n"
+	        "  -o, --output F   write to F (written whole or not at all); default stdout.\n"
+	        "                   A symlink is followed, a device or FIFO written into; a\n"
+	        "                   directory or an unwritable path is refused at once (exit 2)\n");
 }
 
 /* Columns of the point; config keys with these names are not repeated. */
@@ -300,11 +303,8 @@ int cmd_results(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	x.in = argv[optind];
-	if ((ret = cli_check_writable(out))) {
-		fprintf(stderr, "llmio: cannot write %s: %s; choose another path\n", out,
-		        strerror(-ret));
-		return EXIT_RUNTIME;
-	}
+	if ((ret = cli_output_usable("results", out, CLI_OUT_FILE)))
+		return ret;
 	x.records = cJSON_CreateArray();
 	if (!x.records)
 		return EXIT_RUNTIME;
@@ -314,7 +314,8 @@ int cmd_results(int argc, char **argv)
 		code = EXIT_RUNTIME;
 		goto out;
 	}
-	qsort(x.keys, x.nkeys, sizeof(*x.keys), cmp_str);
+	if (x.nkeys) /* qsort's base must not be NULL, even for no elements */
+		qsort(x.keys, x.nkeys, sizeof(*x.keys), cmp_str);
 	ret = cli_write_file(out, write_csv, &x);
 	if (ret) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", out, strerror(-ret));

@@ -45,10 +45,13 @@ static void help(FILE *f)
 	           "  --emit-fio       print the equivalent fio job file and exit without running\n"
 	           "                   (fio's option names and units; '; differs:' comments name\n"
 	           "                   what fio cannot express the same way)\n\n"
-	           "exit status: 0 success, 1 runtime failure (target, engine, I/O error), 2 usage "
-	           "error.\n"
-	           "Ctrl-C stops the run early; what was measured is still printed, marked "
-	           "interrupted.\n"
+	           "  FILE is replaced whole (a temporary file renamed over it); a symlink is\n"
+	           "  followed, a device or FIFO is written into, a directory or a path that\n"
+	           "  cannot be written is refused before the run (docs/output.md)\n\n"
+	           "exit status: 0 success, 1 runtime failure (target, engine, I/O error) or\n"
+	           "interrupted, 2 usage error (including an output path that cannot be written).\n"
+	           "Ctrl-C stops the run early; what was measured is still printed and written,\n"
+	           "marked interrupted, and llmio exits 1.\n"
 	           "Metrics are defined in docs/metrics.md.\n");
 }
 
@@ -155,11 +158,14 @@ int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--emit-fio")) {
 			emit = true;
 		} else {
-			char key[64];
-			const char *owner;
+			char key[64] = "";
+			const char *owner = NULL;
 
-			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
-			owner = strncmp(a, "--", 2) ? NULL : cli_engine_owning(key);
+			/* a + 2 only when a starts with "--": `llmio run x` has nothing there */
+			if (!strncmp(a, "--", 2)) {
+				snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
+				owner = cli_engine_owning(key);
+			}
 			if (owner)
 				fprintf(stderr,
 				        "llmio: --%s is an option of the %s engine, not of %s; add "
@@ -181,14 +187,12 @@ int cmd_run(int argc, char **argv)
 	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))
 		quiet = true;
 
+	/* before the run: a path that cannot be written must not cost the run's results */
 	for (int k = 0; k < 2; k++) {
 		const char *path = k ? csv : json;
 
-		if (path && (ret = cli_check_writable(path))) {
-			fprintf(stderr, "llmio: cannot write %s: %s; choose another path\n", path,
-			        strerror(-ret));
-			return EXIT_RUNTIME;
-		}
+		if (path && (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
+			return ret;
 	}
 	cli_install_signals();
 	o.stop = &cli_stop;
@@ -213,6 +217,9 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
+	/* cut short: what was measured is written, but the job did not run as asked */
+	if (r->interrupted && !code)
+		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
 	return code;
 }

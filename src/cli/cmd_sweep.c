@@ -34,7 +34,8 @@ static void help(FILE *f)
 	        "and fsynced before the next point starts.  The language: docs/sweeps.md.\n\n"
 	        "options:\n"
 	        "  -o, --output FILE  the results journal (JSON Lines); it must not exist unless\n"
-	        "                     --resume is given\n"
+	        "                     --resume is given; a regular file (or a symlink to one),\n"
+	        "                     checked before the first point\n"
 	        "  --resume           skip the points whose config_hash is already in the journal\n"
 	        "  --dry-run          print `N points`, a sample of them and the estimated time\n"
 	        "  --shuffle          run the points in a random order (seeded: --seed N, default "
@@ -88,7 +89,10 @@ static double mono_s(void)
 
 static void fmt_duration(char *buf, size_t len, double s)
 {
-	unsigned long t = (unsigned long)(s + 0.5);
+	/* a huge or odd estimate must not overflow the conversion (undefined behaviour) */
+	unsigned long t = s > 0 && s < 1e15 ? (unsigned long)(s + 0.5)
+	                  : s >= 1e15       ? 999999999999999ul
+	                                    : 0;
 
 	if (t >= 3600)
 		snprintf(buf, len, "%luh%02lum", t / 3600, t / 60 % 60);
@@ -301,7 +305,7 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
-	int opt;
+	int opt, ret;
 
 	c->repeat = 1;
 	c->seed = 1;
@@ -362,6 +366,9 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		fprintf(stderr, "llmio sweep: -o JOURNAL.jsonl is needed (or --dry-run)\n");
 		return EXIT_USAGE;
 	}
+	/* before any point runs: a journal that cannot be written would lose every one */
+	if (c->out && !c->dry_run && (ret = cli_output_usable("sweep", c->out, CLI_OUT_JOURNAL)))
+		return ret;
 	if (c->out && !c->resume && !c->dry_run && access(c->out, F_OK) == 0) {
 		fprintf(stderr,
 		        "llmio sweep: %s exists: add --resume to continue it, or choose another "
@@ -515,7 +522,8 @@ int cmd_sweep(int argc, char **argv)
 			code = EXIT_RUNTIME;
 			goto out;
 		}
-		qsort(c.done, c.ndone, sizeof(*c.done), cmp_u64);
+		if (c.ndone) /* qsort's base must not be NULL, even for no elements */
+			qsort(c.done, c.ndone, sizeof(*c.done), cmp_u64);
 	}
 	code = c.dry_run ? dry_run(&c) : run_all(&c);
 out:

@@ -288,9 +288,8 @@ int cmd_run_workload(int argc, char **argv)
 		}
 		if (all)
 			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[e]);
-		if (e == 0 && json && (ret = cli_check_writable(json))) {
-			fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
-			code = EXIT_RUNTIME;
+		if (e == 0 && json && (ret = cli_output_usable("run", json, CLI_OUT_FILE))) {
+			code = ret;
 			break;
 		}
 		if (model) {
@@ -306,8 +305,12 @@ int cmd_run_workload(int argc, char **argv)
 		ret = wl_run(w, err, sizeof(err));
 		cli_progress_clear();
 		if (ret) {
-			fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
-			        err[0] ? err : "failed", strerror(-ret));
+			/* the reason once: err often ends with strerror() already */
+			if (err[0] && strstr(err, strerror(-ret)))
+				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, err);
+			else
+				fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
+				        err[0] ? err : "failed", strerror(-ret));
 			code = cli_exit_code(ret);
 			if (!all || code == EXIT_USAGE)
 				break;
@@ -321,6 +324,9 @@ int cmd_run_workload(int argc, char **argv)
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
+	/* interrupted: the phases measured so far are written, but the run was cut short */
+	if (cli_stop && !code)
+		code = EXIT_RUNTIME;
 	for (unsigned e = 0; e < out.n; e++)
 		wl_release(&out.runs[e]);
 	free(out.runs);

@@ -28,6 +28,7 @@ struct entry {
 	char *section; /* NULL = [global] */
 	char *key;
 	char *value;
+	size_t len, cap; /* of value: continuation lines are appended in place */
 	unsigned line;
 };
 
@@ -77,15 +78,24 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 
 	if (r->indented && last && !strcmp(last->key, name) &&
 	    ((!sec && !last->section) || (sec && last->section && !strcmp(sec, last->section)))) {
-		/* an indented continuation line: more values of the same list (or expression) */
-		size_t len = strlen(last->value) + strlen(value) + 2;
-		char *v = malloc(len);
+		/*
+		 * An indented continuation line: more values of the same list (or expression).
+		 * Appended in a buffer that doubles, so that N lines cost O(N), not O(N^2).
+		 */
+		size_t add = strlen(value), need = last->len + add + 2;
 
-		if (!v)
-			goto nomem;
-		snprintf(v, len, "%s%s%s", last->value, strcmp(name, "exclude") ? "," : " ", value);
-		free(last->value);
-		last->value = v;
+		if (need > last->cap) {
+			size_t cap = last->cap * 2 > need ? last->cap * 2 : need;
+			char *v = realloc(last->value, cap);
+
+			if (!v)
+				goto nomem;
+			last->value = v;
+			last->cap = cap;
+		}
+		last->value[last->len++] = strcmp(name, "exclude") ? ',' : ' ';
+		memcpy(last->value + last->len, value, add + 1);
+		last->len += add;
 		return 1;
 	}
 	if (r->n == r->cap_e) {
@@ -103,6 +113,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	last->section = sec ? strdup(sec) : NULL;
 	last->key = strdup(name);
 	last->value = strdup(value);
+	last->len = strlen(value);
+	last->cap = last->len + 1;
 	r->n++;
 	if ((sec && !last->section) || !last->key || !last->value)
 		goto nomem;
@@ -252,12 +264,15 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 		break;
 	case SK_ENGINE:
 		/* valid when some engine that has the option accepts the value */
+		snprintf(err, errlen, "%s: no engine has this option", key);
 		for (size_t i = 0; i < engine_count() && ret; i++) {
-			char e_err[256];
+			/* engine_canon() writes e_err only when it fails: never copy it otherwise
+			 */
+			char e_err[256] = "";
 			int r = engine_canon(engine_at(i), key, raw, buf, sizeof(buf), e_err,
 			                     sizeof(e_err));
 
-			if (r != -ENOENT && ret == -ENOENT)
+			if (r && r != -ENOENT && ret == -ENOENT)
 				snprintf(err, errlen, "%s", e_err);
 			if (r != -ENOENT)
 				ret = r;

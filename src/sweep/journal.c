@@ -50,6 +50,13 @@ int journal_open(struct journal *j, const char *path, char *err, size_t errlen)
 		ret = -errno;
 		goto err_close;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		/* a device or FIFO cannot be fsynced or read back by --resume */
+		ret = -EINVAL;
+		snprintf(err, errlen, "cannot use %s as a journal: it is not a regular file", path);
+		close(j->fd);
+		goto err_free;
+	}
 	if (st.st_size > 0) {
 		if (pread(j->fd, &last, 1, st.st_size - 1) != 1) {
 			ret = -EIO;
@@ -74,6 +81,7 @@ err_free:
 int journal_append(struct journal *j, const cJSON *rec)
 {
 	char *text = cJSON_PrintUnformatted(rec);
+	struct stat st = {.st_size = -1};
 	size_t len;
 	int ret;
 
@@ -81,9 +89,17 @@ int journal_append(struct journal *j, const cJSON *rec)
 		return -ENOMEM;
 	len = strlen(text);
 	text[len] = '\n'; /* cJSON's terminator becomes the newline: one write per record */
-	ret = write_all(j->fd, text, len + 1);
+	ret = fstat(j->fd, &st) ? -errno : 0;
+	if (!ret)
+		ret = write_all(j->fd, text, len + 1);
 	if (!ret && fsync(j->fd))
 		ret = -errno;
+	/*
+	 * A write cut short (a full disk, a quota) would leave a torn line that a later --resume
+	 * could only guess about: take it back, so the journal ends with whole records.
+	 */
+	if (ret && ret != -ENOMEM && st.st_size >= 0 && !ftruncate(j->fd, st.st_size))
+		fsync(j->fd);
 	free(text);
 	return ret;
 }
@@ -129,8 +145,8 @@ int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t e
 		no++;
 		if (n == 0 || line[n - 1] != '\n') {
 			snprintf(msg, sizeof(msg),
-			         "line %u is incomplete (the sweep was killed while writing it); "
-			         "ignoring it",
+			         "line %u is incomplete (torn while being written: the sweep was "
+			         "killed, or the disk was full); ignoring it",
 			         no);
 			ret = fn(arg, no, NULL, msg);
 			break;
@@ -142,7 +158,7 @@ int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t e
 		if (!rec || !cJSON_IsObject(rec) || !journal_record_hash(rec, &h)) {
 			snprintf(msg, sizeof(msg), "line %u is %s; ignoring it", no,
 			         rec ? "not a point record (no config_hash)"
-			             : "not valid JSON (torn by a killed sweep)");
+			             : "not valid JSON (torn by a killed sweep or a full disk)");
 			ret = fn(arg, no, NULL, msg);
 		} else {
 			ret = fn(arg, no, rec, NULL);

@@ -15,6 +15,9 @@
  * compared in canonical form (bs<=4k is bs<=4096, ioengine==sync is ioengine==psync):
  * numerically when both sides are numbers, otherwise as text.  A key the point lacks (an
  * option of another engine) compares unequal to everything.
+ * Limits (sweep.h): SWEEP_EXPR_MAX_DEPTH nested '(' or '!', SWEEP_EXPR_MAX_TERMS comparisons
+ * and SWEEP_EXPR_MAX_LEN characters, so that the recursion of the parser, evaluator and free
+ * stays shallow whatever the file holds (a 150,000-term || chain is a tree that deep).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -212,6 +215,7 @@ struct expr_parser {
 	char *err;
 	size_t errlen;
 	int ret;
+	unsigned depth, terms; /* nesting of '(' and '!' now; comparisons so far */
 };
 
 static void skip_space(struct expr_parser *x)
@@ -247,6 +251,14 @@ static struct sweep_expr *expr_node(struct expr_parser *x, enum expr_type t, str
 	return e;
 }
 
+/* A limit passed: fmt takes the limit and the column (not the text: it may be huge). */
+static struct sweep_expr *expr_bound(struct expr_parser *x, const char *fmt, int limit)
+{
+	snprintf(x->err, x->errlen, fmt, limit, (int)(x->p - x->s) + 1);
+	x->ret = -EINVAL;
+	return NULL;
+}
+
 /* A key or a value: up to a space, an operator or a parenthesis. */
 static size_t word_len(const char *p)
 {
@@ -272,6 +284,12 @@ static struct sweep_expr *parse_cmp(struct expr_parser *x)
 	struct sweep_expr *e;
 	size_t n = word_len(x->p), i;
 
+	if (++x->terms > SWEEP_EXPR_MAX_TERMS)
+		return expr_bound(
+		        x,
+		        "more than %d comparisons in one expression (at column %d): split it "
+		        "into several exclude= lines, which are OR-ed",
+		        SWEEP_EXPR_MAX_TERMS);
 	if (!n || n >= sizeof(key))
 		return expr_fail(x, "expected a key");
 	memcpy(key, x->p, n);
@@ -319,14 +337,25 @@ static struct sweep_expr *parse_unary(struct expr_parser *x)
 	struct sweep_expr *e;
 
 	skip_space(x);
+	if ((*x->p == '!' && x->p[1] != '=') || *x->p == '(') {
+		if (x->depth >= SWEEP_EXPR_MAX_DEPTH)
+			return expr_bound(
+			        x,
+			        "'(' and '!' nested more than %d deep (at column %d): write the "
+			        "expression flatter",
+			        SWEEP_EXPR_MAX_DEPTH);
+		x->depth++;
+	}
 	if (*x->p == '!' && x->p[1] != '=') {
 		x->p++;
 		e = parse_unary(x);
+		x->depth--;
 		return e ? expr_node(x, EX_NOT, e, NULL) : NULL;
 	}
 	if (*x->p == '(') {
 		x->p++;
 		e = parse_or(x);
+		x->depth--;
 		if (!e)
 			return NULL;
 		skip_space(x);
@@ -369,7 +398,18 @@ int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr 
 {
 	struct expr_parser x = {
 	        .s = text, .p = text, .workload = workload_section, .err = err, .errlen = errlen};
-	struct sweep_expr *e = parse_or(&x);
+	size_t len = strnlen(text, SWEEP_EXPR_MAX_LEN + 1);
+	struct sweep_expr *e;
+
+	*out = NULL;
+	if (len > SWEEP_EXPR_MAX_LEN) {
+		snprintf(err, errlen,
+		         "the expression is longer than %d characters: split it into several "
+		         "exclude= lines, which are OR-ed",
+		         SWEEP_EXPR_MAX_LEN);
+		return -EINVAL;
+	}
+	e = parse_or(&x);
 
 	if (e) {
 		skip_space(&x);

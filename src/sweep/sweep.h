@@ -97,7 +97,15 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind,
                    const char **name);
 
-/* exclude= expressions (matrix.c). */
+/*
+ * exclude= expressions (matrix.c).  Bounded, since a job file may come from anywhere and the
+ * parser, evaluator and free recurse: at most SWEEP_EXPR_MAX_DEPTH nested '(' or '!', at most
+ * SWEEP_EXPR_MAX_TERMS comparisons and SWEEP_EXPR_MAX_LEN characters per expression (several
+ * exclude= lines are OR-ed, so a longer one can be split).
+ */
+#define SWEEP_EXPR_MAX_DEPTH 64
+#define SWEEP_EXPR_MAX_TERMS 1024
+#define SWEEP_EXPR_MAX_LEN   65536
 struct sweep_config;
 int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr **out, char *err,
                      size_t errlen);
