@@ -27,7 +27,11 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 2
 fi
 cmake --build "$build" --target fuzzers -j"$(nproc)" >/dev/null || exit 2
-mkdir -p "$build/artifacts" "$build/logs"
+mkdir -p "$build/artifacts" "$build/logs" "$build/tmp"
+# libFuzzer's fork-mode files and fuzz_trace's raw-file directory: inside the build directory,
+# where what a killed child leaves behind is removed at the end
+TMPDIR=$(cd "$build/tmp" && pwd)
+export TMPDIR
 
 rows=()
 found=0
@@ -40,8 +44,10 @@ for n in "${names[@]}"; do
 	log="$build/logs/$n.log"
 	before=$(ls "$build/artifacts" | grep -c "^$n-" || true)
 	echo "fuzz: fuzz_$n for ${secs}s (log: $log)" >&2
+	dict=()
+	[ -f "tests/fuzz/fuzz_$n.dict" ] && dict=(-dict="tests/fuzz/fuzz_$n.dict")
 	start=$(date +%s)
-	"$build/fuzz_$n" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+	"$build/fuzz_$n" "${dict[@]}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
 		-max_total_time="$secs" -timeout="$per_input" -rss_limit_mb="$rss" \
 		-artifact_prefix="$build/artifacts/$n-" "$build/corpus/$n" "tests/data/fuzz/$n" \
 		>"$log" 2>&1
@@ -63,6 +69,7 @@ for n in "${names[@]}"; do
 	rows+=("| fuzz_$n | $took | ${execs:-?} | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} | ${otc:-?} | $new |")
 done
 
+rm -rf "${build:?}/tmp"/*
 echo
 echo "| harness | seconds | executions | exec/s | cov | ft | corpus | oom/timeout/crash | new artifacts |"
 echo "| --- | --: | --: | --: | --: | --: | --: | --: | --: |"

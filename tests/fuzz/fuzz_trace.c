@@ -15,7 +15,7 @@
 
 #include <sys/stat.h>
 
-static char dir[] = "/tmp/llmio-fuzz-trace.XXXXXX";
+static char dir[4096];
 static char raw[sizeof(dir) + 16];
 
 static void cleanup(void)
@@ -24,10 +24,14 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
+/* A directory of its own under $TMPDIR (scripts/fuzz.sh and ctest point it into the build). */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	const char *tmp = getenv("TMPDIR");
+
 	(void)argc;
 	(void)argv;
+	snprintf(dir, sizeof(dir), "%s/llmio-fuzz-trace.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(raw, sizeof(raw), "%s/1.0.trace", dir);
@@ -62,20 +66,15 @@ static void write_raw(const uint8_t *data, size_t size)
 static void merge_raw(const uint8_t *data, size_t size)
 {
 	struct trace_builder b;
-	char path[64], err[1024];
-	int fd;
+	char err[1024];
 
 	write_raw(data, size);
 	if (trace_builder_init(&b))
 		abort();
-	if (trace_merge_dir(&b, dir, err, sizeof(err)) == 0) {
-		fd = fuzz_trace_write(&b, path, sizeof(path));
-		if (fd >= 0) {
-			fuzz_trace_report(path, 0);
-			fuzz_file_close(fd);
-		}
-	}
+	if (trace_merge_dir(&b, dir, err, sizeof(err)) == 0)
+		fuzz_trace_write_report(&b);
 	trace_builder_release(&b);
+	unlink(raw);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

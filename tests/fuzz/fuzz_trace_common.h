@@ -60,4 +60,16 @@ static inline void fuzz_trace_report(const char *path, unsigned flags)
 	trace_close(t);
 }
 
+/* A built trace as the CLI leaves it: written whole, then opened and reported. */
+static inline void fuzz_trace_write_report(struct trace_builder *b)
+{
+	char path[64];
+	int fd = fuzz_trace_write(b, path, sizeof(path));
+
+	if (fd < 0)
+		return;
+	fuzz_trace_report(path, 0);
+	fuzz_file_close(fd);
+}
+
 #endif
