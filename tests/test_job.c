@@ -204,7 +204,7 @@ static void device_counters(void **state)
 static void *stop_later(void *arg)
 {
 	usleep(300000);
-	*(volatile int *)arg = 1;
+	__atomic_store_n((volatile int *)arg, 1, __ATOMIC_RELAXED); /* as llmio/job.h asks */
 	return NULL;
 }
 

@@ -69,7 +69,8 @@ struct llmio_job_opts {
 
 	/*
 	 * Set to non-zero (from a signal handler, another thread) to stop the job early; the
-	 * result is then marked interrupted.  May be NULL.
+	 * result is then marked interrupted.  May be NULL.  Another thread sets it with an
+	 * atomic store, e.g. __atomic_store_n(stop, 1, __ATOMIC_RELAXED); the job reads it so.
 	 */
 	volatile int *stop;
 	/*

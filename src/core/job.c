@@ -199,9 +199,10 @@ static void nap(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* stop may be set by another thread (with an atomic store, see llmio/job.h): read it as one. */
 static bool stopped_from_outside(const struct job *j)
 {
-	return j->o.stop && *j->o.stop;
+	return j->o.stop && __atomic_load_n(j->o.stop, __ATOMIC_RELAXED);
 }
 
 static int start_workers(struct job *j, char *err, size_t errlen)

@@ -51,8 +51,9 @@ struct worker {
 	/* read by the control thread for the progress line; written relaxed, no lock */
 	_Atomic uint64_t live_ios, live_bytes;
 	atomic_int state; /* 0 starting, 1 ready, 2 failed, 3 finished */
-	int err;
-	char errmsg[512];
+	/* set by the worker, polled by the control thread while the worker runs */
+	atomic_int err;
+	char errmsg[512]; /* read only once the worker has failed or finished (state) or joined */
 };
 
 struct job {

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * strace logs (src/trace/trace_strace.c), as `llmio trace import-strace` reads them, and the
+ * imported trace written, opened and reported as `llmio trace report` would (the path that
+ * issue 15's pid 0xFFFFFFFF took to crash the reader).
+ */
+#include "fuzz_trace_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct trace_builder b;
+	char err[1024];
+	FILE *in;
+
+	if (!size)
+		return 0; /* fmemopen needs a buffer; an empty log is the empty-file test's */
+	in = fmemopen((void *)data, size, "r");
+	if (!in)
+		abort();
+	if (trace_builder_init(&b))
+		abort();
+	if (trace_import_strace(&b, in, err, sizeof(err)) == 0)
+		fuzz_trace_write_report(&b);
+	trace_builder_release(&b);
+	fclose(in);
+	return 0;
+}
