@@ -91,7 +91,8 @@ static int write_doc(const char *dir, const char *name, const struct doc *doc, b
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	f = fopen(path, "we");
 	if (!f)
 		return -errno;
