@@ -1,11 +1,12 @@
 # The README's two commands: `make run` and `make test`.  Both bootstrap first, so a fresh
 # Debian 12 machine needs nothing else.
 BUILD ?= build
-BUILD_CLANG ?= build-clang
+BUILD_CLANG ?= build-clang-Release
 BUILD_ASAN ?= build-asan
 CTEST_ARGS ?= --output-on-failure -j2
 
-.PHONY: all build run test test-asan test-clang format check-format clean bench-fio
+.PHONY: all build run test test-asan test-clang format check-format clean bench-fio check-perf \
+	check-builds
 .PHONY: fuzz test-fuzz test-tsan
 
 all: build
@@ -16,14 +17,26 @@ build:
 run: build
 	$(BUILD)/llmio
 
-# gcc build + its tests, clang build (warnings are errors there too), and the whole suite
-# again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# gcc build + its tests, clang Release build (-O3: warnings are errors there too, and the
+# optimiser sees more), and the whole suite again under AddressSanitizer +
+# UndefinedBehaviorSanitizer.  The correctness suite only (ctest -LE perf): it holds on a
+# busy machine; the timing thresholds are `make check-perf`'s (docs/testing.md).
 test: build check-format
-	cd $(BUILD) && ctest $(CTEST_ARGS)
-	scripts/bootstrap.sh $(BUILD_CLANG) -DCMAKE_C_COMPILER=clang
+	cd $(BUILD) && ctest $(CTEST_ARGS) -LE perf
+	scripts/bootstrap.sh $(BUILD_CLANG) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release
 	scripts/bootstrap.sh $(BUILD_ASAN) -DLLMIO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest $(CTEST_ARGS)
+		ctest $(CTEST_ARGS) -LE perf
+
+# The performance tests (ctest label perf): thresholds against the clock, one at a time.  Each
+# skips, naming the 1-minute load average and the CPU count, while the machine is busy (load
+# above half the CPUs); first up to PERF_SETTLE seconds for the load of the build to decay.
+PERF_SETTLE ?= 60
+check-perf: build
+	@tests/perf_gate.sh --settle $(PERF_SETTLE)
+	@cd $(BUILD) && { ctest --output-on-failure -L perf; rc=$$?; \
+		awk '/^[0-9]+\/[0-9]+ Test: /{n=$$3} /^SKIP: /{print "check-perf: " n ": " $$0}' \
+			Testing/Temporary/LastTest.log; exit $$rc; }
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
@@ -57,5 +70,20 @@ BUILD_TSAN ?= build-tsan
 test-tsan:
 	BUILD_TSAN=$(BUILD_TSAN) scripts/tsan.sh
 
+# Every CMake build type with gcc and with clang, -Werror as always: compile only, each in its
+# own build-<compiler>-<type> directory (the optimisers of Release and MinSizeRel see
+# warnings, such as -Wformat-truncation, that the default RelWithDebInfo build does not).
+BUILD_TYPES := Debug Release RelWithDebInfo MinSizeRel
+BUILD_COMPILERS := gcc clang
+check-builds:
+	@failed=""; for cc in $(BUILD_COMPILERS); do for t in $(BUILD_TYPES); do \
+		echo "check-builds: $$cc $$t"; \
+		scripts/bootstrap.sh build-$$cc-$$t -DCMAKE_C_COMPILER=$$cc -DCMAKE_BUILD_TYPE=$$t \
+			|| failed="$$failed $$cc-$$t"; \
+	done; done; \
+	if [ -n "$$failed" ]; then echo "check-builds: FAILED:$$failed (see above)"; exit 1; fi; \
+	echo "check-builds: $(words $(BUILD_COMPILERS)) compilers x $(words $(BUILD_TYPES)) build types built, -Werror"
+
 clean:
-	rm -rf $(BUILD) $(BUILD_CLANG) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_CLANG) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_TSAN) \
+		$(foreach c,$(BUILD_COMPILERS),$(foreach t,$(BUILD_TYPES),build-$(c)-$(t)))

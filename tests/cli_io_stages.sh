@@ -6,9 +6,10 @@
 #    and an interrupt on another CPU, which must both be ignored.  Every stage must come out
 #    at the microseconds written into the trace.
 # 2. As root with tracefs and fio, on a block device: one interleaved pair on a small file.
-#    Both tools' I/Os must be found, and the ftrace device time must agree with the disk's
-#    own await over the same run within a factor of two (they time the same requests from
-#    slightly different points).
+#    Both tools' I/Os must be found.  As a performance test (perf_io_stages, make
+#    check-perf): also at least 100 of each in the 0.4 s, and the ftrace device time must
+#    agree with the disk's own await over the same run within a factor of two (they time the
+#    same requests from slightly different points; a busy CPU delays the trace's timestamps).
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -105,9 +106,17 @@ ours=0
 for tool in llmio fio; do
 	row=$(grep -E "^$tool +1 " "$T/stdout")
 	n=$(awk '{print $3}' <<<"$row")
-	check "$tool: at least 100 I/Os cut into stages ($n)" test "${n:-0}" -ge 100
+	if perf_mode; then
+		check "$tool: at least 100 I/Os cut into stages ($n)" test "${n:-0}" -ge 100
+	else
+		check "$tool: its I/Os cut into stages ($n)" test "${n:-0}" -ge 1
+	fi
 	ours=$((ours + ${n:-0}))
 done
+if ! perf_mode; then
+	note "the ftrace device time against the disk's await: a performance check (make check-perf)"
+	finish
+fi
 # the disk's counters are the whole disk's: other work on it (more requests than the two
 # tools issued, with the warm-up run) would make its await no one's in particular
 if [ $((req1 - req0)) -gt $((ours * 2)) ]; then

@@ -90,10 +90,16 @@ echo "+ llmio quick --dir \$T/interrupted --size 32m --runtime 1s   (SIGINT once
 "$LLMIO" quick --dir "$D" --size 32m --runtime 1s >"$T/stdout" 2>"$T/stderr" &
 QPID=$!
 on_exit() { [ -n "${QPID:-}" ] && kill -KILL "$QPID" 2>/dev/null; }
-# Signal once the scratch file is filled (all 32 MiB allocated) and measuring has begun: an
-# interrupted fill is a different case (exit 1, nothing measured).
-for _ in $(seq 200); do
-	[ "$(($(stat -c '%b * %B' "$D"/llmio-quick.*/scratch 2>/dev/null || echo 0)))" -ge $((32 * MiB)) ] && break
+# Signal once the scratch file is filled (all 32 MiB allocated and written) and measuring has
+# begun: an interrupted fill is a different case (exit 1, nothing measured).  The fill
+# preallocates (fallocate) before it writes, so on a busy machine the blocks are there long
+# before the data: it is done when no extent is unwritten any more (filefrag, where it works).
+filled() {
+	[ "$(($(stat -c '%b * %B' "$D"/llmio-quick.*/scratch 2>/dev/null || echo 0)))" -ge $((32 * MiB)) ] &&
+		! filefrag -v "$D"/llmio-quick.*/scratch 2>/dev/null | grep -q unwritten
+}
+for _ in $(seq 600); do
+	filled && break
 	sleep 0.1
 done
 sleep 0.5

@@ -34,6 +34,11 @@ check() { # check DESC CMD...: passes when CMD succeeds
 	if "$@"; then pass "$desc"; else fail "$desc"; fi
 }
 skip_all() { echo "SKIP: $*"; exit 77; }
+# perf_mode: true when the script runs as a performance test (ctest label perf, `make
+# check-perf`, behind tests/perf_gate.sh, with LLMIO_TEST_PERF=1); then it also checks its
+# thresholds against the clock (rates, windows).  False in the correctness suite (`make
+# test`), whose checks must hold however busy the machine is.
+perf_mode() { [ "${LLMIO_TEST_PERF:-0}" = 1 ]; }
 
 on_exit() { :; }
 _cleanup() {

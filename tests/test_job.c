@@ -4,12 +4,20 @@
  * time, fsync cadence, device counters, interruption and option errors.  Each figure is
  * checked against something independent of the code that measures it: the arithmetic of the
  * job, the clock, or the block device's own counters.
+ *
+ * Two suites in one program.  Without arguments (ctest test_job, make test): what holds
+ * however loaded the machine is (a limit is never exceeded, the asked time is never cut
+ * short).  With --perf (ctest perf_job, label perf, make check-perf, behind
+ * tests/perf_gate.sh): the timed tests again with their windows against the clock too (a job
+ * ends within 10 % of its runtime, reaches its rate, is not slowed by its think time beyond
+ * the sleeps), which only hold when the job's threads get a CPU when they want one.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +31,7 @@
 #include "llmio/llmio.h"
 
 static char dir[4096];
+static bool perf; /* --perf: the windows against the clock too */
 
 static void base(struct llmio_job_opts *o, const char *engine, const char *file)
 {
@@ -101,9 +110,14 @@ static void runtime_and_ramp(void **state)
 	r = run_ok(&o);
 	wall = (double)(now_ns() - t0) / 1e9;
 	print_message("runtime %.4f s, wall %.4f s\n", r->runtime_s, wall);
-	assert_true(r->runtime_s > 0.29 && r->runtime_s < 0.33);
-	assert_true(wall > 0.49); /* the ramp ran, uncounted */
-	assert_true(r->read.ios > 1000);
+	assert_true(r->runtime_s > 0.29);
+	assert_true(wall > 0.49);                /* the ramp ran, */
+	assert_true(r->runtime_s + 0.19 < wall); /* uncounted */
+	assert_true(r->read.ios > 0);
+	if (perf) {
+		assert_true(r->runtime_s < 0.33);
+		assert_true(r->read.ios > 1000);
+	}
 	llmio_result_destroy(r);
 }
 
@@ -120,7 +134,11 @@ static void rate_limit(void **state)
 	o.runtime_ns = 1000000000ull;
 	r = run_ok(&o);
 	print_message("rate: %.0f B/s for %.0f asked\n", r->read.bw_bytes, (double)o.rate);
-	assert_true(r->read.bw_bytes > 0.9 * o.rate && r->read.bw_bytes < 1.1 * o.rate);
+	/* never faster (a stalled thread catches up to the rate, not past it) */
+	assert_true(r->read.bw_bytes < 1.1 * o.rate);
+	assert_true(r->read.ios > 0);
+	if (perf)
+		assert_true(r->read.bw_bytes > 0.9 * o.rate);
 	llmio_result_destroy(r);
 }
 
@@ -139,7 +157,9 @@ static void think_time(void **state)
 	print_message("think time: %llu I/Os in %.3f s\n", (unsigned long long)r->read.ios,
 	              r->runtime_s);
 	assert_true(r->read.ios <= 2004 + 4);
-	assert_true(r->read.ios > 800); /* sleeps overshoot a little, never by 2x */
+	assert_true(r->read.ios > 0);
+	if (perf)
+		assert_true(r->read.ios > 800); /* sleeps overshoot a little, never by 2x */
 	llmio_result_destroy(r);
 }
 
@@ -224,8 +244,10 @@ static void interrupted(void **state)
 	r = run_ok(&o);
 	pthread_join(t, NULL);
 	assert_true(r->interrupted);
-	assert_true(r->runtime_s > 0.2 && r->runtime_s < 2);
+	assert_true(r->runtime_s < 29); /* well before its 30 s */
 	assert_true(r->read.ios > 0);
+	if (perf) /* about the 0.3 s of stop_later */
+		assert_true(r->runtime_s > 0.2 && r->runtime_s < 2);
 	llmio_result_destroy(r);
 }
 
@@ -364,7 +386,8 @@ static void cpus_run(const char *list, const char *policy, unsigned numjobs)
 	base(&o, "null", NULL);
 	o.io_source = &src;
 	o.numjobs = numjobs;
-	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%s", list);
+	assert_true(snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%s", list) <
+	            (int)sizeof(o.cpus_allowed));
 	snprintf(o.cpus_allowed_policy, sizeof(o.cpus_allowed_policy), "%s", policy);
 	memset(seen, 0, sizeof(seen));
 	llmio_result_destroy(run_ok(&o));
@@ -375,7 +398,7 @@ static void cpus_allowed(void **state)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[1024];
+	char err[1024], list[32]; /* two CPU numbers */
 	cpu_set_t may;
 	int a, b;
 
@@ -385,20 +408,20 @@ static void cpus_allowed(void **state)
 		;
 	cpus_run("", "shared", 1); /* no list: where the process may run */
 	assert_true(CPU_EQUAL(&seen[0], &may));
-	snprintf(err, sizeof(err), "%d", a);
-	cpus_run(err, "shared", 1);
+	snprintf(list, sizeof(list), "%d", a);
+	cpus_run(list, "shared", 1);
 	assert_int_equal(CPU_COUNT(&seen[0]), 1);
 	assert_true(CPU_ISSET(a, &seen[0]));
 
 	for (b = a + 1; b < CPU_SETSIZE && !CPU_ISSET(b, &may); b++)
 		;
 	if (b < CPU_SETSIZE) {
-		snprintf(err, sizeof(err), "%d,%d", a, b);
-		cpus_run(err, "split", 2);
+		snprintf(list, sizeof(list), "%d,%d", a, b);
+		cpus_run(list, "split", 2);
 		assert_int_equal(CPU_COUNT(&seen[0]), 1);
 		assert_int_equal(CPU_COUNT(&seen[1]), 1);
 		assert_true(CPU_ISSET(a, &seen[0]) && CPU_ISSET(b, &seen[1]));
-		cpus_run(err, "shared", 2);
+		cpus_run(list, "shared", 2);
 		assert_int_equal(CPU_COUNT(&seen[1]), 2);
 	} else {
 		print_message("one CPU: split policy across two CPUs not checked\n");
@@ -502,7 +525,7 @@ static void older_opts(void **state)
 	llmio_result_destroy(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(exact_counts),     cmocka_unit_test(mix),
@@ -513,10 +536,20 @@ int main(void)
 	        cmocka_unit_test(cpus_allowed),     cmocka_unit_test(effective_depth),
 	        cmocka_unit_test(writes_unique),    cmocka_unit_test(source_fsync),
 	};
+	/* the tests with windows against the clock */
+	const struct CMUnitTest perf_tests[] = {
+	        cmocka_unit_test(runtime_and_ramp),
+	        cmocka_unit_test(rate_limit),
+	        cmocka_unit_test(think_time),
+	        cmocka_unit_test(interrupted),
+	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 
+	perf = argc > 1 && !strcmp(argv[1], "--perf");
 	snprintf(dir, sizeof(dir), "%s/job", b ? b : "/tmp/llmio-test");
 	mkdir(b ? b : "/tmp/llmio-test", 0755);
 	mkdir(dir, 0755);
+	if (perf)
+		return cmocka_run_group_tests_name("perf_job", perf_tests, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,11 +95,12 @@ static int append_list(char *list, size_t len, const char *path)
 		fprintf(stderr, "llmio trace: paths with ':' cannot be filtered ('%s')\n", path);
 		return EXIT_USAGE;
 	}
-	if (absolutize(path, abs, sizeof(abs)) || used + strlen(abs) + 2 > len) {
+	if (absolutize(path, abs, sizeof(abs)) ||
+	    snprintf(list + used, len - used, "%s%s", used ? ":" : "", abs) >= (int)(len - used)) {
+		list[used] = '\0'; /* the list as it was */
 		fprintf(stderr, "llmio trace: --include/--exclude list too long at '%s'\n", path);
 		return EXIT_USAGE;
 	}
-	snprintf(list + used, len - used, "%s%s", used ? ":" : "", abs);
 	return 0;
 }
 

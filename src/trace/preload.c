@@ -641,7 +641,9 @@ static void abs_path(int dirfd, const char *p, char *out, size_t len)
 	} else if (fd_path(dirfd, base, sizeof(base))) {
 		base[0] = '\0';
 	}
-	snprintf(out, len, "%s/%s", base, p);
+	/* longer than a path can be: the call fails with ENAMETOOLONG, its path is unknown */
+	if (snprintf(out, len, "%s/%s", base, p) >= (int)len)
+		snprintf(out, len, "?");
 }
 
 static int open_common(int dirfd, const char *path, int flags, mode_t mode)
