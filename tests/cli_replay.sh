@@ -43,10 +43,18 @@ done
 # as fast as possible skips the 0.4 s pause; the timeline keeps it
 expect_rc 0 "replay as fast as possible" replay "$T/t.trace" --dir "$D" --engine psync \
 	--quiet --json "$T/fast.json"
-json_check "$T/fast.json" "fast replay is shorter than the pause" \
-	"d['runs'][0]['phases'][0]['wall_s'] < 0.35"
+if perf_mode; then
+	json_check "$T/fast.json" "fast replay is shorter than the pause" \
+		"d['runs'][0]['phases'][0]['wall_s'] < 0.35"
+fi
 expect_rc 0 "replay on the timeline" replay "$T/t.trace" --dir "$D" --engine psync \
 	--timeline 1 --quiet --json "$T/tl.json"
+# the same I/O with and without the 0.4 s pause: on a busy machine both are slower, but the
+# pause is only on the timeline
+check "fast replay is shorter than the timeline replay" python3 -c "
+import json, sys
+f, t = (json.load(open(p))['runs'][0]['phases'][0]['wall_s'] for p in sys.argv[1:])
+sys.exit(0 if f < t else 1)" "$T/fast.json" "$T/tl.json"
 json_check "$T/tl.json" "timeline replay keeps the pause (>= 0.4 s)" \
 	"d['runs'][0]['phases'][0]['wall_s'] >= 0.4"
 json_check "$T/tl.json" "per-phase original and replay times are reported" \

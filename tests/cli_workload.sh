@@ -92,8 +92,16 @@ json_check "$T/au.json" "AU under a 1 MB/s stall is compute/(compute+stall) < 0.
 expect_rc 0 "pretrain without a stall" run --workload pretrain --model gpt2 \
 	--directory "$D" --scale 0.05 --record 4k --batch 2 --steps 4 --compute 50ms \
 	--ckpt_every 0 --direct 0 --engine psync --quiet --json "$T/au2.json"
-json_check "$T/au2.json" "AU without a stall is above 0.9" \
-	"d['runs'][0]['phases'][0]['metrics']['accelerator_utilisation'] > 0.9"
+# the rule, on any machine: the readers' stall lowers AU; how close to 1 an unthrottled run
+# gets depends on the CPUs the readers find free, so that figure is a performance check
+check "AU without a stall is above AU under the 1 MB/s stall" python3 -c "
+import json, sys
+au = [json.load(open(p))['runs'][0]['phases'][0]['metrics']['accelerator_utilisation'] for p in sys.argv[1:]]
+sys.exit(0 if au[1] > au[0] else 1)" "$T/au.json" "$T/au2.json"
+if perf_mode; then
+	json_check "$T/au2.json" "AU without a stall is above 0.9" \
+		"d['runs'][0]['phases'][0]['metrics']['accelerator_utilisation'] > 0.9"
+fi
 
 # --engine all: one run per engine, side by side
 expect_rc 0 "--engine all" run --workload ckpt --model gpt2 --directory "$D" --scale 0.002 \
