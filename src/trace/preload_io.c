@@ -25,8 +25,6 @@
 	  (uint64_t)off, iov_bytes(iov, cnt), preadv2, (fd, iov, cnt, off, 0))                     \
 	X(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),      \
 	  TR_PREADV, POS(off), iov_bytes(iov, cnt), preadv2, (fd, iov, cnt, off, flags))           \
-	X(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),   \
-	  TR_PREADV, POS(off), iov_bytes(iov, cnt), preadv2, (fd, iov, cnt, off, flags))           \
 	X(ssize_t, write, (int fd, const void *buf, size_t n), TR_WRITE, OFF_CUR, n, write,        \
 	  (fd, buf, n))                                                                            \
 	X(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), TR_PWRITE,              \
@@ -36,8 +34,6 @@
 	X(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), TR_PWRITEV,     \
 	  (uint64_t)off, iov_bytes(iov, cnt), pwritev2, (fd, iov, cnt, off, 0))                    \
 	X(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),     \
-	  TR_PWRITEV, POS(off), iov_bytes(iov, cnt), pwritev2, (fd, iov, cnt, off, flags))         \
-	X(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),  \
 	  TR_PWRITEV, POS(off), iov_bytes(iov, cnt), pwritev2, (fd, iov, cnt, off, flags))         \
 	X(int, fsync, (int fd), TR_FSYNC, TRACE_OFF_NONE, 0, fsync, (fd))                          \
 	X(int, fdatasync, (int fd), TR_FDATASYNC, TRACE_OFF_NONE, 0, fdatasync, (fd))              \
@@ -123,8 +119,12 @@ NAME_WRAPPERS(NAME_WRAPPER)
 	X(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),         \
 	  __pread_chk)                                                                             \
 	X(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off_t off), preadv)        \
+	X(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),   \
+	  preadv2)                                                                                 \
 	X(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off_t off), pwrite)               \
 	X(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off_t off), pwritev)      \
+	X(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),  \
+	  pwritev2)                                                                                \
 	X(off_t, lseek64, (int fd, off_t off, int whence), lseek)                                  \
 	X(int, fallocate64, (int fd, int mode, off_t off, off_t len), fallocate)                   \
 	X(int, posix_fallocate64, (int fd, off_t off, off_t len), posix_fallocate)                 \

@@ -178,13 +178,5 @@ EXPORT int fcntl(int fd, int cmd, ...)
 	return r;
 }
 
-EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, cmd);
-	r = fcntl_common(fd, cmd, ap);
-	va_end(ap);
-	return r;
-}
+/* the same function under its LP64 twin's name, like the *64 entry points of open */
+EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
