@@ -304,16 +304,16 @@ static int engine_buf(struct worker *w, unsigned i, char *err, size_t errlen)
 }
 
 /*
- * A host I/O buffer; *mem gets what to free.  Placement is measured, not habit (docs/
- * accuracy.md, Buffers; the kernel copies between the page cache and these):
- *  - below 64 KiB, page-aligned: 16 KiB copies ran 5 % faster aligned, and 4 KiB buffers
- *    taken from the malloc heap (at any offset) cost the cached 4 KiB io_uring job 10 %;
+ * A host I/O buffer; *mem gets what to free.  The kernel copies between the page cache and
+ * these, and where the buffer sits changes the speed of that copy, so placement follows what
+ * was measured (the figures: docs/accuracy.md, Buffers; see also docs/performance.md):
+ *  - below 64 KiB, page-aligned: small copies ran faster aligned than at the arbitrary
+ *    offsets the malloc heap gives;
  *  - through the page cache from 64 KiB up, 16 bytes into a page, where malloc puts a large
- *    block (fio's buffers and most programs' are malloc memory): the kernel's copy into it
- *    ran 8-20 % faster than into a page-aligned buffer on the build machine;
+ *    block (fio's buffers and most programs' are malloc memory), so that llmio measures the
+ *    copy those programs get, which was faster than into a page-aligned buffer;
  *  - written through the page cache above 512 KiB, the same 16 bytes in, but on 2 MiB-aligned
- *    huge pages: the kernel's copy out of it ran faster (1 MiB writes: psync 1.03x,
- *    io_uring 0.99-1.06x, io_uring with registered buffers 1.09-1.13x); reads gained nothing;
+ *    huge pages: the kernel's copy out of them was faster; reads gained nothing;
  *  - under O_DIRECT, aligned, and above 512 KiB 2 MiB-aligned huge pages: physically
  *    contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages, which a
  *    device with a 254-segment limit (virtio-blk) would otherwise split in two.
@@ -512,156 +512,221 @@ static int drain(struct worker *w, unsigned *inflight, unsigned *nfree, bool mea
 	return 0;
 }
 
-static void run(struct worker *w)
+/* What one worker's loop carries from round to round. */
+struct loop {
+	uint64_t io_limit; /* bytes to issue, 0 = until stopped */
+	uint64_t rate;     /* this thread's bytes per second, 0 = unlimited */
+	uint64_t t_start;
+	uint64_t issued, since_think, writes_since_sync;
+	uint64_t t;        /* the last clock read: the queue time of the next I/O */
+	unsigned inflight; /* queued and not reaped */
+	unsigned nfree;    /* w->free_ios[0 .. nfree) */
+	bool measuring;    /* past the ramp: completions are counted */
+	bool t_fresh;      /* l->t was read right after the previous I/O completed */
+};
+
+/* A new epoch (the ramp ended, or a sweep point began): counters start over. */
+static inline void new_epoch(struct worker *w, struct loop *l)
+{
+	unsigned epoch = atomic_load_explicit(&w->job->epoch, memory_order_relaxed);
+
+	if (epoch == w->epoch_seen)
+		return;
+	w->epoch_seen = epoch;
+	reset_stats(w);
+	l->issued = 0; /* io_size counts from the end of the ramp */
+	l->measuring = true;
+}
+
+/*
+ * Queue I/Os while there are free slots, the rate allows and the source has some.  The I/Os
+ * an engine only queued go to w->batch[0 .. *queued) for the commit; one it completed at once
+ * (a synchronous engine) is accounted here.  *src_wait: the io_source is not ready yet.
+ * \return 0, or -1 when the job must stop (w->err set).
+ */
+static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued, bool *src_wait)
 {
 	struct job *j = w->job;
 	const struct engine_ops *e = j->engine;
 	const bool async = e->caps & ENGINE_CAP_ASYNC;
-	const uint64_t io_limit = j->o.io_size; /* 0 = until stopped */
-	const uint64_t rate = j->o.rate / j->nworkers;
-	uint64_t issued = 0, since_think = 0, writes_since_sync = 0, t_start = now_ns();
-	unsigned inflight = 0, nfree = w->depth;
-	bool measuring = atomic_load(&j->epoch) > 0, t_fresh = false;
-	uint64_t t = 0;
 
-	w->epoch_seen = atomic_load(&j->epoch);
-	for (;;) {
-		unsigned queued = 0, epoch;
-		bool src_wait = false;
+	while (l->nfree && (!l->io_limit || l->issued < l->io_limit) && !w->src_done) {
+		struct io_req *io = w->free_ios[l->nfree - 1];
+		int q;
 
-		if (atomic_load_explicit(&j->stop, memory_order_relaxed))
-			break;
-		epoch = atomic_load_explicit(&j->epoch, memory_order_relaxed);
-		if (epoch != w->epoch_seen) {
-			w->epoch_seen = epoch;
-			reset_stats(w);
-			issued = 0; /* io_size counts from the end of the ramp */
-			measuring = true;
+		if (l->rate && l->issued * 1e9 > (double)l->rate * (double)(l->t - l->t_start)) {
+			if (l->inflight || *queued)
+				break; /* reap first; the rate check repeats next round */
+			sleep_ns((uint64_t)((double)l->issued * 1e9 / (double)l->rate) -
+			         (l->t - l->t_start));
+			l->t = now_ns();
 		}
-		if (io_limit && issued >= io_limit && !inflight)
-			break;
-		if (w->src_done && !inflight)
-			break;
+		if (!j->o.io_source) {
+			prep(w, io);
+		} else {
+			int r = source_fill(w, io, l->t);
 
-		if (!t_fresh)
-			t = now_ns();
-		t_fresh = false;
-		while (nfree && (!io_limit || issued < io_limit) && !w->src_done) {
-			struct io_req *io = w->free_ios[nfree - 1];
-			int q;
-
-			if (rate && issued * 1e9 > (double)rate * (double)(t - t_start)) {
-				if (inflight || queued)
-					break; /* reap first; the rate check repeats next round */
-				sleep_ns((uint64_t)((double)issued * 1e9 / (double)rate) -
-				         (t - t_start));
-				t = now_ns();
-			}
-			if (!j->o.io_source) {
-				prep(w, io);
-			} else {
-				int r = source_fill(w, io, t);
-
-				src_wait = r == -EAGAIN;
-				if (src_wait)
-					break;
-				if (r < 0)
-					return;
-				if (r == 0)
-					break; /* no more, or an fsync first (below) */
-			}
-			if (io->op == ENGINE_OP_WRITE && !e->buf_alloc &&
-			    !(e->caps & ENGINE_CAP_NO_IO))
-				stamp(w, io);
-			io->t_queue = t;
-			q = e->queue(&w->ctx, io);
-			if (q == ENGINE_Q_BUSY)
+			*src_wait = r == -EAGAIN;
+			if (*src_wait)
 				break;
-			nfree--;
-			issued += io->len;
-			since_think++;
-			if (io->op == ENGINE_OP_WRITE)
-				writes_since_sync++;
-			if (q == ENGINE_Q_COMPLETED) {
-				uint64_t done = now_ns();
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break; /* no more, or an fsync first (below) */
+		}
+		if (io->op == ENGINE_OP_WRITE && !e->buf_alloc && !(e->caps & ENGINE_CAP_NO_IO))
+			stamp(w, io);
+		io->t_queue = l->t;
+		q = e->queue(&w->ctx, io);
+		if (q == ENGINE_Q_BUSY)
+			break;
+		l->nfree--;
+		l->issued += io->len;
+		l->since_think++;
+		if (io->op == ENGINE_OP_WRITE)
+			l->writes_since_sync++;
+		if (q == ENGINE_Q_COMPLETED) {
+			uint64_t done = now_ns();
 
-				io->t_submit = t;
-				w->free_ios[nfree++] = io;
-				if (!complete(w, io, done, measuring))
-					return;
-				t = done; /* the next I/O is queued now */
-				if (!async) {
-					t_fresh = true;
-					break; /* check stop / epoch / think time between sync I/Os
-					        */
-				}
-				continue;
+			io->t_submit = l->t;
+			w->free_ios[l->nfree++] = io;
+			if (!complete(w, io, done, l->measuring))
+				return -1;
+			l->t = done; /* the next I/O is queued now */
+			if (!async) {
+				l->t_fresh = true;
+				break; /* check stop / epoch / think time between sync I/Os */
 			}
-			w->batch[queued++] = io;
-			inflight++;
+			continue;
 		}
-		if (queued) {
-			uint64_t ts;
-
-			if (e->commit(&w->ctx) < 0) {
-				w->err = -EIO;
-				snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to submit",
-				         e->name);
-				return;
-			}
-			ts = now_ns();
-			for (unsigned i = 0; i < queued; i++) {
-				w->batch[i]->t_submit = ts;
-				if (measuring)
-					llmio_hist_add(&w->st[w->batch[i]->op].slat, ts - t);
-			}
-		}
-		if (inflight && reap(w, 1, &inflight, &nfree, measuring, true) < 0)
-			return;
-		if (src_wait && !inflight) {
-			/* nothing in flight and the source is not ready: wait for its time */
-			uint64_t now = now_ns(), until = now + 20000;
-
-			if (w->has_pending && w->pending.at_ns)
-				until = j->t_measure + w->pending.at_ns;
-			if (until > now)
-				sleep_ns(until - now < 1000000 ? until - now : 1000000);
-		}
-		if (measuring)
-			publish(w);
-
-		if (w->sync_asked) {
-			if (drain(w, &inflight, &nfree, measuring, true) ||
-			    source_sync(w, measuring))
-				return;
-			t_fresh = false; /* the fsync is not the next I/O's latency */
-		}
-		if (j->o.fsync && writes_since_sync >= j->o.fsync) {
-			if (drain(w, &inflight, &nfree, measuring, true) ||
-			    sync_files(w, measuring))
-				return;
-			writes_since_sync = 0;
-			t_fresh = false; /* the fsync is not the next I/O's latency */
-		}
-		if (j->o.thinktime_ns && since_think >= j->o.thinktime_blocks) {
-			if (drain(w, &inflight, &nfree, measuring, true))
-				return;
-			sleep_ns(j->o.thinktime_ns);
-			since_think = 0;
-			t_fresh = false; /* nor is the pause */
-		}
+		w->batch[(*queued)++] = io;
+		l->inflight++;
 	}
+	return 0;
+}
+
+/* Commit the batch and stamp its submission time (slat).  \return 0, or -1 (w->err set). */
+static inline int commit_batch(struct worker *w, const struct loop *l, unsigned queued)
+{
+	const struct engine_ops *e = w->job->engine;
+	uint64_t ts;
+
+	if (e->commit(&w->ctx) < 0) {
+		w->err = -EIO;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to submit", e->name);
+		return -1;
+	}
+	ts = now_ns();
+	for (unsigned i = 0; i < queued; i++) {
+		w->batch[i]->t_submit = ts;
+		if (l->measuring)
+			llmio_hist_add(&w->st[w->batch[i]->op].slat, ts - l->t);
+	}
+	return 0;
+}
+
+/* Nothing in flight and the io_source is not ready: sleep until its next I/O is due. */
+static void wait_for_source(const struct worker *w)
+{
+	uint64_t now = now_ns(), until = now + 20000;
+
+	if (w->has_pending && w->pending.at_ns)
+		until = w->job->t_measure + w->pending.at_ns;
+	if (until > now)
+		sleep_ns(until - now < 1000000 ? until - now : 1000000);
+}
+
+/*
+ * Between rounds: the fsync a source asked for, fsync=N, and thinktime, each after draining
+ * the queue.  None of them is the next I/O's latency, so the clock is read again after.
+ * \return 0, or nonzero when the job must stop.
+ */
+static int sync_and_think(struct worker *w, struct loop *l)
+{
+	const struct job *j = w->job;
+
+	if (w->sync_asked) {
+		if (drain(w, &l->inflight, &l->nfree, l->measuring, true) ||
+		    source_sync(w, l->measuring))
+			return -1;
+		l->t_fresh = false;
+	}
+	if (j->o.fsync && l->writes_since_sync >= j->o.fsync) {
+		if (drain(w, &l->inflight, &l->nfree, l->measuring, true) ||
+		    sync_files(w, l->measuring))
+			return -1;
+		l->writes_since_sync = 0;
+		l->t_fresh = false;
+	}
+	if (j->o.thinktime_ns && l->since_think >= j->o.thinktime_blocks) {
+		if (drain(w, &l->inflight, &l->nfree, l->measuring, true))
+			return -1;
+		sleep_ns(j->o.thinktime_ns);
+		l->since_think = 0;
+		l->t_fresh = false;
+	}
+	return 0;
+}
+
+/* The loop ended: drain, end_fsync, the final counters and the source's end. */
+static void finish(struct worker *w, struct loop *l)
+{
+	struct job *j = w->job;
+
 	w->t_end = now_ns();
 	/* I/Os still in flight when time ran out finish uncounted, as in fio */
-	if (drain(w, &inflight, &nfree, measuring, !atomic_load(&j->stop)))
+	if (drain(w, &l->inflight, &l->nfree, l->measuring, !atomic_load(&j->stop)))
 		return;
-	if (j->o.end_fsync && sync_files(w, measuring))
+	if (j->o.end_fsync && sync_files(w, l->measuring))
 		return;
 	if (!atomic_load(&j->stop))
 		w->t_end = now_ns();
 	publish(w);
 	if (j->o.io_source && j->o.io_source->end)
 		j->o.io_source->end(j->o.io_source->arg, w->idx);
+}
+
+static void run(struct worker *w)
+{
+	struct job *j = w->job;
+	struct loop l = {
+	        .io_limit = j->o.io_size,
+	        .rate = j->o.rate / j->nworkers,
+	        .t_start = now_ns(),
+	        .nfree = w->depth,
+	        .measuring = atomic_load(&j->epoch) > 0,
+	};
+
+	w->epoch_seen = atomic_load(&j->epoch);
+	for (;;) {
+		unsigned queued = 0;
+		bool src_wait = false;
+
+		if (atomic_load_explicit(&j->stop, memory_order_relaxed))
+			break;
+		new_epoch(w, &l);
+		if (l.io_limit && l.issued >= l.io_limit && !l.inflight)
+			break;
+		if (w->src_done && !l.inflight)
+			break;
+
+		if (!l.t_fresh)
+			l.t = now_ns();
+		l.t_fresh = false;
+		if (fill_queue(w, &l, &queued, &src_wait))
+			return;
+		if (queued && commit_batch(w, &l, queued))
+			return;
+		if (l.inflight && reap(w, 1, &l.inflight, &l.nfree, l.measuring, true) < 0)
+			return;
+		if (src_wait && !l.inflight)
+			wait_for_source(w);
+		if (l.measuring)
+			publish(w);
+		if (sync_and_think(w, &l))
+			return;
+	}
+	finish(w, &l);
 }
 
 /*

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Raw block devices as targets.
+ *
+ * Raw devices are never written here.  Writes to one need allow_destructive; the device must
+ * be unused (not mounted, no partition mounted, no holder such as device-mapper or md, an
+ * O_EXCL open succeeds) whatever the flags, because writing under a mounted filesystem
+ * corrupts it and the kernel's caches at once; and, unless force, it must carry no signature
+ * libblkid recognises.
+ */
+#include <blkid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "core/target_internal.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Block devices                                                                            */
+
+/* Is device `dev` (sysfs directory `sysdir`) mounted or held?  Says where in `why`. */
+static bool dev_busy(dev_t dev, const char *sysdir, char *why, size_t len)
+{
+	struct mount_entry me;
+	struct dirent *de;
+	char holders[PATH_MAX];
+	bool busy = false;
+	DIR *d;
+
+	if (target_mount_find(dev, &me) == 0) {
+		snprintf(why, len, "is mounted at %s", me.dir);
+		return true;
+	}
+	if ((size_t)snprintf(holders, sizeof(holders), "%s/holders", sysdir) >= sizeof(holders))
+		return false;
+	d = opendir(holders);
+	if (!d)
+		return false;
+	while (!busy && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(why, len, "is held by %s (device-mapper, LVM or RAID)", de->d_name);
+		busy = true;
+	}
+	closedir(d);
+	return busy;
+}
+
+/* Refuse to write to a device that is mounted or held, or whose partition is. */
+static int check_unused(const char *path, dev_t rdev, char *err, size_t errlen)
+{
+	char sysdir[PATH_MAX], sub[PATH_MAX], buf[64], why[PATH_MAX + 64];
+	unsigned maj, min;
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+
+	if (!target_sysfs_dir(rdev, sysdir))
+		return 0; /* the O_EXCL open still checks */
+	if (dev_busy(rdev, sysdir, why, sizeof(why)))
+		return target_fail(err, errlen, -EBUSY,
+		                   "refusing to write to %s: it %s; unmount or release it first",
+		                   path, why);
+	d = opendir(sysdir);
+	if (!d)
+		return 0;
+	while (!rc && (de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", sysdir, de->d_name) >=
+		            sizeof(sub) ||
+		    !target_attr_exists(sub, "partition") ||
+		    target_read_attr(sub, "dev", buf, sizeof(buf)) ||
+		    sscanf(buf, "%u:%u", &maj, &min) != 2)
+			continue;
+		if (dev_busy(makedev(maj, min), sub, why, sizeof(why)))
+			rc = target_fail(
+			        err, errlen, -EBUSY,
+			        "refusing to write to %s: its partition %s %s; unmount or release "
+			        "it first",
+			        path, de->d_name, why);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Refuse to write over a filesystem, RAID member or partition table that libblkid knows. */
+static int check_no_signature(const char *path, char *err, size_t errlen)
+{
+	const char *type = NULL, *usage = NULL, *what;
+	blkid_probe pr;
+	int rc, e;
+
+	errno = 0;
+	pr = blkid_new_probe_from_filename(path);
+	if (!pr) {
+		e = errno ? errno : EIO;
+		return target_fail(err, errlen, -e,
+		                   "cannot probe %s for signatures before writing: %s", path,
+		                   strerror(e));
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+	blkid_probe_enable_partitions(pr, 1);
+	rc = blkid_do_safeprobe(pr);
+	if (rc == 1) {
+		rc = 0;
+	} else if (rc == -2) {
+		rc = target_fail(
+		        err, errlen, -EINVAL,
+		        "refusing to write to %s: it holds several conflicting signatures; add "
+		        "--force as well to destroy them",
+		        path);
+	} else if (rc < 0) {
+		rc = target_fail(
+		        err, errlen, -EIO,
+		        "cannot probe %s for signatures before writing; add --force to write "
+		        "without the check",
+		        path);
+	} else {
+		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0) {
+			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
+			what = !usage                             ? "a signature"
+			       : strcmp(usage, "filesystem") == 0 ? "a filesystem"
+			       : strcmp(usage, "raid") == 0       ? "a RAID member"
+			       : strcmp(usage, "crypto") == 0     ? "an encrypted volume"
+			                                          : "a signature";
+		} else if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+			what = "a partition table";
+		} else {
+			type = "unknown";
+			what = "a signature";
+		}
+		rc = target_fail(
+		        err, errlen, -EINVAL,
+		        "refusing to write to %s: it holds %s (%s); add --force as well to "
+		        "destroy it",
+		        path, what, type);
+	}
+	blkid_free_probe(pr);
+	return rc;
+}
+
+int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
+                         bool writes, char *err, size_t errlen)
+{
+	const char *path = t->paths[0];
+	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (opts->direct ? O_DIRECT : 0);
+	uint64_t devsize, size;
+	int lbs = 0, ro = 0, fd, rc;
+
+	target_dev_facts(t, st->st_rdev);
+	if (writes) {
+		if (!opts->allow_destructive)
+			return target_fail(
+			        err, errlen, -EINVAL,
+			        "refusing to write to block device %s: this destroys its data; "
+			        "add --allow-destructive if that is intended",
+			        path);
+		rc = check_unused(path, st->st_rdev, err, errlen);
+		if (!rc && !opts->force)
+			rc = check_no_signature(path, err, errlen);
+		if (rc)
+			return rc;
+		/* O_EXCL also catches swap and other exclusive users, and keeps them out. */
+		fd = open(path, flags | O_EXCL);
+		if (fd < 0 && errno == EBUSY)
+			return target_fail(
+			        err, errlen, -EBUSY,
+			        "refusing to write to %s: it is in use (mounted, swap, RAID or "
+			        "another program); release it first",
+			        path);
+	} else {
+		fd = open(path, flags);
+	}
+	if (fd < 0)
+		return target_path_fail(err, errlen, errno,
+		                        writes ? "opening for writing" : "opening", path);
+	t->fds[0] = fd;
+
+	/* The kernel opens a read-only device for writing and fails only the first write. */
+	if (writes && ioctl(fd, BLKROGET, &ro) == 0 && ro)
+		return target_fail(err, errlen, -EROFS,
+		                   "cannot write to %s: the device is read-only; choose another "
+		                   "--filename",
+		                   path);
+	if (ioctl(fd, BLKGETSIZE64, &devsize)) {
+		rc = errno;
+		return target_fail(err, errlen, -rc, "cannot get the size of %s: %s", path,
+		                   strerror(rc));
+	}
+	if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+		t->dev.logical_block_size = (uint32_t)lbs;
+	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
+	rc = target_check_bs(t, path, opts->bs, err, errlen);
+	if (rc)
+		return rc;
+
+	if (!devsize)
+		return target_fail(
+		        err, errlen, -ENXIO,
+		        "%s has no data (size 0: no medium, or a loop device with no file); "
+		        "choose another --filename",
+		        path);
+	if (opts->size > devsize)
+		return target_fail(
+		        err, errlen, -EINVAL,
+		        "--size %llu is larger than %s (%llu bytes); use --size %llu or less",
+		        (unsigned long long)opts->size, path, (unsigned long long)devsize,
+		        (unsigned long long)devsize);
+	size = opts->size ? opts->size : devsize;
+	size -= size % opts->bs;
+	if (!size)
+		return target_fail(
+		        err, errlen, -EINVAL,
+		        "%s (%llu bytes) holds less than one block of bs=%llu; use a smaller bs",
+		        path, (unsigned long long)devsize, (unsigned long long)opts->bs);
+	t->sizes[0] = size;
+	return 0;
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tracer's table of descriptors (path id, tracked offset, flags; resolved once per open or
+ * lazily on first use) and the bracketing of a call on a descriptor: time it, record it, move
+ * the offset.
+ */
+#include "trace/preload_internal.h"
+
+/* ---- per-descriptor state ---- */
+
+int fd_path(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = syscall(SYS_readlinkat, AT_FDCWD, link, buf, len - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Bind fd to its file.  known_flags < 0: the descriptor was not seen opening (lazy), so its
+ * offset and flags are asked of the kernel.  The caller holds e->state == FD_BUSY.
+ */
+static void fd_bind(int fd, struct fdent *e, int known_flags)
+{
+	char path[PATH_MAX];
+	int hwm, fl = known_flags;
+
+	if (fd_path(fd, path, sizeof(path))) {
+		__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
+		return;
+	}
+	if (excluded(path)) {
+		__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
+		goto hwm;
+	}
+	e->path = emit_str(path);
+	e->flags = 0;
+	e->off = 0;
+	if (fl < 0) {
+		off_t pos = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+
+		fl = (int)syscall(SYS_fcntl, fd, F_GETFL);
+		if (pos < 0)
+			e->flags |= FDF_NOSEEK;
+		else
+			e->off = (uint64_t)pos;
+	}
+	if (fl >= 0 && (fl & O_APPEND))
+		e->flags |= FDF_APPEND;
+	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
+hwm:
+	hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
+	while (fd > hwm && !__atomic_compare_exchange_n(&P.fd_hwm, &hwm, fd, false,
+	                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* The traced entry of fd, resolving a descriptor seen for the first time; NULL: not traced. */
+struct fdent *fd_get(int fd)
+{
+	struct fdent *e;
+	uint32_t st;
+
+	if (fd < 0 || fd >= FD_MAX)
+		return NULL;
+	e = &fds[fd];
+	st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+	if (st == FD_TRACED)
+		return e;
+	if (st != FD_UNKNOWN || !__atomic_compare_exchange_n(&e->state, &st, FD_BUSY, false,
+	                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return NULL;
+	fd_bind(fd, e, -1);
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
+}
+
+/* The entry of fd if it is already known to be traced (close: no lazy resolution). */
+struct fdent *fd_peek(int fd)
+{
+	if (fd < 0 || fd >= FD_MAX ||
+	    __atomic_load_n(&fds[fd].state, __ATOMIC_ACQUIRE) != FD_TRACED)
+		return NULL;
+	return &fds[fd];
+}
+
+void fd_forget(int fd)
+{
+	if (fd >= 0 && fd < FD_MAX)
+		__atomic_store_n(&fds[fd].state, FD_UNKNOWN, __ATOMIC_RELEASE);
+}
+
+/* A descriptor just opened with flags: bind it now (the open record needs its path). */
+struct fdent *fd_opened(int fd, int flags)
+{
+	struct fdent *e;
+
+	if (fd < 0 || fd >= FD_MAX)
+		return NULL;
+	e = &fds[fd];
+	__atomic_store_n(&e->state, FD_BUSY, __ATOMIC_RELAXED);
+	fd_bind(fd, e, flags);
+	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
+}
+
+void fd_copy(int from, int to)
+{
+	struct fdent *e = fd_peek(from);
+
+	if (to < 0 || to >= FD_MAX)
+		return;
+	if (!e) {
+		fd_forget(to);
+		return;
+	}
+	fds[to].path = e->path;
+	fds[to].off = e->off;
+	fds[to].flags = e->flags;
+	__atomic_store_n(&fds[to].state, FD_TRACED, __ATOMIC_RELEASE);
+}
+
+/* ---- call bracketing ---- */
+
+/* Start a call on fd: false when it is not traced (the caller then just calls through). */
+bool fd_begin(int fd, struct fdcall *c)
+{
+	if (!enter())
+		return false;
+	c->e = fd_get(fd);
+	if (!c->e) {
+		leave();
+		return false;
+	}
+	c->fd = fd;
+	c->t0 = now_ns();
+	return true;
+}
+
+static bool is_write(uint16_t type)
+{
+	return type == TR_WRITE || type == TR_WRITEV || type == TR_FWRITE;
+}
+
+/* Finish a call begun with fd_begin: record it and move the tracked offset. */
+void fd_end(struct fdcall *c, uint16_t type, uint64_t off, uint64_t req, int64_t res)
+{
+	int saved = errno;
+	uint64_t t1 = now_ns();
+	struct fdent *e = c->e;
+
+	if (off == OFF_CUR) {
+		off = (e->flags & FDF_NOSEEK) ? TRACE_OFF_NONE : e->off;
+		if (res > 0 && (e->flags & FDF_APPEND) && is_write(type) &&
+		    !(e->flags & FDF_NOSEEK)) {
+			off_t pos = (off_t)syscall(SYS_lseek, c->fd, (off_t)0, SEEK_CUR);
+
+			/* stdio appends reach the file later; its end is the best guess */
+			off = pos >= res ? (uint64_t)(pos - res) : TRACE_OFF_NONE;
+			if (type == TR_FWRITE && pos >= 0)
+				off = (uint64_t)pos;
+			e->off = pos >= 0 ? (uint64_t)pos : e->off;
+		} else if (res > 0 && off != TRACE_OFF_NONE) {
+			e->off = off + (uint64_t)res;
+		}
+	}
+	emit(type, c->fd, e->path, 0, off, req, res, c->t0, t1);
+	errno = saved;
+	leave();
+}
+
+/* An absolute form of a path given to a call (relative to dirfd or the cwd). */
+void abs_path(int dirfd, const char *p, char *out, size_t len)
+{
+	char base[PATH_MAX];
+
+	if (!p) {
+		snprintf(out, len, "?");
+		return;
+	}
+	if (p[0] == '/') {
+		snprintf(out, len, "%s", p);
+		return;
+	}
+	if (dirfd == AT_FDCWD) {
+		if (syscall(SYS_getcwd, base, sizeof(base)) < 0)
+			base[0] = '\0';
+	} else if (fd_path(dirfd, base, sizeof(base))) {
+		base[0] = '\0';
+	}
+	/* longer than a path can be: the call fails with ENAMETOOLONG, its path is unknown */
+	if (snprintf(out, len, "%s/%s", base, p) >= (int)len)
+		snprintf(out, len, "?");
+}

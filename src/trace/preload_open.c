@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/* The tracer's open family: open, creat, close, and the dup family (dup, dup2, dup3, fcntl). */
+#include "trace/preload_internal.h"
+
+static int open_common(int dirfd, const char *path, int flags, mode_t mode)
+{
+	char abs[PATH_MAX];
+	struct fdent *e;
+	uint64_t t0;
+	int fd, err;
+
+	if (!enter())
+		return REAL(openat)(dirfd, path, flags, mode);
+	t0 = now_ns();
+	fd = REAL(openat)(dirfd, path, flags, mode);
+	err = errno;
+	if (fd >= 0) {
+		e = fd_opened(fd, flags);
+		if (e)
+			emit(TR_OPEN, fd, e->path, 0, TRACE_OFF_NONE, (uint64_t)flags, fd, t0,
+			     now_ns());
+	} else {
+		abs_path(dirfd, path, abs, sizeof(abs));
+		if (!excluded(abs))
+			emit(TR_OPEN, -1, emit_str(abs), 0, TRACE_OFF_NONE, (uint64_t)flags, -err,
+			     t0, now_ns());
+	}
+	errno = err;
+	leave();
+	return fd;
+}
+
+static mode_t open_mode(int flags, va_list ap)
+{
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+		return (mode_t)va_arg(ap, int);
+	return 0;
+}
+
+#define OPEN_WRAPPER(name)                                                                         \
+	EXPORT int name(const char *path, int flags, ...)                                          \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		mode_t mode;                                                                       \
+                                                                                                   \
+		va_start(ap, flags);                                                               \
+		mode = open_mode(flags, ap);                                                       \
+		va_end(ap);                                                                        \
+		return open_common(AT_FDCWD, path, flags, mode);                                   \
+	}
+#define OPENAT_WRAPPER(name)                                                                       \
+	EXPORT int name(int dirfd, const char *path, int flags, ...)                               \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		mode_t mode;                                                                       \
+                                                                                                   \
+		va_start(ap, flags);                                                               \
+		mode = open_mode(flags, ap);                                                       \
+		va_end(ap);                                                                        \
+		return open_common(dirfd, path, flags, mode);                                      \
+	}
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
+OPENAT_WRAPPER(openat)
+OPENAT_WRAPPER(openat64)
+
+EXPORT int creat(const char *path, mode_t mode)
+{
+	return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+/*
+ * On LP64 glibc off_t is 64 bits, so each *64 entry point takes exactly the arguments of its
+ * plain twin: it is the same function under a second name.
+ */
+EXPORT int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
+
+EXPORT int __open_2(const char *path, int flags)
+{
+	return open_common(AT_FDCWD, path, flags, 0);
+}
+
+EXPORT int __open64_2(const char *path, int flags) __attribute__((alias("__open_2")));
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	return open_common(dirfd, path, flags, 0);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+        __attribute__((alias("__openat_2")));
+
+EXPORT int close(int fd)
+{
+	struct fdcall c;
+	int r;
+
+	if (!enter())
+		return REAL(close)(fd);
+	c.e = fd_peek(fd);
+	c.fd = fd;
+	c.t0 = now_ns();
+	r = REAL(close)(fd);
+	if (!c.e) {
+		fd_forget(fd);
+		leave();
+		return r;
+	}
+	fd_end(&c, TR_CLOSE, TRACE_OFF_NONE, 0, ret_of(r));
+	fd_forget(fd);
+	return r;
+}
+
+/* dup family: the new descriptor inherits the old one's path and offset. */
+static int dup_end(struct fdcall *c, int r)
+{
+	if (r >= 0)
+		fd_copy(c->fd, r);
+	fd_end(c, TR_DUP, TRACE_OFF_NONE, 0, ret_of(r));
+	return r;
+}
+
+EXPORT int dup(int fd)
+{
+	struct fdcall c;
+
+	if (!fd_begin(fd, &c))
+		return REAL(dup)(fd);
+	return dup_end(&c, REAL(dup)(fd));
+}
+
+EXPORT int dup2(int fd, int fd2)
+{
+	struct fdcall c;
+	int r;
+
+	if (!fd_begin(fd, &c)) {
+		r = REAL(dup2)(fd, fd2);
+		if (r >= 0 && fd != fd2)
+			fd_forget(fd2);
+		return r;
+	}
+	return dup_end(&c, REAL(dup2)(fd, fd2));
+}
+
+EXPORT int dup3(int fd, int fd2, int flags)
+{
+	struct fdcall c;
+	int r;
+
+	if (!fd_begin(fd, &c)) {
+		r = REAL(dup3)(fd, fd2, flags);
+		if (r >= 0)
+			fd_forget(fd2);
+		return r;
+	}
+	return dup_end(&c, REAL(dup3)(fd, fd2, flags));
+}
+
+static int fcntl_common(int fd, int cmd, va_list ap)
+{
+	unsigned long arg = va_arg(ap, unsigned long);
+	struct fdcall c;
+
+	if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !fd_begin(fd, &c))
+		return REAL(fcntl)(fd, cmd, arg);
+	return dup_end(&c, REAL(fcntl)(fd, cmd, arg));
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, cmd);
+	r = fcntl_common(fd, cmd, ap);
+	va_end(ap);
+	return r;
+}
+
+/* the same function under its LP64 twin's name, like the *64 entry points of open */
+EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
