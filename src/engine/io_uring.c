@@ -373,17 +373,19 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
 
 /*
  * SQPOLL: how long reap watches the completion ring before it sleeps.  The poller posts
- * completions while the thread runs, so a thread that sleeps pays a wake-up (an IPI and a
- * VM exit, 20-40 us on the build machine) for each one: at QD 1 that costs 10x the IOPS of a
- * cached file (docs/accuracy.md).  Watching the ring costs the thread's CPU, which llmio
- * counts, so it only does so when every thread and its poller can each have a CPU; oversub-
- * scribed, a spinning thread would take the CPU its own poller needs.
+ * completions while the thread runs, so a thread that sleeps pays a wake-up (an IPI, and in
+ * a VM an exit) for each one, which at QD 1 on a cached file is most of an I/O's time.
+ * Watching the ring costs the thread's CPU, which llmio counts, so it only does so when every
+ * thread and its poller can each have a CPU; oversubscribed, a spinning thread would take the
+ * CPU its own poller needs.
  *
- * The auto window: from 200 us, widened by the gaps it misses (spin_window.h) up to 1 ms
- * under O_DIRECT, where the device keeps working while the thread wakes, and up to 4 ms
- * through the page cache, where the poller does the copies itself and idles from posting a
- * round until the woken thread refills it: 1 MiB cached reads at QD 8 come back in rounds
- * about 1.1 ms apart, and watching them through measured 1.06-1.10x the 1 ms window.
+ * The auto window: from a few wake-ups' worth, widened by the gaps it misses (spin_window.h)
+ * up to a cap past which a wake-up is a small part of the wait: 1 ms under O_DIRECT, where
+ * the device keeps working while the thread wakes, and 4 ms through the page cache, where the
+ * poller does the copies itself and idles from posting a round until the woken thread
+ * refills it, so the gap between rounds of large cached reads must be watched through.  Each
+ * bound was kept because no row measured slower than with the fixed window and the bursty
+ * rows measured faster (docs/accuracy.md, SQPOLL; the runs: bench/results/2026-11-sqpoll.md).
  */
 #define SPIN_AUTO_MIN_NS        200000u
 #define SPIN_AUTO_MAX_DIRECT_NS 1000000u
@@ -393,13 +395,14 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
  * 0 = auto.  Through the page cache, I/Os complete inside the submit call in bursts of
  * iodepth: take them all and refill in one system call.  Under O_DIRECT the device is the
  * limit and completions trickle in: hand each freed slot straight back to the device (a
- * submit per completion, as fio does by default) instead of refilling in bursts, which
- * measured 10-20 % fewer IOPS on a virtio disk at QD 32 (docs/performance.md).  With SQPOLL
- * the poller takes whatever SQEs are published when it looks: a quarter of the depth per
- * reap keeps a steady stream in moderate batches, where all of it made the whole depth go to
- * the device and come back in lockstep (31 requests per plug, one interrupt per 32).  Against
- * iodepth, 6 interleaved pairs on this virtio disk: 4 KiB QD 32 1.16x (numjobs 1) and 1.04x
- * (2); 1 MiB QD 8 1.01-1.07x; 128 KiB QD 8 1.00x.
+ * submit per completion, as fio does by default) instead of refilling in bursts, which leave
+ * the device's queue part empty between bursts.  With SQPOLL the poller takes whatever SQEs
+ * are published when it looks: a quarter of the depth per reap keeps a steady stream in
+ * moderate batches, where all of it made the whole depth go to the device and come back in
+ * lockstep (the device alternating between full and empty).  Criterion for each default:
+ * more IOPS than the alternative in interleaved pairs at no more off-device time per I/O
+ * (docs/accuracy.md, "Where llmio is faster on O_DIRECT" and "O_DIRECT: what the device
+ * decided"; the runs: bench/results/2026-11-odirect.md and 2026-11-sqpoll.md).
  */
 unsigned uring_reap_batch(int reap_batch, bool sqpoll, bool direct, unsigned depth)
 {

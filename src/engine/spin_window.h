@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How long an SQPOLL reap watches the completion ring before it sleeps, adapted to the waits
- * it sees.  Sleeping costs a wake-up when the completion comes (tens of microseconds in a
- * VM); watching costs CPU the thread would have left idle.  A device that completes in bursts
- * makes a fixed window that is shorter than the gap between bursts pay both: a virtio disk at
- * QD 8 returns its 8 requests every 500 us or so, and a 200 us window slept and woke once per
- * burst, 40 us more per I/O than fio (which never sleeps) and 10 % fewer IOPS.
+ * it sees.  Sleeping costs a wake-up when the completion comes (an IPI, and in a VM an exit);
+ * watching costs CPU the thread would have left idle.  A device that completes in bursts
+ * makes a fixed window that is shorter than the gap between bursts pay both: the thread
+ * watches, gives up before the burst, sleeps and is woken for it, so it spends more time per
+ * I/O off the device than a tool that never sleeps.  The window therefore grows to the gaps
+ * it misses and shrinks back from gaps too long to be worth watching (docs/accuracy.md,
+ * SQPOLL; the runs that chose it: bench/results/2026-11-sqpoll.md).
  */
 #ifndef LLMIO_SPIN_WINDOW_H
 #define LLMIO_SPIN_WINDOW_H
