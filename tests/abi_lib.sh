@@ -3,6 +3,7 @@
 # lib.sh; not a test itself).  Sets
 #   B         the build directory (where the llmio binary and the libraries are)
 #   CC_BUILD  the C compiler of the build (clients are compiled as the library was)
+#   CXX       a C++ compiler, "" when there is none
 #   SAN       the sanitizer flags a client of an instrumented library must be linked with
 # and cache_get().
 
@@ -19,3 +20,7 @@ CC_BUILD=$(cache_get CMAKE_C_COMPILER)
 SAN=()
 case $(cache_get LLMIO_SANITIZE) in ON | TRUE | 1) SAN=("-fsanitize=address,undefined") ;; esac
 case $(cache_get LLMIO_TSAN) in ON | TRUE | 1) SAN=("-fsanitize=thread") ;; esac
+CXX=
+for c in c++ g++ clang++; do
+	if command -v "$c" >/dev/null; then CXX=$c; break; fi
+done

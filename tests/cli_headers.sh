@@ -11,10 +11,6 @@
 . "$(dirname "$0")/abi_lib.sh"
 
 INC=$(cd "$(dirname "$0")/../include" && pwd)
-CXX=
-for c in c++ g++ clang++; do
-	if command -v "$c" >/dev/null; then CXX=$c; break; fi
-done
 [ -n "$CXX" ] || skip_all "no C++ compiler (c++, g++ or clang++): the C++ half cannot run"
 
 n=0

@@ -19,10 +19,6 @@ CMAKE=$(cache_get CMAKE_COMMAND)
 [ -x "$CMAKE" ] || CMAKE=cmake
 LIBDIR_REL=$(cache_get CMAKE_INSTALL_LIBDIR)
 [ -n "$LIBDIR_REL" ] || LIBDIR_REL=lib
-CXX=
-for c in c++ g++ clang++; do
-	if command -v "$c" >/dev/null; then CXX=$c; break; fi
-done
 
 P=$T/prefix
 LIB=$P/$LIBDIR_REL
