@@ -82,7 +82,8 @@ struct llmio_job_opts {
 
 	/*
 	 * Workload recipes and trace replay (NULL / 0 for plain jobs).  The arrays and the source
-	 * are borrowed: they must stay valid until llmio_job_run() returns.
+	 * are borrowed: they must stay valid until llmio_job_run() returns (a result keeps no
+	 * pointer to them, nor to stop or progress_arg).
 	 *
 	 * files: an explicit list of files with their own sizes, used instead of filename /
 	 * directory.  Sizes are exact (not rounded to bs).

@@ -99,8 +99,19 @@ struct llmio_service_facts {
 	uint64_t device_write_bytes;
 };
 
+/*
+ * A result owns everything in it: it holds no pointer into the caller's memory, so it stays
+ * valid after the options, file list and strings it was run with are freed.  opts holds the
+ * options as run, with defaults resolved; its pointer members (stop, progress, progress_arg,
+ * files, io_source) are NULL in a result, nfiles_list keeps the number of files.
+ *
+ * Versions: the library allocates results, and members are only ever added at the end, so a
+ * program built against an older llmio works with a newer one.  A program that reads a member
+ * added later checks that the library it runs with has it:
+ *     offsetof(struct llmio_result, member) + sizeof(r->member) <= llmio_result_size()
+ */
 struct llmio_result {
-	struct llmio_job_opts opts; /* as run, with defaults resolved */
+	struct llmio_job_opts opts; /* as run, with defaults resolved; pointers NULL (above) */
 	double runtime_s;           /* measured wall time */
 	bool interrupted;           /* stopped early by a signal or opts->stop */
 	int error;                  /* 0, or the -errno of an I/O error that stopped the run */
@@ -158,6 +169,12 @@ LLMIO_API void llmio_result_judge(struct llmio_result *r);
 
 /** Free a result from llmio_job_run(). NULL is fine. */
 LLMIO_API void llmio_result_destroy(struct llmio_result *r);
+
+/**
+ * sizeof(struct llmio_result) in the library the program runs with: how many of the members
+ * (which only grow at the end) its results have.  Thread-safe.
+ */
+LLMIO_API size_t llmio_result_size(void);
 
 /**
  * Write results as one JSON document in fio's layout (see docs/output.md): "jobs" with

@@ -329,6 +329,15 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	double wall, gb;
 
 	r->opts = j->o;
+	/*
+	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result
+	 * outlives them, so it keeps none.  nfiles_list stays as the count.
+	 */
+	r->opts.stop = NULL;
+	r->opts.progress = NULL;
+	r->opts.progress_arg = NULL;
+	r->opts.files = NULL;
+	r->opts.io_source = NULL;
 	r->direct_in_effect = j->target.direct;
 	r->target_bytes = j->target.nfiles ? j->target.total_size : j->total_blocks * j->o.bs;
 	r->iodepth_effective = (j->engine->caps & ENGINE_CAP_ASYNC) ? j->o.iodepth : 1;
@@ -531,4 +540,9 @@ out_release:
 void llmio_result_destroy(struct llmio_result *r)
 {
 	free(r);
+}
+
+size_t llmio_result_size(void)
+{
+	return sizeof(struct llmio_result);
 }
