@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make fuzz`: build the libFuzzer harnesses (tests/fuzz, with clang, in their own build
 # directory) and run each for FUZZ_SECONDS, one after the other, then print one Markdown table
-# row per harness for a campaign file in bench/results/.  docs/fuzzing.md says how to read and reproduce a finding.
+# row per harness for a campaign file in bench/results/.  docs/fuzzing.md says how to read and
+# reproduce a finding.
 #   scripts/fuzz.sh [HARNESS...]          (default: all; a name is fuzz_size or just size)
 # Environment: FUZZ_SECONDS (10), FUZZ_RSS_MB (2048), FUZZ_TIMEOUT (25, seconds per input),
 #              BUILD_FUZZ (build-fuzz).
