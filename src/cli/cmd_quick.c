@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/fmt.h"
 
 struct pattern {
 	const char *phase;

@@ -142,6 +142,9 @@ size_t engine_count(void);
 const struct engine_ops *engine_at(size_t i);
 const struct engine_ops *engine_find(const char *name);
 
+/* The first engine with an option called key (by name or alias), or NULL. */
+const struct engine_ops *engine_owning_option(const char *key);
+
 /*
  * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).
  * 0, or -EINVAL with a message naming the key and the valid keys / values in err.

@@ -71,6 +71,14 @@ static const struct engine_opt *opt_find(const struct engine_ops *e, const char 
 	return NULL;
 }
 
+const struct engine_ops *engine_owning_option(const char *key)
+{
+	for (size_t i = 0; i < NENGINES; i++)
+		if (opt_find(engine_at(i), key))
+			return engine_at(i);
+	return NULL;
+}
+
 static void list_opts(const struct engine_ops *e, char *buf, size_t len)
 {
 	size_t used = 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "stats/result_json.h"
-#include "cli/cli.h"
+#include "report/fmt.h"
 #include "report/report.h"
 
 /* Inference: a point is eligible when it reaches this share of the class's best IOPS. */

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "engine/engine.h"
+#include "report/fmt.h"
 #include "sweep/journal.h"
 #include "report/report.h"
 
@@ -120,7 +121,7 @@ char *config_key(const cJSON *config, const char *const *drop, bool drop_engine)
 		if (!it->string || in_list(never_keys, it->string) || in_list(drop, it->string))
 			continue;
 		if (drop_engine &&
-		    (in_list(engine_keys, it->string) || cli_engine_owning(it->string)))
+		    (in_list(engine_keys, it->string) || engine_owning_option(it->string)))
 			continue;
 		items[k++] = it;
 	}
@@ -205,23 +206,6 @@ static int find_varying(struct dataset *d)
 		}
 	}
 	return 0;
-}
-
-void fmt_size(char *buf, size_t len, uint64_t bytes)
-{
-	static const char units[] = "kmgt";
-	unsigned u = 0;
-
-	if (!bytes || bytes % 1024) {
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
-		return;
-	}
-	bytes /= 1024;
-	while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[u]);
 }
 
 /* Append the clat buckets of op in one job to the sample; invalid pairs are dropped. */

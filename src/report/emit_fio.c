@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "engine/engine.h"
+#include "report/fmt.h"
 
 struct emit {
 	FILE *f;

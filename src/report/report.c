@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "engine/engine.h"
+#include "report/fmt.h"
 #include "report/report.h"
 
 #define MAX_SERIES      16 /* lines or bars per chart */
@@ -107,7 +108,7 @@ static bool known(const char *k)
 	for (size_t i = 0; known_keys[i]; i++)
 		if (!strcmp(known_keys[i], k))
 			return true;
-	return cli_engine_owning(k) != NULL;
+	return engine_owning_option(k) != NULL;
 }
 
 /* " key=value" for each config key that is not shown otherwise and varies in the journal. */

@@ -97,7 +97,6 @@ int cmp_double(const void *a, const void *b); /* qsort: ascending doubles */
 char *config_key(const cJSON *config, const char *const *drop, bool drop_engine);
 /* The config keys (other than repeat and randseed) whose values differ between samples. */
 bool config_key_varies(const struct dataset *d, const char *key);
-void fmt_size(char *buf, size_t len, uint64_t bytes);
 /* Two verdicts as one: equal stays, device with cache is mixed, unknown wins otherwise. */
 enum llmio_service service_combine(enum llmio_service a, enum llmio_service b);
 /* " (page cache)", " (mixed)" or "" for a label: a point not shown to be device-bound. */
