@@ -6,6 +6,8 @@
 #    own their formatting: src/report/fmt.h);
 #  - no CMakeLists.txt names a file of another directory's target (src/report/table.c was once
 #    compiled into both llmio and the trace tools);
+#  - nothing above src/engine decides by an engine's name: capability flags and the engine's
+#    own tables (its fio mapping, its test variants) carry what others need to know.
 #
 # The checks read the source tree next to this script, so they need no build of their own.
 
@@ -31,6 +33,32 @@ if [ -z "$bad" ]; then
 	pass "no CMakeLists.txt compiles a single file of src/report or src/cli into another target"
 else
 	fail "a CMakeLists.txt compiles a report/cli file by name (link llmio_report instead):"
+	echo "$bad"
+fi
+
+# Engines keep their knowledge in their own file (src/engine): the layers above decide nothing
+# by an engine's name (no comparison with one, no table keyed by one) but ask for capability
+# flags and the engine's own tables.  Names in prose (help, advice text) and a recipe that
+# picks an engine as its strategy stay.
+engines=$(awk '/^const struct engine_ops engine_[a-z_]* = \{/ { ops = 1 }
+	ops && match($0, /\.name = "[^"]*"/) { print substr($0, RSTART + 9, RLENGTH - 10); ops = 0 }' \
+	"$SRC"/engine/*.c | sort -u)
+n=$(echo "$engines" | grep -c .)
+if [ "$n" -ge 5 ]; then
+	pass "found the $n engine names in src/engine"
+else
+	fail "found only $n engine names in src/engine/*.c (.name = \"...\")"
+fi
+bad=""
+for e in $engines; do
+	hits=$(grep -n -e "cmp([^;]*\"$e\"" -e "^[[:space:]]*{\"$e\"," \
+		"$SRC"/{report,cli,stats,sweep,core}/*.[ch] | sed "s|^$ROOT/||")
+	[ -z "$hits" ] || bad+="$hits"$'\n'
+done
+if [ -z "$bad" ]; then
+	pass "no layer above src/engine compares with or keys a table by an engine name"
+else
+	fail "engine names decide things outside src/engine (use capability flags or the engine's tables):"
 	echo "$bad"
 fi
 

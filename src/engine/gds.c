@@ -531,7 +531,7 @@ const struct engine_ops engine_gds = {
         .name = "gds",
         .summary = "GPUDirect Storage (cuFile) between files and GPU memory: sync, batch or "
                    "stream-async",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_GPU_DIRECT,
         .opts = gds_options,
         .opts_size = sizeof(struct gds_opts),
         .probe = gds_probe,
