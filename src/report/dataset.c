@@ -106,7 +106,45 @@ static int cmp_item_key(const void *a, const void *b)
 	return strcmp(x->string, y->string);
 }
 
-char *config_key(const cJSON *config, const char *const *drop, bool drop_engine)
+bool dataset_engine_key(const struct dataset *d, const char *key)
+{
+	for (size_t i = 0; i < d->nengine_keys; i++)
+		if (!strcmp(d->engine_keys[i], key))
+			return true;
+	return d->engine_keys_guessed && engine_owning_option(key);
+}
+
+/* The engine options a job of a record names; a job without them leaves the guess to today's
+ * engines. */
+static int note_engine_keys(struct dataset *d, const cJSON *jo)
+{
+	const cJSON *eng = cJSON_GetObjectItemCaseSensitive(jo, "engine_options"), *it;
+	size_t cap = d->nengine_keys; /* a few keys per journal: grow one at a time */
+
+	if (!cJSON_IsObject(eng)) {
+		d->engine_keys_guessed = true;
+		return 0;
+	}
+	cJSON_ArrayForEach(it, eng)
+	{
+		bool seen = false;
+
+		for (size_t i = 0; i < d->nengine_keys && !seen; i++)
+			seen = !strcmp(d->engine_keys[i], it->string);
+		if (seen || !it->string)
+			continue;
+		if (grow((void **)&d->engine_keys, &cap, d->nengine_keys + 1, sizeof(char *)))
+			return -ENOMEM;
+		d->engine_keys[d->nengine_keys] = strdup(it->string);
+		if (!d->engine_keys[d->nengine_keys])
+			return -ENOMEM;
+		d->nengine_keys++;
+	}
+	return 0;
+}
+
+char *config_key(const struct dataset *d, const cJSON *config, const char *const *drop,
+                 bool drop_engine)
 {
 	const cJSON **items = NULL, *it;
 	size_t n = 0, k = 0, len = 1;
@@ -121,7 +159,7 @@ char *config_key(const cJSON *config, const char *const *drop, bool drop_engine)
 		if (!it->string || in_list(never_keys, it->string) || in_list(drop, it->string))
 			continue;
 		if (drop_engine &&
-		    (in_list(engine_keys, it->string) || engine_owning_option(it->string)))
+		    (in_list(engine_keys, it->string) || dataset_engine_key(d, it->string)))
 			continue;
 		items[k++] = it;
 	}
@@ -388,10 +426,11 @@ static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
 	uint64_t v;
 	int ret;
 
-	(void)d;
 	copy_str(s->phase, sizeof(s->phase), str_of(phase, "name", "run"));
 	s->wall_s = num_of(phase, "wall_s", 0);
 	jo = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jobs, 0), "job options");
+	if ((ret = note_engine_keys(d, jo)))
+		return ret;
 	engine_label(s, str_of(jo, "ioengine", str_of(s->config, "ioengine", "?")),
 	             str_of(jo, "engine_opts", ""));
 	copy_str(s->rw, sizeof(s->rw), str_of(jo, "rw", str_of(s->config, "rw", "?")));
@@ -580,7 +619,7 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 		}
 		if (ret)
 			return ret;
-		key = config_key(s->config, NULL, false);
+		key = config_key(d, s->config, NULL, false);
 		if (!key)
 			return -ENOMEM;
 		klen = strlen(key) + strlen(s->workload) + strlen(s->phase) + 3;
@@ -835,5 +874,8 @@ void dataset_release(struct dataset *d)
 	for (size_t i = 0; i < d->nvarying; i++)
 		free(d->varying[i]);
 	free(d->varying);
+	for (size_t i = 0; i < d->nengine_keys; i++)
+		free(d->engine_keys[i]);
+	free(d->engine_keys);
 	memset(d, 0, sizeof(*d));
 }
