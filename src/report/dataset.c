@@ -20,6 +20,18 @@ static const char *const engine_keys[] = {"ioengine", "engine", "engine_opts", N
 
 static int grow(void **arr, size_t *cap, size_t need, size_t size);
 
+/* Append a copy of s to the list of n strings (capacity *cap).  0 or -ENOMEM. */
+static int push_str(char ***list, size_t *n, size_t *cap, const char *s)
+{
+	if (grow((void **)list, cap, *n + 1, sizeof(char *)))
+		return -ENOMEM;
+	(*list)[*n] = strdup(s);
+	if (!(*list)[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
 static bool in_list(const char *const *list, const char *s)
 {
 	for (; list && *list; list++)
@@ -127,18 +139,12 @@ static int note_engine_keys(struct dataset *d, const cJSON *jo)
 	}
 	cJSON_ArrayForEach(it, eng)
 	{
-		bool seen = false;
+		bool seen = !it->string;
 
 		for (size_t i = 0; i < d->nengine_keys && !seen; i++)
 			seen = !strcmp(d->engine_keys[i], it->string);
-		if (seen || !it->string)
-			continue;
-		if (grow((void **)&d->engine_keys, &cap, d->nengine_keys + 1, sizeof(char *)))
+		if (!seen && push_str(&d->engine_keys, &d->nengine_keys, &cap, it->string))
 			return -ENOMEM;
-		d->engine_keys[d->nengine_keys] = strdup(it->string);
-		if (!d->engine_keys[d->nengine_keys])
-			return -ENOMEM;
-		d->nengine_keys++;
 	}
 	return 0;
 }
@@ -235,12 +241,8 @@ static int find_varying(struct dataset *d)
 			if (seen || !it->string || in_list(never_keys, it->string) ||
 			    !scan_varies(d, it->string))
 				continue;
-			if (grow((void **)&d->varying, &cap, d->nvarying + 1, sizeof(char *)))
+			if (push_str(&d->varying, &d->nvarying, &cap, it->string))
 				return -ENOMEM;
-			d->varying[d->nvarying] = strdup(it->string);
-			if (!d->varying[d->nvarying])
-				return -ENOMEM;
-			d->nvarying++;
 		}
 	}
 	return 0;
