@@ -232,17 +232,6 @@ static bool direct_works(void)
 	return true;
 }
 
-/* The engine's option strings to run: its defaults, then each of its own test variants. */
-static const char *variant(const struct engine_ops *e, size_t m)
-{
-	if (!m)
-		return "";
-	for (size_t k = 1; e->test_variants && e->test_variants[k - 1]; k++)
-		if (k == m)
-			return e->test_variants[k - 1];
-	return NULL;
-}
-
 static void conformance(void **state)
 {
 	bool dio = direct_works();
@@ -263,12 +252,13 @@ static void conformance(void **state)
 			print_message("skip %s: %s\n", e->name, why);
 			continue;
 		}
-		for (size_t m = 0; variant(e, m); m++) {
+		for (size_t m = 0; engine_test_variant(e, m); m++) {
 			for (unsigned qd = 1; qd <= 32; qd += 31) {
-				print_message("%s %s qd=%u\n", e->name, variant(e, m), qd);
-				roundtrip(e, variant(e, m), false, qd);
+				print_message("%s %s qd=%u\n", e->name, engine_test_variant(e, m),
+				              qd);
+				roundtrip(e, engine_test_variant(e, m), false, qd);
 				if (dio && (e->caps & ENGINE_CAP_DIRECT))
-					roundtrip(e, variant(e, m), true, qd);
+					roundtrip(e, engine_test_variant(e, m), true, qd);
 			}
 		}
 		eof(e);
@@ -289,9 +279,10 @@ static void tables(void **state)
 
 		assert_null(engine_missing(e));
 		assert_true(e->opts_size <= sizeof(opts));
-		for (size_t m = 0; variant(e, m); m++)
-			assert_int_equal(
-			        engine_opts_parse(e, variant(e, m), opts, err, sizeof(err)), 0);
+		for (size_t m = 0; engine_test_variant(e, m); m++)
+			assert_int_equal(engine_opts_parse(e, engine_test_variant(e, m), opts, err,
+			                                   sizeof(err)),
+			                 0);
 	}
 }
 

@@ -198,6 +198,10 @@ const struct engine_ops *engine_owning_option(const char *key);
 int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
                       size_t errlen);
 
+/* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
+ * NULL past the end. */
+const char *engine_test_variant(const struct engine_ops *e, size_t m);
+
 /* fio's name for option o: its fio name, its alias or its own name. */
 const char *engine_opt_fio_name(const struct engine_opt *o);
 

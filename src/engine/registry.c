@@ -99,6 +99,16 @@ const struct engine_ops *engine_find(const char *name)
 	return NULL;
 }
 
+const char *engine_test_variant(const struct engine_ops *e, size_t m)
+{
+	if (!m)
+		return "";
+	for (size_t k = 1; e->test_variants && e->test_variants[k - 1]; k++)
+		if (k == m)
+			return e->test_variants[k - 1];
+	return NULL;
+}
+
 const char *engine_opt_fio_name(const struct engine_opt *o)
 {
 	return o->fio ? o->fio : o->alias ? o->alias : o->name;
