@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The engine conformance suite: every engine that can run here, buffered and with O_DIRECT
- * where it supports it, at iodepth 1 and 32 (and io_uring in each of its modes), writes a known
- * pattern, reads it back and checks every byte; reads at end of file come back short; a
- * failing I/O comes back as -errno in the request with its offset intact.
+ * where it supports it, at iodepth 1 and 32 (and in each of the engine's own test_variants),
+ * writes a known pattern, reads it back and checks every byte; reads at end of file come back
+ * short; a failing I/O comes back as -errno in the request with its offset intact.  And the
+ * registry: a malformed engine is named with what it lacks, aliases and options find their
+ * engine.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -232,10 +234,6 @@ static bool direct_works(void)
 
 static void conformance(void **state)
 {
-	static const char *const uring_modes[] = {
-	        "",         "fixedbufs=0,regfiles=0",      "sqpoll=1,sq_thread_idle=10",
-	        "iopoll=1", "submit_batch=4,reap_batch=2",
-	};
 	bool dio = direct_works();
 	unsigned tested = 0;
 
@@ -254,14 +252,13 @@ static void conformance(void **state)
 			print_message("skip %s: %s\n", e->name, why);
 			continue;
 		}
-		for (size_t m = 0; m < sizeof(uring_modes) / sizeof(uring_modes[0]); m++) {
-			if (m && strcmp(e->name, "io_uring"))
-				break;
+		for (size_t m = 0; engine_test_variant(e, m); m++) {
 			for (unsigned qd = 1; qd <= 32; qd += 31) {
-				print_message("%s %s qd=%u\n", e->name, uring_modes[m], qd);
-				roundtrip(e, uring_modes[m], false, qd);
+				print_message("%s %s qd=%u\n", e->name, engine_test_variant(e, m),
+				              qd);
+				roundtrip(e, engine_test_variant(e, m), false, qd);
 				if (dio && (e->caps & ENGINE_CAP_DIRECT))
-					roundtrip(e, uring_modes[m], true, qd);
+					roundtrip(e, engine_test_variant(e, m), true, qd);
 			}
 		}
 		eof(e);
@@ -271,9 +268,108 @@ static void conformance(void **state)
 	assert_true(tested >= 4); /* psync, libaio, io_uring, mmap run on any Linux here */
 }
 
+/* Every engine's own tables hold together: valid, and its test variants parse. */
+static void tables(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < engine_count(); i++) {
+		const struct engine_ops *e = engine_at(i);
+		int opts[64];
+		char err[512];
+
+		assert_null(engine_missing(e));
+		assert_true(e->opts_size <= sizeof(opts));
+		for (size_t m = 0; engine_test_variant(e, m); m++)
+			assert_int_equal(engine_opts_parse(e, engine_test_variant(e, m), opts, err,
+			                                   sizeof(err)),
+			                 0);
+	}
+}
+
+static int no_probe(char *why, size_t len)
+{
+	(void)why;
+	(void)len;
+	return 0;
+}
+
+static int no_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+{
+	(void)ctx, (void)s, (void)err, (void)len;
+	return 0;
+}
+
+static int no_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	(void)ctx, (void)io;
+	return ENGINE_Q_COMPLETED;
+}
+
+static void no_cleanup(struct engine_ctx *ctx)
+{
+	(void)ctx;
+}
+
+/* A malformed engine is named with the callback it lacks, so its author knows what to add. */
+static void missing_callbacks(void **state)
+{
+	static const struct engine_opt custom[] = {
+	        {.name = "x", .type = ENGINE_OPT_BOOL, .def = "0", .fio_kind = ENGINE_FIO_CUSTOM},
+	        {.name = NULL},
+	};
+	struct engine_ops e = {
+	        .abi_version = ENGINE_ABI_VERSION,
+	        .name = "t",
+	        .probe = no_probe,
+	        .init = no_init,
+	        .queue = no_queue,
+	        .cleanup = no_cleanup,
+	};
+
+	(void)state;
+	assert_null(engine_missing(&e));
+	e.caps = ENGINE_CAP_ASYNC;
+	assert_string_equal(engine_missing(&e), "reap (ENGINE_CAP_ASYNC)");
+	e.caps = 0;
+	e.opts = custom;
+	assert_string_equal(engine_missing(&e), "fio_option (an option is ENGINE_FIO_CUSTOM)");
+	e.opts = NULL;
+	e.queue = NULL;
+	assert_string_equal(engine_missing(&e), "queue");
+}
+
+/* Aliases and options lead to their engine through the registry, whatever the engine. */
+static void registry_lookups(void **state)
+{
+	(void)state;
+	assert_null(engine_find("no-such-engine"));
+	assert_null(engine_owning_option("bs")); /* a job option, nobody's engine option */
+	for (size_t i = 0; i < engine_count(); i++) {
+		const struct engine_ops *e = engine_at(i);
+
+		assert_ptr_equal(engine_find(e->name), e);
+		for (const char *const *a = e->aliases; a && *a; a++)
+			assert_ptr_equal(engine_find(*a), e);
+		for (const struct engine_opt *o = e->opts; o && o->name; o++) {
+			/* the first engine with an option of that name (or alias) owns it */
+			const struct engine_ops *owner = engine_owning_option(o->name);
+			size_t k = 0;
+
+			while (k < i && engine_at(k) != owner)
+				k++;
+			assert_ptr_equal(engine_at(k), owner);
+			if (o->alias)
+				assert_non_null(engine_owning_option(o->alias));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(tables),
+	        cmocka_unit_test(missing_callbacks),
+	        cmocka_unit_test(registry_lookups),
 	        cmocka_unit_test(conformance),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");

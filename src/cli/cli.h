@@ -43,9 +43,6 @@ void cli_progress_clear(void);
 /* Exit code for an llmio_job_run() failure: 2 for usage (-EINVAL), 1 otherwise. */
 int cli_exit_code(int ret);
 
-/* The engine that has an option called key, or NULL. */
-const char *cli_engine_owning(const char *key);
-
 /*
  * Output paths: one rule for every file or directory llmio is told to write (--json, --csv,
  * -o of run, quick, results export, trace, sweep's journal and report's directory), checked
@@ -107,17 +104,5 @@ int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg);
  * for the caller's own flags.  \return 0, or EXIT_USAGE after printing the error.
  */
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled);
-
-/* Tables (src/report/table.c). */
-void table_print_result(FILE *f, const struct llmio_result *r);
-void fmt_ns(char *buf, size_t len, uint64_t ns);
-void fmt_count(char *buf, size_t len, double v);
-
-/*
- * The fio job file equivalent to job o (src/report/emit_fio.c); cmdline is the llmio command
- * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in err.
- */
-int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
-                 size_t errlen);
 
 #endif

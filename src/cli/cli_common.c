@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/fmt.h"
 
 volatile int cli_stop;
 volatile int *cli_stop_also;
@@ -359,16 +360,6 @@ static bool is_bool_word(const char *v)
 		if (!strcasecmp(v, words[i]))
 			return true;
 	return false;
-}
-
-const char *cli_engine_owning(const char *key)
-{
-	struct llmio_engine_info e;
-
-	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
-		if (engine_opt_type(e.name, key))
-			return e.name;
-	return NULL;
 }
 
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)

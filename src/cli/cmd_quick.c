@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "engine/engine.h"
+#include "report/fmt.h"
 
 struct pattern {
 	const char *phase;
@@ -364,7 +366,7 @@ int cmd_quick(int argc, char **argv)
 		printf("  %s: every point runs through the page cache\n", why);
 	}
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && !cli_stop; i++) {
-		if (!strcmp(e.name, "null"))
+		if (engine_find(e.name)->caps & ENGINE_CAP_NO_IO)
 			continue; /* no I/O: it measures llmio itself, not the storage */
 		if (llmio_engine_probe(e.name, why, sizeof(why))) {
 			printf("  skipping %s: %s\n", e.name, why);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/engine.h"
+#include "report/fmt.h"
 
 static void help(FILE *f)
 {
@@ -159,18 +161,18 @@ int cmd_run(int argc, char **argv)
 			emit = true;
 		} else {
 			char key[64] = "";
-			const char *owner = NULL;
+			const struct engine_ops *owner = NULL;
 
 			/* a + 2 only when a starts with "--": `llmio run x` has nothing there */
 			if (!strncmp(a, "--", 2)) {
 				snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
-				owner = cli_engine_owning(key);
+				owner = engine_owning_option(key);
 			}
 			if (owner)
 				fprintf(stderr,
 				        "llmio: --%s is an option of the %s engine, not of %s; add "
 				        "--ioengine %s\n",
-				        key, owner, o.engine, owner);
+				        key, owner->name, o.engine, owner->name);
 			else
 				fprintf(stderr,
 				        "llmio: unknown option '%s' (see `llmio run --help`)\n", a);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/fmt.h"
 #include "core/rand.h"
 #include "sweep/journal.h"
 #include "sweep/sweep.h"

@@ -12,6 +12,7 @@
 
 #include "stats/result_json.h"
 #include "cli/cli.h"
+#include "engine/engine.h"
 #include "workload/workload.h"
 
 static void print_params(FILE *f, const struct wl_param *p)
@@ -226,7 +227,8 @@ static unsigned all_engines(char names[][32], unsigned cap)
 	char why[256];
 
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
-		if (strcmp(e.name, "null") && !llmio_engine_probe(e.name, why, sizeof(why)))
+		if (!(engine_find(e.name)->caps & ENGINE_CAP_NO_IO) &&
+		    !llmio_engine_probe(e.name, why, sizeof(why)))
 			snprintf(names[n++], 32, "%s", e.name);
 	return n;
 }

@@ -426,6 +426,9 @@ static void bounce_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* Each host engine (the default, io_uring, comes first; tests/test_gpu.c runs every one). */
+static const char *const bounce_variants[] = {"host=libaio", "host=psync", NULL};
+
 const struct engine_ops engine_cuda_bounce = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "cuda-bounce",
@@ -442,4 +445,5 @@ const struct engine_ops engine_cuda_bounce = {
         .cleanup = bounce_cleanup,
         .buf_alloc = gpu_buf_alloc,
         .buf_free = gpu_buf_free,
+        .test_variants = bounce_variants,
 };

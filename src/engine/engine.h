@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define ENGINE_ABI_VERSION 1
 
@@ -48,6 +49,8 @@ struct io_req {
 #define ENGINE_CAP_DIRECT     (1u << 1) /* O_DIRECT works through it */
 #define ENGINE_CAP_NO_IO      (1u << 2) /* touches no file (null) */
 #define ENGINE_CAP_MAPS_FILES (1u << 3) /* needs file sizes, no O_DIRECT (mmap) */
+#define ENGINE_CAP_GPU_DIRECT (1u << 4) /* storage DMA into GPU memory, no host copy (GDS) */
+#define ENGINE_CAP_POLLED     (1u << 5) /* can poll for submissions / completions (SQPOLL, IOPOLL) */
 
 /* Everything an engine needs to set up one worker's instance. */
 struct engine_setup {
@@ -82,6 +85,29 @@ struct engine_ctx {
 
 enum engine_opt_type { ENGINE_OPT_BOOL, ENGINE_OPT_INT, ENGINE_OPT_ENUM, ENGINE_OPT_TIME_MS };
 
+/*
+ * How an engine option reads in a fio job file (`llmio run --emit-fio`, src/report/emit_fio.c).
+ * fio's name is `fio`, else the option's alias (fio's name), else its own name.
+ */
+enum engine_fio_kind {
+	ENGINE_FIO_UNMAPPED = 0, /* nobody mapped it: the job file says so with its value */
+	ENGINE_FIO_VALUE,        /* fio takes the same number */
+	ENGINE_FIO_IF_SET,       /* the same number, only when >= 0 (a CPU number; -1 = unset) */
+	ENGINE_FIO_ZERO_IS_QD,   /* the same number, 0 meaning iodepth */
+	ENGINE_FIO_NONE,         /* no equivalent: fio_note when the value is not the default */
+	ENGINE_FIO_CUSTOM,       /* the engine's fio_option() writes it */
+};
+
+/* The job as fio will run it, for an engine's fio_option(). */
+struct engine_fio_job {
+	FILE *f;
+	const void *opts; /* the engine's option struct as the job sets it */
+	unsigned depth;   /* iodepth as llmio runs it */
+	bool direct;
+	bool random;      /* random offsets */
+	bool fadvise_set; /* out: the engine wrote fadvise_hint (else fadvise_hint=0 follows) */
+};
+
 /* An engine option, declared as data; the option struct field is an int (bools 0/1, enums the
  * index into `choices`, times in ms). */
 struct engine_opt {
@@ -93,12 +119,17 @@ struct engine_opt {
 	const char *help;
 	const char *const *choices; /* ENGINE_OPT_ENUM: NULL-terminated */
 	int min, max;               /* ENGINE_OPT_INT / TIME_MS range */
+	enum engine_fio_kind fio_kind;
+	const char *fio;      /* fio's name when neither name nor alias, or NULL */
+	const char *fio_note; /* ENGINE_FIO_NONE: what fio does instead */
 };
 
 struct engine_ops {
 	int abi_version; /* ENGINE_ABI_VERSION */
 	const char *name;
 	const char *summary;
+	const char *const
+	        *aliases; /* other names it answers to (fio's), NULL-terminated; or NULL */
 	unsigned caps;
 	const struct engine_opt *opts; /* terminated by an entry with name == NULL; may be NULL */
 	size_t opts_size;              /* sizeof the engine's option struct */
@@ -125,6 +156,19 @@ struct engine_ops {
 	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init, char *err,
 	                 size_t errlen);
 	void (*buf_free)(const void *opts, void *buf);
+
+	/*
+	 * Needed when an option is ENGINE_FIO_CUSTOM: write option o (value v) of the job as fio
+	 * lines to j->f.  fio's name for it is engine_opt_fio_name(o).
+	 */
+	void (*fio_option)(const struct engine_opt *o, int v, struct engine_fio_job *j);
+
+	/*
+	 * Option strings that each take another path through the engine ("" is always run
+	 * first): the conformance suite (tests/test_engines.c) runs every one.  NULL-terminated,
+	 * or NULL for the defaults only.
+	 */
+	const char *const *test_variants;
 };
 
 /* Append printf-style text to buf (len bytes); a truncated note is still a useful note. */
@@ -138,9 +182,14 @@ void engine_appendf(char *buf, size_t len, const char *fmt, ...)
 int engine_read_proc_ulong(const char *path, unsigned long *val);
 
 /* The registry (registry.c). */
+/* NULL for a well-formed engine, else the callback or field it lacks ("reap", "fio_option"). */
+const char *engine_missing(const struct engine_ops *e);
 size_t engine_count(void);
 const struct engine_ops *engine_at(size_t i);
 const struct engine_ops *engine_find(const char *name);
+
+/* The first engine with an option called key (by name or alias), or NULL. */
+const struct engine_ops *engine_owning_option(const char *key);
 
 /*
  * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).
@@ -149,20 +198,11 @@ const struct engine_ops *engine_find(const char *name);
 int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
                       size_t errlen);
 
-/*
- * io_uring's reap_batch as it runs: the option when > 0 (at most depth), else the automatic
- * choice for O_DIRECT or page-cache I/O with or without SQPOLL.  One rule for the engine and
- * for `--emit-fio`, so the emitted fio job batches its completions the same way.
- */
-unsigned uring_reap_batch(int reap_batch, bool sqpoll, bool direct, unsigned depth);
+/* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
+ * NULL past the end. */
+const char *engine_test_variant(const struct engine_ops *e, size_t m);
 
-/* The built-in engines. */
-extern const struct engine_ops engine_null;
-extern const struct engine_ops engine_psync;
-extern const struct engine_ops engine_libaio;
-extern const struct engine_ops engine_io_uring;
-extern const struct engine_ops engine_mmap;
-extern const struct engine_ops engine_gds;
-extern const struct engine_ops engine_cuda_bounce;
+/* fio's name for option o: its fio name, its alias or its own name. */
+const char *engine_opt_fio_name(const struct engine_opt *o);
 
 #endif

@@ -526,12 +526,16 @@ static void gds_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* Each of its I/O modes, and registered buffers (tests/test_gpu.c runs every one). */
+static const char *const gds_variants[] = {"mode=sync", "mode=batch", "mode=async,register=1",
+                                           NULL};
+
 const struct engine_ops engine_gds = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "gds",
         .summary = "GPUDirect Storage (cuFile) between files and GPU memory: sync, batch or "
                    "stream-async",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_GPU_DIRECT,
         .opts = gds_options,
         .opts_size = sizeof(struct gds_opts),
         .probe = gds_probe,
@@ -542,4 +546,5 @@ const struct engine_ops engine_gds = {
         .cleanup = gds_cleanup,
         .buf_alloc = gpu_buf_alloc,
         .buf_free = gpu_buf_free,
+        .test_variants = gds_variants,
 };

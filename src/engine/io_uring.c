@@ -61,6 +61,7 @@ static const struct engine_opt uring_options[] = {
                 .def = "0",
                 .help = "submit through a kernel polling thread (IORING_SETUP_SQPOLL): no "
                         "submit system calls, one CPU kept busy",
+                .fio_kind = ENGINE_FIO_VALUE,
         },
         {
                 .name = "sqpoll_cpu",
@@ -71,6 +72,7 @@ static const struct engine_opt uring_options[] = {
                 .help = "CPU to pin the SQPOLL thread to; -1 leaves it unpinned",
                 .min = -1,
                 .max = 1023,
+                .fio_kind = ENGINE_FIO_IF_SET,
         },
         {
                 .name = "sq_thread_idle",
@@ -81,6 +83,9 @@ static const struct engine_opt uring_options[] = {
                 .help = "how long the SQPOLL thread spins without work before it sleeps",
                 .min = 0,
                 .max = 3600000,
+                .fio_kind = ENGINE_FIO_NONE,
+                .fio_note = "fio has no sq_thread_idle: its SQPOLL thread sleeps after the "
+                            "kernel's default 1 s",
         },
         {
                 .name = "iopoll",
@@ -90,6 +95,7 @@ static const struct engine_opt uring_options[] = {
                 .def = "0",
                 .help = "poll for completions (IORING_SETUP_IOPOLL); needs O_DIRECT and a device "
                         "with poll queues, otherwise runs with interrupts and says so",
+                .fio_kind = ENGINE_FIO_VALUE,
         },
         {
                 .name = "fixedbufs",
@@ -98,6 +104,7 @@ static const struct engine_opt uring_options[] = {
                 .offset = offsetof(struct uring_opts, fixedbufs),
                 .def = "1",
                 .help = "register the I/O buffers with the ring (no per-I/O page pinning)",
+                .fio_kind = ENGINE_FIO_VALUE,
         },
         {
                 .name = "regfiles",
@@ -106,6 +113,7 @@ static const struct engine_opt uring_options[] = {
                 .offset = offsetof(struct uring_opts, regfiles),
                 .def = "1",
                 .help = "register the files with the ring (no per-I/O file reference counting)",
+                .fio_kind = ENGINE_FIO_VALUE,
         },
         {
                 .name = "submit_batch",
@@ -118,6 +126,8 @@ static const struct engine_opt uring_options[] = {
                         "no effect with sqpoll",
                 .min = 0,
                 .max = 65536,
+                .fio_kind = ENGINE_FIO_ZERO_IS_QD,
+                .fio = "iodepth_batch_submit",
         },
         {
                 .name = "reap_batch",
@@ -131,6 +141,8 @@ static const struct engine_opt uring_options[] = {
                         "iodepth through the page cache",
                 .min = 0,
                 .max = 65536,
+                .fio_kind = ENGINE_FIO_CUSTOM, /* as uring_reap_batch() resolves it */
+                .fio = "iodepth_batch_complete_max",
         },
         {
                 .name = "sqpoll_spin",
@@ -404,7 +416,7 @@ static void register_files(struct uring_eng *p, const struct engine_setup *s, ch
  * (docs/accuracy.md, "Where llmio is faster on O_DIRECT" and "O_DIRECT: what the device
  * decided"; the runs: bench/results/2026-11-odirect.md and 2026-11-sqpoll.md).
  */
-unsigned uring_reap_batch(int reap_batch, bool sqpoll, bool direct, unsigned depth)
+static unsigned uring_reap_batch(int reap_batch, bool sqpoll, bool direct, unsigned depth)
 {
 	if (reap_batch > 0)
 		return (unsigned)reap_batch < depth ? (unsigned)reap_batch : depth;
@@ -787,12 +799,30 @@ static void uring_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* --emit-fio: reap_batch as the engine resolves it, so fio batches completions the same way. */
+static void uring_fio_option(const struct engine_opt *o, int v, struct engine_fio_job *j)
+{
+	const struct uring_opts *uo = j->opts;
+
+	fprintf(j->f, "%s=%u\n", engine_opt_fio_name(o),
+	        uring_reap_batch(v, uo->sqpoll, j->direct, j->depth));
+}
+
+/* Each takes another path: unregistered, SQPOLL, IOPOLL, eager submit with batched reaps. */
+static const char *const uring_variants[] = {
+        "fixedbufs=0,regfiles=0",
+        "sqpoll=1,sq_thread_idle=10",
+        "iopoll=1",
+        "submit_batch=4,reap_batch=2",
+        NULL,
+};
+
 const struct engine_ops engine_io_uring = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "io_uring",
         .summary = "io_uring via liburing: registered files and buffers, lazy batched submit, "
                    "optional SQPOLL and IOPOLL",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED,
         .opts = uring_options,
         .opts_size = sizeof(struct uring_opts),
         .probe = uring_probe,
@@ -802,4 +832,6 @@ const struct engine_ops engine_io_uring = {
         .reap = uring_reap,
         .sync = NULL,
         .cleanup = uring_cleanup,
+        .fio_option = uring_fio_option,
+        .test_variants = uring_variants,
 };

@@ -55,6 +55,9 @@ static const struct engine_opt mmap_options[] = {
                 .def = "0",
                 .help = "fault the whole mapping in at init (MAP_POPULATE), so the run measures "
                         "copies from resident pages",
+                .fio_kind = ENGINE_FIO_NONE,
+                .fio_note = "fio's mmap engine has no MAP_POPULATE: pages are faulted in during "
+                            "its run",
         },
         {
                 .name = "madvise",
@@ -65,6 +68,7 @@ static const struct engine_opt mmap_options[] = {
                 .help = "madvise() advice for the mappings: readahead behaviour, or hugepage to "
                         "ask for large folios",
                 .choices = madvise_names,
+                .fio_kind = ENGINE_FIO_CUSTOM, /* fadvise_hint or thp */
         },
         {.name = NULL},
 };
@@ -389,6 +393,28 @@ static void mmap_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* --emit-fio: fio's mmap engine advises the access pattern of rw (fadvise_hint) or thp. */
+static void mmap_fio_option(const struct engine_opt *o, int v, struct engine_fio_job *j)
+{
+	const char *name = o->choices[v];
+
+	if (!strcmp(name, "normal"))
+		return; /* fadvise_hint=0 follows */
+	if (!strcmp(name, "hugepage")) {
+		fprintf(j->f, "thp=1\n");
+		return;
+	}
+	if ((!strcmp(name, "random") && j->random) || (!strcmp(name, "sequential") && !j->random)) {
+		fprintf(j->f, "fadvise_hint=1\n"); /* fio's mmap: MADV_RANDOM / MADV_SEQUENTIAL */
+		j->fadvise_set = true;
+		return;
+	}
+	fprintf(j->f,
+	        "; differs: madvise=%s has no fio equivalent (fio advises only the access "
+	        "pattern of rw)\n",
+	        name);
+}
+
 const struct engine_ops engine_mmap = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "mmap",
@@ -404,4 +430,5 @@ const struct engine_ops engine_mmap = {
         .reap = NULL,
         .sync = mmap_sync,
         .cleanup = mmap_cleanup,
+        .fio_option = mmap_fio_option,
 };

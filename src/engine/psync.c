@@ -52,9 +52,13 @@ static void psync_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* fio's names for its pread/pwrite engines, so fio habits carry over */
+static const char *const psync_aliases[] = {"sync", "pvsync", NULL};
+
 const struct engine_ops engine_psync = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "psync",
+        .aliases = psync_aliases,
         .summary = "pread/pwrite, one I/O at a time per thread",
         .caps = ENGINE_CAP_DIRECT,
         .probe = psync_probe,

@@ -15,6 +15,15 @@
 #include "engine/engine.h"
 #include "llmio/engine.h"
 
+/* The built-in engines: each is one file, src/engine/NAME.c, and one line here and below. */
+extern const struct engine_ops engine_null;
+extern const struct engine_ops engine_psync;
+extern const struct engine_ops engine_libaio;
+extern const struct engine_ops engine_io_uring;
+extern const struct engine_ops engine_mmap;
+extern const struct engine_ops engine_gds;
+extern const struct engine_ops engine_cuda_bounce;
+
 static const struct engine_ops *const builtin_engines[] = {
         &engine_null, &engine_psync, &engine_libaio,      &engine_io_uring,
         &engine_mmap, &engine_gds,   &engine_cuda_bounce,
@@ -28,25 +37,49 @@ size_t engine_count(void)
 }
 
 /* An engine without the callbacks its capabilities promise is a programming error; name it. */
-static int engine_valid(const struct engine_ops *e)
+const char *engine_missing(const struct engine_ops *e)
 {
-	if (e->abi_version != ENGINE_ABI_VERSION || !e->name || !e->probe || !e->init ||
-	    !e->queue || !e->cleanup)
-		return 0;
-	if ((e->caps & ENGINE_CAP_ASYNC) && (!e->reap || !e->commit))
-		return 0;
-	if (!e->buf_alloc != !e->buf_free) /* engine buffers come with their own free */
-		return 0;
-	return 1;
+	if (e->abi_version != ENGINE_ABI_VERSION)
+		return "abi_version = ENGINE_ABI_VERSION";
+	if (!e->name)
+		return "name";
+	if (!e->probe)
+		return "probe";
+	if (!e->init)
+		return "init";
+	if (!e->queue)
+		return "queue";
+	if (!e->cleanup)
+		return "cleanup";
+	if ((e->caps & ENGINE_CAP_ASYNC) && !e->reap)
+		return "reap (ENGINE_CAP_ASYNC)";
+	if ((e->caps & ENGINE_CAP_ASYNC) && !e->commit)
+		return "commit (ENGINE_CAP_ASYNC)";
+	if (e->buf_alloc && !e->buf_free) /* engine buffers come with their own free */
+		return "buf_free (it has buf_alloc)";
+	if (!e->buf_alloc && e->buf_free)
+		return "buf_alloc (it has buf_free)";
+	for (const struct engine_opt *o = e->opts; o && o->name; o++) {
+		if (o->fio_kind == ENGINE_FIO_CUSTOM && !e->fio_option)
+			return "fio_option (an option is ENGINE_FIO_CUSTOM)";
+		if (o->fio_kind == ENGINE_FIO_NONE && !o->fio_note)
+			return "fio_note (an option is ENGINE_FIO_NONE)";
+		if (o->type == ENGINE_OPT_ENUM && !o->choices)
+			return "choices (an option is ENGINE_OPT_ENUM)";
+	}
+	return NULL;
 }
 
 const struct engine_ops *engine_at(size_t i)
 {
+	const char *missing;
+
 	if (i >= NENGINES)
 		return NULL;
-	if (!engine_valid(builtin_engines[i])) {
-		fprintf(stderr, "llmio: internal error: engine '%s' is malformed\n",
-		        builtin_engines[i]->name ? builtin_engines[i]->name : "?");
+	missing = engine_missing(builtin_engines[i]);
+	if (missing) {
+		fprintf(stderr, "llmio: internal error: engine '%s' is malformed: it has no %s\n",
+		        builtin_engines[i]->name ? builtin_engines[i]->name : "?", missing);
 		abort();
 	}
 	return builtin_engines[i];
@@ -54,13 +87,31 @@ const struct engine_ops *engine_at(size_t i)
 
 const struct engine_ops *engine_find(const char *name)
 {
-	for (size_t i = 0; i < NENGINES; i++)
-		if (!strcmp(builtin_engines[i]->name, name))
+	for (size_t i = 0; i < NENGINES; i++) {
+		const struct engine_ops *e = builtin_engines[i];
+
+		if (!strcmp(e->name, name))
 			return engine_at(i);
-	/* fio's names for its pread/pwrite engines, so fio habits carry over */
-	if (!strcmp(name, "sync") || !strcmp(name, "pvsync"))
-		return engine_find("psync");
+		for (const char *const *a = e->aliases; a && *a; a++)
+			if (!strcmp(*a, name))
+				return engine_at(i);
+	}
 	return NULL;
+}
+
+const char *engine_test_variant(const struct engine_ops *e, size_t m)
+{
+	if (!m)
+		return "";
+	for (size_t k = 1; e->test_variants && e->test_variants[k - 1]; k++)
+		if (k == m)
+			return e->test_variants[k - 1];
+	return NULL;
+}
+
+const char *engine_opt_fio_name(const struct engine_opt *o)
+{
+	return o->fio ? o->fio : o->alias ? o->alias : o->name;
 }
 
 static const struct engine_opt *opt_find(const struct engine_ops *e, const char *key)
@@ -68,6 +119,14 @@ static const struct engine_opt *opt_find(const struct engine_ops *e, const char 
 	for (const struct engine_opt *o = e->opts; o && o->name; o++)
 		if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key)))
 			return o;
+	return NULL;
+}
+
+const struct engine_ops *engine_owning_option(const char *key)
+{
+	for (size_t i = 0; i < NENGINES; i++)
+		if (opt_find(engine_at(i), key))
+			return engine_at(i);
 	return NULL;
 }
 

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "engine/engine.h"
+#include "report/fmt.h"
 #include "sweep/journal.h"
 #include "report/report.h"
 
@@ -18,6 +19,18 @@ static const char *const never_keys[] = {"repeat", "randseed", NULL};
 static const char *const engine_keys[] = {"ioengine", "engine", "engine_opts", NULL};
 
 static int grow(void **arr, size_t *cap, size_t need, size_t size);
+
+/* Append a copy of s to the list of n strings (capacity *cap).  0 or -ENOMEM. */
+static int push_str(char ***list, size_t *n, size_t *cap, const char *s)
+{
+	if (grow((void **)list, cap, *n + 1, sizeof(char *)))
+		return -ENOMEM;
+	(*list)[*n] = strdup(s);
+	if (!(*list)[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -105,7 +118,39 @@ static int cmp_item_key(const void *a, const void *b)
 	return strcmp(x->string, y->string);
 }
 
-char *config_key(const cJSON *config, const char *const *drop, bool drop_engine)
+bool dataset_engine_key(const struct dataset *d, const char *key)
+{
+	for (size_t i = 0; i < d->nengine_keys; i++)
+		if (!strcmp(d->engine_keys[i], key))
+			return true;
+	return d->engine_keys_guessed && engine_owning_option(key);
+}
+
+/* The engine options a job of a record names; a job without them leaves the guess to today's
+ * engines. */
+static int note_engine_keys(struct dataset *d, const cJSON *jo)
+{
+	const cJSON *eng = cJSON_GetObjectItemCaseSensitive(jo, "engine_options"), *it;
+	size_t cap = d->nengine_keys; /* a few keys per journal: grow one at a time */
+
+	if (!cJSON_IsObject(eng)) {
+		d->engine_keys_guessed = true;
+		return 0;
+	}
+	cJSON_ArrayForEach(it, eng)
+	{
+		bool seen = !it->string;
+
+		for (size_t i = 0; i < d->nengine_keys && !seen; i++)
+			seen = !strcmp(d->engine_keys[i], it->string);
+		if (!seen && push_str(&d->engine_keys, &d->nengine_keys, &cap, it->string))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+char *config_key(const struct dataset *d, const cJSON *config, const char *const *drop,
+                 bool drop_engine)
 {
 	const cJSON **items = NULL, *it;
 	size_t n = 0, k = 0, len = 1;
@@ -120,7 +165,7 @@ char *config_key(const cJSON *config, const char *const *drop, bool drop_engine)
 		if (!it->string || in_list(never_keys, it->string) || in_list(drop, it->string))
 			continue;
 		if (drop_engine &&
-		    (in_list(engine_keys, it->string) || cli_engine_owning(it->string)))
+		    (in_list(engine_keys, it->string) || dataset_engine_key(d, it->string)))
 			continue;
 		items[k++] = it;
 	}
@@ -196,32 +241,11 @@ static int find_varying(struct dataset *d)
 			if (seen || !it->string || in_list(never_keys, it->string) ||
 			    !scan_varies(d, it->string))
 				continue;
-			if (grow((void **)&d->varying, &cap, d->nvarying + 1, sizeof(char *)))
+			if (push_str(&d->varying, &d->nvarying, &cap, it->string))
 				return -ENOMEM;
-			d->varying[d->nvarying] = strdup(it->string);
-			if (!d->varying[d->nvarying])
-				return -ENOMEM;
-			d->nvarying++;
 		}
 	}
 	return 0;
-}
-
-void fmt_size(char *buf, size_t len, uint64_t bytes)
-{
-	static const char units[] = "kmgt";
-	unsigned u = 0;
-
-	if (!bytes || bytes % 1024) {
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
-		return;
-	}
-	bytes /= 1024;
-	while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[u]);
 }
 
 /* Append the clat buckets of op in one job to the sample; invalid pairs are dropped. */
@@ -404,10 +428,11 @@ static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
 	uint64_t v;
 	int ret;
 
-	(void)d;
 	copy_str(s->phase, sizeof(s->phase), str_of(phase, "name", "run"));
 	s->wall_s = num_of(phase, "wall_s", 0);
 	jo = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jobs, 0), "job options");
+	if ((ret = note_engine_keys(d, jo)))
+		return ret;
 	engine_label(s, str_of(jo, "ioengine", str_of(s->config, "ioengine", "?")),
 	             str_of(jo, "engine_opts", ""));
 	copy_str(s->rw, sizeof(s->rw), str_of(jo, "rw", str_of(s->config, "rw", "?")));
@@ -596,7 +621,7 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 		}
 		if (ret)
 			return ret;
-		key = config_key(s->config, NULL, false);
+		key = config_key(d, s->config, NULL, false);
 		if (!key)
 			return -ENOMEM;
 		klen = strlen(key) + strlen(s->workload) + strlen(s->phase) + 3;
@@ -851,5 +876,8 @@ void dataset_release(struct dataset *d)
 	for (size_t i = 0; i < d->nvarying; i++)
 		free(d->varying[i]);
 	free(d->varying);
+	for (size_t i = 0; i < d->nengine_keys; i++)
+		free(d->engine_keys[i]);
+	free(d->engine_keys);
 	memset(d, 0, sizeof(*d));
 }

@@ -3,8 +3,9 @@
  * `llmio run --emit-fio`: the fio job file that runs the same job, so that any llmio figure can
  * be checked with fio in one step.
  *
- * The whole mapping is the two tables below: job options (struct llmio_job_opts) and engine
- * options, each with fio's name and how the value converts.  Where fio has no equivalent, or
+ * The whole mapping is two tables: job options (struct llmio_job_opts, below) and each engine's
+ * options (fio_kind and fio in the engine's own table, src/engine/engine.h), each with fio's
+ * name and how the value converts.  Where fio has no equivalent, or
  * means something slightly different, the job file gets a comment line saying what differs
  * instead of a silently different job.  Conventions that hold for every job:
  *  - thread=1: llmio runs its workers as threads of one process, as fio does with thread=1;
@@ -25,8 +26,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "engine/engine.h"
+#include "report/fmt.h"
 
 struct emit {
 	FILE *f;
@@ -35,11 +36,17 @@ struct emit {
 	unsigned depth; /* iodepth as llmio runs it: 1 for synchronous engines */
 	bool random;    /* random offsets */
 	bool fadvise_set;
-	const char *eng_set; /* the engine's parsed option struct (ints; engine.h) */
 };
 
-struct eng_map;
-static const struct eng_map *eng_map_find(const char *engine, const char *opt);
+/* Does the engine have an option that fio calls fio_name (it then writes that line itself)? */
+static bool engine_maps(const struct engine_ops *e, const char *fio_name)
+{
+	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
+		if (eo->fio_kind != ENGINE_FIO_UNMAPPED && eo->fio_kind != ENGINE_FIO_NONE &&
+		    !strcmp(engine_opt_fio_name(eo), fio_name))
+			return true;
+	return false;
+}
 
 /* ---- job options ---------------------------------------------------------------------- */
 
@@ -123,11 +130,11 @@ static void emit_iodepth(struct emit *x)
 	if (!(x->e->caps & ENGINE_CAP_ASYNC))
 		return;
 	/* llmio: queue every free slot, submit them together, wait for one completion */
-	if (!eng_map_find(x->e->name, "submit_batch"))
+	if (!engine_maps(x->e, "iodepth_batch_submit"))
 		fprintf(x->f, "iodepth_batch_submit=%u\n", x->depth);
 	fprintf(x->f, "iodepth_batch_complete_min=1\n");
-	/* io_uring's reap_batch maps to fio's iodepth_batch_complete_max; libaio has no knob */
-	if (x->o->direct && x->depth > 1 && !eng_map_find(x->e->name, "reap_batch"))
+	/* an engine option may map to fio's iodepth_batch_complete_max (io_uring's reap_batch) */
+	if (x->o->direct && x->depth > 1 && !engine_maps(x->e, "iodepth_batch_complete_max"))
 		fprintf(x->f,
 		        "; differs: under O_DIRECT llmio's %s takes every completion in one call "
 		        "and resubmits each freed slot at once; fio reaps up to iodepth and then "
@@ -318,107 +325,40 @@ static void emit_job_option(struct emit *x, const struct job_map *m)
 
 /* ---- engine options ------------------------------------------------------------------- */
 
-enum eng_kind {
-	E_VALUE,      /* fio takes the same number */
-	E_IF_SET,     /* only when >= 0 (a CPU number; -1 = unset) */
-	E_ZERO_IS_QD, /* 0 means iodepth in llmio */
-	E_REAP_BATCH, /* io_uring's reap_batch: 0 = the engine's automatic choice */
-	E_NONE,       /* no equivalent: `note` when the value is not the default */
-	E_MADVISE,    /* mmap's madvise: fadvise_hint or thp */
-};
-
-struct eng_map {
-	const char *engine;
-	const char *llmio;
-	const char *fio;
-	enum eng_kind kind;
-	const char *note;
-};
-
-static const struct eng_map eng_map[] = {
-        {"io_uring", "sqpoll", "sqthread_poll", E_VALUE, NULL},
-        {"io_uring", "sqpoll_cpu", "sqthread_poll_cpu", E_IF_SET, NULL},
-        {"io_uring", "sq_thread_idle", NULL, E_NONE,
-         "fio has no sq_thread_idle: its SQPOLL thread sleeps after the kernel's default 1 s"},
-        {"io_uring", "iopoll", "hipri", E_VALUE, NULL},
-        {"io_uring", "fixedbufs", "fixedbufs", E_VALUE, NULL},
-        {"io_uring", "regfiles", "registerfiles", E_VALUE, NULL},
-        {"io_uring", "submit_batch", "iodepth_batch_submit", E_ZERO_IS_QD, NULL},
-        {"io_uring", "reap_batch", "iodepth_batch_complete_max", E_REAP_BATCH, NULL},
-        {"mmap", "populate", NULL, E_NONE,
-         "fio's mmap engine has no MAP_POPULATE: pages are faulted in during its run"},
-        {"mmap", "madvise", NULL, E_MADVISE, NULL},
-};
-
-static const struct eng_map *eng_map_find(const char *engine, const char *opt)
+static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int v, int def,
+                               const void *set)
 {
-	for (size_t i = 0; i < sizeof(eng_map) / sizeof(eng_map[0]); i++)
-		if (!strcmp(eng_map[i].engine, engine) && !strcmp(eng_map[i].llmio, opt))
-			return &eng_map[i];
-	return NULL;
-}
+	const char *fio = engine_opt_fio_name(eo);
+	struct engine_fio_job j;
 
-static void emit_madvise(struct emit *x, int v, const char *const *choices)
-{
-	const char *name = choices ? choices[v] : "?";
-
-	if (!strcmp(name, "normal"))
-		return; /* fadvise_hint=0 below */
-	if (!strcmp(name, "hugepage")) {
-		fprintf(x->f, "thp=1\n");
-		return;
-	}
-	if ((!strcmp(name, "random") && x->random) || (!strcmp(name, "sequential") && !x->random)) {
-		fprintf(x->f, "fadvise_hint=1\n"); /* fio's mmap: MADV_RANDOM / MADV_SEQUENTIAL */
-		x->fadvise_set = true;
-		return;
-	}
-	fprintf(x->f,
-	        "; differs: madvise=%s has no fio equivalent (fio advises only the access "
-	        "pattern of rw)\n",
-	        name);
-}
-
-/* The value of the engine's option `name` as the user set it (or its default). */
-static int eng_opt_value(const struct emit *x, const char *name)
-{
-	for (const struct engine_opt *eo = x->e->opts; eo && eo->name; eo++)
-		if (!strcmp(eo->name, name))
-			return *(const int *)(x->eng_set + eo->offset);
-	return 0;
-}
-
-static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int v, int def)
-{
-	const struct eng_map *m = eng_map_find(x->e->name, eo->name);
-
-	if (!m) {
+	switch (eo->fio_kind) {
+	case ENGINE_FIO_UNMAPPED:
 		/* an engine option nobody mapped: say so rather than drop it */
 		fprintf(x->f, "; differs: llmio %s option %s=%d has no fio mapping\n", x->e->name,
 		        eo->name, v);
-		return;
-	}
-	switch (m->kind) {
-	case E_VALUE:
-		fprintf(x->f, "%s=%d\n", m->fio, v);
 		break;
-	case E_IF_SET:
+	case ENGINE_FIO_VALUE:
+		fprintf(x->f, "%s=%d\n", fio, v);
+		break;
+	case ENGINE_FIO_IF_SET:
 		if (v >= 0)
-			fprintf(x->f, "%s=%d\n", m->fio, v);
+			fprintf(x->f, "%s=%d\n", fio, v);
 		break;
-	case E_ZERO_IS_QD:
-		fprintf(x->f, "%s=%u\n", m->fio, v > 0 ? (unsigned)v : x->depth);
+	case ENGINE_FIO_ZERO_IS_QD:
+		fprintf(x->f, "%s=%u\n", fio, v > 0 ? (unsigned)v : x->depth);
 		break;
-	case E_REAP_BATCH:
-		fprintf(x->f, "%s=%u\n", m->fio,
-		        uring_reap_batch(v, eng_opt_value(x, "sqpoll"), x->o->direct, x->depth));
-		break;
-	case E_NONE:
+	case ENGINE_FIO_NONE:
 		if (v != def)
-			fprintf(x->f, "; differs: %s=%d: %s\n", eo->name, v, m->note);
+			fprintf(x->f, "; differs: %s=%d: %s\n", eo->name, v, eo->fio_note);
 		break;
-	case E_MADVISE:
-		emit_madvise(x, v, eo->choices);
+	case ENGINE_FIO_CUSTOM:
+		j = (struct engine_fio_job){.f = x->f,
+		                            .opts = set,
+		                            .depth = x->depth,
+		                            .direct = x->o->direct,
+		                            .random = x->random};
+		x->e->fio_option(eo, v, &j);
+		x->fadvise_set |= j.fadvise_set;
 		break;
 	}
 }
@@ -441,11 +381,9 @@ static int emit_engine_options(struct emit *x, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	engine_opts_parse(e, "", defv, ignored, sizeof(ignored));
-	x->eng_set = set;
 	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
 		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
-		                   *(const int *)(def + eo->offset));
-	x->eng_set = NULL; /* setv is local to this call */
+		                   *(const int *)(def + eo->offset), set);
 	return 0;
 }
 

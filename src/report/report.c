@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "report/fmt.h"
 #include "report/report.h"
 
 #define MAX_SERIES      16 /* lines or bars per chart */
@@ -73,7 +73,7 @@ static int slice_points(const struct dataset *d, const char *const *drop, bool b
 
 		if (!want(p))
 			continue;
-		key = config_key(p->s->config, drop, by_engine);
+		key = config_key(d, p->s->config, drop, by_engine);
 		if (!key)
 			goto fail;
 		for (k = 0; k < out->n; k++)
@@ -102,12 +102,12 @@ static const char *const known_keys[] = {"rw",     "bs",       "iodepth",  "numj
                                          "direct", "ioengine", "engine",   "engine_opts",
                                          "repeat", "randseed", "workload", NULL};
 
-static bool known(const char *k)
+static bool known(const struct dataset *d, const char *k)
 {
 	for (size_t i = 0; known_keys[i]; i++)
 		if (!strcmp(known_keys[i], k))
 			return true;
-	return cli_engine_owning(k) != NULL;
+	return dataset_engine_key(d, k);
 }
 
 /* " key=value" for each config key that is not shown otherwise and varies in the journal. */
@@ -120,7 +120,7 @@ static void varying_suffix(const struct dataset *d, const cJSON *config, char *b
 	{
 		char *v;
 
-		if (!it->string || known(it->string) || !config_key_varies(d, it->string))
+		if (!it->string || known(d, it->string) || !config_key_varies(d, it->string))
 			continue;
 		v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
 		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, " %s=%s",

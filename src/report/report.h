@@ -81,6 +81,9 @@ struct dataset {
 	unsigned long records, skipped_lines, ignored; /* ignored: not a "point" record */
 	char **varying; /* config keys whose value differs between samples */
 	size_t nvarying;
+	char **engine_keys; /* the engine options the records name ("engine_options") */
+	size_t nengine_keys;
+	bool engine_keys_guessed; /* a record without "engine_options": ask today's engines */
 	char host[256], kernel[128], cpu_model[128];
 	unsigned online_cpus;
 };
@@ -94,10 +97,16 @@ double metric_spread_pct(const struct metric *m);
 int cmp_double(const void *a, const void *b); /* qsort: ascending doubles */
 /* config minus repeat, randseed and the keys in drop (NULL-terminated); engine options too
  * when drop_engine.  Malloc'd "k=v k=v", or NULL when out of memory. */
-char *config_key(const cJSON *config, const char *const *drop, bool drop_engine);
+char *config_key(const struct dataset *d, const cJSON *config, const char *const *drop,
+                 bool drop_engine);
+/*
+ * Is key an engine option?  As the journal's records say (their "engine_options"), so an old
+ * journal reads the same after engines change; for records older than that, as today's
+ * engines say.
+ */
+bool dataset_engine_key(const struct dataset *d, const char *key);
 /* The config keys (other than repeat and randseed) whose values differ between samples. */
 bool config_key_varies(const struct dataset *d, const char *key);
-void fmt_size(char *buf, size_t len, uint64_t bytes);
 /* Two verdicts as one: equal stays, device with cache is mixed, unknown wins otherwise. */
 enum llmio_service service_combine(enum llmio_service a, enum llmio_service b);
 /* " (page cache)", " (mixed)" or "" for a label: a point not shown to be device-bound. */

@@ -2,29 +2,7 @@
 /* Terminal tables: the reporting layer is the only place that prints results. */
 #include <stdio.h>
 
-#include "cli/cli.h"
-
-void fmt_ns(char *buf, size_t len, uint64_t ns)
-{
-	if (ns < 10000)
-		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 10000000)
-		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
-	else if (ns < 10000000000ull)
-		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
-}
-
-void fmt_count(char *buf, size_t len, double v)
-{
-	if (v >= 1e6)
-		snprintf(buf, len, "%.2fM", v / 1e6);
-	else if (v >= 1e4)
-		snprintf(buf, len, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, len, "%.0f", v);
-}
+#include "report/fmt.h"
 
 static void print_op(FILE *f, const char *name, const struct llmio_op_result *op, double rt)
 {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "llmio/engine.h"
 #include "llmio/result.h"
 #include "stats/result_json.h"
@@ -92,13 +93,42 @@ static cJSON *op_json(const struct llmio_op_result *op, double runtime_s)
 	return o;
 }
 
+/*
+ * Every option of the job's engine as it ran, defaults included (enums by name, times in ms),
+ * so a journal says which keys were engine options and what they were after the engine's
+ * options or defaults have changed (an empty object for an engine without options).
+ */
+static cJSON *engine_options_json(const struct llmio_job_opts *o)
+{
+	const struct engine_ops *e = engine_find(o->engine);
+	int v[64]; /* engine option structs are ints (engine.h) */
+	char err[256];
+	cJSON *j;
+
+	if (!e || e->opts_size > sizeof(v) ||
+	    engine_opts_parse(e, o->engine_opts, v, err, sizeof(err)))
+		return NULL;
+	j = cJSON_CreateObject();
+	for (const struct engine_opt *eo = e->opts; j && eo && eo->name; eo++) {
+		int x = *(const int *)((const char *)v + eo->offset);
+
+		if (eo->type == ENGINE_OPT_ENUM)
+			cJSON_AddStringToObject(j, eo->name, eo->choices[x]);
+		else
+			cJSON_AddNumberToObject(j, eo->name, x);
+	}
+	return j;
+}
+
 static cJSON *opts_json(const struct llmio_job_opts *o)
 {
-	cJSON *j = cJSON_CreateObject();
+	cJSON *j = cJSON_CreateObject(), *eng = engine_options_json(o);
 
 	cJSON_AddStringToObject(j, "ioengine", o->engine);
 	if (o->engine_opts[0])
 		cJSON_AddStringToObject(j, "engine_opts", o->engine_opts);
+	if (eng && !cJSON_AddItemToObject(j, "engine_options", eng))
+		cJSON_Delete(eng);
 	if (o->filename[0])
 		cJSON_AddStringToObject(j, "filename", o->filename);
 	if (o->directory[0]) {

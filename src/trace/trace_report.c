@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 
 #include "stats/result_json.h"
-#include "cli/cli.h" /* fmt_ns: durations as the other tables print them */
+#include "report/fmt.h" /* fmt_ns: durations as the other tables print them */
 #include "llmio/llmio.h"
 #include "trace/trace_map.h"
 #include "trace/trace_report.h"

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Number formats shared by every table (report/fmt.h). */
+#include <stdio.h>
+
+#include "report/fmt.h"
+
+void fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 10000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 10000000000ull)
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+}
+
+void fmt_count(char *buf, size_t len, double v)
+{
+	if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+void fmt_size(char *buf, size_t len, uint64_t bytes)
+{
+	static const char units[] = "kmgt";
+	unsigned u = 0;
+
+	if (!bytes || bytes % 1024) {
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+		return;
+	}
+	bytes /= 1024;
+	while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[u]);
+}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# cli_layering.sh: data flows one way, CLI -> library -> report (docs/DESIGN.md, "Rules that
+# hold everywhere"), and each source file is compiled into one target.
+#
+#  - nothing below src/cli includes a header of src/cli (the report layer and the trace tools
+#    own their formatting: src/report/fmt.h);
+#  - no CMakeLists.txt names a file of another directory's target (src/report/table.c was once
+#    compiled into both llmio and the trace tools);
+#  - nothing above src/engine decides by an engine's name: capability flags and the engine's
+#    own tables (its fio mapping, its test variants) carry what others need to know.
+#
+# The checks read the source tree next to this script, so they need no build of their own.
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SRC=$(cd "$(dirname "$0")/../src" && pwd)
+ROOT=$(dirname "$SRC")
+
+bad=$(grep -rn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"cli/' \
+	"$SRC" | grep -v "^$SRC/cli/" | sed "s|^$ROOT/||")
+if [ -z "$bad" ]; then
+	pass "no file outside src/cli includes cli/"
+else
+	fail "files outside src/cli include cli/ (move what they need into their own layer):"
+	echo "$bad"
+fi
+
+# a CMakeLists.txt that lists src/<dir>/<file>.c of another directory compiles it a second time
+bad=$(find "$ROOT" -name CMakeLists.txt -not -path '*/build*' -print0 |
+	xargs -0 grep -n 'src/report/[a-z_]*\.c\|src/cli/[a-z_]*\.c' | sed "s|^$ROOT/||")
+if [ -z "$bad" ]; then
+	pass "no CMakeLists.txt compiles a single file of src/report or src/cli into another target"
+else
+	fail "a CMakeLists.txt compiles a report/cli file by name (link llmio_report instead):"
+	echo "$bad"
+fi
+
+# Engines keep their knowledge in their own file (src/engine): the layers above decide nothing
+# by an engine's name (no comparison with one, no table keyed by one) but ask for capability
+# flags and the engine's own tables.  Names in prose (help, advice text) and a recipe that
+# picks an engine as its strategy stay.
+engines=$(awk '/^const struct engine_ops engine_[a-z_]* = \{/ { ops = 1 }
+	ops && match($0, /\.name = "[^"]*"/) { print substr($0, RSTART + 9, RLENGTH - 10); ops = 0 }' \
+	"$SRC"/engine/*.c | sort -u)
+n=$(echo "$engines" | grep -c .)
+if [ "$n" -ge 5 ]; then
+	pass "found the $n engine names in src/engine"
+else
+	fail "found only $n engine names in src/engine/*.c (.name = \"...\")"
+fi
+bad=""
+for e in $engines; do
+	hits=$(grep -n -e "cmp([^;]*\"$e\"" -e "^[[:space:]]*{\"$e\"," \
+		"$SRC"/{report,cli,stats,sweep,core}/*.[ch] | sed "s|^$ROOT/||")
+	[ -z "$hits" ] || bad+="$hits"$'\n'
+done
+if [ -z "$bad" ]; then
+	pass "no layer above src/engine compares with or keys a table by an engine name"
+else
+	fail "engine names decide things outside src/engine (use capability flags or the engine's tables):"
+	echo "$bad"
+fi
+
+finish
