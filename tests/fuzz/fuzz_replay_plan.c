@@ -18,21 +18,13 @@
 static int trace_file(const uint8_t *data, size_t size, char *path, size_t len)
 {
 	struct trace_builder b;
-	char err[1024];
-	FILE *in;
 	int fd = -1;
 
 	if (size >= 8 && !memcmp(data, TRACE_MAGIC, 8))
 		return fuzz_file(data, size, path, len);
-	in = fmemopen((void *)data, size, "r");
-	if (!in)
-		abort();
-	if (trace_builder_init(&b))
-		abort();
-	if (trace_import_strace(&b, in, err, sizeof(err)) == 0)
+	if (fuzz_import_strace(&b, data, size) == 0)
 		fd = fuzz_trace_write(&b, path, len);
 	trace_builder_release(&b);
-	fclose(in);
 	return fd;
 }
 

@@ -14,6 +14,28 @@
 #include "trace/trace_write.h"
 
 /* Write b as a merged trace into a memfd named in path; the descriptor, or -1 on failure. */
+/*
+ * Import an strace log held in memory into b (initialised here; release it after).
+ * \return the importer's 0 or -errno; an empty log is -EINVAL (fmemopen needs a buffer).
+ */
+static inline int fuzz_import_strace(struct trace_builder *b, const uint8_t *data, size_t size)
+{
+	char err[1024];
+	FILE *in;
+	int ret;
+
+	if (trace_builder_init(b))
+		abort();
+	if (!size)
+		return -EINVAL;
+	in = fmemopen((void *)data, size, "r");
+	if (!in)
+		abort();
+	ret = trace_import_strace(b, in, err, sizeof(err));
+	fclose(in);
+	return ret;
+}
+
 static inline int fuzz_trace_write(struct trace_builder *b, char *path, size_t len)
 {
 	int fd = fuzz_file(NULL, 0, path, len), fd2 = dup(fd);
