@@ -574,7 +574,7 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 	const size_t first = d->n;
 	bool bad = false;
 	char why[160];
-	uint64_t v;
+	uint64_t v = 0;
 	int ret;
 
 	if (strcmp(str_of(rec, "record", "point"), "point")) {
@@ -612,9 +612,10 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 		d->n++; /* owned from here: released with the dataset */
 		ret = whole_of(sw, "repeat", num_of(cfg, "repeat", 0), MAX_U32, &v, why,
 		               sizeof(why));
-		s->repeat = (long)v;
-		if (!ret)
+		if (!ret) {
+			s->repeat = (long)v;
 			ret = parse_phase(d, s, ph, scratch, &bad, why, sizeof(why));
+		}
 		if (ret == -ERANGE) {
 			drop_samples(d, first, lineno, why);
 			return 0;
