@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "llmio/engine.h"
 #include "llmio/result.h"
+#include "stats/record.h"
 #include "stats/result_json.h"
 
 const double llmio_percentiles[LLMIO_NPCT] = {1.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0};
@@ -283,42 +284,9 @@ int json_write_doc(FILE *f, cJSON *root)
 
 int llmio_results_write_csv(FILE *f, struct llmio_result *const *r, size_t n)
 {
-	int ret = fprintf(f, "engine,rw,bs,iodepth,numjobs,direct,runtime_s,"
-	                     "read_iops,read_bw_bytes,read_clat_p50_ns,read_clat_p99_ns,"
-	                     "read_clat_p999_ns,write_iops,write_bw_bytes,write_clat_p50_ns,"
-	                     "write_clat_p99_ns,write_clat_p999_ns,usr_s,sys_s,cores_busy,"
-	                     "system_cores_busy,gb_per_s_per_core,device,dev_read_bytes,"
-	                     "dev_write_bytes,interrupted,error,proc_read_bytes,proc_write_bytes,"
-	                     "service,shared_disk,busy_system\n");
+	int ret = rec_csv_header(f);
 
-	for (size_t i = 0; i < n && ret >= 0; i++) {
-		const struct llmio_result *x = r[i];
-		char pr[24], pw[24];
-
-		/* an unknown witness is an empty cell, not a zero */
-		snprintf(pr, sizeof(pr), "%llu", (unsigned long long)x->process_io.read_bytes);
-		snprintf(pw, sizeof(pw), "%llu", (unsigned long long)x->process_io.write_bytes);
-		ret = fprintf(f,
-		              "%s,%s,%llu,%u,%u,%d,%.6f,%.1f,%.1f,%llu,%llu,%llu,%.1f,%.1f,%llu,"
-		              "%llu,%llu,%.6f,%.6f,%.4f,%.4f,%.4f,%s,%llu,%llu,%d,%d,%s,%s,%s,%d,"
-		              "%d\n",
-		              x->opts.engine, llmio_rw_name(x->opts.rw),
-		              (unsigned long long)x->opts.bs, x->opts.iodepth, x->opts.numjobs,
-		              x->direct_in_effect, x->runtime_s, x->read.iops, x->read.bw_bytes,
-		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 50),
-		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 99),
-		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 99.9),
-		              x->write.iops, x->write.bw_bytes,
-		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 50),
-		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 99),
-		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 99.9),
-		              x->cpu.usr_s, x->cpu.sys_s, x->cpu.cores_busy,
-		              x->cpu.system_cores_busy, x->gb_per_s_per_core,
-		              x->device.known ? x->device.name : "",
-		              (unsigned long long)x->device.read_bytes,
-		              (unsigned long long)x->device.write_bytes, x->interrupted, -x->error,
-		              x->process_io.known ? pr : "", x->process_io.known ? pw : "",
-		              llmio_service_name(x->service), x->shared_disk, x->busy_system);
-	}
-	return ret < 0 ? -EIO : 0;
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = rec_csv_row(f, r[i]);
+	return ret;
 }

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record tables (record.h): every field of every record llmio writes, in the order it is
+ * written, with its type, unit, one line of documentation and where its value comes from.
+ * A new field is one row here; the writers, the CSV header and docs/output.md follow.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llmio/hist.h"
+#include "llmio/job.h"
+#include "llmio/result.h"
+#include "stats/record.h"
+
+#define OFF(m) offsetof(struct llmio_result, m)
+/* a field read through its offset in struct llmio_result */
+#define AT(k, t, st, m, u, p, d)                                                                   \
+	{                                                                                          \
+		k, t, u, d, st, OFF(m), NULL, NULL, p                                              \
+	}
+/* a field computed by a getter */
+#define GET(k, t, fn, u, p, d)                                                                     \
+	{                                                                                          \
+		k, t, u, d, REC_GET, 0, fn, NULL, p                                                \
+	}
+
+static void get_engine(const struct llmio_result *r, struct rec_val *v)
+{
+	v->s = r->opts.engine;
+}
+
+static void get_rw(const struct llmio_result *r, struct rec_val *v)
+{
+	v->s = llmio_rw_name(r->opts.rw);
+}
+
+static void get_error(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = -r->error;
+}
+
+static void get_service(const struct llmio_result *r, struct rec_val *v)
+{
+	v->s = llmio_service_name(r->service);
+}
+
+static void get_device_name(const struct llmio_result *r, struct rec_val *v)
+{
+	v->s = r->device.known ? r->device.name : "";
+}
+
+static void get_proc_read(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = (double)r->process_io.read_bytes;
+	v->absent = !r->process_io.known; /* an unknown witness is an empty cell, not a zero */
+}
+
+static void get_proc_write(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = (double)r->process_io.write_bytes;
+	v->absent = !r->process_io.known;
+}
+
+#define PCT_GETTER(name, op, p)                                                                    \
+	static void name(const struct llmio_result *r, struct rec_val *v)                          \
+	{                                                                                          \
+		v->num = (double)llmio_hist_percentile(&r->op.clat, p);                            \
+	}
+PCT_GETTER(get_read_p50, read, 50)
+PCT_GETTER(get_read_p99, read, 99)
+PCT_GETTER(get_read_p999, read, 99.9)
+PCT_GETTER(get_write_p50, write, 50)
+PCT_GETTER(get_write_p99, write, 99)
+PCT_GETTER(get_write_p999, write, 99.9)
+
+/* `--csv`: one line per result, in this column order (docs/output.md, CSV). */
+static const struct rec_field csv_fields[] = {
+        GET("engine", REC_STR, get_engine, "", 0, "engine, as asked"),
+        GET("rw", REC_STR, get_rw, "", 0, "I/O pattern, as asked"),
+        AT("bs", REC_INT, REC_U64, opts.bs, "bytes", 0, "block size, as asked"),
+        AT("iodepth", REC_INT, REC_U32, opts.iodepth, "", 0, "I/Os in flight per thread, as asked"),
+        AT("numjobs", REC_INT, REC_U32, opts.numjobs, "", 0, "threads, as asked"),
+        AT("direct", REC_BOOL, REC_B, direct_in_effect, "", 0, "`direct_in_effect`, 0/1"),
+        AT("runtime_s", REC_NUM, REC_DOUBLE, runtime_s, "s", 6, "measured window"),
+        AT("read_iops", REC_NUM, REC_DOUBLE, read.iops, "1/s", 1, "read IOPS"),
+        AT("read_bw_bytes", REC_NUM, REC_DOUBLE, read.bw_bytes, "bytes/s", 1, "read bandwidth"),
+        GET("read_clat_p50_ns", REC_INT, get_read_p50, "ns", 0,
+            "read clat p50; 0 when there were no reads"),
+        GET("read_clat_p99_ns", REC_INT, get_read_p99, "ns", 0, "read clat p99"),
+        GET("read_clat_p999_ns", REC_INT, get_read_p999, "ns", 0, "read clat p99.9"),
+        AT("write_iops", REC_NUM, REC_DOUBLE, write.iops, "1/s", 1, "write IOPS"),
+        AT("write_bw_bytes", REC_NUM, REC_DOUBLE, write.bw_bytes, "bytes/s", 1, "write bandwidth"),
+        GET("write_clat_p50_ns", REC_INT, get_write_p50, "ns", 0,
+            "write clat p50; 0 when there were no writes"),
+        GET("write_clat_p99_ns", REC_INT, get_write_p99, "ns", 0, "write clat p99"),
+        GET("write_clat_p999_ns", REC_INT, get_write_p999, "ns", 0, "write clat p99.9"),
+        AT("usr_s", REC_NUM, REC_DOUBLE, cpu.usr_s, "s", 6,
+           "process user CPU time (kernel I/O threads included)"),
+        AT("sys_s", REC_NUM, REC_DOUBLE, cpu.sys_s, "s", 6, "process system CPU time"),
+        AT("cores_busy", REC_NUM, REC_DOUBLE, cpu.cores_busy, "cores", 4,
+           "process CPU time / window (metrics.md)"),
+        AT("system_cores_busy", REC_NUM, REC_DOUBLE, cpu.system_cores_busy, "cores", 4,
+           "busy time of all CPUs / window (metrics.md)"),
+        AT("gb_per_s_per_core", REC_NUM, REC_DOUBLE, gb_per_s_per_core, "GB/s", 4,
+           "(read + write GB/s) / cores_busy"),
+        GET("device", REC_STR, get_device_name, "", 0,
+            "block device name, empty when there is none"),
+        AT("dev_read_bytes", REC_INT, REC_U64, device.read_bytes, "bytes", 0,
+           "device bytes read in the window"),
+        AT("dev_write_bytes", REC_INT, REC_U64, device.write_bytes, "bytes", 0,
+           "device bytes written in the window"),
+        AT("interrupted", REC_BOOL, REC_B, interrupted, "", 0, "stopped early, 0/1"),
+        GET("error", REC_INT, get_error, "errno", 0, "errno that stopped the run, 0 if none"),
+        GET("proc_read_bytes", REC_INT, get_proc_read, "bytes", 0,
+            "the process witness (`process_io`) read; empty when unknown"),
+        GET("proc_write_bytes", REC_INT, get_proc_write, "bytes", 0,
+            "the process witness written; empty when unknown"),
+        GET("service", REC_STR, get_service, "", 0, "`device`, `page-cache`, `mixed` or `unknown`"),
+        AT("shared_disk", REC_BOOL, REC_B, shared_disk, "", 0, "other I/O shared the disk, 0/1"),
+        AT("busy_system", REC_BOOL, REC_B, busy_system, "", 0,
+           "other work kept the CPUs busy, 0/1"),
+        {0},
+};
+
+static const struct rec_field *const tables[REC_KIND_N] = {
+        [REC_KIND_CSV] = csv_fields,
+};
+
+static const char *const kind_names[REC_KIND_N] = {
+        [REC_KIND_JOB] = "job",
+        [REC_KIND_CSV] = "csv",
+        [REC_KIND_PHASE] = "phase",
+        [REC_KIND_JOURNAL] = "journal",
+};
+
+const struct rec_field *rec_fields(enum rec_kind kind)
+{
+	static const struct rec_field none[] = {{0}};
+
+	return kind < REC_KIND_N && tables[kind] ? tables[kind] : none;
+}
+
+const char *rec_kind_name(enum rec_kind kind)
+{
+	return kind < REC_KIND_N ? kind_names[kind] : "?";
+}
+
+void rec_value(const struct rec_field *f, const struct llmio_result *r, struct rec_val *v)
+{
+	const char *p = (const char *)r + f->off;
+
+	memset(v, 0, sizeof(*v));
+	switch (f->store) {
+	case REC_GET:
+		if (f->get)
+			f->get(r, v);
+		else
+			v->absent = true;
+		break;
+	case REC_DOUBLE:
+		memcpy(&v->num, p, sizeof(double));
+		break;
+	case REC_U64: {
+		uint64_t x;
+
+		memcpy(&x, p, sizeof(x));
+		v->num = (double)x;
+		break;
+	}
+	case REC_U32: {
+		uint32_t x;
+
+		memcpy(&x, p, sizeof(x));
+		v->num = x;
+		break;
+	}
+	case REC_I32: {
+		int x;
+
+		memcpy(&x, p, sizeof(x));
+		v->num = x;
+		break;
+	}
+	case REC_B: {
+		bool x;
+
+		memcpy(&x, p, sizeof(x));
+		v->num = x;
+		break;
+	}
+	case REC_CHARS:
+		v->s = p;
+		break;
+	}
+}
+
+int rec_csv_header(FILE *f)
+{
+	int ret = 0;
+
+	for (const struct rec_field *c = csv_fields; c->key && ret >= 0; c++)
+		ret = fprintf(f, "%s%s", c == csv_fields ? "" : ",", c->key);
+	if (ret >= 0)
+		ret = fputc('\n', f) == EOF ? -1 : 0;
+	return ret < 0 ? -EIO : 0;
+}
+
+int rec_csv_row(FILE *f, const struct llmio_result *r)
+{
+	int ret = 0;
+
+	for (const struct rec_field *c = csv_fields; c->key && ret >= 0; c++) {
+		struct rec_val v;
+
+		rec_value(c, r, &v);
+		if (c != csv_fields && fputc(',', f) == EOF)
+			return -EIO;
+		if (v.absent)
+			continue;
+		if (c->type == REC_STR)
+			ret = fputs(v.s ? v.s : "", f) == EOF ? -1 : 0;
+		else if (c->type == REC_NUM)
+			ret = fprintf(f, "%.*f", c->prec, v.num);
+		else /* whole numbers and 0/1: digits, never an exponent */
+			ret = fprintf(f, "%.0f", v.num);
+	}
+	if (ret >= 0)
+		ret = fputc('\n', f) == EOF ? -1 : 0;
+	return ret < 0 ? -EIO : 0;
+}
