@@ -14,6 +14,7 @@
 #include "llmio/job.h"
 #include "llmio/result.h"
 #include "stats/record.h"
+#include "stats/result_json.h"
 
 #define OFF(m) offsetof(struct llmio_result, m)
 /* a field read through its offset in struct llmio_result */
@@ -25,6 +26,11 @@
 #define GET(k, t, fn, u, p, d)                                                                     \
 	{                                                                                          \
 		k, t, u, d, REC_GET, 0, fn, NULL, p                                                \
+	}
+/* a nested value built by code, documented as one field */
+#define OBJ(k, fn, d)                                                                              \
+	{                                                                                          \
+		k, REC_OBJ, "", d, REC_GET, 0, NULL, fn, 0                                         \
 	}
 
 static void get_engine(const struct llmio_result *r, struct rec_val *v)
@@ -75,6 +81,136 @@ PCT_GETTER(get_read_p999, read, 99.9)
 PCT_GETTER(get_write_p50, write, 50)
 PCT_GETTER(get_write_p99, write, 99)
 PCT_GETTER(get_write_p999, write, 99.9)
+
+static void get_error_msg(const struct llmio_result *r, struct rec_val *v)
+{
+	v->s = r->error_msg;
+	v->absent = !r->error;
+}
+
+static double cpu_runtime(const struct llmio_result *r)
+{
+	return r->runtime_s > 0 ? r->runtime_s : 1;
+}
+
+static void get_job_runtime(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = r->runtime_s * 1000;
+}
+
+static void get_usr_cpu(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = r->cpu.usr_s / cpu_runtime(r) * 100;
+}
+
+static void get_sys_cpu(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = r->cpu.sys_s / cpu_runtime(r) * 100;
+}
+
+static void get_ctx(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = (double)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary);
+}
+
+static void get_sync_ios(const struct llmio_result *r, struct rec_val *v)
+{
+	v->num = (double)r->fsyncs;
+}
+
+/*
+ * One job of `--json` (fio's layout, then llmio's additions), in the order written.  A key
+ * "a.b" is b inside the object a, which the writer opens at its first field.
+ */
+static const struct rec_field job_fields[] = {
+        GET("jobname", REC_STR, get_engine, "", 0, "the engine name (fio: the job's name)"),
+        GET("error", REC_INT, get_error, "errno", 0, "errno that stopped the job, 0 if none"),
+        GET("error_msg", REC_STR, get_error_msg, "", 0,
+            "present when `error` is not 0: one line describing the failure"),
+        AT("interrupted", REC_BOOL, REC_B, interrupted, "", 0,
+           "stopped early by SIGINT/SIGTERM or `opts->stop`"),
+        OBJ("job options", result_opts_json,
+            "the job options as run, typed and resolved (defaults filled in)"),
+        OBJ("read", result_read_json,
+            "reads: `io_bytes`, `io_kbytes`, `bw_bytes`, `bw` (KiB/s), `iops`, `runtime` (ms), "
+            "`total_ios`, `slat_ns`, `clat_ns`, `lat_ns`, `gb_per_s`, `gib_per_s`"),
+        OBJ("write", result_write_json, "writes, as `read`"),
+        GET("sync.total_ios", REC_INT, get_sync_ios, "", 0,
+            "fsync calls (msync for mmap) in the window"),
+        OBJ("sync.lat_ns", result_sync_lat_json, "their latency, as `read.lat_ns`"),
+        GET("job_runtime", REC_NUM, get_job_runtime, "ms", 0, "measured window"),
+        GET("usr_cpu", REC_NUM, get_usr_cpu, "%", 0,
+            "user CPU of the whole process, percent of `job_runtime`"),
+        GET("sys_cpu", REC_NUM, get_sys_cpu, "%", 0,
+            "system CPU of the whole process, percent of `job_runtime`"),
+        GET("ctx", REC_INT, get_ctx, "", 0, "voluntary + involuntary context switches"),
+        AT("iodepth_effective", REC_INT, REC_U32, iodepth_effective, "", 0,
+           "`iodepth`, or 1 for synchronous engines and buffered libaio"),
+        AT("direct_in_effect", REC_BOOL, REC_B, direct_in_effect, "", 0,
+           "O_DIRECT set on the open files"),
+        AT("engine_notes", REC_STR, REC_CHARS, engine_notes, "", 0,
+           "what the engine did, with its fallbacks"),
+        AT("target_bytes", REC_INT, REC_U64, target_bytes, "bytes", 0,
+           "bytes of the target the job addresses"),
+        AT("cpu.usr_s", REC_NUM, REC_DOUBLE, cpu.usr_s, "s", 0,
+           "user CPU time of every task of the process"),
+        AT("cpu.sys_s", REC_NUM, REC_DOUBLE, cpu.sys_s, "s", 0, "system CPU time of the same"),
+        AT("cpu.proc_s", REC_NUM, REC_DOUBLE, cpu.proc_s, "s", 0, "`usr_s` + `sys_s`"),
+        AT("cpu.cores_busy", REC_NUM, REC_DOUBLE, cpu.cores_busy, "cores", 0, "`proc_s` / window"),
+        AT("cpu.system_busy_s", REC_NUM, REC_DOUBLE, cpu.system_busy_s, "s", 0,
+           "busy time of all CPUs (/proc/stat)"),
+        AT("cpu.system_cores_busy", REC_NUM, REC_DOUBLE, cpu.system_cores_busy, "cores", 0,
+           "`system_busy_s` / window"),
+        AT("cpu.online_cpus", REC_INT, REC_U32, cpu.online_cpus, "", 0, "CPUs online"),
+        AT("cpu.ctx_voluntary", REC_INT, REC_U64, cpu.ctx_voluntary, "", 0,
+           "voluntary context switches"),
+        AT("cpu.ctx_involuntary", REC_INT, REC_U64, cpu.ctx_involuntary, "", 0,
+           "involuntary context switches"),
+        AT("gb_per_s_per_core", REC_NUM, REC_DOUBLE, gb_per_s_per_core, "GB/s", 0,
+           "(read + write GB/s) / `cores_busy`"),
+        AT("device.known", REC_BOOL, REC_B, device.known, "", 0,
+           "a block device is under the target (false on tmpfs, overlay)"),
+        AT("device.name", REC_STR, REC_CHARS, device.name, "", 0, "block device name"),
+        AT("device.model", REC_STR, REC_CHARS, device.model, "", 0, "device model"),
+        AT("device.scheduler", REC_STR, REC_CHARS, device.scheduler, "", 0, "I/O scheduler"),
+        AT("device.rotational", REC_BOOL, REC_B, device.rotational, "", 0, "rotational device"),
+        AT("device.logical_block_size", REC_INT, REC_U32, device.logical_block_size, "bytes", 0,
+           "logical block size"),
+        AT("device.io_poll", REC_BOOL, REC_B, device.io_poll, "", 0, "the queue has poll queues"),
+        AT("device.fstype", REC_STR, REC_CHARS, device.fstype, "", 0,
+           "filesystem of the target, empty for a raw device"),
+        AT("device.read_bytes", REC_INT, REC_U64, device.read_bytes, "bytes", 0,
+           "device bytes read in the window (0 when `known` is false)"),
+        AT("device.write_bytes", REC_INT, REC_U64, device.write_bytes, "bytes", 0,
+           "device bytes written in the window"),
+        AT("device.read_ios", REC_INT, REC_U64, device.read_ios, "", 0,
+           "device reads completed in the window"),
+        AT("device.write_ios", REC_INT, REC_U64, device.write_ios, "", 0,
+           "device writes completed in the window"),
+        AT("device.irqs", REC_INT, REC_U64, device.irqs, "", 0,
+           "the device's interrupts in the window"),
+        AT("device.irq_cpus", REC_STR, REC_CHARS, device.irq_cpus, "", 0,
+           "the CPUs that took them"),
+        AT("process_io.known", REC_BOOL, REC_B, process_io.known, "", 0,
+           "the kernel provides /proc/self/io"),
+        AT("process_io.read_bytes", REC_INT, REC_U64, process_io.read_bytes, "bytes", 0,
+           "this process's storage bytes read in the window"),
+        AT("process_io.write_bytes", REC_INT, REC_U64, process_io.write_bytes, "bytes", 0,
+           "this process's storage bytes written in the window"),
+        GET("service", REC_STR, get_service, "", 0,
+            "who served the bytes: `device`, `page-cache`, `mixed` or `unknown`"),
+        AT("service_reason", REC_STR, REC_CHARS, service_reason, "", 0, "why (the numbers)"),
+        AT("shared_disk", REC_BOOL, REC_B, shared_disk, "", 0,
+           "the disk did far more I/O than this process"),
+        AT("busy_system", REC_BOOL, REC_B, busy_system, "", 0,
+           "other work kept the CPUs busy beyond the job"),
+        OBJ("warnings", result_warnings_json,
+            "one sentence per flag raised, naming both numbers; empty when none"),
+        OBJ("histogram", result_histogram_json,
+            "`scheme`, then `read` and `write`, each with `clat_ns` and `lat_ns` as "
+            "`[bucket index, count]` pairs of the non-empty buckets"),
+        {0},
+};
 
 /* `--csv`: one line per result, in this column order (docs/output.md, CSV). */
 static const struct rec_field csv_fields[] = {
@@ -230,4 +366,58 @@ int rec_csv_row(FILE *f, const struct llmio_result *r)
 	if (ret >= 0)
 		ret = fputc('\n', f) == EOF ? -1 : 0;
 	return ret < 0 ? -EIO : 0;
+}
+
+/* The object a dotted key's value goes into: the record, or the object named before the dot. */
+static cJSON *parent_of(cJSON *root, const char *key, const char **name)
+{
+	const char *dot = strchr(key, '.');
+	char head[64];
+	cJSON *o;
+
+	*name = key;
+	if (!dot || (size_t)(dot - key) >= sizeof(head))
+		return root;
+	memcpy(head, key, (size_t)(dot - key));
+	head[dot - key] = '\0';
+	*name = dot + 1;
+	o = cJSON_GetObjectItemCaseSensitive(root, head);
+	return o ? o : cJSON_AddObjectToObject(root, head);
+}
+
+cJSON *result_job_json(const struct llmio_result *r)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	for (const struct rec_field *f = job_fields; j && f->key; f++) {
+		const char *name;
+		cJSON *o = parent_of(j, f->key, &name), *item;
+		struct rec_val v;
+
+		if (!o)
+			goto nomem;
+		if (f->type == REC_OBJ) {
+			item = f->obj(r);
+			if (!item || !cJSON_AddItemToObject(o, name, item)) {
+				cJSON_Delete(item);
+				goto nomem;
+			}
+			continue;
+		}
+		rec_value(f, r, &v);
+		if (v.absent)
+			continue;
+		if (f->type == REC_STR)
+			item = cJSON_AddStringToObject(o, name, v.s ? v.s : "");
+		else if (f->type == REC_BOOL)
+			item = cJSON_AddBoolToObject(o, name, v.num != 0);
+		else
+			item = cJSON_AddNumberToObject(o, name, v.num);
+		if (!item)
+			goto nomem;
+	}
+	return j;
+nomem:
+	cJSON_Delete(j);
+	return NULL;
 }
