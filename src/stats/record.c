@@ -261,15 +261,66 @@ static const struct rec_field csv_fields[] = {
         {0},
 };
 
+/* A field whose writer has no struct llmio_result (recipe runs, journals): described only. */
+#define DOC(k, t, u, d)                                                                            \
+	{                                                                                          \
+		k, t, u, d, REC_GET, 0, NULL, NULL, 0                                              \
+	}
+
+/* `run --workload --json`: one object per engine under "runs" (src/workload/workload.c). */
+static const struct rec_field recipe_fields[] = {
+        DOC("workload", REC_STR, "", "the recipe's name"),
+        DOC("model", REC_STR, "", "the model's name, empty when the recipe takes none"),
+        DOC("engine", REC_STR, "", "the engine every stream ran on"),
+        DOC("direct", REC_BOOL, "", "O_DIRECT asked"),
+        DOC("params", REC_OBJ, "",
+            "every parameter of the recipe as resolved (strings), and `scale` (a number)"),
+        DOC("phases", REC_OBJ, "", "the phases in the order run, each a phase record"),
+        {0},
+};
+
+/* One entry of "phases" in a recipe run (workload.c) or a journal record (sweep/point.c). */
+static const struct rec_field phase_fields[] = {
+        DOC("name", REC_STR, "", "the phase's name (`run` for a plain job in a journal)"),
+        DOC("wall_s", REC_NUM, "s", "wall time of the phase"),
+        DOC("promised_bytes", REC_INT, "bytes",
+            "bytes the recipe promised to move (recipe runs only)"),
+        DOC("note", REC_STR, "", "what the phase did, in words (recipe runs only)"),
+        DOC("metrics", REC_OBJ, "", "the recipe's own figures by name, numbers (recipe runs only)"),
+        DOC("jobs", REC_OBJ, "",
+            "one job record per stream; in a recipe run each also has `stream`, its name"),
+        {0},
+};
+
+/* One line of a sweep journal (src/sweep/point.c), one per point run. */
+static const struct rec_field journal_fields[] = {
+        DOC("llmio", REC_STR, "", "version of the llmio that wrote the record"),
+        DOC("record", REC_STR, "", "`point`"),
+        DOC("config_hash", REC_STR, "", "16 hex digits naming the point's configuration"),
+        DOC("sweep", REC_OBJ, "", "`file`, `section`, `point` (index), `points`, `repeat`"),
+        DOC("config", REC_OBJ, "", "the point's keys and values as the sweep file set them"),
+        DOC("workload", REC_STR, "", "the recipe's name, or `job`"),
+        DOC("host", REC_OBJ, "", "`hostname`, `kernel`, `cpu_model`, `online_cpus`"),
+        DOC("cache_dropped", REC_BOOL, "", "the page cache of the target was dropped before"),
+        DOC("steady_state", REC_OBJ, "",
+            "`enabled`, `reached`, `metric`, `window_s`, `tolerance_pct`, `min_s`, `max_s`, "
+            "`measured_s`"),
+        DOC("start_epoch_ms", REC_INT, "ms", "start of the point, Unix time"),
+        DOC("wall_s", REC_NUM, "s", "wall time of the point"),
+        DOC("phases", REC_OBJ, "", "the phases run, each a phase record"),
+        DOC("error", REC_OBJ, "", "present when the point failed: `code` (-errno), `message`"),
+        {0},
+};
+
 static const struct rec_field *const tables[REC_KIND_N] = {
-        [REC_KIND_CSV] = csv_fields,
+        [REC_KIND_JOB] = job_fields,         [REC_KIND_CSV] = csv_fields,
+        [REC_KIND_RECIPE] = recipe_fields,   [REC_KIND_PHASE] = phase_fields,
+        [REC_KIND_JOURNAL] = journal_fields,
 };
 
 static const char *const kind_names[REC_KIND_N] = {
-        [REC_KIND_JOB] = "job",
-        [REC_KIND_CSV] = "csv",
-        [REC_KIND_PHASE] = "phase",
-        [REC_KIND_JOURNAL] = "journal",
+        [REC_KIND_JOB] = "job",     [REC_KIND_CSV] = "csv",         [REC_KIND_RECIPE] = "recipe",
+        [REC_KIND_PHASE] = "phase", [REC_KIND_JOURNAL] = "journal",
 };
 
 const struct rec_field *rec_fields(enum rec_kind kind)
@@ -420,4 +471,33 @@ cJSON *result_job_json(const struct llmio_result *r)
 nomem:
 	cJSON_Delete(j);
 	return NULL;
+}
+
+static const char *const type_names[] = {
+        [REC_NUM] = "number", [REC_INT] = "integer", [REC_BOOL] = "bool",
+        [REC_STR] = "string", [REC_OBJ] = "object",
+};
+
+static const char *const kind_titles[REC_KIND_N] = {
+        [REC_KIND_JOB] = "jobs[]: one job (`run --json`, `quick`, recipe phases, journals)",
+        [REC_KIND_CSV] = "CSV columns (`--csv`)",
+        [REC_KIND_RECIPE] = "runs[]: one recipe run (`run --workload --json`)",
+        [REC_KIND_PHASE] = "phases[]: one phase (recipe runs and journal records)",
+        [REC_KIND_JOURNAL] = "Journal records (`sweep -o`, one JSON line per point)",
+};
+
+int rec_print_markdown(FILE *f)
+{
+	int ret = 0;
+
+	for (int k = 0; k < REC_KIND_N && ret >= 0; k++) {
+		ret = fprintf(
+		        f,
+		        "%s### %s\n\n| %s | type | unit | meaning |\n| --- | --- | --- | --- |\n",
+		        k ? "\n" : "", kind_titles[k], k == REC_KIND_CSV ? "column" : "key");
+		for (const struct rec_field *x = rec_fields(k); x->key && ret >= 0; x++)
+			ret = fprintf(f, "| `%s` | %s | %s | %s |\n", x->key, type_names[x->type],
+			              x->unit, x->doc);
+	}
+	return ret < 0 ? -EIO : 0;
 }

@@ -54,7 +54,14 @@ struct rec_field {
 };
 
 /* The record kinds, each an ordered table ending with a NULL key. */
-enum rec_kind { REC_KIND_JOB, REC_KIND_CSV, REC_KIND_PHASE, REC_KIND_JOURNAL, REC_KIND_N };
+enum rec_kind {
+	REC_KIND_JOB,
+	REC_KIND_CSV,
+	REC_KIND_RECIPE,
+	REC_KIND_PHASE,
+	REC_KIND_JOURNAL,
+	REC_KIND_N
+};
 
 const struct rec_field *rec_fields(enum rec_kind kind);
 const char *rec_kind_name(enum rec_kind kind);
