@@ -14,6 +14,42 @@
 
 #include "llmio/result.h"
 
+/*
+ * Keys the report's reader (src/report/dataset.c) looks up, named once: the tables below and
+ * the reader both use these, so a key renamed here is renamed for both.
+ */
+#define RK_JOB_OPTIONS       "job options"
+#define RK_READ              "read"
+#define RK_WRITE             "write"
+#define RK_SYNC              "sync"
+#define RK_TOTAL_IOS         "total_ios"
+#define RK_CPU               "cpu"
+#define RK_CORES_BUSY        "cores_busy"
+#define RK_DEVICE            "device"
+#define RK_PROCESS_IO        "process_io"
+#define RK_KNOWN             "known"
+#define RK_READ_BYTES        "read_bytes"
+#define RK_WRITE_BYTES       "write_bytes"
+#define RK_FSTYPE            "fstype"
+#define RK_SERVICE           "service"
+#define RK_SERVICE_REASON    "service_reason"
+#define RK_SHARED_DISK       "shared_disk"
+#define RK_BUSY_SYSTEM       "busy_system"
+#define RK_DIRECT_IN_EFFECT  "direct_in_effect"
+#define RK_GB_PER_S_PER_CORE "gb_per_s_per_core"
+#define RK_HISTOGRAM         "histogram"
+#define RK_NAME              "name"
+#define RK_WALL_S            "wall_s"
+#define RK_JOBS              "jobs"
+#define RK_RECORD            "record"
+#define RK_CONFIG_HASH       "config_hash"
+#define RK_SWEEP             "sweep"
+#define RK_CONFIG            "config"
+#define RK_WORKLOAD          "workload"
+#define RK_HOST              "host"
+#define RK_PHASES            "phases"
+#define RK_ERROR             "error"
+
 /* The JSON type of a field (the CSV cell is the same value written as text). */
 enum rec_type {
 	REC_NUM,  /* a double */
