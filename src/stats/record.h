@@ -15,8 +15,9 @@
 #include "llmio/result.h"
 
 /*
- * Keys the report's reader (src/report/dataset.c) looks up, named once: the tables below and
- * the reader both use these, so a key renamed here is renamed for both.
+ * Keys named once: the tables, the writers that build their records in code (recipe runs,
+ * phases, journal records) and the report's reader (src/report/dataset.c) use these, so a key
+ * renamed here is renamed for all of them.
  */
 #define RK_JOB_OPTIONS       "job options"
 #define RK_READ              "read"
@@ -37,6 +38,19 @@
 #define RK_BUSY_SYSTEM       "busy_system"
 #define RK_DIRECT_IN_EFFECT  "direct_in_effect"
 #define RK_GB_PER_S_PER_CORE "gb_per_s_per_core"
+#define RK_MODEL             "model"
+#define RK_ENGINE            "engine"
+#define RK_DIRECT            "direct"
+#define RK_PARAMS            "params"
+#define RK_PROMISED_BYTES    "promised_bytes"
+#define RK_NOTE              "note"
+#define RK_METRICS           "metrics"
+#define RK_STREAM            "stream"
+#define RK_LLMIO             "llmio"
+#define RK_CACHE_DROPPED     "cache_dropped"
+#define RK_STEADY_STATE      "steady_state"
+#define RK_START_EPOCH_MS    "start_epoch_ms"
+#define RK_JOB_RUNTIME       "job_runtime"
 #define RK_HISTOGRAM         "histogram"
 #define RK_NAME              "name"
 #define RK_WALL_S            "wall_s"
