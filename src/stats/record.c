@@ -171,7 +171,7 @@ static const struct rec_field job_fields[] = {
            "(read + write GB/s) / `cores_busy`"),
         AT(RK_DEVICE "." RK_KNOWN, REC_BOOL, REC_B, device.known, "", 0,
            "a block device is under the target (false on tmpfs, overlay)"),
-        AT(RK_DEVICE "." RK_NAME, REC_STR, REC_CHARS, device.name, "", 0, "block device name"),
+        AT(RK_DEVICE ".name", REC_STR, REC_CHARS, device.name, "", 0, "block device name"),
         AT(RK_DEVICE ".model", REC_STR, REC_CHARS, device.model, "", 0, "device model"),
         AT(RK_DEVICE ".scheduler", REC_STR, REC_CHARS, device.scheduler, "", 0, "I/O scheduler"),
         AT(RK_DEVICE ".rotational", REC_BOOL, REC_B, device.rotational, "", 0, "rotational device"),
