@@ -14,6 +14,7 @@
 #include "report/fmt.h"
 #include "sweep/journal.h"
 #include "report/report.h"
+#include "stats/record.h"
 
 static const char *const never_keys[] = {"repeat", "randseed", NULL};
 static const char *const engine_keys[] = {"ioengine", "engine", "engine_opts", NULL};
@@ -251,7 +252,7 @@ static int find_varying(struct dataset *d)
 /* Append the clat buckets of op in one job to the sample; invalid pairs are dropped. */
 static int add_pairs(struct sample *s, const cJSON *job, bool *bad)
 {
-	const cJSON *h = cJSON_GetObjectItemCaseSensitive(job, "histogram"), *a, *pair, *lat;
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(job, RK_HISTOGRAM), *a, *pair, *lat;
 	struct hist_pair *np;
 	size_t n;
 
@@ -374,41 +375,41 @@ static int service_of_name(const char *name)
 static int job_service(const cJSON *job, const cJSON *jo, enum llmio_service *out, char *why,
                        size_t len, char *bad, size_t badlen)
 {
-	const cJSON *dev = cJSON_GetObjectItemCaseSensitive(job, "device");
-	const cJSON *pio = cJSON_GetObjectItemCaseSensitive(job, "process_io");
-	const cJSON *sync = cJSON_GetObjectItemCaseSensitive(job, "sync");
+	const cJSON *dev = cJSON_GetObjectItemCaseSensitive(job, RK_DEVICE);
+	const cJSON *pio = cJSON_GetObjectItemCaseSensitive(job, RK_PROCESS_IO);
+	const cJSON *sync = cJSON_GetObjectItemCaseSensitive(job, RK_SYNC);
 	struct llmio_service_facts f = {0};
-	int named = service_of_name(str_of(job, "service", ""));
+	int named = service_of_name(str_of(job, RK_SERVICE, ""));
 	uint64_t opt_sync = 0;
 	int ret = 0;
 
 	if (named >= 0) {
 		*out = (enum llmio_service)named;
-		copy_str(why, len, str_of(job, "service_reason", ""));
+		copy_str(why, len, str_of(job, RK_SERVICE_REASON, ""));
 		return 0;
 	}
-	f.direct = num_of(job, "direct_in_effect", num_of(jo, "direct", 0)) != 0;
-	f.fstype = str_of(dev, "fstype", "");
-	f.witness.known = pio && num_of(pio, "known", 0) != 0;
-	f.device_known = dev && num_of(dev, "known", 0) != 0;
-	ret = whole_of(cJSON_GetObjectItemCaseSensitive(job, "read"), "io_bytes", 0, MAX_BYTES,
+	f.direct = num_of(job, RK_DIRECT_IN_EFFECT, num_of(jo, "direct", 0)) != 0;
+	f.fstype = str_of(dev, RK_FSTYPE, "");
+	f.witness.known = pio && num_of(pio, RK_KNOWN, 0) != 0;
+	f.device_known = dev && num_of(dev, RK_KNOWN, 0) != 0;
+	ret = whole_of(cJSON_GetObjectItemCaseSensitive(job, RK_READ), "io_bytes", 0, MAX_BYTES,
 	               &f.read_bytes, bad, badlen);
 	if (!ret)
-		ret = whole_of(cJSON_GetObjectItemCaseSensitive(job, "write"), "io_bytes", 0,
+		ret = whole_of(cJSON_GetObjectItemCaseSensitive(job, RK_WRITE), "io_bytes", 0,
 		               MAX_BYTES, &f.write_bytes, bad, badlen);
 	if (!ret && f.witness.known)
-		ret = whole_of(pio, "read_bytes", 0, MAX_BYTES, &f.witness.read_bytes, bad,
+		ret = whole_of(pio, RK_READ_BYTES, 0, MAX_BYTES, &f.witness.read_bytes, bad,
 		               badlen) ||
-		      whole_of(pio, "write_bytes", 0, MAX_BYTES, &f.witness.write_bytes, bad,
+		      whole_of(pio, RK_WRITE_BYTES, 0, MAX_BYTES, &f.witness.write_bytes, bad,
 		               badlen);
 	if (!ret && f.device_known)
-		ret = whole_of(dev, "read_bytes", 0, MAX_BYTES, &f.device_read_bytes, bad,
+		ret = whole_of(dev, RK_READ_BYTES, 0, MAX_BYTES, &f.device_read_bytes, bad,
 		               badlen) ||
-		      whole_of(dev, "write_bytes", 0, MAX_BYTES, &f.device_write_bytes, bad,
+		      whole_of(dev, RK_WRITE_BYTES, 0, MAX_BYTES, &f.device_write_bytes, bad,
 		               badlen);
 	/* an older record without "sync": the options say whether it synced */
 	if (!ret && sync)
-		ret = whole_of(sync, "total_ios", 0, MAX_BYTES, &f.fsyncs, bad, badlen);
+		ret = whole_of(sync, RK_TOTAL_IOS, 0, MAX_BYTES, &f.fsyncs, bad, badlen);
 	else if (!ret)
 		opt_sync = num_of(jo, "fsync", 0) != 0 || num_of(jo, "end_fsync", 0) != 0;
 	if (ret)
@@ -422,15 +423,15 @@ static int job_service(const cJSON *job, const cJSON *jo, enum llmio_service *ou
 static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
                        struct llmio_hist *scratch, bool *bad, char *why, size_t whylen)
 {
-	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(phase, "jobs"), *job, *jo;
+	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(phase, RK_JOBS), *job, *jo;
 	double rbytes = 0, wbytes = 0, cores = 0;
 	size_t njobs = 0;
 	uint64_t v;
 	int ret;
 
-	copy_str(s->phase, sizeof(s->phase), str_of(phase, "name", "run"));
-	s->wall_s = num_of(phase, "wall_s", 0);
-	jo = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jobs, 0), "job options");
+	copy_str(s->phase, sizeof(s->phase), str_of(phase, RK_NAME, "run"));
+	s->wall_s = num_of(phase, RK_WALL_S, 0);
+	jo = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jobs, 0), RK_JOB_OPTIONS);
 	if ((ret = note_engine_keys(d, jo)))
 		return ret;
 	engine_label(s, str_of(jo, "ioengine", str_of(s->config, "ioengine", "?")),
@@ -453,20 +454,20 @@ static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
 	s->end_fsync = num_of(jo, "end_fsync", num_of(s->config, "end_fsync", 0)) != 0;
 	cJSON_ArrayForEach(job, jobs)
 	{
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(job, "read");
-		const cJSON *w = cJSON_GetObjectItemCaseSensitive(job, "write");
-		double c = num_of(cJSON_GetObjectItemCaseSensitive(job, "cpu"), "cores_busy", 0);
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(job, RK_READ);
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(job, RK_WRITE);
+		double c = num_of(cJSON_GetObjectItemCaseSensitive(job, RK_CPU), RK_CORES_BUSY, 0);
 		enum llmio_service sv;
 		char reason[sizeof(s->service_reason)];
 
-		if ((ret = job_service(job, cJSON_GetObjectItemCaseSensitive(job, "job options"),
+		if ((ret = job_service(job, cJSON_GetObjectItemCaseSensitive(job, RK_JOB_OPTIONS),
 		                       &sv, reason, sizeof(reason), why, whylen)))
 			return ret;
 		s->service = njobs ? service_combine(s->service, sv) : sv;
 		if (!njobs)
 			copy_str(s->service_reason, sizeof(s->service_reason), reason);
-		s->shared_disk |= num_of(job, "shared_disk", 0) != 0;
-		s->busy_system |= num_of(job, "busy_system", 0) != 0;
+		s->shared_disk |= num_of(job, RK_SHARED_DISK, 0) != 0;
+		s->busy_system |= num_of(job, RK_BUSY_SYSTEM, 0) != 0;
 		s->bw += num_of(r, "bw_bytes", 0) + num_of(w, "bw_bytes", 0);
 		s->iops += num_of(r, "iops", 0) + num_of(w, "iops", 0);
 		rbytes += num_of(r, "io_bytes", 0);
@@ -475,13 +476,13 @@ static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
 		if (c > cores)
 			cores = c;
 		if (!njobs)
-			s->gbpc = num_of(job, "gb_per_s_per_core", 0);
+			s->gbpc = num_of(job, RK_GB_PER_S_PER_CORE, 0);
 		njobs++;
 	}
 	s->cores = cores;
 	if (njobs > 1)
 		s->gbpc = cores > 0 ? s->bw / 1e9 / cores : 0;
-	copy_str(s->op, sizeof(s->op), wbytes > rbytes ? "write" : "read");
+	copy_str(s->op, sizeof(s->op), wbytes > rbytes ? RK_WRITE : RK_READ);
 	s->hmin = UINT64_MAX;
 	s->hmax = 0;
 	cJSON_ArrayForEach(job, jobs) if ((ret = add_pairs(s, job, bad))) return ret;
@@ -495,18 +496,18 @@ static int parse_phase(struct dataset *d, struct sample *s, const cJSON *phase,
 
 static void note_failure(struct dataset *d, const cJSON *rec, const cJSON *cfg)
 {
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(rec, "error");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(rec, RK_ERROR);
 	struct failure *f = &d->fail[d->nfail++];
 	char bs[32] = "?", qd[32] = "?", bad[96];
 	uint64_t v;
 
-	copy_str(f->hash, sizeof(f->hash), str_of(rec, "config_hash", "?"));
+	copy_str(f->hash, sizeof(f->hash), str_of(rec, RK_CONFIG_HASH, "?"));
 	if (!whole_of(cfg, "bs", 0, MAX_BYTES, &v, bad, sizeof(bad)))
 		fmt_size(bs, sizeof(bs), v);
 	if (!whole_of(cfg, "iodepth", 1, MAX_U32, &v, bad, sizeof(bad)))
 		snprintf(qd, sizeof(qd), "%llu", (unsigned long long)v);
 	snprintf(f->what, sizeof(f->what), "%s %s %s bs=%s iodepth=%s",
-	         str_of(rec, "workload", "job"), str_of(cfg, "ioengine", "?"),
+	         str_of(rec, RK_WORKLOAD, "job"), str_of(cfg, "ioengine", "?"),
 	         str_of(cfg, "rw", "?"), bs, qd);
 	snprintf(f->message, sizeof(f->message), "%s (%.0f)", str_of(e, "message", "failed"),
 	         num_of(e, "code", 0));
@@ -514,7 +515,7 @@ static void note_failure(struct dataset *d, const cJSON *rec, const cJSON *cfg)
 
 static void note_host(struct dataset *d, const cJSON *rec)
 {
-	const cJSON *h = cJSON_GetObjectItemCaseSensitive(rec, "host");
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(rec, RK_HOST);
 	char bad[96];
 	uint64_t v;
 
@@ -568,16 +569,16 @@ static void drop_samples(struct dataset *d, size_t first, unsigned long lineno, 
 static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *fcap,
                       struct llmio_hist *scratch, unsigned long lineno)
 {
-	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec, "phases"), *ph;
-	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(rec, "config");
-	const cJSON *sw = cJSON_GetObjectItemCaseSensitive(rec, "sweep");
+	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec, RK_PHASES), *ph;
+	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(rec, RK_CONFIG);
+	const cJSON *sw = cJSON_GetObjectItemCaseSensitive(rec, RK_SWEEP);
 	const size_t first = d->n;
 	bool bad = false;
 	char why[160];
 	uint64_t v = 0;
 	int ret;
 
-	if (strcmp(str_of(rec, "record", "point"), "point")) {
+	if (strcmp(str_of(rec, RK_RECORD, "point"), "point")) {
 		d->ignored++;
 		return 0;
 	}
@@ -586,10 +587,10 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 	if (!cfg) /* an older writer: the first job's options identify the point */
 		cfg = cJSON_GetObjectItemCaseSensitive(
 		        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
-		                                   cJSON_GetArrayItem(phases, 0), "jobs"),
+		                                   cJSON_GetArrayItem(phases, 0), RK_JOBS),
 		                           0),
 		        "job options");
-	if (cJSON_GetObjectItemCaseSensitive(rec, "error") || !cJSON_GetArraySize(phases)) {
+	if (cJSON_GetObjectItemCaseSensitive(rec, RK_ERROR) || !cJSON_GetArraySize(phases)) {
 		if ((ret = grow((void **)&d->fail, fcap, d->nfail + 1, sizeof(*d->fail))))
 			return ret;
 		note_failure(d, rec, cfg);
@@ -604,8 +605,8 @@ static int add_record(struct dataset *d, const cJSON *rec, size_t *cap, size_t *
 		if ((ret = grow((void **)&d->s, cap, d->n + 1, sizeof(*d->s))))
 			return ret;
 		s = &d->s[d->n];
-		copy_str(s->hash, sizeof(s->hash), str_of(rec, "config_hash", "?"));
-		copy_str(s->workload, sizeof(s->workload), str_of(rec, "workload", "job"));
+		copy_str(s->hash, sizeof(s->hash), str_of(rec, RK_CONFIG_HASH, "?"));
+		copy_str(s->workload, sizeof(s->workload), str_of(rec, RK_WORKLOAD, "job"));
 		s->config = cfg ? cJSON_Duplicate(cfg, true) : cJSON_CreateObject();
 		if (!s->config)
 			return -ENOMEM;

@@ -10,9 +10,22 @@
 
 /*
  * The object `llmio run --json` writes for r under "jobs" (fio's layout plus llmio's
- * fields; docs/output.md).  \return a new object the caller owns, or NULL without memory.
+ * fields; docs/output.md), walked from the job table of stats/record.h.  \return a new
+ * object the caller owns, or NULL without memory.
  */
 cJSON *result_job_json(const struct llmio_result *r);
+
+/*
+ * The job record's nested values that code builds (the record table names each as one field):
+ * "job options", "read", "write", "sync"."lat_ns", "warnings", "histogram".  Each returns a
+ * new item the caller owns, or NULL without memory.
+ */
+cJSON *result_opts_json(const struct llmio_result *r);
+cJSON *result_read_json(const struct llmio_result *r);
+cJSON *result_write_json(const struct llmio_result *r);
+cJSON *result_sync_lat_json(const struct llmio_result *r);
+cJSON *result_warnings_json(const struct llmio_result *r);
+cJSON *result_histogram_json(const struct llmio_result *r);
 
 /*
  * Print root as indented JSON and a newline to f, then free root (also on failure).

@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "llmio/engine.h"
 #include "llmio/result.h"
+#include "stats/record.h"
 #include "stats/result_json.h"
 
 const double llmio_percentiles[LLMIO_NPCT] = {1.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0};
@@ -168,73 +169,41 @@ static cJSON *opts_json(const struct llmio_job_opts *o)
 	return j;
 }
 
-cJSON *result_job_json(const struct llmio_result *r)
+cJSON *result_opts_json(const struct llmio_result *r)
 {
-	const double rt = r->runtime_s > 0 ? r->runtime_s : 1;
-	cJSON *j = cJSON_CreateObject(), *c, *d, *h, *hr, *hw;
+	return opts_json(&r->opts);
+}
 
-	cJSON_AddStringToObject(j, "jobname", r->opts.engine);
-	cJSON_AddNumberToObject(j, "error", -r->error);
-	if (r->error)
-		cJSON_AddStringToObject(j, "error_msg", r->error_msg);
-	cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
-	cJSON_AddItemToObject(j, "job options", opts_json(&r->opts));
-	cJSON_AddItemToObject(j, "read", op_json(&r->read, r->runtime_s));
-	cJSON_AddItemToObject(j, "write", op_json(&r->write, r->runtime_s));
-	c = cJSON_AddObjectToObject(j, "sync");
-	cJSON_AddNumberToObject(c, "total_ios", (double)r->fsyncs);
-	cJSON_AddItemToObject(c, "lat_ns", lat_json(&r->sync_lat, true));
-	cJSON_AddNumberToObject(j, "job_runtime", r->runtime_s * 1000);
-	/* fio's fields: percent of the runtime, here for the whole process (see "cpu") */
-	cJSON_AddNumberToObject(j, "usr_cpu", r->cpu.usr_s / rt * 100);
-	cJSON_AddNumberToObject(j, "sys_cpu", r->cpu.sys_s / rt * 100);
-	cJSON_AddNumberToObject(j, "ctx", (double)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary));
+cJSON *result_read_json(const struct llmio_result *r)
+{
+	return op_json(&r->read, r->runtime_s);
+}
 
-	/* llmio's additions */
-	cJSON_AddNumberToObject(j, "iodepth_effective", r->iodepth_effective);
-	cJSON_AddBoolToObject(j, "direct_in_effect", r->direct_in_effect);
-	cJSON_AddStringToObject(j, "engine_notes", r->engine_notes);
-	cJSON_AddNumberToObject(j, "target_bytes", (double)r->target_bytes);
-	c = cJSON_AddObjectToObject(j, "cpu");
-	cJSON_AddNumberToObject(c, "usr_s", r->cpu.usr_s);
-	cJSON_AddNumberToObject(c, "sys_s", r->cpu.sys_s);
-	cJSON_AddNumberToObject(c, "proc_s", r->cpu.proc_s);
-	cJSON_AddNumberToObject(c, "cores_busy", r->cpu.cores_busy);
-	cJSON_AddNumberToObject(c, "system_busy_s", r->cpu.system_busy_s);
-	cJSON_AddNumberToObject(c, "system_cores_busy", r->cpu.system_cores_busy);
-	cJSON_AddNumberToObject(c, "online_cpus", r->cpu.online_cpus);
-	cJSON_AddNumberToObject(c, "ctx_voluntary", (double)r->cpu.ctx_voluntary);
-	cJSON_AddNumberToObject(c, "ctx_involuntary", (double)r->cpu.ctx_involuntary);
-	cJSON_AddNumberToObject(j, "gb_per_s_per_core", r->gb_per_s_per_core);
-	d = cJSON_AddObjectToObject(j, "device");
-	cJSON_AddBoolToObject(d, "known", r->device.known);
-	cJSON_AddStringToObject(d, "name", r->device.name);
-	cJSON_AddStringToObject(d, "model", r->device.model);
-	cJSON_AddStringToObject(d, "scheduler", r->device.scheduler);
-	cJSON_AddBoolToObject(d, "rotational", r->device.rotational);
-	cJSON_AddNumberToObject(d, "logical_block_size", r->device.logical_block_size);
-	cJSON_AddBoolToObject(d, "io_poll", r->device.io_poll);
-	cJSON_AddStringToObject(d, "fstype", r->device.fstype);
-	cJSON_AddNumberToObject(d, "read_bytes", (double)r->device.read_bytes);
-	cJSON_AddNumberToObject(d, "write_bytes", (double)r->device.write_bytes);
-	cJSON_AddNumberToObject(d, "read_ios", (double)r->device.read_ios);
-	cJSON_AddNumberToObject(d, "write_ios", (double)r->device.write_ios);
-	cJSON_AddNumberToObject(d, "irqs", (double)r->device.irqs);
-	cJSON_AddStringToObject(d, "irq_cpus", r->device.irq_cpus);
-	d = cJSON_AddObjectToObject(j, "process_io");
-	cJSON_AddBoolToObject(d, "known", r->process_io.known);
-	cJSON_AddNumberToObject(d, "read_bytes", (double)r->process_io.read_bytes);
-	cJSON_AddNumberToObject(d, "write_bytes", (double)r->process_io.write_bytes);
-	cJSON_AddStringToObject(j, "service", llmio_service_name(r->service));
-	cJSON_AddStringToObject(j, "service_reason", r->service_reason);
-	cJSON_AddBoolToObject(j, "shared_disk", r->shared_disk);
-	cJSON_AddBoolToObject(j, "busy_system", r->busy_system);
-	d = cJSON_AddArrayToObject(j, "warnings");
-	if (r->shared_disk)
+cJSON *result_write_json(const struct llmio_result *r)
+{
+	return op_json(&r->write, r->runtime_s);
+}
+
+cJSON *result_sync_lat_json(const struct llmio_result *r)
+{
+	return lat_json(&r->sync_lat, true);
+}
+
+cJSON *result_warnings_json(const struct llmio_result *r)
+{
+	cJSON *d = cJSON_CreateArray();
+
+	if (d && r->shared_disk)
 		cJSON_AddItemToArray(d, cJSON_CreateString(r->shared_disk_warning));
-	if (r->busy_system)
+	if (d && r->busy_system)
 		cJSON_AddItemToArray(d, cJSON_CreateString(r->busy_system_warning));
-	h = cJSON_AddObjectToObject(j, "histogram");
+	return d;
+}
+
+cJSON *result_histogram_json(const struct llmio_result *r)
+{
+	cJSON *h = cJSON_CreateObject(), *hr, *hw;
+
 	cJSON_AddStringToObject(h, "scheme", "log-linear: linear_bits=7 sub_bits=6, ns");
 	hr = cJSON_AddObjectToObject(h, "read");
 	cJSON_AddItemToObject(hr, "clat_ns", buckets_json(&r->read.clat));
@@ -242,7 +211,7 @@ cJSON *result_job_json(const struct llmio_result *r)
 	hw = cJSON_AddObjectToObject(h, "write");
 	cJSON_AddItemToObject(hw, "clat_ns", buckets_json(&r->write.clat));
 	cJSON_AddItemToObject(hw, "lat_ns", buckets_json(&r->write.lat));
-	return j;
+	return h;
 }
 
 int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
@@ -283,42 +252,9 @@ int json_write_doc(FILE *f, cJSON *root)
 
 int llmio_results_write_csv(FILE *f, struct llmio_result *const *r, size_t n)
 {
-	int ret = fprintf(f, "engine,rw,bs,iodepth,numjobs,direct,runtime_s,"
-	                     "read_iops,read_bw_bytes,read_clat_p50_ns,read_clat_p99_ns,"
-	                     "read_clat_p999_ns,write_iops,write_bw_bytes,write_clat_p50_ns,"
-	                     "write_clat_p99_ns,write_clat_p999_ns,usr_s,sys_s,cores_busy,"
-	                     "system_cores_busy,gb_per_s_per_core,device,dev_read_bytes,"
-	                     "dev_write_bytes,interrupted,error,proc_read_bytes,proc_write_bytes,"
-	                     "service,shared_disk,busy_system\n");
+	int ret = rec_csv_header(f);
 
-	for (size_t i = 0; i < n && ret >= 0; i++) {
-		const struct llmio_result *x = r[i];
-		char pr[24], pw[24];
-
-		/* an unknown witness is an empty cell, not a zero */
-		snprintf(pr, sizeof(pr), "%llu", (unsigned long long)x->process_io.read_bytes);
-		snprintf(pw, sizeof(pw), "%llu", (unsigned long long)x->process_io.write_bytes);
-		ret = fprintf(f,
-		              "%s,%s,%llu,%u,%u,%d,%.6f,%.1f,%.1f,%llu,%llu,%llu,%.1f,%.1f,%llu,"
-		              "%llu,%llu,%.6f,%.6f,%.4f,%.4f,%.4f,%s,%llu,%llu,%d,%d,%s,%s,%s,%d,"
-		              "%d\n",
-		              x->opts.engine, llmio_rw_name(x->opts.rw),
-		              (unsigned long long)x->opts.bs, x->opts.iodepth, x->opts.numjobs,
-		              x->direct_in_effect, x->runtime_s, x->read.iops, x->read.bw_bytes,
-		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 50),
-		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 99),
-		              (unsigned long long)llmio_hist_percentile(&x->read.clat, 99.9),
-		              x->write.iops, x->write.bw_bytes,
-		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 50),
-		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 99),
-		              (unsigned long long)llmio_hist_percentile(&x->write.clat, 99.9),
-		              x->cpu.usr_s, x->cpu.sys_s, x->cpu.cores_busy,
-		              x->cpu.system_cores_busy, x->gb_per_s_per_core,
-		              x->device.known ? x->device.name : "",
-		              (unsigned long long)x->device.read_bytes,
-		              (unsigned long long)x->device.write_bytes, x->interrupted, -x->error,
-		              x->process_io.known ? pr : "", x->process_io.known ? pw : "",
-		              llmio_service_name(x->service), x->shared_disk, x->busy_system);
-	}
-	return ret < 0 ? -EIO : 0;
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = rec_csv_row(f, r[i]);
+	return ret;
 }

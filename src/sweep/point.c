@@ -13,6 +13,7 @@
 
 #include "core/sysinfo.h"
 #include "llmio/llmio.h"
+#include "stats/record.h"
 #include "stats/result_json.h"
 #include "sweep/sweep.h"
 #include "workload/workload.h"
@@ -101,9 +102,9 @@ static cJSON *phase_json(const char *name, double wall_s, cJSON *jobs)
 		cJSON_Delete(jobs);
 		return NULL;
 	}
-	cJSON_AddStringToObject(ph, "name", name);
-	cJSON_AddNumberToObject(ph, "wall_s", wall_s);
-	cJSON_AddItemToObject(ph, "jobs", jobs);
+	cJSON_AddStringToObject(ph, RK_NAME, name);
+	cJSON_AddNumberToObject(ph, RK_WALL_S, wall_s);
+	cJSON_AddItemToObject(ph, RK_JOBS, jobs);
 	return ph;
 }
 
@@ -250,10 +251,10 @@ static cJSON *host_json(void)
 
 static void add_steady(cJSON *rec, const struct sweep_point *p, const cJSON *phases)
 {
-	cJSON *ss = cJSON_AddObjectToObject(rec, "steady_state");
+	cJSON *ss = cJSON_AddObjectToObject(rec, RK_STEADY_STATE);
 	const cJSON *job = cJSON_GetArrayItem(
-	        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(phases, 0), "jobs"), 0);
-	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(job, "job_runtime");
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(phases, 0), RK_JOBS), 0);
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(job, RK_JOB_RUNTIME);
 
 	cJSON_AddBoolToObject(ss, "enabled", p->ss.enabled);
 	cJSON_AddBoolToObject(ss, "reached", p->ctx && p->ctx->ss.reached);
@@ -273,26 +274,26 @@ cJSON *sweep_point_record(const struct sweep_point *p, struct sweep_outcome *o)
 	if (!rec)
 		return NULL;
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)p->hash);
-	cJSON_AddStringToObject(rec, "llmio", llmio_version());
-	cJSON_AddStringToObject(rec, "record", "point");
-	cJSON_AddStringToObject(rec, "config_hash", hash);
-	sw = cJSON_AddObjectToObject(rec, "sweep");
+	cJSON_AddStringToObject(rec, RK_LLMIO, llmio_version());
+	cJSON_AddStringToObject(rec, RK_RECORD, "point");
+	cJSON_AddStringToObject(rec, RK_CONFIG_HASH, hash);
+	sw = cJSON_AddObjectToObject(rec, RK_SWEEP);
 	cJSON_AddStringToObject(sw, "file", p->file->path);
 	cJSON_AddStringToObject(sw, "section", p->section);
 	cJSON_AddNumberToObject(sw, "point", (double)p->index);
 	cJSON_AddNumberToObject(sw, "points", (double)p->npoints);
 	cJSON_AddNumberToObject(sw, "repeat", p->repeat);
-	cJSON_AddItemToObject(rec, "config", sweep_config_json(&p->cfg, p->repeat));
-	cJSON_AddStringToObject(rec, "workload", p->workload ? p->workload : "job");
-	cJSON_AddItemToObject(rec, "host", host_json());
-	cJSON_AddBoolToObject(rec, "cache_dropped", o->cache_dropped);
+	cJSON_AddItemToObject(rec, RK_CONFIG, sweep_config_json(&p->cfg, p->repeat));
+	cJSON_AddStringToObject(rec, RK_WORKLOAD, p->workload ? p->workload : "job");
+	cJSON_AddItemToObject(rec, RK_HOST, host_json());
+	cJSON_AddBoolToObject(rec, RK_CACHE_DROPPED, o->cache_dropped);
 	add_steady(rec, p, o->phases);
-	cJSON_AddNumberToObject(rec, "start_epoch_ms", (double)o->start_epoch_ms);
-	cJSON_AddNumberToObject(rec, "wall_s", o->wall_s);
-	cJSON_AddItemToObject(rec, "phases", o->phases ? o->phases : cJSON_CreateArray());
+	cJSON_AddNumberToObject(rec, RK_START_EPOCH_MS, (double)o->start_epoch_ms);
+	cJSON_AddNumberToObject(rec, RK_WALL_S, o->wall_s);
+	cJSON_AddItemToObject(rec, RK_PHASES, o->phases ? o->phases : cJSON_CreateArray());
 	o->phases = NULL;
 	if (o->error) {
-		e = cJSON_AddObjectToObject(rec, "error");
+		e = cJSON_AddObjectToObject(rec, RK_ERROR);
 		cJSON_AddNumberToObject(e, "code", o->error);
 		cJSON_AddStringToObject(e, "message", o->message ? o->message : "");
 	}

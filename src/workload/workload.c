@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 
 #include "llmio/engine.h"
+#include "stats/record.h"
 #include "stats/result_json.h"
 #include "workload/workload.h"
 
@@ -419,33 +420,33 @@ cJSON *wl_json(const struct wl *w)
 {
 	cJSON *root = cJSON_CreateObject(), *params, *phases;
 
-	cJSON_AddStringToObject(root, "workload", w->recipe->name);
-	cJSON_AddStringToObject(root, "model", w->has_model ? w->model.name : "");
-	cJSON_AddStringToObject(root, "engine", w->base.engine);
-	cJSON_AddBoolToObject(root, "direct", w->base.direct);
-	params = cJSON_AddObjectToObject(root, "params");
+	cJSON_AddStringToObject(root, RK_WORKLOAD, w->recipe->name);
+	cJSON_AddStringToObject(root, RK_MODEL, w->has_model ? w->model.name : "");
+	cJSON_AddStringToObject(root, RK_ENGINE, w->base.engine);
+	cJSON_AddBoolToObject(root, RK_DIRECT, w->base.direct);
+	params = cJSON_AddObjectToObject(root, RK_PARAMS);
 	for (const struct wl_param *p = w->recipe->params; p && p->name; p++)
 		cJSON_AddStringToObject(params, p->name, wl_str(w, p->name));
 	for (const struct wl_param *p = w->recipe->shared; p && p->name; p++)
 		cJSON_AddStringToObject(params, p->name, wl_str(w, p->name));
 	cJSON_AddNumberToObject(params, "scale", w->scale);
-	phases = cJSON_AddArrayToObject(root, "phases");
+	phases = cJSON_AddArrayToObject(root, RK_PHASES);
 	for (unsigned i = 0; i < w->nphases; i++) {
 		const struct wl_phase *ph = &w->phases[i];
 		cJSON *o = cJSON_CreateObject(), *m, *jobs;
 
-		cJSON_AddStringToObject(o, "name", ph->name);
-		cJSON_AddNumberToObject(o, "wall_s", ph->wall_s);
-		cJSON_AddNumberToObject(o, "promised_bytes", (double)ph->promised_bytes);
-		cJSON_AddStringToObject(o, "note", ph->note);
-		m = cJSON_AddObjectToObject(o, "metrics");
+		cJSON_AddStringToObject(o, RK_NAME, ph->name);
+		cJSON_AddNumberToObject(o, RK_WALL_S, ph->wall_s);
+		cJSON_AddNumberToObject(o, RK_PROMISED_BYTES, (double)ph->promised_bytes);
+		cJSON_AddStringToObject(o, RK_NOTE, ph->note);
+		m = cJSON_AddObjectToObject(o, RK_METRICS);
 		for (unsigned k = 0; k < ph->nmetrics; k++)
 			cJSON_AddNumberToObject(m, ph->metrics[k].name, ph->metrics[k].value);
-		jobs = cJSON_AddArrayToObject(o, "jobs");
+		jobs = cJSON_AddArrayToObject(o, RK_JOBS);
 		for (unsigned s = 0; s < ph->nstreams; s++) {
 			cJSON *j = result_job_json(ph->streams[s]);
 
-			cJSON_AddStringToObject(j, "stream", ph->stream_names[s]);
+			cJSON_AddStringToObject(j, RK_STREAM, ph->stream_names[s]);
 			cJSON_AddItemToArray(jobs, j);
 		}
 		cJSON_AddItemToArray(phases, o);
@@ -490,7 +491,7 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 		ret = wl_run(w, err, errlen);
 	all = wl_json(w);
 	if (all) {
-		*phases = cJSON_DetachItemFromObject(all, "phases");
+		*phases = cJSON_DetachItemFromObject(all, RK_PHASES);
 		cJSON_Delete(all);
 	}
 	wl_release(w);
