@@ -11,11 +11,19 @@
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
+/* A (sub)command: llmio's own table in main.c, and those of trace, model and results. */
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 };
+
+/*
+ * Git-style dispatch: when argv[1] names an entry of table, run it with argv shifted by one
+ * (argv[0] becomes the subcommand's name) and store its exit code in *code.  \return true when
+ * dispatched; false leaves the caller to handle no argument or an unknown one in its own words.
+ */
+bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code);
 
 int cmd_run(int argc, char **argv);
 /* llmio run --workload NAME (src/cli/run_workload.c). */

@@ -60,6 +60,18 @@ void cli_progress_clear(void)
 	progress_shown = false;
 }
 
+bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code)
+{
+	if (argc < 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], table[i].name)) {
+			*code = table[i].fn(argc - 1, argv + 1);
+			return true;
+		}
+	return false;
+}
+
 int cli_exit_code(int ret)
 {
 	return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;

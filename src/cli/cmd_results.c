@@ -250,7 +250,7 @@ static int write_csv(FILE *f, void *arg)
 	return ferror(f) ? -EIO : 0;
 }
 
-int cmd_results(int argc, char **argv)
+static int export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	        {"csv", no_argument, NULL, 'c'},
@@ -264,18 +264,8 @@ int cmd_results(int argc, char **argv)
 	char err[512];
 	int opt, ret, code = 0;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		help(stdout);
-		return 0;
-	}
-	if (argc < 2 || strcmp(argv[1], "export")) {
-		fprintf(stderr,
-		        "llmio results: expected `llmio results export JOURNAL.jsonl --csv` "
-		        "(see `llmio results --help`)\n");
-		return EXIT_USAGE;
-	}
 	opterr = 0;
-	optind = 2;
+	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -327,4 +317,24 @@ out:
 	free(x.keys);
 	cJSON_Delete(x.records);
 	return code;
+}
+
+static const struct cmd subcommands[] = {
+        {"export", export, "a results journal as CSV"},
+};
+
+int cmd_results(int argc, char **argv)
+{
+	int code;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		help(stdout);
+		return 0;
+	}
+	if (cli_dispatch(subcommands, sizeof(subcommands) / sizeof(subcommands[0]), argc, argv,
+	                 &code))
+		return code;
+	fprintf(stderr, "llmio results: expected `llmio results export JOURNAL.jsonl --csv` "
+	                "(see `llmio results --help`)\n");
+	return EXIT_USAGE;
 }
