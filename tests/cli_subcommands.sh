@@ -1,7 +1,9 @@
 #!/bin/bash
 # cli_subcommands.sh: the subcommand tables of llmio, `trace`, `model` and `results`: each
 # subcommand is found by name, gets its own arguments, and a missing or unknown one is a
-# usage error naming what exists.
+# usage error naming what exists.  Also the shared option loop (cli_getopt_next) of sweep,
+# results export and advise: one wording for an unknown option and a missing value, and
+# operands after the options wherever they were given.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -46,5 +48,28 @@ check "trace: anything else is the traced command's options" [ "$RC" -eq 2 ]
 expect_err "trace's own message" "llmio trace: unknown option"
 expect_rc 2 "trace without a command" trace
 expect_err "trace asks for a command" "no command to trace"
+
+for cmd in sweep advise; do
+	expect_rc 2 "$cmd: unknown option" $cmd --frobnicate x.jsonl
+	expect_err "$cmd: unknown option named" \
+		"llmio $cmd: unknown option '--frobnicate' (see \`llmio $cmd --help\`)"
+done
+expect_rc 2 "results export: unknown option" results export --frobnicate x.jsonl
+expect_err "results export: unknown option named" \
+	"llmio results: unknown option '--frobnicate' (see \`llmio results --help\`)"
+expect_rc 2 "sweep: missing value" sweep job.ini -o
+expect_err "sweep: missing value named" "llmio sweep: -o needs a value"
+expect_rc 2 "sweep: --repeat without a value" sweep job.ini --repeat
+expect_err "sweep: --repeat named" "llmio sweep: --repeat needs a value"
+expect_rc 2 "results export: missing value" results export j.jsonl --csv --output
+expect_err "results export: missing value named" "llmio results: --output needs a value"
+expect_rc 2 "sweep: two operands" sweep a.ini b.ini --dry-run
+expect_err "sweep: one job file" "llmio sweep: give one job file"
+# an operand before the options still counts: getopt_long moves it after them
+printf '[global]\nrw=read\nbs=4k\nsize=1m\n[p]\n' >"$T/job.ini"
+expect_rc 0 "sweep: operand first" sweep "$T/job.ini" --dry-run
+expect_rc 0 "sweep: operand last" sweep --dry-run "$T/job.ini"
+expect_rc 0 "advise --help" advise --help
+expect_out "advise --help is its help" "llmio advise"
 
 finish

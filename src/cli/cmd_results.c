@@ -258,15 +258,18 @@ static int export(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
+	struct cli_getopt g = {.cmd = "results",
+	                       .argc = argc,
+	                       .argv = argv,
+	                       .shortopts = ":o:h",
+	                       .longopts = longopts};
 	struct export x = {0};
 	const char *out = "-";
 	bool csv = false;
 	char err[512];
 	int opt, ret, code = 0;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt_next(&g)) != -1) {
 		switch (opt) {
 		case 'c':
 			csv = true;
@@ -277,22 +280,16 @@ static int export(int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return 0;
-		case ':':
-			fprintf(stderr, "llmio results: %s needs a value\n", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			fprintf(stderr,
-			        "llmio results: unknown option '%s' (see `llmio results --help`)\n",
-			        argv[optind - 1]);
+		default: /* CLI_OPT_BAD: the message is printed */
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || !csv) {
+	if (g.next != argc - 1 || !csv) {
 		fprintf(stderr, "llmio results: %s (see `llmio results --help`)\n",
-		        optind != argc - 1 ? "give one journal file" : "choose a format: --csv");
+		        g.next != argc - 1 ? "give one journal file" : "choose a format: --csv");
 		return EXIT_USAGE;
 	}
-	x.in = argv[optind];
+	x.in = argv[g.next];
 	if ((ret = cli_output_usable("results", out, CLI_OUT_FILE)))
 		return ret;
 	x.records = cJSON_CreateArray();

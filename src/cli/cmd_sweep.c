@@ -306,13 +306,16 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
+	struct cli_getopt g = {.cmd = "sweep",
+	                       .argc = argc,
+	                       .argv = argv,
+	                       .shortopts = ":o:qh",
+	                       .longopts = longopts};
 	int opt, ret;
 
 	c->repeat = 1;
 	c->seed = 1;
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt_next(&g)) != -1) {
 		switch (opt) {
 		case 'o':
 			c->out = optarg;
@@ -348,21 +351,15 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return -1;
-		case ':':
-			fprintf(stderr, "llmio sweep: %s needs a value\n", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			fprintf(stderr,
-			        "llmio sweep: unknown option '%s' (see `llmio sweep --help`)\n",
-			        argv[optind - 1]);
+		default: /* CLI_OPT_BAD: the message is printed */
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (g.next != argc - 1) {
 		fprintf(stderr, "llmio sweep: give one job file (see `llmio sweep --help`)\n");
 		return EXIT_USAGE;
 	}
-	c->path = argv[optind];
+	c->path = argv[g.next];
 	if (!c->dry_run && !c->out) {
 		fprintf(stderr, "llmio sweep: -o JOURNAL.jsonl is needed (or --dry-run)\n");
 		return EXIT_USAGE;
