@@ -2,8 +2,9 @@
 /*
  * Sweeps: matrix expansion (lists, x and + ranges, exclusions, counts), job file errors that
  * name the file, line and key, canonical hashing, steady-state detection on synthetic series,
- * and the journal's handling of a torn last line.  Counts are checked against the arithmetic
- * of the file, not against the code's own enumeration.
+ * the journal's handling of a torn last line, and the runner as a library (runner.c): plan
+ * and order, the dry-run estimate, a run reported through callbacks, resume, bad input.  Counts are
+ * checked against the arithmetic of the file, not against the code's own enumeration.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "sweep/journal.h"
+#include "sweep/runner.h"
 #include "sweep/steady.h"
 #include "sweep/sweep.h"
 
@@ -315,12 +317,173 @@ static void torn_journal(void **state)
 	cJSON_Delete(rec);
 }
 
+/* ---- the runner ---- */
+
+/* four points: 2 block sizes x 2 queue depths, on the null engine (no disk involved) */
+static const char tiny[] = "[global]\n"
+                           "ioengine=null\n"
+                           "rw=randread\n"
+                           "size=16m\n"
+                           "runtime=100ms\n"
+                           "\n"
+                           "[tiny]\n"
+                           "bs=4k,16k\n"
+                           "iodepth=1..2:x2\n";
+
+struct events_seen {
+	size_t ended, done, failed, skipped_lines;
+	size_t k[16];
+	char label[16][128];
+};
+
+static void on_ended(void *arg)
+{
+	((struct events_seen *)arg)->ended++;
+}
+
+static void on_done(void *arg, const struct sweep_point_done *d)
+{
+	struct events_seen *s = arg;
+
+	if (s->done < 16) {
+		s->k[s->done] = d->k;
+		snprintf(s->label[s->done], sizeof(s->label[0]), "%s", d->label);
+	}
+	s->done++;
+	s->failed += d->error != 0;
+	assert_true(d->error || d->iops > 0);
+}
+
+static void on_skipped(void *arg, const char *message)
+{
+	(void)message;
+	((struct events_seen *)arg)->skipped_lines++;
+}
+
+static void plan_and_estimate(void **state)
+{
+	struct sweep_run_opts o = {.path = write_ini("plan.ini", tiny), .repeat = 3};
+	struct sweep_runner r;
+	struct sweep_estimate e;
+	char err[512], label[256];
+
+	(void)state;
+	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), 0);
+	/* 2 x 2 points, three rounds of them in file order */
+	assert_int_equal(r.plan.n, 4);
+	assert_int_equal(r.norder, 12);
+	assert_int_equal(r.order[5].idx, 1);
+	assert_int_equal(r.order[5].repeat, 1);
+	sweep_runner_label(&r, 3, label, sizeof(label));
+	assert_string_equal(label, "[tiny] bs=16k iodepth=2");
+	assert_int_equal(sweep_runner_estimate(&r, &e, err, sizeof(err)), 0);
+	/* 12 points of 100 ms each plus the setup allowance, nothing already done */
+	assert_true(e.total_s > 12 * (0.1 + e.setup_s) - 1e-9);
+	assert_true(e.total_s < 12 * (0.1 + e.setup_s) + 1e-9);
+	assert_int_equal(e.already, 0);
+	sweep_runner_release(&r);
+
+	/* shuffled: the same points, another order, the same for the same seed */
+	o.shuffle = true;
+	o.seed = 7;
+	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), 0);
+	{
+		size_t count[4] = {0}, moved = 0;
+
+		for (size_t i = 0; i < r.norder; i++) {
+			count[r.order[i].idx]++;
+			moved += r.order[i].idx != i % 4;
+		}
+		for (size_t i = 0; i < 4; i++)
+			assert_int_equal(count[i], 3);
+		assert_true(moved > 0);
+	}
+	sweep_runner_release(&r);
+}
+
+static void run_and_resume(void **state)
+{
+	char journal[4200], err[1024];
+	struct sweep_run_opts o = {.path = write_ini("run.ini", tiny), .keep_cache = true};
+	struct events_seen s = {0};
+	struct sweep_events ev = {.point_ended = on_ended,
+	                          .point_done = on_done,
+	                          .skipped_line = on_skipped,
+	                          .arg = &s};
+	struct sweep_runner r;
+	volatile int abort_flag = 0, point_stop = 0;
+	struct seen lines = {0};
+	FILE *f;
+
+	(void)state;
+	snprintf(journal, sizeof(journal), "%s/run.jsonl", dir);
+	unlink(journal);
+	o.journal = journal;
+	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, err, sizeof(err)), 0);
+	assert_true(r.started);
+	assert_int_equal(r.ran, 4);
+	assert_int_equal(r.failed, 0);
+	assert_int_equal(s.ended, 4);
+	assert_int_equal(s.done, 4);
+	assert_int_equal(s.k[3], 3);
+	assert_string_equal(s.label[0], "[tiny] bs=4k iodepth=1");
+	sweep_runner_release(&r);
+	assert_int_equal(journal_read(journal, count_lines, &lines, err, sizeof(err)), 0);
+	assert_int_equal(lines.records, 4);
+
+	/* a torn last line, then --resume: nothing runs again, the bad line is reported */
+	f = fopen(journal, "a");
+	assert_non_null(f);
+	fputs("{\"config_hash\":\"fedc", f);
+	fclose(f);
+	memset(&s, 0, sizeof(s));
+	o.resume = true;
+	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, err, sizeof(err)), 0);
+	assert_int_equal(r.ndone, 4);
+	assert_int_equal(s.skipped_lines, 1);
+	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, err, sizeof(err)), 0);
+	assert_int_equal(r.ran, 0);
+	assert_int_equal(r.skipped, 4);
+	assert_int_equal(s.done, 0);
+	sweep_runner_release(&r);
+
+	/* an abort before the start: no point runs */
+	unlink(journal);
+	o.resume = false;
+	abort_flag = 1;
+	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, err, sizeof(err)), 0);
+	assert_int_equal(r.ran, 0);
+	sweep_runner_release(&r);
+}
+
+static void bad_input(void **state)
+{
+	struct sweep_run_opts o = {.path = write_ini("bad.ini", "[s]\nbs=4k,banana\n")};
+	struct sweep_runner r;
+	char err[1024];
+
+	(void)state;
+	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), -EINVAL);
+	assert_true(r.bad_input);
+	assert_non_null(strstr(err, "bad.ini"));
+	sweep_runner_release(&r);
+
+	o.path = "/nonexistent/llmio/job.ini";
+	assert_int_not_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), 0);
+	assert_true(r.bad_input);
+	sweep_runner_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(lists_and_ranges), cmocka_unit_test(exclusions),
-	        cmocka_unit_test(parse_errors),     cmocka_unit_test(hashing),
-	        cmocka_unit_test(steady_series),    cmocka_unit_test(torn_journal),
+	        cmocka_unit_test(lists_and_ranges),  cmocka_unit_test(exclusions),
+	        cmocka_unit_test(parse_errors),      cmocka_unit_test(hashing),
+	        cmocka_unit_test(steady_series),     cmocka_unit_test(torn_journal),
+	        cmocka_unit_test(plan_and_estimate), cmocka_unit_test(run_and_resume),
+	        cmocka_unit_test(bad_input),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

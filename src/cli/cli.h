@@ -3,6 +3,7 @@
 #ifndef LLMIO_CLI_H
 #define LLMIO_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -11,11 +12,46 @@
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
 
+/* A (sub)command: llmio's own table in main.c, and those of trace, model and results. */
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 };
+
+/*
+ * Git-style dispatch: when argv[1] names an entry of table, run it with argv shifted by one
+ * (argv[0] becomes the subcommand's name) and store its exit code in *code.  \return true when
+ * dispatched; false leaves the caller to handle no argument or an unknown one in its own words.
+ */
+/*
+ * One getopt_long loop for a subcommand, with one wording for what goes wrong:
+ *
+ *	struct cli_getopt g = {.cmd = "sweep", .argc = argc, .argv = argv,
+ *	                       .shortopts = ":o:qh", .longopts = longopts};
+ *	while ((c = cli_getopt_next(&g)) != -1)
+ *		switch (c) { case 'o': ...; case CLI_OPT_BAD: return EXIT_USAGE; }
+ *
+ * The first call starts at argv[1]; operands are moved after the options (getopt_long's
+ * order), so g.next is the first operand after the loop.  An unknown option prints
+ * "llmio CMD: unknown option 'X' (see `llmio CMD --help`)", a missing value
+ * "llmio CMD: X needs a value"; both return CLI_OPT_BAD.  shortopts must start with ':'.
+ */
+struct cli_getopt {
+	const char *cmd; /* as the messages name it: "sweep", "results" */
+	int argc;
+	char **argv;
+	const char *shortopts;
+	const struct option *longopts;
+	int next;     /* after the loop: the index of the first operand */
+	bool started; /* internal */
+};
+
+#define CLI_OPT_BAD (-2)
+
+int cli_getopt_next(struct cli_getopt *g);
+
+bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code);
 
 int cmd_run(int argc, char **argv);
 /* llmio run --workload NAME (src/cli/run_workload.c). */

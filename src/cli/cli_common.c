@@ -60,6 +60,42 @@ void cli_progress_clear(void)
 	progress_shown = false;
 }
 
+int cli_getopt_next(struct cli_getopt *g)
+{
+	int c;
+
+	if (!g->started) {
+		/* getopt's state is global: each subcommand parses its argv from the start */
+		opterr = 0;
+		optind = 1;
+		g->started = true;
+	}
+	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, NULL);
+	g->next = optind;
+	if (c == ':') {
+		fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, g->argv[optind - 1]);
+		return CLI_OPT_BAD;
+	}
+	if (c == '?') {
+		fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n", g->cmd,
+		        g->argv[optind - 1], g->cmd);
+		return CLI_OPT_BAD;
+	}
+	return c;
+}
+
+bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code)
+{
+	if (argc < 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], table[i].name)) {
+			*code = table[i].fn(argc - 1, argv + 1);
+			return true;
+		}
+	return false;
+}
+
 int cli_exit_code(int ret)
 {
 	return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;

@@ -65,6 +65,8 @@ int cmd_advise(int argc, char **argv)
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
+	struct cli_getopt g = {
+	        .cmd = "advise", .argc = argc, .argv = argv, .shortopts = ":h", .longopts = opts};
 	struct advice_set *a = NULL;
 	struct dataset d;
 	const void *args[2];
@@ -72,26 +74,20 @@ int cmd_advise(int argc, char **argv)
 	char err[1024];
 	int c, ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt_next(&g)) != -1) {
 		if (c == 'h') {
 			help(stdout);
 			return 0;
 		}
-		if (c != 'j') {
-			fprintf(stderr,
-			        "llmio advise: unknown option '%s' (see `llmio advise --help`)\n",
-			        argv[optind - 1]);
+		if (c != 'j') /* CLI_OPT_BAD: the message is printed */
 			return EXIT_USAGE;
-		}
 		json = true;
 	}
-	if (optind != argc - 1) {
+	if (g.next != argc - 1) {
 		fprintf(stderr, "llmio advise: give one journal file: llmio advise FILE.jsonl\n");
 		return EXIT_USAGE;
 	}
-	ret = dataset_load(&d, argv[optind], err, sizeof(err));
+	ret = dataset_load(&d, argv[g.next], err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "llmio advise: %s\n", err);
 		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;

@@ -692,8 +692,15 @@ out:
 	return ret;
 }
 
+static const struct cmd subcommands[] = {
+        {"list", cmd_list, "the built-in models"},
+        {"show", cmd_show, "what llmio derives from a model"},
+};
+
 int cmd_model(int argc, char **argv)
 {
+	int code;
+
 	if (argc < 2) {
 		fprintf(stderr, "llmio model: list or show? (llmio model --help)\n");
 		return EXIT_USAGE;
@@ -702,10 +709,9 @@ int cmd_model(int argc, char **argv)
 		help(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "list"))
-		return cmd_list(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "show"))
-		return cmd_show(argc - 1, argv + 1);
+	if (cli_dispatch(subcommands, sizeof(subcommands) / sizeof(subcommands[0]), argc, argv,
+	                 &code))
+		return code;
 	fprintf(stderr, "llmio model: unknown subcommand '%s' (list or show)\n", argv[1]);
 	return EXIT_USAGE;
 }

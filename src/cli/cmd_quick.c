@@ -1,42 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * llmio quick (and `llmio` with no arguments): a phase-aware look at this machine's storage
- * in about a minute.  Inference reads KV-cache blocks and weights at random in small and
- * medium blocks, shallow (one request) and deep (batched serving); training streams dataset
- * shards and writes checkpoints in large sequential blocks.  Every engine that can run here
- * does each pattern on one scratch file, O_DIRECT where the engine and the filesystem support
- * it (llmio_direct_probe asks the filesystem; it is never guessed from a failed run).
+ * in about a minute.  Every engine that can run here does each pattern of the plan
+ * (src/sweep/quick.c) on one scratch file, O_DIRECT where the engine and the filesystem
+ * support it (llmio_direct_probe asks the filesystem; it is never guessed from a failed run).
+ * This file parses, runs the plan's points and prints the table.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "engine/engine.h"
 #include "report/fmt.h"
+#include "sweep/quick.h"
 
-struct pattern {
-	const char *phase;
-	const char *name; /* without the depth: rows say the depth that ran */
-	enum llmio_rw rw;
-	uint64_t bs;
-	uint32_t iodepth;
-};
-
-static const struct pattern patterns[] = {
-        {"inference", "4k rand read", LLMIO_RW_RANDREAD, 4096, 1},
-        {"inference", "4k rand read", LLMIO_RW_RANDREAD, 4096, 32},
-        {"inference", "128k rand read", LLMIO_RW_RANDREAD, 128 << 10, 1},
-        {"inference", "128k rand read", LLMIO_RW_RANDREAD, 128 << 10, 32},
-        {"training", "1m seq read", LLMIO_RW_READ, 1 << 20, 8},
-        {"training", "1m seq write", LLMIO_RW_WRITE, 1 << 20, 8},
-};
-
-#define NPAT        (sizeof(patterns) / sizeof(patterns[0]))
 #define MAX_RESULTS 64
 
 struct quick {
@@ -49,7 +29,7 @@ struct quick {
 	bool keep;
 	const char *json, *csv;
 	struct llmio_result *res[MAX_RESULTS];
-	const struct pattern *pat[MAX_RESULTS];
+	const struct quick_pattern *pat[MAX_RESULTS];
 	size_t nres;
 };
 
@@ -121,7 +101,7 @@ static int parse(struct quick *q, int argc, char **argv)
 			}
 			snprintf(q->dir, sizeof(q->dir), "%s", v);
 		} else if (!strncmp(a, "--size", 6) && (a[6] == '\0' || a[6] == '=')) {
-			if (llmio_parse_size(v, &q->size) || q->size < (16 << 20)) {
+			if (llmio_parse_size(v, &q->size) || q->size < QUICK_MIN_SIZE) {
 				fprintf(stderr,
 				        "llmio: --size %s is not valid: expected a size of at "
 				        "least 16m such as 256m or 1GiB\n",
@@ -152,23 +132,15 @@ static int parse(struct quick *q, int argc, char **argv)
 /* 1 GiB unless the filesystem is short of space: then a quarter of what is free. */
 static int choose_size(struct quick *q)
 {
-	struct statvfs sv;
-	uint64_t free_bytes, want = q->size ? q->size : 1ull << 30;
+	uint64_t free_bytes = 0;
+	int ret = quick_choose_size(q->dir, q->size, &q->size, &free_bytes);
 
-	if (statvfs(q->dir, &sv))
-		return -errno;
-	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (!q->size && want > free_bytes / 4)
-		want = free_bytes / 4 & ~((1ull << 20) - 1);
-	if (want < (16 << 20) || want > free_bytes) {
+	if (ret == -ENOSPC)
 		fprintf(stderr,
 		        "llmio: not enough free space in %s (%llu MiB free); use --dir on "
 		        "another filesystem\n",
 		        q->dir, (unsigned long long)(free_bytes >> 20));
-		return -ENOSPC;
-	}
-	q->size = want;
-	return 0;
+	return ret;
 }
 
 static int write_json(FILE *f, void *arg)
@@ -185,35 +157,8 @@ static int write_csv(FILE *f, void *arg)
 	return llmio_results_write_csv(f, q->res, q->nres);
 }
 
-static double gbps(const struct llmio_result *r)
-{
-	return (r->read.bw_bytes + r->write.bw_bytes) / 1e9;
-}
-
-/*
- * The best finished result of pattern p among the direct (or page-cache) ones that ran at
- * exactly depth qd (the pattern's, or 1 for the synchronous engines' QD 1 runs of it).
- */
-static const struct llmio_result *best_of(const struct quick *q, const struct pattern *p,
-                                          bool direct, uint32_t qd)
-{
-	const struct llmio_result *best = NULL;
-
-	for (size_t i = 0; i < q->nres; i++) {
-		const struct llmio_result *r = q->res[i];
-
-		if (q->pat[i] != p || r->direct_in_effect != direct || r->interrupted ||
-		    r->iodepth_effective != qd)
-			continue;
-		if (!best || gbps(r) > gbps(best) * 1.03 ||
-		    (gbps(r) > gbps(best) * 0.97 && r->gb_per_s_per_core > best->gb_per_s_per_core))
-			best = r;
-	}
-	return best;
-}
-
 /* "4k rand read QD32": the pattern with the depth that ran (or the pattern's own). */
-static void label(char *buf, size_t len, const struct pattern *p, uint32_t qd)
+static void label(char *buf, size_t len, const struct quick_pattern *p, uint32_t qd)
 {
 	snprintf(buf, len, "%s QD%u", p->name, qd);
 }
@@ -223,20 +168,21 @@ static void label(char *buf, size_t len, const struct pattern *p, uint32_t qd)
  * at QD 1) is never that pattern's best, but is named when it beat them, or when nothing ran
  * at the depth, with the depth it ran at.
  */
-static void print_best(const struct quick *q, const struct pattern *p, bool direct, bool *printed)
+static void print_best(const struct quick *q, const struct quick_pattern *p, bool direct,
+                       bool *printed)
 {
-	const struct llmio_result *at = best_of(q, p, direct, p->iodepth);
-	const struct llmio_result *low = p->iodepth > 1 ? best_of(q, p, direct, 1) : NULL;
 	const char *what = direct ? "O_DIRECT" : "page cache";
+	struct quick_best b;
 
-	if (at) {
+	quick_best(q->res, q->pat, q->nres, p, direct, &b);
+	if (b.at) {
 		printf("%s %s: %-9s %.3f GB/s, %.2f GB/s/core", *printed ? ";" : "", what,
-		       at->opts.engine, gbps(at), at->gb_per_s_per_core);
+		       b.at->opts.engine, quick_gbps(b.at), b.at->gb_per_s_per_core);
 		*printed = true;
 	}
-	if (low && (!at || gbps(low) > gbps(at) * 1.03)) {
-		printf("%s %s%s: %s at QD 1 %.3f GB/s", *printed ? ";" : "", at ? "faster " : "",
-		       what, low->opts.engine, gbps(low));
+	if (b.low) {
+		printf("%s %s%s: %s at QD 1 %.3f GB/s", *printed ? ";" : "", b.at ? "faster " : "",
+		       what, b.low->opts.engine, quick_gbps(b.low));
 		*printed = true;
 	}
 }
@@ -261,7 +207,7 @@ static void print_table(const struct quick *q)
 		label(name, sizeof(name), q->pat[i], r->iodepth_effective);
 		printf("%-10s %-20s %-9s %-3u %-6s %9.3f %9s %9s %9s %9.2f %10s %10s%s\n",
 		       q->pat[i]->phase, name, r->opts.engine, r->iodepth_effective,
-		       r->direct_in_effect ? "yes" : "no", gbps(r), iops, p50, p99,
+		       r->direct_in_effect ? "yes" : "no", quick_gbps(r), iops, p50, p99,
 		       r->gb_per_s_per_core, r->device.known ? rd : "n/a",
 		       r->device.known ? wr : "n/a",
 		       r->interrupted ? "  [interrupted: not ranked]" : "");
@@ -271,21 +217,23 @@ static void print_table(const struct quick *q)
 	       "and page-cache results are ranked apart: a cached figure is not a device "
 	       "figure.\nA pattern's best ran at its depth; synchronous engines ran at QD 1 and "
 	       "are named so.\n");
-	for (size_t p = 0; p < NPAT; p++) {
+	for (size_t p = 0; p < quick_npatterns; p++) {
+		const struct quick_pattern *pat = &quick_patterns[p];
 		bool printed = false;
 		char name[48];
 
-		label(name, sizeof(name), &patterns[p], patterns[p].iodepth);
-		printf("  %-10s %-20s", patterns[p].phase, name);
-		print_best(q, &patterns[p], true, &printed);
-		print_best(q, &patterns[p], false, &printed);
+		label(name, sizeof(name), pat, pat->iodepth);
+		printf("  %-10s %-20s", pat->phase, name);
+		print_best(q, pat, true, &printed);
+		print_best(q, pat, false, &printed);
 		printf("\n");
 	}
 	if (stopped)
 		printf("\nthe point marked [interrupted] stopped early: its figures are partial\n");
 }
 
-static int run_point(struct quick *q, const char *engine, bool direct, const struct pattern *p)
+static int run_point(struct quick *q, const char *engine, bool direct,
+                     const struct quick_pattern *p)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
@@ -294,16 +242,7 @@ static int run_point(struct quick *q, const char *engine, bool direct, const str
 
 	if (q->nres >= MAX_RESULTS)
 		return 0;
-	llmio_job_opts_init(&o);
-	snprintf(o.engine, sizeof(o.engine), "%s", engine);
-	snprintf(o.filename, sizeof(o.filename), "%s", q->file);
-	o.size = q->size;
-	o.rw = p->rw;
-	o.bs = p->bs;
-	o.iodepth = p->iodepth;
-	o.direct = direct;
-	o.runtime_ns = q->runtime_ns;
-	o.ramp_time_ns = q->runtime_ns / 4;
+	quick_job_opts(&o, engine, q->file, q->size, q->runtime_ns, direct, p);
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
 	if (isatty(STDERR_FILENO))
@@ -366,17 +305,17 @@ int cmd_quick(int argc, char **argv)
 		printf("  %s: every point runs through the page cache\n", why);
 	}
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && !cli_stop; i++) {
-		if (engine_find(e.name)->caps & ENGINE_CAP_NO_IO)
+		if (!quick_engine_measured(&e))
 			continue; /* no I/O: it measures llmio itself, not the storage */
 		if (llmio_engine_probe(e.name, why, sizeof(why))) {
 			printf("  skipping %s: %s\n", e.name, why);
 			continue;
 		}
-		for (size_t p = 0; p < NPAT && !cli_stop; p++) {
-			if (!e.async && patterns[p].iodepth > 1 &&
-			    patterns[p].rw != LLMIO_RW_READ && patterns[p].rw != LLMIO_RW_WRITE)
+		for (size_t p = 0; p < quick_npatterns && !cli_stop; p++) {
+			if (!quick_engine_runs(&e, &quick_patterns[p]))
 				continue; /* same as QD1 for a synchronous engine */
-			ret = run_point(&q, e.name, e.supports_direct && direct_ok, &patterns[p]);
+			ret = run_point(&q, e.name, e.supports_direct && direct_ok,
+			                &quick_patterns[p]);
 			if (ret)
 				code = cli_exit_code(ret);
 		}

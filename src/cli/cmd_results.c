@@ -250,7 +250,7 @@ static int write_csv(FILE *f, void *arg)
 	return ferror(f) ? -EIO : 0;
 }
 
-int cmd_results(int argc, char **argv)
+static int export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	        {"csv", no_argument, NULL, 'c'},
@@ -258,25 +258,18 @@ int cmd_results(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
+	struct cli_getopt g = {.cmd = "results",
+	                       .argc = argc,
+	                       .argv = argv,
+	                       .shortopts = ":o:h",
+	                       .longopts = longopts};
 	struct export x = {0};
 	const char *out = "-";
 	bool csv = false;
 	char err[512];
 	int opt, ret, code = 0;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		help(stdout);
-		return 0;
-	}
-	if (argc < 2 || strcmp(argv[1], "export")) {
-		fprintf(stderr,
-		        "llmio results: expected `llmio results export JOURNAL.jsonl --csv` "
-		        "(see `llmio results --help`)\n");
-		return EXIT_USAGE;
-	}
-	opterr = 0;
-	optind = 2;
-	while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt_next(&g)) != -1) {
 		switch (opt) {
 		case 'c':
 			csv = true;
@@ -287,22 +280,16 @@ int cmd_results(int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return 0;
-		case ':':
-			fprintf(stderr, "llmio results: %s needs a value\n", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			fprintf(stderr,
-			        "llmio results: unknown option '%s' (see `llmio results --help`)\n",
-			        argv[optind - 1]);
+		default: /* CLI_OPT_BAD: the message is printed */
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || !csv) {
+	if (g.next != argc - 1 || !csv) {
 		fprintf(stderr, "llmio results: %s (see `llmio results --help`)\n",
-		        optind != argc - 1 ? "give one journal file" : "choose a format: --csv");
+		        g.next != argc - 1 ? "give one journal file" : "choose a format: --csv");
 		return EXIT_USAGE;
 	}
-	x.in = argv[optind];
+	x.in = argv[g.next];
 	if ((ret = cli_output_usable("results", out, CLI_OUT_FILE)))
 		return ret;
 	x.records = cJSON_CreateArray();
@@ -327,4 +314,24 @@ out:
 	free(x.keys);
 	cJSON_Delete(x.records);
 	return code;
+}
+
+static const struct cmd subcommands[] = {
+        {"export", export, "a results journal as CSV"},
+};
+
+int cmd_results(int argc, char **argv)
+{
+	int code;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		help(stdout);
+		return 0;
+	}
+	if (cli_dispatch(subcommands, sizeof(subcommands) / sizeof(subcommands[0]), argc, argv,
+	                 &code))
+		return code;
+	fprintf(stderr, "llmio results: expected `llmio results export JOURNAL.jsonl --csv` "
+	                "(see `llmio results --help`)\n");
+	return EXIT_USAGE;
 }

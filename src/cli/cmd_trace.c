@@ -547,13 +547,19 @@ static int dump(int argc, char **argv)
 	return 0;
 }
 
+static const struct cmd subcommands[] = {
+        {"report", report, "text or JSON tables and plots of a trace"},
+        {"import-strace", import_strace, "convert an strace log into a trace"},
+        {"dump", dump, "every record of a trace as a line of text"},
+};
+
 int cmd_trace(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "report"))
-		return report(argc - 1, argv + 1);
-	if (argc >= 2 && !strcmp(argv[1], "import-strace"))
-		return import_strace(argc - 1, argv + 1);
-	if (argc >= 2 && !strcmp(argv[1], "dump"))
-		return dump(argc - 1, argv + 1);
+	int code;
+
+	if (cli_dispatch(subcommands, sizeof(subcommands) / sizeof(subcommands[0]), argc, argv,
+	                 &code))
+		return code;
+	/* anything else is the traced command line: `llmio trace [OPTIONS] -- COMMAND` */
 	return capture(argc, argv);
 }

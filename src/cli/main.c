@@ -31,6 +31,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	int code;
+
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 			usage(stdout);
@@ -43,9 +45,8 @@ int main(int argc, char **argv)
 		/* `llmio --dir X` is `llmio quick --dir X` */
 		return cmd_quick(argc, argv);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	if (cli_dispatch(commands, sizeof(commands) / sizeof(commands[0]), argc, argv, &code))
+		return code;
 	if (!strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -7,6 +7,8 @@
  *   jobfile.c  reads the file (libinih), checks every key and value, keeps each key's list
  *   matrix.c   ranges, exclude= expressions, the product, canonical configurations + hash
  *   point.c    one point: its configuration, running it, its journal record
+ *   runner.c   a whole sweep: order, resume, each point into the journal (runner.h)
+ *   quick.c    the plan of `llmio quick` (quick.h)
  */
 #ifndef LLMIO_SWEEP_SWEEP_H
 #define LLMIO_SWEEP_SWEEP_H

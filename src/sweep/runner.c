@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/* The sweep runner (runner.h): plan -> order -> run each point -> append its record. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/rand.h"
+#include "sweep/journal.h"
+#include "sweep/runner.h"
+
+/* Thread start-up, target open and cache drop per point, when the configuration says nothing
+ * about it: an estimate for --dry-run only. */
+#define SETUP_S_PER_POINT 0.3
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct collect {
+	struct sweep_runner *r;
+	const struct sweep_events *ev;
+};
+
+static int collect_hash(void *arg, unsigned line, const cJSON *rec, const char *skipped)
+{
+	struct collect *c = arg;
+	struct sweep_runner *r = c->r;
+	uint64_t *d;
+
+	(void)line;
+	if (!rec) {
+		if (c->ev && c->ev->skipped_line)
+			c->ev->skipped_line(c->ev->arg, skipped);
+		return 0;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(rec, "error"))
+		return 0; /* a failed point is tried again */
+	d = realloc(r->done, (r->ndone + 1) * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	r->done = d;
+	journal_record_hash(rec, &r->done[r->ndone++]);
+	return 0;
+}
+
+bool sweep_runner_is_done(const struct sweep_runner *r, uint64_t hash)
+{
+	return r->ndone && bsearch(&hash, r->done, r->ndone, sizeof(hash), cmp_u64);
+}
+
+static int make_order(struct sweep_runner *r)
+{
+	struct rng rng;
+
+	r->norder = r->plan.n * r->o.repeat;
+	r->order = calloc(r->norder ? r->norder : 1, sizeof(*r->order));
+	if (!r->order)
+		return -ENOMEM;
+	/* whole rounds: every point once, then every point again, ... */
+	for (size_t i = 0; i < r->norder; i++)
+		r->order[i] = (struct sweep_order){i % r->plan.n, (unsigned)(i / r->plan.n)};
+	if (!r->o.shuffle)
+		return 0;
+	rng_seed(&rng, r->o.seed);
+	for (size_t i = r->norder; i > 1; i--) {
+		size_t j = rng_below(&rng, i);
+		struct sweep_order t = r->order[i - 1];
+
+		r->order[i - 1] = r->order[j];
+		r->order[j] = t;
+	}
+	return 0;
+}
+
+int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
+                         const struct sweep_events *ev, char *err, size_t errlen)
+{
+	struct collect c = {r, ev};
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->o = *o;
+	if (!r->o.repeat)
+		r->o.repeat = 1;
+	ret = sweep_file_load(o->path, o->dir, &r->file, err, errlen);
+	if (ret) {
+		/* a bad or missing job file is bad input */
+		r->bad_input = ret == -EINVAL || ret == -ENOENT;
+		return ret;
+	}
+	ret = sweep_plan_build(r->file, &r->plan, err, errlen);
+	if (ret) {
+		r->bad_input = ret == -EINVAL;
+		return ret;
+	}
+	if (make_order(r)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (o->resume && o->journal && access(o->journal, F_OK) == 0) {
+		ret = journal_read(o->journal, collect_hash, &c, err, errlen);
+		if (ret) {
+			if (ret == -ENOMEM)
+				snprintf(err, errlen, "out of memory");
+			return ret;
+		}
+		if (r->ndone) /* qsort's base must not be NULL, even for no elements */
+			qsort(r->done, r->ndone, sizeof(*r->done), cmp_u64);
+	}
+	return 0;
+}
+
+void sweep_runner_release(struct sweep_runner *r)
+{
+	free(r->done);
+	free(r->order);
+	sweep_plan_release(&r->plan);
+	sweep_file_free(r->file);
+	r->done = NULL;
+	r->order = NULL;
+	r->file = NULL;
+}
+
+/* Is dim i an option of another engine than the point's (so not part of the point)? */
+static bool ioengine_lacks(const struct sweep_runner *r, const struct sweep_plan_point *pp,
+                           size_t i)
+{
+	struct sweep_config *cfg = malloc(sizeof(*cfg));
+	char err[256];
+	bool lacks;
+
+	if (!cfg)
+		return false;
+	lacks = sweep_config_build(r->file, pp->sec, pp->choice, cfg, err, sizeof(err)) == 0 &&
+	        !sweep_config_get(cfg, r->file->sec[pp->sec].dims[i].key);
+	free(cfg);
+	return lacks;
+}
+
+void sweep_runner_label(const struct sweep_runner *r, size_t idx, char *buf, size_t len)
+{
+	const struct sweep_plan_point *pp = &r->plan.p[idx];
+	const struct sweep_section *s = &r->file->sec[pp->sec];
+	size_t used = (size_t)snprintf(buf, len, "[%s]", s->name);
+
+	for (size_t i = 0; i < s->ndims && used < len; i++)
+		if (s->dims[i].n > 1 && (s->dims[i].kind != SK_ENGINE || !ioengine_lacks(r, pp, i)))
+			used += (size_t)snprintf(buf + used, len - used, " %s=%s", s->dims[i].key,
+			                         s->dims[i].v[pp->choice[i]].raw);
+}
+
+double sweep_runner_eta_s(const struct sweep_runner *r, double current_left)
+{
+	size_t left = r->norder - r->k;
+
+	return r->ran ? r->spent / (double)r->ran * (double)(left ? left - 1 : 0) + current_left
+	              : 0;
+}
+
+int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e, char *err,
+                          size_t errlen)
+{
+	struct sweep_point *p = malloc(sizeof(*p));
+	double min_s;
+	int ret = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->setup_s = SETUP_S_PER_POINT;
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->norder && !ret; i++) {
+		bool known;
+
+		ret = sweep_point_make(r->file, &r->plan, r->order[i].idx, r->order[i].repeat, p,
+		                       err, errlen);
+		if (ret)
+			break;
+		if (sweep_runner_is_done(r, p->hash)) {
+			e->already++;
+			continue;
+		}
+		e->total_s += sweep_point_estimate_s(p, &min_s, &known) + SETUP_S_PER_POINT;
+		e->least_s += min_s + SETUP_S_PER_POINT;
+		e->unknown += !known;
+	}
+	free(p);
+	return ret;
+}
+
+/* Main figures of a record's first job, for the caller's line per point. */
+static void record_figures(const cJSON *rec, double *iops, double *bw)
+{
+	const cJSON *job = cJSON_GetArrayItem(
+	        cJSON_GetObjectItemCaseSensitive(
+	                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "phases"), 0),
+	                "jobs"),
+	        0);
+
+	*iops = *bw = 0;
+	for (int op = 0; op < 2; op++) {
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(job, op ? "write" : "read");
+		const cJSON *i = cJSON_GetObjectItemCaseSensitive(o, "iops");
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bw_bytes");
+
+		*iops += cJSON_IsNumber(i) ? i->valuedouble : 0;
+		*bw += cJSON_IsNumber(b) ? b->valuedouble : 0;
+	}
+}
+
+/* One point: run it, append its record, tell the caller. */
+static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point *p,
+                   struct sweep_run_ctx *ctx, const struct sweep_events *ev, char *err,
+                   size_t errlen)
+{
+	struct sweep_outcome o = {0};
+	struct sweep_point_done d = {.k = r->k};
+	char msg[1024], label[512];
+	struct timeval tv;
+	double t0 = mono_s();
+	cJSON *rec;
+	int ret;
+
+	sweep_runner_label(r, p->index, label, sizeof(label));
+	r->label = label;
+	o.cache_dropped = !r->o.keep_cache && sweep_drop_caches();
+	gettimeofday(&tv, NULL);
+	o.start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+	*ctx->stop = 0;
+	p->ctx = ctx;
+	ret = sweep_run_point(p, &o.phases, msg, sizeof(msg));
+	o.wall_s = mono_s() - t0;
+	r->label = "";
+	if (ev && ev->point_ended)
+		ev->point_ended(ev->arg);
+	if (ctx->interrupted) {
+		cJSON_Delete(o.phases); /* cut short: not recorded, a resumed sweep runs it */
+		return 0;
+	}
+	o.error = ret;
+	o.message = ret ? msg : NULL;
+	rec = sweep_point_record(p, &o);
+	if (!rec) {
+		cJSON_Delete(o.phases);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	record_figures(rec, &d.iops, &d.bw);
+	ret = journal_append(j, rec);
+	cJSON_Delete(rec);
+	if (ret) {
+		snprintf(err, errlen, "cannot append to %s: %s", r->o.journal, strerror(-ret));
+		return ret;
+	}
+	r->ran++;
+	r->spent += o.wall_s;
+	r->failed += o.error != 0;
+	d.label = label;
+	d.error = o.error;
+	d.message = o.error ? msg : NULL;
+	d.steady = ctx->ss.reached;
+	if (ev && ev->point_done)
+		ev->point_done(ev->arg, &d);
+	return 0;
+}
+
+int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
+                     volatile int *point_stop, char *err, size_t errlen)
+{
+	struct sweep_run_ctx ctx = {.stop = point_stop, .abort = abort};
+	struct sweep_point *p = malloc(sizeof(*p));
+	struct journal j;
+	int ret;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = journal_open(&j, r->o.journal, err, errlen);
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	r->started = true;
+	r->label = "";
+	if (ev) {
+		ctx.progress = ev->progress;
+		ctx.progress_arg = ev->arg;
+	}
+	for (r->k = 0; r->k < r->norder && !*abort && !ret; r->k++) {
+		ret = sweep_point_make(r->file, &r->plan, r->order[r->k].idx, r->order[r->k].repeat,
+		                       p, err, errlen);
+		if (ret)
+			break;
+		if (sweep_runner_is_done(r, p->hash)) {
+			r->skipped++;
+			continue;
+		}
+		ret = run_one(r, &j, p, &ctx, ev, err, errlen);
+	}
+	journal_close(&j);
+	free(p);
+	return ret;
+}
