@@ -37,27 +37,26 @@ static mode_t open_mode(int flags, va_list ap)
 	return 0;
 }
 
+/* The mode argument of a call whose last named parameter is flags (GNU statement expression). */
+#define VA_MODE(flags)                                                                             \
+	({                                                                                         \
+		va_list ap_;                                                                       \
+		mode_t mode_;                                                                      \
+                                                                                                   \
+		va_start(ap_, flags);                                                              \
+		mode_ = open_mode(flags, ap_);                                                     \
+		va_end(ap_);                                                                       \
+		mode_;                                                                             \
+	})
 #define OPEN_WRAPPER(name)                                                                         \
 	EXPORT int name(const char *path, int flags, ...)                                          \
 	{                                                                                          \
-		va_list ap;                                                                        \
-		mode_t mode;                                                                       \
-                                                                                                   \
-		va_start(ap, flags);                                                               \
-		mode = open_mode(flags, ap);                                                       \
-		va_end(ap);                                                                        \
-		return open_common(AT_FDCWD, path, flags, mode);                                   \
+		return open_common(AT_FDCWD, path, flags, VA_MODE(flags));                         \
 	}
 #define OPENAT_WRAPPER(name)                                                                       \
 	EXPORT int name(int dirfd, const char *path, int flags, ...)                               \
 	{                                                                                          \
-		va_list ap;                                                                        \
-		mode_t mode;                                                                       \
-                                                                                                   \
-		va_start(ap, flags);                                                               \
-		mode = open_mode(flags, ap);                                                       \
-		va_end(ap);                                                                        \
-		return open_common(dirfd, path, flags, mode);                                      \
+		return open_common(dirfd, path, flags, VA_MODE(flags));                            \
 	}
 OPEN_WRAPPER(open)
 OPEN_WRAPPER(open64)
