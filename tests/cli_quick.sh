@@ -79,7 +79,24 @@ check "--keep: scratch file kept at full size" \
 
 echo "== without --keep the file goes, a directory the user made stays"
 rm -r "$D"/llmio-quick.*
-expect_rc 0 "quick in an existing directory" quick --dir "$D" --size 32m --runtime 100ms
+# two CPU-bound processes beside it: rows say the machine was busy, as their records do
+yes >/dev/null &
+YES1=$!
+yes >/dev/null &
+YES2=$!
+sleep 0.5
+expect_rc 0 "quick in an existing directory" quick --dir "$D" --size 32m --runtime 100ms \
+	--json "$T/busy.json"
+kill "$YES1" "$YES2"
+wait "$YES1" "$YES2" 2>/dev/null
+check "rows marked [busy machine] are the records flagged busy_system" python3 - "$T/stdout" "$T/busy.json" <<'PY'
+import json, sys
+rows = [l for l in open(sys.argv[1]) if l.startswith(("inference ", "training "))]
+marked = sum("[busy machine]" in l for l in rows)
+flagged = sum(j["busy_system"] for j in json.load(open(sys.argv[2]))["jobs"])
+sys.exit(0 if rows and marked == flagged and flagged > 0 else 1)
+PY
+expect_out "the mark is explained" "[busy machine]: other work used the CPUs"
 check "scratch data removed" test -z "$(ls -A "$D")"
 check "user's directory kept" test -d "$D"
 

@@ -187,9 +187,17 @@ static void print_best(const struct quick *q, const struct quick_pattern *p, boo
 	}
 }
 
+/* The row's marks: what makes its figures partial or not the job's own (docs/metrics.md). */
+static const char *marks(const struct llmio_result *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", r->interrupted ? "  [interrupted: not ranked]" : "",
+	         r->shared_disk ? "  [shared disk]" : "", r->busy_system ? "  [busy machine]" : "");
+	return buf;
+}
+
 static void print_table(const struct quick *q)
 {
-	bool stopped = false;
+	bool stopped = false, shared = false, busy = false;
 
 	printf("\n%-10s %-20s %-9s %-3s %-6s %9s %9s %9s %9s %9s %10s %10s\n", "phase", "pattern",
 	       "engine", "QD", "direct", "GB/s", "IOPS", "p50", "p99", "GB/s/core", "dev read",
@@ -197,7 +205,7 @@ static void print_table(const struct quick *q)
 	for (size_t i = 0; i < q->nres; i++) {
 		const struct llmio_result *r = q->res[i];
 		const struct llmio_op_result *op = r->write.ios ? &r->write : &r->read;
-		char iops[32], p50[32], p99[32], rd[32], wr[32], name[48];
+		char iops[32], p50[32], p99[32], rd[32], wr[32], name[48], mark[80];
 
 		fmt_count(iops, sizeof(iops), r->read.iops + r->write.iops);
 		fmt_ns(p50, sizeof(p50), llmio_hist_percentile(&op->clat, 50));
@@ -209,9 +217,10 @@ static void print_table(const struct quick *q)
 		       q->pat[i]->phase, name, r->opts.engine, r->iodepth_effective,
 		       r->direct_in_effect ? "yes" : "no", quick_gbps(r), iops, p50, p99,
 		       r->gb_per_s_per_core, r->device.known ? rd : "n/a",
-		       r->device.known ? wr : "n/a",
-		       r->interrupted ? "  [interrupted: not ranked]" : "");
+		       r->device.known ? wr : "n/a", marks(r, mark, sizeof(mark)));
 		stopped |= r->interrupted;
+		shared |= r->shared_disk;
+		busy |= r->busy_system;
 	}
 	printf("\nbest engine per pattern (highest GB/s; GB/s per core breaks near-ties). Direct\n"
 	       "and page-cache results are ranked apart: a cached figure is not a device "
@@ -230,6 +239,15 @@ static void print_table(const struct quick *q)
 	}
 	if (stopped)
 		printf("\nthe point marked [interrupted] stopped early: its figures are partial\n");
+	if (shared)
+		printf("\n[shared disk]: the disk moved much more than llmio did meanwhile "
+		       "(another "
+		       "program's I/O):\nits dev read/write columns are not llmio's, and its "
+		       "figures may be low; run again on a quiet disk\n");
+	if (busy)
+		printf("\n[busy machine]: other work used the CPUs during the point: its latency "
+		       "and GB/s per core\nmay be worse than this machine can do; run again when "
+		       "it is quiet\n");
 }
 
 static int run_point(struct quick *q, const char *engine, bool direct,
