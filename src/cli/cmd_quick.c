@@ -57,6 +57,8 @@ static void help(FILE *f)
 	        "QD 32 patterns skip them (the same run as QD 1), and the best engine of a deeper\n"
 	        "pattern is chosen among the engines that ran at its depth; a QD 1 engine that\n"
 	        "beats them is named beside it with \"at QD 1\".\n"
+	        "Rows are marked [shared disk] when the disk moved much more than llmio did, and\n"
+	        "[busy machine] when other work used the CPUs (docs/metrics.md).\n"
 	        "Ctrl-C stops at the next point: the table holds the points that finished, the\n"
 	        "interrupted one is marked and not ranked, and the exit status is 1.\n"
 	        "exit status: 0 success, 1 runtime failure or interrupted, 2 usage error\n"
