@@ -15,11 +15,16 @@
 #include "engine/engine.h"
 #include "workload/workload.h"
 
-static void print_params(FILE *f, const struct wl_param *p)
+static void print_params(FILE *f, const struct llmio_optdesc *p)
 {
-	for (; p && p->name; p++)
-		fprintf(f, "  --%-20s %s [%s, default %s]\n", p->name, p->help, p->type,
+	char range[80];
+
+	for (; p && p->name; p++) {
+		optdesc_range(p, range, sizeof(range));
+		fprintf(f, "  --%-20s %s [%s%s%s, default %s]\n", p->name, p->help,
+		        optdesc_type_name(p->type), range[0] ? " " : "", range,
 		        p->def[0] ? p->def : "none");
+	}
 }
 
 static void help(FILE *f, const struct recipe *r)

@@ -111,16 +111,18 @@ out:
 	return ret;
 }
 
-static const struct wl_param params[] = {
-        {"tp", "int", "1", "tensor-parallel degree"},
-        {"pp", "int", "1", "pipeline-parallel degree"},
-        {"dp", "int", "8", "data-parallel degree"},
-        {"zero", "int", "3", "ZeRO stage 0..3 (how optimizer state and weights are sharded)"},
-        {"ranks", "int", "0",
-         "ranks simulated on this host, 0 = all TP x PP x DP (MLPerf's subset mode when fewer)"},
-        {"repeat", "int", "1", "write + read rounds"},
-        {"bs", "size", "1m", "size of each write and read"},
-        {NULL, NULL, NULL, NULL},
+static const struct llmio_optdesc params[] = {
+        WL_PARAM("tp", OPTD_UINT, 1, 4096, "1", "tensor-parallel degree"),
+        WL_PARAM("pp", OPTD_UINT, 1, 4096, "1", "pipeline-parallel degree"),
+        WL_PARAM("dp", OPTD_UINT, 1, 4096, "8", "data-parallel degree"),
+        WL_PARAM("zero", OPTD_UINT, 0, 3, "3",
+                 "ZeRO stage 0..3 (how optimizer state and weights are sharded)"),
+        WL_PARAM("ranks", OPTD_UINT, 0, 0, "0",
+                 "ranks simulated on this host, 0 = all TP x PP x DP (MLPerf's subset mode when "
+                 "fewer)"),
+        WL_PARAM("repeat", OPTD_UINT, 1, 20, "1", "write + read rounds"),
+        WL_PARAM("bs", OPTD_SIZE, 1, 64 << 20, "1m", "size of each write and read"),
+        {.name = NULL},
 };
 
 /* Parallel layout and per-rank sizes from the model; shared with pretrain. */
@@ -137,12 +139,9 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 	    (ret = wl_u64(w, "zero", &zero, err, errlen)) ||
 	    (ret = wl_u64(w, "ranks", &ranks, err, errlen)))
 		return ret;
-	if (!tp || !pp || !dp || zero > 3 || tp * pp * dp > 4096) {
-		snprintf(err, errlen,
-		         "tp=%llu pp=%llu dp=%llu zero=%llu: degrees must be >= 1 (at most 4096 "
-		         "ranks) and zero 0..3",
-		         (unsigned long long)tp, (unsigned long long)pp, (unsigned long long)dp,
-		         (unsigned long long)zero);
+	if (tp * pp * dp > 4096) { /* each degree is in range, their product too? */
+		snprintf(err, errlen, "tp=%llu pp=%llu dp=%llu: at most 4096 ranks in all",
+		         (unsigned long long)tp, (unsigned long long)pp, (unsigned long long)dp);
 		return -EINVAL;
 	}
 	co.tp = (uint32_t)tp;
@@ -185,10 +184,6 @@ static int run(struct wl *w, char *err, size_t errlen)
 	if ((ret = wl_u64(w, "repeat", &repeat, err, errlen)) ||
 	    (ret = wl_u64(w, "bs", &bs, err, errlen)))
 		return ret;
-	if (!repeat || repeat > 20 || !bs || bs > (64u << 20)) {
-		snprintf(err, errlen, "--repeat must be 1..20 and --bs 1 byte..64 MiB");
-		return -EINVAL;
-	}
 	ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
 	for (uint64_t i = 0; i < repeat && !ret; i++) {
 		char name[32];

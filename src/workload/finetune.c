@@ -11,13 +11,15 @@
 
 #include "workload/phases.h"
 
-static const struct wl_param params[] = {
-        {"save", "string", "lora", "lora (adapter saves) | full (full training checkpoints)"},
-        {"lora_rank", "int", "16", "LoRA rank r"},
-        {"lora_targets", "string", "q,v", "modules with adapters: q,k,v,o,gate,up,down or all"},
-        {"strategy", "string", "sequential",
-         "base model load strategy: sequential | tensor | mmap | parallel"},
-        {NULL, NULL, NULL, NULL},
+static const struct llmio_optdesc params[] = {
+        WL_PARAM("save", OPTD_STRING, 0, 0, "lora",
+                 "lora (adapter saves) | full (full training checkpoints)"),
+        WL_PARAM("lora_rank", OPTD_UINT, 1, 4096, "16", "LoRA rank r"),
+        WL_PARAM("lora_targets", OPTD_STRING, 0, 0, "q,v",
+                 "modules with adapters: q,k,v,o,gate,up,down or all"),
+        WL_PARAM("strategy", OPTD_STRING, 0, 0, "sequential",
+                 "base model load strategy: sequential | tensor | mmap | parallel"),
+        {.name = NULL},
 };
 
 static int run(struct wl *w, char *err, size_t errlen)
@@ -49,10 +51,6 @@ static int run(struct wl *w, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	if (!strcmp(save, "lora")) {
-		if (!rank || rank > 4096) {
-			snprintf(err, errlen, "--lora_rank must be 1..4096");
-			return -EINVAL;
-		}
 		adapter =
 		        llmio_model_lora_bytes(&w->model, (uint32_t)rank, targets, w->model.dtype);
 		sizes = calloc(1, sizeof(*sizes));

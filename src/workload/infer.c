@@ -13,19 +13,24 @@
 
 #include "workload/phases.h"
 
-static const struct wl_param params[] = {
-        {"block_tokens", "int", "16", "tokens per KV block (vLLM 16, LMCache 256)"},
-        {"per_layer", "int", "0", "1: a block is one layer's K and V (the I/O per layer)"},
-        {"tp", "int", "1", "tensor-parallel degree: a rank's share of the KV heads"},
-        {"kv_dtype", "string", "", "KV-cache dtype; default the model's"},
-        {"in_flight", "int", "16", "requests in flight (the queue depth)"},
-        {"hit_ratio", "int", "70",
-         "percent of requests that restore (read) their KV blocks; "
-         "the rest spill (write)"},
-        {"kv_capacity", "size", "8g", "bytes of the KV file on storage (before --scale)"},
-        {"duration", "time", "10s", "serving time"},
-        {"load", "int", "1", "1: load the model first (sequential, cold); 0: serve only"},
-        {NULL, NULL, NULL, NULL},
+static const struct llmio_optdesc params[] = {
+        WL_PARAM("block_tokens", OPTD_UINT, 1, 65536, "16",
+                 "tokens per KV block (vLLM 16, LMCache 256)"),
+        WL_PARAM("per_layer", OPTD_UINT, 0, 0, "0",
+                 "1: a block is one layer's K and V (the I/O per layer)"),
+        WL_PARAM("tp", OPTD_UINT, 1, 0, "1",
+                 "tensor-parallel degree: a rank's share of the KV heads"),
+        WL_PARAM("kv_dtype", OPTD_STRING, 0, 0, "", "KV-cache dtype; default the model's"),
+        WL_PARAM("in_flight", OPTD_UINT, 1, 4096, "16", "requests in flight (the queue depth)"),
+        WL_PARAM("hit_ratio", OPTD_UINT, 0, 100, "70",
+                 "percent of requests that restore (read) their KV blocks; "
+                 "the rest spill (write)"),
+        WL_PARAM("kv_capacity", OPTD_SIZE, 0, 0, "8g",
+                 "bytes of the KV file on storage (before --scale)"),
+        WL_PARAM("duration", OPTD_DURATION, 1, 0, "10s", "serving time"),
+        WL_PARAM("load", OPTD_UINT, 0, 0, "1",
+                 "1: load the model first (sequential, cold); 0: serve only"),
+        {.name = NULL},
 };
 
 static int run(struct wl *w, char *err, size_t errlen)
@@ -50,12 +55,6 @@ static int run(struct wl *w, char *err, size_t errlen)
 	if (wl_str(w, "kv_dtype")[0] && llmio_dtype_parse(wl_str(w, "kv_dtype"), &dt)) {
 		snprintf(err, errlen, "--kv_dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
 		         wl_str(w, "kv_dtype"));
-		return -EINVAL;
-	}
-	if (!tokens || tokens > 65536 || !tp || !depth || depth > 4096 || hit > 100 || !dur) {
-		snprintf(err, errlen,
-		         "--block_tokens 1..65536, --tp >= 1, --in_flight 1..4096, --hit_ratio "
-		         "0..100 and --duration > 0");
 		return -EINVAL;
 	}
 	block = llmio_model_kv_block_bytes(&w->model, dt, (uint32_t)tokens, per_layer != 0,

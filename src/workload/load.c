@@ -185,14 +185,18 @@ out:
 	return ret;
 }
 
-static const struct wl_param params[] = {
-        {"strategy", "string", "all", "all | sequential | tensor | mmap | parallel"},
-        {"cache", "string", "both", "both | cold | warm: page cache dropped first, or kept"},
-        {"threads", "int", "4", "reader threads of the parallel strategy"},
-        {"bs", "size", "4m", "largest read (tensors and file parts are read in pieces of this)"},
-        {"max_shard", "size", "5GB", "shard file size limit (HF's max_shard_size)"},
-        {"dtype", "string", "", "weight dtype; default the model's"},
-        {NULL, NULL, NULL, NULL},
+static const struct llmio_optdesc params[] = {
+        WL_PARAM("strategy", OPTD_STRING, 0, 0, "all",
+                 "all | sequential | tensor | mmap | parallel"),
+        WL_PARAM("cache", OPTD_STRING, 0, 0, "both",
+                 "both | cold | warm: page cache dropped first, or kept"),
+        WL_PARAM("threads", OPTD_UINT, 1, 64, "4", "reader threads of the parallel strategy"),
+        WL_PARAM("bs", OPTD_SIZE, 4096, 64 << 20, "4m",
+                 "largest read (tensors and file parts are read in pieces of this)"),
+        WL_PARAM("max_shard", OPTD_SIZE, 0, 0, "5GB",
+                 "shard file size limit (HF's max_shard_size)"),
+        WL_PARAM("dtype", OPTD_STRING, 0, 0, "", "weight dtype; default the model's"),
+        {.name = NULL},
 };
 
 /* Parse strategy= into a bit mask. */
@@ -228,10 +232,6 @@ static int run(struct wl *w, char *err, size_t errlen)
 	}
 	if (strcmp(cache, "both") && strcmp(cache, "cold") && strcmp(cache, "warm")) {
 		snprintf(err, errlen, "--cache=%s: use both, cold or warm", cache);
-		return -EINVAL;
-	}
-	if (!threads || threads > 64 || bs < 4096 || bs > (64u << 20)) {
-		snprintf(err, errlen, "--threads must be 1..64 and --bs 4k..64m");
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < LOAD_NSTRAT && !ret; i++) {

@@ -49,7 +49,7 @@ struct train_cfg {
 	const char *ckpt_prefix;
 };
 /* The training parameters (dataset, steps, compute, checkpoint layout ...) as data. */
-extern const struct wl_param train_params[];
+extern const struct llmio_optdesc train_params[];
 /* A train_cfg from those parameters (and the model, for dataset=tokens). */
 int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t errlen);
 int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char *err,

@@ -421,11 +421,14 @@ static void report(struct wl_phase *ph, struct trace *tr, struct replay_plan *r)
 	}
 }
 
-static const struct wl_param params[] = {
-        {"trace", "string", "", "trace file from `llmio trace` or `llmio trace import-strace`"},
-        {"timeline", "int", "0", "1: issue each I/O at its original time after the start"},
-        {"bs", "size", "1m", "largest I/O (larger traced calls are split)"},
-        {NULL, NULL, NULL, NULL},
+static const struct llmio_optdesc params[] = {
+        WL_PARAM("trace", OPTD_STRING, 0, 0, "",
+                 "trace file from `llmio trace` or `llmio trace import-strace`"),
+        WL_PARAM("timeline", OPTD_UINT, 0, 0, "0",
+                 "1: issue each I/O at its original time after the start"),
+        WL_PARAM("bs", OPTD_SIZE, 4096, 64 << 20, "1m",
+                 "largest I/O (larger traced calls are split)"),
+        {.name = NULL},
 };
 
 static int run(struct wl *w, char *err, size_t errlen)
@@ -441,8 +444,8 @@ static int run(struct wl *w, char *err, size_t errlen)
 	if ((ret = wl_u64(w, "bs", &bs, err, errlen)) ||
 	    (ret = wl_u64(w, "timeline", &timeline, err, errlen)))
 		goto out;
-	if (!wl_str(w, "trace")[0] || bs < 4096 || bs > (64u << 20)) {
-		snprintf(err, errlen, "replay needs --trace FILE, and --bs 4k..64m");
+	if (!wl_str(w, "trace")[0]) {
+		snprintf(err, errlen, "replay needs --trace FILE");
 		ret = -EINVAL;
 		goto out;
 	}

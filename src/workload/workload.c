@@ -23,11 +23,12 @@ static const struct recipe *const recipes[] = {
 };
 
 /* Parameters every recipe has. */
-static const struct wl_param common_params[] = {
-        {"scale", "double", "1",
-         "fraction of the bytes to move (request sizes and patterns unchanged); e.g. 0.01 fits "
-         "a 70B model's phases on a small disk"},
-        {NULL, NULL, NULL, NULL},
+static const struct llmio_optdesc common_params[] = {
+        WL_PARAM("scale", OPTD_DOUBLE, 0, 0, "1",
+                 "fraction of the bytes to move (request sizes and patterns unchanged); e.g. 0.01 "
+                 "fits "
+                 "a 70B model's phases on a small disk"),
+        {.name = NULL},
 };
 
 size_t recipe_count(void)
@@ -48,15 +49,15 @@ const struct recipe *recipe_find(const char *name)
 	return NULL;
 }
 
-static const struct wl_param *param_find(const struct recipe *r, const char *key)
+static const struct llmio_optdesc *param_find(const struct recipe *r, const char *key)
 {
-	for (const struct wl_param *p = r->params; p && p->name; p++)
+	for (const struct llmio_optdesc *p = r->params; p && p->name; p++)
 		if (!strcmp(p->name, key))
 			return p;
-	for (const struct wl_param *p = r->shared; p && p->name; p++)
+	for (const struct llmio_optdesc *p = r->shared; p && p->name; p++)
 		if (!strcmp(p->name, key))
 			return p;
-	for (const struct wl_param *p = common_params; p->name; p++)
+	for (const struct llmio_optdesc *p = common_params; p->name; p++)
 		if (!strcmp(p->name, key))
 			return p;
 	return NULL;
@@ -91,11 +92,11 @@ int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t err
 		used = (size_t)snprintf(err, errlen,
 		                        "--%s is not a parameter of workload %s; it has:", key,
 		                        w->recipe->name);
-		for (const struct wl_param *p = w->recipe->params; p && p->name && used < errlen;
-		     p++)
+		for (const struct llmio_optdesc *p = w->recipe->params;
+		     p && p->name && used < errlen; p++)
 			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
-		for (const struct wl_param *p = w->recipe->shared; p && p->name && used < errlen;
-		     p++)
+		for (const struct llmio_optdesc *p = w->recipe->shared;
+		     p && p->name && used < errlen; p++)
 			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
 		if (used < errlen)
 			snprintf(err + used, errlen - used,
@@ -116,9 +117,9 @@ int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t err
 	return 0;
 }
 
-static const char *value_of(const struct wl *w, const char *name, const struct wl_param **pp)
+static const char *value_of(const struct wl *w, const char *name, const struct llmio_optdesc **pp)
 {
-	const struct wl_param *p = param_find(w->recipe, name);
+	const struct llmio_optdesc *p = param_find(w->recipe, name);
 
 	*pp = p;
 	for (unsigned i = 0; i < w->nkv; i++)
@@ -129,50 +130,44 @@ static const char *value_of(const struct wl *w, const char *name, const struct w
 
 const char *wl_str(const struct wl *w, const char *name)
 {
-	const struct wl_param *p;
+	const struct llmio_optdesc *p;
 
 	return value_of(w, name, &p);
 }
 
-int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen)
+/* The parameter's value parsed by its description (type and range). */
+static int param_value(const struct wl *w, const char *name, struct llmio_optval *out, char *err,
+                       size_t errlen)
 {
-	const struct wl_param *p;
+	const struct llmio_optdesc *p;
 	const char *v = value_of(w, name, &p);
-	int ret;
 
 	if (!p) {
 		snprintf(err, errlen, "workload %s has no parameter %s (a bug in the recipe)",
 		         w->recipe->name, name);
 		return -EINVAL;
 	}
-	if (!strcmp(p->type, "size"))
-		ret = llmio_parse_size(v, out);
-	else if (!strcmp(p->type, "time"))
-		ret = llmio_parse_duration(v, out);
-	else
-		ret = llmio_parse_uint(v, 0, UINT64_MAX, out);
-	if (ret)
-		snprintf(err, errlen, "--%s=%s is not a valid %s for workload %s (e.g. --%s=%s)",
-		         name, v, p->type, w->recipe->name, name, p->def);
-	return ret ? -EINVAL : 0;
+	return optdesc_parse(p, v, out, err, errlen);
+}
+
+int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen)
+{
+	struct llmio_optval v;
+	int ret = param_value(w, name, &v, err, errlen);
+
+	if (!ret)
+		*out = v.u;
+	return ret;
 }
 
 int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen)
 {
-	const struct wl_param *p;
-	const char *v = value_of(w, name, &p);
-	char *end;
+	struct llmio_optval v;
+	int ret = param_value(w, name, &v, err, errlen);
 
-	if (!p)
-		return -EINVAL;
-	errno = 0;
-	*out = strtod(v, &end);
-	if (errno || end == v || *end || *out < 0) {
-		snprintf(err, errlen, "--%s=%s is not a non-negative number (e.g. --%s=%s)", name,
-		         v, name, p->def);
-		return -EINVAL;
-	}
-	return 0;
+	if (!ret)
+		*out = v.d;
+	return ret;
 }
 
 struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
@@ -425,9 +420,9 @@ cJSON *wl_json(const struct wl *w)
 	cJSON_AddStringToObject(root, RK_ENGINE, w->base.engine);
 	cJSON_AddBoolToObject(root, RK_DIRECT, w->base.direct);
 	params = cJSON_AddObjectToObject(root, RK_PARAMS);
-	for (const struct wl_param *p = w->recipe->params; p && p->name; p++)
+	for (const struct llmio_optdesc *p = w->recipe->params; p && p->name; p++)
 		cJSON_AddStringToObject(params, p->name, wl_str(w, p->name));
-	for (const struct wl_param *p = w->recipe->shared; p && p->name; p++)
+	for (const struct llmio_optdesc *p = w->recipe->shared; p && p->name; p++)
 		cJSON_AddStringToObject(params, p->name, wl_str(w, p->name));
 	cJSON_AddNumberToObject(params, "scale", w->scale);
 	phases = cJSON_AddArrayToObject(root, RK_PHASES);

@@ -6,7 +6,8 @@
  * per second, accelerator utilisation, checkpoint duration ...).
  *
  * A recipe is one file in this folder plus one line in the table of workload.c.  Its
- * parameters are data (struct wl_param), used for parsing, --help and the JSON record alike.
+ * parameters are data (struct llmio_optdesc, with their ranges), used for parsing, range
+ * checks, --help and the JSON record alike.
  */
 #ifndef LLMIO_WORKLOAD_H
 #define LLMIO_WORKLOAD_H
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/optdesc.h"
 #include "llmio/job.h"
 #include "llmio/model.h"
 #include "llmio/result.h"
@@ -25,12 +27,12 @@
 #define WL_MAX_METRICS 16
 #define WL_MAX_KV      48
 
-struct wl_param {
-	const char *name;
-	const char *type; /* "size", "int", "double", "time", "string" */
-	const char *def;
-	const char *help;
-};
+/* A recipe parameter: name, type, range (min, max; max 0 = none), default and help. */
+#define WL_PARAM(n, t, lo, hi, d, h)                                                               \
+	{                                                                                          \
+		.name = (n), .type = (t), .def = (d), .min = (lo), .max = (hi), .help = (h),       \
+		.scope = OPTD_SCOPE_RECIPE                                                         \
+	}
 
 struct wl_metric {
 	char name[40];
@@ -55,8 +57,9 @@ struct wl;
 struct recipe {
 	const char *name;
 	const char *summary;
-	const struct wl_param *params; /* terminated by name == NULL */
-	const struct wl_param *shared; /* a second table it shares with other recipes, or NULL */
+	const struct llmio_optdesc *params; /* terminated by name == NULL */
+	const struct llmio_optdesc
+	        *shared; /* a second table it shares with other recipes, or NULL */
 	bool needs_model;
 	/* Run the phases.  0, or -errno with a one-line message in err (-EINVAL: usage). */
 	int (*run)(struct wl *w, char *err, size_t errlen);
@@ -92,7 +95,8 @@ void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *
 void wl_release(struct wl *w);
 /* Record a recipe parameter; -EINVAL naming the recipe's parameters when unknown. */
 int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t errlen);
-/* A parameter's value (given or default), parsed by its type; -EINVAL with the fix. */
+/* A parameter's value (given or default), parsed by its type and checked against its range;
+ * -EINVAL with the fix. */
 int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen);
 int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen);
 const char *wl_str(const struct wl *w, const char *name);
