@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/options.h"
+#include "engine/engine.h"
 #include "report/fmt.h"
 
 volatile int cli_stop;
@@ -363,29 +365,22 @@ fail:
 	return ret;
 }
 
-static const char *job_opt_type(const char *key)
+/* Is `key` a job option or an option of `engine`, and is it a boolean?  0, or -ENOENT. */
+static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 {
-	struct llmio_option_info info;
+	const struct engine_ops *e = engine_find(engine);
+	const struct engine_opt *o;
+	enum llmio_optdesc_type type;
 
-	for (size_t i = 0; llmio_job_option(i, &info) == 0; i++)
-		if (!strcmp(info.name, key) || (info.alias && !strcmp(info.alias, key)))
-			return info.type;
-	return NULL;
-}
-
-static const char *engine_opt_type(const char *engine, const char *key)
-{
-	struct llmio_engine_info e;
-	struct llmio_engine_option_info o;
-
-	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++) {
-		if (strcmp(e.name, engine))
-			continue;
-		for (size_t k = 0; llmio_engine_option(i, k, &o) == 0; k++)
-			if (!strcmp(o.name, key) || (o.alias && !strcmp(o.alias, key)))
-				return o.type;
+	if (!job_opt_type(key, &type)) {
+		*is_bool = type == OPTD_BOOL;
+		return 0;
 	}
-	return NULL;
+	o = e && !strcmp(e->name, engine) ? engine_opt_find(e, key) : NULL;
+	if (!o)
+		return -ENOENT;
+	*is_bool = o->type == ENGINE_OPT_BOOL;
+	return 0;
 }
 
 static bool is_bool_word(const char *v)
@@ -401,7 +396,8 @@ static bool is_bool_word(const char *v)
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)
 {
 	char key[128], err[512];
-	const char *arg = argv[*i], *eq, *value, *type;
+	const char *arg = argv[*i], *eq, *value;
+	bool is_bool;
 	size_t klen, used;
 	int ret;
 
@@ -415,15 +411,12 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		return 0;
 	memcpy(key, arg, klen);
 	key[klen] = '\0';
-	type = job_opt_type(key);
-	if (!type)
-		type = engine_opt_type(opts->engine, key);
-	if (!type)
+	if (opt_is_bool(opts->engine, key, &is_bool))
 		return 0; /* not ours: the caller's own flag, or unknown */
 	*handled = true;
 	if (eq) {
 		value = eq + 1;
-	} else if (!strcmp(type, "bool")) {
+	} else if (is_bool) {
 		/* `--direct` alone, or fio's `--direct 1` */
 		value = "1";
 		if (*i + 1 < argc && is_bool_word(argv[*i + 1]))

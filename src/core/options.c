@@ -133,6 +133,21 @@ static const struct opt *find(const char *key)
 	return NULL;
 }
 
+int job_opt_type(const char *key, enum llmio_optdesc_type *type)
+{
+	static const enum llmio_optdesc_type types[] = {
+	        [O_BOOL] = OPTD_BOOL,  [O_U32] = OPTD_UINT,      [O_U64] = OPTD_UINT,
+	        [O_SIZE] = OPTD_SIZE,  [O_TIME] = OPTD_DURATION, [O_TIME_US] = OPTD_DURATION,
+	        [O_STR] = OPTD_STRING, [O_RW] = OPTD_ENUM,       [O_DIST] = OPTD_ENUM,
+	};
+	const struct opt *o = find(key);
+
+	if (!o)
+		return -ENOENT;
+	*type = types[o->type];
+	return 0;
+}
+
 static int parse_bool(const char *v, bool *out)
 {
 	if (!*v || !strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "core/optdesc.h"
+
 #include "llmio/job.h"
 
 /*
@@ -15,5 +17,8 @@
  */
 int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,
                       size_t len);
+
+/* The type of job option `key` (a name or an alias) into *type: 0, or -ENOENT when unknown. */
+int job_opt_type(const char *key, enum llmio_optdesc_type *type);
 
 #endif

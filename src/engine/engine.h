@@ -188,6 +188,9 @@ size_t engine_count(void);
 const struct engine_ops *engine_at(size_t i);
 const struct engine_ops *engine_find(const char *name);
 
+/* Engine e's option called key (by name or alias), or NULL. */
+const struct engine_opt *engine_opt_find(const struct engine_ops *e, const char *key);
+
 /* The first engine with an option called key (by name or alias), or NULL. */
 const struct engine_ops *engine_owning_option(const char *key);
 

@@ -114,7 +114,7 @@ const char *engine_opt_fio_name(const struct engine_opt *o)
 	return o->fio ? o->fio : o->alias ? o->alias : o->name;
 }
 
-static const struct engine_opt *opt_find(const struct engine_ops *e, const char *key)
+const struct engine_opt *engine_opt_find(const struct engine_ops *e, const char *key)
 {
 	for (const struct engine_opt *o = e->opts; o && o->name; o++)
 		if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key)))
@@ -125,7 +125,7 @@ static const struct engine_opt *opt_find(const struct engine_ops *e, const char 
 const struct engine_ops *engine_owning_option(const char *key)
 {
 	for (size_t i = 0; i < NENGINES; i++)
-		if (opt_find(engine_at(i), key))
+		if (engine_opt_find(engine_at(i), key))
 			return engine_at(i);
 	return NULL;
 }
@@ -233,7 +233,7 @@ int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, 
 			*eq = '\0';
 			val = eq + 1;
 		}
-		o = opt_find(e, tok);
+		o = engine_opt_find(e, tok);
 		if (!o) {
 			char list[256];
 
@@ -322,7 +322,7 @@ bool llmio_engine_has_option(const char *name, const char *key)
 {
 	const struct engine_ops *e = engine_find(name);
 
-	return e && opt_find(e, key);
+	return e && engine_opt_find(e, key);
 }
 
 int engine_read_proc_ulong(const char *path, unsigned long *val)

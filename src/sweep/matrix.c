@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "engine/engine.h"
 #include "sweep/sweep.h"
 
@@ -62,18 +63,15 @@ static int push_value(struct sweep_dim *d, size_t *cap, const char *raw, char *e
 /* The type of number a key's range holds: 1 = whole number, 2 = size, 0 = no ranges. */
 static int range_type(const struct sweep_dim *d)
 {
-	struct llmio_option_info info;
+	enum llmio_optdesc_type type;
 
 	if (d->kind == SK_PARAM)
 		return 2;
 	if (d->kind == SK_ENGINE)
 		return 1;
-	if (d->kind != SK_JOB)
+	if (d->kind != SK_JOB || job_opt_type(d->key, &type))
 		return 0;
-	for (size_t i = 0; llmio_job_option(i, &info) == 0; i++)
-		if (!strcmp(info.name, d->key))
-			return !strcmp(info.type, "int") ? 1 : !strcmp(info.type, "size") ? 2 : 0;
-	return 0;
+	return type == OPTD_UINT ? 1 : type == OPTD_SIZE ? 2 : 0;
 }
 
 static int parse_num(int type, const char *text, uint64_t *out)
