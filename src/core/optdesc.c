@@ -21,8 +21,7 @@ const char *optdesc_type_name(enum llmio_optdesc_type t)
 	return (size_t)t < sizeof(type_names) / sizeof(type_names[0]) ? type_names[t] : "?";
 }
 
-/* What a value of type t looks like, for "is not ..." messages. */
-static const char *expected(const struct llmio_optdesc *d)
+const char *optdesc_expected(const struct llmio_optdesc *d)
 {
 	switch (d->type) {
 	case OPTD_BOOL:
@@ -31,9 +30,9 @@ static const char *expected(const struct llmio_optdesc *d)
 	case OPTD_UINT:
 		return "a whole number";
 	case OPTD_SIZE:
-		return "a size such as 4096, 4k, 1m or 1.5GiB";
+		return "a size such as 4096, 4k, 4KiB, 1m, 1.5GiB";
 	case OPTD_DURATION:
-		return "a time such as 30s, 500ms or 2m";
+		return "a time such as 30, 30s, 500ms, 2m";
 	case OPTD_DOUBLE:
 		return "a number";
 	case OPTD_STRING:
@@ -165,7 +164,8 @@ int optdesc_parse(const struct llmio_optdesc *d, const char *text, struct llmio_
 	}
 	if (ret) {
 		snprintf(err, errlen, "--%s=%s is not %s%s (e.g. --%s=%s)", d->name, text,
-		         d->type == OPTD_ENUM ? "one of " : "", expected(d), d->name, d->def);
+		         d->type == OPTD_ENUM ? "one of " : "", optdesc_expected(d), d->name,
+		         d->def);
 		return -EINVAL;
 	}
 	if (d->type == OPTD_BOOL || d->type == OPTD_STRING || d->type == OPTD_ENUM)

@@ -48,6 +48,9 @@ struct llmio_optval {
 /* The type's name in --help ("int", "size", "time" ...). */
 const char *optdesc_type_name(enum llmio_optdesc_type t);
 
+/* What a value of d looks like, for "is not ..." messages ("a whole number"). */
+const char *optdesc_expected(const struct llmio_optdesc *d);
+
 /*
  * Parse `text` (NULL: the default) by d's type into *out and check d's range and choices.
  * 0, or -EINVAL with one line in err naming the option, what it got and what it takes.

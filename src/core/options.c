@@ -39,10 +39,11 @@ struct opt {
 		.len = sizeof(((struct llmio_job_opts *)0)->f)                                     \
 	}
 
-static const char *const type_names[] = {
-        [O_BOOL] = "bool",  [O_U32] = "int",   [O_U64] = "int",
-        [O_SIZE] = "size",  [O_TIME] = "time", [O_TIME_US] = "time",
-        [O_STR] = "string", [O_RW] = "enum",   [O_DIST] = "enum",
+/* Each storage kind as the typed option description (core/optdesc.h) names its type. */
+static const enum llmio_optdesc_type desc_types[] = {
+        [O_BOOL] = OPTD_BOOL,  [O_U32] = OPTD_UINT,      [O_U64] = OPTD_UINT,
+        [O_SIZE] = OPTD_SIZE,  [O_TIME] = OPTD_DURATION, [O_TIME_US] = OPTD_DURATION,
+        [O_STR] = OPTD_STRING, [O_RW] = OPTD_ENUM,       [O_DIST] = OPTD_ENUM,
 };
 
 static const struct opt opts_table[] = {
@@ -120,7 +121,7 @@ int llmio_job_option(size_t i, struct llmio_option_info *out)
 	if (i >= NOPTS)
 		return -ENOENT;
 	*out = opts_table[i].info;
-	out->type = type_names[opts_table[i].type];
+	out->type = optdesc_type_name(desc_types[opts_table[i].type]);
 	return 0;
 }
 
@@ -135,16 +136,11 @@ static const struct opt *find(const char *key)
 
 int job_opt_type(const char *key, enum llmio_optdesc_type *type)
 {
-	static const enum llmio_optdesc_type types[] = {
-	        [O_BOOL] = OPTD_BOOL,  [O_U32] = OPTD_UINT,      [O_U64] = OPTD_UINT,
-	        [O_SIZE] = OPTD_SIZE,  [O_TIME] = OPTD_DURATION, [O_TIME_US] = OPTD_DURATION,
-	        [O_STR] = OPTD_STRING, [O_RW] = OPTD_ENUM,       [O_DIST] = OPTD_ENUM,
-	};
 	const struct opt *o = find(key);
 
 	if (!o)
 		return -ENOENT;
-	*type = types[o->type];
+	*type = desc_types[o->type];
 	return 0;
 }
 
@@ -189,16 +185,15 @@ static int parse_time_us(const char *v, uint64_t *ns)
 
 static const char *expected(const struct opt *o)
 {
+	const struct llmio_optdesc d = {.name = o->info.name, .type = desc_types[o->type]};
+
 	switch (o->type) {
 	case O_BOOL:
-		return "1/0, true/false, yes/no or on/off";
 	case O_U32:
 	case O_U64:
-		return "a whole number";
 	case O_SIZE:
-		return "a size such as 4096, 4k, 4KiB, 1m, 1.5GiB";
 	case O_TIME:
-		return "a time such as 30, 30s, 500ms, 2m";
+		return optdesc_expected(&d);
 	case O_TIME_US:
 		return "microseconds, or a time with unit such as 500us, 2ms";
 	case O_STR:
