@@ -42,6 +42,10 @@ refused "a negative scale" "--scale=-1 is out of range: it takes >= 0" \
 	--workload load --model gpt2 --scale=-1
 refused "a scale that is not a number" "--scale=x is not a number" \
 	--workload load --model gpt2 --scale=x
+refused "load --cache outside its choices" "--cache=hot is not one of both|cold|warm" \
+	--workload load --model gpt2 --cache hot
+refused "finetune --save outside its choices" "--save=all is not one of lora|full" \
+	--workload finetune --model gpt2 --save all
 # the bounds themselves are accepted (nothing written: --help after the values)
 llmio run --workload load --model gpt2 --threads 64 --bs 64m --help
 check "the range's bounds are accepted" test "$RC" -eq 0

@@ -12,8 +12,8 @@
 #include "workload/phases.h"
 
 static const struct llmio_optdesc params[] = {
-        WL_PARAM("save", OPTD_STRING, 0, 0, "lora",
-                 "lora (adapter saves) | full (full training checkpoints)"),
+        WL_ENUM("save", "lora|full", "lora",
+                "lora (adapter saves) | full (full training checkpoints)"),
         WL_PARAM("lora_rank", OPTD_UINT, 1, 4096, "16", "LoRA rank r"),
         WL_PARAM("lora_targets", OPTD_STRING, 0, 0, "q,v",
                  "modules with adapters: q,k,v,o,gate,up,down or all"),
@@ -24,7 +24,7 @@ static const struct llmio_optdesc params[] = {
 
 static int run(struct wl *w, char *err, size_t errlen)
 {
-	const char *save = wl_str(w, "save"), *strat = wl_str(w, "strategy");
+	const char *save, *strat = wl_str(w, "strategy");
 	uint64_t *sizes = NULL, rank, adapter;
 	struct train_cfg c;
 	uint32_t targets;
@@ -39,7 +39,8 @@ static int run(struct wl *w, char *err, size_t errlen)
 		         strat);
 		return -EINVAL;
 	}
-	if ((ret = wl_u64(w, "lora_rank", &rank, err, errlen)))
+	if ((ret = wl_u64(w, "lora_rank", &rank, err, errlen)) ||
+	    (ret = wl_enum(w, "save", &save, err, errlen)))
 		return ret;
 	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets)) {
 		snprintf(err, errlen,
@@ -59,13 +60,10 @@ static int run(struct wl *w, char *err, size_t errlen)
 		/* adapters are small: --scale does not shrink them below their real size */
 		sizes[0] = (adapter + wl_align(w) - 1) / wl_align(w) * wl_align(w);
 		n = 1;
-	} else if (!strcmp(save, "full")) {
+	} else { /* full */
 		ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
 		if (ret)
 			return ret;
-	} else {
-		snprintf(err, errlen, "--save=%s: use lora or full", save);
-		return -EINVAL;
 	}
 	ret = load_phase(w, "load", (enum load_strategy)s, true, 4, 4u << 20, err, errlen);
 	if (!ret) {

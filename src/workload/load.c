@@ -188,8 +188,8 @@ out:
 static const struct llmio_optdesc params[] = {
         WL_PARAM("strategy", OPTD_STRING, 0, 0, "all",
                  "all | sequential | tensor | mmap | parallel"),
-        WL_PARAM("cache", OPTD_STRING, 0, 0, "both",
-                 "both | cold | warm: page cache dropped first, or kept"),
+        WL_ENUM("cache", "both|cold|warm", "both",
+                "both | cold | warm: page cache dropped first, or kept"),
         WL_PARAM("threads", OPTD_UINT, 1, 64, "4", "reader threads of the parallel strategy"),
         WL_PARAM("bs", OPTD_SIZE, 4096, 64 << 20, "4m",
                  "largest read (tensors and file parts are read in pieces of this)"),
@@ -216,22 +216,19 @@ static int strategies(const char *v, unsigned *mask)
 
 static int run(struct wl *w, char *err, size_t errlen)
 {
-	const char *cache = wl_str(w, "cache");
+	const char *cache;
 	uint64_t threads, bs;
 	unsigned mask;
 	int ret;
 
 	if ((ret = wl_u64(w, "threads", &threads, err, errlen)) ||
-	    (ret = wl_u64(w, "bs", &bs, err, errlen)))
+	    (ret = wl_u64(w, "bs", &bs, err, errlen)) ||
+	    (ret = wl_enum(w, "cache", &cache, err, errlen)))
 		return ret;
 	if (strategies(wl_str(w, "strategy"), &mask)) {
 		snprintf(err, errlen,
 		         "--strategy=%s: use all, sequential, tensor, mmap or parallel",
 		         wl_str(w, "strategy"));
-		return -EINVAL;
-	}
-	if (strcmp(cache, "both") && strcmp(cache, "cold") && strcmp(cache, "warm")) {
-		snprintf(err, errlen, "--cache=%s: use both, cold or warm", cache);
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < LOAD_NSTRAT && !ret; i++) {

@@ -160,6 +160,16 @@ int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_
 	return ret;
 }
 
+int wl_enum(const struct wl *w, const char *name, const char **out, char *err, size_t errlen)
+{
+	struct llmio_optval v;
+	int ret = param_value(w, name, &v, err, errlen);
+
+	if (!ret)
+		*out = v.s;
+	return ret;
+}
+
 int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen)
 {
 	struct llmio_optval v;

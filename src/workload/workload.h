@@ -28,6 +28,11 @@
 #define WL_MAX_KV      48
 
 /* A recipe parameter: name, type, range (min, max; max 0 = none), default and help. */
+#define WL_ENUM(n, choices_, d, h)                                                                 \
+	{                                                                                          \
+		.name = (n), .type = OPTD_ENUM, .def = (d), .choices = (choices_), .help = (h),    \
+		.scope = OPTD_SCOPE_RECIPE                                                         \
+	}
 #define WL_PARAM(n, t, lo, hi, d, h)                                                               \
 	{                                                                                          \
 		.name = (n), .type = (t), .def = (d), .min = (lo), .max = (hi), .help = (h),       \
@@ -100,6 +105,8 @@ int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t err
 int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen);
 int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen);
 const char *wl_str(const struct wl *w, const char *name);
+/* An OPTD_ENUM parameter's value, checked against its choices; -EINVAL with the fix. */
+int wl_enum(const struct wl *w, const char *name, const char **out, char *err, size_t errlen);
 /* Run the recipe: its phases, then the page-cache honesty notes. */
 int wl_run(struct wl *w, char *err, size_t errlen);
 
