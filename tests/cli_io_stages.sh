@@ -71,19 +71,20 @@ else
 	sed 's/^/    /' "$T/unit.log"
 fi
 
-# the live pair
+# the live pair; without it the perf run has nothing to judge, so it says so as a skip
+no_live_pair() {
+	perf_mode && skip_all "$1: the live pair, all this performance test judges, cannot run"
+	note "$1: the live pair is skipped"
+	finish
+}
 if [ "$(id -u)" -ne 0 ] || [ ! -d /sys/kernel/tracing/events/block ]; then
-	note "not root or no tracefs: the live pair is skipped"
-	finish
+	no_live_pair "not root or no tracefs at /sys/kernel/tracing"
 fi
-if ! command -v fio >/dev/null 2>&1; then
-	note "fio is not installed (scripts/bootstrap.sh installs it): the live pair is skipped"
-	finish
-fi
+command -v fio >/dev/null 2>&1 || no_live_pair "fio is not installed (scripts/bootstrap.sh installs it)"
 DEV=$(findmnt -n -o SOURCE --target "$T" 2>/dev/null)
 case $DEV in
 /dev/*) ;;
-*) note "$T is not on a block device ($DEV): the live pair is skipped"; finish ;;
+*) no_live_pair "$T is not on a block device ($DEV)" ;;
 esac
 DISK=$(basename "$(readlink -f "/sys/class/block/${DEV#/dev/}")")
 [ -e "/sys/class/block/$DISK/partition" ] && DISK=$(basename "$(dirname "$(readlink -f "/sys/class/block/$DISK")")")
