@@ -36,17 +36,9 @@ interrupt() {
 	fi
 	start=$(date +%s%N)
 	kill -"$sig" "$PID"
-	# Wait up to 5 s for it to end; a run still going then has ignored the signal.
-	for _ in $(seq 50); do
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$PID" 2>/dev/null; then
-		fail "$desc: still running 5 s after SIG$sig; killing it"
-		kill -KILL "$PID"
-	fi
-	wait "$PID"
-	rc=$?
+	# a run still going 5 s later has ignored the signal
+	reap "$PID" 5 "$desc: after SIG$sig"
+	rc=$REAPED
 	PID=
 	waited=$((($(date +%s%N) - start) / 1000000))
 	if [ "$rc" -eq 1 ]; then

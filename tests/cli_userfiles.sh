@@ -162,10 +162,8 @@ for e in psync mmap; do
 	done
 	sleep 1
 	truncate -s 0 "$F"
-	for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$PID" 2>/dev/null && fail "$e: still running 30 s after the truncation"
-	wait "$PID"
-	RC=$?
+	reap "$PID" 30 "$e: after the truncation"
+	RC=$REAPED
 	PID=
 	check "$e: exit 1 after the truncation (exit $RC)" test "$RC" -eq 1
 	expect_err "$e: one line saying end of file" "end of file"

@@ -34,6 +34,18 @@ check() { # check DESC CMD...: passes when CMD succeeds
 	if "$@"; then pass "$desc"; else fail "$desc"; fi
 }
 skip_all() { echo "SKIP: $*"; exit 77; }
+# reap PID SECONDS WHAT: wait up to SECONDS for the background PID to end; one still running then
+# is killed and fails with "WHAT: still running SECONDS s later".  REAPED holds its exit status.
+reap() {
+	local pid=$1 secs=$2 what=$3
+	for _ in $(seq $((secs * 10))); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null && fail "$what: still running $secs s later; killed"
+	wait "$pid"
+	REAPED=$?
+}
 # perf_mode: true when the script runs as a performance test (ctest label perf, `make
 # check-perf`, behind tests/perf_gate.sh, with LLMIO_TEST_PERF=1); then it also checks its
 # thresholds against the clock (rates, windows).  False in the correctness suite (`make
