@@ -19,6 +19,23 @@ extern "C" {
 #define LLMIO_VERSION_MINOR  1
 #define LLMIO_VERSION_STRING "0.1.0"
 
+/** Longest message an llmio_error carries, terminating NUL included. */
+#define LLMIO_ERROR_MSG_MAX 1024
+
+/**
+ * The one error carrier of the library.  A failing function returns a negative errno and, when
+ * the caller passed a carrier (NULL is allowed everywhere), stores the same code and one line
+ * naming what failed and how to fix it.  Functions that succeed leave it untouched, so a caller
+ * may reuse one carrier across calls; llmio_error_init() empties it.
+ */
+struct llmio_error {
+	int code;                      /**< 0 or the negative errno of the last failure */
+	char msg[LLMIO_ERROR_MSG_MAX]; /**< "" or one line, no trailing newline */
+};
+
+/** Empty an error carrier (code 0, empty message). */
+LLMIO_API void llmio_error_init(struct llmio_error *e);
+
 /** Version string of the library actually linked ("0.1.0"). */
 LLMIO_API const char *llmio_version(void);
 
