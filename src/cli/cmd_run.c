@@ -5,8 +5,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
+#include "stats/record.h"
+#include "stats/result_json.h"
 
 static void help(FILE *f)
 {
@@ -55,6 +58,13 @@ static void help(FILE *f)
 	           "Ctrl-C stops the run early; what was measured is still printed and written,\n"
 	           "marked interrupted, and llmio exits 1.\n"
 	           "Metrics are defined in docs/metrics.md.\n");
+	fprintf(f,
+	        "\nunder mpirun (docs/mpi.md): every rank runs its share of --size of --filename\n"
+	        "  --mpi_layout L   shared-file (IOR's default: one file, a region per rank) or\n"
+	        "                   file-per-process (IOR -F: FILE.00000003 for rank 3)\n"
+	        "  --reorder        reads: each rank reads what the next host's rank (the next\n"
+	        "                   rank on one host) wrote, past its own page cache (IOR -C)\n"
+	        "  rank 0 prints and writes the merged job, with `mpi`: every rank's record\n");
 }
 
 /* The command line as the job file's comment quotes it, without --emit-fio. */
@@ -86,14 +96,29 @@ static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 	return fflush(stdout) ? EXIT_RUNTIME : 0;
 }
 
+struct out {
+	struct llmio_result *r;
+	cJSON *mpi; /* under mpirun: the ranks' records (dist_json()) */
+};
+
 static int write_json(FILE *f, void *arg)
 {
-	return llmio_results_write_json(f, (struct llmio_result *const *)arg, 1);
+	const struct out *o = arg;
+	cJSON *root;
+
+	if (!o->mpi)
+		return llmio_results_write_json(f, &o->r, 1);
+	root = results_json_doc(&o->r, 1);
+	if (!root || !cJSON_AddItemReferenceToObject(root, RK_MPI, o->mpi)) {
+		cJSON_Delete(root);
+		return -ENOMEM;
+	}
+	return json_write_doc(f, root);
 }
 
 static int write_csv(FILE *f, void *arg)
 {
-	return llmio_results_write_csv(f, (struct llmio_result *const *)arg, 1);
+	return llmio_results_write_csv(f, &((const struct out *)arg)->r, 1);
 }
 
 /* The engine decides which extra options exist, so find it before parsing the rest. */
@@ -116,9 +141,13 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+static int run_job(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
+	enum dist_layout layout = DIST_SHARED_FILE;
+	struct llmio_error e = {0};
+	bool reorder = false;
+	struct out out = {0};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
@@ -159,6 +188,13 @@ int cmd_run(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--emit-fio")) {
 			emit = true;
+		} else if (!strncmp(a, "--mpi_layout=", 13)) {
+			if (dist_layout_parse(a + 13, &layout, &e)) {
+				fprintf(stderr, "llmio: %s\n", e.msg);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--reorder")) {
+			reorder = true;
 		} else {
 			char key[64] = "";
 			const struct engine_ops *owner = NULL;
@@ -199,7 +235,14 @@ int cmd_run(int argc, char **argv)
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	if (dist_active()) {
+		/* the merged job on rank 0; a rank that fails ends the MPI job itself */
+		o.progress = NULL;
+		ret = dist_job_run(&o, layout, reorder, &r, &out.mpi, &e);
+		snprintf(err, sizeof(err), "%s", e.msg);
+	} else {
+		ret = llmio_job_run(&o, &r, err, sizeof(err));
+	}
 	cli_progress_clear();
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", err);
@@ -211,11 +254,12 @@ int cmd_run(int argc, char **argv)
 		table_print_result(stdout, r);
 	if (r->interrupted)
 		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
-	if (json && (ret = cli_write_file(json, write_json, &r))) {
+	out.r = r;
+	if (json && (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
-	if (csv && (ret = cli_write_file(csv, write_csv, &r))) {
+	if (csv && (ret = cli_write_file(csv, write_csv, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
@@ -223,5 +267,17 @@ int cmd_run(int argc, char **argv)
 	if (r->interrupted && !code)
 		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
+	cJSON_Delete(out.mpi);
 	return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct llmio_error e = {0};
+
+	if (dist_init(&argc, &argv, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return dist_end(run_job(argc, argv));
 }

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/record.h"
 #include "stats/result_json.h"
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "engine/engine.h"
 #include "workload/workload.h"
 
@@ -120,6 +122,7 @@ static void compare_table(FILE *f, struct wl *runs, unsigned n)
 
 struct out {
 	struct wl *runs;
+	cJSON **mpi; /* per run, under mpirun on rank 0: the ranks' records (dist_wl_reduce()) */
 	unsigned n;
 };
 
@@ -129,8 +132,13 @@ static int write_json(FILE *f, void *arg)
 	cJSON *root = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(root, "runs");
 
 	cJSON_AddStringToObject(root, "llmio", llmio_version());
-	for (unsigned i = 0; i < o->n; i++)
-		cJSON_AddItemToArray(runs, wl_json(&o->runs[i]));
+	for (unsigned i = 0; i < o->n; i++) {
+		cJSON *run = wl_json(&o->runs[i]);
+
+		if (run && o->mpi[i])
+			cJSON_AddItemReferenceToObject(run, RK_MPI, o->mpi[i]);
+		cJSON_AddItemToArray(runs, run);
+	}
 	return json_write_doc(f, root);
 }
 
@@ -274,8 +282,15 @@ int cmd_run_workload(int argc, char **argv)
 	all = engine && !strcmp(engine, "all");
 	n = all ? all_engines(engines, 16) : 1;
 	out.runs = calloc(n, sizeof(*out.runs));
-	if (!out.runs)
+	out.mpi = calloc(n, sizeof(*out.mpi));
+	if (!out.runs || !out.mpi) {
+		free(out.runs);
+		free(out.mpi);
 		return EXIT_RUNTIME;
+	}
+	/* under mpirun rank 0 alone prints and writes (the merged phases) */
+	if (dist_rank() != 0)
+		quiet = true;
 	cli_install_signals();
 	for (unsigned e = 0; e < n && !cli_stop; e++) {
 		struct wl *w = &out.runs[e];
@@ -309,8 +324,17 @@ int cmd_run_workload(int argc, char **argv)
 			w->direct_auto = true;
 		}
 		w->base.stop = &cli_stop;
+		w->dist = dist_wl();
 		ret = wl_run(w, err, sizeof(err));
 		cli_progress_clear();
+		if (ret && dist_active()) /* the failing rank ends every rank, with its message */
+			return dist_fail(cli_exit_code(ret), err);
+		if (dist_active()) {
+			struct llmio_error de = {0};
+
+			if (dist_wl_reduce(w, &out.mpi[e], &de))
+				return dist_fail(EXIT_RUNTIME, de.msg);
+		}
 		if (ret) {
 			/* the reason once: err often ends with strerror() already */
 			if (err[0] && strstr(err, strerror(-ret)))
@@ -327,15 +351,19 @@ int cmd_run_workload(int argc, char **argv)
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);
-	if (json && code != EXIT_USAGE && (ret = cli_write_file(json, write_json, &out))) {
+	if (json && code != EXIT_USAGE && dist_rank() == 0 &&
+	    (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
 	/* interrupted: the phases measured so far are written, but the run was cut short */
 	if (cli_stop && !code)
 		code = EXIT_RUNTIME;
-	for (unsigned e = 0; e < out.n; e++)
+	for (unsigned e = 0; e < out.n; e++) {
 		wl_release(&out.runs[e]);
+		cJSON_Delete(out.mpi[e]);
+	}
 	free(out.runs);
+	free(out.mpi);
 	return code;
 }

@@ -14,8 +14,9 @@
 #include "workload/phases.h"
 #include "workload/segsrc.h"
 
-static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint64_t *sizes,
-                         unsigned n)
+/* Under MPI the simulated ranks are spread over the processes: the figures are over all. */
+static void rank_metrics(struct wl *w, struct wl_phase *ph, const struct segsrc *s,
+                         const uint64_t *sizes, unsigned n)
 {
 	double dmax = 0, tmin = -1, total = 0;
 
@@ -31,6 +32,11 @@ static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint
 		if (tmin < 0 || t < tmin)
 			tmin = t;
 	}
+	dmax = wl_reduce(w, dmax, WL_MAX);
+	tmin = wl_reduce(w, tmin < 0 ? 1e300 : tmin, WL_MIN);
+	tmin = tmin >= 1e300 ? -1 : tmin;
+	total = wl_reduce(w, total, WL_SUM);
+	n = (unsigned)wl_reduce(w, n, WL_SUM);
 	wl_metric(ph, "duration_s", dmax, "s");
 	wl_metric(ph, "throughput_min_rank_GBps", tmin < 0 ? 0 : tmin, "GB/s");
 	wl_metric(ph, "aggregate_GBps", dmax > 0 ? total / dmax / 1e9 : 0, "GB/s");
@@ -66,7 +72,7 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, err, errlen);
 	if (ph->nstreams)
 		ph->wall_s = ph->streams[ph->nstreams - 1]->runtime_s;
-	rank_metrics(ph, &s, sizes, n);
+	rank_metrics(w, ph, &s, sizes, n);
 	segsrc_release(&s);
 	return ret;
 }
@@ -76,19 +82,36 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 {
 	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
 	struct llmio_file *files = calloc(n, sizeof(*files));
+	uint64_t *mine = calloc(n, sizeof(*mine));
 	struct wl_phase *ph;
+	unsigned all = n;
 	int ret = -ENOMEM;
 
-	if (!paths || !files)
+	if (!paths || !files || !mine)
 		goto out;
-	for (unsigned r = 0; r < n; r++) {
-		ret = wl_path(w, paths[r], sizeof(paths[r]), "%s-rank%05u.pt", prefix, r);
+	/* under MPI each process writes the shards of its simulated ranks (wl_owns) */
+	n = 0;
+	for (unsigned r = 0; r < all; r++) {
+		if (!wl_owns(w, r))
+			continue;
+		ret = wl_path(w, paths[n], sizeof(paths[n]), "%s-rank%05u.pt", prefix, r);
 		if (ret) {
 			snprintf(err, errlen, "--directory is too long");
 			goto out;
 		}
-		files[r] = (struct llmio_file){
-		        .path = paths[r], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
+		mine[n] = sizes[r];
+		files[n] = (struct llmio_file){
+		        .path = paths[n], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
+		n++;
+	}
+	sizes = mine;
+	if (!n) {
+		ret = -EINVAL;
+		snprintf(err, errlen,
+		         "%u simulated ranks (tp x pp x dp) for %u MPI ranks: give each at least "
+		         "one",
+		         all, w->dist ? w->dist->size : 1);
+		goto out;
 	}
 	ret = wl_check_space(w, files, n, err, errlen);
 	if (ret)
@@ -106,6 +129,7 @@ out:
 		snprintf(err, errlen, "out of memory");
 	if (ret == -E2BIG)
 		snprintf(err, errlen, "too many phases: lower --repeat");
+	free(mine);
 	free(files);
 	free(paths);
 	return ret;

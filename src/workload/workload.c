@@ -187,12 +187,24 @@ struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
 
 	if (w->nphases == WL_MAX_PHASES)
 		return NULL;
+	if (w->dist) /* every rank starts the phase together (IOR, DLIO) */
+		w->dist->barrier();
 	ph = &w->phases[w->nphases++];
 	memset(ph, 0, sizeof(*ph));
 	va_start(ap, fmt);
 	vsnprintf(ph->name, sizeof(ph->name), fmt, ap);
 	va_end(ap);
 	return ph;
+}
+
+bool wl_owns(const struct wl *w, unsigned i)
+{
+	return !w->dist || i % w->dist->size == w->dist->rank;
+}
+
+double wl_reduce(const struct wl *w, double v, enum wl_op op)
+{
+	return w->dist ? w->dist->allreduce(v, op) : v;
 }
 
 void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit)

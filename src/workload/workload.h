@@ -70,6 +70,18 @@ struct recipe {
 	int (*run)(struct wl *w, char *err, size_t errlen);
 };
 
+/*
+ * Under MPI (docs/mpi.md): the CLI fills this from src/dist, the only code that calls MPI.
+ * NULL for one process.  Recipes ask wl_owns() which simulated ranks or dataset files are this
+ * process's and wl_reduce() for figures over every rank; each phase starts at a barrier.
+ */
+enum wl_op { WL_SUM, WL_MIN, WL_MAX };
+struct wl_dist {
+	unsigned rank, size;
+	void (*barrier)(void);
+	double (*allreduce)(double v, enum wl_op op);
+};
+
 struct wl {
 	const struct recipe *recipe;
 	struct llmio_model model;
@@ -84,6 +96,7 @@ struct wl {
 	unsigned nkv;
 	struct wl_phase phases[WL_MAX_PHASES];
 	unsigned nphases;
+	const struct wl_dist *dist; /* under MPI, else NULL */
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,
@@ -110,7 +123,11 @@ int wl_enum(const struct wl *w, const char *name, const char **out, char *err, s
 /* Run the recipe: its phases, then the page-cache honesty notes. */
 int wl_run(struct wl *w, char *err, size_t errlen);
 
-/* For recipes. */
+/* For recipes.  Is item i (a simulated rank, a dataset file) this process's?  (i mod size) */
+bool wl_owns(const struct wl *w, unsigned i);
+/* v over every process (v itself for one). */
+double wl_reduce(const struct wl *w, double v, enum wl_op op);
+
 struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit);
