@@ -10,6 +10,7 @@
 #include "report/fmt.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
+#include "workload/workload.h"
 
 static void help(FILE *f)
 {
@@ -279,5 +280,6 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_RUNTIME;
 	}
+	wl_dist_default(dist_wl()); /* recipes under mpirun */
 	return dist_end(run_job(argc, argv));
 }

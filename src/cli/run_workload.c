@@ -324,17 +324,12 @@ int cmd_run_workload(int argc, char **argv)
 			w->direct_auto = true;
 		}
 		w->base.stop = &cli_stop;
-		w->dist = dist_wl();
 		ret = wl_run(w, err, sizeof(err));
 		cli_progress_clear();
-		if (ret && dist_active()) /* the failing rank ends every rank, with its message */
-			return dist_fail(cli_exit_code(ret), err);
-		if (dist_active()) {
-			struct llmio_error de = {0};
-
-			if (dist_wl_reduce(w, &out.mpi[e], &de))
-				return dist_fail(EXIT_RUNTIME, de.msg);
-		}
+		if (ret && w->dist) /* the failing rank ends every rank, with its message */
+			return w->dist->fail(cli_exit_code(ret), err);
+		if (w->dist && w->dist->reduce(w, &out.mpi[e], err, sizeof(err)))
+			return w->dist->fail(EXIT_RUNTIME, err);
 		if (ret) {
 			/* the reason once: err often ends with strerror() already */
 			if (err[0] && strstr(err, strerror(-ret)))

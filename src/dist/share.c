@@ -81,9 +81,24 @@ int dist_job_share(struct llmio_job_opts *o, unsigned rank, unsigned size, enum 
 	uint64_t first, blocks, mine;
 
 	memset(sh, 0, sizeof(*sh));
-	if (!o->filename[0] || o->directory[0])
+	if (!o->filename[0] && o->directory[0]) {
+		/* a directory (sweep --dir): the ranks' file is llmio's own, in its work directory
+		 */
+		char work[LLMIO_PATH_MAX], m[512] = "";
+		int ret = llmio_work_dir(o->directory, work, sizeof(work), m,
+		                         sizeof(m)); /* err-pair */
+
+		if (ret)
+			return llmio_err(e, ret, "%s", m);
+		if (snprintf(o->filename, sizeof(o->filename), "%s/mpi.dat", work) >=
+		    (int)sizeof(o->filename))
+			return llmio_err(e, -ENAMETOOLONG, "--directory is too long");
+		o->directory[0] = '\0';
+		o->nrfiles = 1;
+	}
+	if (!o->filename[0])
 		return llmio_err(e, -EINVAL,
-		                 "under mpirun, llmio run needs --filename (not --directory): each "
+		                 "under mpirun, llmio run needs --filename or --directory: each "
 		                 "rank's file or region is named from it (docs/mpi.md)");
 	if (!o->size || !o->bs)
 		return llmio_err(

@@ -4,6 +4,7 @@
  * run, every stream of every phase merged over the ranks on rank 0.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +18,22 @@ static double allreduce(double v, enum wl_op op)
 	return dist_allreduce(v, op == WL_MIN ? DIST_MIN : op == WL_MAX ? DIST_MAX : DIST_SUM);
 }
 
+static int reduce(struct wl *w, cJSON **mpi, char *err, size_t errlen)
+{
+	struct llmio_error e = {0};
+	int ret = dist_wl_reduce(w, mpi, &e);
+
+	if (ret)
+		snprintf(err, errlen, "%s", e.msg); /* err-pair */
+	return ret;
+}
+
 const struct wl_dist *dist_wl(void)
 {
-	static struct wl_dist d = {.barrier = dist_barrier, .allreduce = allreduce};
+	static struct wl_dist d = {.barrier = dist_barrier,
+	                           .allreduce = allreduce,
+	                           .fail = dist_fail,
+	                           .reduce = reduce};
 
 	if (!dist_active())
 		return NULL;

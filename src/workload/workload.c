@@ -68,10 +68,18 @@ bool recipe_has_param(const struct recipe *r, const char *key)
 	return param_find(r, key) != NULL;
 }
 
+static const struct wl_dist *dist_default;
+
+void wl_dist_default(const struct wl_dist *d)
+{
+	dist_default = d;
+}
+
 void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *base)
 {
 	memset(w, 0, sizeof(*w));
 	w->recipe = r;
+	w->dist = dist_default; /* NULL unless under mpirun */
 	w->base = *base;
 	w->scale = 1;
 }
@@ -473,7 +481,7 @@ cJSON *wl_json(const struct wl *w)
 
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
                   bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, char *err, size_t errlen)
+                  cJSON **phases, cJSON **mpi, char *err, size_t errlen)
 {
 	const struct recipe *r = recipe_find(recipe);
 	struct wl *w;
@@ -481,6 +489,7 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	int ret = 0;
 
 	*phases = NULL;
+	*mpi = NULL;
 	if (!r) {
 		snprintf(err, errlen,
 		         "unknown workload '%s': load, pretrain, ckpt, finetune, infer", recipe);
@@ -506,6 +515,11 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	}
 	if (!ret)
 		ret = wl_run(w, err, errlen);
+	/* under MPI a failing rank ends every rank; the others merge their streams */
+	if (ret && w->dist)
+		ret = w->dist->fail(ret == -EINVAL ? 2 : 1, err);
+	if (!ret && w->dist)
+		ret = w->dist->reduce(w, mpi, err, errlen);
 	all = wl_json(w);
 	if (all) {
 		*phases = cJSON_DetachItemFromObject(all, RK_PHASES);

@@ -80,7 +80,13 @@ struct wl_dist {
 	unsigned rank, size;
 	void (*barrier)(void);
 	double (*allreduce)(double v, enum wl_op op);
+	/* this rank failed: end every rank with its message (does not return) */
+	int (*fail)(int code, const char *msg);
+	/* after wl_run(): merge the streams over the ranks; *mpi = the ranks' records (rank 0) */
+	int (*reduce)(struct wl *w, cJSON **mpi, char *err, size_t errlen);
 };
+/* The wl_dist every wl_init() takes (the CLI sets it once under mpirun). */
+void wl_dist_default(const struct wl_dist *d);
 
 struct wl {
 	const struct recipe *recipe;
@@ -151,11 +157,13 @@ uint32_t wl_align(const struct wl *w);
  * Run recipe `recipe` for `model` (catalog name or config.json) with job options `base` and
  * the recipe parameters keys[i] = vals[i], for callers without a struct wl (sweeps).
  * direct_given: base->direct was chosen by the user (else O_DIRECT where the engine can).
- * *phases = the "phases" array of wl_json() (also on failure, with what was measured).
+ * *phases = the "phases" array of wl_json() (also on failure, with what was measured); under
+ * MPI (wl_dist_default()) the streams merged over the ranks and, on rank 0, *mpi the ranks'
+ * records (else NULL).
  */
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
                   bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, char *err, size_t errlen);
+                  cJSON **phases, cJSON **mpi, char *err, size_t errlen);
 
 /* The whole run as one JSON object (the journal's "phases" layout). */
 cJSON *wl_json(const struct wl *w);
