@@ -101,6 +101,8 @@ int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder
 	dist_barrier();
 	ret = llmio_job_run(o, &r, err, sizeof(err)); /* err-pair */
 	dist_share_release(&sh);
+	if (r && !r->opts.filename[0]) /* a region: the record names the file as a plain run does */
+		snprintf(r->opts.filename, sizeof(r->opts.filename), "%s", sh.path);
 	if (ret || (r && r->error)) {
 		llmio_err(e, ret ? ret : r->error, "%s",
 		          err[0] ? err

@@ -125,9 +125,11 @@ int dist_job_share(struct llmio_job_opts *o, unsigned rank, unsigned size, enum 
 	if (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)
 		return region(o, sh, first * o->bs, mine, e);
 	/* random over the whole shared file, as fio's jobs on one file: this rank's share of I/O */
-	o->io_size = mine / o->numjobs / o->bs * o->bs;
-	if (!o->io_size)
-		o->io_size = o->bs;
+	if (!o->runtime_ns) { /* with --runtime the ranks run for that long instead */
+		o->io_size = mine / o->numjobs / o->bs * o->bs;
+		if (!o->io_size)
+			o->io_size = o->bs;
+	}
 	return 0;
 }
 
