@@ -84,6 +84,8 @@ check "merged counts, bytes, histograms = sum of the ranks" python3 -c "$SUMS" "
 json_check "$T/np2.json" "uneven shares: 3 and 2 blocks, one shared file of 5" \
 	'[p["job"]["write"]["io_bytes"] for p in d["mpi"]["per_rank"]] == [196608, 131072] and j["write"]["io_bytes"] == 327680 and d["mpi"]["file_layout"] == "shared-file" and d["mpi"]["phase_s"] == j["job_runtime"] / 1000'
 check "the shared file holds every region" [ "$(stat -c %s "$T/shared")" -eq 327680 ]
+mpi 2 run --filename="$T/shared" --size=320k --bs=64k --rw=read
+expect_out "the table names the ranks and the layout" "2 ranks on 1 hosts (shared-file)"
 
 # file per process, IOR's names; then --reorder: rank 0 reads what rank 1 wrote
 mpi 4 run --filename="$T/fpp" --size=1m --bs=64k --rw=write --mpi_layout=file-per-process \
@@ -121,6 +123,22 @@ mpi 2 run --filename="$T/bad" --size=1m --bs=64k --rw=write --mpi_layout=file-pe
 check "a failing rank ends the run, non-zero (exit $RC, 124 = hung)" [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]
 expect_err "the failing rank's message" "llmio: rank 1 on" "bad.00000001"
 
+# a rank whose disk is full (a 4 MiB tmpfs under rank 1's file) ends the run with "no space"
+MOUNTED=
+on_exit() { [ -n "$MOUNTED" ] && umount "$MOUNTED"; }
+mkdir "$T/tiny"
+if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=4m tmpfs "$T/tiny" 2>/dev/null; then
+	note "cannot mount a small tmpfs here: the no-space rank is not tested"
+else
+	MOUNTED=$T/tiny
+	: >"$T/tiny/f" && ln -s "$T/tiny/f" "$T/nospace.00000001"
+	mpi 2 run --filename="$T/nospace" --size=64m --bs=1m --rw=write \
+		--mpi_layout=file-per-process --quiet
+	check "a rank out of space ends the run, non-zero (exit $RC, 124 = hung)" \
+		[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]
+	expect_err "the full rank's message" "llmio: rank 1 on" "no space"
+fi
+
 # a killed rank ends the others (they would otherwise read for 100 s)
 _show mpirun -np 2 llmio run --runtime=100s ... '&' then kill one rank
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
@@ -135,6 +153,22 @@ sleep 1
 [ -n "$victim" ] && kill -KILL "$victim"
 reap "$mpipid" 60 "mpirun after a rank was killed"
 check "a killed rank ends the run, non-zero (exit $REAPED)" [ "$REAPED" -ne 0 ]
+
+# Ctrl-C: mpirun passes it to every rank; rank 0 still writes the merged, interrupted record
+_show mpirun -np 2 llmio run --runtime=100s ... '&' then SIGINT to mpirun
+"${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
+	--runtime=100s --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
+mpipid=$!
+for _ in $(seq 100); do
+	[ "$(pgrep -P "$mpipid" -x llmio | wc -l)" -eq 2 ] && break
+	sleep 0.1
+done
+sleep 1
+kill -INT "$mpipid"
+reap "$mpipid" 60 "mpirun after Ctrl-C"
+check "Ctrl-C: non-zero (exit $REAPED)" [ "$REAPED" -ne 0 ]
+json_check "$T/int.json" "Ctrl-C: the merged record, marked interrupted, both ranks" \
+	'j["interrupted"] and d["mpi"]["ranks"] == 2 and j["read"]["total_ios"] == sum(p["job"]["read"]["total_ios"] for p in d["mpi"]["per_rank"])'
 
 # ckpt: 4 simulated ranks over 2 MPI ranks write exactly the shards one process writes
 llmio run --workload ckpt --model Llama-3.2-1B --dp 4 --scale 0.0001 --directory "$T" \

@@ -253,6 +253,14 @@ static int run_job(int argc, char **argv)
 		return code;
 	if (!quiet)
 		table_print_result(stdout, r);
+	if (!quiet && out.mpi) /* the merged job's origin: docs/mpi.md */
+		printf("  mpi    %.0f ranks on %.0f hosts (%s): time from the earliest start to "
+		       "the "
+		       "latest end, start skew %.3f ms\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_RANKS)),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_HOSTS)),
+		       dist_layout_name(layout),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_START_SKEW_S)) * 1e3);
 	if (r->interrupted)
 		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
 	out.r = r;
