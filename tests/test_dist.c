@@ -118,6 +118,16 @@ static void json_per_rank(void **state)
 	free(agg);
 }
 
+/* A job on /tmp/f of `blocks` 4 KiB blocks (nothing is opened: shares are only computed). */
+static void job(struct llmio_job_opts *o, uint64_t blocks, enum llmio_rw rw)
+{
+	llmio_job_opts_init(o);
+	snprintf(o->filename, sizeof(o->filename), "/tmp/f");
+	o->bs = 4096;
+	o->size = blocks * 4096;
+	o->rw = rw;
+}
+
 /* Shares: uneven block counts go to the first ranks; file per process gets IOR's suffix. */
 static void shares(void **state)
 {
@@ -129,11 +139,7 @@ static void shares(void **state)
 
 	(void)state;
 	for (unsigned r = 0; r < 3; r++) {
-		llmio_job_opts_init(&o);
-		snprintf(o.filename, sizeof(o.filename), "/tmp/f");
-		o.bs = 4096;
-		o.size = 5 * 4096;
-		o.rw = LLMIO_RW_WRITE;
+		job(&o, 5, LLMIO_RW_WRITE);
 		assert_int_equal(dist_job_share(&o, r, 3, DIST_FILE_PER_PROCESS, 0, &sh, &e), 0);
 		assert_int_equal(o.size, (r < 2 ? 2 : 1) * 4096);
 		total += o.size;
@@ -142,30 +148,19 @@ static void shares(void **state)
 	assert_int_equal(total, 5 * 4096);
 	assert_string_equal(o.filename, "/tmp/f.00000002");
 	/* a shared file: rank 1's region starts after rank 0's two blocks */
-	llmio_job_opts_init(&o);
-	snprintf(o.filename, sizeof(o.filename), "/tmp/f");
-	o.bs = 4096;
-	o.size = 5 * 4096;
-	o.rw = LLMIO_RW_READ;
+	job(&o, 5, LLMIO_RW_READ);
 	assert_int_equal(dist_job_share(&o, 1, 3, DIST_SHARED_FILE, 0, &sh, &e), 0);
 	assert_non_null(o.io_source);
 	assert_int_equal(((struct segsrc *)sh.segs)->segs[0].off, 2 * 4096);
 	assert_int_equal(segsrc_bytes(sh.segs), 2 * 4096);
 	dist_share_release(&sh);
 	/* --reorder: rank 1 of 3 reads rank 2's region */
-	llmio_job_opts_init(&o);
-	snprintf(o.filename, sizeof(o.filename), "/tmp/f");
-	o.bs = 4096;
-	o.size = 5 * 4096;
-	o.rw = LLMIO_RW_READ;
+	job(&o, 5, LLMIO_RW_READ);
 	assert_int_equal(dist_job_share(&o, 1, 3, DIST_SHARED_FILE, 1, &sh, &e), 0);
 	assert_int_equal(((struct segsrc *)sh.segs)->segs[0].off, 4 * 4096);
 	dist_share_release(&sh);
 	/* more ranks than blocks: the rank without work is refused with the fix */
-	llmio_job_opts_init(&o);
-	snprintf(o.filename, sizeof(o.filename), "/tmp/f");
-	o.bs = 4096;
-	o.size = 2 * 4096;
+	job(&o, 2, LLMIO_RW_WRITE);
 	assert_int_equal(dist_job_share(&o, 2, 3, DIST_FILE_PER_PROCESS, 0, &sh, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "raise --size"));
 	assert_int_equal(dist_layout_parse("shared-file", &l, &e), 0);

@@ -13,6 +13,14 @@
 #include "stats/record.h"
 #include "stats/result_json.h"
 
+static void op_clear(struct llmio_op_result *op)
+{
+	memset(op, 0, sizeof(*op));
+	llmio_hist_init(&op->clat);
+	llmio_hist_init(&op->slat);
+	llmio_hist_init(&op->lat);
+}
+
 static void op_add(struct llmio_op_result *dst, const struct llmio_op_result *src)
 {
 	dst->ios += src->ios;
@@ -53,14 +61,8 @@ int dist_merge(const struct dist_rank *ranks, unsigned n, struct llmio_result *a
 	memset(s, 0, sizeof(*s));
 	/* rank 0's options, host facts and device description; every count below is rebuilt */
 	*agg = *ranks[0].r;
-	memset(&agg->read, 0, sizeof(agg->read));
-	memset(&agg->write, 0, sizeof(agg->write));
-	llmio_hist_init(&agg->read.clat);
-	llmio_hist_init(&agg->read.slat);
-	llmio_hist_init(&agg->read.lat);
-	llmio_hist_init(&agg->write.clat);
-	llmio_hist_init(&agg->write.slat);
-	llmio_hist_init(&agg->write.lat);
+	op_clear(&agg->read);
+	op_clear(&agg->write);
 	llmio_hist_init(&agg->sync_lat);
 	memset(&agg->cpu, 0, sizeof(agg->cpu));
 	agg->fsyncs = 0;
