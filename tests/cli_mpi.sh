@@ -194,6 +194,13 @@ print(shards, m)
 sys.exit(0 if ok else 1)
 EOF
 
+# ckpt --reorder 1: 3 simulated ranks over 2 processes (2 + 1 shards); each reads the other's
+mpi 2 run --workload ckpt --model Llama-3.2-1B --dp 3 --scale 0.0001 --directory "$T" \
+	--reorder 1 --json="$T/ckpt3.json" --quiet
+check "ckpt -np 2 --reorder 1 (exit $RC)" [ "$RC" -eq 0 ]
+json_check "$T/ckpt3.json" "ckpt --reorder: rank 0 reads back what rank 1 wrote, and rank 1 rank 0's" \
+	'(lambda s: [p["job"]["write"]["io_bytes"] for p in s[0]["per_rank"]] == [p["job"]["read"]["io_bytes"] for p in s[1]["per_rank"]][::-1] and s[0]["per_rank"][0]["job"]["write"]["io_bytes"] > s[0]["per_rank"][1]["job"]["write"]["io_bytes"])(d["runs"][0]["mpi"]["streams"])'
+
 # pretrain: the dataset's files split over the ranks, each rank its own samples
 mkdir -p "$T/pt1" "$T/pt2"
 PT=(--workload pretrain --model Llama-3.2-1B --files 4 --samples_per_file 8 --seq_len 512

@@ -45,6 +45,9 @@ const char *dist_host(void);
 /* Ranks sharing this rank's host (1 when not under MPI). */
 unsigned dist_host_ranks(void);
 
+/* IOR -C's shift: the ranks on this host, or 1 when every rank is on it (0 for one rank). */
+unsigned dist_reorder_shift(void);
+
 /* Wait for every rank (nothing when not under MPI). */
 void dist_barrier(void);
 /* v reduced over every rank, the result on every rank. */

@@ -67,6 +67,14 @@ int dist_gather_merge(const struct llmio_result *mine, struct llmio_result **agg
 	return ret;
 }
 
+unsigned dist_reorder_shift(void)
+{
+	/* IOR -C: a rank of the next host (the next rank when all share one host) */
+	if (dist_size() < 2)
+		return 0;
+	return dist_host_ranks() < dist_size() ? dist_host_ranks() : 1;
+}
+
 int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder,
                  struct llmio_result **agg, cJSON **mpi, struct llmio_error *e)
 {
@@ -77,9 +85,8 @@ int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder
 	int ret;
 
 	*agg = NULL;
-	/* IOR -C: read what a rank of the next host wrote (the next rank on one host) */
-	if (reorder && dist_size() > 1)
-		shift = dist_host_ranks() < dist_size() ? dist_host_ranks() : 1;
+	if (reorder)
+		shift = dist_reorder_shift();
 	ret = dist_job_share(o, dist_rank(), dist_size(), layout, shift, &sh, e);
 	if (ret)
 		return dist_fail(ret == -EINVAL ? 2 : 1, llmio_err_msg(e));

@@ -39,6 +39,7 @@ const struct wl_dist *dist_wl(void)
 		return NULL;
 	d.rank = dist_rank();
 	d.size = dist_size();
+	d.reorder_shift = dist_reorder_shift();
 	return &d;
 }
 

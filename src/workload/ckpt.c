@@ -77,34 +77,49 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 	return ret;
 }
 
+/*
+ * The shards of the simulated ranks that process `owner` handles (all of them without MPI):
+ * paths, files and their sizes in mine; *n of them.
+ */
+static int shard_list(const struct wl *w, unsigned owner, const char *prefix, const uint64_t *sizes,
+                      unsigned all, char (*paths)[LLMIO_PATH_MAX], struct llmio_file *files,
+                      uint64_t *mine, unsigned flags, unsigned *n, char *err, size_t errlen)
+{
+	*n = 0;
+	for (unsigned r = 0; r < all; r++) {
+		if (!wl_owned_by(w, r, owner))
+			continue;
+		if (wl_path(w, paths[*n], sizeof(paths[*n]), "%s-rank%05u.pt", prefix, r)) {
+			snprintf(err, errlen, "--directory is too long");
+			return -ENAMETOOLONG;
+		}
+		mine[*n] = sizes[r];
+		files[*n] =
+		        (struct llmio_file){.path = paths[*n], .size = sizes[r], .flags = flags};
+		(*n)++;
+	}
+	return 0;
+}
+
 int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64_t *sizes,
                 unsigned n, uint64_t bs, bool restore, char *err, size_t errlen)
 {
 	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
 	struct llmio_file *files = calloc(n, sizeof(*files));
-	uint64_t *mine = calloc(n, sizeof(*mine));
+	uint64_t *mine = calloc(n, sizeof(*mine)), reorder = 0;
+	unsigned all = n, me = w->dist ? w->dist->rank : 0;
 	struct wl_phase *ph;
-	unsigned all = n;
 	int ret = -ENOMEM;
 
 	if (!paths || !files || !mine)
 		goto out;
+	if (restore && (ret = wl_u64(w, "reorder", &reorder, err, errlen)))
+		goto out;
 	/* under MPI each process writes the shards of its simulated ranks (wl_owns) */
-	n = 0;
-	for (unsigned r = 0; r < all; r++) {
-		if (!wl_owns(w, r))
-			continue;
-		ret = wl_path(w, paths[n], sizeof(paths[n]), "%s-rank%05u.pt", prefix, r);
-		if (ret) {
-			snprintf(err, errlen, "--directory is too long");
-			goto out;
-		}
-		mine[n] = sizes[r];
-		files[n] = (struct llmio_file){
-		        .path = paths[n], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
-		n++;
-	}
-	sizes = mine;
+	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, LLMIO_FILE_FRESH, &n, err,
+	                 errlen);
+	if (ret)
+		goto out;
 	if (!n) {
 		ret = -EINVAL;
 		snprintf(err, errlen,
@@ -117,13 +132,17 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 	if (ret)
 		goto out;
 	ph = wl_phase_new(w, "%s", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, true, err, errlen) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, mine, n, bs, true, err, errlen) : -E2BIG;
 	if (ret || !restore)
 		goto out;
-	for (unsigned r = 0; r < n; r++)
-		files[r].flags = 0; /* now read what was written */
+	/* now read what was written; with --reorder 1 what another process wrote (IOR -C) */
+	if (reorder && w->dist)
+		me = (me + w->dist->reorder_shift) % w->dist->size;
+	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, 0, &n, err, errlen);
+	if (ret)
+		goto out;
 	ph = wl_phase_new(w, "%s-restore", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, false, err, errlen) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, mine, n, bs, false, err, errlen) : -E2BIG;
 out:
 	if (ret == -ENOMEM && !err[0])
 		snprintf(err, errlen, "out of memory");
@@ -145,6 +164,9 @@ static const struct llmio_optdesc params[] = {
                  "ranks simulated on this host, 0 = all TP x PP x DP (MLPerf's subset mode when "
                  "fewer)"),
         WL_PARAM("repeat", OPTD_UINT, 1, 20, "1", "write + read rounds"),
+        WL_PARAM("reorder", OPTD_UINT, 0, 1, "0",
+                 "under mpirun, 1: each process reads back the shards another wrote, past its "
+                 "own page cache (IOR -C; docs/mpi.md)"),
         WL_PARAM("bs", OPTD_SIZE, 1, 64 << 20, "1m", "size of each write and read"),
         {.name = NULL},
 };

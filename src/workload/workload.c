@@ -205,9 +205,14 @@ struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
 	return ph;
 }
 
+bool wl_owned_by(const struct wl *w, unsigned i, unsigned rank)
+{
+	return !w->dist || i % w->dist->size == rank;
+}
+
 bool wl_owns(const struct wl *w, unsigned i)
 {
-	return !w->dist || i % w->dist->size == w->dist->rank;
+	return wl_owned_by(w, i, w->dist ? w->dist->rank : 0);
 }
 
 double wl_reduce(const struct wl *w, double v, enum wl_op op)

@@ -78,6 +78,7 @@ struct recipe {
 enum wl_op { WL_SUM, WL_MIN, WL_MAX };
 struct wl_dist {
 	unsigned rank, size;
+	unsigned reorder_shift; /* IOR -C: read what process (rank + shift) % size wrote */
 	void (*barrier)(void);
 	double (*allreduce)(double v, enum wl_op op);
 	/* this rank failed: end every rank with its message (does not return) */
@@ -131,6 +132,8 @@ int wl_run(struct wl *w, char *err, size_t errlen);
 
 /* For recipes.  Is item i (a simulated rank, a dataset file) this process's?  (i mod size) */
 bool wl_owns(const struct wl *w, unsigned i);
+/* Is item i process `rank`'s?  (Always, without MPI.) */
+bool wl_owned_by(const struct wl *w, unsigned i, unsigned rank);
 /* v over every process (v itself for one). */
 double wl_reduce(const struct wl *w, double v, enum wl_op op);
 
