@@ -40,7 +40,7 @@ command -v mpirun >/dev/null && command -v mpicc >/dev/null ||
 	{ echo "mpi.sh: needs mpirun and mpicc (scripts/bootstrap.sh installs Open MPI)" >&2; exit 1; }
 [ -x "$LLMIO" ] || { echo "mpi.sh: $LLMIO is not built (scripts/bootstrap.sh build)" >&2; exit 1; }
 mkdir -p "$OUT" "$DIR" || exit 1
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca btl "self,vader"
 	--mca btl_vader_single_copy_mechanism none)
 
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }

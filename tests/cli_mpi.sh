@@ -4,6 +4,7 @@
 # records (uneven shares too); file per process and --reorder; two hosts faked with
 # LLMIO_HOSTNAME count each host's device bytes once; a failing or killed rank ends the run;
 # ckpt and pretrain at tiny scale move exactly their bytes; a sweep is journaled once.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # the MPI layer stays in one place: nothing outside src/dist includes mpi.h
@@ -14,7 +15,7 @@ check "mpi.h is included only in src/dist${outside:+ (also: $outside)}" [ -z "$o
 command -v mpirun >/dev/null || skip_all "mpirun is not installed (scripts/bootstrap.sh installs openmpi-bin)"
 # Open MPI's own allocations are not llmio's leaks (ASan builds)
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca btl "self,vader"
 	--mca btl_vader_single_copy_mechanism none)
 mpi() { # mpi N ARGS...: llmio ARGS under mpirun -np N, with lib.sh's watchdog
 	local n=$1; shift
@@ -140,7 +141,7 @@ else
 fi
 
 # a killed rank ends the others (they would otherwise read for 100 s)
-_show mpirun -np 2 llmio run --runtime=100s ... '&' then kill one rank
+_show "mpirun -np 2 llmio run --runtime=100s ... & (then one rank is killed)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
 	--runtime=100s --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
@@ -155,7 +156,7 @@ reap "$mpipid" 60 "mpirun after a rank was killed"
 check "a killed rank ends the run, non-zero (exit $REAPED)" [ "$REAPED" -ne 0 ]
 
 # Ctrl-C: mpirun passes it to every rank; rank 0 still writes the merged, interrupted record
-_show mpirun -np 2 llmio run --runtime=100s ... '&' then SIGINT to mpirun
+_show "mpirun -np 2 llmio run --runtime=100s ... & (then SIGINT to mpirun)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
 	--runtime=100s --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
@@ -194,10 +195,10 @@ print(shards, m)
 sys.exit(0 if ok else 1)
 EOF
 
-# ckpt --reorder 1: 3 simulated ranks over 2 processes (2 + 1 shards); each reads the other's
+# ckpt --reorder: 3 simulated ranks over 2 processes (2 + 1 shards); each reads the other's
 mpi 2 run --workload ckpt --model Llama-3.2-1B --dp 3 --scale 0.0001 --directory "$T" \
-	--reorder 1 --json="$T/ckpt3.json" --quiet
-check "ckpt -np 2 --reorder 1 (exit $RC)" [ "$RC" -eq 0 ]
+	--reorder --json="$T/ckpt3.json" --quiet
+check "ckpt -np 2 --reorder (exit $RC)" [ "$RC" -eq 0 ]
 json_check "$T/ckpt3.json" "ckpt --reorder: rank 0 reads back what rank 1 wrote, and rank 1 rank 0's" \
 	'(lambda s: [p["job"]["write"]["io_bytes"] for p in s[0]["per_rank"]] == [p["job"]["read"]["io_bytes"] for p in s[1]["per_rank"]][::-1] and s[0]["per_rank"][0]["job"]["write"]["io_bytes"] > s[0]["per_rank"][1]["job"]["write"]["io_bytes"])(d["runs"][0]["mpi"]["streams"])'
 

@@ -53,6 +53,9 @@ static void help(FILE *f, const struct recipe *r)
 	print_params(f, r->shared);
 	fprintf(f, "  --%-20s %s\n", "scale",
 	        "fraction of the bytes (request sizes and patterns unchanged) [double, default 1]");
+	fprintf(f, "  --%-20s %s\n", "reorder",
+	        "under mpirun: restores read the shards another process wrote (IOR -C; "
+	        "docs/mpi.md)");
 	fprintf(f, "\noutput:\n  --json FILE            phases, metrics and every stream's result "
 	           "(- = stdout)\n  --quiet                no table\n\n"
 	           "The recipes and their metrics are described in docs/workloads.md.\n");
@@ -190,6 +193,8 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 			*quiet = true;
 			continue;
 		}
+		if (!strcmp(a, "--reorder")) /* under mpirun (cmd_run_workload) */
+			continue;
 		if (!strncmp(a, "--", 2)) {
 			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
 			if (recipe_has_param(w->recipe, key)) {
@@ -256,6 +261,7 @@ int cmd_run_workload(int argc, char **argv)
 	struct llmio_model m;
 	struct llmio_job_opts base;
 	struct out out = {0};
+	struct wl_dist dist;
 	bool quiet = false, all;
 	unsigned n;
 	int ret, code = 0;
@@ -324,6 +330,11 @@ int cmd_run_workload(int argc, char **argv)
 			w->direct_auto = true;
 		}
 		w->base.stop = &cli_stop;
+		if (w->dist) { /* IOR -C for the restores: docs/mpi.md */
+			dist = *w->dist;
+			dist.reorder = has_arg(argc, argv, "--reorder");
+			w->dist = &dist;
+		}
 		ret = wl_run(w, err, sizeof(err));
 		cli_progress_clear();
 		if (ret && w->dist) /* the failing rank ends every rank, with its message */

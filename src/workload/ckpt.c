@@ -106,14 +106,12 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 {
 	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
 	struct llmio_file *files = calloc(n, sizeof(*files));
-	uint64_t *mine = calloc(n, sizeof(*mine)), reorder = 0;
+	uint64_t *mine = calloc(n, sizeof(*mine));
 	unsigned all = n, me = w->dist ? w->dist->rank : 0;
 	struct wl_phase *ph;
 	int ret = -ENOMEM;
 
 	if (!paths || !files || !mine)
-		goto out;
-	if (restore && (ret = wl_u64(w, "reorder", &reorder, err, errlen)))
 		goto out;
 	/* under MPI each process writes the shards of its simulated ranks (wl_owns) */
 	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, LLMIO_FILE_FRESH, &n, err,
@@ -135,8 +133,8 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 	ret = ph ? one_way(w, ph, files, mine, n, bs, true, err, errlen) : -E2BIG;
 	if (ret || !restore)
 		goto out;
-	/* now read what was written; with --reorder 1 what another process wrote (IOR -C) */
-	if (reorder && w->dist)
+	/* now read what was written; with --reorder what another process wrote (IOR -C) */
+	if (w->dist && w->dist->reorder)
 		me = (me + w->dist->reorder_shift) % w->dist->size;
 	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, 0, &n, err, errlen);
 	if (ret)
@@ -164,9 +162,6 @@ static const struct llmio_optdesc params[] = {
                  "ranks simulated on this host, 0 = all TP x PP x DP (MLPerf's subset mode when "
                  "fewer)"),
         WL_PARAM("repeat", OPTD_UINT, 1, 20, "1", "write + read rounds"),
-        WL_PARAM("reorder", OPTD_UINT, 0, 1, "0",
-                 "under mpirun, 1: each process reads back the shards another wrote, past its "
-                 "own page cache (IOR -C; docs/mpi.md)"),
         WL_PARAM("bs", OPTD_SIZE, 1, 64 << 20, "1m", "size of each write and read"),
         {.name = NULL},
 };

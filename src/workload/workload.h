@@ -78,7 +78,8 @@ struct recipe {
 enum wl_op { WL_SUM, WL_MIN, WL_MAX };
 struct wl_dist {
 	unsigned rank, size;
-	unsigned reorder_shift; /* IOR -C: read what process (rank + shift) % size wrote */
+	bool reorder;           /* --reorder: a restore reads what another process wrote (IOR -C) */
+	unsigned reorder_shift; /* from process (rank + shift) % size */
 	void (*barrier)(void);
 	double (*allreduce)(double v, enum wl_op op);
 	/* this rank failed: end every rank with its message (does not return) */
