@@ -182,7 +182,7 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char *err,
                  size_t errlen)
 {
-	uint64_t nfiles = c->files, fsize;
+	uint64_t nfiles = c->files, fsize, all;
 	char(*paths)[LLMIO_PATH_MAX] = NULL;
 	struct llmio_file *files = NULL;
 	struct reader_job rj = {.w = w};
@@ -205,9 +205,9 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char
 	if (!paths || !files)
 		goto out;
 	/* under MPI the dataset is sharded by file: this process reads its files (wl_owns) */
-	for (uint64_t f = 0, all = nfiles; f < all; f++) {
-		if (f == 0)
-			nfiles = 0;
+	all = nfiles;
+	nfiles = 0;
+	for (uint64_t f = 0; f < all; f++) {
 		if (!wl_owns(w, (unsigned)f))
 			continue;
 		if (wl_path(w, paths[nfiles], sizeof(paths[nfiles]), "data-%06llu.bin",
