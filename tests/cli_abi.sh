@@ -89,7 +89,8 @@ int main(void)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[512];
+	struct llmio_error e = {0};
+	char err[512]; /* err-pair: llmio_job_opts_set joins the carrier with the option rewrite */
 	int ret;
 
 	llmio_job_opts_init(&o);
@@ -98,9 +99,9 @@ int main(void)
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &e);
 	if (ret) {
-		fprintf(stderr, "llmio_job_run: %s\n", err);
+		fprintf(stderr, "llmio_job_run: %s\n", e.msg);
 		return 1;
 	}
 	printf("%s %llu\n", r->opts.engine, (unsigned long long)r->read.ios);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "llmio/llmio.h"
+#include "core/error.h"
 
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
@@ -113,10 +114,10 @@ struct cli_out {
 
 /*
  * Apply the rule to path; out (may be NULL) says how to write it.  \return 0, or -errno with
- * one line in err naming the path, the problem and what to do (err may be NULL).
+ * one line in e naming the path, the problem and what to do (e may be NULL).
  */
-int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out, char *err,
-                     size_t errlen);
+int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out,
+                     struct llmio_error *e);
 
 /*
  * cli_output_check() for a subcommand's option before its run: prints "llmio CMD: PROBLEM" on

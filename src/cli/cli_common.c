@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
 #include "core/options.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
@@ -116,15 +117,10 @@ static void parent_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
-#define OUT_FAIL(e, ...)                                                                           \
-	do {                                                                                       \
-		if (err)                                                                           \
-			snprintf(err, errlen, __VA_ARGS__);                                        \
-		return -(e);                                                                       \
-	} while (0)
+#define OUT_FAIL(errnum, ...) return llmio_err(e, -(errnum), __VA_ARGS__)
 
 /* Can a file be created (or renamed into place) beside path? */
-static int parent_usable(const char *shown, const char *path, char *err, size_t errlen)
+static int parent_usable(const char *shown, const char *path, struct llmio_error *e)
 {
 	char dir[LLMIO_PATH_MAX];
 	struct stat st;
@@ -144,8 +140,8 @@ static int parent_usable(const char *shown, const char *path, char *err, size_t 
 	return 0;
 }
 
-int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out, char *err,
-                     size_t errlen)
+int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out,
+                     struct llmio_error *e)
 {
 	struct cli_out o = {0};
 	const char *real = path;
@@ -226,7 +222,7 @@ int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *o
 new_path:
 	snprintf(o.path, sizeof(o.path), "%s", real);
 	{
-		int ret = parent_usable(path, o.path, err, errlen);
+		int ret = parent_usable(path, o.path, e);
 
 		if (ret)
 			return ret;
@@ -239,17 +235,17 @@ done:
 
 int cli_output_usable(const char *cmd, const char *path, enum cli_out_kind kind)
 {
-	char err[LLMIO_PATH_MAX + 256];
+	struct llmio_error e = {0};
 
-	if (!cli_output_check(path, kind, NULL, err, sizeof(err)))
+	if (!cli_output_check(path, kind, NULL, &e))
 		return 0;
-	fprintf(stderr, "llmio %s: %s\n", cmd, err);
+	fprintf(stderr, "llmio %s: %s\n", cmd, e.msg);
 	return EXIT_USAGE;
 }
 
 int cli_check_writable(const char *path)
 {
-	return cli_output_check(path, CLI_OUT_FILE, NULL, NULL, 0);
+	return cli_output_check(path, CLI_OUT_FILE, NULL, NULL);
 }
 
 /*
@@ -320,7 +316,7 @@ int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg)
 	mode_t mask;
 	int fd, ret;
 
-	ret = cli_output_check(path, CLI_OUT_FILE, &o, NULL, 0);
+	ret = cli_output_check(path, CLI_OUT_FILE, &o, NULL);
 	if (ret)
 		return ret;
 	if (o.to_stdout)
@@ -395,7 +391,8 @@ static bool is_bool_word(const char *v)
 
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)
 {
-	char key[128], err[512];
+	char err[512]; /* err-pair: llmio_job_opts_set is still h-opts' */
+	char key[128];
 	const char *arg = argv[*i], *eq, *value;
 	bool is_bool;
 	size_t klen, used;
@@ -427,7 +424,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		fprintf(stderr, "llmio: --%s needs a value\n", key);
 		return EXIT_USAGE;
 	}
-	ret = llmio_job_opts_set(opts, key, value, err, sizeof(err));
+	ret = llmio_job_opts_set(opts, key, value, err, sizeof(err)); /* err-pair */
 	if (ret == -ENOENT) {
 		/* an engine option: collected as text, validated by the engine's own table */
 		used = strlen(opts->engine_opts);

@@ -649,7 +649,7 @@ static void tensors_text(const struct show *s)
 static int cmd_show(int argc, char **argv)
 {
 	struct show *s;
-	char err[512];
+	struct llmio_error e = {0}; /* err-pair: converted here only where the library changed */
 	int ret;
 
 	s = calloc(1, sizeof(*s));
@@ -668,9 +668,9 @@ static int cmd_show(int argc, char **argv)
 		ret = ret < 0 ? 0 : ret;
 		goto out;
 	}
-	ret = llmio_model_resolve(s->model_arg, &s->m, err, sizeof(err));
+	ret = llmio_model_resolve(s->model_arg, &s->m, &e);
 	if (ret) {
-		fprintf(stderr, "llmio model show: %s\n", err);
+		fprintf(stderr, "llmio model show: %s\n", e.msg);
 		ret = ret == -EINVAL || ret == -ENOENT || ret == -EISDIR || ret == -ENOTDIR
 		              ? EXIT_USAGE
 		              : EXIT_RUNTIME;

@@ -257,7 +257,7 @@ static int run_point(struct quick *q, const char *engine, bool direct,
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[1024];
+	struct llmio_error e = {0}; /* err-pair: converted here only where the library changed */
 	int ret;
 
 	if (q->nres >= MAX_RESULTS)
@@ -267,10 +267,10 @@ static int run_point(struct quick *q, const char *engine, bool direct,
 	o.progress = cli_progress;
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K%s %s QD%u ...", engine, p->name, p->iodepth);
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &e);
 	cli_progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s %s QD%u: %s\n", engine, p->name, p->iodepth, err);
+		fprintf(stderr, "llmio: %s %s QD%u: %s\n", engine, p->name, p->iodepth, e.msg);
 		llmio_result_destroy(r);
 		return ret;
 	}
@@ -285,6 +285,7 @@ int cmd_quick(int argc, char **argv)
 	bool made_dir = false;
 	struct llmio_engine_info e;
 	char why[LLMIO_PATH_MAX + 128];
+	struct llmio_error serr = {0}; /* err-pair: the merge names it e */
 	bool direct_ok = true;
 	int ret, code = 0;
 
@@ -306,9 +307,8 @@ int cmd_quick(int argc, char **argv)
 	 * The scratch data lives in a directory made fresh for this run (mkdtemp), so no name
 	 * can be a user's file: a user's DIR/llmio.0 is neither read, written nor removed.
 	 */
-	if (llmio_scratch_dir(q.dir, "llmio-quick", q.scratch, sizeof(q.scratch), why,
-	                      sizeof(why))) {
-		fprintf(stderr, "llmio: %s; choose another --dir\n", why);
+	if (llmio_scratch_dir(q.dir, "llmio-quick", q.scratch, sizeof(q.scratch), &serr)) {
+		fprintf(stderr, "llmio: %s; choose another --dir\n", serr.msg); /* err-pair */
 		code = EXIT_RUNTIME;
 		goto out_clean;
 	}

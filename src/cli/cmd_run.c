@@ -74,11 +74,11 @@ static void join_args(char *buf, size_t len, int argc, char **argv)
 
 static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 {
-	char cmdline[2048], err[512] = "";
+	char cmdline[2048], err[512] = ""; /* err-pair: emit_fio_job is still h-opts' */
 	int ret;
 
 	join_args(cmdline, sizeof(cmdline), argc, argv);
-	ret = emit_fio_job(stdout, o, cmdline, err, sizeof(err));
+	ret = emit_fio_job(stdout, o, cmdline, err, sizeof(err)); /* err-pair */
 	if (ret) {
 		fprintf(stderr, "llmio: --emit-fio: %s\n", err[0] ? err : strerror(-ret));
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
@@ -99,7 +99,7 @@ static int write_csv(FILE *f, void *arg)
 /* The engine decides which extra options exist, so find it before parsing the rest. */
 static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 {
-	char err[256];
+	char err[256]; /* err-pair: llmio_job_opts_set is still h-opts' */
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -108,7 +108,7 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 			v = strchr(a, '=') + 1;
 		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
 			v = argv[i + 1];
-		if (v && llmio_job_opts_set(o, "ioengine", v, err, sizeof(err))) {
+		if (v && llmio_job_opts_set(o, "ioengine", v, err, sizeof(err))) { /* err-pair */
 			fprintf(stderr, "llmio: %s\n", err);
 			return EXIT_USAGE;
 		}
@@ -122,7 +122,7 @@ int cmd_run(int argc, char **argv)
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
-	char err[1024];
+	struct llmio_error e = {0};
 	int ret, code = 0;
 
 	for (int i = 1; i < argc; i++)
@@ -199,10 +199,10 @@ int cmd_run(int argc, char **argv)
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &e);
 	cli_progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = cli_exit_code(ret);
 	}
 	if (!r)

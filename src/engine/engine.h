@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+struct llmio_error; /* include/llmio/common.h; engines fill it with core/error.h */
 
 #define ENGINE_ABI_VERSION 1
 
@@ -136,8 +137,8 @@ struct engine_ops {
 
 	/* Can this engine run here?  0, or -errno with the exact reason in why. */
 	int (*probe)(char *why, size_t len);
-	/* Per-thread setup.  0, or -errno with a message naming the problem and fix in err. */
-	int (*init)(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len);
+	/* Per-thread setup.  0, or -errno with a message naming the problem and fix in e. */
+	int (*init)(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e);
 	int (*queue)(struct engine_ctx *ctx, struct io_req *io);
 	int (*commit)(struct engine_ctx *ctx); /* may be NULL for sync engines */
 	/* Completed I/Os into evs (at most max); blocks until >= min are available. */
@@ -151,10 +152,10 @@ struct engine_ops {
 	 * worker calls buf_alloc on its own thread before init(), once per buffer, with the
 	 * engine's parsed options and `init`: len bytes of host data the buffer must hold (what
 	 * writes carry); the engine copies it in.  The worker never touches such a buffer
-	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in err.
+	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in e.
 	 */
-	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init, char *err,
-	                 size_t errlen);
+	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init,
+	                 struct llmio_error *e);
 	void (*buf_free)(const void *opts, void *buf);
 
 	/*
@@ -196,10 +197,10 @@ const struct engine_ops *engine_owning_option(const char *key);
 
 /*
  * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).
- * 0, or -EINVAL with a message naming the key and the valid keys / values in err.
+ * 0, or -EINVAL with a message naming the key and the valid keys / values in e.
  */
-int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
-                      size_t errlen);
+int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts,
+                      struct llmio_error *e);
 
 /* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
  * NULL past the end. */

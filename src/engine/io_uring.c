@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "engine/engine.h"
 #include "engine/spin_window.h"
 
@@ -202,48 +203,48 @@ static const char *memlock_text(char *buf, size_t len)
 }
 
 /* Explain a failed io_uring_setup(): the errno alone does not say what to change. */
-static void explain_setup(int err, const char *what, char *msg, size_t len)
+static void explain_setup(int err, const char *what, struct llmio_error *e)
 {
 	char memlock[32];
 	unsigned long disabled = 0;
 
 	switch (err) {
 	case ENOSYS:
-		snprintf(msg, len,
-		         "io_uring: %s: ENOSYS: this kernel is built without io_uring "
-		         "(CONFIG_IO_URING=n) or a seccomp filter (container runtime) blocks it; "
-		         "use libaio or psync",
-		         what);
+		llmio_err(e, -err,
+		          "io_uring: %s: ENOSYS: this kernel is built without io_uring "
+		          "(CONFIG_IO_URING=n) or a seccomp filter (container runtime) blocks it; "
+		          "use libaio or psync",
+		          what);
 		break;
 	case EPERM:
 		if (engine_read_proc_ulong("/proc/sys/kernel/io_uring_disabled", &disabled) == 0 &&
 		    disabled == 2)
-			snprintf(msg, len,
-			         "io_uring: %s: EPERM: io_uring is disabled system-wide "
-			         "(/proc/sys/kernel/io_uring_disabled = 2); "
-			         "set it to 0 or use libaio",
-			         what);
+			llmio_err(e, -err,
+			          "io_uring: %s: EPERM: io_uring is disabled system-wide "
+			          "(/proc/sys/kernel/io_uring_disabled = 2); "
+			          "set it to 0 or use libaio",
+			          what);
 		else if (disabled == 1)
-			snprintf(msg, len,
-			         "io_uring: %s: EPERM: io_uring is restricted to privileged users "
-			         "and the group in /proc/sys/kernel/io_uring_group "
-			         "(/proc/sys/kernel/io_uring_disabled = 1); join that group, set "
-			         "io_uring_disabled to 0, or use libaio",
-			         what);
+			llmio_err(e, -err,
+			          "io_uring: %s: EPERM: io_uring is restricted to privileged users "
+			          "and the group in /proc/sys/kernel/io_uring_group "
+			          "(/proc/sys/kernel/io_uring_disabled = 1); join that group, set "
+			          "io_uring_disabled to 0, or use libaio",
+			          what);
 		else
-			snprintf(msg, len,
-			         "io_uring: %s: EPERM: refused by a seccomp or security-module "
-			         "policy (io_uring_disabled is 0); use libaio or psync",
-			         what);
+			llmio_err(e, -err,
+			          "io_uring: %s: EPERM: refused by a seccomp or security-module "
+			          "policy (io_uring_disabled is 0); use libaio or psync",
+			          what);
 		break;
 	case ENOMEM:
-		snprintf(msg, len,
-		         "io_uring: %s: ENOMEM: cannot allocate the ring (locked-memory limit %s; "
-		         "raise ulimit -l or lower iodepth)",
-		         what, memlock_text(memlock, sizeof(memlock)));
+		llmio_err(e, -err,
+		          "io_uring: %s: ENOMEM: cannot allocate the ring (locked-memory limit %s; "
+		          "raise ulimit -l or lower iodepth)",
+		          what, memlock_text(memlock, sizeof(memlock)));
 		break;
 	default:
-		snprintf(msg, len, "io_uring: %s: %s", what, strerror(err));
+		llmio_err(e, -err, "io_uring: %s: %s", what, strerror(err));
 		break;
 	}
 }
@@ -255,7 +256,11 @@ static int uring_probe(char *why, size_t len)
 
 	ret = io_uring_queue_init(1, &ring, 0);
 	if (ret < 0) {
-		explain_setup(-ret, "io_uring_queue_init(1)", why, len);
+		struct llmio_error e;
+
+		llmio_error_init(&e);
+		explain_setup(-ret, "io_uring_queue_init(1)", &e);
+		snprintf(why, len, "%s", e.msg); /* the probe's why: a caller's buffer */
 		return ret;
 	}
 	io_uring_queue_exit(&ring);
@@ -264,7 +269,7 @@ static int uring_probe(char *why, size_t len)
 
 /* Create the ring: SQPOLL as asked, otherwise the best task-work mode the kernel accepts. */
 static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned entries,
-                       unsigned base_flags, char *notes, size_t nlen, char *err, size_t elen)
+                       unsigned base_flags, char *notes, size_t nlen, struct llmio_error *e)
 {
 	struct io_uring_params par;
 	size_t i;
@@ -280,14 +285,14 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 		}
 		ret = io_uring_queue_init_params(entries, &p->ring, &par);
 		if (ret == -EINVAL && o->sqpoll_cpu >= 0) {
-			snprintf(err, elen,
-			         "io_uring: sqpoll_cpu=%d: EINVAL: that CPU is not online or not "
-			         "in this thread's cpuset; pick another or use -1",
-			         o->sqpoll_cpu);
-			return ret;
+			return llmio_err(
+			        e, ret,
+			        "io_uring: sqpoll_cpu=%d: EINVAL: that CPU is not online or not "
+			        "in this thread's cpuset; pick another or use -1",
+			        o->sqpoll_cpu);
 		}
 		if (ret < 0) {
-			explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", err, elen);
+			explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", e);
 			return ret;
 		}
 		if (o->sqpoll_cpu >= 0)
@@ -308,7 +313,7 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 			break;
 	}
 	if (ret < 0) {
-		explain_setup(-ret, "io_uring_queue_init_params", err, elen);
+		explain_setup(-ret, "io_uring_queue_init_params", e);
 		return ret;
 	}
 	/* Both modes post completions only when this thread next enters the kernel. */
@@ -462,7 +467,7 @@ static struct spin_window sqpoll_spin_window(const struct uring_opts *o, unsigne
 	return w;
 }
 
-static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	static const struct uring_opts defaults = {
 	        .sqpoll_cpu = -1, .sq_thread_idle = 1000, .fixedbufs = 1, .regfiles = 1};
@@ -477,8 +482,7 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	ctx->notes[0] = '\0';
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		snprintf(err, len, "io_uring: out of memory for the engine state");
-		return -ENOMEM;
+		return llmio_err(e, -ENOMEM, "io_uring: out of memory for the engine state");
 	}
 
 	/*
@@ -506,7 +510,7 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 			flags |= IORING_SETUP_IOPOLL;
 	}
 
-	ret = ring_create(p, o, depth, flags, ctx->notes, sizeof(ctx->notes), err, len);
+	ret = ring_create(p, o, depth, flags, ctx->notes, sizeof(ctx->notes), e);
 	if (ret < 0)
 		goto free_state;
 	if (flags & IORING_SETUP_IOPOLL) {

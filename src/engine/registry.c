@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "core/error.h"
 #include "llmio/engine.h"
 
 /* The built-in engines: each is one file, src/engine/NAME.c, and one line here and below. */
@@ -155,8 +156,8 @@ static int parse_bool(const char *v, int *out)
 	return -EINVAL;
 }
 
-static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const char *v,
-                   void *opts, char *err, size_t errlen)
+static int set_opt(const struct engine_ops *eng, const struct engine_opt *o, const char *v,
+                   void *opts, struct llmio_error *e)
 {
 	int *field = (int *)((char *)opts + o->offset);
 	char *end;
@@ -166,9 +167,9 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 	case ENGINE_OPT_BOOL:
 		if (parse_bool(v, field) == 0)
 			return 0;
-		snprintf(err, errlen, "%s option %s=%s: expected 1/0, true/false, yes/no or on/off",
-		         e->name, o->name, v);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "%s option %s=%s: expected 1/0, true/false, yes/no or on/off",
+		                 eng->name, o->name, v);
 	case ENGINE_OPT_ENUM:
 		for (int i = 0; o->choices[i]; i++)
 			if (!strcmp(o->choices[i], v))
@@ -181,10 +182,9 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 			for (int i = 0; o->choices[i] && used < sizeof(list); i++)
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 				                         i ? ", " : "", o->choices[i]);
-			snprintf(err, errlen, "%s option %s=%s: expected one of %s", e->name,
-			         o->name, v, list);
+			return llmio_err(e, -EINVAL, "%s option %s=%s: expected one of %s",
+			                 eng->name, o->name, v, list);
 		}
-		return -EINVAL;
 	case ENGINE_OPT_INT:
 	case ENGINE_OPT_TIME_MS:
 		errno = 0;
@@ -192,11 +192,10 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 		if (o->type == ENGINE_OPT_TIME_MS && end != v && !strcmp(end, "ms"))
 			end += 2;
 		if (errno || end == v || *end || n < o->min || n > o->max) {
-			snprintf(err, errlen,
-			         "%s option %s=%s: expected an integer%s from %d to %d", e->name,
-			         o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "", o->min,
-			         o->max);
-			return -EINVAL;
+			return llmio_err(
+			        e, -EINVAL, "%s option %s=%s: expected an integer%s from %d to %d",
+			        eng->name, o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "",
+			        o->min, o->max);
 		}
 		*field = (int)n;
 		return 0;
@@ -204,24 +203,23 @@ static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const
 	return -EINVAL;
 }
 
-int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
-                      size_t errlen)
+int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts,
+                      struct llmio_error *e)
 {
 	char buf[512], *save = NULL, *tok;
 	int ret;
 
-	if (e->opts_size)
-		memset(opts, 0, e->opts_size);
-	for (const struct engine_opt *o = e->opts; o && o->name; o++) {
-		ret = set_opt(e, o, o->def, opts, err, errlen);
+	if (eng->opts_size)
+		memset(opts, 0, eng->opts_size);
+	for (const struct engine_opt *o = eng->opts; o && o->name; o++) {
+		ret = set_opt(eng, o, o->def, opts, e);
 		if (ret)
 			return ret; /* a bad default is a bug; the message names it */
 	}
 	if (!text || !*text)
 		return 0;
 	if (strlen(text) >= sizeof(buf)) {
-		snprintf(err, errlen, "engine options too long (%zu bytes)", strlen(text));
-		return -EINVAL;
+		return llmio_err(e, -EINVAL, "engine options too long (%zu bytes)", strlen(text));
 	}
 	memcpy(buf, text, strlen(text) + 1);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -233,16 +231,16 @@ int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, 
 			*eq = '\0';
 			val = eq + 1;
 		}
-		o = engine_opt_find(e, tok);
+		o = engine_opt_find(eng, tok);
 		if (!o) {
 			char list[256];
 
-			list_opts(e, list, sizeof(list));
-			snprintf(err, errlen, "engine %s has no option '%s' (its options: %s)",
-			         e->name, tok, list);
-			return -EINVAL;
+			list_opts(eng, list, sizeof(list));
+			return llmio_err(e, -EINVAL,
+			                 "engine %s has no option '%s' (its options: %s)",
+			                 eng->name, tok, list);
 		}
-		ret = set_opt(e, o, val, opts, err, errlen);
+		ret = set_opt(eng, o, val, opts, e);
 		if (ret)
 			return ret;
 	}

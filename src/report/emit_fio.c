@@ -368,7 +368,7 @@ static int emit_engine_options(struct emit *x, char *err, size_t errlen)
 	const struct engine_ops *e = x->e;
 	int setv[32], defv[32]; /* engine option structs are ints (engine.h) */
 	const char *set = (const char *)setv, *def = (const char *)defv;
-	char ignored[256];
+	struct llmio_error ce = {0}; /* err-pair: engine_opts_parse is on the carrier */
 	int ret;
 
 	if (!e->opts_size)
@@ -377,10 +377,12 @@ static int emit_engine_options(struct emit *x, char *err, size_t errlen)
 		snprintf(err, errlen, "internal error: %s's options do not fit", e->name);
 		return -EINVAL;
 	}
-	ret = engine_opts_parse(e, x->o->engine_opts, setv, err, errlen);
-	if (ret)
+	ret = engine_opts_parse(e, x->o->engine_opts, setv, &ce); /* err-pair */
+	if (ret) {
+		snprintf(err, errlen, "%s", ce.msg);
 		return ret;
-	engine_opts_parse(e, "", defv, ignored, sizeof(ignored));
+	}
+	engine_opts_parse(e, "", defv, NULL);
 	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
 		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
 		                   *(const int *)(def + eo->offset), set);

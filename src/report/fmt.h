@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "llmio/llmio.h"
+#include "core/error.h"
 
 /* A duration: "812 ns", "12.5 us", "3.1 ms", "12.00 s". */
 void fmt_ns(char *buf, size_t len, uint64_t ns);
@@ -28,6 +29,6 @@ void table_print_result(FILE *f, const struct llmio_result *r);
  * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in err.
  */
 int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
-                 size_t errlen);
+                 size_t errlen); /* err-pair: emit_fio.c is h-opts' */
 
 #endif

@@ -103,11 +103,9 @@ static cJSON *engine_options_json(const struct llmio_job_opts *o)
 {
 	const struct engine_ops *e = engine_find(o->engine);
 	int v[64]; /* engine option structs are ints (engine.h) */
-	char err[256];
 	cJSON *j;
 
-	if (!e || e->opts_size > sizeof(v) ||
-	    engine_opts_parse(e, o->engine_opts, v, err, sizeof(err)))
+	if (!e || e->opts_size > sizeof(v) || engine_opts_parse(e, o->engine_opts, v, NULL))
 		return NULL;
 	j = cJSON_CreateObject();
 	for (const struct engine_opt *eo = e->opts; j && eo && eo->name; eo++) {

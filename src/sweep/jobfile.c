@@ -164,6 +164,7 @@ int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind
 static int engine_canon(const struct engine_ops *e, const char *key, const char *raw, char *buf,
                         size_t len, char *err, size_t errlen)
 {
+	struct llmio_error ce = {0}; /* err-pair: engine_opts_parse is on the carrier */
 	const struct engine_opt *o;
 	char text[256];
 	void *opts;
@@ -178,9 +179,11 @@ static int engine_canon(const struct engine_ops *e, const char *key, const char 
 	if (!opts)
 		return -ENOMEM;
 	snprintf(text, sizeof(text), "%s=%s", o->name, raw);
-	ret = engine_opts_parse(e, text, opts, err, errlen);
-	if (ret)
+	ret = engine_opts_parse(e, text, opts, &ce); /* err-pair */
+	if (ret) {
+		snprintf(err, errlen, "%.*s", (int)errlen - 1, ce.msg);
 		goto out;
+	}
 	memcpy(&v, (const char *)opts + o->offset, sizeof(v));
 	if (o->type == ENGINE_OPT_ENUM)
 		snprintf(buf, len, "%s", o->choices[v]);
@@ -438,6 +441,7 @@ static int apply_dir(const struct sweep_file *f, struct sweep_dim *d)
 static int add_dim(const struct sweep_file *f, struct sweep_section *s, const struct entry *e,
                    enum sweep_kind kind, const char *name, char *err, size_t errlen)
 {
+	struct llmio_error ce = {0}; /* err-pair: sweep_dim_expand is on the carrier */
 	struct sweep_dim *d;
 	int ret;
 
@@ -456,13 +460,11 @@ static int add_dim(const struct sweep_file *f, struct sweep_section *s, const st
 	d->kind = kind;
 	d->line = e->line;
 	s->ndims++;
-	ret = sweep_dim_expand(d, e->value, err, errlen);
-	if (ret == -EINVAL) {
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "%s", err);
-		snprintf(err, errlen, "%s:%u: %s: %s", f->path, e->line, e->key, msg);
-	}
+	ret = sweep_dim_expand(d, e->value, &ce); /* err-pair */
+	if (ret == -EINVAL)
+		snprintf(err, errlen, "%s:%u: %s: %s", f->path, e->line, e->key, ce.msg);
+	else if (ret)
+		snprintf(err, errlen, "%s", ce.msg);
 	return ret ? ret : apply_dir(f, d);
 }
 
@@ -510,13 +512,14 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 		if (!strcmp(e->key, "exclude")) {
 			struct sweep_exclude *x = &s->excl[s->nexcl];
 
-			ret = sweep_expr_parse(e->value, workload, &x->expr, err, errlen);
-			if (ret == -EINVAL) {
-				char msg[768];
+			struct llmio_error ce = {0}; /* err-pair */
 
-				snprintf(msg, sizeof(msg), "%s", err);
-				snprintf(err, errlen, "%s:%u: exclude: %s", f->path, e->line, msg);
-			}
+			ret = sweep_expr_parse(e->value, workload, &x->expr, &ce);
+			if (ret == -EINVAL)
+				snprintf(err, errlen, "%s:%u: exclude: %s", f->path, e->line,
+				         ce.msg);
+			else if (ret)
+				snprintf(err, errlen, "%s", ce.msg);
 			x->line = e->line;
 			s->nexcl += !ret;
 			continue;

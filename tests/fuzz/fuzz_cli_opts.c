@@ -46,7 +46,7 @@ static void check_canonical(struct llmio_job_opts *o, const char *key)
 static void engine_opts(const struct llmio_job_opts *o, const char *text)
 {
 	const struct engine_ops *e = engine_find(o->engine);
-	char err[512];
+	struct llmio_error err;
 	void *eo;
 
 	if (!e)
@@ -54,7 +54,7 @@ static void engine_opts(const struct llmio_job_opts *o, const char *text)
 	eo = calloc(1, e->opts_size ? e->opts_size : 1);
 	if (!eo)
 		abort();
-	engine_opts_parse(e, text, eo, err, sizeof(err));
+	engine_opts_parse(e, text, eo, &err);
 	free(eo);
 }
 
