@@ -110,10 +110,9 @@ int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e)
 	const char *p = list;
 
 	CPU_ZERO(set);
-	if (sched_getaffinity(0, sizeof(may), &may)) {
+	if (sched_getaffinity(0, sizeof(may), &may))
 		return llmio_err(e, -EINVAL, "cannot read this process's CPU affinity: %s",
 		                 strerror(errno));
-	}
 	cpu_list_format(&may, avail, sizeof(avail));
 	for (;;) {
 		long lo = cpu_number(&p), hi = lo;
@@ -122,14 +121,13 @@ int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e)
 			p++;
 			hi = cpu_number(&p);
 		}
-		if (lo < 0 || hi < lo || (*p && *p != ',')) {
+		if (lo < 0 || hi < lo || (*p && *p != ','))
 			return llmio_err(
 			        e, -EINVAL,
 			        "cpus_allowed=%s is not a CPU list: expected numbers and ranges "
 			        "such "
 			        "as 1 or 0-3,6 (this process may run on CPUs %s)",
 			        list, avail);
-		}
 		for (long c = lo; c <= hi; c++) {
 			if (!CPU_ISSET((int)c, &may)) {
 				return llmio_err(

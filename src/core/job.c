@@ -41,10 +41,9 @@ static int validate(struct job *j, struct llmio_error *e)
 	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
 	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
 	ret = j->engine->probe(why, sizeof(why));
-	if (ret) {
+	if (ret)
 		return llmio_err(e, ret == -EINVAL ? -ENOTSUP : ret,
 		                 "engine %s cannot run here: %s", j->engine->name, why);
-	}
 	if (j->engine->opts_size) {
 		j->engine_opts = calloc(1, j->engine->opts_size);
 		if (!j->engine_opts)
@@ -60,18 +59,16 @@ static int validate(struct job *j, struct llmio_error *e)
 		        "--direct=0",
 		        j->engine->name);
 	}
-	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list)) {
+	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list))
 		return llmio_err(e, -EINVAL, "a file list replaces --filename and --directory%s",
 		                 o->nfiles_list ? "" : ", and it is empty");
-	}
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0] &&
 	    !o->files) {
 		return llmio_err(e, -EINVAL,
 		                 "no target: give --filename FILE|DEVICE or --directory DIR");
 	}
-	if (o->filename[0] && o->directory[0]) {
+	if (o->filename[0] && o->directory[0])
 		return llmio_err(e, -EINVAL, "--filename and --directory both given: choose one");
-	}
 	if (o->random_distribution == LLMIO_DIST_ZIPF &&
 	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)) {
 		return llmio_err(
@@ -88,11 +85,10 @@ static int validate(struct job *j, struct llmio_error *e)
 	CPU_ZERO(&j->cpus);
 	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, e))
 		return -EINVAL;
-	if (o->rate && o->rate < o->numjobs) {
+	if (o->rate && o->rate < o->numjobs)
 		return llmio_err(e, -EINVAL,
 		                 "rate=%" PRIu64 " is below one byte per second per thread",
 		                 o->rate);
-	}
 	return 0;
 }
 
@@ -127,12 +123,11 @@ static int layout(struct job *j, struct llmio_error *e)
 			o->size = j->target.total_size;
 		return 0;
 	}
-	if (!j->total_blocks) {
+	if (!j->total_blocks)
 		return llmio_err(e, -EINVAL,
 		                 "size %" PRIu64 " is smaller than bs=%" PRIu64
 		                 ": raise --size or lower --bs",
 		                 o->size, o->bs);
-	}
 	if (!o->size)
 		o->size = j->total_blocks * o->bs;
 	if (o->random_distribution == LLMIO_DIST_ZIPF) {
@@ -227,9 +222,8 @@ static int start_workers(struct job *j, struct llmio_error *e)
 
 		while (atomic_load(&w->state) == 0)
 			nap(200000);
-		if (atomic_load(&w->state) == STATE_FAILED && !ret) {
+		if (atomic_load(&w->state) == STATE_FAILED && !ret)
 			ret = llmio_err(e, w->err ? w->err : -EIO, "%s", w->errmsg);
-		}
 	}
 	j->nworkers = started;
 	return ret;

@@ -293,10 +293,9 @@ static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
 	void *init = calloc(1, j->o.bs);
 	int ret;
 
-	if (!init) {
+	if (!init)
 		return llmio_err(e, -ENOMEM, "out of memory for a %llu-byte buffer",
 		                 (unsigned long long)j->o.bs);
-	}
 	target_pattern(init, j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
 	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->o.bs, init, e);
 	free(init);

@@ -140,10 +140,9 @@ static int cuda_setup(struct bounce *p, size_t len, struct llmio_error *e)
 		if (!ret)
 			ret = p->rt->EventCreate(&p->slots[i].c1);
 	}
-	if (ret) {
+	if (ret)
 		return llmio_err(e, -EIO, "cuda-bounce: creating the copy stream or events: %s",
 		                 cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
-	}
 	return 0;
 }
 

@@ -361,15 +361,13 @@ int cuda_use_gpu(const struct cudart *r, int gpu, struct llmio_error *e)
 	char cerr[256];
 	int ret;
 
-	if (gpu >= r->ndevices) {
+	if (gpu >= r->ndevices)
 		return llmio_err(e, -ENODEV, "gpu=%d: this machine has %d GPU%s (0..%d)", gpu,
 		                 r->ndevices, r->ndevices == 1 ? "" : "s", r->ndevices - 1);
-	}
 	ret = r->SetDevice(gpu);
-	if (ret) {
+	if (ret)
 		return llmio_err(e, -EIO, "cudaSetDevice(%d): %s", gpu,
 		                 cuda_strerror(r, ret, cerr, sizeof(cerr)));
-	}
 	return 0;
 }
 

@@ -223,10 +223,9 @@ static int setup_async(struct gds_eng *p, struct llmio_error *e)
 		ret = p->rt->StreamCreateWithFlags(&p->slots[i].stream, cudaStreamNonBlocking);
 		if (!ret)
 			ret = p->rt->EventCreate(&p->slots[i].done);
-		if (ret) {
+		if (ret)
 			return llmio_err(e, -EIO, "gds mode=async: creating stream/event %u: %s", i,
 			                 cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
-		}
 	}
 	return 0;
 }

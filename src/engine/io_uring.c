@@ -481,9 +481,8 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, stru
 	ctx->priv = NULL;
 	ctx->notes[0] = '\0';
 	p = calloc(1, sizeof(*p));
-	if (!p) {
+	if (!p)
 		return llmio_err(e, -ENOMEM, "io_uring: out of memory for the engine state");
-	}
 
 	/*
 	 * IOPOLL spins on the device's poll queues instead of taking an interrupt.  An IOPOLL

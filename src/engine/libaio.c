@@ -128,9 +128,8 @@ static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, struct
 
 	ctx->priv = NULL;
 	p = calloc(1, sizeof(*p));
-	if (!p) {
+	if (!p)
 		return llmio_err(e, -ENOMEM, "libaio: out of memory for the engine state");
-	}
 	p->iocbs = calloc(depth, sizeof(*p->iocbs));
 	p->freel = calloc(depth, sizeof(*p->freel));
 	p->pending = calloc(depth, sizeof(*p->pending));

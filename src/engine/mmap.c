@@ -248,15 +248,13 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, struc
 	if (o->madvise >= 0 && o->madvise <= ADV_HUGEPAGE)
 		advice = o->madvise;
 	pthread_once(&bus_once, bus_install);
-	if (bus_install_err) {
+	if (bus_install_err)
 		return llmio_err(e, -bus_install_err, "mmap: cannot install the SIGBUS handler: %s",
 		                 strerror(bus_install_err));
-	}
 
 	p = calloc(1, sizeof(*p) + (size_t)s->nfiles * sizeof(p->maps[0]));
-	if (!p) {
+	if (!p)
 		return llmio_err(e, -ENOMEM, "mmap: out of memory for %u mappings", s->nfiles);
-	}
 	p->nmaps = s->nfiles;
 	p->writable = s->writable;
 

@@ -191,12 +191,11 @@ static int set_opt(const struct engine_ops *eng, const struct engine_opt *o, con
 		n = strtol(v, &end, 10);
 		if (o->type == ENGINE_OPT_TIME_MS && end != v && !strcmp(end, "ms"))
 			end += 2;
-		if (errno || end == v || *end || n < o->min || n > o->max) {
+		if (errno || end == v || *end || n < o->min || n > o->max)
 			return llmio_err(
 			        e, -EINVAL, "%s option %s=%s: expected an integer%s from %d to %d",
 			        eng->name, o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "",
 			        o->min, o->max);
-		}
 		*field = (int)n;
 		return 0;
 	}
@@ -218,9 +217,8 @@ int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts
 	}
 	if (!text || !*text)
 		return 0;
-	if (strlen(text) >= sizeof(buf)) {
+	if (strlen(text) >= sizeof(buf))
 		return llmio_err(e, -EINVAL, "engine options too long (%zu bytes)", strlen(text));
-	}
 	memcpy(buf, text, strlen(text) + 1);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');

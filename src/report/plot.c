@@ -302,16 +302,14 @@ int plot_render(struct plot *p, struct llmio_error *e)
 	p->f = NULL;
 	if (!p->ncharts)
 		return 0;
-	if (find_gnuplot(bin, sizeof(bin))) {
+	if (find_gnuplot(bin, sizeof(bin)))
 		return llmio_err(
 		        e, -ENOENT,
 		        "gnuplot is not installed (the charts need it): install it (Debian: "
 		        "apt-get install gnuplot-nox) or pass --no-charts");
-	}
 	ret = run_gnuplot(p, bin, &status);
-	if (ret) {
+	if (ret)
 		return llmio_err(e, -EIO, "cannot run %s: %s", bin, strerror(-ret));
-	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		log_error(p, why, sizeof(why));
 		return llmio_err(e, -EIO, "gnuplot failed (%s %d)%s%s",
@@ -320,9 +318,8 @@ int plot_render(struct plot *p, struct llmio_error *e)
 		                 why[0] ? ": " : "", why);
 	}
 	for (size_t i = 0; i < p->nout; i++) {
-		if (path_in(p, p->out[i], path, sizeof(path)) || stat(path, &st) || !st.st_size) {
+		if (path_in(p, p->out[i], path, sizeof(path)) || stat(path, &st) || !st.st_size)
 			return llmio_err(e, -EIO, "gnuplot did not draw %s", p->out[i]);
-		}
 	}
 	if (!path_in(p, LOG, path, sizeof(path)))
 		unlink(path);

@@ -91,13 +91,12 @@ static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots
 	size_t count = 0;
 	int ret;
 
-	if (!type) {
+	if (!type)
 		return llmio_err(
 		        e, -EINVAL,
 		        "%s does not take a range (ranges are for whole numbers and sizes): list "
 		        "the values instead",
 		        d->key);
-	}
 	*dots = '\0';
 	if (step) {
 		*step++ = '\0';
@@ -107,27 +106,23 @@ static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots
 		if (parse_num(mul ? 1 : type, step + 1, &k))
 			goto bad_step;
 	}
-	if (parse_num(type, item, &a) || parse_num(type, dots + 2, &b)) {
+	if (parse_num(type, item, &a) || parse_num(type, dots + 2, &b))
 		return llmio_err(e, -EINVAL, "range %s..%s: the ends must be %s", item, dots + 2,
 		                 type == 2 ? "sizes (4k, 1m)" : "whole numbers");
-	}
-	if (a > b) {
+	if (a > b)
 		return llmio_err(e, -EINVAL,
 		                 "range %s..%s is empty: the first value is above the last", item,
 		                 dots + 2);
-	}
-	if ((mul && (k < 2 || a == 0)) || (!mul && k == 0)) {
+	if ((mul && (k < 2 || a == 0)) || (!mul && k == 0))
 		return llmio_err(
 		        e, -EINVAL,
 		        "range %s..%s:%s never ends: the step must grow the value (+1 or more, x2 "
 		        "or more from a value above 0)",
 		        item, dots + 2, step);
-	}
 	for (uint64_t v = a; v <= b; count++) {
-		if (count >= MAX_RANGE_VALUES) {
+		if (count >= MAX_RANGE_VALUES)
 			return llmio_err(e, -EINVAL, "range %s..%s has more than %d values", item,
 			                 dots + 2, MAX_RANGE_VALUES);
-		}
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
 		ret = push_value(d, cap, num, e);
 		if (ret)
@@ -180,9 +175,8 @@ int sweep_dim_expand(struct sweep_dim *d, const char *text, struct llmio_error *
 		dots = strstr(item, "..");
 		ret = dots ? expand_range(d, &cap, item, dots, e) : push_value(d, &cap, item, e);
 	}
-	if (!ret && items != commas + 1) {
+	if (!ret && items != commas + 1)
 		ret = llmio_err(e, -EINVAL, "empty value in the list '%s'", text);
-	}
 out:
 	free(copy);
 	return ret;
@@ -391,13 +385,12 @@ int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr 
 	struct sweep_expr *ex;
 
 	*out = NULL;
-	if (len > SWEEP_EXPR_MAX_LEN) {
+	if (len > SWEEP_EXPR_MAX_LEN)
 		return llmio_err(
 		        e, -EINVAL,
 		        "the expression is longer than %d characters: split it into several "
 		        "exclude= lines, which are OR-ed",
 		        SWEEP_EXPR_MAX_LEN);
-	}
 	ex = parse_or(&x);
 
 	if (ex) {
@@ -570,10 +563,9 @@ int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t 
 
 		ret = config_set(c, "directory", &dir, SK_JOB, true);
 	}
-	if (ret) {
+	if (ret)
 		return llmio_err(e, ret, "[%s]: more than %d keys in one point", s->name,
 		                 SWEEP_MAX_KEYS);
-	}
 	qsort(c->kv, c->n, sizeof(c->kv[0]), kv_cmp);
 	return 0;
 }

@@ -76,9 +76,8 @@ int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, stru
 			int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used,
 			                 "%s%s=%s", used ? "," : "", kv->key, kv->raw);
 
-			if (n < 0 || (size_t)n >= sizeof(o->engine_opts) - used) {
+			if (n < 0 || (size_t)n >= sizeof(o->engine_opts) - used)
 				ret = llmio_err(e, -EINVAL, "too many engine options");
-			}
 		}
 	}
 	if (!ret && p->ss.enabled && p->ss.max_s > 0)
@@ -157,9 +156,8 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, struct llmio_e
 	else
 		cJSON_Delete(ph);
 	llmio_result_destroy(r);
-	if (!*phases && !ret) {
+	if (!*phases && !ret)
 		ret = llmio_err(e, -ENOMEM, "out of memory building the record");
-	}
 	return ret;
 }
 

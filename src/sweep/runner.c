@@ -111,9 +111,8 @@ int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
 		r->bad_input = ret == -EINVAL;
 		return ret;
 	}
-	if (make_order(r)) {
+	if (make_order(r))
 		return llmio_err(e, -ENOMEM, "out of memory");
-	}
 	if (o->resume && o->journal && access(o->journal, F_OK) == 0) {
 		ret = journal_read(o->journal, collect_hash, &c, e);
 		if (ret) {
@@ -182,9 +181,8 @@ int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e
 
 	memset(est, 0, sizeof(*est));
 	est->setup_s = SETUP_S_PER_POINT;
-	if (!p) {
+	if (!p)
 		return llmio_err(e, -ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < r->norder && !ret; i++) {
 		bool known;
 
@@ -264,9 +262,8 @@ static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point
 	record_figures(rec, &d.iops, &d.bw);
 	ret = journal_append(j, rec);
 	cJSON_Delete(rec);
-	if (ret) {
+	if (ret)
 		return llmio_err(e, ret, "cannot append to %s: %s", r->o.journal, strerror(-ret));
-	}
 	r->ran++;
 	r->spent += o.wall_s;
 	r->failed += o.error != 0;
@@ -287,9 +284,8 @@ int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, vola
 	struct journal j;
 	int ret;
 
-	if (!p) {
+	if (!p)
 		return llmio_err(e, -ENOMEM, "out of memory");
-	}
 	ret = journal_open(&j, r->o.journal, e);
 	if (ret) {
 		free(p);

@@ -246,8 +246,7 @@ int trace_merge_dir(struct trace_builder *b, const char *dir, struct llmio_error
 		nfiles++;
 	}
 	closedir(dp);
-	if (!ret && !nfiles) {
+	if (!ret && !nfiles)
 		ret = llmio_err(e, -ENOENT, "no trace files in %s", dir);
-	}
 	return ret;
 }

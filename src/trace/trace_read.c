@@ -120,10 +120,9 @@ static int check(struct trace *t, const char *name, struct llmio_error *e)
 	uint64_t file = t->size;
 	char why[160];
 
-	if (memcmp(h->magic, TRACE_MAGIC, 8)) {
+	if (memcmp(h->magic, TRACE_MAGIC, 8))
 		return llmio_err(e, -EINVAL, "%s is not an llmio trace (no %s magic)", name,
 		                 TRACE_MAGIC);
-	}
 	if (h->version != TRACE_VERSION || h->rec_size != sizeof(struct trace_rec) ||
 	    h->hdr_size < sizeof(*h)) {
 		return llmio_err(
@@ -144,11 +143,10 @@ static int check(struct trace *t, const char *name, struct llmio_error *e)
 		                 "%s: trace is truncated or damaged (a section lies outside it)",
 		                 name);
 	}
-	if (h->t_start > h->t_end || h->t_end >= 2 * TRACE_TIME_MAX) {
+	if (h->t_start > h->t_end || h->t_end >= 2 * TRACE_TIME_MAX)
 		return llmio_err(e, -EINVAL,
 		                 "%s: trace span %" PRIu64 "..%" PRIu64 " ns is damaged", name,
 		                 h->t_start, h->t_end);
-	}
 	t->rec = (struct trace_rec *)((char *)t->buf + h->rec_off);
 	t->nrec = h->nrec;
 	t->str = (const char *)t->buf + h->str_off;
@@ -159,9 +157,8 @@ static int check(struct trace *t, const char *name, struct llmio_error *e)
 	t->nphase = h->nphase;
 	t->pev = (const struct trace_phase_ev *)((char *)t->buf + h->pev_off);
 	t->npev = h->npev;
-	if (t->str[0] || t->str[t->str_len - 1]) {
+	if (t->str[0] || t->str[t->str_len - 1])
 		return llmio_err(e, -EINVAL, "%s: trace string table is damaged", name);
-	}
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct trace_rec *r = &t->rec[i];
 
@@ -169,17 +166,15 @@ static int check(struct trace *t, const char *name, struct llmio_error *e)
 		    r->type == TR_NONE || r->type >= TR_NTYPES) {
 			return llmio_err(e, -EINVAL, "%s: trace record %zu is damaged", name, i);
 		}
-		if (trace_rec_check(r, why, sizeof(why))) {
+		if (trace_rec_check(r, why, sizeof(why)))
 			return llmio_err(e, -EINVAL, "%s: trace record %zu: %s", name, i, why);
-		}
 		/* the span covers every call: replay's timeline waits are offsets inside it */
-		if (r->ts < h->t_start || r->ts + r->dur > h->t_end) {
+		if (r->ts < h->t_start || r->ts + r->dur > h->t_end)
 			return llmio_err(e, -EINVAL,
 			                 "%s: trace record %zu: time %" PRIu64
 			                 " ns lies outside the trace's "
 			                 "span %" PRIu64 "..%" PRIu64 " ns",
 			                 name, i, r->ts, h->t_start, h->t_end);
-		}
 	}
 	for (size_t i = 0; i < t->nproc; i++)
 		if (t->proc[i].cmd >= t->str_len)
@@ -200,9 +195,8 @@ static int open_buf(struct trace *t, const char *name, unsigned flags, struct ll
 {
 	int ret;
 
-	if (t->size < sizeof(t->hdr)) {
+	if (t->size < sizeof(t->hdr))
 		return llmio_err(e, -EINVAL, "%s is not an llmio trace (too short)", name);
-	}
 	memcpy(&t->hdr, t->buf, sizeof(t->hdr));
 	if ((ret = check(t, name, e)))
 		return ret;

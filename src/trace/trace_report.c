@@ -654,12 +654,10 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	int ret;
 
 	*plotted = false;
-	if (strchr(dir, '\'')) {
+	if (strchr(dir, '\''))
 		return llmio_err(e, -EINVAL, "plot directory names cannot contain quotes");
-	}
-	if (mkdir(dir, 0777) && errno != EEXIST) {
+	if (mkdir(dir, 0777) && errno != EEXIST)
 		return llmio_err(e, -errno, "cannot create %s: %s", dir, strerror(errno));
-	}
 	/* Lorenz curve: files from the fewest bytes up; x = share of files, y = share of bytes */
 	snprintf(path, sizeof(path), "%s/lorenz.dat", dir);
 	f = fopen(path, "w");

@@ -148,13 +148,12 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, struct llmio_er
 	co.zero_stage = (uint32_t)zero;
 	if (!ranks || ranks > tp * pp * dp)
 		ranks = tp * pp * dp;
-	if (ranks > 64) {
+	if (ranks > 64)
 		return llmio_err(
 		        e, -EINVAL,
 		        "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset "
 		        "mode",
 		        (unsigned long long)ranks);
-	}
 	*sizes = calloc(ranks, sizeof(**sizes));
 	if (!*sizes)
 		return -ENOMEM;

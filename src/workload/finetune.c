@@ -35,17 +35,15 @@ static int run(struct wl *w, struct llmio_error *e)
 	for (s = 0; s < LOAD_NSTRAT; s++)
 		if (!strcmp(strat, load_strategy_names[s]))
 			break;
-	if (s == LOAD_NSTRAT) {
+	if (s == LOAD_NSTRAT)
 		return llmio_err(e, -EINVAL,
 		                 "--strategy=%s: use sequential, tensor, mmap or parallel", strat);
-	}
 	if ((ret = wl_u64(w, "lora_rank", &rank, e)) || (ret = wl_enum(w, "save", &save, e)))
 		return ret;
-	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets)) {
+	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets))
 		return llmio_err(e, -EINVAL,
 		                 "--lora_targets=%s: use a list of q,k,v,o,gate,up,down or all",
 		                 wl_str(w, "lora_targets"));
-	}
 	ret = train_cfg_from_params(w, &c, e);
 	if (ret)
 		return ret;

@@ -50,26 +50,23 @@ static int run(struct wl *w, struct llmio_error *e)
 	    (ret = wl_u64(w, "kv_capacity", &cap, e)) || (ret = wl_u64(w, "duration", &dur, e)) ||
 	    (ret = wl_u64(w, "load", &load, e)))
 		return ret;
-	if (wl_str(w, "kv_dtype")[0] && llmio_dtype_parse(wl_str(w, "kv_dtype"), &dt)) {
+	if (wl_str(w, "kv_dtype")[0] && llmio_dtype_parse(wl_str(w, "kv_dtype"), &dt))
 		return llmio_err(e, -EINVAL, "--kv_dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
 		                 wl_str(w, "kv_dtype"));
-	}
 	block = llmio_model_kv_block_bytes(&w->model, dt, (uint32_t)tokens, per_layer != 0,
 	                                   (uint32_t)tp);
 	block = (block + wl_align(w) - 1) / wl_align(w) * wl_align(w);
-	if (block > (256u << 20)) {
+	if (block > (256u << 20))
 		return llmio_err(e, -EINVAL,
 		                 "a KV block of %llu bytes is too large: lower --block_tokens",
 		                 (unsigned long long)block);
-	}
 	if (load) {
 		ret = load_phase(w, "load", LOAD_SEQUENTIAL, true, 1, 4u << 20, e);
 		if (ret)
 			return ret;
 	}
-	if (wl_path(w, path, sizeof(path), "kv-cache.bin")) {
+	if (wl_path(w, path, sizeof(path), "kv-cache.bin"))
 		return llmio_err(e, -ENAMETOOLONG, "--directory is too long");
-	}
 	cap = wl_scaled(w, cap, block * 16, block);
 	cap -= cap % block;
 	file = (struct llmio_file){.path = path, .size = cap};

@@ -50,10 +50,9 @@ static int shard_files_make(struct wl *w, struct shard_files *sf, struct llmio_e
 	int ret;
 
 	memset(sf, 0, sizeof(*sf));
-	if (dts[0] && llmio_dtype_parse(dts, &dt)) {
+	if (dts[0] && llmio_dtype_parse(dts, &dt))
 		return llmio_err(e, -EINVAL,
 		                 "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8 int4", dts);
-	}
 	max_shard = LLMIO_HF_MAX_SHARD_BYTES; /* recipes that load without saying how */
 	if (recipe_has_param(w->recipe, "max_shard") &&
 	    (ret = wl_u64(w, "max_shard", &max_shard, e)))
@@ -225,11 +224,10 @@ static int run(struct wl *w, struct llmio_error *e)
 	if ((ret = wl_u64(w, "threads", &threads, e)) || (ret = wl_u64(w, "bs", &bs, e)) ||
 	    (ret = wl_enum(w, "cache", &cache, e)))
 		return ret;
-	if (strategies(wl_str(w, "strategy"), &mask)) {
+	if (strategies(wl_str(w, "strategy"), &mask))
 		return llmio_err(e, -EINVAL,
 		                 "--strategy=%s: use all, sequential, tensor, mmap or parallel",
 		                 wl_str(w, "strategy"));
-	}
 	for (unsigned i = 0; i < LOAD_NSTRAT && !ret; i++) {
 		if (!(mask & (1u << i)))
 			continue;

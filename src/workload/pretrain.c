@@ -167,12 +167,11 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 	wl_metric(ph, "compute_s", (double)compute / 1e9, "s");
 	wl_metric(ph, "data_stall_s", (double)stall / 1e9, "s");
 	wl_metric(ph, "checkpoint_stall_s", (double)ckpt / 1e9, "s");
-	if (steps < c->steps && !ret && !stopped(w)) {
+	if (steps < c->steps && !ret && !stopped(w))
 		ret = llmio_err(e, rj->ret ? rj->ret : -EIO,
 		                "the readers stopped after %llu of %llu steps: %s",
 		                (unsigned long long)steps, (unsigned long long)c->steps,
 		                rj->err.msg);
-	}
 	return ret;
 }
 
@@ -319,11 +318,10 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, struct llmio_error 
 		for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 			if (!strcmp(ds, presets[i].name))
 				break;
-		if (i == sizeof(presets) / sizeof(presets[0])) {
+		if (i == sizeof(presets) / sizeof(presets[0]))
 			return llmio_err(e, -EINVAL,
 			                 "--dataset=%s: use tokens, unet3d, resnet50 or cosmoflow",
 			                 ds);
-		}
 		c->record_bytes = presets[i].record;
 		c->files = presets[i].files;
 		c->samples_per_file = presets[i].per_file;

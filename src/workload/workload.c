@@ -108,9 +108,8 @@ int wl_set(struct wl *w, const char *key, const char *val, struct llmio_error *e
 			w->vals[i] = val;
 			return 0;
 		}
-	if (w->nkv == WL_MAX_KV) {
+	if (w->nkv == WL_MAX_KV)
 		return llmio_err(e, -EINVAL, "too many workload parameters");
-	}
 	snprintf(w->keys[w->nkv], sizeof(w->keys[0]), "%s", key);
 	w->vals[w->nkv++] = val;
 	return 0;
@@ -143,11 +142,10 @@ static int param_value(const struct wl *w, const char *name, struct llmio_optval
 	char m[LLMIO_ERROR_MSG_MAX] = ""; /* err-pair: optdesc_parse is still h-opts' */
 	int ret;
 
-	if (!p) {
+	if (!p)
 		return llmio_err(e, -EINVAL,
 		                 "workload %s has no parameter %s (a bug in the recipe)",
 		                 w->recipe->name, name);
-	}
 	ret = optdesc_parse(p, v, out, m, sizeof(m)); /* err-pair */
 	return ret ? llmio_err(e, ret, "%s", m) : 0;
 }
@@ -309,9 +307,8 @@ int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job
 	struct llmio_result *r = NULL;
 	int ret;
 
-	if (ph->nstreams == WL_MAX_STREAMS) {
+	if (ph->nstreams == WL_MAX_STREAMS)
 		return llmio_err(e, -EINVAL, "phase %s has too many streams", ph->name);
-	}
 	direct_fallback(w, ph, o);
 	ret = llmio_job_run(o, &r, e);
 	if (r) {
@@ -392,22 +389,19 @@ int wl_run(struct wl *w, struct llmio_error *e)
 	ret = wl_double(w, "scale", &w->scale, e);
 	if (ret)
 		return ret;
-	if (w->scale <= 0 || w->scale > 1) {
+	if (w->scale <= 0 || w->scale > 1)
 		return llmio_err(e, -EINVAL, "--scale=%g must be in (0, 1]", w->scale);
-	}
-	if (w->recipe->needs_model && !w->has_model) {
+	if (w->recipe->needs_model && !w->has_model)
 		return llmio_err(
 		        e, -EINVAL,
 		        "workload %s needs --model NAME|config.json (see `llmio model list`)",
 		        w->recipe->name);
-	}
-	if (!w->base.directory[0]) {
+	if (!w->base.directory[0])
 		return llmio_err(
 		        e, -EINVAL,
 		        "workload %s needs --directory DIR for its files (a directory on the "
 		        "storage to measure)",
 		        w->recipe->name);
-	}
 	/* The recipe's files go in llmio's own directory: their names cannot be a user's. */
 	ret = llmio_work_dir(w->base.directory, work, sizeof(work), e);
 	if (ret)
@@ -469,11 +463,10 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	int ret = 0;
 
 	*phases = NULL;
-	if (!r) {
+	if (!r)
 		return llmio_err(e, -EINVAL,
 		                 "unknown workload '%s': load, pretrain, ckpt, finetune, infer",
 		                 recipe);
-	}
 	w = malloc(sizeof(*w));
 	if (!w)
 		return -ENOMEM;
