@@ -369,7 +369,7 @@ fail:
 static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 {
 	const struct engine_ops *e = engine_find(engine);
-	const struct engine_opt *o;
+	const struct llmio_optdesc *o;
 	enum llmio_optdesc_type type;
 
 	if (!job_opt_type(key, &type)) {
@@ -379,7 +379,7 @@ static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 	o = e && !strcmp(e->name, engine) ? engine_opt_find(e, key) : NULL;
 	if (!o)
 		return -ENOENT;
-	*is_bool = o->type == ENGINE_OPT_BOOL;
+	*is_bool = o->type == OPTD_BOOL;
 	return 0;
 }
 

@@ -110,11 +110,14 @@ static cJSON *engine_options_json(const struct llmio_job_opts *o)
 	    engine_opts_parse(e, o->engine_opts, v, err, sizeof(err)))
 		return NULL;
 	j = cJSON_CreateObject();
-	for (const struct engine_opt *eo = e->opts; j && eo && eo->name; eo++) {
+	for (const struct llmio_optdesc *eo = e->opts; j && eo && eo->name; eo++) {
 		int x = *(const int *)((const char *)v + eo->offset);
+		struct llmio_optval val;
+		char text[64];
 
-		if (eo->type == ENGINE_OPT_ENUM)
-			cJSON_AddStringToObject(j, eo->name, eo->choices[x]);
+		optdesc_load(eo, v, &val);
+		if (eo->type == OPTD_ENUM && !optdesc_format(eo, &val, text, sizeof(text)))
+			cJSON_AddStringToObject(j, eo->name, text);
 		else
 			cJSON_AddNumberToObject(j, eo->name, x);
 	}

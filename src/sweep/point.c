@@ -29,7 +29,6 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
                      unsigned repeat, struct sweep_point *p, char *err, size_t errlen)
 {
 	const struct sweep_plan_point *pp = &plan->p[idx];
-	char e2[256];
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -43,7 +42,7 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
 		return ret;
 	p->hash = sweep_config_hash(&p->cfg, repeat);
 	p->workload = sweep_config_get(&p->cfg, "workload");
-	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, e2, sizeof(e2));
+	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, NULL); /* checked when loaded */
 	if (p->ss.enabled) {
 		p->ss.window = (unsigned)(canon_u64(&p->cfg, "ss_window") / 1000000000ull);
 		p->ss.min_s = (double)canon_u64(&p->cfg, "ss_min") / 1e9;

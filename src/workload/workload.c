@@ -147,7 +147,14 @@ static int param_value(const struct wl *w, const char *name, struct llmio_optval
 		         w->recipe->name, name);
 		return -EINVAL;
 	}
-	return optdesc_parse(p, v, out, err, errlen);
+	{
+		struct llmio_error e = {0};
+		int ret = optdesc_parse(p, v, out, &e); /* err-pair */
+
+		if (ret)
+			snprintf(err, errlen, "%s", e.msg);
+		return ret ? -EINVAL : 0; /* out of range is a usage error too */
+	}
 }
 
 int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen)
