@@ -114,6 +114,9 @@ expect_err "model show: unknown option named" \
 expect_rc 2 "model show: missing value" model show gpt2 --tp
 expect_err "model show: missing value named" \
 	"llmio model show: missing value for '--tp' (see llmio model show --help)"
+expect_rc 2 "model show: an abbreviation is unknown" model show gpt2 --tens
+expect_err "model show: abbreviation named" \
+	"llmio model show: unknown option '--tens' (see llmio model show --help)"
 expect_rc 2 "model show: two models" model show gpt2 opt-350m
 expect_err "model show: one at a time" "llmio model show: one model at a time ('opt-350m' is extra)"
 expect_rc 0 "model show: options before the model" model show --tp 2 gpt2 --tensors
@@ -126,5 +129,12 @@ expect_rc 0 "replay: --help after the trace" replay t.trace --dir "$T" --help
 expect_out "replay --help is its help" "usage: llmio replay TRACE --dir DIR"
 expect_rc 2 "replay: an abbreviation is passed on, not taken for --dir" replay t.trace --di "$T"
 expect_err "replay: the abbreviation is unknown to run" "llmio: --di is not a parameter of workload replay"
+expect_rc 2 "replay: --dir without its value" replay t.trace --dir
+expect_err "replay: --dir needs a value" "llmio replay: --dir needs a value"
+# the shared helper refuses prefixes for every command that uses it
+expect_rc 2 "sweep: an abbreviation is unknown" sweep "$T/job.ini" --dry
+expect_err "sweep: abbreviation named" "llmio sweep: unknown option '--dry' (see \`llmio sweep --help\`)"
+expect_rc 2 "sweep: an abbreviation with its value is unknown" sweep "$T/job.ini" --out "$T/o"
+expect_err "sweep: abbreviation with value named" "llmio sweep: unknown option '--out'"
 
 finish

@@ -62,9 +62,29 @@ void cli_progress_clear(void)
 	progress_shown = false;
 }
 
+/* Is the long option just returned (longopts[idx]) a prefix of its name, as given in argv? */
+static bool abbreviated(const struct cli_getopt *g, int idx, const char **text)
+{
+	const char *t;
+	size_t n;
+
+	if (idx < 0 || optind < 1)
+		return false;
+	t = g->argv[optind - 1];
+	/* a value given as its own word: the option is the word before it */
+	if (optarg && optarg == t && optind >= 2)
+		t = g->argv[optind - 2];
+	if (strncmp(t, "--", 2))
+		return false;
+	*text = t;
+	n = strcspn(t + 2, "=");
+	return n != strlen(g->longopts[idx].name);
+}
+
 int cli_getopt_next(struct cli_getopt *g)
 {
-	int c;
+	const char *text = NULL;
+	int c, idx = -1;
 
 	if (!g->started) {
 		/* getopt's state is global: each subcommand parses its argv from the start */
@@ -72,15 +92,31 @@ int cli_getopt_next(struct cli_getopt *g)
 		optind = 1;
 		g->started = true;
 	}
-	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, NULL);
+	optarg = NULL;
+	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, &idx);
 	g->next = optind;
-	if (c == ':') {
-		fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, g->argv[optind - 1]);
-		return CLI_OPT_BAD;
+	g->noval = false;
+	if (c != '?' && abbreviated(g, idx, &text)) {
+		/* a value it took as its own word is scanned again (as an operand) */
+		if (optarg && optarg == g->argv[optind - 1])
+			optind--;
+		g->next = optind;
+		c = '?';
+	} else if (c == '?' || c == ':') {
+		text = g->argv[optind - 1];
 	}
-	if (c == '?') {
-		fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n", g->cmd,
-		        g->argv[optind - 1], g->cmd);
+	g->bad = text;
+	if (c == '?' && g->pass_unknown)
+		return CLI_OPT_OTHER;
+	if (c == ':' || c == '?') {
+		g->noval = c == ':';
+		if (g->quiet)
+			return CLI_OPT_BAD;
+		if (c == ':')
+			fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, text);
+		else
+			fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n",
+			        g->cmd, text, g->cmd);
 		return CLI_OPT_BAD;
 	}
 	return c;
