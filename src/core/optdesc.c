@@ -147,6 +147,16 @@ static void bound_text(const struct llmio_optdesc *d, double v, char *buf, size_
 	snprintf(buf, len, "%.15g", v);
 }
 
+/* A whole-number bound: beyond a double's exact integers (2^53) as digits, else as the user
+ * would write it. */
+static void exact_text(const struct llmio_optdesc *d, uint64_t v, char *buf, size_t len)
+{
+	if (v > (UINT64_C(1) << 53))
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else
+		bound_text(d, (double)v, buf, len);
+}
+
 void optdesc_range(const struct llmio_optdesc *d, char *buf, size_t len)
 {
 	const struct bounds b = bounds_of(d);
@@ -162,12 +172,9 @@ void optdesc_range(const struct llmio_optdesc *d, char *buf, size_t len)
 	} else if (d->type == OPTD_INT) {
 		snprintf(lo, sizeof(lo), "%lld", (long long)b.ilo);
 		snprintf(hi, sizeof(hi), "%lld", (long long)b.ihi);
-	} else if (b.uhi > (UINT64_C(1) << 53) || b.ulo > (UINT64_C(1) << 53)) {
-		snprintf(lo, sizeof(lo), "%llu", (unsigned long long)b.ulo);
-		snprintf(hi, sizeof(hi), "%llu", (unsigned long long)b.uhi);
 	} else {
-		bound_text(d, (double)b.ulo, lo, sizeof(lo));
-		bound_text(d, (double)b.uhi, hi, sizeof(hi));
+		exact_text(d, b.ulo, lo, sizeof(lo));
+		exact_text(d, b.uhi, hi, sizeof(hi));
 	}
 	if (d->type == OPTD_DOUBLE ? d->max != 0 : b.upper)
 		snprintf(buf, len, "%s..%s", lo, hi);

@@ -98,7 +98,7 @@ static const struct llmio_optdesc opts_table[] = {
             "bytes of the target (all files together); 0 = an existing file's size", FIO_CUSTOM),
         JOB("io_size", "io_limit", OPTD_SIZE, io_size, "0",
             "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime",
-            FIO_CUSTOM),
+            .fio = "io_size", FIO_CUSTOM),
         JOB("runtime", NULL, OPTD_DURATION, runtime_ns, "0",
             "measured time (s, or with unit: 500ms, 2m); 0 = by size", FIO_CUSTOM),
         JOB("ramp_time", NULL, OPTD_DURATION, ramp_time_ns, "0",
@@ -129,15 +129,16 @@ static const struct llmio_optdesc opts_table[] = {
             "shared: every thread on every listed CPU | split: thread i on the i-th CPU",
             FIO_CUSTOM),
         JOB("allow_destructive", "allow-destructive", OPTD_BOOL, allow_destructive, "0",
-            "allow writes to a raw block device (destroys its data)", FIO_CUSTOM),
+            "allow writes to a raw block device (destroys its data)", FIO_CUSTOM,
+            .fio_note = "fio asks nothing before writing to a raw device (a comment says so)"),
         JOB("force", NULL, OPTD_BOOL, force, "0",
             "with allow_destructive: write over a filesystem signature too (never a mounted "
             "device)",
-            FIO_CUSTOM),
+            FIO_CUSTOM, .fio_note = "as allow_destructive"),
         JOB("extend", NULL, OPTD_BOOL, extend, "0",
             "a job that only reads may append to an existing file shorter than size (its own "
             "bytes and holes are never written)",
-            FIO_CUSTOM),
+            FIO_CUSTOM, .fio_note = "fio lays a short file out to size itself"),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
