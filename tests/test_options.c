@@ -191,6 +191,42 @@ static void every_table(void **state)
 	assert_int_equal(ss.window, 5);
 }
 
+static void collect(void *arg, const char *key, const struct llmio_optdesc *d,
+                    const struct llmio_optval *v)
+{
+	char *keys = arg;
+	size_t used = strlen(keys);
+
+	(void)d;
+	(void)v;
+	snprintf(keys + used, 1024 - used, "%s%s", used ? " " : "", key);
+}
+
+/* The configuration a result echoes is the table's: its JSON names, and the options that
+ * apply (directory's nrfiles, randrw's rwmixread, a CPU list's policy), never consent flags. */
+static void echo_from_table(void **state)
+{
+	struct llmio_job_opts o;
+	char keys[1024] = "";
+
+	(void)state;
+	llmio_job_opts_init(&o);
+	job_opts_echo(&o, collect, keys);
+	assert_string_equal(keys, "ioengine rw bs iodepth numjobs size io_size runtime_s "
+	                          "ramp_time_s direct random_distribution randseed invalidate "
+	                          "fsync end_fsync rate thinktime_us thinktime_blocks");
+	assert_int_equal(job_opt_set(&o, "directory", "/d", NULL), 0);
+	assert_int_equal(job_opt_set(&o, "rw", "randrw", NULL), 0);
+	assert_int_equal(job_opt_set(&o, "cpus_allowed", "0", NULL), 0);
+	assert_int_equal(job_opt_set(&o, "allow_destructive", "1", NULL), 0);
+	keys[0] = '\0';
+	job_opts_echo(&o, collect, keys);
+	assert_string_equal(keys, "ioengine directory nrfiles rw rwmixread bs iodepth numjobs size "
+	                          "io_size runtime_s ramp_time_s direct random_distribution "
+	                          "randseed invalidate fsync end_fsync rate thinktime_us "
+	                          "thinktime_blocks cpus_allowed cpus_allowed_policy");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +235,7 @@ int main(void)
 	        cmocka_unit_test(exact_bounds),
 	        cmocka_unit_test(duration_units),
 	        cmocka_unit_test(every_table),
+	        cmocka_unit_test(echo_from_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,16 @@ struct llmio_optdesc {
 	enum llmio_optdesc_fio fio_kind;
 	const char *fio;      /* fio's name when neither name nor alias, or NULL */
 	const char *fio_note; /* OPTD_FIO_NONE: what fio does instead */
+	/*
+	 * The echo of the configuration in a result's JSON: under `json` (NULL: the name), a
+	 * time as a number of json_ns (0: ns), only when json_if holds ("key": that option is
+	 * set, non-empty and non-zero; "key=value": it has that value); strings only when set;
+	 * never when no_echo.
+	 */
+	const char *json;
+	double json_ns;
+	const char *json_if;
+	bool no_echo;
 };
 
 /* The field of option f in struct `type`, for a table entry. */

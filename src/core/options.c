@@ -81,13 +81,13 @@ static const struct llmio_optdesc opts_table[] = {
         JOB("directory", NULL, OPTD_STRING, directory, "",
             "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own)", FIO_CUSTOM),
         JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
-            .max = 1000000, FIO_CUSTOM),
+            .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
             "read | write | randread | randwrite | randrw",
             .choices = "read|write|randread|randwrite|randrw",
             .expect = "read, write, randread, randwrite or randrw", .fio = "rw", FIO_CUSTOM),
         JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
-            .max = 100, FIO_CUSTOM),
+            .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
         JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,
             .max = 1u << 30, .fio = "bs", FIO),
         JOB("iodepth", NULL, OPTD_UINT, iodepth, "1", "I/Os in flight per thread (async engines)",
@@ -100,9 +100,11 @@ static const struct llmio_optdesc opts_table[] = {
             "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime",
             .fio = "io_size", FIO_CUSTOM),
         JOB("runtime", NULL, OPTD_DURATION, runtime_ns, "0",
-            "measured time (s, or with unit: 500ms, 2m); 0 = by size", FIO_CUSTOM),
+            "measured time (s, or with unit: 500ms, 2m); 0 = by size", FIO_CUSTOM,
+            .json = "runtime_s", .json_ns = 1e9),
         JOB("ramp_time", NULL, OPTD_DURATION, ramp_time_ns, "0",
-            "I/O run before measuring starts, not counted", FIO_CUSTOM),
+            "I/O run before measuring starts, not counted", FIO_CUSTOM, .json = "ramp_time_s",
+            .json_ns = 1e9),
         JOB("direct", NULL, OPTD_BOOL, direct, "0", "O_DIRECT: bypass the page cache", FIO),
         JOB("random_distribution", NULL, OPTD_ENUM, random_distribution, "random",
             "random (uniform) | zipf:THETA", .codec = &dist_codec,
@@ -120,25 +122,25 @@ static const struct llmio_optdesc opts_table[] = {
             "bytes per second for the whole job (e.g. 100m); 0 = no limit", FIO_CUSTOM),
         JOB("thinktime", NULL, OPTD_DURATION, thinktime_ns, "0",
             "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)",
-            .bare_ns = 1000, FIO_CUSTOM),
+            .bare_ns = 1000, FIO_CUSTOM, .json = "thinktime_us", .json_ns = 1e3),
         JOB("thinktime_blocks", NULL, OPTD_UINT, thinktime_blocks, "1",
             "I/Os between think-time pauses", .min = 1, FIO_CUSTOM),
         JOB("cpus_allowed", NULL, OPTD_STRING, cpus_allowed, "",
             "CPUs the job threads run on, e.g. 1 or 0-3,6 (fio's list); empty = any", FIO_CUSTOM),
         JOB("cpus_allowed_policy", NULL, OPTD_STRING, cpus_allowed_policy, "shared",
             "shared: every thread on every listed CPU | split: thread i on the i-th CPU",
-            FIO_CUSTOM),
+            FIO_CUSTOM, .json_if = "cpus_allowed"),
         JOB("allow_destructive", "allow-destructive", OPTD_BOOL, allow_destructive, "0",
-            "allow writes to a raw block device (destroys its data)", FIO_CUSTOM,
+            "allow writes to a raw block device (destroys its data)", FIO_CUSTOM, .no_echo = true,
             .fio_note = "fio asks nothing before writing to a raw device (a comment says so)"),
         JOB("force", NULL, OPTD_BOOL, force, "0",
             "with allow_destructive: write over a filesystem signature too (never a mounted "
             "device)",
-            FIO_CUSTOM, .fio_note = "as allow_destructive"),
+            FIO_CUSTOM, .fio_note = "as allow_destructive", .no_echo = true),
         JOB("extend", NULL, OPTD_BOOL, extend, "0",
             "a job that only reads may append to an existing file shorter than size (its own "
             "bytes and holes are never written)",
-            FIO_CUSTOM, .fio_note = "fio lays a short file out to size itself"),
+            FIO_CUSTOM, .fio_note = "fio lays a short file out to size itself", .no_echo = true),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
@@ -217,6 +219,38 @@ void llmio_job_opts_init(struct llmio_job_opts *opts)
 	opts->opts_size = sizeof(*opts);
 	for (size_t i = 0; i < NOPTS; i++)
 		optdesc_set(&opts_table[i], NULL, opts, NULL);
+}
+
+/* Does json_if hold in o: the named option set (non-empty, non-zero), or "key=value"? */
+static bool echo_if(const struct llmio_job_opts *o, const char *cond)
+{
+	const char *eq = strchr(cond, '=');
+	char key[64], text[LLMIO_PATH_MAX];
+
+	snprintf(key, sizeof(key), "%.*s", (int)(eq ? eq - cond : (ptrdiff_t)strlen(cond)), cond);
+	if (!job_opt_find(key) || job_opt_canonical(o, key, NULL, text, sizeof(text)))
+		return false;
+	if (eq)
+		return !strcmp(text, eq + 1);
+	return text[0] && (job_opt_find(key)->type == OPTD_STRING || strcmp(text, "0"));
+}
+
+void job_opts_echo(const struct llmio_job_opts *o,
+                   void (*fn)(void *arg, const char *key, const struct llmio_optdesc *d,
+                              const struct llmio_optval *v),
+                   void *arg)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct llmio_optdesc *d = &opts_table[i];
+		struct llmio_optval v;
+
+		if (d->no_echo || (d->json_if && !echo_if(o, d->json_if)))
+			continue;
+		optdesc_load(d, o, &v);
+		if (d->type == OPTD_STRING && !d->codec && !v.s[0])
+			continue;
+		fn(arg, d->json ? d->json : d->name, d, &v);
+	}
 }
 
 int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,

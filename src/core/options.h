@@ -30,4 +30,13 @@ int job_opt_type(const char *key, enum llmio_optdesc_type *type);
 int job_opt_set(struct llmio_job_opts *opts, const char *key, const char *value,
                 struct llmio_error *e);
 
+/*
+ * The job options a result echoes (each option's json, json_ns, json_if and no_echo), in the
+ * table's order: fn(arg, key, d, v) for each, with the value as in o.
+ */
+void job_opts_echo(const struct llmio_job_opts *o,
+                   void (*fn)(void *arg, const char *key, const struct llmio_optdesc *d,
+                              const struct llmio_optval *v),
+                   void *arg);
+
 #endif
