@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/options.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
@@ -287,7 +288,7 @@ static const struct {
         {"extend", NULL},
 };
 
-static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, char *err, size_t errlen)
+static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)
 {
 	struct llmio_optval v;
 	char text[LLMIO_PATH_MAX];
@@ -311,8 +312,7 @@ static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, char *
 	default:
 		break;
 	}
-	snprintf(err, errlen, "internal error: job option %s has no fio mapping", d->name);
-	return -EINVAL;
+	return llmio_err(e, -EINVAL, "internal error: job option %s has no fio mapping", d->name);
 }
 
 /* ---- engine options ------------------------------------------------------------------- */
@@ -355,48 +355,46 @@ static void emit_engine_option(struct emit *x, const struct llmio_optdesc *eo, i
 	}
 }
 
-static int emit_engine_options(struct emit *x, char *err, size_t errlen)
+static int emit_engine_options(struct emit *x, struct llmio_error *err)
 {
 	const struct engine_ops *e = x->e;
 	int setv[32], defv[32]; /* engine option structs are ints (engine.h) */
 	const char *set = (const char *)setv, *def = (const char *)defv;
-	char ignored[256];
+	char msg[512];
 	int ret;
 
 	if (!e->opts_size)
 		return 0;
-	if (e->opts_size > sizeof(setv)) {
-		snprintf(err, errlen, "internal error: %s's options do not fit", e->name);
-		return -EINVAL;
-	}
-	ret = engine_opts_parse(e, x->o->engine_opts, setv, err, errlen);
+	if (e->opts_size > sizeof(setv))
+		return llmio_err(err, -EINVAL, "internal error: %s's options do not fit", e->name);
+	ret = engine_opts_parse(e, x->o->engine_opts, setv, msg, sizeof(msg)); /* err-pair */
 	if (ret)
-		return ret;
-	engine_opts_parse(e, "", defv, ignored, sizeof(ignored));
+		return llmio_err(err, ret, "%s", msg);
+	engine_opts_parse(e, "", defv, msg, sizeof(msg)); /* err-pair; the defaults parse */
 	for (const struct llmio_optdesc *eo = e->opts; eo && eo->name; eo++)
 		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
 		                   *(const int *)(def + eo->offset), set);
 	return 0;
 }
 
-int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
-                 size_t errlen)
+static int emit_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
+                    struct llmio_error *e)
 {
 	struct emit x = {.f = f, .o = o};
+	char why[512];
 	int ret;
 
 	x.e = engine_find(o->engine);
 	if (!x.e) {
-		llmio_engine_probe(o->engine, err, errlen);
-		return -EINVAL;
+		llmio_engine_probe(o->engine, why, sizeof(why)); /* err-pair */
+		return llmio_err(e, -EINVAL, "%s", why);
 	}
 	x.depth = (x.e->caps & ENGINE_CAP_ASYNC) ? o->iodepth : 1;
 	x.random = o->rw == LLMIO_RW_RANDREAD || o->rw == LLMIO_RW_RANDWRITE ||
 	           o->rw == LLMIO_RW_RANDRW;
-	if (o->direct && !(x.e->caps & ENGINE_CAP_DIRECT)) {
-		snprintf(err, errlen, "engine %s cannot do O_DIRECT; use --direct=0", x.e->name);
-		return -EINVAL;
-	}
+	if (o->direct && !(x.e->caps & ENGINE_CAP_DIRECT))
+		return llmio_err(e, -EINVAL, "engine %s cannot do O_DIRECT; use --direct=0",
+		                 x.e->name);
 
 	fprintf(f,
 	        "; fio job file equivalent to:\n;   llmio run%s\n"
@@ -405,12 +403,12 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, c
 	        "[llmio]\n",
 	        cmdline, llmio_version());
 	for (size_t i = 0; job_optdesc(i); i++) {
-		ret = emit_job_option(&x, job_optdesc(i), err, errlen);
+		ret = emit_job_option(&x, job_optdesc(i), e);
 		if (ret)
 			return ret;
 	}
 	fprintf(f, "thread=1\nnorandommap=1\n");
-	ret = emit_engine_options(&x, err, errlen);
+	ret = emit_engine_options(&x, e);
 	if (ret)
 		return ret;
 	if (!x.fadvise_set)
@@ -420,4 +418,16 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, c
 		fprintf(f, "%s%g", i ? ":" : "", llmio_percentiles[i]);
 	fprintf(f, "\nlat_percentiles=1\n");
 	return ferror(f) ? -EIO : 0;
+}
+
+/* err-pair: report.h's caller (cmd_run.c) still passes (err, errlen) */
+int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
+                 size_t errlen)
+{
+	struct llmio_error e = {0};
+	int ret = emit_job(f, o, cmdline, &e);
+
+	if (ret && err && errlen)
+		snprintf(err, errlen, "%s", e.msg);
+	return ret;
 }

@@ -167,22 +167,22 @@ static int opt_canon(const struct llmio_optdesc *d, const char *raw, char *buf, 
 	return ret ? ret : optdesc_format(d, &v, buf, len);
 }
 
-static int workload_canon(const char *key, const char *raw, char *buf, size_t len, char *err,
-                          size_t errlen)
+static int workload_canon(const char *key, const char *raw, char *buf, size_t len,
+                          struct llmio_error *e)
 {
 	if (!strcmp(key, "workload")) {
 		const struct recipe *r = recipe_find(raw);
-		size_t used;
+		char names[256] = "";
+		size_t used = 0;
 
 		if (r) {
 			snprintf(buf, len, "%s", r->name);
 			return 0;
 		}
-		used = (size_t)snprintf(err, errlen, "workload=%s is not a recipe: expected", raw);
-		for (size_t i = 0; i < recipe_count() && used < errlen; i++)
-			used += (size_t)snprintf(err + used, errlen - used, " %s",
+		for (size_t i = 0; i < recipe_count() && used < sizeof(names); i++)
+			used += (size_t)snprintf(names + used, sizeof(names) - used, " %s",
 			                         recipe_at(i)->name);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL, "workload=%s is not a recipe: expected%s", raw, names);
 	}
 	snprintf(buf, len, "%s", raw);
 	return 0;
@@ -232,9 +232,7 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 		              : -ENOENT;
 		break;
 	case SK_WORKLOAD:
-		ret = workload_canon(key, raw, buf, sizeof(buf), err, errlen);
-		if (ret)
-			return ret == -ENOMEM ? ret : -EINVAL;
+		ret = workload_canon(key, raw, buf, sizeof(buf), &e);
 		break;
 	case SK_PARAM:
 		snprintf(buf, sizeof(buf), "%s", raw);
@@ -376,18 +374,18 @@ static int apply_dir(const struct sweep_file *f, struct sweep_dim *d)
 }
 
 static int add_dim(const struct sweep_file *f, struct sweep_section *s, const struct entry *e,
-                   enum sweep_kind kind, const char *name, char *err, size_t errlen)
+                   enum sweep_kind kind, const char *name, struct llmio_error *err)
 {
 	struct sweep_dim *d;
+	char msg[1024];
 	int ret;
 
 	for (size_t i = 0; i < s->ndims; i++)
-		if (!strcmp(s->dims[i].key, name)) {
-			snprintf(err, errlen,
-			         "%s:%u: %s: given twice in [%s] (also line %u): give one list",
-			         f->path, e->line, e->key, s->name, s->dims[i].line);
-			return -EINVAL;
-		}
+		if (!strcmp(s->dims[i].key, name))
+			return llmio_err(
+			        err, -EINVAL,
+			        "%s:%u: %s: given twice in [%s] (also line %u): give one list",
+			        f->path, e->line, e->key, s->name, s->dims[i].line);
 	d = &s->dims[s->ndims];
 	memset(d, 0, sizeof(*d));
 	d->key = strdup(name);
@@ -396,19 +394,15 @@ static int add_dim(const struct sweep_file *f, struct sweep_section *s, const st
 	d->kind = kind;
 	d->line = e->line;
 	s->ndims++;
-	ret = sweep_dim_expand(d, e->value, err, errlen);
-	if (ret == -EINVAL) {
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "%s", err);
-		snprintf(err, errlen, "%s:%u: %s: %s", f->path, e->line, e->key, msg);
-	}
+	ret = sweep_dim_expand(d, e->value, msg, sizeof(msg)); /* err-pair */
+	if (ret == -EINVAL)
+		llmio_err(err, ret, "%s:%u: %s: %s", f->path, e->line, e->key, msg);
 	return ret ? ret : apply_dir(f, d);
 }
 
 /* Build section `name` from [global]'s entries and its own (its own win, key by key). */
 static int build_section(struct sweep_file *f, const struct reader *r, const char *name,
-                         unsigned line, char *err, size_t errlen)
+                         unsigned line, struct llmio_error *err)
 {
 	struct sweep_section *s = &f->sec[f->nsec];
 	bool workload = false, has_model = false;
@@ -434,11 +428,10 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			}
 		}
 	}
-	if (has_model && !workload) {
-		snprintf(err, errlen, "%s:%u: model: model= needs workload= in [%s] or [global]",
-		         f->path, model_line, s->name);
-		return -EINVAL;
-	}
+	if (has_model && !workload)
+		return llmio_err(err, -EINVAL,
+		                 "%s:%u: model: model= needs workload= in [%s] or [global]",
+		                 f->path, model_line, s->name);
 	for (size_t i = 0; i < r->n && !ret; i++) {
 		const struct entry *e = &r->e[i];
 		enum sweep_kind kind;
@@ -450,25 +443,23 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 		if (!strcmp(e->key, "exclude")) {
 			struct sweep_exclude *x = &s->excl[s->nexcl];
 
-			ret = sweep_expr_parse(e->value, workload, &x->expr, err, errlen);
-			if (ret == -EINVAL) {
-				char msg[768];
+			char msg[768];
 
-				snprintf(msg, sizeof(msg), "%s", err);
-				snprintf(err, errlen, "%s:%u: exclude: %s", f->path, e->line, msg);
-			}
+			ret = sweep_expr_parse(e->value, workload, &x->expr, msg,
+			                       sizeof(msg)); /* err-pair */
+			if (ret == -EINVAL)
+				llmio_err(err, ret, "%s:%u: exclude: %s", f->path, e->line, msg);
 			x->line = e->line;
 			s->nexcl += !ret;
 			continue;
 		}
-		if (sweep_classify(e->key, workload, &kind, &key)) {
-			snprintf(err, errlen,
-			         "%s:%u: %s: unknown key (not an option of `llmio run`, an engine "
-			         "option, or a sweep key; see `llmio run --help` and "
-			         "docs/sweeps.md)",
-			         f->path, e->line, e->key);
-			return -EINVAL;
-		}
+		if (sweep_classify(e->key, workload, &kind, &key))
+			return llmio_err(
+			        err, -EINVAL,
+			        "%s:%u: %s: unknown key (not an option of `llmio run`, an "
+			        "engine option, or a sweep key; see `llmio run --help` and "
+			        "docs/sweeps.md)",
+			        f->path, e->line, e->key);
 		/* a [global] key that the section sets itself is the section's */
 		for (size_t k = 0; !e->section && name && k < r->n && !overridden; k++) {
 			enum sweep_kind kk;
@@ -479,7 +470,7 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			             !strcmp(other, key);
 		}
 		if (!overridden)
-			ret = add_dim(f, s, e, kind, key, err, errlen);
+			ret = add_dim(f, s, e, kind, key, err);
 	}
 	return ret;
 }
@@ -495,8 +486,8 @@ static void reader_release(struct reader *r)
 	free(r->buf);
 }
 
-int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, char *err,
-                    size_t errlen)
+static int file_load(const char *path, const char *dir, struct sweep_file **out,
+                     struct llmio_error *err)
 {
 	struct reader r = {0};
 	struct sweep_file *f;
@@ -516,7 +507,7 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 	r.f = fopen(path, "re");
 	if (!r.f) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot read job file %s: %s", path, strerror(-ret));
+		llmio_err(err, ret, "cannot read job file %s: %s", path, strerror(-ret));
 		goto err_free;
 	}
 	ret = ini_parse_stream(read_line, &r, on_entry, &r);
@@ -526,22 +517,19 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 		goto err_entries;
 	}
 	if (r.long_line) {
-		snprintf(err, errlen,
-		         "%s:%u: line too long: continue a list on the next line, indented", path,
-		         r.long_line);
-		ret = -EINVAL;
+		ret = llmio_err(err, -EINVAL,
+		                "%s:%u: line too long: continue a list on the next line, indented",
+		                path, r.long_line);
 		goto err_entries;
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s:%d: not a key=value line or a [section] header", path,
-		         ret);
-		ret = -EINVAL;
+		ret = llmio_err(err, -EINVAL, "%s:%d: not a key=value line or a [section] header",
+		                path, ret);
 		goto err_entries;
 	}
 	if (!r.n) {
-		snprintf(err, errlen, "%s: no keys at all: write a [section] with key=value lines",
-		         path);
-		ret = -EINVAL;
+		ret = llmio_err(err, -EINVAL,
+		                "%s: no keys at all: write a [section] with key=value lines", path);
 		goto err_entries;
 	}
 	ret = load_defaults(f);
@@ -562,10 +550,10 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = r.e[k].section && !strcmp(r.e[k].section, r.e[i].section);
 		if (!seen)
-			ret = build_section(f, &r, r.e[i].section, r.e[i].line, err, errlen);
+			ret = build_section(f, &r, r.e[i].section, r.e[i].line, err);
 	}
 	if (!ret && !nsec)
-		ret = build_section(f, &r, NULL, r.e[0].line, err, errlen);
+		ret = build_section(f, &r, NULL, r.e[0].line, err);
 	if (ret)
 		goto err_entries;
 	reader_release(&r);
@@ -574,9 +562,21 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 
 err_entries:
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory reading %s", path);
+		llmio_err(err, ret, "out of memory reading %s", path);
 	reader_release(&r);
 err_free:
 	sweep_file_free(f);
+	return ret;
+}
+
+/* err-pair: sweep.h's callers (runner.c, tests) still pass (err, errlen) */
+int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, char *err,
+                    size_t errlen)
+{
+	struct llmio_error e = {0};
+	int ret = file_load(path, dir, out, &e);
+
+	if (ret && err && errlen)
+		snprintf(err, errlen, "%s", e.msg);
 	return ret;
 }
