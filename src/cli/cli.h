@@ -58,6 +58,16 @@ struct cli_getopt {
 #define CLI_OPT_BAD   (-2)
 #define CLI_OPT_OTHER (-3)
 
+/* A quiet loop's state (the caller words refusals): struct cli_getopt g = CLI_GETOPT_QUIET(...) */
+#define CLI_GETOPT_QUIET(name, ac, av, shorts, longs)                                              \
+	{                                                                                          \
+		.cmd = (name), .argc = (ac), .argv = (av), .shortopts = (shorts),                  \
+		.longopts = (longs), .quiet = true                                                 \
+	}
+
+/* The word a quiet loop refused: an operand (c == 1, "-:" loops) or the option as given. */
+const char *cli_getopt_word(const struct cli_getopt *g, int c);
+
 int cli_getopt_next(struct cli_getopt *g);
 
 bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code);

@@ -122,6 +122,11 @@ int cli_getopt_next(struct cli_getopt *g)
 	return c;
 }
 
+const char *cli_getopt_word(const struct cli_getopt *g, int c)
+{
+	return c == 1 ? optarg : g->bad;
+}
+
 bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code)
 {
 	if (argc < 2)

@@ -18,12 +18,7 @@ int cmd_engines(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
-	struct cli_getopt g = {.cmd = "engines",
-	                       .argc = argc,
-	                       .argv = argv,
-	                       .shortopts = "-:h",
-	                       .longopts = longopts,
-	                       .quiet = true};
+	struct cli_getopt g = CLI_GETOPT_QUIET("engines", argc, argv, "-:h", longopts);
 	int c;
 
 	while ((c = cli_getopt_next(&g)) != -1) {
@@ -40,7 +35,7 @@ int cmd_engines(int argc, char **argv)
 			break;
 		default: /* an unknown option, or an operand (1): engines takes none */
 			fprintf(stderr, "llmio engines: unknown option '%s'\n",
-			        c == 1 ? optarg : g.bad);
+			        cli_getopt_word(&g, c));
 			return EXIT_USAGE;
 		}
 	}

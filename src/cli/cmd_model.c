@@ -162,12 +162,7 @@ static int cmd_list(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
-	struct cli_getopt g = {.cmd = "model list",
-	                       .argc = argc,
-	                       .argv = argv,
-	                       .shortopts = "-:h",
-	                       .longopts = longopts,
-	                       .quiet = true};
+	struct cli_getopt g = CLI_GETOPT_QUIET("model list", argc, argv, "-:h", longopts);
 	int c;
 
 	while ((c = cli_getopt_next(&g)) != -1) {
@@ -180,7 +175,7 @@ static int cmd_list(int argc, char **argv)
 			break;
 		default: /* an unknown option, or an operand (1): list takes none */
 			fprintf(stderr, "llmio model list: unknown argument '%s' (see --help)\n",
-			        c == 1 ? optarg : g.bad);
+			        cli_getopt_word(&g, c));
 			return EXIT_USAGE;
 		}
 	}
@@ -335,12 +330,7 @@ static int show_opt(struct show *s, int c, const char *arg, uint32_t *gb32)
 
 static int show_parse(struct show *s, int argc, char **argv)
 {
-	struct cli_getopt g = {.cmd = "model show",
-	                       .argc = argc,
-	                       .argv = argv,
-	                       .shortopts = ":h",
-	                       .longopts = show_opts,
-	                       .quiet = true};
+	struct cli_getopt g = CLI_GETOPT_QUIET("model show", argc, argv, ":h", show_opts);
 	uint32_t gb = 0;
 	int c, ret;
 

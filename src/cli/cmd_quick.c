@@ -74,12 +74,7 @@ static int parse(struct quick *q, int argc, char **argv)
 	        {"csv", required_argument, NULL, 'c'},     {"keep", no_argument, NULL, 'k'},
 	        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
-	struct cli_getopt g = {.cmd = "quick",
-	                       .argc = argc,
-	                       .argv = argv,
-	                       .shortopts = "-:h",
-	                       .longopts = longopts,
-	                       .quiet = true};
+	struct cli_getopt g = CLI_GETOPT_QUIET("quick", argc, argv, "-:h", longopts);
 	int c;
 
 	while ((c = cli_getopt_next(&g)) != -1) {
