@@ -236,11 +236,13 @@ static int parse_bool(const char *v, bool *out)
 static int parse_duration(const struct llmio_optdesc *d, const char *text, uint64_t *ns)
 {
 	uint64_t n;
+	int ret;
 
 	if (d->bare_ns && llmio_parse_uint(text, 0, UINT64_MAX / d->bare_ns, &n) == 0)
 		return *ns = n * d->bare_ns, 0;
-	if (llmio_parse_duration(text, ns))
-		return -EINVAL;
+	ret = llmio_parse_duration(text, ns);
+	if (ret)
+		return ret == -ERANGE ? ret : -EINVAL;
 	return d->store_ns > 1 && *ns % d->store_ns ? -EINVAL : 0;
 }
 
@@ -285,8 +287,10 @@ static int parse_number(const struct llmio_optdesc *d, const char *text, struct 
 	case OPTD_INT:
 		errno = 0;
 		out->i = strtoll(text, &end, 10);
-		if (errno || end == text || *end)
+		if (end == text || *end || (errno && errno != ERANGE))
 			return reject(d, text, false, e);
+		if (errno == ERANGE)
+			return reject(d, text, true, e);
 		return out->i < b.ilo || out->i > b.ihi ? reject(d, text, true, e) : 0;
 	case OPTD_UINT:
 		ret = llmio_parse_uint(text, 0, UINT64_MAX, &out->u);
