@@ -424,14 +424,13 @@ static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 	return 0;
 }
 
+/* A word the option parser reads as a boolean (an empty one is an operand, not "true"). */
 static bool is_bool_word(const char *v)
 {
-	static const char *const words[] = {"0", "1", "true", "false", "yes", "no", "on", "off"};
+	static const struct llmio_optdesc any_bool = {.name = "", .type = OPTD_BOOL, .def = ""};
+	struct llmio_optval x;
 
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcasecmp(v, words[i]))
-			return true;
-	return false;
+	return v[0] && optdesc_parse(&any_bool, v, &x, NULL) == 0;
 }
 
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)
