@@ -12,7 +12,6 @@ int main(int argc, char **argv)
 	struct llmio_job_opts opts;
 	struct llmio_result *r;
 	struct llmio_error e;
-	char err[512]; /* err-pair: llmio_job_opts_set joins the carrier with the option rewrite */
 	int ret;
 
 	if (argc < 2) {
@@ -21,12 +20,12 @@ int main(int argc, char **argv)
 	}
 	llmio_error_init(&e);
 	llmio_job_opts_init(&opts);
-	if (llmio_job_opts_set(&opts, "filename", argv[1], err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "ioengine", argc > 2 ? argv[2] : "psync", err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "rw", "randread", err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "size", "8m", err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "io_size", "4m", err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
+	if (llmio_job_opts_set(&opts, "filename", argv[1], &e) ||
+	    llmio_job_opts_set(&opts, "ioengine", argc > 2 ? argv[2] : "psync", &e) ||
+	    llmio_job_opts_set(&opts, "rw", "randread", &e) ||
+	    llmio_job_opts_set(&opts, "size", "8m", &e) ||
+	    llmio_job_opts_set(&opts, "io_size", "4m", &e)) {
+		fprintf(stderr, "%s\n", e.msg);
 		return 2;
 	}
 	ret = llmio_job_run(&opts, &r, &e);

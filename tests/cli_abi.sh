@@ -90,13 +90,12 @@ int main(void)
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
 	struct llmio_error e = {0};
-	char err[512]; /* err-pair: llmio_job_opts_set joins the carrier with the option rewrite */
 	int ret;
 
 	llmio_job_opts_init(&o);
-	if (llmio_job_opts_set(&o, "ioengine", "null", err, sizeof(err)) ||
-	    llmio_job_opts_set(&o, "io_size", "1m", err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
+	if (llmio_job_opts_set(&o, "ioengine", "null", &e) ||
+	    llmio_job_opts_set(&o, "io_size", "1m", &e)) {
+		fprintf(stderr, "%s\n", e.msg);
 		return 2;
 	}
 	ret = llmio_job_run(&o, &r, &e);

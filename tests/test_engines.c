@@ -313,8 +313,8 @@ static void no_cleanup(struct engine_ctx *ctx)
 /* A malformed engine is named with the callback it lacks, so its author knows what to add. */
 static void missing_callbacks(void **state)
 {
-	static const struct engine_opt custom[] = {
-	        {.name = "x", .type = ENGINE_OPT_BOOL, .def = "0", .fio_kind = ENGINE_FIO_CUSTOM},
+	static const struct llmio_optdesc custom[] = {
+	        {.name = "x", .type = OPTD_BOOL, .def = "0", .fio_kind = OPTD_FIO_CUSTOM},
 	        {.name = NULL},
 	};
 	struct engine_ops e = {
@@ -332,7 +332,7 @@ static void missing_callbacks(void **state)
 	assert_string_equal(engine_missing(&e), "reap (ENGINE_CAP_ASYNC)");
 	e.caps = 0;
 	e.opts = custom;
-	assert_string_equal(engine_missing(&e), "fio_option (an option is ENGINE_FIO_CUSTOM)");
+	assert_string_equal(engine_missing(&e), "fio_option (an option is OPTD_FIO_CUSTOM)");
 	e.opts = NULL;
 	e.queue = NULL;
 	assert_string_equal(engine_missing(&e), "queue");
@@ -350,7 +350,7 @@ static void registry_lookups(void **state)
 		assert_ptr_equal(engine_find(e->name), e);
 		for (const char *const *a = e->aliases; a && *a; a++)
 			assert_ptr_equal(engine_find(*a), e);
-		for (const struct engine_opt *o = e->opts; o && o->name; o++) {
+		for (const struct llmio_optdesc *o = e->opts; o && o->name; o++) {
 			/* the first engine with an option of that name (or alias) owns it */
 			const struct engine_ops *owner = engine_owning_option(o->name);
 			size_t k = 0;

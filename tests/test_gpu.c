@@ -270,12 +270,12 @@ static void job(const char *engine, const char *eopts, const char *rw, unsigned 
 
 	llmio_job_opts_init(&o);
 	snprintf(path, sizeof(path), "%s/gpu-job", dir);
-	assert_int_equal(llmio_job_opts_set(&o, "ioengine", engine, err.msg, sizeof(err.msg)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "filename", path, err.msg, sizeof(err.msg)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "size", "512k", err.msg, sizeof(err.msg)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "bs", "16k", err.msg, sizeof(err.msg)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "rw", rw, err.msg, sizeof(err.msg)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "randseed", "7", err.msg, sizeof(err.msg)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "ioengine", engine, &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "filename", path, &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "size", "512k", &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "bs", "16k", &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "rw", rw, &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "randseed", "7", &err), 0);
 	snprintf(o.engine_opts, sizeof(o.engine_opts), "%s", eopts);
 	o.iodepth = qd;
 	ret = llmio_job_run(&o, out, &err);

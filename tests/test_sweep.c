@@ -42,7 +42,7 @@ static struct sweep_file *load_ok(const char *text)
 {
 	struct sweep_file *f = NULL;
 	struct llmio_error err = {0};
-	int ret = sweep_file_load(write_ini("ok.ini", text), NULL, &f, err.msg, sizeof(err.msg));
+	int ret = sweep_file_load(write_ini("ok.ini", text), NULL, &f, &err);
 
 	if (ret)
 		print_message("load: %s\n", err.msg);
@@ -135,7 +135,7 @@ static void expect_error(const char *text, const char *want1, const char *want2)
 {
 	struct sweep_file *f = NULL;
 	struct llmio_error err = {0};
-	int ret = sweep_file_load(write_ini("bad.ini", text), NULL, &f, err.msg, sizeof(err.msg));
+	int ret = sweep_file_load(write_ini("bad.ini", text), NULL, &f, &err);
 
 	if (ret != -EINVAL || !strstr(err.msg, want1) || (want2 && !strstr(err.msg, want2)))
 		print_message("got %d: %s\n(wanted '%s' and '%s')\n", ret, err.msg, want1,
@@ -214,17 +214,16 @@ static void steady_series(void **state)
 {
 	struct steady_cfg cfg;
 	struct steady s;
-	struct llmio_error err = {0};
 	double t = 0;
 	int i;
 
 	(void)state;
-	assert_int_equal(steady_parse("iops:5%", &cfg, err.msg, sizeof(err.msg)), 0);
+	assert_int_equal(steady_parse("iops:5%", &cfg, NULL), 0);
 	assert_true(cfg.enabled);
-	assert_int_equal(steady_parse("bw:2", &cfg, err.msg, sizeof(err.msg)), 0);
+	assert_int_equal(steady_parse("bw:2", &cfg, NULL), 0);
 	assert_int_equal(cfg.metric, STEADY_BW);
-	assert_int_equal(steady_parse("iops", &cfg, err.msg, sizeof(err.msg)), -EINVAL);
-	assert_int_equal(steady_parse("lat:5%", &cfg, err.msg, sizeof(err.msg)), -EINVAL);
+	assert_int_equal(steady_parse("iops", &cfg, NULL), -EINVAL);
+	assert_int_equal(steady_parse("lat:5%", &cfg, NULL), -EINVAL);
 
 	/* within +-3 % of 1000 from the start: steady at the 5th sample */
 	cfg = (struct steady_cfg){

@@ -171,10 +171,10 @@ LLMIO_API void llmio_job_opts_init(struct llmio_job_opts *opts);
  * "engine" and "ioengine" are synonyms.  Keys that are options of the chosen engine are NOT
  * handled here: the caller appends them to engine_opts (see llmio_engine_has_option()).
  * \return 0; -ENOENT for an unknown key; -EINVAL / -ERANGE for a bad value, with a message
- *         naming the key, the value and what is accepted written to err.
+ *         naming the key, the value and what is accepted in e.
  */
 LLMIO_API int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
-                                 char *err, size_t errlen); /* err-pair: options.c is h-opts' */
+                                 struct llmio_error *e);
 
 /** Description of one job option, for --help, job files and docs. */
 struct llmio_option_info {

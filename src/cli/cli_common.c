@@ -63,9 +63,29 @@ void cli_progress_clear(void)
 	progress_shown = false;
 }
 
+/* Is the long option just returned (longopts[idx]) a prefix of its name, as given in argv? */
+static bool abbreviated(const struct cli_getopt *g, int idx, const char **text)
+{
+	const char *t;
+	size_t n;
+
+	if (idx < 0 || optind < 1)
+		return false;
+	t = g->argv[optind - 1];
+	/* a value given as its own word: the option is the word before it */
+	if (optarg && optarg == t && optind >= 2)
+		t = g->argv[optind - 2];
+	if (strncmp(t, "--", 2))
+		return false;
+	*text = t;
+	n = strcspn(t + 2, "=");
+	return n != strlen(g->longopts[idx].name);
+}
+
 int cli_getopt_next(struct cli_getopt *g)
 {
-	int c;
+	const char *text = NULL;
+	int c, idx = -1;
 
 	if (!g->started) {
 		/* getopt's state is global: each subcommand parses its argv from the start */
@@ -73,18 +93,39 @@ int cli_getopt_next(struct cli_getopt *g)
 		optind = 1;
 		g->started = true;
 	}
-	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, NULL);
+	optarg = NULL;
+	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, &idx);
 	g->next = optind;
-	if (c == ':') {
-		fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, g->argv[optind - 1]);
-		return CLI_OPT_BAD;
+	g->noval = false;
+	if (c != '?' && abbreviated(g, idx, &text)) {
+		/* a value it took as its own word is scanned again (as an operand) */
+		if (optarg && optarg == g->argv[optind - 1])
+			optind--;
+		g->next = optind;
+		c = '?';
+	} else if (c == '?' || c == ':') {
+		text = g->argv[optind - 1];
 	}
-	if (c == '?') {
-		fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n", g->cmd,
-		        g->argv[optind - 1], g->cmd);
+	g->bad = text;
+	if (c == '?' && g->pass_unknown)
+		return CLI_OPT_OTHER;
+	if (c == ':' || c == '?') {
+		g->noval = c == ':';
+		if (g->quiet)
+			return CLI_OPT_BAD;
+		if (c == ':')
+			fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, text);
+		else
+			fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n",
+			        g->cmd, text, g->cmd);
 		return CLI_OPT_BAD;
 	}
 	return c;
+}
+
+const char *cli_getopt_word(const struct cli_getopt *g, int c)
+{
+	return c == 1 ? optarg : g->bad;
 }
 
 bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code)
@@ -365,7 +406,7 @@ fail:
 static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 {
 	const struct engine_ops *e = engine_find(engine);
-	const struct engine_opt *o;
+	const struct llmio_optdesc *o;
 	enum llmio_optdesc_type type;
 
 	if (!job_opt_type(key, &type)) {
@@ -375,23 +416,22 @@ static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 	o = e && !strcmp(e->name, engine) ? engine_opt_find(e, key) : NULL;
 	if (!o)
 		return -ENOENT;
-	*is_bool = o->type == ENGINE_OPT_BOOL;
+	*is_bool = o->type == OPTD_BOOL;
 	return 0;
 }
 
+/* A word the option parser reads as a boolean (an empty one is an operand, not "true"). */
 static bool is_bool_word(const char *v)
 {
-	static const char *const words[] = {"0", "1", "true", "false", "yes", "no", "on", "off"};
+	static const struct llmio_optdesc any_bool = {.name = "", .type = OPTD_BOOL, .def = ""};
+	struct llmio_optval x;
 
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcasecmp(v, words[i]))
-			return true;
-	return false;
+	return v[0] && optdesc_parse(&any_bool, v, &x, NULL) == 0;
 }
 
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)
 {
-	char err[512]; /* err-pair: llmio_job_opts_set is still h-opts' */
+	struct llmio_error err = {0};
 	char key[128];
 	const char *arg = argv[*i], *eq, *value;
 	bool is_bool;
@@ -424,7 +464,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		fprintf(stderr, "llmio: --%s needs a value\n", key);
 		return EXIT_USAGE;
 	}
-	ret = llmio_job_opts_set(opts, key, value, err, sizeof(err)); /* err-pair */
+	ret = llmio_job_opts_set(opts, key, value, &err);
 	if (ret == -ENOENT) {
 		/* an engine option: collected as text, validated by the engine's own table */
 		used = strlen(opts->engine_opts);
@@ -437,7 +477,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		return 0;
 	}
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
 	return 0;

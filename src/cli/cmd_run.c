@@ -74,13 +74,14 @@ static void join_args(char *buf, size_t len, int argc, char **argv)
 
 static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 {
-	char cmdline[2048], err[512] = ""; /* err-pair: emit_fio_job is still h-opts' */
+	struct llmio_error err = {0};
+	char cmdline[2048];
 	int ret;
 
 	join_args(cmdline, sizeof(cmdline), argc, argv);
-	ret = emit_fio_job(stdout, o, cmdline, err, sizeof(err)); /* err-pair */
+	ret = emit_fio_job(stdout, o, cmdline, &err);
 	if (ret) {
-		fprintf(stderr, "llmio: --emit-fio: %s\n", err[0] ? err : strerror(-ret));
+		fprintf(stderr, "llmio: --emit-fio: %s\n", err.msg[0] ? err.msg : strerror(-ret));
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return fflush(stdout) ? EXIT_RUNTIME : 0;
@@ -99,7 +100,7 @@ static int write_csv(FILE *f, void *arg)
 /* The engine decides which extra options exist, so find it before parsing the rest. */
 static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 {
-	char err[256]; /* err-pair: llmio_job_opts_set is still h-opts' */
+	struct llmio_error err = {0};
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -108,8 +109,8 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 			v = strchr(a, '=') + 1;
 		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
 			v = argv[i + 1];
-		if (v && llmio_job_opts_set(o, "ioengine", v, err, sizeof(err))) { /* err-pair */
-			fprintf(stderr, "llmio: %s\n", err);
+		if (v && llmio_job_opts_set(o, "ioengine", v, &err)) {
+			fprintf(stderr, "llmio: %s\n", err.msg);
 			return EXIT_USAGE;
 		}
 	}

@@ -22,7 +22,7 @@ static void print_params(FILE *f, const struct llmio_optdesc *p)
 	for (; p && p->name; p++) {
 		optdesc_range(p, range, sizeof(range));
 		fprintf(f, "  --%-20s %s [%s%s%s, default %s]\n", p->name, p->help,
-		        optdesc_type_name(p->type), range[0] ? " " : "", range,
+		        optdesc_type_name(p), range[0] ? " " : "", range,
 		        p->def[0] ? p->def : "none");
 	}
 }

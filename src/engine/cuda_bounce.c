@@ -32,16 +32,17 @@ struct bounce_opts {
 	int host;
 };
 
-static const struct engine_opt bounce_options[] = {
+static const struct llmio_optdesc bounce_options[] = {
         CUDA_GPU_OPTION(struct bounce_opts),
         {
                 .name = "host",
-                .type = ENGINE_OPT_ENUM,
-                .offset = offsetof(struct bounce_opts, host),
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct bounce_opts, host),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "io_uring",
                 .help = "host engine that moves data between the file and pinned memory "
                         "(with its default options)",
-                .choices = host_names,
+                .choices = "io_uring|libaio|psync",
         },
         {.name = NULL},
 };

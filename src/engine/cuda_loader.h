@@ -231,9 +231,10 @@ const char *cufile_strerror(CUfileError_t e, char *buf, size_t len);
 /* The gpu= option of both GPU engines; their option structs start with `int gpu`. */
 #define CUDA_GPU_OPTION(opts_type)                                                                 \
 	{                                                                                          \
-		.name = "gpu", .type = ENGINE_OPT_INT, .offset = offsetof(opts_type, gpu),         \
-		.def = "0", .help = "GPU (CUDA device id) whose memory holds the buffers",         \
-		.min = 0, .max = 1023,                                                             \
+		.name = "gpu", .type = OPTD_INT, OPTD_FIELD(opts_type, gpu),                       \
+		.scope = OPTD_SCOPE_ENGINE, .def = "0",                                            \
+		.help = "GPU (CUDA device id) whose memory holds the buffers", .min = 0,           \
+		.max = 1023,                                                                       \
 	}
 
 #define msgf(buf, len, ...) ((buf)[0] = '\0', engine_appendf((buf), (len), __VA_ARGS__))

@@ -26,32 +26,32 @@
 
 enum gds_mode { GDS_AUTO, GDS_SYNC, GDS_BATCH, GDS_ASYNC };
 
-static const char *const gds_modes[] = {"auto", "sync", "batch", "async", NULL};
-
 struct gds_opts {
 	int gpu; /* first: gpu_buf_alloc reads it */
 	int reg;
 	int mode;
 };
 
-static const struct engine_opt gds_options[] = {
+static const struct llmio_optdesc gds_options[] = {
         CUDA_GPU_OPTION(struct gds_opts),
         {
                 .name = "register",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct gds_opts, reg),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct gds_opts, reg),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "register the buffers with cuFileBufRegister",
         },
         {
                 .name = "mode",
-                .type = ENGINE_OPT_ENUM,
-                .offset = offsetof(struct gds_opts, mode),
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct gds_opts, mode),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "auto",
                 .help = "sync (cuFileRead/Write), batch (cuFileBatchIO*: iodepth in flight), "
                         "async (cuFileRead/WriteAsync on streams); auto picks batch, then "
                         "async, when iodepth > 1",
-                .choices = gds_modes,
+                .choices = "auto|sync|batch|async",
         },
         {.name = NULL},
 };

@@ -53,88 +53,98 @@ struct uring_opts {
 	int sqpoll_spin;
 };
 
-static const struct engine_opt uring_options[] = {
+static const struct llmio_optdesc uring_options[] = {
         {
                 .name = "sqpoll",
                 .alias = "sqthread_poll",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, sqpoll),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, sqpoll),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "submit through a kernel polling thread (IORING_SETUP_SQPOLL): no "
                         "submit system calls, one CPU kept busy",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "sqpoll_cpu",
                 .alias = "sqthread_poll_cpu",
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, sqpoll_cpu),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, sqpoll_cpu),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "-1",
                 .help = "CPU to pin the SQPOLL thread to; -1 leaves it unpinned",
                 .min = -1,
                 .max = 1023,
-                .fio_kind = ENGINE_FIO_IF_SET,
+                .fio_kind = OPTD_FIO_IF_SET,
         },
         {
                 .name = "sq_thread_idle",
                 .alias = NULL,
-                .type = ENGINE_OPT_TIME_MS,
-                .offset = offsetof(struct uring_opts, sq_thread_idle),
+                .type = OPTD_DURATION,
+                .bare_ns = 1000000, /* a bare number is ms, as the field holds */
+                .store_ns = 1000000,
+                OPTD_FIELD(struct uring_opts, sq_thread_idle),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "1000",
                 .help = "how long the SQPOLL thread spins without work before it sleeps",
                 .min = 0,
-                .max = 3600000,
-                .fio_kind = ENGINE_FIO_NONE,
+                .max = 3600e9, /* ns: 1 h */
+                .fio_kind = OPTD_FIO_NONE,
                 .fio_note = "fio has no sq_thread_idle: its SQPOLL thread sleeps after the "
                             "kernel's default 1 s",
         },
         {
                 .name = "iopoll",
                 .alias = "hipri",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, iopoll),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, iopoll),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "poll for completions (IORING_SETUP_IOPOLL); needs O_DIRECT and a device "
                         "with poll queues, otherwise runs with interrupts and says so",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "fixedbufs",
                 .alias = NULL,
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, fixedbufs),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, fixedbufs),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "1",
                 .help = "register the I/O buffers with the ring (no per-I/O page pinning)",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "regfiles",
                 .alias = "registerfiles",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, regfiles),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, regfiles),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "1",
                 .help = "register the files with the ring (no per-I/O file reference counting)",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "submit_batch",
                 .alias = NULL,
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, submit_batch),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, submit_batch),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "queued SQEs that make commit enter the kernel on its own; 0 = submit "
                         "together with the wait for completions, one system call per round; "
                         "no effect with sqpoll",
                 .min = 0,
                 .max = 65536,
-                .fio_kind = ENGINE_FIO_ZERO_IS_QD,
+                .fio_kind = OPTD_FIO_ZERO_IS_QD,
                 .fio = "iodepth_batch_submit",
         },
         {
                 .name = "reap_batch",
                 .alias = NULL,
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, reap_batch),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, reap_batch),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "most completions returned by one reap; 0 = auto: 1 under O_DIRECT (each "
                         "freed slot goes straight back to the device; with sqpoll iodepth/4 from "
@@ -142,14 +152,15 @@ static const struct engine_opt uring_options[] = {
                         "iodepth through the page cache",
                 .min = 0,
                 .max = 65536,
-                .fio_kind = ENGINE_FIO_CUSTOM, /* as uring_reap_batch() resolves it */
+                .fio_kind = OPTD_FIO_CUSTOM, /* as uring_reap_batch() resolves it */
                 .fio = "iodepth_batch_complete_max",
         },
         {
                 .name = "sqpoll_spin",
                 .alias = NULL,
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, sqpoll_spin),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, sqpoll_spin),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "-1",
                 .help = "with sqpoll: microseconds to watch the completion ring before "
                         "sleeping in the kernel; -1 = auto: from 200, widened by gaps between "
@@ -803,11 +814,11 @@ static void uring_cleanup(struct engine_ctx *ctx)
 }
 
 /* --emit-fio: reap_batch as the engine resolves it, so fio batches completions the same way. */
-static void uring_fio_option(const struct engine_opt *o, int v, struct engine_fio_job *j)
+static void uring_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
 	const struct uring_opts *uo = j->opts;
 
-	fprintf(j->f, "%s=%u\n", engine_opt_fio_name(o),
+	fprintf(j->f, "%s=%u\n", optdesc_fio_name(o),
 	        uring_reap_batch(v, uo->sqpoll, j->direct, j->depth));
 }
 

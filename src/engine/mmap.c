@@ -47,29 +47,31 @@ static const int madvise_advice[] = {
         [ADV_HUGEPAGE] = MADV_HUGEPAGE,
 };
 
-static const struct engine_opt mmap_options[] = {
+static const struct llmio_optdesc mmap_options[] = {
         {
                 .name = "populate",
                 .alias = NULL,
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct mmap_opts, populate),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct mmap_opts, populate),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "fault the whole mapping in at init (MAP_POPULATE), so the run measures "
                         "copies from resident pages",
-                .fio_kind = ENGINE_FIO_NONE,
+                .fio_kind = OPTD_FIO_NONE,
                 .fio_note = "fio's mmap engine has no MAP_POPULATE: pages are faulted in during "
                             "its run",
         },
         {
                 .name = "madvise",
                 .alias = NULL,
-                .type = ENGINE_OPT_ENUM,
-                .offset = offsetof(struct mmap_opts, madvise),
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct mmap_opts, madvise),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "normal",
                 .help = "madvise() advice for the mappings: readahead behaviour, or hugepage to "
                         "ask for large folios",
-                .choices = madvise_names,
-                .fio_kind = ENGINE_FIO_CUSTOM, /* fadvise_hint or thp */
+                .choices = "normal|random|sequential|willneed|hugepage",
+                .fio_kind = OPTD_FIO_CUSTOM, /* fadvise_hint or thp */
         },
         {.name = NULL},
 };
@@ -391,9 +393,11 @@ static void mmap_cleanup(struct engine_ctx *ctx)
 }
 
 /* --emit-fio: fio's mmap engine advises the access pattern of rw (fadvise_hint) or thp. */
-static void mmap_fio_option(const struct engine_opt *o, int v, struct engine_fio_job *j)
+static void mmap_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
-	const char *name = o->choices[v];
+	const char *name = v >= 0 && v <= ADV_HUGEPAGE ? madvise_names[v] : "?";
+
+	(void)o;
 
 	if (!strcmp(name, "normal"))
 		return; /* fadvise_hint=0 follows */

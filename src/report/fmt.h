@@ -26,9 +26,9 @@ void table_print_result(FILE *f, const struct llmio_result *r);
 
 /*
  * The fio job file equivalent to job o (src/report/emit_fio.c); cmdline is the llmio command
- * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in err.
+ * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in e.
  */
-int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
-                 size_t errlen); /* err-pair: emit_fio.c is h-opts' */
+int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
+                 struct llmio_error *e);
 
 #endif

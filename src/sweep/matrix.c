@@ -36,7 +36,6 @@
 
 static int push_value(struct sweep_dim *d, size_t *cap, const char *raw, struct llmio_error *e)
 {
-	char m[LLMIO_ERROR_MSG_MAX] = ""; /* err-pair: sweep_canon is still h-opts' */
 	struct sweep_value *v;
 	int ret;
 
@@ -53,10 +52,10 @@ static int push_value(struct sweep_dim *d, size_t *cap, const char *raw, struct 
 	v->raw = strdup(raw);
 	if (!v->raw)
 		return -ENOMEM;
-	ret = sweep_canon(d->kind, d->key, raw, &v->canon, m, sizeof(m)); /* err-pair */
+	ret = sweep_canon(d->kind, d->key, raw, &v->canon, e);
 	if (ret) {
 		free(v->raw);
-		return llmio_err(e, ret, "%s", m);
+		return ret;
 	}
 	d->n++;
 	return 0;
@@ -262,7 +261,8 @@ static struct sweep_expr *parse_cmp(struct expr_parser *x)
 		enum cmp_op op;
 	} ops[] = {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE},
 	           {">=", OP_GE}, {"<", OP_LT},  {">", OP_GT}};
-	char key[128], raw[256], err[512];
+	struct llmio_error sub = {0};
+	char key[128], raw[256];
 	enum sweep_kind kind;
 	const char *name;
 	struct sweep_expr *e;
@@ -305,9 +305,9 @@ static struct sweep_expr *parse_cmp(struct expr_parser *x)
 	}
 	x->ret = (kind == SK_PARAM && !e->owned_key)
 	                 ? -ENOMEM
-	                 : sweep_canon(kind, name, raw, &e->value, err, sizeof(err)); /* err-pair */
+	                 : sweep_canon(kind, name, raw, &e->value, &sub);
 	if (x->ret == -EINVAL)
-		llmio_err(x->e, x->ret, "%s (in '%s')", err, x->s);
+		llmio_err(x->e, x->ret, "%s (in '%s')", sub.msg, x->s);
 	if (x->ret) {
 		sweep_expr_free(e);
 		return NULL;

@@ -30,7 +30,6 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
                      unsigned repeat, struct sweep_point *p, struct llmio_error *e)
 {
 	const struct sweep_plan_point *pp = &plan->p[idx];
-	char e2[256];
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -44,7 +43,7 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
 		return ret;
 	p->hash = sweep_config_hash(&p->cfg, repeat);
 	p->workload = sweep_config_get(&p->cfg, "workload");
-	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, e2, sizeof(e2));
+	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, NULL); /* checked when loaded */
 	if (p->ss.enabled) {
 		p->ss.window = (unsigned)(canon_u64(&p->cfg, "ss_window") / 1000000000ull);
 		p->ss.min_s = (double)canon_u64(&p->cfg, "ss_min") / 1e9;
@@ -67,11 +66,7 @@ int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, stru
 		if (!kv->from_file)
 			continue; /* a default: llmio_job_opts_init() has it */
 		if (kv->kind == SK_JOB) {
-			char m[LLMIO_ERROR_MSG_MAX] = "";
-
-			ret = llmio_job_opts_set(o, kv->key, kv->raw, m, sizeof(m)); /* err-pair */
-			if (ret)
-				llmio_err(e, ret, "%s", m);
+			ret = llmio_job_opts_set(o, kv->key, kv->raw, e);
 		} else if (kv->kind == SK_ENGINE) {
 			int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used,
 			                 "%s%s=%s", used ? "," : "", kv->key, kv->raw);

@@ -92,16 +92,14 @@ int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
                          const struct sweep_events *ev, struct llmio_error *e)
 {
 	struct collect c = {r, ev};
-	char m[LLMIO_ERROR_MSG_MAX] = ""; /* err-pair: sweep_file_load is still h-opts' */
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->o = *o;
 	if (!r->o.repeat)
 		r->o.repeat = 1;
-	ret = sweep_file_load(o->path, o->dir, &r->file, m, sizeof(m)); /* err-pair */
+	ret = sweep_file_load(o->path, o->dir, &r->file, e);
 	if (ret) {
-		llmio_err(e, ret, "%s", m);
 		/* a bad or missing job file is bad input */
 		r->bad_input = ret == -EINVAL || ret == -ENOENT;
 		return ret;

@@ -85,16 +85,16 @@ struct sweep_file {
  * \return 0 and *out; -EINVAL with "FILE:LINE: KEY: problem" in err for a bad file (exit 2);
  *         another -errno (file unreadable, no memory) with a message.
  */
-int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, char *err,
-                    size_t errlen); /* err-pair: jobfile.c is h-opts' */
+int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
+                    struct llmio_error *e);
 void sweep_file_free(struct sweep_file *f);
 
 /* Split one value on ',' and expand ranges (matrix.c); used by the loader. */
 int sweep_dim_expand(struct sweep_dim *d, const char *text, struct llmio_error *e);
 
 /* Canonical form of one value of key (jobfile.c); -EINVAL with the value's error in err. */
-int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon, char *err,
-                size_t errlen); /* err-pair: jobfile.c is h-opts' */
+int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon,
+                struct llmio_error *e);
 
 /* Classify a key (jobfile.c): kind and canonical name; -ENOENT for an unknown key. */
 int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind,

@@ -139,15 +139,18 @@ static int param_value(const struct wl *w, const char *name, struct llmio_optval
 {
 	const struct llmio_optdesc *p;
 	const char *v = value_of(w, name, &p);
-	char m[LLMIO_ERROR_MSG_MAX] = ""; /* err-pair: optdesc_parse is still h-opts' */
 	int ret;
 
 	if (!p)
 		return llmio_err(e, -EINVAL,
 		                 "workload %s has no parameter %s (a bug in the recipe)",
 		                 w->recipe->name, name);
-	ret = optdesc_parse(p, v, out, m, sizeof(m)); /* err-pair */
-	return ret ? llmio_err(e, ret, "%s", m) : 0;
+	ret = optdesc_parse(p, v, out, e);
+	if (!ret)
+		return 0;
+	if (e)
+		e->code = -EINVAL; /* out of range is a usage error too */
+	return -EINVAL;
 }
 
 int wl_u64(const struct wl *w, const char *name, uint64_t *out, struct llmio_error *e)

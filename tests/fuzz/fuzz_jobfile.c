@@ -64,8 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[64];
 	int fd = fuzz_file(data, size, path, sizeof(path));
 
-	if (sweep_file_load(path, size % 2 ? "/nonexistent/llmio-fuzz" : NULL, &f, err.msg,
-	                    sizeof(err.msg)) == 0) {
+	if (sweep_file_load(path, size % 2 ? "/nonexistent/llmio-fuzz" : NULL, &f, &err) == 0) {
 		if (combinations(f) <= PLAN_MAX)
 			plan(f);
 		sweep_file_free(f);
