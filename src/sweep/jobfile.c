@@ -445,7 +445,8 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 
 			ret = sweep_expr_parse(e->value, workload, &x->expr, &sub);
 			if (ret == -EINVAL)
-				llmio_err(err, ret, "%s:%u: exclude: %s", f->path, e->line, sub.msg);
+				llmio_err(err, ret, "%s:%u: exclude: %s", f->path, e->line,
+				          sub.msg);
 			x->line = e->line;
 			s->nexcl += !ret;
 			continue;
