@@ -62,11 +62,11 @@ int dist_gather(const void *buf, size_t len, void *all, struct llmio_error *e);
 int dist_hosts(char *hosts, struct llmio_error *e);
 
 /*
- * This rank failed: print "llmio: rank R on HOST: msg" to stderr and end the whole MPI job
- * with exit status code (MPI_Abort), so no rank waits in a barrier for it.  Returns (with
- * code) only when not under MPI.
+ * This rank failed: print "llmio: rank R on HOST: MESSAGE" (e's message) to stderr and end the
+ * whole MPI job with exit status code (MPI_Abort), so no rank waits in a barrier for it.
+ * Returns (with code) only when not under MPI.
  */
-int dist_fail(int code, const char *msg);
+int dist_fail(int code, const struct llmio_error *e);
 /*
  * The command is done with exit status code: 0 leaves MPI cleanly; any other code ends every
  * rank (a rank that fails alone must not leave the others in a barrier).  Returns code.

@@ -127,11 +127,11 @@ int dist_hosts(char *hosts, struct llmio_error *e)
 	return 0;
 }
 
-int dist_fail(int code, const char *msg)
+int dist_fail(int code, const struct llmio_error *e)
 {
 	if (!active)
 		return code;
-	fprintf(stderr, "llmio: rank %d on %s: %s\n", my_rank, dist_host(), msg);
+	fprintf(stderr, "llmio: rank %d on %s: %s\n", my_rank, dist_host(), llmio_err_msg(e));
 	fflush(stderr);
 	MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
 	return code;

@@ -68,9 +68,9 @@ int dist_hosts(char *hosts, struct llmio_error *e)
 	return 0;
 }
 
-int dist_fail(int code, const char *msg)
+int dist_fail(int code, const struct llmio_error *e)
 {
-	(void)msg;
+	(void)e;
 	return code;
 }
 

@@ -80,8 +80,8 @@ int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder
 {
 	struct llmio_result *r = NULL;
 	struct dist_share sh;
+	struct llmio_error je = {0}; /* the job's own reason, kept apart from a result's */
 	unsigned shift = 0;
-	char err[1024] = "";
 	int ret;
 
 	*agg = NULL;
@@ -89,7 +89,7 @@ int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder
 		shift = dist_reorder_shift();
 	ret = dist_job_share(o, dist_rank(), dist_size(), layout, shift, &sh, e);
 	if (ret)
-		return dist_fail(ret == -EINVAL ? 2 : 1, llmio_err_msg(e));
+		return dist_fail(ret == -EINVAL ? 2 : 1, e);
 	/*
 	 * One shared file, created once: rank 0 makes it before the others open it, so that no
 	 * two ranks race to create the same name.  Reads use the file as it is.
@@ -101,26 +101,26 @@ int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder
 		if (fd < 0) {
 			llmio_err(e, -errno, "cannot create the shared file %s: %s", sh.path,
 			          strerror(errno));
-			return dist_fail(1, llmio_err_msg(e));
+			return dist_fail(1, e);
 		}
 		close(fd);
 	}
 	dist_barrier();
-	ret = llmio_job_run(o, &r, err, sizeof(err)); /* err-pair */
+	ret = llmio_job_run(o, &r, &je);
 	dist_share_release(&sh);
 	if (r && !r->opts.filename[0]) /* a region: the record names the file as a plain run does */
 		snprintf(r->opts.filename, sizeof(r->opts.filename), "%s", sh.path);
 	if (ret || (r && r->error)) {
 		llmio_err(e, ret ? ret : r->error, "%s",
-		          err[0] ? err
-		          : r    ? r->error_msg
-		                 : "failed");
+		          je.msg[0] ? je.msg
+		          : r       ? r->error_msg
+		                    : "failed");
 		llmio_result_destroy(r);
-		return dist_fail(ret == -EINVAL ? 2 : 1, llmio_err_msg(e));
+		return dist_fail(ret == -EINVAL ? 2 : 1, e);
 	}
 	ret = dist_gather_merge(r, agg, mpi, dist_layout_name(layout), e);
 	llmio_result_destroy(r);
 	if (ret)
-		return dist_fail(1, llmio_err_msg(e));
+		return dist_fail(1, e);
 	return 0;
 }

@@ -84,12 +84,11 @@ int dist_job_share(struct llmio_job_opts *o, unsigned rank, unsigned size, enum 
 	if (!o->filename[0] && o->directory[0]) {
 		/* a directory (sweep --dir): the ranks' file is llmio's own, in its work directory
 		 */
-		char work[LLMIO_PATH_MAX], m[512] = "";
-		int ret = llmio_work_dir(o->directory, work, sizeof(work), m,
-		                         sizeof(m)); /* err-pair */
+		char work[LLMIO_PATH_MAX];
+		int ret = llmio_work_dir(o->directory, work, sizeof(work), e);
 
 		if (ret)
-			return llmio_err(e, ret, "%s", m);
+			return ret;
 		if (snprintf(o->filename, sizeof(o->filename), "%s/mpi.dat", work) >=
 		    (int)sizeof(o->filename))
 			return llmio_err(e, -ENAMETOOLONG, "--directory is too long");

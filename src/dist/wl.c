@@ -18,22 +18,12 @@ static double allreduce(double v, enum wl_op op)
 	return dist_allreduce(v, op == WL_MIN ? DIST_MIN : op == WL_MAX ? DIST_MAX : DIST_SUM);
 }
 
-static int reduce(struct wl *w, cJSON **mpi, char *err, size_t errlen)
-{
-	struct llmio_error e = {0};
-	int ret = dist_wl_reduce(w, mpi, &e);
-
-	if (ret)
-		snprintf(err, errlen, "%s", e.msg); /* err-pair */
-	return ret;
-}
-
 const struct wl_dist *dist_wl(void)
 {
 	static struct wl_dist d = {.barrier = dist_barrier,
 	                           .allreduce = allreduce,
 	                           .fail = dist_fail,
-	                           .reduce = reduce};
+	                           .reduce = dist_wl_reduce};
 
 	if (!dist_active())
 		return NULL;
