@@ -18,8 +18,8 @@
 #include "workload/workload.h"
 
 static const struct recipe *const recipes[] = {
-        &recipe_load,     &recipe_pretrain, &recipe_ckpt,
-        &recipe_finetune, &recipe_infer,    &recipe_replay,
+        &recipe_load,  &recipe_pretrain, &recipe_ckpt,    &recipe_finetune,
+        &recipe_infer, &recipe_replay,   &recipe_migrate,
 };
 
 /* Parameters every recipe has. */
@@ -401,6 +401,8 @@ int wl_run(struct wl *w, char *err, size_t errlen)
 		         w->recipe->name);
 		return -EINVAL;
 	}
+	if (!w->base.directory[0] && w->recipe->no_directory)
+		return w->recipe->run(w, err, errlen);
 	if (!w->base.directory[0]) {
 		snprintf(err, errlen,
 		         "workload %s needs --directory DIR for its files (a directory on the "
