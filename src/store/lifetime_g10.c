@@ -62,13 +62,16 @@ struct tok {
 /* Next whitespace-separated token; 0, 1 at end of file, -EINVAL when too long. */
 static int next(struct tok *t, struct llmio_error *e)
 {
+	unsigned line = t->line;
 	size_t n = 0;
 	int c;
 
 	while ((c = fgetc(t->f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
 		t->line += c == '\n';
-	if (c == EOF)
+	if (c == EOF) {
+		t->line = line; /* "the file ends" where its last token is */
 		return 1;
+	}
 	while (c != EOF && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 		if (n + 1 >= sizeof(t->buf))
 			return llmio_err(e, -EINVAL, "%s:%u: token longer than %zu characters",

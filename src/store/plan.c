@@ -358,6 +358,7 @@ int plan_build(struct plan *p, const struct plan_policy *pol, const struct lt_st
                const struct plan_cfg *c, struct llmio_error *e)
 {
 	int ret = plan_init(p, pol->name, s, c->budget, e);
+	uint64_t peak;
 
 	if (!ret)
 		ret = pol->build(p, s, c, e);
@@ -369,9 +370,11 @@ int plan_build(struct plan *p, const struct plan_policy *pol, const struct lt_st
 				p->x[n++] = p->x[i];
 		p->n = n;
 		plan_sort(p);
-		ret = plan_check(p, s, c, e);
+		ret = replay(p, s, c, &peak, e);
 	}
-	return ret;
+	return ret ? llmio_err_prefix(e, "policy %s cannot run in %llu bytes", pol->name,
+	                              (unsigned long long)c->budget)
+	           : 0;
 }
 
 /* ---- the bandwidth model ---- */

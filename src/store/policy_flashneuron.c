@@ -54,6 +54,11 @@ static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg 
 			/* in the set even when the SSD cannot keep up: the kernels wait */
 			if (ret > 0)
 				ret = plan_try_interval(&x, best, PLAN_SSD, 0, e);
+			if (ret == 0 && plan_interval_helps(&x, best)) {
+				/* fetched too early to help: fetch it at its use instead */
+				plan_undo_interval(&x, best);
+				ret = plan_try_interval(&x, best, PLAN_SSD, PLAN_TRY_AT_USE, e);
+			}
 		}
 		ret = ret > 0 ? 0 : ret;
 	}

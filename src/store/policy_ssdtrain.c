@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Policy `ssdtrain` (SSDTrain, arXiv 2408.10013): every activation saved for backward goes to
- * the SSD once the forward pass has used it and comes back one kernel before the backward
- * kernel that reads it, in reverse order.  It moves activations only, whatever the budget: it
+ * the SSD once the forward pass has used it and comes back early enough, at the SSD's bandwidth
+ * left, to land before the backward kernel that reads it, so in reverse order.  It moves
+ * activations only, whatever the budget (it does not look at it): it
  * fits when weights, gradients and optimizer state fit beside the activations it keeps in
  * flight, and otherwise plan_check() says which tensor and kernel break the budget.
  */

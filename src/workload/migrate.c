@@ -124,8 +124,9 @@ static int read_step(struct wl *w, struct lt_step *s, char *err, size_t errlen)
 	}
 	if (ret) {
 		snprintf(err, errlen, "%s", llmio_err_msg(&e));
-		/* a file that is not what it should be is the user's input: usage */
-		return ret == -ENOMEM ? ret : -EINVAL;
+		/* a file that is not what it should be is the user's input: usage; one that
+		 * cannot be read keeps its errno */
+		return ret == -E2BIG ? -EINVAL : ret;
 	}
 	return 0;
 }
