@@ -257,22 +257,29 @@ static void g10_malformed(void **state)
 	}
 }
 
+/* GPT-2's training step for micro-batch mb of seq tokens. */
+static void gpt2_step(struct lt_step *s, struct llmio_model *m, uint32_t mb, uint32_t seq)
+{
+	struct lt_model_opts o = {
+	        .micro_batch = mb, .seq = seq, .tp = 1, .tflops = 100, .hbm_gbps = 1000};
+	struct llmio_error e = {0};
+	char err[256];
+
+	assert_int_equal(llmio_model_resolve("gpt2", m, err, sizeof(err)), 0);
+	o.dtype = m->dtype;
+	lt_init(s);
+	assert_int_equal(lt_from_model(s, m, &o, &e), 0);
+}
+
 /* The catalog step: sizes are the catalog's own figures. */
 static void model_step(void **state)
 {
-	struct lt_model_opts o = {
-	        .micro_batch = 2, .seq = 512, .tp = 1, .tflops = 100, .hbm_gbps = 1000};
-	struct llmio_error e = {0};
 	struct llmio_model m;
 	struct lt_step s;
 	uint64_t wsum = 0;
-	char err[256];
 
 	(void)state;
-	assert_int_equal(llmio_model_resolve("gpt2", &m, err, sizeof(err)), 0);
-	o.dtype = m.dtype;
-	lt_init(&s);
-	assert_int_equal(lt_from_model(&s, &m, &o, &e), 0);
+	gpt2_step(&s, &m, 2, 512);
 	assert_int_equal(s.nkernels, 3 * (m.layers + 2));
 	for (uint32_t i = 0; i < s.ntensors; i++)
 		if (s.tensors[i].kind == LT_WEIGHT)
@@ -482,19 +489,12 @@ static void invariants_bert(void **state)
 
 static void invariants_model(void **state)
 {
-	struct lt_model_opts o = {
-	        .micro_batch = 4, .seq = 1024, .tp = 1, .tflops = 100, .hbm_gbps = 1000};
-	struct llmio_error e = {0};
 	struct llmio_model m;
 	struct lt_step s;
 	unsigned ran = 0;
-	char err[256];
 
 	(void)state;
-	assert_int_equal(llmio_model_resolve("gpt2", &m, err, sizeof(err)), 0);
-	o.dtype = m.dtype;
-	lt_init(&s);
-	assert_int_equal(lt_from_model(&s, &m, &o, &e), 0);
+	gpt2_step(&s, &m, 4, 1024);
 	invariants_on(&s, 3ull << 30, &ran);
 	invariants_on(&s, 2ull << 30, &ran);
 	assert_true(ran >= 4);

@@ -678,3 +678,13 @@ void plan_undo_interval(struct plan_ctx *x, const struct lt_interval *iv)
 	x->p->x[w->out + 1].tensor = UINT32_MAX;
 	w->done = false;
 }
+
+const struct lt_interval *plan_longest_interval(const struct plan_ctx *x, uint32_t tensor)
+{
+	const struct lt_interval *best = NULL;
+
+	for (size_t j = 0; j < x->niv; j++)
+		if (x->iv[j].tensor == tensor && (!best || x->iv[j].idle_ns > best->idle_ns))
+			best = &x->iv[j];
+	return best;
+}

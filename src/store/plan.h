@@ -141,6 +141,8 @@ int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum pla
  * booking sees less than there is, never more).  The plan's two transfers are marked dead
  * (tensor UINT32_MAX) and dropped by plan_build(). */
 void plan_undo_interval(struct plan_ctx *x, const struct lt_interval *iv);
+/* The tensor's longest inactive interval (an activation's: forward to backward), or NULL. */
+const struct lt_interval *plan_longest_interval(const struct plan_ctx *x, uint32_t tensor);
 /* Is a kernel of the interval over the budget (one outside the window it already has)? */
 bool plan_interval_helps(const struct plan_ctx *x, const struct lt_interval *iv);
 

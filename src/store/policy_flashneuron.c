@@ -43,12 +43,8 @@ static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg 
 			order[n++] = (struct cand){s->tensors[i].bytes, i};
 	qsort(order, n, sizeof(*order), by_size);
 	for (uint32_t o = 0; o < n && !ret && plan_ctx_peak(&x, &at) > c->budget; o++) {
-		const struct lt_interval *best = NULL;
+		const struct lt_interval *best = plan_longest_interval(&x, order[o].tensor);
 
-		for (size_t j = 0; j < x.niv; j++)
-			if (x.iv[j].tensor == order[o].tensor &&
-			    (!best || x.iv[j].idle_ns > best->idle_ns))
-				best = &x.iv[j];
 		if (best && plan_interval_helps(&x, best)) {
 			ret = plan_try_interval(&x, best, PLAN_SSD, PLAN_TRY_BANDWIDTH, e);
 			/* in the set even when the SSD cannot keep up: the kernels wait */

@@ -16,14 +16,11 @@ static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg 
 	int ret = plan_ctx_init(&x, s, c, p, e);
 
 	for (uint32_t i = 0; i < s->ntensors && !ret; i++) {
-		const struct lt_interval *best = NULL;
+		const struct lt_interval *best;
 
 		if (s->tensors[i].kind != LT_ACTIVATION || s->tensors[i].created == LT_PERSISTENT)
 			continue;
-		/* the forward-to-backward gap is its longest idle interval */
-		for (size_t j = 0; j < x.niv; j++)
-			if (x.iv[j].tensor == i && (!best || x.iv[j].idle_ns > best->idle_ns))
-				best = &x.iv[j];
+		best = plan_longest_interval(&x, i); /* the forward-to-backward gap */
 		if (best)
 			ret = plan_try_interval(&x, best, PLAN_SSD, 0, e);
 		ret = ret > 0 ? 0 : ret;
