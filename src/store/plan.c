@@ -193,6 +193,39 @@ static void over_budget(const struct lt_step *s, const uint8_t *st, uint32_t k, 
 	          used_here ? ", used by that kernel" : "");
 }
 
+/* A tensor touched at a kernel: its uses, its creation, its last touch. */
+struct tk {
+	uint32_t t, k;
+};
+
+static uint32_t key_tk(const void *arg, size_t i)
+{
+	return ((const struct tk *)arg)[i].k;
+}
+
+/* Every use, every creation and every last touch of a tensor that dies within the step. */
+static int touches(const struct lt_step *s, struct tk **tu, size_t *nu, struct tk **tc, size_t *nc,
+                   struct tk **tl, size_t *nl)
+{
+	*nu = *nc = *nl = 0;
+	*tu = calloc(s->nuses ? s->nuses : 1, sizeof(**tu));
+	*tc = calloc(s->ntensors ? s->ntensors : 1, sizeof(**tc));
+	*tl = calloc(s->ntensors ? s->ntensors : 1, sizeof(**tl));
+	if (!*tu || !*tc || !*tl)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->ntensors; i++) {
+		const struct lt_tensor *t = &s->tensors[i];
+
+		for (uint32_t j = 0; j < t->nuses; j++)
+			(*tu)[(*nu)++] = (struct tk){i, lt_uses(s, t)[j]};
+		if (t->created == LT_PERSISTENT)
+			continue;
+		(*tc)[(*nc)++] = (struct tk){i, t->created};
+		(*tl)[(*nl)++] = (struct tk){i, lt_last_event(s, t)};
+	}
+	return 0;
+}
+
 /* The transfers in direction d issued and due at the boundary before kernel k. */
 static int boundary(const struct plan *p, const struct lt_step *s, const struct buckets *bi,
                     const struct buckets *bd, uint32_t k, int d, uint8_t *st, uint8_t *tier,
@@ -244,15 +277,19 @@ static int replay(const struct plan *p, const struct lt_step *s, const struct pl
                   uint64_t *peak, struct llmio_error *e)
 {
 	const uint32_t N = s->nkernels;
-	struct buckets bi = {0}, bd = {0};
+	struct buckets bi = {0}, bd = {0}, bu = {0}, bc = {0}, bl = {0};
+	struct tk *tu = NULL, *tc = NULL, *tl = NULL;
+	size_t nu, nc, nl;
 	uint64_t mem = 0, host = 0;
 	uint8_t *st = calloc(s->ntensors ? s->ntensors : 1, 1);
 	uint8_t *tier = calloc(s->ntensors ? s->ntensors : 1, 1);
 	int ret = 0;
 
 	*peak = 0;
-	if (!st || !tier || buckets_make(&bi, N, p->n, key_issue, p) ||
-	    buckets_make(&bd, N, p->n, key_deadline, p)) {
+	if (!st || !tier || touches(s, &tu, &nu, &tc, &nc, &tl, &nl) ||
+	    buckets_make(&bi, N, p->n, key_issue, p) ||
+	    buckets_make(&bd, N, p->n, key_deadline, p) || buckets_make(&bu, N, nu, key_tk, tu) ||
+	    buckets_make(&bc, N, nc, key_tk, tc) || buckets_make(&bl, N, nl, key_tk, tl)) {
 		ret = llmio_err(e, -ENOMEM, "out of memory checking a plan");
 		goto out;
 	}
@@ -281,11 +318,12 @@ static int replay(const struct plan *p, const struct lt_step *s, const struct pl
 			ret = boundary(p, s, &bi, &bd, k, d, st, tier, &mem, &host, e);
 		if (ret)
 			goto out;
-		for (uint32_t i = 0; i < s->ntensors && k < N; i++)
-			if (s->tensors[i].created == k) {
-				st[i] = HERE;
-				mem += s->tensors[i].bytes;
-			}
+		for (uint32_t j = k < N ? bc.off[k] : 0; k < N && j < bc.off[k + 1]; j++) {
+			uint32_t i = tc[bc.idx[j]].t;
+
+			st[i] = HERE;
+			mem += s->tensors[i].bytes;
+		}
 		if (mem > *peak)
 			*peak = mem;
 		if (mem > p->budget) {
@@ -303,24 +341,25 @@ static int replay(const struct plan *p, const struct lt_step *s, const struct pl
 		}
 		if (k == N)
 			break;
-		for (uint32_t i = 0; i < s->ntensors; i++) {
-			const struct lt_tensor *t = &s->tensors[i];
-			const uint32_t *u = lt_uses(s, t);
+		for (uint32_t j = bu.off[k]; j < bu.off[k + 1]; j++) {
+			const struct lt_tensor *t = &s->tensors[tu[bu.idx[j]].t];
 
-			for (uint32_t j = 0; j < t->nuses && u[j] <= k; j++)
-				if (u[j] == k && st[i] != HERE) {
-					ret = llmio_err(
-					        e, -ENOSPC,
-					        "tensor '%s' is not resident when kernel %u (%s, "
-					        "t=%.3f ms) uses it",
-					        t->name, k, s->kernels[k].name,
-					        (double)s->start_ns[k] / 1e6);
-					goto out;
-				}
-			if (t->created != LT_PERSISTENT && lt_last_event(s, t) == k &&
-			    st[i] == HERE) {
+			if (st[tu[bu.idx[j]].t] != HERE) {
+				ret = llmio_err(e, -ENOSPC,
+				                "tensor '%s' is not resident when kernel %u (%s, "
+				                "t=%.3f ms) uses it",
+				                t->name, k, s->kernels[k].name,
+				                (double)s->start_ns[k] / 1e6);
+				goto out;
+			}
+		}
+		/* what this kernel touched for the last time dies */
+		for (uint32_t j = bl.off[k]; j < bl.off[k + 1]; j++) {
+			uint32_t i = tl[bl.idx[j]].t;
+
+			if (st[i] == HERE) {
 				st[i] = GONE;
-				mem -= t->bytes;
+				mem -= s->tensors[i].bytes;
 			}
 		}
 	}
@@ -336,6 +375,12 @@ static int replay(const struct plan *p, const struct lt_step *s, const struct pl
 			goto out;
 		}
 out:
+	buckets_free(&bu);
+	buckets_free(&bc);
+	buckets_free(&bl);
+	free(tu);
+	free(tc);
+	free(tl);
 	buckets_free(&bi);
 	buckets_free(&bd);
 	free(st);
@@ -500,13 +545,19 @@ int plan_ctx_init(struct plan_ctx *x, const struct lt_step *s, const struct plan
 				x->bw_left[t][d][k] = (double)s->kernels[k].dur_ns *
 				                      c->tier[t].gbps; /* ns x GB/s = B */
 		}
+	/* the curve as differences: +bytes where a tensor appears, -bytes after its last touch */
 	for (uint32_t i = 0; i < s->ntensors; i++) {
 		const struct lt_tensor *t = &s->tensors[i];
 
-		for (uint32_t k = 0; k <= N; k++)
-			if (k < N ? lt_alive(s, t, k) : t->created == LT_PERSISTENT)
-				x->mem[k] += t->bytes;
+		if (t->created == LT_PERSISTENT) {
+			x->mem[0] += t->bytes;
+			continue;
+		}
+		x->mem[t->created] += t->bytes;
+		x->mem[lt_last_event(s, t) + 1] -= t->bytes; /* unsigned: wraps, then adds back */
 	}
+	for (uint32_t k = 1; k <= N; k++)
+		x->mem[k] += x->mem[k - 1];
 	ret = lt_intervals(s, &x->iv, &x->niv, e);
 	if (ret) {
 		plan_ctx_release(x);
