@@ -7,7 +7,8 @@
  * fetched back to land before its next use, when the interval is longer than the round trip
  * (latencies + 2 x bytes / bandwidth) times (1 + margin), and when the tier's bandwidth left
  * during the kernels in between can carry both transfers.  The host tier is tried first while it
- * has room, then the SSD.  What still does not fit is then evicted without those two checks
+ * has room, then the SSD.  What still does not fit is offloaded where the bandwidth allows
+ * although the interval is shorter than the rule wants; then evicted without either check
  * (the kernel after it may wait for the write), fetched as early as the bandwidth left allows;
  * then, where that window is still too narrow, fetched at its use (which waits).  What does not
  * fit even so, plan_check() names.
@@ -38,7 +39,8 @@ static int by_area(const void *a, const void *b)
 static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
                  struct llmio_error *e)
 {
-	static const unsigned passes[3] = {PLAN_TRY_RULE | PLAN_TRY_BANDWIDTH, 0, PLAN_TRY_AT_USE};
+	static const unsigned passes[] = {PLAN_TRY_RULE | PLAN_TRY_BANDWIDTH, PLAN_TRY_BANDWIDTH, 0,
+	                                  PLAN_TRY_AT_USE};
 	struct plan_ctx x;
 	struct cand *order = NULL;
 
@@ -59,7 +61,7 @@ static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg 
 		                         .after = x.iv[j].after,
 		                         .iv = j};
 	qsort(order, x.niv, sizeof(*order), by_area);
-	for (int pass = 0; pass < 3 && !ret; pass++)
+	for (size_t pass = 0; pass < sizeof(passes) / sizeof(passes[0]) && !ret; pass++)
 		for (size_t o = 0; o < x.niv && !ret && plan_ctx_peak(&x, &at) > c->budget; o++) {
 			const struct lt_interval *iv = &x.iv[order[o].iv];
 
