@@ -16,15 +16,20 @@
 
 #include "store/plan.h"
 
-/* The shipped G10 graph, next to this file (CMake compiles it by its absolute path). */
-static const char *bert_path(void)
+/* A shipped G10 graph, next to this file (CMake compiles it by its absolute path). */
+static const char *g10_path(const char *name)
 {
 	static char p[1024];
 	const char *slash = strrchr(__FILE__, '/');
 
-	snprintf(p, sizeof(p), "%.*sdata/g10/BERT_Base.txt",
-	         slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+	snprintf(p, sizeof(p), "%.*sdata/g10/%s", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__,
+	         name);
 	return p;
+}
+
+static const char *bert_path(void)
+{
+	return g10_path("BERT_Base.txt");
 }
 
 /* Parse text as an llmio-lifetimes file named "t.lt"; returns the reader's code. */
@@ -224,6 +229,14 @@ static void g10_graph(void **state)
 	a = tensor_index(&s, "a214");
 	assert_int_equal(s.tensors[a].kind, LT_ACTIVATION);
 	assert_true(s.tensors[a].nuses >= 2);
+	lt_release(&s);
+	/* ViT: convolutions and all */
+	ops = g10_ops(g10_path("VIT.txt"));
+	g.batch = 1280;
+	lt_init(&s);
+	assert_int_equal(lt_read_file(&s, g10_path("VIT.txt"), &g, &e), 0);
+	assert_true(ops > 100);
+	assert_int_equal(s.nkernels, 2 * ops);
 	lt_release(&s);
 }
 
