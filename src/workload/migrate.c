@@ -212,7 +212,8 @@ static int run(struct wl *w, char *err, size_t errlen)
 
 const struct recipe recipe_migrate = {
         .name = "migrate",
-        .summary = "plan tensor migration (G10, SSDTrain, LRU ...) within a memory budget",
+        .summary = "tensor migration plans (G10, SSDTrain, LRU ...) within a memory budget; "
+                   "--simulate runs them through a bandwidth model (docs/migration.md)",
         .params = params,
         .no_directory = true,
         .run = run,
