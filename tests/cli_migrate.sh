@@ -56,6 +56,23 @@ expect_rc 0 "the table shows the policies side by side" \
 	run --workload migrate --lifetimes "$T/step.lt" --budget 1500000000 --simulate
 expect_out "one column per policy" "simulate-lru" "simulate-g10" "ratio_to_ideal" "stall_s"
 
+# the plans themselves: the known answer, line by line
+expect_rc 0 "the plans to a file" run --workload migrate --lifetimes "$T/step.lt" \
+	--budget 1500000000 --simulate --quiet --plan_file "$T/p.plan"
+check "g10 evicts BIG after kernel 0 (done by kernel 2) and fetches it from kernel 8 for kernel 9" \
+	grep -qzF "policy g10 budget 1500000000
+xfer BIG out host 1000000000 1 2 100000.000 200000.000
+xfer BIG in host 1000000000 8 9 800000.000 900000.000" "$T/p.plan"
+check "lru fetches BIG on demand at kernel 9" \
+	grep -qF "xfer BIG in host 1000000000 9 9 900000.000 900000.000" "$T/p.plan"
+check "a policy that cannot fit says why in the file" grep -qF "# policy ssdtrain cannot run" \
+	"$T/p.plan"
+cp "$T/p.plan" "$T/p.before"
+expect_rc 1 "an existing plan file is not replaced" run --workload migrate \
+	--lifetimes "$T/step.lt" --budget 1500000000 --simulate --plan_file "$T/p.plan"
+expect_err "says so" "does not replace it"
+check "and it is unchanged" cmp -s "$T/p.plan" "$T/p.before"
+
 # the same plan twice is the same plan
 expect_rc 0 "again" run --workload migrate --lifetimes "$T/step.lt" --budget 1500000000 \
 	--simulate --policy all --json "$T/again.json"
@@ -65,6 +82,13 @@ a, b = ([p['metrics'] for p in json.load(open(f))['runs'][0]['phases']] for f in
 sys.exit(0 if a == b else 1)" "$T/all.json" "$T/again.json"
 
 # a catalog model and G10's BERT graph
+expect_rc 2 "an unknown --dtype is refused" run --workload migrate --model gpt2 --budget 3g \
+	--simulate --dtype fp9
+expect_err "naming the dtypes" "--dtype=fp9 is not one of"
+expect_rc 0 "the model step at another dtype" run --workload migrate --model gpt2 --dtype bf16 \
+	--budget 3g --simulate --policy lru --json "$T/bf16.json"
+json_check "$T/bf16.json" "the step says its dtype" \
+	"', bf16, ' in d['runs'][0]['phases'][0]['note']"
 expect_rc 0 "a catalog model's step" run --workload migrate --model gpt2 --micro_batch 4 \
 	--seq 1024 --budget 3g --simulate --policy g10 --json "$T/gpt2.json"
 json_check "$T/gpt2.json" "the g10 plan fits and is simulated" \

@@ -115,6 +115,26 @@ void plan_sort(struct plan *p)
 		qsort(p->x, p->n, sizeof(*p->x), cmp_xfer);
 }
 
+static const char *const tier_names[PLAN_NTIERS] = {"fast", "host", "ssd"};
+
+int plan_write(const struct plan *p, const struct lt_step *s, FILE *f)
+{
+	fprintf(f, "policy %s budget %llu\n", p->policy, (unsigned long long)p->budget);
+	for (uint32_t i = 0; i < p->ntensors; i++)
+		if (p->start_tier[i] != PLAN_FAST)
+			fprintf(f, "start %s %s\n", s->tensors[i].name,
+			        tier_names[p->start_tier[i]]);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_xfer *x = &p->x[i];
+
+		fprintf(f, "xfer %s %s %s %llu %u %u %.3f %.3f\n", s->tensors[x->tensor].name,
+		        x->dir == PLAN_OUT ? "out" : "in", tier_names[x->tier],
+		        (unsigned long long)x->bytes, x->issue_k, x->deadline_k,
+		        (double)x->issue_ns / 1e3, (double)x->deadline_ns / 1e3);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 /* ---- buckets: items grouped by a kernel index 0..nk ---- */
 
 struct buckets {

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store/lifetime.h"
 
@@ -68,6 +69,10 @@ int plan_add(struct plan *p, const struct lt_step *s, uint32_t tensor, enum plan
              enum plan_tier tier, uint32_t issue_k, uint32_t deadline_k, struct llmio_error *e);
 /* Order the transfers (issue, deadline, tensor, direction): plans compare byte for byte. */
 void plan_sort(struct plan *p);
+
+/* Write the plan as text (docs/migration.md, "Plan files"): its policy and budget, the tensors
+ * that start the step offloaded, then one line per transfer.  -EIO when the stream fails. */
+int plan_write(const struct plan *p, const struct lt_step *s, FILE *f);
 
 /*
  * The invariants: at every kernel the fast tier holds at most the budget and the host tier at

@@ -10,8 +10,10 @@
  * --simulate.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "store/plan.h"
@@ -28,6 +30,8 @@ static const struct llmio_optdesc params[] = {
         WL_PARAM("micro_batch", OPTD_UINT, 1, 1u << 20, "1", "model step: sequences per step"),
         WL_PARAM("seq", OPTD_UINT, 1, 1u << 24, "2048", "model step: tokens per sequence"),
         WL_PARAM("tp", OPTD_UINT, 1, 4096, "1", "model step: tensor-parallel degree"),
+        WL_PARAM("dtype", OPTD_STRING, 0, 0, "",
+                 "model step: weights, gradients and activations; default the model's"),
         WL_PARAM("tflops", OPTD_DOUBLE, 0, 0, "312",
                  "accelerator speed for kernel times (A100 bf16 dense: 312; FP32: 19.5)"),
         WL_PARAM("hbm_gbps", OPTD_DOUBLE, 0, 0, "1555",
@@ -44,6 +48,8 @@ static const struct llmio_optdesc params[] = {
         WL_PARAM("margin", OPTD_DOUBLE, 0, 0, "0.5",
                  "g10: evict when idle > round trip x (1 + margin)"),
         WL_PARAM("lookahead", OPTD_UINT, 1, 1024, "1", "prefetch-lru: kernels fetched ahead"),
+        WL_PARAM("plan_file", OPTD_STRING, 0, 0, "",
+                 "write the plans to this new file (an existing one is never replaced)"),
         {.name = NULL},
 };
 
@@ -109,13 +115,19 @@ static int read_step(struct wl *w, struct lt_step *s, char *err, size_t errlen)
 
 		ret = lt_read_file(s, wl_str(w, "lifetimes"), &g, &e);
 	} else if (w->has_model) {
+		enum llmio_dtype dt = w->model.dtype;
 		struct lt_model_opts o = {.micro_batch = (uint32_t)mb,
 		                          .seq = (uint32_t)seq,
 		                          .tp = (uint32_t)tp,
-		                          .dtype = w->model.dtype,
+		                          .dtype = dt,
 		                          .tflops = tflops,
 		                          .hbm_gbps = hbm};
 
+		if (wl_str(w, "dtype")[0] && llmio_dtype_parse(wl_str(w, "dtype"), &o.dtype)) {
+			snprintf(err, errlen, "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
+			         wl_str(w, "dtype"));
+			return -EINVAL;
+		}
 		ret = lt_from_model(s, &w->model, &o, &e);
 	} else {
 		snprintf(err, errlen,
@@ -150,7 +162,7 @@ static void sim_metrics(struct wl_phase *ph, const struct plan_sim *r, uint64_t 
 /* Plan and simulate one policy into a phase.  A plan that cannot fit is a phase with the
  * reason in its note (and an error when it is the only policy asked for). */
 static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step *s,
-               const struct plan_cfg *c, bool alone, char *err, size_t errlen)
+               const struct plan_cfg *c, bool alone, FILE *out, char *err, size_t errlen)
 {
 	struct wl_phase *ph = wl_phase_new(w, "simulate-%s", pol->name);
 	struct llmio_error e = {0};
@@ -165,9 +177,14 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 	ret = plan_build(&p, pol, s, c, &e);
 	if (!ret)
 		ret = plan_simulate(&p, s, c, &r, &e);
+	if (!ret && out && plan_write(&p, s, out))
+		ret = llmio_err(&e, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
+		                strerror(errno));
 	plan_release(&p);
 	if (ret == -ENOSPC && !alone) {
 		snprintf(ph->note, sizeof(ph->note), "%s", llmio_err_msg(&e));
+		if (out)
+			fprintf(out, "# %s\n", llmio_err_msg(&e));
 		wl_metric(ph, "budget_bytes", (double)c->budget, "B");
 		return 0;
 	}
@@ -181,11 +198,36 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 	return 0;
 }
 
+/* The plan file: created, never replacing anything (nor following a link). */
+static int open_plan_file(const char *path, const struct lt_step *s, FILE **out, char *err,
+                          size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "cannot create the plan file %s: %s%s", path, strerror(errno),
+		         ret == -EEXIST ? " (llmio does not replace it: remove it or name another)"
+		                        : "");
+		return ret;
+	}
+	*out = fdopen(fd, "w");
+	if (!*out) {
+		close(fd);
+		snprintf(err, errlen, "cannot write the plan file %s: %s", path, strerror(errno));
+		return -ENOMEM;
+	}
+	fprintf(*out, "llmio-plan 1\n# step: %s\n", s->origin);
+	return 0;
+}
+
 static int run(struct wl *w, char *err, size_t errlen)
 {
 	const char *policy;
 	struct plan_cfg c;
 	struct lt_step s;
+	FILE *out = NULL;
 	uint64_t sim;
 	int ret;
 
@@ -202,10 +244,17 @@ static int run(struct wl *w, char *err, size_t errlen)
 	}
 	lt_init(&s);
 	ret = read_step(w, &s, err, errlen);
+	if (!ret && wl_str(w, "plan_file")[0])
+		ret = open_plan_file(wl_str(w, "plan_file"), &s, &out, err, errlen);
 	for (size_t i = 0; i < plan_policy_count() && !ret; i++)
 		if (!strcmp(policy, "all") || !strcmp(policy, plan_policy_at(i)->name))
-			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, err,
-			          errlen);
+			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, out,
+			          err, errlen);
+	if (out && fclose(out) && !ret) {
+		snprintf(err, errlen, "cannot write %s: %s", wl_str(w, "plan_file"),
+		         strerror(errno));
+		ret = -EIO;
+	}
 	lt_release(&s);
 	return ret;
 }
