@@ -357,8 +357,11 @@ int cmd_run_workload(int argc, char **argv)
 		ret = wl_run(w, err, sizeof(err));
 		cli_progress_clear();
 		if (ret) {
-			/* the reason once: err often ends with strerror() already */
-			if (err[0] && strstr(err, strerror(-ret)))
+			/* the reason once: err often ends with strerror() already; a recipe that
+			 * does no I/O (migrate --simulate) has no engine to name */
+			if (r->no_directory && err[0])
+				fprintf(stderr, "llmio: %s\n", err);
+			else if (err[0] && strstr(err, strerror(-ret)))
 				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, err);
 			else
 				fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
