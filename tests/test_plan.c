@@ -154,6 +154,10 @@ static void malformed_files(void **state)
 	        {"llmio-lifetimes 1\nkernel a 1\ntensor x 8 weight - -\n",
 	         "line 3: tensor 'x' lives across steps but no kernel uses it"},
 	        {"llmio-lifetimes 1\n# no kernels\n", "t.lt: the step has no kernels"},
+	        /* bounds that keep a step's sums in 64 bits */
+	        {"llmio-lifetimes 1\nkernel a 1e10\n", "t.lt:2: kernel duration '1e10'"},
+	        {"llmio-lifetimes 1\nkernel a 1\ntensor x 2000000000000 weight - 0\n",
+	         "t.lt:3: tensor size '2000000000000' is not a byte count from 1 to 1 TiB"},
 	};
 	struct llmio_error e;
 	struct lt_step s;
@@ -268,6 +272,35 @@ static void g10_malformed(void **state)
 			fail_msg("case %zu: %d '%s', wanted '%s'", i, ret, e.msg, cases[i].want);
 		lt_release(&s);
 	}
+}
+
+/* Sizes and times past the bounds are refused, not summed into an overflow. */
+static void g10_bounds(void **state)
+{
+	static const char huge[] = "1\nAdd\n1\n7\n3\n1073741824\n1073741824\n4\n"
+	                           "-------------------\n";
+	static const char small_op[] = "1\nAdd\n1\n7\n1\n4\n-------------------\n";
+	struct lt_g10_opts g = {.batch = 2, .tflops = 1, .elem_bytes = 4};
+	struct llmio_error e = {0};
+	struct lt_step s;
+	FILE *f;
+
+	(void)state;
+	f = fmemopen((void *)huge, strlen(huge), "r");
+	lt_init(&s);
+	/* 2^60 elements (saturated at 2^48) take longer than a kernel may to touch */
+	assert_int_equal(lt_read_g10(&s, f, "g.txt", &g, &e), -E2BIG);
+	assert_non_null(strstr(e.msg, "kernel bwd.1.Add would take"));
+	fclose(f);
+	lt_release(&s);
+	/* a kernel of 4 elements at 1e-18 TFLOP/s would take years */
+	g.tflops = 1e-18;
+	f = fmemopen((void *)small_op, strlen(small_op), "r");
+	lt_init(&s);
+	assert_int_equal(lt_read_g10(&s, f, "g.txt", &g, &e), -E2BIG);
+	assert_non_null(strstr(e.msg, "a kernel takes 0 to 1000 s"));
+	fclose(f);
+	lt_release(&s);
 }
 
 /* GPT-2's training step for micro-batch mb of seq tokens. */
@@ -549,6 +582,7 @@ int main(void)
 	        cmocka_unit_test(long_line),
 	        cmocka_unit_test(g10_graph),
 	        cmocka_unit_test(g10_malformed),
+	        cmocka_unit_test(g10_bounds),
 	        cmocka_unit_test(model_step),
 	        cmocka_unit_test(known_long_idle_evicted),
 	        cmocka_unit_test(known_short_idle_kept),

@@ -75,7 +75,7 @@ static int grow(void **arr, uint64_t *cap, uint64_t need, size_t sz, uint64_t ma
 	return 0;
 }
 
-int lt_add_kernel(struct lt_step *s, const char *name, uint64_t dur_ns, struct llmio_error *e)
+int lt_add_kernel(struct lt_step *s, const char *name, double seconds, struct llmio_error *e)
 {
 	uint64_t cap = s->kcap;
 	void *p = s->kernels;
@@ -83,6 +83,9 @@ int lt_add_kernel(struct lt_step *s, const char *name, uint64_t dur_ns, struct l
 
 	if (!name[0])
 		return llmio_err(e, -EINVAL, "a kernel needs a name");
+	if (!(seconds >= 0 && seconds <= LT_MAX_KERNEL_S))
+		return llmio_err(e, -E2BIG, "kernel %s would take %g s: a kernel takes 0 to %g s",
+		                 name, seconds, LT_MAX_KERNEL_S);
 	ret = grow(&p, &cap, (uint64_t)s->nkernels + 1, sizeof(*s->kernels), LT_MAX_KERNELS);
 	s->kernels = p;
 	s->kcap = (uint32_t)cap;
@@ -90,7 +93,7 @@ int lt_add_kernel(struct lt_step *s, const char *name, uint64_t dur_ns, struct l
 		return llmio_err(e, ret, "more than %u kernels in one step (or out of memory)",
 		                 LT_MAX_KERNELS);
 	snprintf(s->kernels[s->nkernels].name, LT_NAME_MAX, "%s", name);
-	s->kernels[s->nkernels++].dur_ns = dur_ns;
+	s->kernels[s->nkernels++].dur_ns = (uint64_t)(seconds * 1e9 + 0.5);
 	return 0;
 }
 
@@ -104,6 +107,10 @@ int lt_add_tensor(struct lt_step *s, const char *name, uint64_t bytes, enum lt_k
 
 	if (!name[0])
 		return llmio_err(e, -EINVAL, "a tensor needs a name");
+	if (!bytes || bytes > LT_MAX_TENSOR_BYTES)
+		return llmio_err(e, -E2BIG,
+		                 "tensor %s of %llu bytes: a tensor holds 1 byte to 1 TiB", name,
+		                 (unsigned long long)bytes);
 	ret = grow(&p, &cap, (uint64_t)s->ntensors + 1, sizeof(*s->tensors), LT_MAX_TENSORS);
 	s->tensors = p;
 	s->tcap = (uint32_t)cap;
@@ -289,12 +296,13 @@ static int parse_line(struct lt_step *s, char *line, const char *path, unsigned 
 			                 "%s:%u: a kernel line is: kernel NAME DURATION_US", path,
 			                 ln);
 		us = strtod(tok[2], &end);
-		if (*end || !(us >= 0) || us > 1e12)
+		if (*end || !(us >= 0) || us > LT_MAX_KERNEL_S * 1e6)
 			return llmio_err(
 			        e, -EINVAL,
-			        "%s:%u: kernel duration '%s' is not a number of microseconds", path,
-			        ln, tok[2]);
-		ret = lt_add_kernel(s, tok[1], (uint64_t)(us * 1e3 + 0.5), e);
+			        "%s:%u: kernel duration '%s' is not a number of microseconds "
+			        "from 0 to %.0f",
+			        path, ln, tok[2], LT_MAX_KERNEL_S * 1e6);
+		ret = lt_add_kernel(s, tok[1], us / 1e6, e);
 		return ret ? llmio_err_prefix(e, "%s:%u", path, ln) : 0;
 	}
 	if (!strcmp(tok[0], "tensor")) {
@@ -307,10 +315,11 @@ static int parse_line(struct lt_step *s, char *line, const char *path, unsigned 
 			        e, -EINVAL,
 			        "%s:%u: a tensor line is: tensor NAME BYTES KIND CREATED USES",
 			        path, ln);
-		if (parse_u64(tok[2], &bytes) || !bytes)
-			return llmio_err(e, -EINVAL,
-			                 "%s:%u: tensor size '%s' is not a byte count > 0", path,
-			                 ln, tok[2]);
+		if (parse_u64(tok[2], &bytes) || !bytes || bytes > LT_MAX_TENSOR_BYTES)
+			return llmio_err(
+			        e, -EINVAL,
+			        "%s:%u: tensor size '%s' is not a byte count from 1 to 1 TiB", path,
+			        ln, tok[2]);
 		if (lt_kind_parse(tok[3], &kind))
 			return llmio_err(
 			        e, -EINVAL,

@@ -29,6 +29,10 @@
 #define LT_MAX_TENSORS (1u << 20)
 #define LT_MAX_USES    (1u << 24) /* all tensors together */
 #define LT_PERSISTENT  UINT32_MAX
+/* A kernel lasts at most 1000 s and a tensor holds at most 1 TiB: sums over a step's bounded
+ * counts then fit in 64 bits. */
+#define LT_MAX_KERNEL_S     1000.0
+#define LT_MAX_TENSOR_BYTES (1ull << 40)
 
 enum lt_kind { LT_WEIGHT, LT_ACTIVATION, LT_GRADIENT, LT_OPTIMIZER, LT_WORKSPACE, LT_NKINDS };
 
@@ -74,9 +78,10 @@ int lt_kind_parse(const char *s, enum lt_kind *out);
 
 void lt_init(struct lt_step *s);
 void lt_release(struct lt_step *s);
-/* Append a kernel / a tensor (uses ascending kernel indices; checked by lt_finish).
- * -ENOMEM, -E2BIG past the LT_MAX_* bounds, -EINVAL for an empty name. */
-int lt_add_kernel(struct lt_step *s, const char *name, uint64_t dur_ns, struct llmio_error *e);
+/* Append a kernel (0 .. LT_MAX_KERNEL_S seconds) / a tensor (1 .. LT_MAX_TENSOR_BYTES bytes;
+ * uses ascending kernel indices, checked by lt_finish).  -ENOMEM, -E2BIG past the LT_MAX_*
+ * bounds, -EINVAL for an empty name. */
+int lt_add_kernel(struct lt_step *s, const char *name, double seconds, struct llmio_error *e);
 int lt_add_tensor(struct lt_step *s, const char *name, uint64_t bytes, enum lt_kind kind,
                   uint32_t created, const uint32_t *uses, uint32_t nuses, struct llmio_error *e);
 /* Check every reference (uses in range, ascending, after creation) and compute start_ns.

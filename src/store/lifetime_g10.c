@@ -161,12 +161,16 @@ static int read_op(struct tok *t, struct g10_op *op, uint32_t batch, struct llmi
 	return 0;
 }
 
+/* Elements of an input, saturated at 2^48 (lt_add_tensor refuses what is that large). */
 static uint64_t numel(const struct g10_input *in)
 {
 	uint64_t n = 1;
 
-	for (uint32_t d = 0; d < in->ndims; d++)
-		n *= in->dims[d] ? in->dims[d] : 1;
+	for (uint32_t d = 0; d < in->ndims; d++) {
+		uint64_t v = in->dims[d] ? in->dims[d] : 1;
+
+		n = n > (1ull << 48) / v ? 1ull << 48 : n * v;
+	}
 	return n;
 }
 
@@ -333,7 +337,7 @@ int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g1
 
 		snprintf(name, sizeof(name), "%s.%ld.%s", k < nops ? "fwd" : "bwd", op->id,
 		         op->type);
-		ret = lt_add_kernel(s, name, (uint64_t)(sec * 1e9 + 0.5), e);
+		ret = lt_add_kernel(s, name, sec, e);
 	}
 	if (ret)
 		goto out;

@@ -93,7 +93,7 @@ int lt_from_model(struct lt_step *s, const struct llmio_model *m, const struct l
 		         : k < 2 * np ? "bwd"
 		                      : "adam",
 		         parts[p].name);
-		ret = lt_add_kernel(s, name, (uint64_t)(sec * 1e9 + 0.5), e);
+		ret = lt_add_kernel(s, name, sec, e);
 	}
 	for (uint32_t p = 0; p < np && !ret; p++) {
 		uint32_t fk = p, bk = 2 * np - 1 - p, ok = 2 * np + p;
