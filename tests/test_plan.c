@@ -309,9 +309,8 @@ static void gpt2_step(struct lt_step *s, struct llmio_model *m, uint32_t mb, uin
 	struct lt_model_opts o = {
 	        .micro_batch = mb, .seq = seq, .tp = 1, .tflops = 100, .hbm_gbps = 1000};
 	struct llmio_error e = {0};
-	char err[256];
 
-	assert_int_equal(llmio_model_resolve("gpt2", m, err, sizeof(err)), 0);
+	assert_int_equal(llmio_model_resolve("gpt2", m, &e), 0);
 	o.dtype = m->dtype;
 	lt_init(s);
 	assert_int_equal(lt_from_model(s, m, &o, &e), 0);

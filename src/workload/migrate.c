@@ -54,30 +54,24 @@ static const struct llmio_optdesc params[] = {
 };
 
 /* Read the numeric parameters into the planner's configuration. */
-static int read_cfg(struct wl *w, struct plan_cfg *c, char *err, size_t errlen)
+static int read_cfg(struct wl *w, struct plan_cfg *c, struct llmio_error *e)
 {
 	uint64_t budget, host, hl, srl, swl, la;
 	double hg, sg, margin;
 	int ret;
 
-	if (!wl_str(w, "budget")[0]) {
-		snprintf(err, errlen, "workload migrate needs --budget BYTES (the fast tier)");
-		return -EINVAL;
-	}
-	if ((ret = wl_u64(w, "budget", &budget, err, errlen)) ||
-	    (ret = wl_u64(w, "host_bytes", &host, err, errlen)) ||
-	    (ret = wl_u64(w, "host_lat", &hl, err, errlen)) ||
-	    (ret = wl_u64(w, "ssd_read_lat", &srl, err, errlen)) ||
-	    (ret = wl_u64(w, "ssd_write_lat", &swl, err, errlen)) ||
-	    (ret = wl_u64(w, "lookahead", &la, err, errlen)) ||
-	    (ret = wl_double(w, "host_gbps", &hg, err, errlen)) ||
-	    (ret = wl_double(w, "ssd_gbps", &sg, err, errlen)) ||
-	    (ret = wl_double(w, "margin", &margin, err, errlen)))
+	if (!wl_str(w, "budget")[0])
+		return llmio_err(e, -EINVAL,
+		                 "workload migrate needs --budget BYTES (the fast tier)");
+	if ((ret = wl_u64(w, "budget", &budget, e)) || (ret = wl_u64(w, "host_bytes", &host, e)) ||
+	    (ret = wl_u64(w, "host_lat", &hl, e)) || (ret = wl_u64(w, "ssd_read_lat", &srl, e)) ||
+	    (ret = wl_u64(w, "ssd_write_lat", &swl, e)) || (ret = wl_u64(w, "lookahead", &la, e)) ||
+	    (ret = wl_double(w, "host_gbps", &hg, e)) || (ret = wl_double(w, "ssd_gbps", &sg, e)) ||
+	    (ret = wl_double(w, "margin", &margin, e)))
 		return ret;
-	if (!(hg > 0) || !(sg > 0) || !(margin >= 0)) {
-		snprintf(err, errlen, "--host_gbps and --ssd_gbps must be > 0 and --margin >= 0");
-		return -EINVAL;
-	}
+	if (!(hg > 0) || !(sg > 0) || !(margin >= 0))
+		return llmio_err(e, -EINVAL,
+		                 "--host_gbps and --ssd_gbps must be > 0 and --margin >= 0");
 	plan_cfg_init(c, budget);
 	c->tier[PLAN_HOST] = (struct plan_tier_spec){
 	        .gbps = hg, .read_lat_ns = hl, .write_lat_ns = hl, .capacity = host};
@@ -88,32 +82,28 @@ static int read_cfg(struct wl *w, struct plan_cfg *c, char *err, size_t errlen)
 	return 0;
 }
 
-static int read_step(struct wl *w, struct lt_step *s, char *err, size_t errlen)
+static int read_step(struct wl *w, struct lt_step *s, struct llmio_error *e)
 {
-	struct llmio_error e = {0};
+	struct llmio_error le = {0};
 	uint64_t mb, seq, tp, batch;
 	double tflops, hbm, total;
 	int ret;
 
-	if ((ret = wl_u64(w, "micro_batch", &mb, err, errlen)) ||
-	    (ret = wl_u64(w, "seq", &seq, err, errlen)) ||
-	    (ret = wl_u64(w, "tp", &tp, err, errlen)) ||
-	    (ret = wl_u64(w, "batch", &batch, err, errlen)) ||
-	    (ret = wl_double(w, "tflops", &tflops, err, errlen)) ||
-	    (ret = wl_double(w, "hbm_gbps", &hbm, err, errlen)) ||
-	    (ret = wl_double(w, "compute_s", &total, err, errlen)))
+	if ((ret = wl_u64(w, "micro_batch", &mb, e)) || (ret = wl_u64(w, "seq", &seq, e)) ||
+	    (ret = wl_u64(w, "tp", &tp, e)) || (ret = wl_u64(w, "batch", &batch, e)) ||
+	    (ret = wl_double(w, "tflops", &tflops, e)) ||
+	    (ret = wl_double(w, "hbm_gbps", &hbm, e)) ||
+	    (ret = wl_double(w, "compute_s", &total, e)))
 		return ret;
-	if (!(tflops > 0) || !(hbm > 0)) {
-		snprintf(err, errlen, "--tflops and --hbm_gbps must be > 0");
-		return -EINVAL;
-	}
+	if (!(tflops > 0) || !(hbm > 0))
+		return llmio_err(e, -EINVAL, "--tflops and --hbm_gbps must be > 0");
 	if (wl_str(w, "lifetimes")[0]) {
 		struct lt_g10_opts g = {.batch = (uint32_t)batch,
 		                        .tflops = tflops,
 		                        .total_s = total,
 		                        .elem_bytes = 4};
 
-		ret = lt_read_file(s, wl_str(w, "lifetimes"), &g, &e);
+		ret = lt_read_file(s, wl_str(w, "lifetimes"), &g, &le);
 	} else if (w->has_model) {
 		enum llmio_dtype dt = w->model.dtype;
 		struct lt_model_opts o = {.micro_batch = (uint32_t)mb,
@@ -123,23 +113,20 @@ static int read_step(struct wl *w, struct lt_step *s, char *err, size_t errlen)
 		                          .tflops = tflops,
 		                          .hbm_gbps = hbm};
 
-		if (wl_str(w, "dtype")[0] && llmio_dtype_parse(wl_str(w, "dtype"), &o.dtype)) {
-			snprintf(err, errlen, "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
-			         wl_str(w, "dtype"));
-			return -EINVAL;
-		}
-		ret = lt_from_model(s, &w->model, &o, &e);
+		if (wl_str(w, "dtype")[0] && llmio_dtype_parse(wl_str(w, "dtype"), &o.dtype))
+			return llmio_err(e, -EINVAL,
+			                 "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
+			                 wl_str(w, "dtype"));
+		ret = lt_from_model(s, &w->model, &o, &le);
 	} else {
-		snprintf(err, errlen,
-		         "workload migrate needs --lifetimes FILE or --model NAME for the step");
-		return -EINVAL;
+		return llmio_err(
+		        e, -EINVAL,
+		        "workload migrate needs --lifetimes FILE or --model NAME for the step");
 	}
-	if (ret) {
-		snprintf(err, errlen, "%s", llmio_err_msg(&e));
-		/* a file that is not what it should be is the user's input: usage; one that
-		 * cannot be read keeps its errno */
-		return ret == -E2BIG ? -EINVAL : ret;
-	}
+	/* a file that is not what it should be is the user's input: usage; one that cannot be
+	 * read keeps its errno */
+	if (ret)
+		return llmio_err(e, ret == -E2BIG ? -EINVAL : ret, "%s", llmio_err_msg(&le));
 	return 0;
 }
 
@@ -162,36 +149,32 @@ static void sim_metrics(struct wl_phase *ph, const struct plan_sim *r, uint64_t 
 /* Plan and simulate one policy into a phase.  A plan that cannot fit is a phase with the
  * reason in its note (and an error when it is the only policy asked for). */
 static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step *s,
-               const struct plan_cfg *c, bool alone, FILE *out, char *err, size_t errlen)
+               const struct plan_cfg *c, bool alone, FILE *out, struct llmio_error *e)
 {
 	struct wl_phase *ph = wl_phase_new(w, "simulate-%s", pol->name);
-	struct llmio_error e = {0};
+	struct llmio_error le = {0}; /* a plan that cannot fit is a note, not the caller's error */
 	struct plan_sim r;
 	struct plan p;
 	int ret;
 
-	if (!ph) {
-		snprintf(err, errlen, "too many phases");
-		return -E2BIG;
-	}
-	ret = plan_build(&p, pol, s, c, &e);
+	if (!ph)
+		return llmio_err(e, -E2BIG, "too many phases");
+	ret = plan_build(&p, pol, s, c, &le);
 	if (!ret)
-		ret = plan_simulate(&p, s, c, &r, &e);
+		ret = plan_simulate(&p, s, c, &r, &le);
 	if (!ret && out && plan_write(&p, s, out))
-		ret = llmio_err(&e, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
+		ret = llmio_err(&le, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
 		                strerror(errno));
 	plan_release(&p);
 	if (ret == -ENOSPC && !alone) {
-		snprintf(ph->note, sizeof(ph->note), "%s", llmio_err_msg(&e));
+		snprintf(ph->note, sizeof(ph->note), "%s", llmio_err_msg(&le));
 		if (out)
-			fprintf(out, "# %s\n", llmio_err_msg(&e));
+			fprintf(out, "# %s\n", llmio_err_msg(&le));
 		wl_metric(ph, "budget_bytes", (double)c->budget, "B");
 		return 0;
 	}
-	if (ret) {
-		snprintf(err, errlen, "%s", llmio_err_msg(&e));
-		return ret;
-	}
+	if (ret)
+		return llmio_err(e, ret, "%s", llmio_err_msg(&le));
 	sim_metrics(ph, &r, c->budget);
 	snprintf(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O): %.320s",
 	         s->origin);
@@ -199,30 +182,32 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 }
 
 /* The plan file: created, never replacing anything (nor following a link). */
-static int open_plan_file(const char *path, const struct lt_step *s, FILE **out, char *err,
-                          size_t errlen)
+static int open_plan_file(const char *path, const struct lt_step *s, FILE **out,
+                          struct llmio_error *e)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 	if (fd < 0) {
 		int ret = -errno;
 
-		snprintf(err, errlen, "cannot create the plan file %s: %s%s", path, strerror(errno),
-		         ret == -EEXIST ? " (llmio does not replace it: remove it or name another)"
-		                        : "");
-		return ret;
+		return llmio_err(
+		        e, ret, "cannot create the plan file %s: %s%s", path, strerror(-ret),
+		        ret == -EEXIST ? " (llmio does not replace it: remove it or name another)"
+		                       : "");
 	}
 	*out = fdopen(fd, "w");
 	if (!*out) {
+		int ret = llmio_err(e, -ENOMEM, "cannot write the plan file %s: %s", path,
+		                    strerror(errno));
+
 		close(fd);
-		snprintf(err, errlen, "cannot write the plan file %s: %s", path, strerror(errno));
-		return -ENOMEM;
+		return ret;
 	}
 	fprintf(*out, "llmio-plan 1\n# step: %s\n", s->origin);
 	return 0;
 }
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	const char *policy;
 	struct plan_cfg c;
@@ -231,30 +216,25 @@ static int run(struct wl *w, char *err, size_t errlen)
 	uint64_t sim;
 	int ret;
 
-	if ((ret = wl_enum(w, "policy", &policy, err, errlen)) ||
-	    (ret = wl_u64(w, "simulate", &sim, err, errlen)) ||
-	    (ret = read_cfg(w, &c, err, errlen)))
+	if ((ret = wl_enum(w, "policy", &policy, e)) || (ret = wl_u64(w, "simulate", &sim, e)) ||
+	    (ret = read_cfg(w, &c, e)))
 		return ret;
-	if (!sim) {
-		snprintf(err, errlen,
-		         "executing a migration plan on real storage needs the tensor store "
-		         "(include/llmio/store.h), which this build does not have yet: add "
-		         "--simulate to run the plan through the bandwidth model");
-		return -EINVAL;
-	}
+	if (!sim)
+		return llmio_err(
+		        e, -EINVAL,
+		        "executing a migration plan on real storage needs the tensor store "
+		        "(include/llmio/store.h), which this build does not have yet: add "
+		        "--simulate to run the plan through the bandwidth model");
 	lt_init(&s);
-	ret = read_step(w, &s, err, errlen);
+	ret = read_step(w, &s, e);
 	if (!ret && wl_str(w, "plan_file")[0])
-		ret = open_plan_file(wl_str(w, "plan_file"), &s, &out, err, errlen);
+		ret = open_plan_file(wl_str(w, "plan_file"), &s, &out, e);
 	for (size_t i = 0; i < plan_policy_count() && !ret; i++)
 		if (!strcmp(policy, "all") || !strcmp(policy, plan_policy_at(i)->name))
-			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, out,
-			          err, errlen);
-	if (out && fclose(out) && !ret) {
-		snprintf(err, errlen, "cannot write %s: %s", wl_str(w, "plan_file"),
-		         strerror(errno));
-		ret = -EIO;
-	}
+			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, out, e);
+	if (out && fclose(out) && !ret)
+		ret = llmio_err(e, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
+		                strerror(errno));
 	lt_release(&s);
 	return ret;
 }
