@@ -123,6 +123,38 @@ static void compare_table(FILE *f, struct wl *runs, unsigned n)
 	}
 }
 
+/* Phases that only computed (no streams) with the same metrics, as columns side by side: the
+ * policies of `migrate --policy all`.  A phase without metrics shows its note instead. */
+static void metric_columns(FILE *f, const struct wl *w)
+{
+	const struct wl_phase *ref = NULL;
+
+	for (unsigned p = 0; p < w->nphases; p++) {
+		if (w->phases[p].nstreams)
+			return;
+		if (w->phases[p].nmetrics > 1 && (!ref || w->phases[p].nmetrics > ref->nmetrics))
+			ref = &w->phases[p];
+	}
+	if (w->nphases < 2 || !ref)
+		return;
+	fprintf(f, "\n  %-18s", "");
+	for (unsigned p = 0; p < w->nphases; p++)
+		fprintf(f, " %16.16s", w->phases[p].name);
+	fprintf(f, "\n");
+	for (unsigned m = 0; m < ref->nmetrics; m++) {
+		fprintf(f, "  %-18s", ref->metrics[m].name);
+		for (unsigned p = 0; p < w->nphases; p++) {
+			const struct wl_phase *ph = &w->phases[p];
+
+			if (m < ph->nmetrics && !strcmp(ph->metrics[m].name, ref->metrics[m].name))
+				fprintf(f, " %16.6g", ph->metrics[m].value);
+			else
+				fprintf(f, " %16s", "-");
+		}
+		fprintf(f, "\n");
+	}
+}
+
 struct out {
 	struct wl *runs;
 	cJSON **mpi; /* per run, under mpirun on rank 0: the ranks' records (dist_wl_reduce()) */
@@ -169,6 +201,15 @@ static bool has_arg(int argc, char **argv, const char *key)
 	return false;
 }
 
+/* A recipe switch (bool, or a 0/1 number) may be given alone: --simulate means --simulate=1. */
+static bool is_switch(const struct recipe *r, const char *key)
+{
+	for (const struct llmio_optdesc *p = r->params; p && p->name; p++)
+		if (!strcmp(p->name, key))
+			return p->type == OPTD_BOOL || (p->type == OPTD_UINT && p->max == 1);
+	return false;
+}
+
 /* Parse everything into w (base options and recipe parameters). */
 static int parse(struct wl *w, int argc, char **argv, const char **json, bool *quiet)
 {
@@ -198,9 +239,13 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 		if (!strncmp(a, "--", 2)) {
 			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
 			if (recipe_has_param(w->recipe, key)) {
-				val = strchr(a, '=') ? strchr(a, '=') + 1
-				      : i + 1 < argc ? argv[++i]
-				                     : NULL;
+				if (strchr(a, '='))
+					val = strchr(a, '=') + 1;
+				else if (is_switch(w->recipe, key) &&
+				         (i + 1 == argc || !strncmp(argv[i + 1], "--", 2)))
+					val = "1";
+				else
+					val = i + 1 < argc ? argv[++i] : NULL;
 				if (!val) {
 					fprintf(stderr, "llmio: --%s needs a value\n", key);
 					return EXIT_USAGE;
@@ -345,8 +390,11 @@ int cmd_run_workload(int argc, char **argv)
 		if (w->dist && w->dist->reduce(w, &out.mpi[i], &e))
 			return w->dist->fail(EXIT_RUNTIME, &e);
 		if (ret) {
-			/* the reason once: the message often ends with strerror() already */
-			if (e.msg[0] && strstr(e.msg, strerror(-ret)))
+			/* the reason once: the message often ends with strerror() already; a recipe
+			 * that does no I/O (migrate --simulate) has no engine to name */
+			if (r->no_directory && e.msg[0])
+				fprintf(stderr, "llmio: %s\n", e.msg);
+			else if (e.msg[0] && strstr(e.msg, strerror(-ret)))
 				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, e.msg);
 			else
 				fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
@@ -355,8 +403,10 @@ int cmd_run_workload(int argc, char **argv)
 			if (!all || code == EXIT_USAGE)
 				break;
 		}
-		if (!quiet && !(json && !strcmp(json, "-")))
+		if (!quiet && !(json && !strcmp(json, "-"))) {
 			phase_table(stdout, w);
+			metric_columns(stdout, w);
+		}
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);

@@ -19,8 +19,8 @@
 #include "workload/workload.h"
 
 static const struct recipe *const recipes[] = {
-        &recipe_load,     &recipe_pretrain, &recipe_ckpt,
-        &recipe_finetune, &recipe_infer,    &recipe_replay,
+        &recipe_load,  &recipe_pretrain, &recipe_ckpt,    &recipe_finetune,
+        &recipe_infer, &recipe_replay,   &recipe_migrate,
 };
 
 /* Parameters every recipe has. */
@@ -424,6 +424,8 @@ int wl_run(struct wl *w, struct llmio_error *e)
 		        e, -EINVAL,
 		        "workload %s needs --model NAME|config.json (see `llmio model list`)",
 		        w->recipe->name);
+	if (!w->base.directory[0] && w->recipe->no_directory)
+		return w->recipe->run(w, e);
 	if (!w->base.directory[0])
 		return llmio_err(
 		        e, -EINVAL,

@@ -67,6 +67,7 @@ struct recipe {
 	const struct llmio_optdesc
 	        *shared; /* a second table it shares with other recipes, or NULL */
 	bool needs_model;
+	bool no_directory; /* may run without --directory (migrate --simulate moves no bytes) */
 	/* Run the phases.  0, or -errno with a one-line message in e (-EINVAL: usage). */
 	int (*run)(struct wl *w, struct llmio_error *e);
 };
@@ -109,7 +110,7 @@ struct wl {
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,
-        recipe_replay;
+        recipe_replay, recipe_migrate;
 
 size_t recipe_count(void);
 const struct recipe *recipe_at(size_t i);
