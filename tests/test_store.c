@@ -580,6 +580,70 @@ static void target_fails_io_uring(void **state)
 	target_fails("io_uring");
 }
 
+/*
+ * A raw block device (a loop device over a file here): refused without allow_destructive, as
+ * jobs refuse it; with it, tensors round-trip on the device itself.  Skipped unless root with
+ * a free loop device.
+ */
+static void blockdev(void **state)
+{
+	struct llmio_store_opts o;
+	struct llmio_store *s = NULL;
+	struct llmio_error e = {0};
+	char img[1100], cmd[2400], dev[64] = "";
+	const char *tg[1] = {dev};
+	unsigned char *buf = malloc(300000), *back = malloc(300000);
+	uint64_t h;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(back);
+	at(img, sizeof(img), "loop.img");
+	snprintf(cmd, sizeof(cmd), "truncate -s 8M %s && losetup -f --show %s 2>/dev/null", img,
+	         img);
+	f = geteuid() == 0 ? popen(cmd, "r") : NULL;
+	if (!f || !fgets(dev, sizeof(dev), f) || strncmp(dev, "/dev/", 5)) {
+		if (f)
+			pclose(f);
+		free(buf);
+		free(back);
+		unlink(img);
+		print_message(
+		        "no loop device (needs root and losetup -f): raw devices not tested\n");
+		skip();
+	}
+	pclose(f);
+	dev[strcspn(dev, "\n")] = '\0';
+	llmio_store_opts_init(&o);
+	o.targets = tg;
+	o.ntargets = 1;
+	o.capacity = 4u << 20;
+	o.stripe_size = STRIPE;
+	o.staging_bytes = STAGING;
+	rc = llmio_store_create(&o, &s, &e);
+	assert_int_equal(rc, -EINVAL);
+	assert_non_null(strstr(e.msg, "allow-destructive"));
+	assert_non_null(strstr(e.msg, dev));
+	o.allow_destructive = true;
+	rc = llmio_store_create(&o, &s, &e);
+	if (rc)
+		print_message("create on %s: %s\n", dev, e.msg);
+	assert_int_equal(rc, 0);
+	fill(buf, 300000, 3);
+	assert_int_equal(llmio_store_put(s, buf, 300000, 0, &h, &e), 0);
+	assert_int_equal(llmio_store_get(s, h, back, 300000, true, &e), 0);
+	assert_memory_equal(back, buf, 300000);
+	llmio_store_destroy(s);
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", dev);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(access(dev, F_OK), 0); /* a device is never removed */
+	unlink(img);
+	free(buf);
+	free(back);
+}
+
 /* The fake libraries sit next to this program, in the build tree only (as test_gpu). */
 static void use_fakes(void)
 {
@@ -606,6 +670,7 @@ int main(void)
 	        cmocka_unit_test(striping),           cmocka_unit_test(errors_handles),
 	        cmocka_unit_test(errors_full),        cmocka_unit_test(errors_user_file),
 	        cmocka_unit_test(target_fails_psync), cmocka_unit_test(target_fails_io_uring),
+	        cmocka_unit_test(blockdev),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 
