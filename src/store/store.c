@@ -71,6 +71,7 @@ static int tensor_new(struct llmio_store *s, uint32_t *idx)
 	if (s->free_tensor) {
 		*idx = s->free_tensor - 1;
 		s->free_tensor = s->tensors[*idx].next;
+		memset(&s->tensors[*idx], 0, sizeof(s->tensors[*idx]));
 		return 0;
 	}
 	if (s->ntensors == s->cap_tensors) {
@@ -86,6 +87,7 @@ static int tensor_new(struct llmio_store *s, uint32_t *idx)
 		s->cap_tensors = cap;
 	}
 	*idx = (uint32_t)s->ntensors++;
+	memset(&s->tensors[*idx], 0, sizeof(s->tensors[*idx]));
 	return 0;
 }
 
