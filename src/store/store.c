@@ -274,6 +274,18 @@ static void op_push(struct llmio_store *s, uint32_t idx)
 	store_wake_io(s);
 }
 
+/*
+ * Run an operation that names no tensor (START, FLUSH) and wait for it; its slot is free again
+ * but untouched until the next op_new, so *idx still shows its result and message.
+ */
+static int op_run(struct llmio_store *s, uint8_t type, uint32_t *idx)
+{
+	*idx = op_new(s, type, 0);
+	op_push(s, *idx);
+	wait_reaped(s, *idx);
+	return s->ops[*idx].res;
+}
+
 static void set_dep(struct llmio_store *s, struct store_op *op, uint32_t dep)
 {
 	op->dep = dep;
@@ -480,10 +492,7 @@ static int start_thread(struct llmio_store *s, struct llmio_error *e)
 	if (rc)
 		return llmio_err(e, -rc, "store: cannot start its I/O thread: %s", strerror(rc));
 	s->thread_started = true;
-	idx = op_new(s, STORE_OP_START, 0);
-	op_push(s, idx);
-	wait_reaped(s, idx);
-	rc = s->ops[idx].res;
+	rc = op_run(s, STORE_OP_START, &idx);
 	if (rc)
 		return llmio_err(e, rc, "store: %s", s->ops[idx].msg);
 	return 0;
@@ -830,10 +839,7 @@ int llmio_store_flush(struct llmio_store *s, struct llmio_error *e)
 
 	if (!s)
 		return llmio_err(e, -EINVAL, "flush: no store");
-	idx = op_new(s, STORE_OP_FLUSH, 0);
-	op_push(s, idx);
-	wait_reaped(s, idx);
-	rc = s->ops[idx].res;
+	rc = op_run(s, STORE_OP_FLUSH, &idx);
 	if (rc)
 		return llmio_err(e, rc, "flush: %s", s->ops[idx].msg);
 	if (s->flush_err) {
