@@ -580,6 +580,87 @@ static void target_fails_io_uring(void **state)
 	target_fails("io_uring");
 }
 
+/* Fill the filesystem holding dir with a file until a write fails for lack of space. */
+static void fill_up(const char *path)
+{
+	static char chunk[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	memset(chunk, 7, sizeof(chunk));
+	while (write(fd, chunk, sizeof(chunk)) == (ssize_t)sizeof(chunk))
+		;
+	close(fd);
+}
+
+/*
+ * A write that fails (its filesystem full: a 1 MiB tmpfs whose space under the store file was
+ * given away) loses nothing silently: the put's event is an error with the cause, the next
+ * flush returns it naming the tensor and the file, and gets of the tensor return it.
+ * Skipped unless root (mount).
+ */
+static void put_fails(void **state)
+{
+	struct llmio_store_opts o;
+	struct llmio_store_event ev[4];
+	struct llmio_store *s = NULL;
+	struct llmio_error e = {0};
+	char mnt[1100], p[1200], filler[1200], cmd[1300];
+	const char *tg[1] = {p};
+	unsigned char buf[100000];
+	uint64_t h;
+	int n = 0, fd;
+
+	(void)state;
+	at(mnt, sizeof(mnt), "tmpfs");
+	mkdir(mnt, 0755);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=1m tmpfs %s 2>/dev/null", mnt);
+	if (geteuid() != 0 || system(cmd) != 0) {
+		print_message("cannot mount a tmpfs (needs root): failing writes not tested\n");
+		skip();
+	}
+	snprintf(p, sizeof(p), "%s/store", mnt);
+	snprintf(filler, sizeof(filler), "%s/filler", mnt);
+	llmio_store_opts_init(&o);
+	snprintf(o.engine, sizeof(o.engine), "psync");
+	o.targets = tg;
+	o.ntargets = 1;
+	o.capacity = 512u << 10;
+	o.stripe_size = STRIPE;
+	o.staging_bytes = 4 * STRIPE;
+	o.direct = false;
+	assert_int_equal(llmio_store_create(&o, &s, &e), 0);
+	/* the store's preallocated space goes back to the filesystem, and others take it */
+	fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 512u << 10),
+	                 0);
+	close(fd);
+	fill_up(filler);
+
+	memset(buf, 3, sizeof(buf));
+	assert_int_equal(llmio_store_put(s, buf, sizeof(buf), 0, &h, &e), 0);
+	while (n == 0) {
+		n = llmio_store_poll(s, ev, 4);
+		if (!n)
+			usleep(1000);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].type, LLMIO_STORE_EV_ERROR);
+	assert_int_equal(ev[0].res, -ENOSPC);
+	assert_int_equal(llmio_store_flush(s, &e), -ENOSPC);
+	assert_non_null(strstr(e.msg, p));
+	assert_int_equal(llmio_store_flush(s, &e), 0); /* reported once */
+	memset(buf, 0xaa, sizeof(buf));
+	assert_int_equal(llmio_store_get(s, h, buf, sizeof(buf), true, &e), -ENOSPC);
+	assert_non_null(strstr(e.msg, "put failed"));
+	assert_int_equal(buf[0], 0xaa);
+	llmio_store_destroy(s);
+	snprintf(cmd, sizeof(cmd), "umount %s", mnt);
+	assert_int_equal(system(cmd), 0);
+	rmdir(mnt);
+}
+
 /*
  * A raw block device (a loop device over a file here): refused without allow_destructive, as
  * jobs refuse it; with it, tensors round-trip on the device itself.  Skipped unless root with
@@ -670,7 +751,7 @@ int main(void)
 	        cmocka_unit_test(striping),           cmocka_unit_test(errors_handles),
 	        cmocka_unit_test(errors_full),        cmocka_unit_test(errors_user_file),
 	        cmocka_unit_test(target_fails_psync), cmocka_unit_test(target_fails_io_uring),
-	        cmocka_unit_test(blockdev),
+	        cmocka_unit_test(blockdev),           cmocka_unit_test(put_fails),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 
