@@ -69,6 +69,7 @@ static void complete(struct io_state *st, uint32_t idx)
 {
 	struct llmio_store *s = st->s;
 	struct store_op *op = &s->ops[idx];
+	bool event = op->event; /* read before the push: the caller may reuse the slot at once */
 
 	/* A failed prefetch gives its buffers back now: no get will consume them. */
 	if (op->type == STORE_OP_PREFETCH && op->res)
@@ -81,7 +82,7 @@ static void complete(struct io_state *st, uint32_t idx)
 	op->live = false;
 	store_ring_push(&s->done, idx);
 	wake_caller(s);
-	if (op->event && __atomic_load_n(&s->ev_armed, __ATOMIC_RELAXED))
+	if (event && __atomic_load_n(&s->ev_armed, __ATOMIC_RELAXED))
 		eventfd_kick(s->ev_fd);
 }
 
