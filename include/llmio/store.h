@@ -59,7 +59,7 @@ LLMIO_API void llmio_store_opts_init(struct llmio_store_opts *o);
  * call only.
  * \return 0 and *out, or -errno with *out NULL and nothing left behind:
  *   -EINVAL  bad options (opts_size, no targets, stripe_size not a multiple of 4096 up to
- *            64 MiB, staging_bytes not 2..65534 stripes, readahead_bytes leaving no staging
+ *            64 MiB, staging_bytes not 2..4096 stripes, readahead_bytes leaving no staging
  *            buffer for puts, unknown engine or engine option, the null engine, a raw device
  *            without allow_destructive or with a signature without force);
  *   -EEXIST  a named target file exists (the store never writes over a file it did not create);

@@ -25,6 +25,7 @@
 #define DEF_IODEPTH  32u
 #define ALIGN        4096u
 #define MAX_STRIPE   (64ull << 20) /* one I/O (struct io_req.len is 32 bits) */
+#define MAX_BUFS     4096u         /* staging buffers (buffer numbers are 16 bits) */
 /* Slots kept free of read-ahead, so that a get or a put never waits for a prefetch's slot. */
 #define RA_SLOT_RESERVE 16u
 
@@ -303,7 +304,7 @@ static void prefetch_start(struct llmio_store *s, struct store_tensor *t)
 	op->len = t->len;
 	op->ext = t->ext;
 	op->keep = true;
-	op->bufs = s->op_bufs + (size_t)idx * s->stg.nbufs;
+	op->bufs = s->op_bufs + (size_t)idx * s->pf_pieces;
 	for (uint32_t k = 0; k < t->ext.npieces; k++)
 		op->bufs[k] = STORE_NO_BUF;
 	set_dep(s, op, t->put_op);
@@ -413,9 +414,9 @@ static int check_opts(struct llmio_store *s, const struct llmio_store_opts *in,
 		        "raise capacity or lower stripe_size",
 		        (unsigned long long)o->stripe_size);
 	pool = o->fast_bytes && o->fast_bytes < o->staging_bytes ? o->fast_bytes : o->staging_bytes;
-	if (pool / o->stripe_size < 2 || pool / o->stripe_size > 0xfffe)
+	if (pool / o->stripe_size < 2 || pool / o->stripe_size > MAX_BUFS)
 		return llmio_err(e, -EINVAL,
-		                 "store: staging_bytes %llu (fast_bytes %llu) must hold 2 to 65534 "
+		                 "store: staging_bytes %llu (fast_bytes %llu) must hold 2 to 4096 "
 		                 "stripes of %llu bytes; change staging_bytes or stripe_size",
 		                 (unsigned long long)o->staging_bytes,
 		                 (unsigned long long)o->fast_bytes,
@@ -478,7 +479,9 @@ static int start_thread(struct llmio_store *s, struct llmio_error *e)
 	int rc;
 
 	s->ops = calloc(STORE_OPS, sizeof(*s->ops));
-	s->op_bufs = calloc((size_t)STORE_OPS * s->stg.nbufs, sizeof(*s->op_bufs));
+	/* a tensor read ahead needs at most readahead_bytes of staging: that many pieces */
+	s->pf_pieces = (unsigned)(s->ra_limit / s->stripe) + 1;
+	s->op_bufs = calloc((size_t)STORE_OPS * s->pf_pieces, sizeof(*s->op_bufs));
 	s->wake_fd = eventfd(0, EFD_CLOEXEC);
 	s->done_fd = eventfd(0, EFD_CLOEXEC);
 	s->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
