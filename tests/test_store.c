@@ -705,9 +705,13 @@ static void blockdev(void **state)
 	o.staging_bytes = STAGING;
 	rc = llmio_store_create(&o, &s, &e);
 	assert_int_equal(rc, -EINVAL);
-	assert_non_null(strstr(e.msg, "allow-destructive"));
+	assert_non_null(strstr(e.msg, "allow_destructive"));
 	assert_non_null(strstr(e.msg, dev));
 	o.allow_destructive = true;
+	o.capacity = 16u << 20; /* more than the 8 MiB device */
+	assert_int_equal(llmio_store_create(&o, &s, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "capacity"));
+	o.capacity = 4u << 20;
 	rc = llmio_store_create(&o, &s, &e);
 	if (rc)
 		print_message("create on %s: %s\n", dev, e.msg);
