@@ -593,6 +593,22 @@ static void fill_up(const char *path)
 	close(fd);
 }
 
+/* The next event is a put's failure for lack of space. */
+static void await_error(struct llmio_store *s)
+{
+	struct llmio_store_event ev[4];
+	int n = 0;
+
+	while (n == 0) {
+		n = llmio_store_poll(s, ev, 4);
+		if (!n)
+			usleep(1000);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].type, LLMIO_STORE_EV_ERROR);
+	assert_int_equal(ev[0].res, -ENOSPC);
+}
+
 /*
  * A write that fails (its filesystem full: a 1 MiB tmpfs whose space under the store file was
  * given away) loses nothing silently: the put's event is an error with the cause, the next
@@ -602,14 +618,13 @@ static void fill_up(const char *path)
 static void put_fails(void **state)
 {
 	struct llmio_store_opts o;
-	struct llmio_store_event ev[4];
 	struct llmio_store *s = NULL;
 	struct llmio_error e = {0};
 	char mnt[1100], p[1200], filler[1200], cmd[1300];
 	const char *tg[1] = {p};
-	unsigned char buf[100000];
+	static unsigned char buf[100000], back[100000];
 	uint64_t h;
-	int n = 0, fd;
+	int fd;
 
 	(void)state;
 	at(mnt, sizeof(mnt), "tmpfs");
@@ -622,8 +637,7 @@ static void put_fails(void **state)
 	snprintf(p, sizeof(p), "%s/store", mnt);
 	snprintf(filler, sizeof(filler), "%s/filler", mnt);
 	llmio_store_opts_init(&o);
-	snprintf(o.engine, sizeof(o.engine), "psync");
-	o.targets = tg;
+	o.targets = tg; /* the default engine: io_uring where it runs */
 	o.ntargets = 1;
 	o.capacity = 512u << 10;
 	o.stripe_size = STRIPE;
@@ -640,14 +654,7 @@ static void put_fails(void **state)
 
 	memset(buf, 3, sizeof(buf));
 	assert_int_equal(llmio_store_put(s, buf, sizeof(buf), 0, &h, &e), 0);
-	while (n == 0) {
-		n = llmio_store_poll(s, ev, 4);
-		if (!n)
-			usleep(1000);
-	}
-	assert_int_equal(n, 1);
-	assert_int_equal(ev[0].type, LLMIO_STORE_EV_ERROR);
-	assert_int_equal(ev[0].res, -ENOSPC);
+	await_error(s);
 	assert_int_equal(llmio_store_flush(s, &e), -ENOSPC);
 	assert_non_null(strstr(e.msg, p));
 	assert_int_equal(llmio_store_flush(s, &e), 0); /* reported once */
@@ -655,6 +662,14 @@ static void put_fails(void **state)
 	assert_int_equal(llmio_store_get(s, h, buf, sizeof(buf), true, &e), -ENOSPC);
 	assert_non_null(strstr(e.msg, "put failed"));
 	assert_int_equal(buf[0], 0xaa);
+	/* read ahead right behind a put that will fail: the get fails too, nothing is read */
+	memset(buf, 3, sizeof(buf));
+	assert_int_equal(llmio_store_put(s, buf, sizeof(buf), LLMIO_STORE_BORROW, &h, &e), 0);
+	assert_int_equal(llmio_store_hint(s, LLMIO_STORE_ORDER_LIST, &h, 1, &e), 0);
+	memset(back, 0xaa, sizeof(back));
+	assert_int_equal(llmio_store_get(s, h, back, sizeof(back), true, &e), -ENOSPC);
+	assert_int_equal(back[0], 0xaa);
+	await_error(s);
 	llmio_store_destroy(s);
 	snprintf(cmd, sizeof(cmd), "umount %s", mnt);
 	assert_int_equal(system(cmd), 0);
