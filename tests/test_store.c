@@ -231,36 +231,15 @@ static void roundtrip(const char *engine)
 	}
 }
 
-static void roundtrip_psync(void **state)
+/* The engine-parametrized tests: the engine's name is the test's state. */
+static void roundtrip_test(void **state)
 {
-	(void)state;
-	roundtrip("psync");
+	roundtrip(*state);
 }
-static void roundtrip_libaio(void **state)
-{
-	(void)state;
-	roundtrip("libaio");
-}
-static void roundtrip_io_uring(void **state)
-{
-	(void)state;
-	roundtrip("io_uring");
-}
-static void roundtrip_mmap(void **state)
-{
-	(void)state;
-	roundtrip("mmap");
-}
-static void roundtrip_gds(void **state)
-{
-	(void)state;
-	roundtrip("gds");
-}
-static void roundtrip_cuda_bounce(void **state)
-{
-	(void)state;
-	roundtrip("cuda-bounce");
-}
+#define ROUNDTRIP(engine)                                                                          \
+	{                                                                                          \
+		"roundtrip_" engine, roundtrip_test, NULL, NULL, (void *)engine                    \
+	}
 
 /* Put n tensors of len bytes (seeded by index); handles into h. */
 static void put_many(struct llmio_store *s, uint64_t *h, unsigned n, uint64_t len,
@@ -569,16 +548,14 @@ static void target_fails(const char *engine)
 	free(mark);
 }
 
-static void target_fails_psync(void **state)
+static void target_fails_test(void **state)
 {
-	(void)state;
-	target_fails("psync");
+	target_fails(*state);
 }
-static void target_fails_io_uring(void **state)
-{
-	(void)state;
-	target_fails("io_uring");
-}
+#define TARGET_FAILS(engine)                                                                       \
+	{                                                                                          \
+		"target_fails_" engine, target_fails_test, NULL, NULL, (void *)engine              \
+	}
 
 /* Fill the filesystem holding dir with a file until a write fails for lack of space. */
 static void fill_up(const char *path)
@@ -763,14 +740,22 @@ static void use_fakes(void)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(roundtrip_psync),    cmocka_unit_test(roundtrip_libaio),
-	        cmocka_unit_test(roundtrip_io_uring), cmocka_unit_test(roundtrip_mmap),
-	        cmocka_unit_test(roundtrip_gds),      cmocka_unit_test(roundtrip_cuda_bounce),
-	        cmocka_unit_test(prefetch_order),     cmocka_unit_test(budgets),
-	        cmocka_unit_test(striping),           cmocka_unit_test(errors_handles),
-	        cmocka_unit_test(errors_full),        cmocka_unit_test(errors_user_file),
-	        cmocka_unit_test(target_fails_psync), cmocka_unit_test(target_fails_io_uring),
-	        cmocka_unit_test(blockdev),           cmocka_unit_test(put_fails),
+	        ROUNDTRIP("psync"),
+	        ROUNDTRIP("libaio"),
+	        ROUNDTRIP("io_uring"),
+	        ROUNDTRIP("mmap"),
+	        ROUNDTRIP("gds"),
+	        ROUNDTRIP("cuda-bounce"),
+	        cmocka_unit_test(prefetch_order),
+	        cmocka_unit_test(budgets),
+	        cmocka_unit_test(striping),
+	        cmocka_unit_test(errors_handles),
+	        cmocka_unit_test(errors_full),
+	        cmocka_unit_test(errors_user_file),
+	        TARGET_FAILS("psync"),
+	        TARGET_FAILS("io_uring"),
+	        cmocka_unit_test(blockdev),
+	        cmocka_unit_test(put_fails),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

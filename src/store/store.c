@@ -42,6 +42,8 @@ void llmio_store_opts_init(struct llmio_store_opts *o)
 
 /* ---- tensors ------------------------------------------------------------------------- */
 
+static void reap_all(struct llmio_store *s);
+
 static struct store_tensor *lookup(struct llmio_store *s, uint64_t h)
 {
 	uint64_t i = (h & 0xffffffffu) - 1;
@@ -65,6 +67,17 @@ static int unknown(struct llmio_error *e, const char *what, uint64_t h)
 	                 "%s of tensor %#llx: no such tensor (never put, or released); a handle "
 	                 "is valid from its put until its release",
 	                 what, (unsigned long long)h);
+}
+
+/* The live tensor a call names, after taking in what the I/O thread finished. */
+static int tensor_arg(struct llmio_store *s, uint64_t h, const char *what, struct store_tensor **t,
+                      struct llmio_error *e)
+{
+	if (!s)
+		return llmio_err(e, -EINVAL, "%s: no store", what);
+	reap_all(s);
+	*t = lookup(s, h);
+	return *t ? 0 : unknown(e, what, h);
 }
 
 static int tensor_new(struct llmio_store *s, uint32_t *idx)
@@ -656,12 +669,12 @@ int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t 
 	uint64_t t0;
 	int rc;
 
-	if (!s || !buf)
-		return llmio_err(e, -EINVAL, "get: store and buffer are needed");
-	reap_all(s);
-	t = lookup(s, handle);
-	if (!t)
-		return unknown(e, "get", handle);
+	rc = tensor_arg(s, handle, "get", &t, e);
+	if (rc)
+		return rc;
+	if (!buf)
+		return llmio_err(e, -EINVAL, "get of tensor %#llx: no buffer",
+		                 (unsigned long long)handle);
 	if (len != t->len)
 		return llmio_err(e, -EINVAL,
 		                 "get of tensor %#llx: len %llu differs from its size %llu; pass a "
@@ -712,13 +725,10 @@ int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t 
 int llmio_store_prefetch(struct llmio_store *s, uint64_t handle, struct llmio_error *e)
 {
 	struct store_tensor *t;
+	int rc = tensor_arg(s, handle, "prefetch", &t, e);
 
-	if (!s)
-		return llmio_err(e, -EINVAL, "prefetch: no store");
-	reap_all(s);
-	t = lookup(s, handle);
-	if (!t)
-		return unknown(e, "prefetch", handle);
+	if (rc)
+		return rc;
 	if (t->pf_op)
 		return 0;
 	if (t->err)
@@ -773,13 +783,10 @@ int llmio_store_release(struct llmio_store *s, uint64_t handle, struct llmio_err
 {
 	struct store_tensor *t;
 	uint32_t ti;
+	int rc = tensor_arg(s, handle, "release", &t, e);
 
-	if (!s)
-		return llmio_err(e, -EINVAL, "release: no store");
-	reap_all(s);
-	t = lookup(s, handle);
-	if (!t)
-		return unknown(e, "release", handle);
+	if (rc)
+		return rc;
 	ti = (uint32_t)(t - s->tensors);
 	t->released = true;
 	s->zombies++; /* until its operations are reaped (tensor_maybe_free) */
