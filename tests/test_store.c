@@ -488,6 +488,23 @@ static void errors_user_file(void **state)
 	assert_int_equal(access(p, F_OK), -1);
 }
 
+/* The next event is one error of code res; returns its handle. */
+static uint64_t await_error(struct llmio_store *s, int res)
+{
+	struct llmio_store_event ev[4];
+	int n = 0;
+
+	while (n == 0) {
+		n = llmio_store_poll(s, ev, 4);
+		if (!n)
+			usleep(1000);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].type, LLMIO_STORE_EV_ERROR);
+	assert_int_equal(ev[0].res, res);
+	return ev[0].handle;
+}
+
 /*
  * The target loses its data under the store (truncated to nothing): gets, waiting or not and
  * read ahead or not, fail with the cause naming the file, and the caller's buffers keep what
@@ -504,7 +521,6 @@ static void target_fails(const char *engine)
 	unsigned char *buf = malloc(len), *mark = malloc(len);
 	struct llmio_store *s;
 	uint64_t h[N];
-	int n = 0;
 
 	assert_non_null(buf);
 	assert_non_null(mark);
@@ -526,15 +542,7 @@ static void target_fails(const char *engine)
 
 	memcpy(buf, mark, len);
 	assert_int_equal(llmio_store_get(s, h[1], buf, len, false, &e), 0);
-	while (n == 0) {
-		n = llmio_store_poll(s, ev, 4);
-		if (!n)
-			usleep(1000);
-	}
-	assert_int_equal(n, 1);
-	assert_int_equal(ev[0].type, LLMIO_STORE_EV_ERROR);
-	assert_int_equal(ev[0].res, -EIO);
-	assert_int_equal(ev[0].handle, h[1]);
+	assert_int_equal(await_error(s, -EIO), h[1]);
 	assert_memory_equal(buf, mark, len);
 
 	/* read ahead: the prefetch fails, the get reports it */
@@ -568,22 +576,6 @@ static void fill_up(const char *path)
 	while (write(fd, chunk, sizeof(chunk)) == (ssize_t)sizeof(chunk))
 		;
 	close(fd);
-}
-
-/* The next event is a put's failure for lack of space. */
-static void await_error(struct llmio_store *s)
-{
-	struct llmio_store_event ev[4];
-	int n = 0;
-
-	while (n == 0) {
-		n = llmio_store_poll(s, ev, 4);
-		if (!n)
-			usleep(1000);
-	}
-	assert_int_equal(n, 1);
-	assert_int_equal(ev[0].type, LLMIO_STORE_EV_ERROR);
-	assert_int_equal(ev[0].res, -ENOSPC);
 }
 
 /*
@@ -631,7 +623,7 @@ static void put_fails(void **state)
 
 	memset(buf, 3, sizeof(buf));
 	assert_int_equal(llmio_store_put(s, buf, sizeof(buf), 0, &h, &e), 0);
-	await_error(s);
+	await_error(s, -ENOSPC);
 	assert_int_equal(llmio_store_flush(s, &e), -ENOSPC);
 	assert_non_null(strstr(e.msg, p));
 	assert_int_equal(llmio_store_flush(s, &e), 0); /* reported once */
@@ -646,7 +638,7 @@ static void put_fails(void **state)
 	memset(back, 0xaa, sizeof(back));
 	assert_int_equal(llmio_store_get(s, h, back, sizeof(back), true, &e), -ENOSPC);
 	assert_int_equal(back[0], 0xaa);
-	await_error(s);
+	await_error(s, -ENOSPC);
 	llmio_store_destroy(s);
 	snprintf(cmd, sizeof(cmd), "umount %s", mnt);
 	assert_int_equal(system(cmd), 0);
