@@ -445,7 +445,8 @@ static void notes(struct job *j, struct llmio_result *r)
 		                         CPU_COUNT(&j->cpus)
 		                                 ? "pinned as above"
 		                                 : "unpinned (--cpus_allowed pins them)");
-	if (j->o.invalidate && j->target.nfiles && used < len)
+	if (j->o.invalidate && j->target.nfiles && !(j->engine->caps & ENGINE_CAP_OWN_TARGET) &&
+	    used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
 		         used ? "; " : "");
 }
@@ -483,7 +484,16 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	ret = validate(&j, err, errlen);
 	if (ret)
 		goto out_release;
-	if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
+	if (j.engine->caps & ENGINE_CAP_OWN_TARGET) {
+		struct llmio_error e = {0};
+
+		ret = target_open_engine(&j.target, &j.o, job_writes(&j.o), j.engine, j.engine_opts,
+		                         &e);
+		if (ret) {
+			snprintf(err, errlen, "%s", e.msg); /* err-pair */
+			goto out_release;
+		}
+	} else if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
 		ret = target_open(&j.target, &j.o, job_writes(&j.o), err, errlen);
 		if (ret)
 			goto out_release;
@@ -491,7 +501,7 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	ret = layout(&j, err, errlen);
 	if (ret)
 		goto out_release;
-	if (j.o.invalidate && j.target.nfiles)
+	if (j.o.invalidate && j.target.nfiles && !(j.engine->caps & ENGINE_CAP_OWN_TARGET))
 		target_invalidate(&j.target);
 
 	r = calloc(1, sizeof(*r));

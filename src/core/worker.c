@@ -124,7 +124,11 @@ static void fail_io(struct worker *w, const struct io_req *io)
 	int e = io->res < 0 ? (int)-io->res : EIO;
 
 	w->err = -e;
-	if (io->res < 0)
+	if (io->res < 0 && w->ctx.ioerr[0])
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s error at offset %llu (%u bytes): %s",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         io->len, w->ctx.ioerr);
+	else if (io->res < 0)
 		snprintf(w->errmsg, sizeof(w->errmsg),
 		         "%s error at offset %llu (%u bytes) of %s: %s (errno %d)",
 		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
@@ -436,6 +440,7 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	        .writable = j->target.writable,
 	        .dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
 	        .devname = j->target.dev.known ? j->target.dev.name : "",
+	        .names = (const char *const *)j->target.paths,
 	        .opts = j->engine_opts,
 	};
 	ret = j->engine->init(&w->ctx, &s, err, errlen);
