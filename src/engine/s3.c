@@ -152,8 +152,9 @@ struct s3_file {
 	char (*etags)[80];   /* nparts */
 	unsigned *part_done; /* nparts: 1 once the part is in */
 	unsigned parts_in;
-	bool existed; /* there before this run: never deleted */
-	bool written; /* written completely by this run */
+	uint64_t next_off; /* where the next write must start */
+	bool existed;      /* there before this run: never deleted */
+	bool written;      /* written completely by this run */
 };
 
 struct s3_data {
@@ -493,8 +494,10 @@ static long ctl_request(CURL *h, const struct s3_cfg *c, const char *method, con
 		t = curl_slist_append(hdrs, tok);
 		hdrs = t ? t : hdrs;
 	}
-	if (body) {
-		t = curl_slist_append(hdrs, "Content-Type: application/xml");
+	if (body || !strcmp(method, "POST")) {
+		/* the object's type at initiation; not curl's default form type */
+		t = curl_slist_append(hdrs, body ? "Content-Type: application/xml"
+		                                 : "Content-Type: application/octet-stream");
 		hdrs = t ? t : hdrs;
 	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -607,12 +610,25 @@ static int head_object(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 		return llmio_err(e, -ENAMETOOLONG, "key %s is too long", key);
 	code = ctl_request(h, c, "HEAD", url, NULL, &resp, e);
 	free(resp.p);
+	resp = (struct s3_buf){0};
 	if (code < 0)
 		return (int)code;
 	if (code == 200) {
 		curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
 		*size = len > 0 ? (uint64_t)len : 0;
 		return 0;
+	}
+	if (code == 404) {
+		/* a HEAD answer has no body to say which: ask about the bucket */
+		s3_fmt(url, sizeof(url), "%s/%s", c->endpoint, bucket);
+		if (ctl_request(h, c, "HEAD", url, NULL, &resp, NULL) == 404) {
+			free(resp.p);
+			return llmio_err(e, -ENOENT,
+			                 "HEAD s3://%s/%s: HTTP 404: bucket %s does not exist; "
+			                 "create it, or fix the bucket name",
+			                 bucket, key, bucket);
+		}
+		free(resp.p);
 	}
 	s3_fmt(what, sizeof(what), "HEAD s3://%s/%s", bucket, key);
 	http_fail_msg(e ? e->msg : what, e ? sizeof(e->msg) : 0, what, code, "");
@@ -1079,6 +1095,40 @@ fail:
 	return ret;
 }
 
+/*
+ * A write must continue its object where the last one ended: an object cannot be updated in
+ * place, so each is written whole, front to back (again from the start after its end), as a
+ * PUT or the parts of one multipart upload.  0, or -errno with the reason in ctx->ioerr.
+ */
+static int write_check(struct s3_data *d, struct s3_file *f, const struct io_req *io)
+{
+	if (io->off == 0 && f->next_off >= f->size) {
+		f->next_off = 0; /* the object again, a new upload */
+		f->parts_in = 0;
+		if (f->part_done)
+			memset(f->part_done, 0, f->nparts * sizeof(*f->part_done));
+	}
+	if (io->off != f->next_off || (f->nparts <= 1 && io->len != f->size)) {
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr),
+		       "an object is written sequentially and whole: this write of %u bytes at "
+		       "%" PRIu64 " of %s (%" PRIu64 " bytes) does not follow the previous one; "
+		       "use rw=write (random writes cannot update an object)",
+		       io->len, io->off, f->name, f->size);
+		return -EINVAL;
+	}
+	f->next_off += io->len;
+	if (f->nparts > 1 && !f->upload_id[0]) {
+		struct llmio_error e = {0};
+		int ret = multipart_start(d, f, &e);
+
+		if (ret) {
+			s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s", e.msg);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int s3_queue(struct engine_ctx *ctx, struct io_req *io)
 {
 	struct s3_data *d = ctx->priv;
@@ -1096,37 +1146,14 @@ static int s3_queue(struct engine_ctx *ctx, struct io_req *io)
 	x->due_ns = 0;
 	if (io->op == ENGINE_OP_READ) {
 		x->kind = XFER_GET;
-	} else if (f->nparts <= 1) {
-		if (io->off || io->len != f->size) {
-			io->res = -EINVAL;
-			s3_fmt(ctx->ioerr, sizeof(ctx->ioerr),
-			       "an object is written whole: this write of %u bytes at %" PRIu64
-			       " is not all of %s (%" PRIu64 " bytes); write sequentially "
-			       "(rw=write) with bs = the object's size",
-			       io->len, io->off, f->name, f->size);
-			return ENGINE_Q_COMPLETED;
-		}
-		x->kind = XFER_PUT;
 	} else {
-		if (io->off % d->bs) {
-			io->res = -EINVAL;
-			s3_fmt(ctx->ioerr, sizeof(ctx->ioerr),
-			       "a multipart upload's parts are bs-aligned writes: offset %" PRIu64
-			       " of %s is not (random writes cannot update an object)",
-			       io->off, f->name);
+		int ret = write_check(d, f, io);
+
+		if (ret) {
+			io->res = ret;
 			return ENGINE_Q_COMPLETED;
 		}
-		if (!f->upload_id[0]) {
-			struct llmio_error e = {0};
-			int ret = multipart_start(d, f, &e);
-
-			if (ret) {
-				io->res = ret;
-				s3_fmt(ctx->ioerr, sizeof(ctx->ioerr), "%s", e.msg);
-				return ENGINE_Q_COMPLETED;
-			}
-		}
-		x->kind = XFER_PART;
+		x->kind = f->nparts > 1 ? XFER_PART : XFER_PUT;
 		x->part = (unsigned)(io->off / d->bs);
 	}
 	xfer_prepare(d, x);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The s3 engine against a real S3 server (s3rver, started here on loopback) and a tiny fault
+# server: PUT, multipart, GET, Range, HEAD, list, delete with exact byte counts and content, and
+# every error a user meets (403, 404 bucket / key, server killed mid-run, 503 SlowDown retried,
+# short reads), each one clear line with the results kept.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/s3_server.sh"
+
+FAULT_PID=
+on_exit() {
+	s3_stop
+	[ -n "$FAULT_PID" ] && kill "$FAULT_PID" 2>/dev/null
+}
+s3_start llmio
+
+# notes_get FILE KEY: a number from the engine's notes ("15 requests, ...")
+wire_rx() { json_get "$1" 'int(j["engine_notes"].split(" bytes received")[0].split(", ")[-1])'; }
+
+# --- PUT: one object, one request; its bytes are what llmio writes to a file -----------------
+expect_rc 0 "PUT of a 1 MiB object" run --engine s3 --filename s3://llmio/one --rw write \
+	--bs 1m --size 1m --json "$T/put.json"
+json_check "$T/put.json" "PUT wrote exactly 1 MiB" 'j["write"]["io_bytes"] == 1048576'
+json_check "$T/put.json" "PUT took one request" '" 1 requests" in j["engine_notes"]'
+s3_curl -o "$T/one.got" "$S3_URL/llmio/one"
+check "the object holds 1 MiB" test "$(stat -c %s "$T/one.got")" = 1048576
+expect_rc 0 "the same write to a file" run --engine psync --filename "$T/one.ref" --rw write \
+	--bs 1m --size 1m
+check "the object's bytes are the file's" cmp -s "$T/one.got" "$T/one.ref"
+
+# --- multipart: parts are the job's writes, 5 MiB each --------------------------------------
+expect_rc 0 "multipart upload of 15 MiB in 5 MiB parts" run --engine s3 --filename \
+	s3://llmio/dir/big --rw write --bs 5m --size 15m --json "$T/mp.json"
+json_check "$T/mp.json" "multipart wrote exactly 15 MiB" 'j["write"]["io_bytes"] == 15728640'
+json_check "$T/mp.json" "initiate + 3 parts + complete" '" 5 requests" in j["engine_notes"]'
+s3_curl -o "$T/big.got" "$S3_URL/llmio/dir/big"
+expect_rc 0 "the same write to a file" run --engine psync --filename "$T/big.ref" --rw write \
+	--bs 5m --size 15m
+check "the multipart object's bytes are the file's" cmp -s "$T/big.got" "$T/big.ref"
+expect_rc 0 "multipart with 3 parts in flight" run --engine s3 --filename s3://llmio/dir/big2 \
+	--rw write --bs 5m --size 15m --iodepth 3
+s3_curl -o "$T/big2.got" "$S3_URL/llmio/dir/big2"
+check "concurrent parts: 15 MiB object" test "$(stat -c %s "$T/big2.got")" = 15728640
+expect_rc 2 "parts below 5 MiB are refused up front" run --engine s3 --filename \
+	s3://llmio/small-parts --rw write --bs 1m --size 3m
+expect_err "...saying the fix" "below S3's 5 MiB part minimum" "bs=5m"
+
+# --- GET / Range / HEAD ----------------------------------------------------------------------
+head -c 3000000 /dev/urandom >"$T/odd"
+s3_curl -T "$T/odd" "$S3_URL/llmio/odd"
+expect_rc 0 "sequential GET, size from HEAD" run --engine s3 --filename s3://llmio/odd \
+	--rw read --bs 1m --iodepth 4 --json "$T/get.json"
+json_check "$T/get.json" "HEAD gave 3000000 bytes: 2 whole 1 MiB blocks read" \
+	'j["read"]["io_bytes"] == 2097152 and j["target_bytes"] == 3000000'
+rx=$(wire_rx "$T/get.json")
+check "curl counted the body bytes on the wire ($rx >= 2097152)" test "$rx" -ge 2097152
+expect_rc 0 "random 64k Range GETs" run --engine s3 --filename s3://llmio/dir/big \
+	--rw randread --bs 64k --iodepth 8 --io_size 4m --json "$T/rr.json"
+json_check "$T/rr.json" "4 MiB read in 64 ranges" \
+	'j["read"]["io_bytes"] == 4194304 and j["read"]["total_ios"] == 64'
+expect_rc 1 "a missing key is one line" run --engine s3 --filename s3://llmio/nope --rw read \
+	--bs 4k
+expect_err "...naming HTTP 404 and the fix" "s3://llmio/nope" "HTTP 404" "write it first"
+expect_rc 1 "a missing bucket is one line" run --engine s3 --filename s3://nobucket/x \
+	--rw read --bs 4k
+expect_err "...naming the bucket" "bucket nobucket does not exist"
+
+# --- list, delete ----------------------------------------------------------------------------
+expect_rc 0 "--directory writes llmio.0..2 under the prefix" run --engine s3 --directory \
+	s3://llmio/set --nrfiles 3 --rw write --bs 1m --size 3m
+s3_curl -T "$T/odd" "$S3_URL/llmio/set/user-object"
+expect_rc 0 "--directory reads every listed object" run --engine s3 --directory s3://llmio/set \
+	--rw read --bs 1m --json "$T/list.json"
+json_check "$T/list.json" "3 x 1 MiB + the user's 3000000 bytes listed" \
+	'j["target_bytes"] == 3 * 1048576 + 3000000 and j["read"]["io_bytes"] == 5 * 1048576'
+expect_rc 1 "an empty prefix is one line" run --engine s3 --directory s3://llmio/empty \
+	--rw read --bs 1m
+expect_err "...saying what to do" "no objects under s3://llmio/empty"
+s3_curl -T "$T/odd" "$S3_URL/llmio/tmp/llmio.1"
+expect_rc 0 "cleanup=1 deletes what the run created" run --engine s3 --directory \
+	s3://llmio/tmp --nrfiles 2 --rw write --bs 1m --size 2m --cleanup=1 \
+	--json "$T/del.json"
+json_check "$T/del.json" "one created object deleted" '"1 created objects deleted" in j["engine_notes"]'
+s3_curl -o /dev/null -w '%{http_code}' "$S3_URL/llmio/tmp/llmio.0" >"$T/stdout"
+check "the object llmio created is gone" test "$(cat "$T/stdout")" = 404
+s3_curl -o /dev/null -w '%{http_code}' "$S3_URL/llmio/tmp/llmio.1" >"$T/stdout"
+check "the one that existed before stays" test "$(cat "$T/stdout")" = 200
+
+# --- errors ----------------------------------------------------------------------------------
+AWS_ACCESS_KEY_ID=WRONG expect_rc 1 "wrong credentials: one line" run --engine s3 \
+	--filename s3://llmio/one --rw read --bs 4k
+expect_err "...HTTP 403 and the fix" "HTTP 403" "AWS_ACCESS_KEY_ID"
+expect_rc 2 "a file engine refuses an s3:// URL" run --engine psync --filename s3://llmio/one \
+	--rw read --bs 4k
+expect_err "...naming the engine to use" "--engine s3"
+expect_rc 1 "random writes cannot update an object" run --engine s3 --filename s3://llmio/rw \
+	--rw randwrite --bs 5m --size 20m --randseed 3
+expect_err "...saying so" "an object is written sequentially"
+
+# the server killed mid-run: the failing request, its offset and the cause; results kept
+_show llmio run --engine s3 --filename s3://llmio/dir/big --rw randread --bs 64k \
+	--runtime 60 --json "$T/kill.json"
+timeout -k 5 120 "$LLMIO" run --engine s3 --filename s3://llmio/dir/big --rw randread --bs 64k \
+	--runtime 60 --iodepth 2 --json "$T/kill.json" >"$T/stdout" 2>"$T/stderr" &
+pid=$!
+for _ in $(seq 100); do
+	[ -s "$S3_DIR/llmio/dir/big._S3rver_object" ] && break
+	sleep 0.1
+done
+sleep 1.5
+s3_stop
+reap "$pid" 30 "llmio after its server was killed"
+check "server killed: exit 1 (got $REAPED)" test "$REAPED" = 1
+expect_err "...the request, the offset and the cause" "GET s3://llmio/dir/big bytes=" \
+	"error at offset" "the server went away"
+check "...in one stderr line" test "$(wc -l <"$T/stderr")" = 1
+json_check "$T/kill.json" "...and the result is kept, with the error and what was read" \
+	'j["error"] != 0 and j["read"]["total_ios"] > 0'
+
+# 503 SlowDown retried with backoff and counted; short reads (a fault server)
+fault() { # fault MODE: start the fault server with a 1 MiB object
+	rm -f "$T/fault.port" "$T/fault.log"
+	python3 "$(dirname "$0")/s3_fault_server.py" "$1" 1048576 "$T/fault.port" "$T/fault.log" &
+	FAULT_PID=$!
+	for _ in $(seq 100); do [ -s "$T/fault.port" ] && break; sleep 0.1; done
+	export AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$T/fault.port")
+}
+fault slowdown:3
+expect_rc 0 "503 SlowDown three times: retried and read" run --engine s3 --filename \
+	s3://b/obj --rw read --bs 256k --json "$T/slow.json"
+json_check "$T/slow.json" "3 retries counted, 1 MiB read" \
+	'"3 retried after 503" in j["engine_notes"] and j["read"]["io_bytes"] == 1048576'
+check "the fault server saw 3 503s then 4 good ranges" \
+	test "$(grep -c ' 503$' "$T/fault.log") $(grep -c ' 206$' "$T/fault.log")" = "3 4"
+kill "$FAULT_PID"; wait "$FAULT_PID" 2>/dev/null
+fault slowdown:1
+expect_rc 1 "retries=0: the 503 is the error" run --engine s3 --filename s3://b/obj --rw read \
+	--bs 256k --retries=0
+expect_err "...named with its cause" "HTTP 503 SlowDown" "throttling"
+kill "$FAULT_PID"; wait "$FAULT_PID" 2>/dev/null
+fault short
+expect_rc 1 "a short read is one line" run --engine s3 --filename s3://b/obj --rw read \
+	--bs 256k --json "$T/short.json"
+expect_err "...with the byte counts" "short read, 131072 of 262144 bytes" "bytes=0-262143"
+json_check "$T/short.json" "...and the result is kept" 'j["error"] != 0'
+finish

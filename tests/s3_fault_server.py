@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""A tiny S3 stand-in on loopback for the s3 engine's failure paths (tests/cli_s3.sh).
+
+    s3_fault_server.py MODE SIZE PORTFILE LOGFILE
+
+serves one object of SIZE bytes (byte i = i % 251) at any path: HEAD gives its size, a ranged
+GET its bytes.  MODE: slowdown:N answers the first N GETs with 503 SlowDown; short answers every
+GET with half the range asked for (and a Content-Length that says so).  Each GET's Range and
+status go to LOGFILE, one line each.  The port it listens on is written to PORTFILE.
+"""
+import http.server
+import sys
+
+MODE, SIZE, PORTFILE, LOGFILE = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+state = {"gets": 0}
+
+
+def body(lo, hi):
+    return bytes(i % 251 for i in range(lo, hi + 1))
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(SIZE))
+        self.end_headers()
+
+    def do_GET(self):
+        state["gets"] += 1
+        rng = self.headers.get("Range", "")
+        lo, hi = (int(x) for x in rng.split("=")[1].split("-"))
+        status = 206
+        if MODE.startswith("slowdown:") and state["gets"] <= int(MODE.split(":")[1]):
+            status = 503
+            data = b"<Error><Code>SlowDown</Code><Message>Reduce your request rate.</Message></Error>"
+        elif MODE == "short":
+            data = body(lo, lo + (hi - lo + 1) // 2 - 1)
+        else:
+            data = body(lo, hi)
+        with open(LOGFILE, "a") as f:
+            f.write("%s %d\n" % (rng, status))
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(PORTFILE + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+import os
+os.rename(PORTFILE + ".tmp", PORTFILE)
+srv.serve_forever()
