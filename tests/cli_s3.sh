@@ -142,4 +142,48 @@ expect_rc 1 "a short read is one line" run --engine s3 --filename s3://b/obj --r
 	--bs 256k --json "$T/short.json"
 expect_err "...with the byte counts" "short read, 131072 of 262144 bytes" "bytes=0-262143"
 json_check "$T/short.json" "...and the result is kept" 'j["error"] != 0'
+
+# every request llmio signs (PUT, multipart initiate / part / complete, signed payloads),
+# signed again by botocore from what was captured: the same signature
+if /usr/bin/python3 -c 'import botocore' 2>/dev/null; then
+	kill "$FAULT_PID"; wait "$FAULT_PID" 2>/dev/null
+	fault capture
+	AWS_ACCESS_KEY_ID=AKIDLLMIO AWS_SECRET_ACCESS_KEY=llmio/secret/Key expect_rc 0 \
+		"a signed-payload PUT" run --engine s3 --filename s3://b/one --rw write --bs 4k \
+		--size 4k --sha256=1 --md5=1
+	AWS_ACCESS_KEY_ID=AKIDLLMIO AWS_SECRET_ACCESS_KEY=llmio/secret/Key expect_rc 0 \
+		"a multipart upload" run --engine s3 --filename s3://b/dir/mp --rw write --bs 5m \
+		--size 10m --iodepth 2
+	cat >"$T/resign.py" <<'PYEOF'
+import json, sys
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+auth = S3SigV4Auth(Credentials("AKIDLLMIO", "llmio/secret/Key"), "s3", "us-east-1")
+n = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    h = {k.lower(): v for k, v in r["headers"].items()}
+    got = h["authorization"]
+    signed = got.split("SignedHeaders=")[1].split(",")[0].split(";")
+    keep = {k: v for k, v in h.items() if k.lower() in signed}
+    req = AWSRequest(method=r["method"], url="http://" + h["host"] + r["path"], headers=keep)
+    req.context["timestamp"] = h["x-amz-date"]
+    cr = auth.canonical_request(req)
+    sig = auth.signature(auth.string_to_sign(req, cr), req)
+    if "Signature=" + sig not in got:
+        print("MISMATCH", r["method"], r["path"], got, sig, cr)
+        sys.exit(1)
+    n += 1
+print(n, "signatures match")
+PYEOF
+	run /usr/bin/python3 "$T/resign.py" "$T/fault.log"
+	check "botocore signs llmio's requests alike: $(cat "$T/stdout" "$T/stderr" | tail -c 600)" test "$RC" = 0
+	check "...all 5 of them (PUT, initiate, 2 parts, complete)" grep -q '^5 signatures' "$T/stdout"
+	check "...with the payload's SHA-256 signed when asked" \
+		grep -q '"x-amz-content-sha256": "[0-9a-f]\{64\}"' "$T/fault.log"
+else
+	note "python3-botocore is not installed: the second signer check is skipped"
+fi
 finish
