@@ -13,8 +13,6 @@ on_exit() {
 }
 s3_start llmio
 
-# notes_get FILE KEY: a number from the engine's notes ("15 requests, ...")
-wire_rx() { json_get "$1" 'int(j["engine_notes"].split(" bytes received")[0].split(", ")[-1])'; }
 
 # --- PUT: one object, one request; its bytes are what llmio writes to a file -----------------
 expect_rc 0 "PUT of a 1 MiB object" run --engine s3 --filename s3://llmio/one --rw write \
@@ -24,7 +22,7 @@ json_check "$T/put.json" "PUT took one request" '" 1 requests" in j["engine_note
 s3_curl -o "$T/one.got" "$S3_URL/llmio/one"
 check "the object holds 1 MiB" test "$(stat -c %s "$T/one.got")" = 1048576
 expect_rc 0 "the same write to a file" run --engine psync --filename "$T/one.ref" --rw write \
-	--bs 1m --size 1m
+	--bs 1m --size 1m --json "$T/one.json"
 check "the object's bytes are the file's" cmp -s "$T/one.got" "$T/one.ref"
 
 # --- multipart: parts are the job's writes, 5 MiB each --------------------------------------
@@ -51,8 +49,13 @@ expect_rc 0 "sequential GET, size from HEAD" run --engine s3 --filename s3://llm
 	--rw read --bs 1m --iodepth 4 --json "$T/get.json"
 json_check "$T/get.json" "HEAD gave 3000000 bytes: 2 whole 1 MiB blocks read" \
 	'j["read"]["io_bytes"] == 2097152 and j["target_bytes"] == 3000000'
-rx=$(wire_rx "$T/get.json")
-check "curl counted the body bytes on the wire ($rx >= 2097152)" test "$rx" -ge 2097152
+json_check "$T/get.json" "bytes on the wire from curl: the bodies plus headers, 2 requests" \
+	'j["wire"]["known"] and 2097152 < j["wire"]["rx_bytes"] < 2097152 + 4096 and j["wire"]["requests"] == 2'
+json_check "$T/get.json" "the CPU split: threads, system-wide softirq, copies apart" \
+	'j["cpu"]["softirq_system_s"] >= 0 and j["wire"]["copy_s"] > 0 and j["wire"]["hash_s"] == 0'
+json_check "$T/put.json" "a write counts its body sent" \
+	'1048576 < j["wire"]["tx_bytes"] < 1048576 + 4096'
+json_check "$T/one.json" "a file engine has no wire figures" 'not j["wire"]["known"]' 
 expect_rc 0 "random 64k Range GETs" run --engine s3 --filename s3://llmio/dir/big \
 	--rw randread --bs 64k --iodepth 8 --io_size 4m --json "$T/rr.json"
 json_check "$T/rr.json" "4 MiB read in 64 ranges" \
@@ -150,7 +153,7 @@ if /usr/bin/python3 -c 'import botocore' 2>/dev/null; then
 	fault capture
 	AWS_ACCESS_KEY_ID=AKIDLLMIO AWS_SECRET_ACCESS_KEY=llmio/secret/Key expect_rc 0 \
 		"a signed-payload PUT" run --engine s3 --filename s3://b/one --rw write --bs 4k \
-		--size 4k --sha256=1 --md5=1
+		--size 4k --sha256=1 --md5=1 --json "$T/sha.json"
 	AWS_ACCESS_KEY_ID=AKIDLLMIO AWS_SECRET_ACCESS_KEY=llmio/secret/Key expect_rc 0 \
 		"a multipart upload" run --engine s3 --filename s3://b/dir/mp --rw write --bs 5m \
 		--size 10m --iodepth 2
@@ -181,6 +184,7 @@ PYEOF
 	run /usr/bin/python3 "$T/resign.py" "$T/fault.log"
 	check "botocore signs llmio's requests alike: $(cat "$T/stdout" "$T/stderr" | tail -c 600)" test "$RC" = 0
 	check "...all 5 of them (PUT, initiate, 2 parts, complete)" grep -q '^5 signatures' "$T/stdout"
+	json_check "$T/sha.json" "hashing counted apart" 'j["wire"]["hash_s"] > 0'
 	check "...with the payload's SHA-256 signed when asked" \
 		grep -q '"x-amz-content-sha256": "[0-9a-f]\{64\}"' "$T/fault.log"
 else

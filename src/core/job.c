@@ -412,6 +412,20 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	if (j->target.nirqs)
 		irq_share(s0->irq, s1->irq, &r->device.irqs, r->device.irq_cpus,
 		          sizeof(r->device.irq_cpus));
+	r->softirq_system_s = s1->cpu.softirq_s - s0->cpu.softirq_s;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct engine_counters *c = &j->workers[i].ctx.counters;
+
+		if (!c->known)
+			continue;
+		r->wire.known = true;
+		r->wire.rx_bytes += c->wire_rx;
+		r->wire.tx_bytes += c->wire_tx;
+		r->wire.requests += c->requests;
+		r->wire.retries += c->retries;
+		r->wire.hash_s += (double)c->hash_ns / 1e9;
+		r->wire.copy_s += (double)c->copy_ns / 1e9;
+	}
 }
 
 static void notes(struct job *j, struct llmio_result *r)

@@ -108,6 +108,16 @@ struct engine_ctx {
 	 * s3://b/k bytes=0-4095: HTTP 403 InvalidAccessKeyId: check ...").  Set with io->res < 0.
 	 */
 	char ioerr[384];
+	/*
+	 * What an engine whose bytes never reach a local device (s3) counted itself; the
+	 * worker zeroes it when measuring starts, so it covers the measured window.
+	 */
+	struct engine_counters {
+		bool known;                 /* the engine fills these */
+		uint64_t wire_rx, wire_tx;  /* bytes on the wire, headers included */
+		uint64_t requests, retries; /* requests completed; sent again after 503/500 */
+		uint64_t hash_ns, copy_ns;  /* hashing payloads; copying them (when apart) */
+	} counters;
 };
 
 enum engine_opt_type { ENGINE_OPT_BOOL, ENGINE_OPT_INT, ENGINE_OPT_ENUM, ENGINE_OPT_TIME_MS };

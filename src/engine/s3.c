@@ -123,7 +123,10 @@ struct s3_buf {
 enum xfer_kind { XFER_GET, XFER_PUT, XFER_PART };
 
 /* One easy handle and what its request needs, reused for every I/O it carries. */
+struct s3_data;
+
 struct s3_xfer {
+	struct s3_data *d;
 	CURL *h;
 	struct io_req *io;
 	struct s3_file *file;
@@ -170,7 +173,7 @@ struct s3_data {
 	struct io_req **done; /* completed, not yet reaped */
 	unsigned ndone;
 	struct engine_ctx *ctx;
-	uint64_t wire_rx, wire_tx, requests, retried, hash_ns;
+	struct engine_counters *n; /* the worker's: the measured window's counts */
 };
 
 /*
@@ -795,6 +798,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
 	struct s3_xfer *x = arg;
 	size_t len = size * n;
+	uint64_t t0;
 	long code = 0;
 
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
@@ -809,7 +813,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	}
 	if (x->pos + len > x->io->len)
 		return 0; /* more than the range asked for: the server is broken; fail the I/O */
+	t0 = now_ns();
 	memcpy((char *)x->io->buf + x->pos, p, len);
+	x->d->n->copy_ns += now_ns() - t0;
 	x->pos += len;
 	return len;
 }
@@ -820,9 +826,12 @@ static size_t on_upload(char *p, size_t size, size_t n, void *arg)
 	struct s3_xfer *x = arg;
 	size_t len = size * n, left = x->io->len - x->pos;
 
+	uint64_t t0 = now_ns();
+
 	if (len > left)
 		len = left;
 	memcpy(p, (const char *)x->io->buf + x->pos, len);
+	x->d->n->copy_ns += now_ns() - t0;
 	x->pos += len;
 	return len;
 }
@@ -854,6 +863,7 @@ static void link_headers(struct s3_xfer *x, const char *const *h, unsigned n)
 
 static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
 {
+	x->d = d;
 	x->h = curl_easy_init();
 	if (!x->h)
 		return -ENOMEM;
@@ -922,7 +932,7 @@ static void xfer_prepare(struct s3_data *d, struct s3_xfer *x)
 			uint64_t t0 = now_ns();
 
 			sha256_header(io->buf, io->len, x->h_sha, sizeof(x->h_sha));
-			d->hash_ns += now_ns() - t0;
+			d->n->hash_ns += now_ns() - t0;
 			h[nh++] = x->h_sha;
 		} else {
 			h[nh++] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
@@ -931,7 +941,7 @@ static void xfer_prepare(struct s3_data *d, struct s3_xfer *x)
 			uint64_t t0 = now_ns();
 
 			md5_header(io->buf, io->len, x->h_md5, sizeof(x->h_md5));
-			d->hash_ns += now_ns() - t0;
+			d->n->hash_ns += now_ns() - t0;
 			h[nh++] = x->h_md5;
 		}
 	}
@@ -950,7 +960,7 @@ static int multipart_start(struct s3_data *d, struct s3_file *f, struct llmio_er
 	/* "uploads=", the canonical form: libcurl 7.88 signs the query as written */
 	s3_fmt(url, sizeof(url), "%s?uploads=", f->url);
 	code = ctl_request(d->ctl, &d->cfg, "POST", url, NULL, &resp, e);
-	d->requests++;
+	d->n->requests++;
 	if (code == 200 && xml_get(resp.p, "UploadId", f->upload_id, sizeof(f->upload_id), NULL)) {
 		/* kept escaped: it only ever goes into query strings */
 		char *esc = curl_easy_escape(d->ctl, f->upload_id, 0);
@@ -995,7 +1005,7 @@ static int multipart_complete(struct s3_data *d, struct s3_file *f, struct llmio
 	s3_fmt(body + used, cap - used, "</CompleteMultipartUpload>");
 	s3_fmt(url, sizeof(url), "%s?uploadId=%s", f->url, f->upload_id);
 	code = ctl_request(d->ctl, &d->cfg, "POST", url, body, &resp, e);
-	d->requests++;
+	d->n->requests++;
 	free(body);
 	/* S3 can answer 200 with an <Error> in the body */
 	if (code == 200 && !(resp.p && strstr(resp.p, "<Error>"))) {
@@ -1040,6 +1050,8 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 		return -ENOMEM;
 	ctx->priv = d;
 	d->ctx = ctx;
+	d->n = &ctx->counters;
+	d->n->known = true;
 	d->o = *(const struct s3_opts *)s->opts;
 	d->bs = (uint32_t)s->buf_len;
 	ret = s3_config_load(&d->o, &d->cfg, &e);
@@ -1242,9 +1254,9 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 	curl_easy_getinfo(x->h, CURLINFO_SIZE_UPLOAD_T, &tx);
 	curl_easy_getinfo(x->h, CURLINFO_HEADER_SIZE, &hdr);
 	curl_easy_getinfo(x->h, CURLINFO_REQUEST_SIZE, &req);
-	d->wire_rx += (uint64_t)rx + (uint64_t)hdr;
-	d->wire_tx += (uint64_t)tx + (uint64_t)req;
-	d->requests++;
+	d->n->wire_rx += (uint64_t)rx + (uint64_t)hdr;
+	d->n->wire_tx += (uint64_t)tx + (uint64_t)req;
+	d->n->requests++;
 	if (x->kind == XFER_GET)
 		s3_fmt(what, sizeof(what), "GET %s bytes=%" PRIu64 "-%" PRIu64, x->file->name,
 		       io->off, io->off + io->len - 1);
@@ -1257,7 +1269,7 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 	if (!rc && (code == 503 || code == 500) && x->attempts < (unsigned)d->o.retries) {
 		/* throttled: back off (10 ms doubling) and send it again */
 		x->attempts++;
-		d->retried++;
+		d->n->retries++;
 		xfer_prepare(d, x);
 		x->due_ns = now_ns() + (10000000ull << (x->attempts - 1));
 		return;
@@ -1389,10 +1401,12 @@ static void s3_cleanup(struct engine_ctx *ctx)
 	               "; %" PRIu64 " requests, %" PRIu64 " bytes received and %" PRIu64
 	               " sent on the wire (curl's counters, headers included), %" PRIu64
 	               " retried after 503/500",
-	               d->requests, d->wire_rx, d->wire_tx, d->retried);
-	if (d->hash_ns)
-		engine_appendf(ctx->notes, sizeof(ctx->notes), ", %.3f s hashing payloads",
-		               (double)d->hash_ns / 1e9);
+	               d->n->requests, d->n->wire_rx, d->n->wire_tx, d->n->retries);
+	engine_appendf(ctx->notes, sizeof(ctx->notes), ", %.3f s copying payloads",
+	               (double)d->n->copy_ns / 1e9);
+	if (d->n->hash_ns)
+		engine_appendf(ctx->notes, sizeof(ctx->notes), ", %.3f s hashing them",
+		               (double)d->n->hash_ns / 1e9);
 	if (d->o.cleanup)
 		engine_appendf(ctx->notes, sizeof(ctx->notes), ", %u created objects deleted",
 		               deleted);
