@@ -18,7 +18,7 @@ s3_start llmio
 expect_rc 0 "PUT of a 1 MiB object" run --engine s3 --filename s3://llmio/one --rw write \
 	--bs 1m --size 1m --json "$T/put.json"
 json_check "$T/put.json" "PUT wrote exactly 1 MiB" 'j["write"]["io_bytes"] == 1048576'
-json_check "$T/put.json" "PUT took one request" '" 1 requests" in j["engine_notes"]'
+json_check "$T/put.json" "PUT took one request" 'j["wire"]["requests"] == 1'
 s3_curl -o "$T/one.got" "$S3_URL/llmio/one"
 check "the object holds 1 MiB" test "$(stat -c %s "$T/one.got")" = 1048576
 expect_rc 0 "the same write to a file" run --engine psync --filename "$T/one.ref" --rw write \
@@ -29,7 +29,7 @@ check "the object's bytes are the file's" cmp -s "$T/one.got" "$T/one.ref"
 expect_rc 0 "multipart upload of 15 MiB in 5 MiB parts" run --engine s3 --filename \
 	s3://llmio/dir/big --rw write --bs 5m --size 15m --json "$T/mp.json"
 json_check "$T/mp.json" "multipart wrote exactly 15 MiB" 'j["write"]["io_bytes"] == 15728640'
-json_check "$T/mp.json" "initiate + 3 parts + complete" '" 5 requests" in j["engine_notes"]'
+json_check "$T/mp.json" "initiate + 3 parts + complete" 'j["wire"]["requests"] == 5'
 s3_curl -o "$T/big.got" "$S3_URL/llmio/dir/big"
 expect_rc 0 "the same write to a file" run --engine psync --filename "$T/big.ref" --rw write \
 	--bs 5m --size 15m
@@ -131,7 +131,7 @@ fault slowdown:3
 expect_rc 0 "503 SlowDown three times: retried and read" run --engine s3 --filename \
 	s3://b/obj --rw read --bs 256k --json "$T/slow.json"
 json_check "$T/slow.json" "3 retries counted, 1 MiB read" \
-	'"3 retried after 503" in j["engine_notes"] and j["read"]["io_bytes"] == 1048576'
+	'j["wire"]["retries"] == 3 and j["read"]["io_bytes"] == 1048576'
 check "the fault server saw 3 503s then 4 good ranges" \
 	test "$(grep -c ' 503$' "$T/fault.log") $(grep -c ' 206$' "$T/fault.log")" = "3 4"
 kill "$FAULT_PID"; wait "$FAULT_PID" 2>/dev/null

@@ -540,6 +540,10 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	supervise(&j, &s0, &s1, &interrupted);
 	fill_result(&j, r, &s0, &s1);
 	llmio_result_judge(r);
+	if (r->wire.known)
+		snprintf(r->service_reason, sizeof(r->service_reason),
+		         "an object store over the network: no device or page cache of this host "
+		         "in the path; its bytes are on the wire (`wire`)");
 	notes(&j, r);
 	r->interrupted = interrupted;
 	for (unsigned i = 0; i < j.nworkers; i++) {

@@ -1397,18 +1397,8 @@ static void s3_cleanup(struct engine_ctx *ctx)
 		free(f->etags);
 		free(f->part_done);
 	}
-	engine_appendf(ctx->notes, sizeof(ctx->notes),
-	               "; %" PRIu64 " requests, %" PRIu64 " bytes received and %" PRIu64
-	               " sent on the wire (curl's counters, headers included), %" PRIu64
-	               " retried after 503/500",
-	               d->n->requests, d->n->wire_rx, d->n->wire_tx, d->n->retries);
-	engine_appendf(ctx->notes, sizeof(ctx->notes), ", %.3f s copying payloads",
-	               (double)d->n->copy_ns / 1e9);
-	if (d->n->hash_ns)
-		engine_appendf(ctx->notes, sizeof(ctx->notes), ", %.3f s hashing them",
-		               (double)d->n->hash_ns / 1e9);
 	if (d->o.cleanup)
-		engine_appendf(ctx->notes, sizeof(ctx->notes), ", %u created objects deleted",
+		engine_appendf(ctx->notes, sizeof(ctx->notes), "; %u created objects deleted",
 		               deleted);
 	for (unsigned i = 0; d->x && i < d->depth; i++) {
 		if (d->x[i].h) {
