@@ -48,9 +48,11 @@ static const enum llmio_optdesc_type desc_types[] = {
 
 static const struct opt opts_table[] = {
         OPT_STR("ioengine", "engine", engine, "psync", "datapath: see `llmio engines`"),
-        OPT_STR("filename", NULL, filename, "", "file or block device to do I/O to"),
+        OPT_STR("filename", NULL, filename, "",
+                "file or block device to do I/O to (s3://bucket/key with --engine s3)"),
         OPT_STR("directory", NULL, directory, "",
-                "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own)"),
+                "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own); "
+                "s3://bucket/prefix: its objects (--engine s3)"),
         OPT_RANGE("nrfiles", NULL, O_U32, nrfiles, "1", "number of files in --directory", 1,
                   1000000),
         OPT("rw", "readwrite", O_RW, rw, "read", "read | write | randread | randwrite | randrw"),
