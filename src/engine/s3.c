@@ -836,6 +836,17 @@ static size_t on_upload(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* libcurl rewinds an upload to send it again (a redirect, a reused connection that closed). */
+static int on_seek(void *arg, curl_off_t off, int origin)
+{
+	struct s3_xfer *x = arg;
+
+	if (origin != SEEK_SET || off < 0 || (uint64_t)off > x->io->len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	x->pos = (uint64_t)off;
+	return CURL_SEEKFUNC_OK;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
 	struct s3_xfer *x = arg;
@@ -876,7 +887,12 @@ static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
 	curl_easy_setopt(x->h, CURLOPT_READDATA, x);
 	curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(x->h, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_SEEKFUNCTION, on_seek);
+	curl_easy_setopt(x->h, CURLOPT_SEEKDATA, x);
 	curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* a server that stops sending without closing fails the I/O instead of hanging the job */
+	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, 60L);
 	/* S3 redirects (307 to another region, AIStore's targets) are re-signed by libcurl */
 	curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(x->h, CURLOPT_UNRESTRICTED_AUTH, 0L);
