@@ -53,6 +53,11 @@ struct s3_opts {
 static const char *const tls_choices[] = {"auto", "on", "off", NULL};
 static const char *const http_choices[] = {"1.1", "2", NULL};
 
+/* fio's nearest, its http engine in http_mode=s3, has none of these: `--emit-fio` says so */
+#define S3_NO_FIO                                                                                  \
+	.fio_kind = ENGINE_FIO_NONE,                                                               \
+	.fio_note = "fio's http engine (http_mode=s3) has no equivalent"
+
 static const struct engine_opt s3_options[] = {
         {.name = "sha256",
          .type = ENGINE_OPT_BOOL,
@@ -60,31 +65,27 @@ static const struct engine_opt s3_options[] = {
          .def = "0",
          .help = "sign the payload's SHA-256 (x-amz-content-sha256) instead of "
                  "UNSIGNED-PAYLOAD: prices payload hashing",
-         .fio_kind = ENGINE_FIO_NONE,
-         .fio_note = "fio has no S3 engine"},
+         S3_NO_FIO},
         {.name = "md5",
          .type = ENGINE_OPT_BOOL,
          .offset = offsetof(struct s3_opts, md5),
          .def = "0",
          .help = "send Content-MD5 with every PUT (the server checks it)",
-         .fio_kind = ENGINE_FIO_NONE,
-         .fio_note = "fio has no S3 engine"},
+         S3_NO_FIO},
         {.name = "tls",
          .type = ENGINE_OPT_ENUM,
          .offset = offsetof(struct s3_opts, tls),
          .def = "auto",
          .help = "HTTPS or plain HTTP: auto follows the endpoint's scheme",
          .choices = tls_choices,
-         .fio_kind = ENGINE_FIO_NONE,
-         .fio_note = "fio has no S3 engine"},
+         S3_NO_FIO},
         {.name = "http",
          .type = ENGINE_OPT_ENUM,
          .offset = offsetof(struct s3_opts, http),
          .def = "1.1",
          .help = "HTTP version: 1.1, or 2 (multiplexed on one connection)",
          .choices = http_choices,
-         .fio_kind = ENGINE_FIO_NONE,
-         .fio_note = "fio has no S3 engine"},
+         S3_NO_FIO},
         {.name = "retries",
          .type = ENGINE_OPT_INT,
          .offset = offsetof(struct s3_opts, retries),
@@ -92,15 +93,13 @@ static const struct engine_opt s3_options[] = {
          .help = "attempts after a 503 SlowDown or 500, with exponential backoff from 10 ms",
          .min = 0,
          .max = 20,
-         .fio_kind = ENGINE_FIO_NONE,
-         .fio_note = "fio has no S3 engine"},
+         S3_NO_FIO},
         {.name = "cleanup",
          .type = ENGINE_OPT_BOOL,
          .offset = offsetof(struct s3_opts, cleanup),
          .def = "0",
          .help = "delete, at the end, the objects this run created (never one that existed)",
-         .fio_kind = ENGINE_FIO_NONE,
-         .fio_note = "fio has no S3 engine"},
+         S3_NO_FIO},
         {0},
 };
 
