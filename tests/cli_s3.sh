@@ -71,10 +71,12 @@ expect_err "...naming the bucket" "bucket nobucket does not exist"
 expect_rc 0 "--directory writes llmio.0..2 under the prefix" run --engine s3 --directory \
 	s3://llmio/set --nrfiles 3 --rw write --bs 1m --size 3m
 s3_curl -T "$T/odd" "$S3_URL/llmio/set/user-object"
+head -c 1048576 /dev/urandom >"$T/amp"
+s3_curl -T "$T/amp" "$S3_URL/llmio/set/a%26b"
 expect_rc 0 "--directory reads every listed object" run --engine s3 --directory s3://llmio/set \
 	--rw read --bs 1m --json "$T/list.json"
-json_check "$T/list.json" "3 x 1 MiB + the user's 3000000 bytes listed" \
-	'j["target_bytes"] == 3 * 1048576 + 3000000 and j["read"]["io_bytes"] == 5 * 1048576'
+json_check "$T/list.json" "3 x 1 MiB + the user's 3000000 bytes and 1 MiB 'a&b' listed" \
+	'j["target_bytes"] == 4 * 1048576 + 3000000 and j["read"]["io_bytes"] == 6 * 1048576'
 expect_rc 1 "an empty prefix is one line" run --engine s3 --directory s3://llmio/empty \
 	--rw read --bs 1m
 expect_err "...saying what to do" "no objects under s3://llmio/empty"

@@ -442,6 +442,34 @@ static bool xml_get(const char *xml, const char *tag, char *out, size_t len, con
 	return true;
 }
 
+/* XML's five entities in place (a key "a&b" is listed as "a&amp;b"). */
+static void xml_unescape(char *s)
+{
+	static const struct {
+		const char *ent;
+		char ch;
+	} ents[] = {
+	        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+	char *w = s;
+
+	while (*s) {
+		size_t i, n = 0;
+
+		for (i = 0; *s == '&' && i < sizeof(ents) / sizeof(ents[0]); i++) {
+			n = strlen(ents[i].ent);
+			if (!strncmp(s, ents[i].ent, n))
+				break;
+		}
+		if (*s == '&' && i < sizeof(ents) / sizeof(ents[0])) {
+			*w++ = ents[i].ch;
+			s += n;
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+}
+
 /* What a failed HTTP status means to a user, with the fix. */
 static int http_errno(long code)
 {
@@ -694,6 +722,7 @@ static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 		}
 		while (xml_get(resp.p, "Key", key, sizeof(key), &at) &&
 		       xml_get(resp.p, "Size", size, sizeof(size), &at)) {
+			xml_unescape(key);
 			ret = add_object(t, bucket, key, strtoull(size, NULL, 10));
 			if (ret)
 				break;
