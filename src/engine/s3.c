@@ -111,6 +111,7 @@ struct s3_cfg {
 	char secret[128];
 	char token[2048];
 	char sigv4[96]; /* "aws:amz:REGION:s3" */
+	char ca[1024];  /* AWS_CA_BUNDLE: certificates to trust for https, "" = the system's */
 };
 
 /* A growable buffer for control requests (HEAD, list, multipart): never on the I/O path. */
@@ -330,6 +331,8 @@ static int s3_config_load(const struct s3_opts *o, struct s3_cfg *c, struct llmi
 			                 path);
 	}
 	s3_fmt(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->region);
+	if (env("AWS_CA_BUNDLE"))
+		copy_trim(c->ca, sizeof(c->ca), env("AWS_CA_BUNDLE"));
 	return 0;
 }
 
@@ -337,12 +340,14 @@ static int s3_config_load(const struct s3_opts *o, struct s3_cfg *c, struct llmi
 /* Requests                                                                                 */
 
 /*
- * Sign requests on h with libcurl's SigV4 signer.  libcurl signs the headers it is given
- * (Debian's 7.88 does not add x-amz-content-sha256 itself, and S3 requires it), so the
- * caller's list already holds it.
+ * Sign requests on h with libcurl's SigV4 signer (and trust AWS_CA_BUNDLE's certificates).  libcurl
+ * signs the headers it is given (Debian's 7.88 does not add x-amz-content-sha256 itself, and S3
+ * requires it), so the caller's list already holds it.
  */
 static void s3_sign(CURL *h, const struct s3_cfg *c)
 {
+	if (c->ca[0])
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
 	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
 	curl_easy_setopt(h, CURLOPT_USERNAME, c->access);
 	curl_easy_setopt(h, CURLOPT_PASSWORD, c->secret);
@@ -514,6 +519,26 @@ static void http_fail_msg(char *out, size_t len, const char *what, long code, co
 	       http_hint(code, s3code));
 }
 
+/* What to do about a transport failure, by libcurl's code. */
+static const char *curl_hint(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CONNECT_ERROR:
+		return "TLS: set AWS_CA_BUNDLE to the server's CA certificate, or tls=off for an "
+		       "endpoint that speaks plain HTTP";
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return "check the endpoint's host name (AWS_ENDPOINT_URL)";
+	case CURLE_COULDNT_CONNECT:
+		return "the server went away, or none runs at the endpoint (AWS_ENDPOINT_URL)";
+	case CURLE_OPERATION_TIMEDOUT:
+		return "the server stopped answering";
+	default:
+		return "the server went away, or speaks TLS where tls=off sent plain HTTP";
+	}
+}
+
 /*
  * A blocking control request on h (HEAD, list, multipart initiate/complete/abort, delete):
  * method, url, optional body; the response body into resp.  Returns the HTTP status, or
@@ -567,8 +592,9 @@ static long ctl_request(CURL *h, const struct s3_cfg *c, const char *method, con
 	rc = curl_easy_perform(h);
 	curl_slist_free_all(hdrs);
 	if (rc)
-		return llmio_err(e, rc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO, "%s %s: %s",
-		                 method, url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		return llmio_err(e, rc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO,
+		                 "%s %s: %s (%s)", method, url,
+		                 errbuf[0] ? errbuf : curl_easy_strerror(rc), curl_hint(rc));
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	return code;
 }
@@ -1324,8 +1350,8 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 		        : rc == CURLE_WRITE_ERROR        ? -EPROTO
 		                                         : -ECONNRESET;
 
-		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s: %s (the server went away?)", what,
-		       x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s: %s (%s)", what,
+		       x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc), curl_hint(rc));
 		finish_io(d, x, e);
 		return;
 	}
