@@ -10,7 +10,8 @@
 # llmio's cpu.proc_s; curl's rusage; s3fs's /proc/PID/stat delta + the reader's rusage), client
 # CPU-s per GB, server CPU-s per GB, and system-wide softirq seconds (/proc/stat, all CPUs).
 # Tools run interleaved, REPS rounds.  Needs s3rver (scripts/bootstrap.sh), curl, and for the
-# s3fs rows s3fs + /dev/fuse (skipped with a note otherwise).
+# s3fs rows s3fs + /dev/fuse (skipped with a note otherwise); the TLS rows run against a second
+# s3rver with a self-signed certificate (openssl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LLMIO=${1:-build/llmio}
@@ -20,8 +21,10 @@ S3RVER=${LLMIO_S3RVER:-.tools/node_modules/.bin/s3rver}
 [ -x "$S3RVER" ] || { echo "s3rver not installed: run scripts/bootstrap.sh" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/llmio-s3bench.XXXXXX")
 SRV=
+TLS=
 MNT=$W/mnt
 cleanup() {
+	[ -n "$TLS" ] && kill "$TLS" 2>/dev/null && wait "$TLS" 2>/dev/null
 	mountpoint -q "$MNT" 2>/dev/null && fusermount -u "$MNT"
 	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
 	rm -rf "$W"
@@ -76,6 +79,21 @@ llmio_row() { # llmio_row LABEL ARGS...: client CPU is the result's cpu.proc_s
 		$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
 }
 
+# the same server over TLS (self-signed, trusted through AWS_CA_BUNDLE), for the TLS rows
+TLSURL=
+if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$W/tls.key" -out "$W/tls.crt" >/dev/null 2>&1; then
+	TPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$S3RVER" -d "$W/tdata" -a 127.0.0.1 -p "$TPORT" --silent --configure-bucket bench \
+		--key "$W/tls.key" --cert "$W/tls.crt" >"$W/s3tls.log" 2>&1 &
+	TLS=$!
+	TLSURL=https://127.0.0.1:$TPORT
+	for _ in $(seq 300); do curl -s --cacert "$W/tls.crt" -o /dev/null "$TLSURL/" && break; sleep 0.1; done
+	head -c "$BYTES" /dev/urandom >"$W/obj"
+	curl -sS --cacert "$W/tls.crt" "${SIGV4[@]}" -T "$W/obj" "$TLSURL/bench/obj" >/dev/null
+	rm -f "$W/obj"
+fi
+
 S3FS=0
 if command -v s3fs >/dev/null && [ -c /dev/fuse ]; then
 	mkdir -p "$MNT"
@@ -97,6 +115,15 @@ for _ in $(seq "$REPS"); do
 	measure curl curl -sS "${SIGV4[@]}" -o /dev/null "$AWS_ENDPOINT_URL/bench/obj"
 	llmio_row "llmio s3 bs=8m qd=1" --filename s3://bench/obj --rw read --bs 8m --iodepth 1
 	llmio_row "llmio s3 bs=8m qd=4" --filename s3://bench/obj --rw read --bs 8m --iodepth 4
+	if [ -n "$TLSURL" ]; then
+		SRV_SAVE=$SRV
+		SRV=$TLS
+		measure "curl, TLS" curl -sS --cacert "$W/tls.crt" "${SIGV4[@]}" -o /dev/null \
+			"$TLSURL/bench/obj"
+		AWS_ENDPOINT_URL=$TLSURL AWS_CA_BUNDLE=$W/tls.crt llmio_row "llmio s3 bs=8m qd=4, TLS" \
+			--filename s3://bench/obj --rw read --bs 8m --iodepth 4
+		SRV=$SRV_SAVE
+	fi
 	if [ "$S3FS" = 1 ]; then
 		pid=$(pgrep -n -x s3fs)
 		f0=$(ticks "$pid"); s0=$(ticks "$SRV"); q0=$(softirq)
