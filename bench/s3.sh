@@ -131,8 +131,9 @@ for _ in $(seq "$REPS"); do
 		row "s3fs + cat" "$(echo "$out" | awk '{print $1}')" \
 			"$(echo "$out" | awk -v f=$(($(ticks "$pid") - f0)) -v hz="$HZ" '{print $2 + $3 + f / hz}')" \
 			$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
-		# s3fs caches nothing on disk here (no use_cache), but drop the kernel's copy
-		echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+		# s3fs caches nothing on disk here (no use_cache); evict the kernel's copy of this
+		# one file (never the whole machine's page cache: others are working on it)
+		python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$MNT/obj"
 	fi
 done
 echo
