@@ -106,6 +106,9 @@ expect_err "...HTTP 403 and the fix" "HTTP 403" "AWS_ACCESS_KEY_ID"
 expect_rc 2 "a file engine refuses an s3:// URL" run --engine psync --filename s3://llmio/one \
 	--rw read --bs 4k
 expect_err "...naming the engine to use" "--engine s3"
+expect_rc 2 "--direct=1 does not apply to objects" run --engine s3 --filename s3://llmio/one \
+	--rw read --bs 4k --direct=1
+expect_err "...and the line says why" "no local file I/O" "--direct=0"
 expect_rc 1 "random writes cannot update an object" run --engine s3 --filename s3://llmio/rw \
 	--rw randwrite --bs 5m --size 20m --randseed 3
 expect_err "...saying so" "an object is written sequentially"

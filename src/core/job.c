@@ -55,8 +55,11 @@ static int validate(struct job *j, char *err, size_t errlen)
 		return ret;
 	if (o->direct && !(j->engine->caps & ENGINE_CAP_DIRECT)) {
 		snprintf(err, errlen,
-		         "engine %s goes through the page cache and cannot do O_DIRECT; use "
-		         "--direct=0",
+		         (j->engine->caps & ENGINE_CAP_OWN_TARGET)
+		                 ? "engine %s does no local file I/O, so O_DIRECT does not apply; "
+		                   "use --direct=0"
+		                 : "engine %s goes through the page cache and cannot do O_DIRECT; "
+		                   "use --direct=0",
 		         j->engine->name);
 		return -EINVAL;
 	}
