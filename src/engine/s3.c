@@ -50,57 +50,78 @@ struct s3_opts {
 	int cleanup; /* delete the objects this run created, at the end */
 };
 
-static const char *const tls_choices[] = {"auto", "on", "off", NULL};
-static const char *const http_choices[] = {"1.1", "2", NULL};
-
 /* fio's nearest, its http engine in http_mode=s3, has none of these: `--emit-fio` says so */
 #define S3_NO_FIO                                                                                  \
-	.fio_kind = ENGINE_FIO_NONE,                                                               \
-	.fio_note = "fio's http engine (http_mode=s3) has no equivalent"
+	.fio_kind = OPTD_FIO_NONE, .fio_note = "fio's http engine (http_mode=s3) has no "          \
+	                                       "equivalent"
 
-static const struct engine_opt s3_options[] = {
-        {.name = "sha256",
-         .type = ENGINE_OPT_BOOL,
-         .offset = offsetof(struct s3_opts, sha256),
-         .def = "0",
-         .help = "sign the payload's SHA-256 (x-amz-content-sha256) instead of "
-                 "UNSIGNED-PAYLOAD: prices payload hashing",
-         S3_NO_FIO},
-        {.name = "md5",
-         .type = ENGINE_OPT_BOOL,
-         .offset = offsetof(struct s3_opts, md5),
-         .def = "0",
-         .help = "send Content-MD5 with every PUT (the server checks it)",
-         S3_NO_FIO},
-        {.name = "tls",
-         .type = ENGINE_OPT_ENUM,
-         .offset = offsetof(struct s3_opts, tls),
-         .def = "auto",
-         .help = "HTTPS or plain HTTP: auto follows the endpoint's scheme",
-         .choices = tls_choices,
-         S3_NO_FIO},
-        {.name = "http",
-         .type = ENGINE_OPT_ENUM,
-         .offset = offsetof(struct s3_opts, http),
-         .def = "1.1",
-         .help = "HTTP version: 1.1, or 2 (multiplexed on one connection)",
-         .choices = http_choices,
-         S3_NO_FIO},
-        {.name = "retries",
-         .type = ENGINE_OPT_INT,
-         .offset = offsetof(struct s3_opts, retries),
-         .def = "5",
-         .help = "attempts after a 503 SlowDown or 500, with exponential backoff from 10 ms",
-         .min = 0,
-         .max = 20,
-         S3_NO_FIO},
-        {.name = "cleanup",
-         .type = ENGINE_OPT_BOOL,
-         .offset = offsetof(struct s3_opts, cleanup),
-         .def = "0",
-         .help = "delete, at the end, the objects this run created (never one that existed)",
-         S3_NO_FIO},
-        {0},
+static const struct llmio_optdesc s3_options[] = {
+        {
+                .name = "sha256",
+                .alias = NULL,
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct s3_opts, sha256),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "0",
+                .help = "sign the payload's SHA-256 (x-amz-content-sha256) instead of "
+                        "UNSIGNED-PAYLOAD: prices payload hashing",
+                S3_NO_FIO,
+        },
+        {
+                .name = "md5",
+                .alias = NULL,
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct s3_opts, md5),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "0",
+                .help = "send Content-MD5 with every PUT (the server checks it)",
+                S3_NO_FIO,
+        },
+        {
+                .name = "tls",
+                .alias = NULL,
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct s3_opts, tls),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "auto",
+                .help = "HTTPS or plain HTTP: auto follows the endpoint's scheme",
+                .choices = "auto|on|off",
+                S3_NO_FIO,
+        },
+        {
+                .name = "http",
+                .alias = NULL,
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct s3_opts, http),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "1.1",
+                .help = "HTTP version: 1.1, or 2 (multiplexed on one connection)",
+                .choices = "1.1|2",
+                S3_NO_FIO,
+        },
+        {
+                .name = "retries",
+                .alias = NULL,
+                .type = OPTD_INT,
+                OPTD_FIELD(struct s3_opts, retries),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "5",
+                .help = "attempts after a 503 SlowDown or 500, with exponential backoff from 10 ms",
+                .min = 0,
+                .max = 20,
+                S3_NO_FIO,
+        },
+        {
+                .name = "cleanup",
+                .alias = NULL,
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct s3_opts, cleanup),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "0",
+                .help = "delete, at the end, the objects this run created (never one that existed)",
+                S3_NO_FIO,
+        },
+        {.name = NULL},
 };
 
 /* Where and as whom: resolved from the environment and ~/.aws/credentials. */
@@ -509,14 +530,14 @@ static const char *http_hint(long code, const char *s3code)
 	return "see the server's log";
 }
 
-/* One line for a failed request: method, object, HTTP status, S3's <Code>, the fix. */
-static void http_fail_msg(char *out, size_t len, const char *what, long code, const char *body)
+/* One line for a failed request: method, object, HTTP status, S3's <Code>, the fix; rc. */
+static int http_fail(struct llmio_error *e, int rc, const char *what, long code, const char *body)
 {
 	char s3code[64] = "";
 
 	xml_get(body, "Code", s3code, sizeof(s3code), NULL);
-	s3_fmt(out, len, "%s: HTTP %ld%s%s: %s", what, code, s3code[0] ? " " : "", s3code,
-	       http_hint(code, s3code));
+	return llmio_err(e, rc, "%s: HTTP %ld%s%s: %s", what, code, s3code[0] ? " " : "", s3code,
+	                 http_hint(code, s3code));
 }
 
 /* What to do about a transport failure, by libcurl's code. */
@@ -700,10 +721,7 @@ static int head_object(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 		free(resp.p);
 	}
 	s3_fmt(what, sizeof(what), "HEAD s3://%s/%s", bucket, key);
-	http_fail_msg(e ? e->msg : what, e ? sizeof(e->msg) : 0, what, code, "");
-	if (e)
-		e->code = http_errno(code);
-	return http_errno(code);
+	return http_fail(e, http_errno(code), what, code, "");
 }
 
 /* Every object under prefix (ListObjectsV2, following continuation tokens). */
@@ -739,11 +757,7 @@ static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 		}
 		if (code != 200) {
 			s3_fmt(what, sizeof(what), "listing s3://%s/%s", bucket, prefix);
-			ret = http_errno(code);
-			if (e) {
-				http_fail_msg(e->msg, sizeof(e->msg), what, code, resp.p);
-				e->code = ret;
-			}
+			ret = http_fail(e, http_errno(code), what, code, resp.p);
 			break;
 		}
 		while (xml_get(resp.p, "Key", key, sizeof(key), &at) &&
@@ -1048,10 +1062,7 @@ static int multipart_start(struct s3_data *d, struct s3_file *f, struct llmio_er
 	if (code >= 0) {
 		s3_fmt(what, sizeof(what), "starting the multipart upload of %s", f->name);
 		code = http_errno(code == 200 ? 500 : code);
-		if (e) {
-			http_fail_msg(e->msg, sizeof(e->msg), what, code, resp.p);
-			e->code = (int)code;
-		}
+		code = http_fail(e, (int)code, what, code, resp.p);
 	}
 	free(resp.p);
 	return (int)code;
@@ -1087,33 +1098,26 @@ static int multipart_complete(struct s3_data *d, struct s3_file *f, struct llmio
 	if (code >= 0) {
 		s3_fmt(what, sizeof(what), "completing the multipart upload of %s", f->name);
 		code = code == 200 ? 500 : code;
-		if (e) {
-			http_fail_msg(e->msg, sizeof(e->msg), what, code, resp.p);
-			e->code = http_errno(code);
-		}
-		code = http_errno(code);
+		code = http_fail(e, http_errno(code), what, code, resp.p);
 	}
 	free(resp.p);
 	return (int)code;
 }
 
-static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
-	struct llmio_error e = {0};
 	struct s3_data *d;
 	int ret = -ENOMEM;
 
 	if (!s->names || !s->nfiles)
-		return s3_fmt(err, len,
-		              "the s3 engine needs s3:// targets: --filename "
-		              "s3://bucket/key or --directory s3://bucket/prefix"),
-		       -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "the s3 engine needs s3:// targets: --filename "
+		                 "s3://bucket/key or --directory s3://bucket/prefix");
 	if (s->writable && s->nworkers > 1)
-		return s3_fmt(err, len,
-		              "s3 writes run with numjobs=1 (an object's parts are "
-		              "uploaded by one thread); raise iodepth for concurrent "
-		              "uploads"),
-		       -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "s3 writes run with numjobs=1 (an object's parts are "
+		                 "uploaded by one thread); raise iodepth for concurrent "
+		                 "uploads");
 	pthread_once(&curl_once, curl_init_once);
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -1124,11 +1128,11 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 	d->n->known = true;
 	d->o = *(const struct s3_opts *)s->opts;
 	d->bs = (uint32_t)s->buf_len;
-	ret = s3_config_load(&d->o, &d->cfg, &e);
+	ret = s3_config_load(&d->o, &d->cfg, e);
 	if (ret)
 		goto fail;
 	if (d->o.http && !(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2)) {
-		ret = llmio_err(&e, -ENOTSUP, "http=2: this libcurl has no HTTP/2; use http=1.1");
+		ret = llmio_err(e, -ENOTSUP, "http=2: this libcurl has no HTTP/2; use http=1.1");
 		goto fail;
 	}
 	d->multi = curl_multi_init();
@@ -1139,14 +1143,14 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 	d->files = calloc(s->nfiles, sizeof(*d->files));
 	ret = -ENOMEM;
 	if (!d->multi || !d->ctl || !d->x || !d->done || !d->files) {
-		llmio_err(&e, ret, "out of memory for the s3 engine");
+		llmio_err(e, ret, "out of memory for the s3 engine");
 		goto fail;
 	}
 	d->nfiles = s->nfiles;
 	curl_multi_setopt(d->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	for (unsigned i = 0; i < d->depth; i++)
 		if (xfer_setup(d, &d->x[i])) {
-			llmio_err(&e, ret, "out of memory for the s3 engine");
+			llmio_err(e, ret, "out of memory for the s3 engine");
 			goto fail;
 		}
 	for (unsigned i = 0; i < s->nfiles; i++) {
@@ -1156,9 +1160,9 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 
 		f->name = s->names[i];
 		f->size = s->file_sizes[i];
-		ret = split_url(f->name, bucket, sizeof(bucket), key, sizeof(key), &e);
+		ret = split_url(f->name, bucket, sizeof(bucket), key, sizeof(key), e);
 		if (!ret && object_url(&d->cfg, bucket, key, f->url, sizeof(f->url)))
-			ret = llmio_err(&e, -ENAMETOOLONG, "%s: the URL is too long", f->name);
+			ret = llmio_err(e, -ENAMETOOLONG, "%s: the URL is too long", f->name);
 		if (ret)
 			goto fail;
 		if (!s->writable)
@@ -1166,7 +1170,7 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 		f->nparts = (unsigned)((f->size + d->bs - 1) / d->bs);
 		if (f->nparts > 1 && d->bs < S3_MIN_PART) {
 			ret = llmio_err(
-			        &e, -EINVAL,
+			        e, -EINVAL,
 			        "%s (%" PRIu64 " bytes) is written as a multipart upload whose "
 			        "parts are the job's writes: bs=%u is below S3's 5 MiB part "
 			        "minimum; use bs=5m or more, or an object of at most bs",
@@ -1174,7 +1178,7 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 			goto fail;
 		}
 		if (f->nparts > 10000) {
-			ret = llmio_err(&e, -EINVAL,
+			ret = llmio_err(e, -EINVAL,
 			                "%s needs %u parts of bs=%u, beyond S3's 10000; raise bs",
 			                f->name, f->nparts, d->bs);
 			goto fail;
@@ -1183,7 +1187,7 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 			f->etags = calloc(f->nparts, sizeof(*f->etags));
 			f->part_done = calloc(f->nparts, sizeof(*f->part_done));
 			if (!f->etags || !f->part_done) {
-				ret = llmio_err(&e, -ENOMEM, "out of memory for %u parts",
+				ret = llmio_err(e, -ENOMEM, "out of memory for %u parts",
 				                f->nparts);
 				goto fail;
 			}
@@ -1202,7 +1206,9 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, char *e
 	return 0;
 
 fail:
-	s3_fmt(err, len, "%s", e.msg[0] ? e.msg : strerror(-ret)); /* err-pair */
+	/* e is the worker's own, empty before: a failure above without a message says its errno */
+	if (!llmio_err_msg(e)[0])
+		llmio_err(e, ret, "%s", strerror(-ret));
 	return ret;
 }
 
@@ -1356,7 +1362,10 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 		return;
 	}
 	if (code >= 300) {
-		http_fail_msg(d->ctx->ioerr, sizeof(d->ctx->ioerr), what, code, x->body);
+		struct llmio_error he = {0};
+
+		http_fail(&he, http_errno(code), what, code, x->body);
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s", he.msg);
 		if (code == 503)
 			engine_appendf(d->ctx->ioerr, sizeof(d->ctx->ioerr),
 			               " (still throttled after %u retries)", x->attempts);
