@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/engine.h"
 
 int cmd_engines(int argc, char **argv)
 {
@@ -47,7 +48,10 @@ int cmd_engines(int argc, char **argv)
 		printf("          %s, %s\n",
 		       e.async ? "asynchronous (iodepth = I/Os in flight)"
 		               : "synchronous (one I/O at a time per thread)",
-		       e.supports_direct ? "O_DIRECT supported" : "page cache only");
+		       (engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET)
+		               ? "its own targets (no local file or page cache)"
+		       : e.supports_direct ? "O_DIRECT supported"
+		                           : "page cache only");
 		if (ret) {
 			printf("          why: %s\n", why);
 			unavailable++;

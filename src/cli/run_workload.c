@@ -282,7 +282,7 @@ static bool engine_supports_direct(const char *name)
 	return false;
 }
 
-/* Engines --engine all means: every engine that can run here, except the no-I/O one. */
+/* Engines --engine all means: every engine that can run here on files, except the no-I/O one. */
 static unsigned all_engines(char names[][32], unsigned cap)
 {
 	struct llmio_engine_info e;
@@ -290,7 +290,7 @@ static unsigned all_engines(char names[][32], unsigned cap)
 	char why[256];
 
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
-		if (!(engine_find(e.name)->caps & ENGINE_CAP_NO_IO) &&
+		if (!(engine_find(e.name)->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) &&
 		    !llmio_engine_probe(e.name, why, sizeof(why)))
 			snprintf(names[n++], 32, "%s", e.name);
 	return n;
