@@ -83,12 +83,20 @@ static bool counted_fails(struct counted *c)
 	return fails;
 }
 
+static bool config_is(const char *key, const char *value);
+
+/*
+ * Without nvidia-fs (never here) cuFile runs only in compat mode: a cufile.json that disallows
+ * it makes the driver refuse to open, as the real one does.
+ */
 CUfileError_t cuFileDriverOpen(void)
 {
 	CUfileError_t r = {(int)env_long("LLMIO_FAKE_CUFILE_OPEN_ERR", 0), 0};
 
 	if (getenv("LLMIO_FAKE_CUFILE_CRASH"))
 		abort(); /* what cuFile does on some VMs (kvikio issue 97) */
+	if (!r.err && config_is("allow_compat_mode", "false"))
+		r.err = 5010; /* CU_FILE_NVFS_DRIVER_ERROR */
 	if (!r.err)
 		__atomic_add_fetch(&opens, 1, __ATOMIC_SEQ_CST);
 	return r;
@@ -106,8 +114,8 @@ __attribute__((destructor)) static void check_closed(void)
 		fprintf(stderr, "fake cuFile: cuFileDriverOpen without cuFileDriverClose\n");
 }
 
-/* The config file's text holds "key": true (whitespace as cufile.json writes it). */
-static bool config_true(const char *key)
+/* The config file's text holds "key": value (whitespace as cufile.json writes it). */
+static bool config_is(const char *key, const char *value)
 {
 	const char *path = getenv("CUFILE_ENV_PATH_JSON");
 	char buf[8192], pat[128];
@@ -119,8 +127,13 @@ static bool config_true(const char *key)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	snprintf(pat, sizeof(pat), "\"%s\": true", key);
+	snprintf(pat, sizeof(pat), "\"%s\": %s", key, value);
 	return strstr(buf, pat) != NULL;
+}
+
+static bool config_true(const char *key)
+{
+	return config_is(key, "true");
 }
 
 CUfileError_t cuFileGetVersion(int *v)
@@ -141,7 +154,8 @@ CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *p)
 
 CUfileError_t cuFileGetParameterBool(int param, bool *v)
 {
-	*v = param == CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE ||
+	*v = (param == CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE &&
+	      !config_is("allow_compat_mode", "false")) ||
 	     (param == CUFILE_PARAM_EXECUTION_PARALLEL_IO && config_true("parallel_io"));
 	return ok;
 }
