@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # facts and pack_up run through bash -c, a trap or step
 # gpu_check.sh: the GPU datapaths measured side by side, in one bounded run on a GPU machine
 # that has no network.  It builds nothing: scripts/gpu_pack.sh builds and packs llmio, its
 # libraries and this script on a machine with network; carry that folder and run this copy.
@@ -194,12 +195,12 @@ facts() {
 	echo "date: $(date -u +%FT%TZ)  host: $(hostname)  kernel: $(uname -r)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)  cores: $(nproc)"
 	echo "llmio: $("$LLMIO" --version 2>&1)"
-	cat "$PACK/MANIFEST.txt" 2>/dev/null | head -3
+	head -3 "$PACK/MANIFEST.txt" 2>/dev/null
 	echo "scratch: $DIR"
 	df -hT "$DIR" | tail -1
 	findmnt -T "$DIR" 2>&1 | tail -1
 	lsblk -o NAME,MODEL,SIZE,ROTA,TRAN,MOUNTPOINT 2>&1 | head -20
-	echo "nvidia-fs: $(cat /proc/driver/nvidia-fs/version 2>/dev/null | tr '\n' ' ' ||
+	echo "nvidia-fs: $(tr '\n' ' ' </proc/driver/nvidia-fs/version 2>/dev/null ||
 		echo 'not loaded')$(test -d /sys/module/nvidia_fs || echo ' (/sys/module/nvidia_fs absent)')"
 	echo "effective cufile.json: $CUFILE_ENV_PATH_JSON"
 	cat "$CUFILE_ENV_PATH_JSON"
