@@ -79,7 +79,11 @@ int cmd_engines(int argc, char **argv)
 			       "Lists every engine, whether it can run on this machine and, if "
 			       "not,\n"
 			       "exactly why, and each engine's options with their defaults.\n"
-			       "--brief leaves the options out.  Exit status 0.\n");
+			       "--brief leaves the options out.  Each engine is probed in a child\n"
+			       "process, limited to 30 s, so a library that crashes or hangs "
+			       "while\n"
+			       "it loads (cuFile can) costs its own line, which says so.\n"
+			       "Exit status 0.\n");
 			return 0;
 		}
 		if (!strcmp(argv[i], "--brief")) {
