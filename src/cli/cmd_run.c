@@ -74,13 +74,14 @@ static void join_args(char *buf, size_t len, int argc, char **argv)
 
 static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 {
-	char cmdline[2048], err[512] = "";
+	struct llmio_error err = {0};
+	char cmdline[2048];
 	int ret;
 
 	join_args(cmdline, sizeof(cmdline), argc, argv);
-	ret = emit_fio_job(stdout, o, cmdline, err, sizeof(err));
+	ret = emit_fio_job(stdout, o, cmdline, &err);
 	if (ret) {
-		fprintf(stderr, "llmio: --emit-fio: %s\n", err[0] ? err : strerror(-ret));
+		fprintf(stderr, "llmio: --emit-fio: %s\n", err.msg[0] ? err.msg : strerror(-ret));
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return fflush(stdout) ? EXIT_RUNTIME : 0;
@@ -99,7 +100,7 @@ static int write_csv(FILE *f, void *arg)
 /* The engine decides which extra options exist, so find it before parsing the rest. */
 static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 {
-	char err[256];
+	struct llmio_error err = {0};
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -108,8 +109,8 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 			v = strchr(a, '=') + 1;
 		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
 			v = argv[i + 1];
-		if (v && llmio_job_opts_set(o, "ioengine", v, err, sizeof(err))) {
-			fprintf(stderr, "llmio: %s\n", err);
+		if (v && llmio_job_opts_set(o, "ioengine", v, &err)) {
+			fprintf(stderr, "llmio: %s\n", err.msg);
 			return EXIT_USAGE;
 		}
 	}
@@ -122,7 +123,7 @@ int cmd_run(int argc, char **argv)
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
-	char err[1024];
+	struct llmio_error e = {0};
 	int ret, code = 0;
 
 	for (int i = 1; i < argc; i++)
@@ -199,10 +200,10 @@ int cmd_run(int argc, char **argv)
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &e);
 	cli_progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = cli_exit_code(ret);
 	}
 	if (!r)

@@ -22,7 +22,7 @@ static void print_params(FILE *f, const struct llmio_optdesc *p)
 	for (; p && p->name; p++) {
 		optdesc_range(p, range, sizeof(range));
 		fprintf(f, "  --%-20s %s [%s%s%s, default %s]\n", p->name, p->help,
-		        optdesc_type_name(p->type), range[0] ? " " : "", range,
+		        optdesc_type_name(p), range[0] ? " " : "", range,
 		        p->def[0] ? p->def : "none");
 	}
 }
@@ -161,7 +161,7 @@ static bool has_arg(int argc, char **argv, const char *key)
 /* Parse everything into w (base options and recipe parameters). */
 static int parse(struct wl *w, int argc, char **argv, const char **json, bool *quiet)
 {
-	char err[1024];
+	struct llmio_error e = {0};
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -192,9 +192,9 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 					fprintf(stderr, "llmio: --%s needs a value\n", key);
 					return EXIT_USAGE;
 				}
-				ret = wl_set(w, key, val, err, sizeof(err));
+				ret = wl_set(w, key, val, &e);
 				if (ret) {
-					fprintf(stderr, "llmio: %s\n", err);
+					fprintf(stderr, "llmio: %s\n", e.msg);
 					return EXIT_USAGE;
 				}
 				continue;
@@ -206,8 +206,8 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 		if (!handled) {
 			/* neither a job option nor a parameter: wl_set names the parameters */
 			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
-			wl_set(w, key, "", err, sizeof(err));
-			fprintf(stderr, "llmio: %s\n", err);
+			wl_set(w, key, "", &e);
+			fprintf(stderr, "llmio: %s\n", e.msg);
 			return EXIT_USAGE;
 		}
 	}
@@ -244,7 +244,8 @@ int cmd_run_workload(int argc, char **argv)
 	           *model = arg_value(argc, argv, "--model");
 	const char *engine = arg_value(argc, argv, "--engine"), *json = NULL;
 	const struct recipe *r = name ? recipe_find(name) : NULL;
-	char engines[16][32], err[1024];
+	struct llmio_error e = {0};
+	char engines[16][32];
 	struct llmio_model m;
 	struct llmio_job_opts base;
 	struct out out = {0};
@@ -255,20 +256,21 @@ int cmd_run_workload(int argc, char **argv)
 	if (!engine)
 		engine = arg_value(argc, argv, "--ioengine");
 	if (!r && name && strcmp(name, "help")) {
+		char list[1024] = "";
 		size_t used = 0;
 
-		for (size_t i = 0; i < recipe_count() && used < sizeof(err); i++)
-			used += (size_t)snprintf(err + used, sizeof(err) - used, " %s",
+		for (size_t i = 0; i < recipe_count() && used < sizeof(list); i++)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, " %s",
 			                         recipe_at(i)->name);
-		fprintf(stderr, "llmio: unknown workload '%s'; the workloads are:%s\n", name, err);
+		fprintf(stderr, "llmio: unknown workload '%s'; the workloads are:%s\n", name, list);
 		return EXIT_USAGE;
 	}
 	if (has_arg(argc, argv, "--help") || has_arg(argc, argv, "-h") || !r) {
 		help(stdout, r);
 		return 0;
 	}
-	if (model && (ret = llmio_model_resolve(model, &m, err, sizeof(err)))) {
-		fprintf(stderr, "llmio: %s\n", err);
+	if (model && (ret = llmio_model_resolve(model, &m, &e))) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_USAGE;
 	}
 	all = engine && !strcmp(engine, "all");
@@ -277,25 +279,25 @@ int cmd_run_workload(int argc, char **argv)
 	if (!out.runs)
 		return EXIT_RUNTIME;
 	cli_install_signals();
-	for (unsigned e = 0; e < n && !cli_stop; e++) {
-		struct wl *w = &out.runs[e];
+	for (unsigned i = 0; i < n && !cli_stop; i++) {
+		struct wl *w = &out.runs[i];
 
 		llmio_job_opts_init(&base);
 		/* the engine first: it decides which engine options exist */
 		if (all)
-			snprintf(base.engine, sizeof(base.engine), "%.31s", engines[e]);
+			snprintf(base.engine, sizeof(base.engine), "%.31s", engines[i]);
 		else if (engine)
 			snprintf(base.engine, sizeof(base.engine), "%.31s", engine);
 		wl_init(w, r, &base);
-		out.n = e + 1;
+		out.n = i + 1;
 		ret = parse(w, argc, argv, &json, &quiet);
 		if (ret) {
 			code = ret;
 			break;
 		}
 		if (all)
-			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[e]);
-		if (e == 0 && json && (ret = cli_output_usable("run", json, CLI_OUT_FILE))) {
+			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[i]);
+		if (i == 0 && json && (ret = cli_output_usable("run", json, CLI_OUT_FILE))) {
 			code = ret;
 			break;
 		}
@@ -309,15 +311,16 @@ int cmd_run_workload(int argc, char **argv)
 			w->direct_auto = true;
 		}
 		w->base.stop = &cli_stop;
-		ret = wl_run(w, err, sizeof(err));
+		llmio_error_init(&e); /* one carrier per engine: no stale reason from the last */
+		ret = wl_run(w, &e);
 		cli_progress_clear();
 		if (ret) {
-			/* the reason once: err often ends with strerror() already */
-			if (err[0] && strstr(err, strerror(-ret)))
-				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, err);
+			/* the reason once: the message often ends with strerror() already */
+			if (e.msg[0] && strstr(e.msg, strerror(-ret)))
+				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, e.msg);
 			else
 				fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
-				        err[0] ? err : "failed", strerror(-ret));
+				        e.msg[0] ? e.msg : "failed", strerror(-ret));
 			code = cli_exit_code(ret);
 			if (!all || code == EXIT_USAGE)
 				break;
@@ -334,8 +337,8 @@ int cmd_run_workload(int argc, char **argv)
 	/* interrupted: the phases measured so far are written, but the run was cut short */
 	if (cli_stop && !code)
 		code = EXIT_RUNTIME;
-	for (unsigned e = 0; e < out.n; e++)
-		wl_release(&out.runs[e]);
+	for (unsigned i = 0; i < out.n; i++)
+		wl_release(&out.runs[i]);
 	free(out.runs);
 	return code;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "engine/cuda_loader.h"
+#include "core/error.h"
 
 struct sym {
 	const char *name;
@@ -115,15 +116,15 @@ static const struct libspec cufile_spec = {
 };
 
 /* dlopen and remember the file that was really opened (a soname resolves to a path). */
-static void *try_open(const char *file, char *path, size_t plen, char *err, size_t elen)
+static void *try_open(const char *file, char *path, size_t plen, char *dlerr, size_t dlen)
 {
 	struct link_map *lm = NULL;
 	void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
 		/* A file that exists but does not load (missing dependency) is worth saying. */
-		if (strchr(file, '/') && access(file, F_OK) == 0 && !err[0])
-			msgf(err, elen, "%s", dlerror());
+		if (strchr(file, '/') && access(file, F_OK) == 0 && !dlerr[0])
+			msgf(dlerr, dlen, "%s", dlerror());
 		return NULL;
 	}
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
@@ -135,7 +136,7 @@ static void *try_open(const char *file, char *path, size_t plen, char *err, size
 
 /* Try every soname in dir (a glob pattern); the first that loads wins. */
 static void *try_dir(const struct libspec *spec, const char *pattern, char *path, size_t plen,
-                     char *err, size_t elen)
+                     char *dlerr, size_t dlen)
 {
 	glob_t g;
 	void *h = NULL;
@@ -148,7 +149,7 @@ static void *try_dir(const struct libspec *spec, const char *pattern, char *path
 			char file[PATH_MAX + 64];
 
 			snprintf(file, sizeof(file), "%s/%s", g.gl_pathv[i], spec->names[n]);
-			h = try_open(file, path, plen, err, elen);
+			h = try_open(file, path, plen, dlerr, dlen);
 		}
 	}
 	globfree(&g);
@@ -160,7 +161,7 @@ static void *try_dir(const struct libspec *spec, const char *pattern, char *path
  * folder above bin/ (a venv, conda, or a system Python), so no interpreter has to run.
  */
 static void *try_path_pythons(const struct libspec *spec, const char *sub, char *path, size_t plen,
-                              char *err, size_t elen)
+                              char *dlerr, size_t dlen)
 {
 	const char *envpath = getenv("PATH");
 	char dirs[4096], pat[PATH_MAX], *save = NULL;
@@ -180,10 +181,10 @@ static void *try_path_pythons(const struct libspec *spec, const char *sub, char 
 			continue;
 		*slash = '\0'; /* the prefix */
 		snprintf(pat, sizeof(pat), "%s/lib/python3*/site-packages/%s", d, sub);
-		h = try_dir(spec, pat, path, plen, err, elen);
+		h = try_dir(spec, pat, path, plen, dlerr, dlen);
 		if (!h) {
 			snprintf(pat, sizeof(pat), "%s/lib/python3*/dist-packages/%s", d, sub);
-			h = try_dir(spec, pat, path, plen, err, elen);
+			h = try_dir(spec, pat, path, plen, dlerr, dlen);
 		}
 		*slash = '/';
 	}
@@ -209,19 +210,19 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 	        "/usr/lib/python3/dist-packages",
 	};
 	static const char *const wheel_dirs[] = {"nvidia/%s/lib", "nvidia/cu13/lib"};
-	char err[512] = "", pat[PATH_MAX];
+	char dlerr[512] = "", pat[PATH_MAX]; /* the first dlopen() error seen */
 	const char *over = getenv(spec->env);
 	void *h;
 
 	if (over && over[0]) {
-		h = try_open(over, path, plen, err, sizeof(err));
+		h = try_open(over, path, plen, dlerr, sizeof(dlerr));
 		if (!h)
 			msgf(why, wlen, "%s=%s does not load: %s; fix the path or unset it",
-			     spec->env, over, err[0] ? err : "no such file");
+			     spec->env, over, dlerr[0] ? dlerr : "no such file");
 		return h;
 	}
 	for (size_t n = 0; spec->names[n]; n++)
-		if ((h = try_open(spec->names[n], path, plen, err, sizeof(err))))
+		if ((h = try_open(spec->names[n], path, plen, dlerr, sizeof(dlerr))))
 			return h;
 
 	for (size_t i = 0; i < sizeof(toolkit_envs) / sizeof(toolkit_envs[0]); i++) {
@@ -230,16 +231,16 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 		if (!root || !root[0])
 			continue;
 		snprintf(pat, sizeof(pat), "%s/lib64", root);
-		if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+		if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 			return h;
 		snprintf(pat, sizeof(pat), "%s/targets/x86_64-linux/lib", root);
-		if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+		if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 			return h;
 	}
-	if ((h = try_dir(spec, "/usr/local/cuda/lib64", path, plen, err, sizeof(err))) ||
-	    (h = try_dir(spec, "/usr/local/cuda/targets/x86_64-linux/lib", path, plen, err,
-	                 sizeof(err))) ||
-	    (h = try_dir(spec, "/usr/local/cuda-*/lib64", path, plen, err, sizeof(err))))
+	if ((h = try_dir(spec, "/usr/local/cuda/lib64", path, plen, dlerr, sizeof(dlerr))) ||
+	    (h = try_dir(spec, "/usr/local/cuda/targets/x86_64-linux/lib", path, plen, dlerr,
+	                 sizeof(dlerr))) ||
+	    (h = try_dir(spec, "/usr/local/cuda-*/lib64", path, plen, dlerr, sizeof(dlerr))))
 		return h;
 
 	for (size_t w = 0; w < sizeof(wheel_dirs) / sizeof(wheel_dirs[0]); w++) {
@@ -253,20 +254,20 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 				continue;
 			snprintf(pat, sizeof(pat), "%s/%slib/python3*/site-packages/%s", root,
 			         py_roots[i] ? "" : ".local/", sub);
-			if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+			if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 				return h;
 		}
-		if ((h = try_path_pythons(spec, sub, path, plen, err, sizeof(err))))
+		if ((h = try_path_pythons(spec, sub, path, plen, dlerr, sizeof(dlerr))))
 			return h;
 		for (size_t i = 0; i < sizeof(sys_py) / sizeof(sys_py[0]); i++) {
 			snprintf(pat, sizeof(pat), "%s/%s", sys_py[i], sub);
-			if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+			if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 				return h;
 		}
 	}
 
-	if (err[0]) {
-		msgf(why, wlen, "%s was found but does not load: %s", spec->what, err);
+	if (dlerr[0]) {
+		msgf(why, wlen, "%s was found but does not load: %s", spec->what, dlerr);
 		return NULL;
 	}
 	msgf(why, wlen,
@@ -346,7 +347,7 @@ static char rt_why[1024];
 
 static void rt_load(void)
 {
-	char e[256];
+	char cerr[256];
 	void *h;
 	int ret;
 
@@ -385,35 +386,32 @@ static void rt_load(void)
 		msgf(rt_why, sizeof(rt_why),
 		     "no GPU: cudaGetDeviceCount (%s) says %s; check nvidia-smi and "
 		     "CUDA_VISIBLE_DEVICES",
-		     rt.path, ret ? cuda_strerror(&rt, ret, e, sizeof(e)) : "0 devices");
+		     rt.path, ret ? cuda_strerror(&rt, ret, cerr, sizeof(cerr)) : "0 devices");
 		return;
 	}
 	rt_ok = &rt;
 }
 
-const struct cudart *cuda_runtime(char *why, size_t len)
+const struct cudart *cuda_runtime(struct llmio_error *e)
 {
 	pthread_once(&rt_once, rt_load);
 	if (!rt_ok)
-		msgf(why, len, "%s", rt_why);
+		llmio_err(e, -ENODEV, "%s", rt_why);
 	return rt_ok;
 }
 
-int cuda_use_gpu(const struct cudart *r, int gpu, char *err, size_t len)
+int cuda_use_gpu(const struct cudart *r, int gpu, struct llmio_error *e)
 {
-	char e[256];
+	char cerr[256];
 	int ret;
 
-	if (gpu >= r->ndevices) {
-		msgf(err, len, "gpu=%d: this machine has %d GPU%s (0..%d)", gpu, r->ndevices,
-		     r->ndevices == 1 ? "" : "s", r->ndevices - 1);
-		return -ENODEV;
-	}
+	if (gpu >= r->ndevices)
+		return llmio_err(e, -ENODEV, "gpu=%d: this machine has %d GPU%s (0..%d)", gpu,
+		                 r->ndevices, r->ndevices == 1 ? "" : "s", r->ndevices - 1);
 	ret = r->SetDevice(gpu);
-	if (ret) {
-		msgf(err, len, "cudaSetDevice(%d): %s", gpu, cuda_strerror(r, ret, e, sizeof(e)));
-		return -EIO;
-	}
+	if (ret)
+		return llmio_err(e, -EIO, "cudaSetDevice(%d): %s", gpu,
+		                 cuda_strerror(r, ret, cerr, sizeof(cerr)));
 	return 0;
 }
 
@@ -426,41 +424,37 @@ struct gpu_block {
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gpu_block *blocks;
 
-int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, char *err,
-                  size_t errlen)
+int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, struct llmio_error *e)
 {
-	const struct cudart *r = cuda_runtime(err, errlen);
+	const struct cudart *r = cuda_runtime(e);
 	const int gpu = opts ? *(const int *)opts : 0;
 	struct gpu_block *b;
-	char e[256];
+	char cerr[256];
 	void *base = NULL;
 	int ret;
 
 	*buf = NULL;
 	if (!r)
 		return -ENODEV;
-	ret = cuda_use_gpu(r, gpu, err, errlen);
+	ret = cuda_use_gpu(r, gpu, e);
 	if (ret)
 		return ret;
 	b = malloc(sizeof(*b));
-	if (!b) {
-		msgf(err, errlen, "out of host memory for a GPU buffer's bookkeeping");
-		return -ENOMEM;
-	}
+	if (!b)
+		return llmio_err(e, -ENOMEM, "out of host memory for a GPU buffer's bookkeeping");
 	/* whole 64 KiB GPU pages of its own: see GPU_PAGE */
 	ret = r->Malloc(&base, (len + GPU_PAGE - 1) / GPU_PAGE * GPU_PAGE + GPU_PAGE);
 	if (ret) {
 		free(b);
-		msgf(err, errlen, "cudaMalloc(%zu) on GPU %d: %s; lower bs or iodepth", len, gpu,
-		     cuda_strerror(r, ret, e, sizeof(e)));
-		return -ENOMEM;
+		return llmio_err(e, -ENOMEM, "cudaMalloc(%zu) on GPU %d: %s; lower bs or iodepth",
+		                 len, gpu, cuda_strerror(r, ret, cerr, sizeof(cerr)));
 	}
 	b->base = base;
 	b->aligned = (void *)(((uintptr_t)base + GPU_PAGE - 1) & ~(uintptr_t)(GPU_PAGE - 1));
 	ret = r->Memcpy(b->aligned, init, len, cudaMemcpyHostToDevice);
 	if (ret) {
-		msgf(err, errlen, "cudaMemcpy to GPU %d: %s", gpu,
-		     cuda_strerror(r, ret, e, sizeof(e)));
+		llmio_err(e, -EIO, "cudaMemcpy to GPU %d: %s", gpu,
+		          cuda_strerror(r, ret, cerr, sizeof(cerr)));
 		r->Free(base);
 		free(b);
 		return -EIO;
@@ -475,8 +469,7 @@ int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, ch
 
 void gpu_buf_free(const void *opts, void *buf)
 {
-	char why[8];
-	const struct cudart *r = cuda_runtime(why, sizeof(why));
+	const struct cudart *r = cuda_runtime(NULL);
 	struct gpu_block **pp, *b = NULL;
 
 	(void)opts;
@@ -626,12 +619,14 @@ static void cf_close(void)
 
 static void cf_load(void)
 {
-	char e[256];
+	char cerr[256];
 	CUfileError_t st;
 	void *h;
 
-	if (!cuda_runtime(cf_why, sizeof(cf_why)))
+	if (!cuda_runtime(NULL)) {
+		msgf(cf_why, sizeof(cf_why), "%s", rt_why);
 		return;
+	}
 	h = find_lib(&cufile_spec, cf.path, sizeof(cf.path), cf_why, sizeof(cf_why));
 	if (!h)
 		return;
@@ -655,7 +650,7 @@ static void cf_load(void)
 		     "cuFileDriverOpen (%s) failed: %s; without the nvidia-fs module cuFile "
 		     "needs allow_compat_mode=true in cufile.json (CUFILE_ENV_PATH_JSON), and "
 		     "CUFILE_LOGFILE_PATH / cufile.log says more",
-		     cf.path, cufile_strerror(st, e, sizeof(e)));
+		     cf.path, cufile_strerror(st, cerr, sizeof(cerr)));
 		return;
 	}
 	cf.have_props =
@@ -672,10 +667,10 @@ static void cf_load(void)
 		atexit(cf_close);
 }
 
-const struct cufile *cuda_cufile(char *why, size_t len)
+const struct cufile *cuda_cufile(struct llmio_error *e)
 {
 	pthread_once(&cf_once, cf_load);
 	if (!cf_ok)
-		msgf(why, len, "%s", cf_why);
+		llmio_err(e, -ENODEV, "%s", cf_why);
 	return cf_ok;
 }

@@ -228,12 +228,12 @@ struct cufile {
 /*
  * The CUDA runtime with at least one GPU, loaded once.  NULL when it cannot be had, with the
  * exact reason (where we looked, the missing symbol, the version, the device error) and what to
- * install in why.
+ * install in e (-ENODEV).
  */
-const struct cudart *cuda_runtime(char *why, size_t len);
+const struct cudart *cuda_runtime(struct llmio_error *e);
 
-/* cuFile with its driver open (and the CUDA runtime).  NULL with the reason in why. */
-const struct cufile *cuda_cufile(char *why, size_t len);
+/* cuFile with its driver open (and the CUDA runtime).  NULL with the reason in e (-ENODEV). */
+const struct cufile *cuda_cufile(struct llmio_error *e);
 
 /* "cudaErrorNoDevice (100: no CUDA-capable device is detected)"-like text for an error. */
 const char *cuda_strerror(const struct cudart *rt, cudaError_t err, char *buf, size_t len);
@@ -250,15 +250,16 @@ const char *cufile_strerror(CUfileError_t e, char *buf, size_t len);
 /* The gpu= option of both GPU engines; their option structs start with `int gpu`. */
 #define CUDA_GPU_OPTION(opts_type)                                                                 \
 	{                                                                                          \
-		.name = "gpu", .type = ENGINE_OPT_INT, .offset = offsetof(opts_type, gpu),         \
-		.def = "0", .help = "GPU (CUDA device id) whose memory holds the buffers",         \
-		.min = 0, .max = 1023,                                                             \
+		.name = "gpu", .type = OPTD_INT, OPTD_FIELD(opts_type, gpu),                       \
+		.scope = OPTD_SCOPE_ENGINE, .def = "0",                                            \
+		.help = "GPU (CUDA device id) whose memory holds the buffers", .min = 0,           \
+		.max = 1023,                                                                       \
 	}
 
 #define msgf(buf, len, ...) ((buf)[0] = '\0', engine_appendf((buf), (len), __VA_ARGS__))
 
-/* Select `gpu` for the calling thread; 0, or -ENODEV / -EIO with the reason in err. */
-int cuda_use_gpu(const struct cudart *rt, int gpu, char *err, size_t len);
+/* Select `gpu` for the calling thread; 0, or -ENODEV / -EIO with the reason in e. */
+int cuda_use_gpu(const struct cudart *rt, int gpu, struct llmio_error *e);
 
 /*
  * How a thread waiting for the GPU waits (option sched of both GPU engines): CUDA's default
@@ -270,8 +271,8 @@ extern const char *const cuda_sched_names[];
 
 #define CUDA_SCHED_OPTION(opts_type)                                                               \
 	{                                                                                          \
-		.name = "sched", .type = ENGINE_OPT_ENUM, .offset = offsetof(opts_type, sched),    \
-		.def = "blocking", .choices = cuda_sched_names,                                    \
+		.name = "sched", .type = OPTD_ENUM, OPTD_FIELD(opts_type, sched),                  \
+		.scope = OPTD_SCOPE_ENGINE, .def = "blocking", .choices = "blocking|yield|spin",   \
 		.help = "how a thread waits for the GPU: blocking (sleeps), yield or spin "        \
 		        "(CUDA's "                                                                 \
 		        "default, burns a core)",                                                  \
@@ -291,8 +292,8 @@ unsigned cuda_set_sched(const struct cudart *rt, int sched, char *notes, size_t 
  * buffers sharing a GPU page fails or pins the neighbour.
  */
 #define GPU_PAGE ((size_t)64 << 10)
-int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, char *err,
-                  size_t errlen);
+int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
+                  struct llmio_error *e);
 void gpu_buf_free(const void *opts, void *buf);
 
 #endif

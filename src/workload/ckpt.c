@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "workload/phases.h"
+#include "core/error.h"
 #include "workload/segsrc.h"
 
 static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint64_t *sizes,
@@ -38,8 +39,8 @@ static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint
 }
 
 static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
-                   const uint64_t *sizes, unsigned n, uint64_t bs, bool write, char *err,
-                   size_t errlen)
+                   const uint64_t *sizes, unsigned n, uint64_t bs, bool write,
+                   struct llmio_error *e)
 {
 	struct llmio_job_opts o;
 	struct segsrc s;
@@ -50,8 +51,7 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 		ret = segsrc_add(&s, r, r, 0, sizes[r]);
 	if (ret) {
 		segsrc_release(&s);
-		snprintf(err, errlen, "out of memory");
-		return ret;
+		return llmio_err(e, ret, "out of memory");
 	}
 	wl_job_opts(w, &o);
 	o.files = files;
@@ -63,7 +63,7 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 	o.end_fsync = write;
 	o.invalidate = true; /* a restore reads cold, as after MLPerf's cache drop */
 	ph->promised_bytes = segsrc_bytes(&s);
-	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, err, errlen);
+	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, e);
 	if (ph->nstreams)
 		ph->wall_s = ph->streams[ph->nstreams - 1]->runtime_s;
 	rank_metrics(ph, &s, sizes, n);
@@ -72,7 +72,7 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 }
 
 int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64_t *sizes,
-                unsigned n, uint64_t bs, bool restore, char *err, size_t errlen)
+                unsigned n, uint64_t bs, bool restore, struct llmio_error *e)
 {
 	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
 	struct llmio_file *files = calloc(n, sizeof(*files));
@@ -84,28 +84,28 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 	for (unsigned r = 0; r < n; r++) {
 		ret = wl_path(w, paths[r], sizeof(paths[r]), "%s-rank%05u.pt", prefix, r);
 		if (ret) {
-			snprintf(err, errlen, "--directory is too long");
+			llmio_err(e, ret, "--directory is too long");
 			goto out;
 		}
 		files[r] = (struct llmio_file){
 		        .path = paths[r], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
 	}
-	ret = wl_check_space(w, files, n, err, errlen);
+	ret = wl_check_space(w, files, n, e);
 	if (ret)
 		goto out;
 	ph = wl_phase_new(w, "%s", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, true, err, errlen) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, sizes, n, bs, true, e) : -E2BIG;
 	if (ret || !restore)
 		goto out;
 	for (unsigned r = 0; r < n; r++)
 		files[r].flags = 0; /* now read what was written */
 	ph = wl_phase_new(w, "%s-restore", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, false, err, errlen) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, sizes, n, bs, false, e) : -E2BIG;
 out:
-	if (ret == -ENOMEM && !err[0])
-		snprintf(err, errlen, "out of memory");
+	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "out of memory");
 	if (ret == -E2BIG)
-		snprintf(err, errlen, "too many phases: lower --repeat");
+		llmio_err(e, ret, "too many phases: lower --repeat");
 	free(files);
 	free(paths);
 	return ret;
@@ -126,23 +126,21 @@ static const struct llmio_optdesc params[] = {
 };
 
 /* Parallel layout and per-rank sizes from the model; shared with pretrain. */
-int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size_t errlen)
+int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, struct llmio_error *e)
 {
 	struct llmio_ckpt_opts co;
 	uint64_t tp, pp, dp, zero, ranks;
 	int ret;
 
 	llmio_ckpt_opts_init(&co, &w->model);
-	if ((ret = wl_u64(w, "tp", &tp, err, errlen)) ||
-	    (ret = wl_u64(w, "pp", &pp, err, errlen)) ||
-	    (ret = wl_u64(w, "dp", &dp, err, errlen)) ||
-	    (ret = wl_u64(w, "zero", &zero, err, errlen)) ||
-	    (ret = wl_u64(w, "ranks", &ranks, err, errlen)))
+	if ((ret = wl_u64(w, "tp", &tp, e)) || (ret = wl_u64(w, "pp", &pp, e)) ||
+	    (ret = wl_u64(w, "dp", &dp, e)) || (ret = wl_u64(w, "zero", &zero, e)) ||
+	    (ret = wl_u64(w, "ranks", &ranks, e)))
 		return ret;
 	if (tp * pp * dp > 4096) { /* each degree is in range, their product too? */
-		snprintf(err, errlen, "tp=%llu pp=%llu dp=%llu: at most 4096 ranks in all",
-		         (unsigned long long)tp, (unsigned long long)pp, (unsigned long long)dp);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL, "tp=%llu pp=%llu dp=%llu: at most 4096 ranks in all",
+		                 (unsigned long long)tp, (unsigned long long)pp,
+		                 (unsigned long long)dp);
 	}
 	co.tp = (uint32_t)tp;
 	co.pp = (uint32_t)pp;
@@ -150,13 +148,12 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 	co.zero_stage = (uint32_t)zero;
 	if (!ranks || ranks > tp * pp * dp)
 		ranks = tp * pp * dp;
-	if (ranks > 64) {
-		snprintf(err, errlen,
-		         "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset "
-		         "mode",
-		         (unsigned long long)ranks);
-		return -EINVAL;
-	}
+	if (ranks > 64)
+		return llmio_err(
+		        e, -EINVAL,
+		        "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset "
+		        "mode",
+		        (unsigned long long)ranks);
 	*sizes = calloc(ranks, sizeof(**sizes));
 	if (!*sizes)
 		return -ENOMEM;
@@ -165,7 +162,7 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 
 		ret = llmio_model_rank_bytes(&w->model, &co, r, &rb);
 		if (ret) {
-			snprintf(err, errlen, "cannot size rank %u's checkpoint shard", r);
+			llmio_err(e, ret, "cannot size rank %u's checkpoint shard", r);
 			free(*sizes);
 			return ret;
 		}
@@ -175,22 +172,21 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 	return 0;
 }
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	uint64_t *sizes = NULL, repeat, bs;
 	unsigned n = 0;
 	int ret;
 
-	if ((ret = wl_u64(w, "repeat", &repeat, err, errlen)) ||
-	    (ret = wl_u64(w, "bs", &bs, err, errlen)))
+	if ((ret = wl_u64(w, "repeat", &repeat, e)) || (ret = wl_u64(w, "bs", &bs, e)))
 		return ret;
-	ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
+	ret = ckpt_rank_sizes(w, &sizes, &n, e);
 	for (uint64_t i = 0; i < repeat && !ret; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), repeat > 1 ? "save.%llu" : "save",
 		         (unsigned long long)i + 1);
-		ret = ckpt_phases(w, name, "ckpt", sizes, n, bs, true, err, errlen);
+		ret = ckpt_phases(w, name, "ckpt", sizes, n, bs, true, e);
 	}
 	free(sizes);
 	return ret;

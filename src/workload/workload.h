@@ -21,6 +21,7 @@
 #include "llmio/job.h"
 #include "llmio/model.h"
 #include "llmio/result.h"
+#include "core/error.h"
 
 #define WL_MAX_PHASES  48
 #define WL_MAX_STREAMS 16
@@ -66,8 +67,8 @@ struct recipe {
 	const struct llmio_optdesc
 	        *shared; /* a second table it shares with other recipes, or NULL */
 	bool needs_model;
-	/* Run the phases.  0, or -errno with a one-line message in err (-EINVAL: usage). */
-	int (*run)(struct wl *w, char *err, size_t errlen);
+	/* Run the phases.  0, or -errno with a one-line message in e (-EINVAL: usage). */
+	int (*run)(struct wl *w, struct llmio_error *e);
 };
 
 struct wl {
@@ -99,16 +100,16 @@ bool recipe_has_param(const struct recipe *r, const char *key);
 void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *base);
 void wl_release(struct wl *w);
 /* Record a recipe parameter; -EINVAL naming the recipe's parameters when unknown. */
-int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t errlen);
+int wl_set(struct wl *w, const char *key, const char *val, struct llmio_error *e);
 /* A parameter's value (given or default), parsed by its type and checked against its range;
  * -EINVAL with the fix. */
-int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen);
-int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen);
+int wl_u64(const struct wl *w, const char *name, uint64_t *out, struct llmio_error *e);
+int wl_double(const struct wl *w, const char *name, double *out, struct llmio_error *e);
 const char *wl_str(const struct wl *w, const char *name);
 /* An OPTD_ENUM parameter's value, checked against its choices; -EINVAL with the fix. */
-int wl_enum(const struct wl *w, const char *name, const char **out, char *err, size_t errlen);
+int wl_enum(const struct wl *w, const char *name, const char **out, struct llmio_error *e);
 /* Run the recipe: its phases, then the page-cache honesty notes. */
-int wl_run(struct wl *w, char *err, size_t errlen);
+int wl_run(struct wl *w, struct llmio_error *e);
 
 /* For recipes. */
 struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
@@ -117,14 +118,14 @@ void wl_metric(struct wl_phase *ph, const char *name, double value, const char *
 /* A job with the base options filled in (engine, direct, iodepth, stop ...). */
 void wl_job_opts(const struct wl *w, struct llmio_job_opts *o);
 /* Run o as stream `name` of phase ph; its result is kept in the phase. */
-int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o, char *err,
-           size_t errlen);
+int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o,
+           struct llmio_error *e);
 /* A file path in the workload's directory. */
 int wl_path(const struct wl *w, char *out, size_t len, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 /* Refuse when the directory lacks `need` more bytes than the files already hold. */
-int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned n, char *err,
-                   size_t errlen);
+int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned n,
+                   struct llmio_error *e);
 /* Bytes scaled by w->scale, at least `min` and rounded up to `align` (a power of two). */
 uint64_t wl_scaled(const struct wl *w, uint64_t bytes, uint64_t min, uint64_t align);
 /* O_DIRECT alignment the recipe must respect (4096 when direct, else 1). */
@@ -138,7 +139,7 @@ uint32_t wl_align(const struct wl *w);
  */
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
                   bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, char *err, size_t errlen);
+                  cJSON **phases, struct llmio_error *e);
 
 /* The whole run as one JSON object (the journal's "phases" layout). */
 cJSON *wl_json(const struct wl *w);
