@@ -12,11 +12,25 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
       libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
       libcurl4-openssl-dev libssl-dev curl s3fs)
+# shellcheck disable=SC2206 # tests add a package that cannot be installed, to reach the refusal
+pkgs+=(${BOOTSTRAP_EXTRA_PKGS:-})
+# where apt would fetch from (the first source apt is configured with): without it (a GPU
+# machine lent offline) apt-get would only hang
+net_host=${BOOTSTRAP_NET_HOST:-$(grep -rhoE '^(URIs:|deb) +https?://[^/ ]+' /etc/apt/sources.list \
+	/etc/apt/sources.list.d/ 2>/dev/null | head -n 1 | sed -E 's#.*://##')}
+net_host=${net_host:-deb.debian.org}
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+	if ! timeout 5 bash -c "exec 3<>/dev/tcp/$net_host/80" 2>/dev/null &&
+		! timeout 5 bash -c "exec 3<>/dev/tcp/$net_host/443" 2>/dev/null; then
+		echo "bootstrap: ${missing[*]} not installed and no network ($net_host cannot be" \
+			"reached), so apt-get cannot fetch them: install them, or build where there is" \
+			"a network and carry the build (scripts/gpu_pack.sh)" >&2
+		exit 1
+	fi
 	echo "bootstrap: installing ${missing[*]}"
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
