@@ -17,7 +17,7 @@ pkgs+=(${BOOTSTRAP_EXTRA_PKGS:-})
 # where apt would fetch from (the first source apt is configured with): without it (a GPU
 # machine lent offline) apt-get would only hang
 net_host=${BOOTSTRAP_NET_HOST:-$(grep -rhoE '^(URIs:|deb) +https?://[^/ ]+' /etc/apt/sources.list \
-	/etc/apt/sources.list.d/ 2>/dev/null | head -n 1 | sed -E 's#.*://##')}
+	/etc/apt/sources.list.d/ 2>/dev/null | sed -E 's#.*://##' | sed -n 1p || true)}
 net_host=${net_host:-deb.debian.org}
 missing=()
 for p in "${pkgs[@]}"; do
