@@ -10,6 +10,9 @@ shift || true
 # python3: the CLI tests read JSON with it; the rest: build, test and peer tools
 pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-dev libblkid-dev
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3)
+# the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
+# without OpenBLAS its CPU matmuls are about 14x slower
+pkgs+=(python3-torch libopenblas0-pthread)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
