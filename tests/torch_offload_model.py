@@ -71,6 +71,21 @@ def vmhwm():
     return 0
 
 
+def page_cache(directory):
+    """Bytes of the files under directory in the page cache (fincore), or -1 when unknown."""
+    import subprocess
+
+    paths = [os.path.join(r, f) for r, _, fs in os.walk(directory) for f in fs]
+    if not paths:
+        return 0
+    try:
+        p = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES"] + paths,
+                           capture_output=True, text=True, check=True)
+        return sum(int(x) for x in p.stdout.split())
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return -1
+
+
 class TorchSave:
     """PyTorch tutorial's 'saving tensors to disk' hooks: one file per tensor, synchronous."""
 
@@ -179,6 +194,7 @@ def main():
                    dedup=hooks.dedup)
     if store is not None:
         out["store"] = store.stats()
+        out["store_page_cache"] = page_cache(a.dir)
         store.close()
     text = json.dumps(out, indent=1)
     if a.json:

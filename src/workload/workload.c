@@ -18,8 +18,8 @@
 #include "workload/workload.h"
 
 static const struct recipe *const recipes[] = {
-        &recipe_load,     &recipe_pretrain, &recipe_ckpt,
-        &recipe_finetune, &recipe_infer,    &recipe_replay,
+        &recipe_load,  &recipe_pretrain, &recipe_ckpt,    &recipe_finetune,
+        &recipe_infer, &recipe_replay,   &recipe_offload,
 };
 
 /* Parameters every recipe has. */
