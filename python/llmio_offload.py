@@ -110,6 +110,7 @@ class _Stats(ctypes.Structure):  # struct llmio_store_stats
         ("peak_staging_bytes", ctypes.c_uint64),
         ("prefetch_hits", ctypes.c_uint64),
         ("cpu_ns", ctypes.c_uint64),
+        ("peak_readahead_bytes", ctypes.c_uint64),
     ]
 
 

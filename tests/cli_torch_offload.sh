@@ -90,6 +90,36 @@ note "VmHWM off $((off_hwm >> 20)) MiB, all $(($(json_get "$T/all.json" 'd["vmhw
 no_store_files() { [ -z "$(ls -A "$T/store")" ]; }
 check "the stores removed their files" no_store_files
 
+# errors name the cause and the fix: a library that is not there, an unknown handle, a bad policy
+err_py='
+import errno, os, sys
+sys.path.insert(0, sys.argv[1])
+os.environ["LLMIO_LIB"] = "/nonexistent/libllmio.so"
+import llmio_offload as lo
+try:
+    lo.Store([sys.argv[2]])
+    sys.exit("no error for a missing library")
+except OSError as ex:
+    assert "/nonexistent/libllmio.so" in str(ex) and "LLMIO_LIB" in str(ex), ex
+lo._lib = None
+os.environ["LLMIO_LIB"] = sys.argv[3]
+import ctypes
+buf = ctypes.create_string_buffer(4096)
+with lo.Store([sys.argv[2]], staging_bytes=4 << 20) as s:
+    try:
+        s.get(12345, ctypes.addressof(buf), 4096)
+        sys.exit("no error for an unknown handle")
+    except lo.StoreError as ex:
+        assert ex.errno == errno.ENOENT and "llmio_store_get" in str(ex), ex
+    try:
+        lo.Offload(s, policy="sometimes")
+        sys.exit("no error for an unknown policy")
+    except ValueError as ex:
+        assert "keep, all, window" in str(ex), ex
+print("errors ok")'
+check "python errors: missing library (names the path and LLMIO_LIB), unknown handle (ENOENT), bad policy" \
+	"$PY" -c "$err_py" "$SRC/python" "$T/store" "$LLMIO_LIB"
+
 # the trace drives the recipe: bytes per step = the trace's last step, exactly
 if [ -s "$T/trace.txt" ]; then
 	check "trace starts with its header" grep -qx '# llmio-offload-trace 1' "$T/trace.txt"
