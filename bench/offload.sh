@@ -37,7 +37,7 @@ mode() { # mode NAME ARGS...
 	echo "{\"cache_growth\": $((c1 - c0))}" >"$DIR/out/$name.cache.json"
 }
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(getconf _NPROCESSORS_ONLN) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "tree $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?'), model ${MODEL_ARGS[*]}, OPENBLAS_NUM_THREADS=1"
 mode off --mode off
