@@ -25,6 +25,8 @@ json_check "$T/t.json" "each step writes and reads the trace's last step: $want 
 	"all(p['metrics']['bytes_written'] == $want and p['metrics']['bytes_read'] == $want for p in $m)"
 json_check "$T/t.json" "every byte written reached the device (O_DIRECT)" \
 	"all(p['metrics']['device_bytes_written'] == $want for p in $m)"
+json_check "$T/t.json" "each step's note says O_DIRECT" \
+	"all(p['note'] == 'tensor store, O_DIRECT' for p in $m)"
 json_check "$T/t.json" "device reads never exceed what was got" \
 	"all(p['metrics']['device_bytes_read'] <= $want for p in $m)"
 json_check "$T/t.json" "peak memory without offload = the step's activations; promised = 2x" \

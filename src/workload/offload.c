@@ -399,6 +399,9 @@ static int run(struct wl *w, char *err, size_t errlen)
 			break;
 		}
 		ph->promised_bytes = 2 * total;
+		/* the store's bytes are not job results: say how they travelled */
+		snprintf(ph->note, sizeof(ph->note), "tensor store, %s",
+		         so.direct ? "O_DIRECT" : "buffered: reads may come from the page cache");
 		llmio_store_stats(r.s, &a);
 		ret = step(&r, &o, &e);
 		if (!ret)
