@@ -50,14 +50,31 @@ struct llmio_store_opts {
 	bool force;               /* with allow_destructive: even over a filesystem signature */
 };
 
-/** Fill o with the defaults (and opts_size). */
+/** Fill o with the defaults (and opts_size).  Zero in a numeric field also means its default. */
 LLMIO_API void llmio_store_opts_init(struct llmio_store_opts *o);
 
-/** Open a store.  \return 0 and *out, or -errno (-EINVAL bad options, -ENOSPC capacity). */
+/**
+ * Open a store: check the options, open (create, preallocate) the targets, allocate the staging
+ * pool and start the I/O thread with its engine instance.  The targets array is read during the
+ * call only.
+ * \return 0 and *out, or -errno with *out NULL and nothing left behind:
+ *   -EINVAL  bad options (opts_size, no targets, stripe_size not a multiple of 4096 up to
+ *            64 MiB, staging_bytes not 2..4096 stripes, readahead_bytes leaving no staging
+ *            buffer for puts, unknown engine or engine option, the null engine, a raw device
+ *            without allow_destructive or with a signature without force);
+ *   -EEXIST  a named target file exists (the store never writes over a file it did not create);
+ *   -ENOSPC  no room for capacity on a target's filesystem;
+ *   -ENODEV  the engine chosen cannot run here (the message says why);
+ *   -EBUSY   a raw device is in use;
+ *   another -errno from opening a target, the engine's setup or the system (-ENOMEM).
+ */
 LLMIO_API int llmio_store_create(const struct llmio_store_opts *o, struct llmio_store **out,
                                  struct llmio_error *e);
 
-/** Wait for outstanding I/O, stop the I/O thread, remove files the store created, free. */
+/**
+ * Wait for outstanding I/O, stop the I/O thread, remove files the store created, free.  Buffers
+ * of gets not waited for must stay valid until it returns.  NULL is ignored.
+ */
 LLMIO_API void llmio_store_destroy(struct llmio_store *s);
 
 enum llmio_store_put_flags {
@@ -70,7 +87,10 @@ enum llmio_store_put_flags {
 
 /**
  * Start writing len bytes; *handle (never 0) names the tensor from now on.  Returns before the
- * write is done.  -ENOSPC when no target has room (message names targets and bytes needed).
+ * write is done; an LLMIO_STORE_EV_PUT event (or LLMIO_STORE_EV_ERROR with the cause) follows.
+ * A write that fails later makes the tensor's gets and the next flush return its cause.
+ * \return 0; -EINVAL (no buffer, len 0, unknown flags); -ENOSPC when no target has room (the
+ *         message names the targets, the bytes needed and the free bytes); -ENOMEM.
  */
 LLMIO_API int llmio_store_put(struct llmio_store *s, const void *buf, uint64_t len, unsigned flags,
                               uint64_t *handle, struct llmio_error *e);
@@ -80,12 +100,21 @@ LLMIO_API int llmio_store_put(struct llmio_store *s, const void *buf, uint64_t l
  * the bytes (counting a stall when the data was not already in memory); wait = false starts
  * the read and reports completion as an LLMIO_STORE_EV_GOT event; buf is the caller's again
  * only after that event.  -ENOENT for an unknown or released handle; a failed read returns its
- * cause (never zero-filled data).
+ * cause (never zero-filled data).  A tensor can be got any number of times until released.
+ * \return 0; -ENOENT (the message names the handle); -EINVAL (len is not the tensor's size);
+ *         the -errno of a failed put of the tensor, or of the read (-EIO for a short read:
+ *         the target lost its data); with wait = false, read failures come as
+ *         LLMIO_STORE_EV_ERROR events with res = -errno.
  */
 LLMIO_API int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t len,
                               bool wait, struct llmio_error *e);
 
-/** Bring a tensor into the memory tier ahead of its get (bounded by readahead_bytes). */
+/**
+ * Bring a tensor into the memory tier ahead of its get (bounded by readahead_bytes).
+ * \return 0 (also when it is already there or on its way); -ENOENT; -EFBIG (the tensor alone
+ *         needs more staging than readahead_bytes); -EAGAIN (the window is full now: get or
+ *         release prefetched tensors first); the -errno of its failed put.
+ */
 LLMIO_API int llmio_store_prefetch(struct llmio_store *s, uint64_t handle, struct llmio_error *e);
 
 /**
@@ -94,14 +123,18 @@ LLMIO_API int llmio_store_prefetch(struct llmio_store *s, uint64_t handle, struc
  * The store prefetches along it within readahead_bytes.
  */
 enum llmio_store_order {
-	LLMIO_STORE_ORDER_NONE,
-	LLMIO_STORE_ORDER_REVERSE,
-	LLMIO_STORE_ORDER_LIST
+	LLMIO_STORE_ORDER_NONE,    /* no read-ahead */
+	LLMIO_STORE_ORDER_REVERSE, /* after a get of a tensor, the tensors put before it */
+	LLMIO_STORE_ORDER_LIST, /* the n handles given, in order (copied; unknown ones skipped) */
 };
+/** \return 0; -EINVAL (unknown order, LIST without handles); -ENOMEM. */
 LLMIO_API int llmio_store_hint(struct llmio_store *s, enum llmio_store_order order,
                                const uint64_t *handles, size_t n, struct llmio_error *e);
 
-/** Forget a tensor: its extent is free again; pending I/O on it completes first. */
+/**
+ * Forget a tensor: its extent is free again; pending I/O on it completes first (a put needing
+ * the space waits for that).  The handle is invalid at once.  \return 0 or -ENOENT.
+ */
 LLMIO_API int llmio_store_release(struct llmio_store *s, uint64_t handle, struct llmio_error *e);
 
 enum llmio_store_event_type {
@@ -115,13 +148,23 @@ struct llmio_store_event {
 	int res;  /* 0 or -errno */
 };
 
-/** Copy up to max pending events out; returns how many (0 when none), never blocks. */
+/**
+ * Copy up to max pending events out; returns how many (0 when none), never blocks; -EINVAL
+ * without a store or array.  Events wait in a queue until polled (16 bytes each).
+ */
 LLMIO_API int llmio_store_poll(struct llmio_store *s, struct llmio_store_event *ev, size_t max);
 
-/** An eventfd that is readable while events are pending (for language bindings' loops). */
+/**
+ * An eventfd that is readable while events are pending (for language bindings' loops).  The
+ * store owns it (closed by destroy); llmio_store_poll() resets it.  \return the fd, or -EINVAL.
+ */
 LLMIO_API int llmio_store_eventfd(struct llmio_store *s);
 
-/** Wait until every put so far is on storage. */
+/**
+ * Wait until every put so far is on storage (and synced: fsync, or the engine's sync).
+ * \return 0; the -errno of the first put that failed since the last flush (the message names
+ *         the tensor and the cause), or of the sync.
+ */
 LLMIO_API int llmio_store_flush(struct llmio_store *s, struct llmio_error *e);
 
 struct llmio_store_stats {
@@ -141,6 +184,11 @@ struct llmio_store_stats {
 	uint64_t peak_readahead_bytes; /* most staging held or being filled by read-ahead */
 };
 
+/**
+ * The store's counters so far (docs/store.md defines each).  Set st->stats_size first; fields
+ * past it are not written, and stats_size comes back as the bytes written.
+ * \return 0, or -EINVAL (no store, or stats_size too small to hold puts and gets).
+ */
 LLMIO_API int llmio_store_stats(struct llmio_store *s, struct llmio_store_stats *st);
 
 #ifdef __cplusplus

@@ -69,6 +69,7 @@ static void complete(struct io_state *st, uint32_t idx)
 {
 	struct llmio_store *s = st->s;
 	struct store_op *op = &s->ops[idx];
+	bool event = op->event; /* read before the push: the caller may reuse the slot at once */
 
 	/* A failed prefetch gives its buffers back now: no get will consume them. */
 	if (op->type == STORE_OP_PREFETCH && op->res)
@@ -81,7 +82,7 @@ static void complete(struct io_state *st, uint32_t idx)
 	op->live = false;
 	store_ring_push(&s->done, idx);
 	wake_caller(s);
-	if (op->event && __atomic_load_n(&s->ev_armed, __ATOMIC_RELAXED))
+	if (event && __atomic_load_n(&s->ev_armed, __ATOMIC_RELAXED))
 		eventfd_kick(s->ev_fd);
 }
 
@@ -266,6 +267,13 @@ static bool advance(struct io_state *st, uint32_t idx, bool head)
 
 	if (op->dep && !s->ops[op->dep - 1].io_done)
 		return false;
+	/* A get or prefetch after a put that failed: there is nothing to read (never zeros). */
+	if (op->dep && s->ops[op->dep - 1].type == STORE_OP_PUT && s->ops[op->dep - 1].res) {
+		fail(op, s->ops[op->dep - 1].res, "its put failed: %s", s->ops[op->dep - 1].msg);
+		op->issued = op->ext.npieces;
+		complete(st, idx);
+		return true;
+	}
 	switch (op->type) {
 	case STORE_OP_FLUSH:
 		if (!head || st->inflight)
@@ -279,13 +287,6 @@ static bool advance(struct io_state *st, uint32_t idx, bool head)
 	case STORE_OP_GET:
 		if (op->dep && s->ops[op->dep - 1].type == STORE_OP_PREFETCH) {
 			consume_prefetch(st, idx);
-			return true;
-		}
-		if (op->dep && s->ops[op->dep - 1].res) {
-			/* its put failed: there is nothing to read */
-			fail(op, s->ops[op->dep - 1].res, "%s", s->ops[op->dep - 1].msg);
-			op->issued = op->ext.npieces;
-			complete(st, idx);
 			return true;
 		}
 		break;

@@ -25,6 +25,7 @@
 #define DEF_IODEPTH  32u
 #define ALIGN        4096u
 #define MAX_STRIPE   (64ull << 20) /* one I/O (struct io_req.len is 32 bits) */
+#define MAX_BUFS     4096u         /* staging buffers (buffer numbers are 16 bits) */
 /* Slots kept free of read-ahead, so that a get or a put never waits for a prefetch's slot. */
 #define RA_SLOT_RESERVE 16u
 
@@ -40,6 +41,8 @@ void llmio_store_opts_init(struct llmio_store_opts *o)
 }
 
 /* ---- tensors ------------------------------------------------------------------------- */
+
+static void reap_all(struct llmio_store *s);
 
 static struct store_tensor *lookup(struct llmio_store *s, uint64_t h)
 {
@@ -66,11 +69,23 @@ static int unknown(struct llmio_error *e, const char *what, uint64_t h)
 	                 what, (unsigned long long)h);
 }
 
+/* The live tensor a call names, after taking in what the I/O thread finished. */
+static int tensor_arg(struct llmio_store *s, uint64_t h, const char *what, struct store_tensor **t,
+                      struct llmio_error *e)
+{
+	if (!s)
+		return llmio_err(e, -EINVAL, "%s: no store", what);
+	reap_all(s);
+	*t = lookup(s, h);
+	return *t ? 0 : unknown(e, what, h);
+}
+
 static int tensor_new(struct llmio_store *s, uint32_t *idx)
 {
 	if (s->free_tensor) {
 		*idx = s->free_tensor - 1;
 		s->free_tensor = s->tensors[*idx].next;
+		memset(&s->tensors[*idx], 0, sizeof(s->tensors[*idx]));
 		return 0;
 	}
 	if (s->ntensors == s->cap_tensors) {
@@ -86,6 +101,7 @@ static int tensor_new(struct llmio_store *s, uint32_t *idx)
 		s->cap_tensors = cap;
 	}
 	*idx = (uint32_t)s->ntensors++;
+	memset(&s->tensors[*idx], 0, sizeof(s->tensors[*idx]));
 	return 0;
 }
 
@@ -272,6 +288,18 @@ static void op_push(struct llmio_store *s, uint32_t idx)
 	store_wake_io(s);
 }
 
+/*
+ * Run an operation that names no tensor (START, FLUSH) and wait for it; its slot is free again
+ * but untouched until the next op_new, so *idx still shows its result and message.
+ */
+static int op_run(struct llmio_store *s, uint8_t type, uint32_t *idx)
+{
+	*idx = op_new(s, type, 0);
+	op_push(s, *idx);
+	wait_reaped(s, *idx);
+	return s->ops[*idx].res;
+}
+
 static void set_dep(struct llmio_store *s, struct store_op *op, uint32_t dep)
 {
 	op->dep = dep;
@@ -289,7 +317,7 @@ static void prefetch_start(struct llmio_store *s, struct store_tensor *t)
 	op->len = t->len;
 	op->ext = t->ext;
 	op->keep = true;
-	op->bufs = s->op_bufs + (size_t)idx * s->stg.nbufs;
+	op->bufs = s->op_bufs + (size_t)idx * s->pf_pieces;
 	for (uint32_t k = 0; k < t->ext.npieces; k++)
 		op->bufs[k] = STORE_NO_BUF;
 	set_dep(s, op, t->put_op);
@@ -399,9 +427,9 @@ static int check_opts(struct llmio_store *s, const struct llmio_store_opts *in,
 		        "raise capacity or lower stripe_size",
 		        (unsigned long long)o->stripe_size);
 	pool = o->fast_bytes && o->fast_bytes < o->staging_bytes ? o->fast_bytes : o->staging_bytes;
-	if (pool / o->stripe_size < 2 || pool / o->stripe_size > 0xfffe)
+	if (pool / o->stripe_size < 2 || pool / o->stripe_size > MAX_BUFS)
 		return llmio_err(e, -EINVAL,
-		                 "store: staging_bytes %llu (fast_bytes %llu) must hold 2 to 65534 "
+		                 "store: staging_bytes %llu (fast_bytes %llu) must hold 2 to 4096 "
 		                 "stripes of %llu bytes; change staging_bytes or stripe_size",
 		                 (unsigned long long)o->staging_bytes,
 		                 (unsigned long long)o->fast_bytes,
@@ -464,7 +492,9 @@ static int start_thread(struct llmio_store *s, struct llmio_error *e)
 	int rc;
 
 	s->ops = calloc(STORE_OPS, sizeof(*s->ops));
-	s->op_bufs = calloc((size_t)STORE_OPS * s->stg.nbufs, sizeof(*s->op_bufs));
+	/* a tensor read ahead needs at most readahead_bytes of staging: that many pieces */
+	s->pf_pieces = (unsigned)(s->ra_limit / s->stripe) + 1;
+	s->op_bufs = calloc((size_t)STORE_OPS * s->pf_pieces, sizeof(*s->op_bufs));
 	s->wake_fd = eventfd(0, EFD_CLOEXEC);
 	s->done_fd = eventfd(0, EFD_CLOEXEC);
 	s->ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -478,10 +508,7 @@ static int start_thread(struct llmio_store *s, struct llmio_error *e)
 	if (rc)
 		return llmio_err(e, -rc, "store: cannot start its I/O thread: %s", strerror(rc));
 	s->thread_started = true;
-	idx = op_new(s, STORE_OP_START, 0);
-	op_push(s, idx);
-	wait_reaped(s, idx);
-	rc = s->ops[idx].res;
+	rc = op_run(s, STORE_OP_START, &idx);
 	if (rc)
 		return llmio_err(e, rc, "store: %s", s->ops[idx].msg);
 	return 0;
@@ -642,12 +669,12 @@ int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t 
 	uint64_t t0;
 	int rc;
 
-	if (!s || !buf)
-		return llmio_err(e, -EINVAL, "get: store and buffer are needed");
-	reap_all(s);
-	t = lookup(s, handle);
-	if (!t)
-		return unknown(e, "get", handle);
+	rc = tensor_arg(s, handle, "get", &t, e);
+	if (rc)
+		return rc;
+	if (!buf)
+		return llmio_err(e, -EINVAL, "get of tensor %#llx: no buffer",
+		                 (unsigned long long)handle);
 	if (len != t->len)
 		return llmio_err(e, -EINVAL,
 		                 "get of tensor %#llx: len %llu differs from its size %llu; pass a "
@@ -698,13 +725,10 @@ int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t 
 int llmio_store_prefetch(struct llmio_store *s, uint64_t handle, struct llmio_error *e)
 {
 	struct store_tensor *t;
+	int rc = tensor_arg(s, handle, "prefetch", &t, e);
 
-	if (!s)
-		return llmio_err(e, -EINVAL, "prefetch: no store");
-	reap_all(s);
-	t = lookup(s, handle);
-	if (!t)
-		return unknown(e, "prefetch", handle);
+	if (rc)
+		return rc;
 	if (t->pf_op)
 		return 0;
 	if (t->err)
@@ -759,13 +783,10 @@ int llmio_store_release(struct llmio_store *s, uint64_t handle, struct llmio_err
 {
 	struct store_tensor *t;
 	uint32_t ti;
+	int rc = tensor_arg(s, handle, "release", &t, e);
 
-	if (!s)
-		return llmio_err(e, -EINVAL, "release: no store");
-	reap_all(s);
-	t = lookup(s, handle);
-	if (!t)
-		return unknown(e, "release", handle);
+	if (rc)
+		return rc;
 	ti = (uint32_t)(t - s->tensors);
 	t->released = true;
 	s->zombies++; /* until its operations are reaped (tensor_maybe_free) */
@@ -828,10 +849,7 @@ int llmio_store_flush(struct llmio_store *s, struct llmio_error *e)
 
 	if (!s)
 		return llmio_err(e, -EINVAL, "flush: no store");
-	idx = op_new(s, STORE_OP_FLUSH, 0);
-	op_push(s, idx);
-	wait_reaped(s, idx);
-	rc = s->ops[idx].res;
+	rc = op_run(s, STORE_OP_FLUSH, &idx);
 	if (rc)
 		return llmio_err(e, rc, "flush: %s", s->ops[idx].msg);
 	if (s->flush_err) {

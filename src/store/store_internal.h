@@ -61,10 +61,9 @@ struct store_op {
 	uint32_t dep; /* slot + 1 of an operation that must be done first (GET, DROP), or 0 */
 
 	/* Caller-only bookkeeping. */
-	uint32_t refs;     /* later operations naming this one as dep */
-	bool reaped;       /* came back on done */
-	bool keep;         /* PREFETCH: the slot lives until its buffers are consumed */
-	uint64_t t_submit; /* ns, for a waiting get's stall */
+	uint32_t refs; /* later operations naming this one as dep */
+	bool reaped;   /* came back on done */
+	bool keep;     /* PREFETCH: the slot lives until its buffers are consumed */
 
 	/* Written by the I/O thread; the caller reads them after the slot came back on done. */
 	uint32_t issued, inflight, ndone;
@@ -184,7 +183,8 @@ struct llmio_store {
 
 	/* Shared: slots and rings. */
 	struct store_op *ops;
-	uint16_t *op_bufs;
+	uint16_t *op_bufs;  /* STORE_OPS x pf_pieces: each prefetch's buffers */
+	unsigned pf_pieces; /* the most pieces of a tensor read ahead */
 	struct store_ring cmd, done;
 	int wake_fd, done_fd, ev_fd;
 	int io_sleeping, caller_waiting, ev_armed, stop; /* atomics */

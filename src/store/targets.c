@@ -13,9 +13,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,11 +114,25 @@ static int open_file(struct llmio_store *s, struct store_target *st, struct llmi
 static int open_device(struct llmio_store *s, struct store_target *st, struct llmio_error *e)
 {
 	struct llmio_job_opts *jo = calloc(1, sizeof(*jo));
+	uint64_t devsize = 0;
 	char m[512] = "";
-	int rc;
+	int fd, rc;
 
 	if (!jo)
 		return llmio_err(e, -ENOMEM, "out of memory opening %s", st->path);
+	/* Named in the store's terms (capacity), not the job's (--size) that target_open uses. */
+	fd = open(st->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && ioctl(fd, BLKGETSIZE64, &devsize) == 0 && devsize < st->size) {
+		close(fd);
+		free(jo);
+		return llmio_err(e, -EINVAL,
+		                 "store target %s holds %llu bytes, less than capacity %llu; lower "
+		                 "capacity",
+		                 st->path, (unsigned long long)devsize,
+		                 (unsigned long long)st->size);
+	}
+	if (fd >= 0)
+		close(fd);
 	llmio_job_opts_init(jo);
 	snprintf(jo->filename, sizeof(jo->filename), "%s", st->path);
 	jo->bs = s->align;
@@ -127,7 +143,9 @@ static int open_device(struct llmio_store *s, struct store_target *st, struct ll
 	rc = target_open(&st->t, jo, true, m, sizeof(m)); /* err-pair */
 	free(jo);
 	if (rc)
-		return llmio_err(e, rc, "store target %s: %s", st->path, m);
+		return llmio_err(e, rc,
+		                 "store target %s: %s (store options allow_destructive, force)",
+		                 st->path, m);
 	return 0;
 }
 
