@@ -11,25 +11,26 @@ int main(int argc, char **argv)
 {
 	struct llmio_job_opts opts;
 	struct llmio_result *r;
-	char err[512];
+	struct llmio_error e;
 	int ret;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s FILE [ENGINE]\n", argv[0]);
 		return 2;
 	}
+	llmio_error_init(&e);
 	llmio_job_opts_init(&opts);
-	if (llmio_job_opts_set(&opts, "filename", argv[1], err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "ioengine", argc > 2 ? argv[2] : "psync", err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "rw", "randread", err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "size", "8m", err, sizeof(err)) ||
-	    llmio_job_opts_set(&opts, "io_size", "4m", err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
+	if (llmio_job_opts_set(&opts, "filename", argv[1], &e) ||
+	    llmio_job_opts_set(&opts, "ioengine", argc > 2 ? argv[2] : "psync", &e) ||
+	    llmio_job_opts_set(&opts, "rw", "randread", &e) ||
+	    llmio_job_opts_set(&opts, "size", "8m", &e) ||
+	    llmio_job_opts_set(&opts, "io_size", "4m", &e)) {
+		fprintf(stderr, "%s\n", e.msg);
 		return 2;
 	}
-	ret = llmio_job_run(&opts, &r, err, sizeof(err));
+	ret = llmio_job_run(&opts, &r, &e);
 	if (ret) {
-		fprintf(stderr, "llmio_job_run: %s\n", err);
+		fprintf(stderr, "llmio_job_run: %s\n", e.msg);
 		llmio_result_destroy(r);
 		return 1;
 	}

@@ -9,7 +9,8 @@ shift || true
 
 # python3: the CLI tests read JSON with it; the rest: build, test and peer tools
 pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-dev libblkid-dev
-      libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3)
+      libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
+      libopenmpi-dev openmpi-bin) # MPI: the optional layer of src/dist (docs/mpi.md)
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower
 pkgs+=(python3-torch libopenblas0-pthread)

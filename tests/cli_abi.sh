@@ -89,18 +89,18 @@ int main(void)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[512];
+	struct llmio_error e = {0};
 	int ret;
 
 	llmio_job_opts_init(&o);
-	if (llmio_job_opts_set(&o, "ioengine", "null", err, sizeof(err)) ||
-	    llmio_job_opts_set(&o, "io_size", "1m", err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
+	if (llmio_job_opts_set(&o, "ioengine", "null", &e) ||
+	    llmio_job_opts_set(&o, "io_size", "1m", &e)) {
+		fprintf(stderr, "%s\n", e.msg);
 		return 2;
 	}
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &e);
 	if (ret) {
-		fprintf(stderr, "llmio_job_run: %s\n", err);
+		fprintf(stderr, "llmio_job_run: %s\n", e.msg);
 		return 1;
 	}
 	printf("%s %llu\n", r->opts.engine, (unsigned long long)r->read.ios);

@@ -29,7 +29,7 @@ if [ "$RC" -ne 0 ]; then
 	finish
 fi
 pass "cmake --install --prefix \$T/prefix"
-for f in "$LIB/libllmio.so" "$LIB/libllmio.so.0" "$LIB/libllmio.a" "$LIB/pkgconfig/llmio.pc"; do
+for f in "$LIB/libllmio.so" "$LIB/libllmio.so.1" "$LIB/libllmio.a" "$LIB/pkgconfig/llmio.pc"; do
 	check "installed ${f#"$P"/}" test -e "$f"
 done
 for h in "$SRC"/include/llmio/*.h; do
@@ -74,8 +74,8 @@ echo "== clients of the installed tree"
 EX=$SRC/examples/run_job.c
 client "C client, shared library" "$T/c_shared" \
 	"$CC_BUILD" -std=c11 -Wall -Wextra -Werror "${SAN[@]}" "${CFLAGS[@]}" "$EX" "${LIBS[@]}"
-check "the shared client needs libllmio.so.0" \
-	grep -qF '[libllmio.so.0]' <(readelf -d "$T/c_shared" 2>/dev/null)
+check "the shared client needs libllmio.so.1" \
+	grep -qF '[libllmio.so.1]' <(readelf -d "$T/c_shared" 2>/dev/null)
 if [ -n "$CXX" ]; then
 	client "C++ client, shared library" "$T/cxx_shared" \
 		"$CXX" -std=c++11 -Wall -Wextra -Werror "${SAN[@]}" "${CFLAGS[@]}" -x c++ "$EX" \

@@ -7,7 +7,9 @@
 #  - no CMakeLists.txt names a file of another directory's target (src/report/table.c was once
 #    compiled into both llmio and the trace tools);
 #  - nothing above src/engine decides by an engine's name: capability flags and the engine's
-#    own tables (its fio mapping, its test variants) carry what others need to know.
+#    own tables (its fio mapping, its test variants) carry what others need to know;
+#  - errors travel in one carrier, struct llmio_error (docs/library.md, "Errors"): no function
+#    under src/ or include/ takes a (char *err, size_t errlen) pair.
 #
 # The checks read the source tree next to this script, so they need no build of their own.
 
@@ -59,6 +61,18 @@ if [ -z "$bad" ]; then
 	pass "no layer above src/engine compares with or keys a table by an engine name"
 else
 	fail "engine names decide things outside src/engine (use capability flags or the engine's tables):"
+	echo "$bad"
+fi
+
+# One error carrier: a `size_t errlen` parameter, or `char *err, size_t` under any name, is the
+# old (char *err, size_t errlen) pair coming back.
+bad=$(cd "$ROOT" && grep -rn --include='*.c' --include='*.h' \
+	-e 'size_t errlen' -e 'char \*err,[[:space:]]*size_t' src include |
+	cat)
+if [ -z "$bad" ]; then
+	pass "no (char *err, size_t errlen) pair: struct llmio_error carries errors"
+else
+	fail "an error buffer pair is back (take a struct llmio_error *e, last, NULL allowed):"
 	echo "$bad"
 fi
 

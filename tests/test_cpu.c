@@ -184,7 +184,7 @@ static struct llmio_result *sqpoll_job(const char *engine_opts, uint64_t thinkti
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[512];
+	struct llmio_error err = {0};
 	int ret;
 
 	llmio_job_opts_init(&o);
@@ -197,9 +197,9 @@ static struct llmio_result *sqpoll_job(const char *engine_opts, uint64_t thinkti
 	o.thinktime_ns = thinktime_ns;
 	o.numjobs = numjobs;
 	o.invalidate = false;
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &err);
 	if (ret)
-		print_message("%s\n", err);
+		print_message("%s\n", err.msg);
 	assert_int_equal(ret, 0);
 	return r;
 }

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "core/target.h"
+#include "core/error.h"
 #include "engine/engine.h"
 #include "engine_drive.h"
 
@@ -45,7 +46,7 @@ static int rig_open(struct rig *r, const struct engine_ops *e, const char *eopts
                     uint64_t size, unsigned depth, bool direct, bool writable)
 {
 	struct engine_setup s;
-	char err[512] = "";
+	struct llmio_error err = {0};
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -55,7 +56,7 @@ static int rig_open(struct rig *r, const struct engine_ops *e, const char *eopts
 	r->depth = (e->caps & ENGINE_CAP_ASYNC) ? depth : 1;
 	r->opts = calloc(1, e->opts_size ? e->opts_size : 1);
 	assert_non_null(r->opts);
-	ret = engine_opts_parse(e, eopts, r->opts, err, sizeof(err));
+	ret = engine_opts_parse(e, eopts, r->opts, &err);
 	assert_int_equal(ret, 0);
 	for (unsigned i = 0; i < r->depth; i++) {
 		assert_int_equal(posix_memalign(&r->bufs[i], 4096, BS), 0);
@@ -63,9 +64,9 @@ static int rig_open(struct rig *r, const struct engine_ops *e, const char *eopts
 		r->ios[i].buf_idx = (uint16_t)i;
 	}
 	s = drive_setup(&r->fd, &r->size, r->bufs, r->depth, BS, direct, writable, r->opts);
-	ret = e->init(&r->ctx, &s, err, sizeof(err));
+	ret = e->init(&r->ctx, &s, &err);
 	if (ret)
-		print_message("init %s (%s): %s\n", e->name, eopts, err);
+		print_message("init %s (%s): %s\n", e->name, eopts, err.msg);
 	return ret;
 }
 
@@ -275,14 +276,13 @@ static void tables(void **state)
 	for (size_t i = 0; i < engine_count(); i++) {
 		const struct engine_ops *e = engine_at(i);
 		int opts[64];
-		char err[512];
+		struct llmio_error err = {0};
 
 		assert_null(engine_missing(e));
 		assert_true(e->opts_size <= sizeof(opts));
 		for (size_t m = 0; engine_test_variant(e, m); m++)
-			assert_int_equal(engine_opts_parse(e, engine_test_variant(e, m), opts, err,
-			                                   sizeof(err)),
-			                 0);
+			assert_int_equal(
+			        engine_opts_parse(e, engine_test_variant(e, m), opts, &err), 0);
 	}
 }
 
@@ -293,9 +293,9 @@ static int no_probe(char *why, size_t len)
 	return 0;
 }
 
-static int no_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int no_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
-	(void)ctx, (void)s, (void)err, (void)len;
+	(void)ctx, (void)s, (void)e;
 	return 0;
 }
 
@@ -313,8 +313,8 @@ static void no_cleanup(struct engine_ctx *ctx)
 /* A malformed engine is named with the callback it lacks, so its author knows what to add. */
 static void missing_callbacks(void **state)
 {
-	static const struct engine_opt custom[] = {
-	        {.name = "x", .type = ENGINE_OPT_BOOL, .def = "0", .fio_kind = ENGINE_FIO_CUSTOM},
+	static const struct llmio_optdesc custom[] = {
+	        {.name = "x", .type = OPTD_BOOL, .def = "0", .fio_kind = OPTD_FIO_CUSTOM},
 	        {.name = NULL},
 	};
 	struct engine_ops e = {
@@ -332,7 +332,7 @@ static void missing_callbacks(void **state)
 	assert_string_equal(engine_missing(&e), "reap (ENGINE_CAP_ASYNC)");
 	e.caps = 0;
 	e.opts = custom;
-	assert_string_equal(engine_missing(&e), "fio_option (an option is ENGINE_FIO_CUSTOM)");
+	assert_string_equal(engine_missing(&e), "fio_option (an option is OPTD_FIO_CUSTOM)");
 	e.opts = NULL;
 	e.queue = NULL;
 	assert_string_equal(engine_missing(&e), "queue");
@@ -350,7 +350,7 @@ static void registry_lookups(void **state)
 		assert_ptr_equal(engine_find(e->name), e);
 		for (const char *const *a = e->aliases; a && *a; a++)
 			assert_ptr_equal(engine_find(*a), e);
-		for (const struct engine_opt *o = e->opts; o && o->name; o++) {
+		for (const struct llmio_optdesc *o = e->opts; o && o->name; o++) {
 			/* the first engine with an option of that name (or alias) owns it */
 			const struct engine_ops *owner = engine_owning_option(o->name);
 			size_t k = 0;

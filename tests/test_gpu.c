@@ -56,7 +56,7 @@ static int rig_open(struct rig *r, const char *engine, const char *eopts, int fd
                     unsigned depth, bool direct)
 {
 	struct engine_setup s;
-	char err[512] = "";
+	struct llmio_error err = {0};
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -68,21 +68,21 @@ static int rig_open(struct rig *r, const char *engine, const char *eopts, int fd
 	r->depth = depth;
 	r->opts = calloc(1, r->e->opts_size);
 	assert_non_null(r->opts);
-	ret = engine_opts_parse(r->e, eopts, r->opts, err, sizeof(err));
+	ret = engine_opts_parse(r->e, eopts, r->opts, &err);
 	assert_int_equal(ret, 0);
 	memset(r->host, 0x5a, sizeof(r->host));
 	for (unsigned i = 0; i < depth; i++) {
-		ret = r->e->buf_alloc(r->opts, &r->bufs[i], len, r->host, err, sizeof(err));
+		ret = r->e->buf_alloc(r->opts, &r->bufs[i], len, r->host, &err);
 		if (ret)
-			print_message("buf_alloc: %s\n", err);
+			print_message("buf_alloc: %s\n", err.msg);
 		assert_int_equal(ret, 0);
 		r->ios[i].buf = r->bufs[i];
 		r->ios[i].buf_idx = (uint16_t)i;
 	}
 	s = drive_setup(&r->fd, &r->size, r->bufs, depth, len, direct, true, r->opts);
-	ret = r->e->init(&r->ctx, &s, err, sizeof(err));
+	ret = r->e->init(&r->ctx, &s, &err);
 	if (ret)
-		print_message("init %s (%s): %s\n", engine, eopts, err);
+		print_message("init %s (%s): %s\n", engine, eopts, err.msg);
 	return ret;
 }
 
@@ -264,22 +264,23 @@ static void job(const char *engine, const char *eopts, const char *rw, unsigned 
                 struct llmio_result **out)
 {
 	struct llmio_job_opts o;
-	char err[512], path[4200];
+	struct llmio_error err = {0};
+	char path[4200];
 	int ret;
 
 	llmio_job_opts_init(&o);
 	snprintf(path, sizeof(path), "%s/gpu-job", dir);
-	assert_int_equal(llmio_job_opts_set(&o, "ioengine", engine, err, sizeof(err)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "filename", path, err, sizeof(err)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "size", "512k", err, sizeof(err)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "bs", "16k", err, sizeof(err)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "rw", rw, err, sizeof(err)), 0);
-	assert_int_equal(llmio_job_opts_set(&o, "randseed", "7", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "ioengine", engine, &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "filename", path, &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "size", "512k", &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "bs", "16k", &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "rw", rw, &err), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "randseed", "7", &err), 0);
 	snprintf(o.engine_opts, sizeof(o.engine_opts), "%s", eopts);
 	o.iodepth = qd;
-	ret = llmio_job_run(&o, out, err, sizeof(err));
+	ret = llmio_job_run(&o, out, &err);
 	if (ret)
-		print_message("%s %s: %s\n", engine, rw, err);
+		print_message("%s %s: %s\n", engine, rw, err.msg);
 	assert_int_equal(ret, 0);
 }
 
@@ -349,17 +350,17 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(jobs),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
-	char why[1024];
+	struct llmio_error why = {0};
 
 	real = argc > 1 && !strcmp(argv[1], "--real");
 	if (!real && use_fakes()) {
 		printf("cannot find this program's path: %s\n", strerror(errno));
 		return 1;
 	}
-	rt = cuda_runtime(why, sizeof(why));
+	rt = cuda_runtime(&why);
 	if (!rt) {
 		printf("%s%s\n",
-		       real ? "SKIP: no GPU to test on: " : "fake CUDA did not load: ", why);
+		       real ? "SKIP: no GPU to test on: " : "fake CUDA did not load: ", why.msg);
 		return real ? 77 : 1;
 	}
 	if (real && strstr(rt->path, "fake_cuda")) {

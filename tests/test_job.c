@@ -44,11 +44,11 @@ static void base(struct llmio_job_opts *o, const char *engine, const char *file)
 static struct llmio_result *run_ok(const struct llmio_job_opts *o)
 {
 	struct llmio_result *r = NULL;
-	char err[1024];
-	int ret = llmio_job_run(o, &r, err, sizeof(err));
+	struct llmio_error err = {0};
+	int ret = llmio_job_run(o, &r, &err);
 
 	if (ret)
-		print_message("llmio_job_run: %s\n", err);
+		print_message("llmio_job_run: %s\n", err.msg);
 	assert_int_equal(ret, 0);
 	assert_non_null(r);
 	return r;
@@ -255,33 +255,63 @@ static void bad_options(void **state)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[1024];
+	struct llmio_error err = {0};
 
 	(void)state;
 	base(&o, "warp-drive", "x");
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
 	assert_null(r);
-	assert_non_null(strstr(err, "io_uring")); /* lists the engines that exist */
+	assert_non_null(strstr(err.msg, "io_uring")); /* lists the engines that exist */
 
 	base(&o, "mmap", "x");
 	o.direct = true;
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "direct=0"));
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "direct=0"));
 
 	base(&o, "psync", NULL);
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "--filename"));
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "--filename"));
 
 	base(&o, "io_uring", "x");
 	snprintf(o.engine_opts, sizeof(o.engine_opts), "warp=9");
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "sqpoll")); /* lists the engine's options */
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "sqpoll")); /* lists the engine's options */
 
 	base(&o, "null", NULL);
 	o.rw = LLMIO_RW_READ;
 	o.random_distribution = LLMIO_DIST_ZIPF;
 	o.zipf_theta = 1.1;
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+}
+
+/* The error carrier at the API's edge: the code and one line on failure, NULL allowed, and a
+ * success leaves what the last failure said (one carrier serves a sequence of calls). */
+static void error_carrier(void **state)
+{
+	struct llmio_job_opts o;
+	struct llmio_result *r = NULL;
+	struct llmio_error err;
+
+	(void)state;
+	llmio_error_init(&err);
+	assert_int_equal(err.code, 0);
+	assert_string_equal(err.msg, "");
+	base(&o, "psync", NULL);
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_null(r);
+	assert_int_equal(err.code, -EINVAL);
+	assert_non_null(strstr(err.msg, "--filename"));
+	assert_null(strchr(err.msg, '\n'));
+	assert_int_equal(llmio_job_run(&o, &r, NULL), -EINVAL);
+	assert_null(r);
+
+	base(&o, "null", NULL);
+	o.size = 1 << 20;
+	o.io_size = 1 << 20;
+	assert_int_equal(llmio_job_run(&o, &r, &err), 0);
+	llmio_result_destroy(r);
+	assert_int_equal(err.code, -EINVAL);
+	assert_non_null(strstr(err.msg, "--filename"));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -398,7 +428,8 @@ static void cpus_allowed(void **state)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[1024], list[32]; /* two CPU numbers */
+	struct llmio_error err = {0};
+	char list[32]; /* two CPU numbers */
 	cpu_set_t may;
 	int a, b;
 
@@ -429,15 +460,15 @@ static void cpus_allowed(void **state)
 
 	base(&o, "null", NULL);
 	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%d", CPU_SETSIZE - 1);
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "not one this process may run on"));
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not one this process may run on"));
 	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "0-");
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "not a CPU list"));
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not a CPU list"));
 	snprintf(o.cpus_allowed, sizeof(o.cpus_allowed), "%d", a);
 	snprintf(o.cpus_allowed_policy, sizeof(o.cpus_allowed_policy), "both");
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "shared or split"));
+	assert_int_equal(llmio_job_run(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "shared or split"));
 	assert_null(r);
 }
 
@@ -535,6 +566,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(bad_options),      cmocka_unit_test(older_opts),
 	        cmocka_unit_test(cpus_allowed),     cmocka_unit_test(effective_depth),
 	        cmocka_unit_test(writes_unique),    cmocka_unit_test(source_fsync),
+	        cmocka_unit_test(error_carrier),
 	};
 	/* the tests with windows against the clock */
 	const struct CMUnitTest perf_tests[] = {

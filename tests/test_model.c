@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "llmio/llmio.h"
+#include "core/error.h"
 
 static struct llmio_model get(const char *name)
 {
@@ -58,7 +59,7 @@ static void published_counts(void **state)
 	assert_int_equal(llmio_model_catalog_count(), sizeof(pub) / sizeof(pub[0]));
 	for (size_t i = 0; i < sizeof(pub) / sizeof(pub[0]); i++) {
 		m = get(pub[i].name);
-		assert_int_equal(llmio_model_validate(&m, NULL, 0), 0);
+		assert_int_equal(llmio_model_validate(&m, NULL), 0);
 		near(pub[i].name, (double)llmio_model_params_total(&m), pub[i].total, 0.01);
 		near(pub[i].name, (double)llmio_model_params_active(&m),
 		     pub[i].active ? pub[i].active : pub[i].total, 0.01);
@@ -95,19 +96,19 @@ static void find_names(void **state)
 static void validate_limits(void **state)
 {
 	struct llmio_model m = get("Llama-3.1-8B");
-	char err[256];
+	struct llmio_error err = {0};
 
 	(void)state;
 	m.layers = 1u << 20; /* beyond any model: products would overflow */
-	assert_int_equal(llmio_model_validate(&m, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "layers"));
+	assert_int_equal(llmio_model_validate(&m, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "layers"));
 	m = get("Llama-3.1-8B");
 	m.kv_heads = 5;
-	assert_int_equal(llmio_model_validate(&m, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "kv_heads"));
+	assert_int_equal(llmio_model_validate(&m, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "kv_heads"));
 	m = get("Mixtral-8x7B");
 	m.experts_active = 9;
-	assert_int_equal(llmio_model_validate(&m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(llmio_model_validate(&m, &err), -EINVAL);
 }
 
 static void dtypes(void **state)
@@ -435,12 +436,12 @@ static void set_data_dir(void)
 		snprintf(data_dir, sizeof(data_dir), "data");
 }
 
-static int load(const char *file, struct llmio_model *m, char *err, size_t errlen)
+static int load(const char *file, struct llmio_model *m, struct llmio_error *e)
 {
 	char path[4200];
 
 	snprintf(path, sizeof(path), "%s/%s", data_dir, file);
-	return llmio_model_load_config(path, m, err, errlen);
+	return llmio_model_load_config(path, m, e);
 }
 
 /* Each family's real config.json gives exactly the catalog's model (and its numbers). */
@@ -460,14 +461,15 @@ static void config_valid(void **state)
 	        {"opt-1.3b.json", "OPT-1.3B", LLMIO_ARCH_OPT},
 	};
 	struct llmio_model m, c;
-	char err[512], path[4200];
+	struct llmio_error err = {0};
+	char path[4200];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int ret = load(cases[i].file, &m, err, sizeof(err));
+		int ret = load(cases[i].file, &m, &err);
 
 		if (ret)
-			fail_msg("%s: %d %s", cases[i].file, ret, err);
+			fail_msg("%s: %d %s", cases[i].file, ret, err.msg);
 		c = get(cases[i].catalog);
 		assert_int_equal(m.arch, cases[i].arch);
 		assert_int_equal(m.layers, c.layers);
@@ -485,7 +487,7 @@ static void config_valid(void **state)
 		assert_int_equal(llmio_model_params_active(&m), llmio_model_params_active(&c));
 	}
 	/* OPT-350m: 512-wide embeddings with projections, no final norm (post-LN): 331 M */
-	assert_int_equal(load("opt-350m.json", &m, err, sizeof(err)), 0);
+	assert_int_equal(load("opt-350m.json", &m, &err), 0);
 	assert_string_equal(m.name, "opt-350m");
 	assert_string_equal(m.hf_id, "facebook/opt-350m");
 	assert_int_equal(m.embed_dim, 512);
@@ -493,23 +495,23 @@ static void config_valid(void **state)
 	near("opt-350m", (double)llmio_model_params_total(&m), 331.2e6, 0.01);
 	/* resolve(): not a catalog name, so a file (directories: tests/cli_model.sh) */
 	snprintf(path, sizeof(path), "%s/gpt2.json", data_dir);
-	assert_int_equal(llmio_model_resolve(path, &m, NULL, 0), 0);
+	assert_int_equal(llmio_model_resolve(path, &m, NULL), 0);
 	assert_int_equal(m.arch, LLMIO_ARCH_GPT2);
 }
 
 static void config_error(const char *file, int want, const char *const *words)
 {
 	struct llmio_model m;
-	char err[512] = "";
-	int ret = load(file, &m, err, sizeof(err));
+	struct llmio_error err = {0};
+	int ret = load(file, &m, &err);
 
 	if (ret != want)
-		fail_msg("%s: returned %d, expected %d (%s)", file, ret, want, err);
-	if (!strstr(err, file))
-		fail_msg("%s: error does not name the file: %s", file, err);
+		fail_msg("%s: returned %d, expected %d (%s)", file, ret, want, err.msg);
+	if (!strstr(err.msg, file))
+		fail_msg("%s: error does not name the file: %s", file, err.msg);
 	for (; *words; words++)
-		if (!strstr(err, *words))
-			fail_msg("%s: error lacks '%s': %s", file, *words, err);
+		if (!strstr(err.msg, *words))
+			fail_msg("%s: error lacks '%s': %s", file, *words, err.msg);
 }
 
 static void config_invalid(void **state)

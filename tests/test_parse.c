@@ -66,7 +66,7 @@ static void durations(void **state)
 static void job_options(void **state)
 {
 	struct llmio_job_opts o;
-	char err[256];
+	struct llmio_error err = {0};
 
 	(void)state;
 	llmio_job_opts_init(&o);
@@ -76,33 +76,31 @@ static void job_options(void **state)
 	assert_int_equal(o.iodepth, 1);
 	assert_true(o.invalidate);
 
-	assert_int_equal(llmio_job_opts_set(&o, "bs", "128k", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "bs", "128k", &err), 0);
 	assert_int_equal(o.bs, 131072);
-	assert_int_equal(llmio_job_opts_set(&o, "engine", "io_uring", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "engine", "io_uring", &err), 0);
 	assert_string_equal(o.engine, "io_uring");
-	assert_int_equal(llmio_job_opts_set(&o, "rw", "randrw", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "rw", "randrw", &err), 0);
 	assert_int_equal(o.rw, LLMIO_RW_RANDRW);
-	assert_int_equal(llmio_job_opts_set(&o, "direct", "", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "direct", "", &err), 0);
 	assert_true(o.direct);
-	assert_int_equal(
-	        llmio_job_opts_set(&o, "random_distribution", "zipf:1.2", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "random_distribution", "zipf:1.2", &err), 0);
 	assert_int_equal(o.random_distribution, LLMIO_DIST_ZIPF);
 	assert_true(o.zipf_theta > 1.19 && o.zipf_theta < 1.21);
-	assert_int_equal(llmio_job_opts_set(&o, "thinktime", "250", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "thinktime", "250", &err), 0);
 	assert_int_equal(o.thinktime_ns, 250000); /* bare number = microseconds, as fio */
-	assert_int_equal(llmio_job_opts_set(&o, "runtime", "1.5", err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_opts_set(&o, "runtime", "1.5", &err), 0);
 	assert_int_equal(o.runtime_ns, 1500000000ull);
 
-	assert_int_equal(llmio_job_opts_set(&o, "bs", "4q", err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "bs=4q"));
-	assert_int_equal(llmio_job_opts_set(&o, "iodepth", "0", err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "iodepth"));
-	assert_int_equal(llmio_job_opts_set(&o, "rw", "sideways", err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "randread"));
-	assert_int_equal(llmio_job_opts_set(&o, "random_distribution", "zipf:-1", err, sizeof(err)),
-	                 -EINVAL);
-	assert_int_equal(llmio_job_opts_set(&o, "nosuch", "1", err, sizeof(err)), -ENOENT);
-	assert_int_equal(llmio_job_opts_set(&o, "rwmixread", "101", err, sizeof(err)), -ERANGE);
+	assert_int_equal(llmio_job_opts_set(&o, "bs", "4q", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "bs=4q"));
+	assert_int_equal(llmio_job_opts_set(&o, "iodepth", "0", &err), -ERANGE);
+	assert_non_null(strstr(err.msg, "iodepth"));
+	assert_int_equal(llmio_job_opts_set(&o, "rw", "sideways", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "randread"));
+	assert_int_equal(llmio_job_opts_set(&o, "random_distribution", "zipf:-1", &err), -EINVAL);
+	assert_int_equal(llmio_job_opts_set(&o, "nosuch", "1", &err), -ENOENT);
+	assert_int_equal(llmio_job_opts_set(&o, "rwmixread", "101", &err), -ERANGE);
 }
 
 int main(void)

@@ -63,7 +63,7 @@ static void files_freed(void **state)
 	char *parg = calloc(1, 64);
 	struct llmio_job_opts *o = calloc(1, sizeof(*o));
 	struct llmio_result *r = NULL;
-	char err[1024];
+	struct llmio_error err = {0};
 	int ret;
 
 	(void)state;
@@ -86,9 +86,9 @@ static void files_freed(void **state)
 	o->stop = stop;
 	o->progress = progress_cb;
 	o->progress_arg = parg;
-	ret = llmio_job_run(o, &r, err, sizeof(err));
+	ret = llmio_job_run(o, &r, &err);
 	if (ret)
-		print_message("llmio_job_run: %s\n", err);
+		print_message("llmio_job_run: %s\n", err.msg);
 	assert_int_equal(ret, 0);
 	assert_non_null(r);
 
@@ -137,7 +137,7 @@ static void source_freed(void **state)
 	char path[4200];
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[1024];
+	struct llmio_error err = {0};
 	int ret;
 
 	(void)state;
@@ -151,9 +151,9 @@ static void source_freed(void **state)
 	o.files = &file;
 	o.nfiles_list = 1;
 	o.io_source = source;
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &err);
 	if (ret)
-		print_message("llmio_job_run: %s\n", err);
+		print_message("llmio_job_run: %s\n", err.msg);
 	assert_int_equal(ret, 0);
 	unlink(path);
 	scrub_free(source, sizeof(*source));

@@ -123,14 +123,14 @@ static struct fixture *setup_job(const char *engine, const char *tag)
 static struct llmio_result *run(const struct llmio_job_opts *o, int want, const char *msg)
 {
 	struct llmio_result *r = NULL;
-	char err[1024];
-	int ret = llmio_job_run(o, &r, err, sizeof(err));
+	struct llmio_error err = {0};
+	int ret = llmio_job_run(o, &r, &err);
 
 	if (ret != want)
-		print_message("llmio_job_run: %d %s\n", ret, err);
+		print_message("llmio_job_run: %d %s\n", ret, err.msg);
 	assert_int_equal(ret, want);
 	if (msg)
-		assert_non_null(strstr(err, msg));
+		assert_non_null(strstr(err.msg, msg));
 	return r;
 }
 

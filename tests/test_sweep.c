@@ -41,11 +41,11 @@ static const char *write_ini(const char *name, const char *text)
 static struct sweep_file *load_ok(const char *text)
 {
 	struct sweep_file *f = NULL;
-	char err[1024] = "";
-	int ret = sweep_file_load(write_ini("ok.ini", text), NULL, &f, err, sizeof(err));
+	struct llmio_error err = {0};
+	int ret = sweep_file_load(write_ini("ok.ini", text), NULL, &f, &err);
 
 	if (ret)
-		print_message("load: %s\n", err);
+		print_message("load: %s\n", err.msg);
 	assert_int_equal(ret, 0);
 	return f;
 }
@@ -54,10 +54,10 @@ static size_t count_points(const char *text, struct sweep_plan *plan_out)
 {
 	struct sweep_file *f = load_ok(text);
 	struct sweep_plan plan;
-	char err[512];
+	struct llmio_error err = {0};
 	size_t n;
 
-	assert_int_equal(sweep_plan_build(f, &plan, err, sizeof(err)), 0);
+	assert_int_equal(sweep_plan_build(f, &plan, &err), 0);
 	n = plan.n;
 	if (plan_out)
 		*plan_out = plan;
@@ -134,17 +134,17 @@ static void exclusions(void **state)
 static void expect_error(const char *text, const char *want1, const char *want2)
 {
 	struct sweep_file *f = NULL;
-	char err[1024] = "";
-	int ret = sweep_file_load(write_ini("bad.ini", text), NULL, &f, err, sizeof(err));
+	struct llmio_error err = {0};
+	int ret = sweep_file_load(write_ini("bad.ini", text), NULL, &f, &err);
 
-	if (ret != -EINVAL || !strstr(err, want1) || (want2 && !strstr(err, want2)))
-		print_message("got %d: %s\n(wanted '%s' and '%s')\n", ret, err, want1,
+	if (ret != -EINVAL || !strstr(err.msg, want1) || (want2 && !strstr(err.msg, want2)))
+		print_message("got %d: %s\n(wanted '%s' and '%s')\n", ret, err.msg, want1,
 		              want2 ? want2 : "");
 	assert_int_equal(ret, -EINVAL);
 	assert_null(f);
-	assert_non_null(strstr(err, want1));
+	assert_non_null(strstr(err.msg, want1));
 	if (want2)
-		assert_non_null(strstr(err, want2));
+		assert_non_null(strstr(err.msg, want2));
 }
 
 static void parse_errors(void **state)
@@ -179,12 +179,12 @@ static uint64_t first_hash(const char *text, unsigned repeat)
 	struct sweep_file *f = load_ok(text);
 	struct sweep_plan plan;
 	struct sweep_point *p = malloc(sizeof(*p));
-	char err[512];
+	struct llmio_error err = {0};
 	uint64_t h;
 
 	assert_non_null(p);
-	assert_int_equal(sweep_plan_build(f, &plan, err, sizeof(err)), 0);
-	assert_int_equal(sweep_point_make(f, &plan, 0, repeat, p, err, sizeof(err)), 0);
+	assert_int_equal(sweep_plan_build(f, &plan, &err), 0);
+	assert_int_equal(sweep_point_make(f, &plan, 0, repeat, p, &err), 0);
 	h = p->hash;
 	free(p);
 	sweep_plan_release(&plan);
@@ -214,17 +214,16 @@ static void steady_series(void **state)
 {
 	struct steady_cfg cfg;
 	struct steady s;
-	char err[256];
 	double t = 0;
 	int i;
 
 	(void)state;
-	assert_int_equal(steady_parse("iops:5%", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(steady_parse("iops:5%", &cfg, NULL), 0);
 	assert_true(cfg.enabled);
-	assert_int_equal(steady_parse("bw:2", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(steady_parse("bw:2", &cfg, NULL), 0);
 	assert_int_equal(cfg.metric, STEADY_BW);
-	assert_int_equal(steady_parse("iops", &cfg, err, sizeof(err)), -EINVAL);
-	assert_int_equal(steady_parse("lat:5%", &cfg, err, sizeof(err)), -EINVAL);
+	assert_int_equal(steady_parse("iops", &cfg, NULL), -EINVAL);
+	assert_int_equal(steady_parse("lat:5%", &cfg, NULL), -EINVAL);
 
 	/* within +-3 % of 1000 from the start: steady at the 5th sample */
 	cfg = (struct steady_cfg){
@@ -284,7 +283,8 @@ static int count_lines(void *arg, unsigned line, const cJSON *rec, const char *s
 
 static void torn_journal(void **state)
 {
-	char path[4200], err[512];
+	struct llmio_error err = {0};
+	char path[4200];
 	struct journal j;
 	struct seen s = {0};
 	cJSON *rec = cJSON_Parse("{\"config_hash\":\"0123456789abcdef\",\"x\":1}");
@@ -294,23 +294,23 @@ static void torn_journal(void **state)
 	assert_non_null(rec);
 	snprintf(path, sizeof(path), "%s/torn.jsonl", dir);
 	unlink(path);
-	assert_int_equal(journal_open(&j, path, err, sizeof(err)), 0);
+	assert_int_equal(journal_open(&j, path, &err), 0);
 	assert_int_equal(journal_append(&j, rec), 0);
 	assert_int_equal(journal_append(&j, rec), 0);
 	journal_close(&j);
 	f = fopen(path, "a");
 	fputs("{\"config_hash\":\"fedcba98", f); /* killed mid-write */
 	fclose(f);
-	assert_int_equal(journal_read(path, count_lines, &s, err, sizeof(err)), 0);
+	assert_int_equal(journal_read(path, count_lines, &s, &err), 0);
 	assert_int_equal(s.records, 2);
 	assert_int_equal(s.skipped, 1);
 	assert_non_null(strstr(s.msg, "line 3 is incomplete"));
 	/* resuming appends a newline, never truncates; the torn line stays skipped */
-	assert_int_equal(journal_open(&j, path, err, sizeof(err)), 0);
+	assert_int_equal(journal_open(&j, path, &err), 0);
 	assert_int_equal(journal_append(&j, rec), 0);
 	journal_close(&j);
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(journal_read(path, count_lines, &s, err, sizeof(err)), 0);
+	assert_int_equal(journal_read(path, count_lines, &s, &err), 0);
 	assert_int_equal(s.records, 3);
 	assert_int_equal(s.skipped, 1);
 	assert_non_null(strstr(s.msg, "line 3 is not valid JSON"));
@@ -365,10 +365,11 @@ static void plan_and_estimate(void **state)
 	struct sweep_run_opts o = {.path = write_ini("plan.ini", tiny), .repeat = 3};
 	struct sweep_runner r;
 	struct sweep_estimate e;
-	char err[512], label[256];
+	struct llmio_error err = {0};
+	char label[256];
 
 	(void)state;
-	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, &err), 0);
 	/* 2 x 2 points, three rounds of them in file order */
 	assert_int_equal(r.plan.n, 4);
 	assert_int_equal(r.norder, 12);
@@ -376,7 +377,7 @@ static void plan_and_estimate(void **state)
 	assert_int_equal(r.order[5].repeat, 1);
 	sweep_runner_label(&r, 3, label, sizeof(label));
 	assert_string_equal(label, "[tiny] bs=16k iodepth=2");
-	assert_int_equal(sweep_runner_estimate(&r, &e, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_estimate(&r, &e, &err), 0);
 	/* 12 points of 100 ms each plus the setup allowance, nothing already done */
 	assert_true(e.total_s > 12 * (0.1 + e.setup_s) - 1e-9);
 	assert_true(e.total_s < 12 * (0.1 + e.setup_s) + 1e-9);
@@ -386,7 +387,7 @@ static void plan_and_estimate(void **state)
 	/* shuffled: the same points, another order, the same for the same seed */
 	o.shuffle = true;
 	o.seed = 7;
-	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, &err), 0);
 	{
 		size_t count[4] = {0}, moved = 0;
 
@@ -403,7 +404,8 @@ static void plan_and_estimate(void **state)
 
 static void run_and_resume(void **state)
 {
-	char journal[4200], err[1024];
+	struct llmio_error err = {0};
+	char journal[4200];
 	struct sweep_run_opts o = {.path = write_ini("run.ini", tiny), .keep_cache = true};
 	struct events_seen s = {0};
 	struct sweep_events ev = {.point_ended = on_ended,
@@ -419,8 +421,8 @@ static void run_and_resume(void **state)
 	snprintf(journal, sizeof(journal), "%s/run.jsonl", dir);
 	unlink(journal);
 	o.journal = journal;
-	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, err, sizeof(err)), 0);
-	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, &err), 0);
+	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, &err), 0);
 	assert_true(r.started);
 	assert_int_equal(r.ran, 4);
 	assert_int_equal(r.failed, 0);
@@ -429,7 +431,7 @@ static void run_and_resume(void **state)
 	assert_int_equal(s.k[3], 3);
 	assert_string_equal(s.label[0], "[tiny] bs=4k iodepth=1");
 	sweep_runner_release(&r);
-	assert_int_equal(journal_read(journal, count_lines, &lines, err, sizeof(err)), 0);
+	assert_int_equal(journal_read(journal, count_lines, &lines, &err), 0);
 	assert_int_equal(lines.records, 4);
 
 	/* a torn last line, then --resume: nothing runs again, the bad line is reported */
@@ -439,10 +441,10 @@ static void run_and_resume(void **state)
 	fclose(f);
 	memset(&s, 0, sizeof(s));
 	o.resume = true;
-	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, &err), 0);
 	assert_int_equal(r.ndone, 4);
 	assert_int_equal(s.skipped_lines, 1);
-	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, &err), 0);
 	assert_int_equal(r.ran, 0);
 	assert_int_equal(r.skipped, 4);
 	assert_int_equal(s.done, 0);
@@ -452,8 +454,8 @@ static void run_and_resume(void **state)
 	unlink(journal);
 	o.resume = false;
 	abort_flag = 1;
-	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, err, sizeof(err)), 0);
-	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, err, sizeof(err)), 0);
+	assert_int_equal(sweep_runner_prepare(&r, &o, &ev, &err), 0);
+	assert_int_equal(sweep_runner_run(&r, &ev, &abort_flag, &point_stop, &err), 0);
 	assert_int_equal(r.ran, 0);
 	sweep_runner_release(&r);
 }
@@ -462,16 +464,16 @@ static void bad_input(void **state)
 {
 	struct sweep_run_opts o = {.path = write_ini("bad.ini", "[s]\nbs=4k,banana\n")};
 	struct sweep_runner r;
-	char err[1024];
+	struct llmio_error err = {0};
 
 	(void)state;
-	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sweep_runner_prepare(&r, &o, NULL, &err), -EINVAL);
 	assert_true(r.bad_input);
-	assert_non_null(strstr(err, "bad.ini"));
+	assert_non_null(strstr(err.msg, "bad.ini"));
 	sweep_runner_release(&r);
 
 	o.path = "/nonexistent/llmio/job.ini";
-	assert_int_not_equal(sweep_runner_prepare(&r, &o, NULL, err, sizeof(err)), 0);
+	assert_int_not_equal(sweep_runner_prepare(&r, &o, NULL, &err), 0);
 	assert_true(r.bad_input);
 	sweep_runner_release(&r);
 }

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "llmio/llmio.h"
+#include "core/error.h"
 
 static char dir[2048];
 
@@ -57,7 +58,7 @@ static off_t first_data(const char *path)
 	return d;
 }
 
-static int read_job(const char *path, uint64_t size, bool extend, char *err, size_t errlen)
+static int read_job(const char *path, uint64_t size, bool extend, struct llmio_error *e)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
@@ -68,34 +69,35 @@ static int read_job(const char *path, uint64_t size, bool extend, char *err, siz
 	o.size = size;
 	o.bs = 4096;
 	o.extend = extend;
-	ret = llmio_job_run(&o, &r, err, errlen);
+	ret = llmio_job_run(&o, &r, e);
 	llmio_result_destroy(r);
 	return ret;
 }
 
 static void read_job_leaves_user_file(void **state)
 {
-	char path[LLMIO_PATH_MAX], err[1024];
+	struct llmio_error err = {0};
+	char path[LLMIO_PATH_MAX];
 	struct stat st0, st1;
 
 	(void)state;
 	make_sparse(at(path, sizeof(path), "user-sparse"));
 	assert_int_equal(stat(path, &st0), 0);
-	assert_int_equal(read_job(path, 0, false, err, sizeof(err)), 0);
+	assert_int_equal(read_job(path, 0, false, &err), 0);
 	assert_int_equal(stat(path, &st1), 0);
 	assert_int_equal(st1.st_size, 8192);
 	assert_int_equal(st1.st_blocks, st0.st_blocks);
 	assert_int_equal(first_data(path), 4096); /* the hole is still there */
 
 	/* too small for the job: refused, unchanged */
-	assert_int_equal(read_job(path, 1 << 20, false, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "--extend"));
+	assert_int_equal(read_job(path, 1 << 20, false, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "--extend"));
 	assert_int_equal(stat(path, &st1), 0);
 	assert_int_equal(st1.st_size, 8192);
 	assert_int_equal(st1.st_blocks, st0.st_blocks);
 
 	/* extend: the tail is appended and written, the file's own hole stays */
-	assert_int_equal(read_job(path, 1 << 20, true, err, sizeof(err)), 0);
+	assert_int_equal(read_job(path, 1 << 20, true, &err), 0);
 	assert_int_equal(stat(path, &st1), 0);
 	assert_int_equal(st1.st_size, 1 << 20);
 	assert_int_equal(first_data(path), 4096);
@@ -104,14 +106,15 @@ static void read_job_leaves_user_file(void **state)
 
 static void owned_files_are_prepared(void **state)
 {
-	char work[4200], path[4300], err[1024];
+	struct llmio_error err = {0};
+	char work[4200], path[4300];
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
 	struct llmio_file f;
 	struct stat st;
 
 	(void)state;
-	assert_int_equal(llmio_work_dir(dir, work, sizeof(work), err, sizeof(err)), 0);
+	assert_int_equal(llmio_work_dir(dir, work, sizeof(work), &err), 0);
 	snprintf(path, sizeof(path), "%s/sparse", work);
 	make_sparse(path);
 	llmio_job_opts_init(&o);
@@ -119,7 +122,7 @@ static void owned_files_are_prepared(void **state)
 	o.files = &f;
 	o.nfiles_list = 1;
 	o.bs = 4096;
-	assert_int_equal(llmio_job_run(&o, &r, err, sizeof(err)), 0);
+	assert_int_equal(llmio_job_run(&o, &r, &err), 0);
 	llmio_result_destroy(r);
 	/* llmio's own file: hole filled, extended to the size the job needs */
 	assert_int_equal(first_data(path), 0);
@@ -130,14 +133,15 @@ static void owned_files_are_prepared(void **state)
 
 static void directories(void **state)
 {
-	char a[4200], b[4200], path[4300], err[1024], user[4200];
+	struct llmio_error err = {0};
+	char a[4200], b[4200], path[4300], user[4200];
 	struct stat st;
 	int fd;
 
 	(void)state;
 	/* made once, then reused */
-	assert_int_equal(llmio_work_dir(dir, a, sizeof(a), err, sizeof(err)), 0);
-	assert_int_equal(llmio_work_dir(dir, b, sizeof(b), err, sizeof(err)), 0);
+	assert_int_equal(llmio_work_dir(dir, a, sizeof(a), &err), 0);
+	assert_int_equal(llmio_work_dir(dir, b, sizeof(b), &err), 0);
 	assert_string_equal(a, b);
 	snprintf(path, sizeof(path), "%s/.llmio-owned", a);
 	assert_int_equal(lstat(path, &st), 0);
@@ -151,26 +155,25 @@ static void directories(void **state)
 	unlink(path);
 	llmio_work_dir_prune(a);
 	assert_int_equal(lstat(a, &st), -1);
-	assert_int_equal(llmio_work_dir(dir, a, sizeof(a), err, sizeof(err)), 0);
+	assert_int_equal(llmio_work_dir(dir, a, sizeof(a), &err), 0);
 
 	/* a user's directory of that name, or a symlink there, is not llmio's */
 	at(user, sizeof(user), "userdir");
 	mkdir(user, 0755);
 	snprintf(path, sizeof(path), "%s/llmio-work", user);
 	mkdir(path, 0755);
-	assert_int_equal(llmio_work_dir(user, a, sizeof(a), err, sizeof(err)), -EEXIST);
-	assert_non_null(strstr(err, "did not make"));
+	assert_int_equal(llmio_work_dir(user, a, sizeof(a), &err), -EEXIST);
+	assert_non_null(strstr(err.msg, "did not make"));
 	rmdir(path);
 	assert_int_equal(symlink(b, path), 0); /* points at a real llmio-work */
-	assert_int_equal(llmio_work_dir(user, a, sizeof(a), err, sizeof(err)), -EEXIST);
+	assert_int_equal(llmio_work_dir(user, a, sizeof(a), &err), -EEXIST);
 	unlink(path);
-	assert_int_equal(
-	        llmio_work_dir(at(path, sizeof(path), "missing"), a, sizeof(a), err, sizeof(err)),
-	        -ENOENT);
+	assert_int_equal(llmio_work_dir(at(path, sizeof(path), "missing"), a, sizeof(a), &err),
+	                 -ENOENT);
 
 	/* scratch: a fresh name each time; removal takes only a marked directory */
-	assert_int_equal(llmio_scratch_dir(dir, "llmio-quick", a, sizeof(a), err, sizeof(err)), 0);
-	assert_int_equal(llmio_scratch_dir(dir, "llmio-quick", b, sizeof(b), err, sizeof(err)), 0);
+	assert_int_equal(llmio_scratch_dir(dir, "llmio-quick", a, sizeof(a), &err), 0);
+	assert_int_equal(llmio_scratch_dir(dir, "llmio-quick", b, sizeof(b), &err), 0);
 	assert_string_not_equal(a, b);
 	snprintf(path, sizeof(path), "%s/scratch", a);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -212,7 +215,8 @@ static int cut_next(void *arg, unsigned thread, struct llmio_io *io)
 static void truncated_mid_run(void **state)
 {
 	static const char *const engines[] = {"psync", "mmap"};
-	char path[LLMIO_PATH_MAX], err[1024];
+	struct llmio_error err = {0};
+	char path[LLMIO_PATH_MAX];
 
 	(void)state;
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
@@ -230,9 +234,9 @@ static void truncated_mid_run(void **state)
 		o.nfiles_list = 1;
 		o.io_source = &src;
 		o.bs = 4096;
-		ret = llmio_job_run(&o, &r, err, sizeof(err));
+		ret = llmio_job_run(&o, &r, &err);
 		assert_int_not_equal(ret, 0);
-		assert_non_null(strstr(err, "end of file"));
+		assert_non_null(strstr(err.msg, "end of file"));
 		assert_non_null(r); /* what was measured is kept */
 		assert_int_equal(r->read.ios, 16);
 		llmio_result_destroy(r);

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "trace/trace_map.h"
+#include "core/error.h"
 #include "trace/trace_report.h"
 #include "trace/trace_write.h"
 #include "workload/replay.h"
@@ -110,7 +111,7 @@ static void synthetic(void **state)
 	const struct trace_thread *th;
 	struct trace *t;
 	uint32_t load, train;
-	char err[256];
+	struct llmio_error err = {0};
 	size_t nth;
 	cJSON *j, *keys;
 	int n = 0;
@@ -131,7 +132,7 @@ static void synthetic(void **state)
 	add(&b, TR_READ, 11, 11, "/d/small1", 40000, 0, 64, 50, train);
 	write_trace(&b, file);
 
-	assert_int_equal(trace_open(file, 0, &t, err, sizeof(err)), 0);
+	assert_int_equal(trace_open(file, 0, &t, &err), 0);
 	assert_int_equal(t->nrec, 13);
 	assert_int_equal(t->nproc, 2);
 	for (size_t i = 1; i < t->nrec; i++)
@@ -196,7 +197,8 @@ static void inference(void **state)
 	const char *file = scratch("infer.trace");
 	struct trace_builder b;
 	struct trace *t;
-	char err[256], name[64];
+	struct llmio_error err = {0};
+	char name[64];
 	const uint64_t MiB = 1 << 20;
 
 	(void)state;
@@ -213,7 +215,7 @@ static void inference(void **state)
 	add(&b, TR_WRITE, 1, 1, "/log.txt", 2000, 0, 10, 10, 0);
 	write_trace(&b, file);
 
-	assert_int_equal(trace_open(file, 0, &t, err, sizeof(err)), 0);
+	assert_int_equal(trace_open(file, 0, &t, &err), 0);
 	assert_true(t->inferred);
 	for (size_t i = 0; i < t->nrec; i++) {
 		const char *p = trace_rec_path(t, &t->rec[i]), *ph = t->phase_name[t->rec[i].phase];
@@ -230,7 +232,7 @@ static void inference(void **state)
 	}
 	trace_close(t);
 	/* the raw view keeps the (absent) markers */
-	assert_int_equal(trace_open(file, TRACE_OPEN_RAW_PHASES, &t, err, sizeof(err)), 0);
+	assert_int_equal(trace_open(file, TRACE_OPEN_RAW_PHASES, &t, &err), 0);
 	assert_false(t->inferred);
 	assert_int_equal(t->rec[0].phase, 0);
 	trace_close(t);
@@ -243,7 +245,7 @@ static void damaged(void **state)
 	struct trace_builder b;
 	struct trace *t;
 	struct stat st;
-	char err[256];
+	struct llmio_error err = {0};
 
 	(void)state;
 	assert_int_equal(trace_builder_init(&b), 0);
@@ -251,13 +253,13 @@ static void damaged(void **state)
 	write_trace(&b, file);
 	assert_int_equal(stat(file, &st), 0);
 	assert_int_equal(truncate(file, st.st_size - 40), 0);
-	assert_int_equal(trace_open(file, 0, &t, err, sizeof(err)), -EINVAL);
+	assert_int_equal(trace_open(file, 0, &t, &err), -EINVAL);
 	assert_null(t);
 	assert_int_equal(truncate(file, 10), 0);
-	assert_int_equal(trace_open(file, 0, &t, err, sizeof(err)), -EINVAL);
-	assert_true(strstr(err, "not an llmio trace") != NULL);
+	assert_int_equal(trace_open(file, 0, &t, &err), -EINVAL);
+	assert_true(strstr(err.msg, "not an llmio trace") != NULL);
 	unlink(file);
-	assert_int_equal(trace_open(file, 0, &t, err, sizeof(err)), -ENOENT);
+	assert_int_equal(trace_open(file, 0, &t, &err), -ENOENT);
 }
 
 /*
@@ -270,7 +272,8 @@ static void strace_import(void **state)
 	const char *data = getenv("LLMIO_TEST_DATA"), *file = scratch("strace.trace");
 	struct trace_builder b;
 	struct trace *t;
-	char log[4096], err[256];
+	struct llmio_error err = {0};
+	char log[4096];
 	bool renamed = false, unlinked = false;
 	cJSON *j, *f;
 	FILE *in;
@@ -280,10 +283,10 @@ static void strace_import(void **state)
 	in = fopen(log, "r");
 	assert_non_null(in);
 	assert_int_equal(trace_builder_init(&b), 0);
-	assert_int_equal(trace_import_strace(&b, in, err, sizeof(err)), 0);
+	assert_int_equal(trace_import_strace(&b, in, &err), 0);
 	fclose(in);
 	write_trace(&b, file);
-	assert_int_equal(trace_open(file, 0, &t, err, sizeof(err)), 0);
+	assert_int_equal(trace_open(file, 0, &t, &err), 0);
 	assert_true(t->hdr.flags & TRACE_F_STRACE);
 	assert_int_equal(t->nproc, 7);
 	for (size_t i = 0; i < t->nrec; i++) {
@@ -318,13 +321,13 @@ static void strace_import(void **state)
 static void not_strace(void **state)
 {
 	struct trace_builder b;
-	char err[256];
+	struct llmio_error err = {0};
 	FILE *in = fmemopen((char[]){"hello\nworld\n"}, 12, "r");
 
 	(void)state;
 	assert_non_null(in);
 	assert_int_equal(trace_builder_init(&b), 0);
-	assert_int_equal(trace_import_strace(&b, in, err, sizeof(err)), -EINVAL);
+	assert_int_equal(trace_import_strace(&b, in, &err), -EINVAL);
 	fclose(in);
 	trace_builder_release(&b);
 }
@@ -350,7 +353,7 @@ static void map_all_keys(void **state)
 }
 
 /* Write b to memory and open it with trace_open_mem (the fuzzers' entry point). */
-static int open_built(struct trace_builder *b, struct trace **t, char *err, size_t errlen)
+static int open_built(struct trace_builder *b, struct trace **t, struct llmio_error *e)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -361,7 +364,7 @@ static int open_built(struct trace_builder *b, struct trace **t, char *err, size
 	assert_int_equal(trace_builder_write(b, m), 0);
 	assert_int_equal(fclose(m), 0);
 	trace_builder_release(b);
-	ret = trace_open_mem(buf, len, "mem.trace", 0, t, err, errlen);
+	ret = trace_open_mem(buf, len, "mem.trace", 0, t, e);
 	free(buf);
 	return ret;
 }
@@ -372,7 +375,7 @@ static void thread_max_pid(void **state)
 	const struct trace_thread *th;
 	struct trace_builder b;
 	struct trace *t;
-	char err[256];
+	struct llmio_error err = {0};
 	size_t n;
 
 	(void)state;
@@ -380,7 +383,7 @@ static void thread_max_pid(void **state)
 	add(&b, TR_READ, UINT32_MAX, UINT32_MAX, "/d/f", 100, 0, 10, 10, 0);
 	add(&b, TR_READ, 7, 8, "/d/g", 200, 0, 10, 10, 0);
 	add(&b, TR_READ, UINT32_MAX, UINT32_MAX, "/d/f", 300, 10, 10, 10, 0);
-	assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	assert_int_equal(open_built(&b, &t, &err), 0);
 	th = trace_threads(t, &n);
 	assert_non_null(th);
 	assert_int_equal(n, 2);
@@ -399,22 +402,22 @@ static void expect_refused(uint16_t type, uint64_t ts, uint64_t off, int64_t res
 {
 	struct trace_builder b;
 	struct trace *t;
-	char err[256];
+	struct llmio_error err = {0};
 
 	assert_int_equal(trace_builder_init(&b), 0);
 	add(&b, TR_OPEN, 1, 1, "/d/f", 1, TRACE_OFF_NONE, 0, 3, 0);
 	add(&b, type, 1, 1, "/d/f", ts, off, 1, res, 0);
-	assert_int_equal(open_built(&b, &t, err, sizeof(err)), -EINVAL);
+	assert_int_equal(open_built(&b, &t, &err), -EINVAL);
 	assert_null(t);
-	if (!strstr(err, "mem.trace: trace record 1: ") || !strstr(err, what))
-		fail_msg("message '%s' lacks '%s'", err, what);
+	if (!strstr(err.msg, "mem.trace: trace record 1: ") || !strstr(err.msg, what))
+		fail_msg("message '%s' lacks '%s'", err.msg, what);
 }
 
 static void reader_limits(void **state)
 {
 	struct trace_builder b;
 	struct trace *t;
-	char err[256];
+	struct llmio_error err = {0};
 
 	(void)state;
 	/* issue 15.3: a read of 2^48 bytes; an offset near 2^64; a time that would wrap */
@@ -429,7 +432,7 @@ static void reader_limits(void **state)
 	add(&b, TR_FWRITE, 1, 1, "/d/f", 20, 0, TRACE_STDIO_MAX, TRACE_STDIO_MAX, 0);
 	add(&b, TR_PREAD, 1, 1, "/d/f", 30, UINT64_MAX - 4, 10, -EINVAL, 0);
 	add(&b, TR_PWRITE, 1, 1, "/d/f", 40, TRACE_POS_MAX - 1, 1, 1, 0);
-	assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	assert_int_equal(open_built(&b, &t, &err), 0);
 	trace_close(t);
 	/* a header whose span does not cover its records (timeline waits are offsets in it) */
 	assert_int_equal(trace_builder_init(&b), 0);
@@ -444,14 +447,14 @@ static void reader_limits(void **state)
 		trace_builder_release(&b);
 		((struct trace_file_hdr *)(void *)buf)->t_start = 2000;
 		((struct trace_file_hdr *)(void *)buf)->t_end = 3000;
-		assert_int_equal(trace_open_mem(buf, len, NULL, 0, &t, err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, "lies outside the trace's span"));
+		assert_int_equal(trace_open_mem(buf, len, NULL, 0, &t, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "lies outside the trace's span"));
 		free(buf);
 	}
 }
 
 /* Import an strace log held in memory; \return trace_import_strace's result. */
-static int import_text(const char *text, struct trace **t, char *err, size_t errlen)
+static int import_text(const char *text, struct trace **t, struct llmio_error *e)
 {
 	struct trace_builder b;
 	FILE *in = fmemopen((void *)text, strlen(text), "r");
@@ -459,13 +462,13 @@ static int import_text(const char *text, struct trace **t, char *err, size_t err
 
 	assert_non_null(in);
 	assert_int_equal(trace_builder_init(&b), 0);
-	ret = trace_import_strace(&b, in, err, errlen);
+	ret = trace_import_strace(&b, in, e);
 	fclose(in);
 	if (ret) {
 		trace_builder_release(&b);
 		return ret;
 	}
-	return open_built(&b, t, err, errlen);
+	return open_built(&b, t, e);
 }
 
 static void strace_limits(void **state)
@@ -473,7 +476,8 @@ static void strace_limits(void **state)
 	static const char open_f[] =
 	        "1 1700000000.000001 openat(AT_FDCWD, \"/data/f\", O_RDONLY) = 3</data/f> "
 	        "<0.000001>\n";
-	char text[1024], err[256];
+	struct llmio_error err = {0};
+	char text[1024];
 	struct trace *t;
 	size_t n;
 
@@ -484,7 +488,7 @@ static void strace_limits(void **state)
 	                    "= 3</data/f> <0.000001>\n"
 	                    "4294967295 1700000000.000002 read(3</data/f>, \"x\", 1) = 1 "
 	                    "<0.000001>\n",
-	                    &t, err, sizeof(err)),
+	                    &t, &err),
 	        0);
 	assert_non_null(trace_threads(t, &n));
 	assert_int_equal(n, 1);
@@ -495,33 +499,33 @@ static void strace_limits(void **state)
 	/* issue 15.8: times and durations a double cannot turn into uint64_t ns */
 	snprintf(text, sizeof(text), "%s1 99999999999999999999.5 read(3</data/f>, \"x\", 1) = 1\n",
 	         open_f);
-	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "line 2: time stamp"));
+	assert_int_equal(import_text(text, &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "line 2: time stamp"));
 	snprintf(text, sizeof(text),
 	         "%s1 1700000000.1 read(3</data/f>, \"x\", 1) = 1 <1e300>\n"
 	         "1 1700000000.2 read(3</data/f>, \"x\", 1) = 1 <4611686018.5>\n",
 	         open_f);
-	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "line 3: duration <4611686018.5>"));
+	assert_int_equal(import_text(text, &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "line 3: duration <4611686018.5>"));
 	snprintf(text, sizeof(text),
 	         "1 23:59:60.5 read(3</data/f>, \"x\", 1) = 1\n"
 	         "1 99:00:00.0 read(3</data/f>, \"x\", 1) = 1\n");
-	assert_int_equal(import_text(text, &t, err, sizeof(err)), 0);
+	assert_int_equal(import_text(text, &t, &err), 0);
 	assert_int_equal(t->rec[0].ts, 86400500000000ull);
 	trace_close(t);
 	/* issue 15.3 at the import: a read of 2^48, data ending past 2^63 */
 	snprintf(text, sizeof(text),
 	         "%s1 1700000000.1 read(3</data/f>, \"x\", 1) = 281474976710656\n", open_f);
-	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "line 2: read result 281474976710656 is over 2147479552"));
+	assert_int_equal(import_text(text, &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "line 2: read result 281474976710656 is over 2147479552"));
 	snprintf(text, sizeof(text),
 	         "%s1 1700000000.1 pread64(3</data/f>, \"x\", 4096, 9223372036854775807) = 4096\n",
 	         open_f);
-	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "line 2: pread at offset 9223372036854775807"));
+	assert_int_equal(import_text(text, &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "line 2: pread at offset 9223372036854775807"));
 	snprintf(text, sizeof(text), "1 openat(AT_FDCWD, \"/data/f\", O_RDONLY) = 99999999999\n");
-	assert_int_equal(import_text(text, &t, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "openat result 99999999999 is not a descriptor"));
+	assert_int_equal(import_text(text, &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "openat result 99999999999 is not a descriptor"));
 }
 
 /* A raw per-process file in memory: header, one chunk owned by tid 5. */
@@ -548,14 +552,14 @@ static struct raw *raw_new(void)
 	return r;
 }
 
-static int merge_raw(const struct raw *r, char *err, size_t errlen)
+static int merge_raw(const struct raw *r, struct llmio_error *e)
 {
 	struct trace_builder b;
 	uint64_t first = UINT64_MAX;
 	int ret;
 
 	assert_int_equal(trace_builder_init(&b), 0);
-	ret = trace_merge_raw(&b, r, sizeof(*r), "5.0.trace", &first, err, errlen);
+	ret = trace_merge_raw(&b, r, sizeof(*r), "5.0.trace", &first, e);
 	if (!ret)
 		assert_int_equal(b.nrec, 1);
 	trace_builder_release(&b);
@@ -565,18 +569,19 @@ static int merge_raw(const struct raw *r, char *err, size_t errlen)
 static void raw_limits(void **state)
 {
 	struct raw *r = raw_new();
-	char err[256];
+	struct llmio_error err = {0};
 
 	(void)state;
-	assert_int_equal(merge_raw(r, err, sizeof(err)), 0);
+	assert_int_equal(merge_raw(r, &err), 0);
 	/* issue 15.3: string id 0xFFFFFFFF sized a 16 GiB id table, zeroed */
 	r->slot[1].path = UINT32_MAX;
-	assert_int_equal(merge_raw(r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "5.0.trace: raw trace slot 1: string id 4294967295 is over"));
+	assert_int_equal(merge_raw(r, &err), -EINVAL);
+	assert_non_null(
+	        strstr(err.msg, "5.0.trace: raw trace slot 1: string id 4294967295 is over"));
 	r->slot[1].path = 1;
 	r->slot[3].result = 1ll << 48;
-	assert_int_equal(merge_raw(r, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "raw trace slot 3: read result 281474976710656"));
+	assert_int_equal(merge_raw(r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "raw trace slot 3: read result 281474976710656"));
 	free(r);
 }
 
@@ -585,12 +590,12 @@ static struct trace *reads(unsigned n, int64_t len, uint64_t off)
 {
 	struct trace_builder b;
 	struct trace *t;
-	char err[256];
+	struct llmio_error err = {0};
 
 	assert_int_equal(trace_builder_init(&b), 0);
 	for (unsigned i = 0; i < n; i++)
 		add(&b, TR_PREAD, 1, 1, "/d/f", 10 + i, off, (uint64_t)len, len, 0);
-	assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+	assert_int_equal(open_built(&b, &t, &err), 0);
 	return t;
 }
 
@@ -599,27 +604,28 @@ static void replay_plan_limits(void **state)
 	struct replay_plan_opts o = {.bs = 4096, .align = 1};
 	struct replay_plan *p;
 	struct trace *t;
-	char err[256];
+	struct llmio_error err = {0};
 
 	(void)state;
 	/* 4 reads of 1 MiB in 4 KiB pieces: 1024 I/Os; the file is 1 MiB */
 	t = reads(4, 1 << 20, 0);
-	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), 0);
+	assert_int_equal(replay_plan_build(t, &o, &p, &err), 0);
 	assert_int_equal(replay_plan_ios(p), 1024);
 	assert_int_equal(replay_plan_files(p), 1);
 	assert_int_equal(replay_plan_file_size(p, 0), 1 << 20);
 	replay_plan_destroy(p);
 	/* a plan that would be larger than the limit is refused before it is built */
 	o.max_ios = 1000;
-	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(replay_plan_build(t, &o, &p, &err), -EINVAL);
 	assert_null(p);
-	assert_non_null(strstr(err, "trace record 3: the replay would need more than 1000 I/Os"));
-	assert_non_null(strstr(err, "larger --bs"));
+	assert_non_null(
+	        strstr(err.msg, "trace record 3: the replay would need more than 1000 I/Os"));
+	assert_non_null(strstr(err.msg, "larger --bs"));
 	trace_close(t);
 	/* 2 GiB reads ending at 2^63 - 1: at the limits, planned without wrapping */
 	o = (struct replay_plan_opts){.bs = 64u << 20, .align = 4096, .timeline = true};
 	t = reads(2, TRACE_IO_MAX, TRACE_POS_MAX - TRACE_IO_MAX);
-	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), 0);
+	assert_int_equal(replay_plan_build(t, &o, &p, &err), 0);
 	assert_int_equal(replay_plan_ios(p), 2 * 32); /* 2 GiB - 4 KiB, widened: 32 x 64 MiB */
 	assert_int_equal(replay_plan_file_size(p, 0), TRACE_POS_MAX);
 	replay_plan_destroy(p);
@@ -631,19 +637,19 @@ static void replay_plan_limits(void **state)
 		assert_int_equal(trace_builder_init(&b), 0);
 		add(&b, TR_PWRITE, 1, 1, "/d/f", 10, TRACE_POS_MAX - 1, 1, 1, 0);
 		add(&b, TR_PWRITE, 1, 1, "/d/g", 20, TRACE_POS_MAX - 1, 1, 1, 0);
-		assert_int_equal(open_built(&b, &t, err, sizeof(err)), 0);
+		assert_int_equal(open_built(&b, &t, &err), 0);
 	}
-	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "add up to more than 2^63 - 1 bytes (file /d/g alone"));
+	assert_int_equal(replay_plan_build(t, &o, &p, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "add up to more than 2^63 - 1 bytes (file /d/g alone"));
 	/* the default limit: 129 reads of 2 GiB in 4 KiB pieces need 2^26 + ... I/Os */
 	o = (struct replay_plan_opts){.bs = 4096, .align = 1};
 	trace_close(t);
 	t = reads(129, TRACE_IO_MAX, 0);
-	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "more than 67108864 I/Os"));
+	assert_int_equal(replay_plan_build(t, &o, &p, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "more than 67108864 I/Os"));
 	/* options out of range */
 	o.bs = 1;
-	assert_int_equal(replay_plan_build(t, &o, &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(replay_plan_build(t, &o, &p, &err), -EINVAL);
 	trace_close(t);
 }
 

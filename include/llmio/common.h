@@ -16,8 +16,8 @@ extern "C" {
 #define LLMIO_API __attribute__((visibility("default")))
 
 #define LLMIO_VERSION_MAJOR  0
-#define LLMIO_VERSION_MINOR  1
-#define LLMIO_VERSION_STRING "0.1.0"
+#define LLMIO_VERSION_MINOR  2
+#define LLMIO_VERSION_STRING "0.2.0"
 
 /** Longest message an llmio_error carries, terminating NUL included. */
 #define LLMIO_ERROR_MSG_MAX 1024
@@ -36,7 +36,7 @@ struct llmio_error {
 /** Empty an error carrier (code 0, empty message). */
 LLMIO_API void llmio_error_init(struct llmio_error *e);
 
-/** Version string of the library actually linked ("0.1.0"). */
+/** Version string of the library actually linked ("0.2.0"). */
 LLMIO_API const char *llmio_version(void);
 
 /**

@@ -171,10 +171,10 @@ LLMIO_API void llmio_job_opts_init(struct llmio_job_opts *opts);
  * "engine" and "ioengine" are synonyms.  Keys that are options of the chosen engine are NOT
  * handled here: the caller appends them to engine_opts (see llmio_engine_has_option()).
  * \return 0; -ENOENT for an unknown key; -EINVAL / -ERANGE for a bad value, with a message
- *         naming the key, the value and what is accepted written to err.
+ *         naming the key, the value and what is accepted in e.
  */
 LLMIO_API int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
-                                 char *err, size_t errlen);
+                                 struct llmio_error *e);
 
 /** Description of one job option, for --help, job files and docs. */
 struct llmio_option_info {
@@ -200,11 +200,11 @@ struct llmio_result;
  * run is a success with result->interrupted set.
  * \return 0; -EINVAL for options that conflict or are out of range (a usage error);
  *         another -errno for a runtime failure (target, engine, I/O error).  In both cases a
- *         one-line message naming the problem and the fix is written to err, and when I/O
+ *         one-line message naming the problem and the fix is stored in e, and when I/O
  *         was measured before a runtime failure *out still holds what was measured.
  */
-LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, char *err,
-                            size_t errlen);
+LLMIO_API int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
+                            struct llmio_error *e);
 
 /**
  * Whether the filesystem holding directory dir does O_DIRECT (a probe file is created there
@@ -220,9 +220,9 @@ LLMIO_API int llmio_direct_probe(const char *dir, char *why, size_t len);
  * and reused by later runs, so that llmio's file names can never be a user's.  Jobs with
  * --directory and workload recipes put their files there.
  * \return 0 with the path in out; -EEXIST when dir/llmio-work exists but llmio did not make
- *         it (no marker); -ENOENT when dir is missing; another -errno.  err holds one line.
+ *         it (no marker); -ENOENT when dir is missing; another -errno.  e holds one line.
  */
-LLMIO_API int llmio_work_dir(const char *dir, char *out, size_t len, char *err, size_t errlen);
+LLMIO_API int llmio_work_dir(const char *dir, char *out, size_t len, struct llmio_error *e);
 
 /**
  * Remove a directory from llmio_work_dir() when nothing but its marker is in it, so that a run
@@ -233,10 +233,10 @@ LLMIO_API void llmio_work_dir_prune(const char *work);
 /**
  * A new scratch directory dir/PREFIX.XXXXXX (mkdtemp: a name no one else has), marked as
  * llmio's like llmio_work_dir(), for data that is removed after the run.
- * \return 0 with the path in out, or -errno with one line in err.
+ * \return 0 with the path in out, or -errno with one line in e.
  */
 LLMIO_API int llmio_scratch_dir(const char *dir, const char *prefix, char *out, size_t len,
-                                char *err, size_t errlen);
+                                struct llmio_error *e);
 
 /**
  * Remove a directory made by llmio_scratch_dir(): its plain files, its marker, itself.  A

@@ -124,27 +124,27 @@ LLMIO_API int llmio_model_catalog(size_t i, struct llmio_model *out);
  */
 LLMIO_API int llmio_model_find(const char *name, struct llmio_model *out);
 /*
- * Load a Hugging Face config.json (a file, or a directory holding config.json).  On error err
+ * Load a Hugging Face config.json (a file, or a directory holding config.json).  On error e
  * holds one line naming the file and the key (and the value) at fault.
  * \return 0; -ENOENT / -EACCES / -EISDIR ... when the file cannot be read; -EINVAL when it is
  *         not JSON, the architecture is not supported, or a key is missing or has a wrong
  *         type or value.
  */
-LLMIO_API int llmio_model_load_config(const char *path, struct llmio_model *out, char *err,
-                                      size_t errlen);
+LLMIO_API int llmio_model_load_config(const char *path, struct llmio_model *out,
+                                      struct llmio_error *e);
 /*
  * A catalog name or HF id, or else a path to a config.json (or its directory): what the CLI's
- * MODEL arguments accept.  \return as llmio_model_find() / llmio_model_load_config(); err
+ * MODEL arguments accept.  \return as llmio_model_find() / llmio_model_load_config(); e
  * says what was tried.
  */
-LLMIO_API int llmio_model_resolve(const char *name_or_path, struct llmio_model *out, char *err,
-                                  size_t errlen);
+LLMIO_API int llmio_model_resolve(const char *name_or_path, struct llmio_model *out,
+                                  struct llmio_error *e);
 /*
  * Check that a model's fields are consistent (non-zero sizes, kv_heads divides heads,
  * experts_active <= experts, ...).  The fill functions call it; call it after editing a model.
- * \return 0, or -EINVAL with err naming the field.
+ * \return 0, or -EINVAL with e naming the field.
  */
-LLMIO_API int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen);
+LLMIO_API int llmio_model_validate(const struct llmio_model *m, struct llmio_error *e);
 
 /* ---- parameters and tensors ---- */
 

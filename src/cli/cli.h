@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "llmio/llmio.h"
+#include "core/error.h"
 
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1
@@ -35,7 +36,11 @@ struct cmd {
  * The first call starts at argv[1]; operands are moved after the options (getopt_long's
  * order), so g.next is the first operand after the loop.  An unknown option prints
  * "llmio CMD: unknown option 'X' (see `llmio CMD --help`)", a missing value
- * "llmio CMD: X needs a value"; both return CLI_OPT_BAD.  shortopts must start with ':'.
+ * "llmio CMD: X needs a value"; both return CLI_OPT_BAD.  shortopts must start with ':' (or
+ * "-:" to get operands in order, as code 1 with their text in optarg).
+ *
+ * A prefix of a long option is an unknown option, never that option (getopt_long would take
+ * "--di" for "--dir"): a shortened name in a script breaks when an option is added.
  */
 struct cli_getopt {
 	const char *cmd; /* as the messages name it: "sweep", "results" */
@@ -43,11 +48,26 @@ struct cli_getopt {
 	char **argv;
 	const char *shortopts;
 	const struct option *longopts;
-	int next;     /* after the loop: the index of the first operand */
-	bool started; /* internal */
+	bool quiet;        /* print nothing on CLI_OPT_BAD: the caller words it from bad / noval */
+	bool pass_unknown; /* an unknown option is CLI_OPT_OTHER (its text in bad), not an error */
+	int next;          /* after the loop: the index of the first operand */
+	const char *bad;   /* after CLI_OPT_BAD / CLI_OPT_OTHER: the option as given */
+	bool noval;        /* after CLI_OPT_BAD: bad lacks its value (else it is unknown) */
+	bool started;      /* internal */
 };
 
-#define CLI_OPT_BAD (-2)
+#define CLI_OPT_BAD   (-2)
+#define CLI_OPT_OTHER (-3)
+
+/* A quiet loop's state (the caller words refusals): struct cli_getopt g = CLI_GETOPT_QUIET(...) */
+#define CLI_GETOPT_QUIET(name, ac, av, shorts, longs)                                              \
+	{                                                                                          \
+		.cmd = (name), .argc = (ac), .argv = (av), .shortopts = (shorts),                  \
+		.longopts = (longs), .quiet = true                                                 \
+	}
+
+/* The word a quiet loop refused: an operand (c == 1, "-:" loops) or the option as given. */
+const char *cli_getopt_word(const struct cli_getopt *g, int c);
 
 int cli_getopt_next(struct cli_getopt *g);
 
@@ -113,10 +133,10 @@ struct cli_out {
 
 /*
  * Apply the rule to path; out (may be NULL) says how to write it.  \return 0, or -errno with
- * one line in err naming the path, the problem and what to do (err may be NULL).
+ * one line in e naming the path, the problem and what to do (e may be NULL).
  */
-int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out, char *err,
-                     size_t errlen);
+int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out,
+                     struct llmio_error *e);
 
 /*
  * cli_output_check() for a subcommand's option before its run: prints "llmio CMD: PROBLEM" on

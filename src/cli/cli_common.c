@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
 #include "core/options.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
@@ -62,9 +63,29 @@ void cli_progress_clear(void)
 	progress_shown = false;
 }
 
+/* Is the long option just returned (longopts[idx]) a prefix of its name, as given in argv? */
+static bool abbreviated(const struct cli_getopt *g, int idx, const char **text)
+{
+	const char *t;
+	size_t n;
+
+	if (idx < 0 || optind < 1)
+		return false;
+	t = g->argv[optind - 1];
+	/* a value given as its own word: the option is the word before it */
+	if (optarg && optarg == t && optind >= 2)
+		t = g->argv[optind - 2];
+	if (strncmp(t, "--", 2))
+		return false;
+	*text = t;
+	n = strcspn(t + 2, "=");
+	return n != strlen(g->longopts[idx].name);
+}
+
 int cli_getopt_next(struct cli_getopt *g)
 {
-	int c;
+	const char *text = NULL;
+	int c, idx = -1;
 
 	if (!g->started) {
 		/* getopt's state is global: each subcommand parses its argv from the start */
@@ -72,18 +93,39 @@ int cli_getopt_next(struct cli_getopt *g)
 		optind = 1;
 		g->started = true;
 	}
-	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, NULL);
+	optarg = NULL;
+	c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts, &idx);
 	g->next = optind;
-	if (c == ':') {
-		fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, g->argv[optind - 1]);
-		return CLI_OPT_BAD;
+	g->noval = false;
+	if (c != '?' && abbreviated(g, idx, &text)) {
+		/* a value it took as its own word is scanned again (as an operand) */
+		if (optarg && optarg == g->argv[optind - 1])
+			optind--;
+		g->next = optind;
+		c = '?';
+	} else if (c == '?' || c == ':') {
+		text = g->argv[optind - 1];
 	}
-	if (c == '?') {
-		fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n", g->cmd,
-		        g->argv[optind - 1], g->cmd);
+	g->bad = text;
+	if (c == '?' && g->pass_unknown)
+		return CLI_OPT_OTHER;
+	if (c == ':' || c == '?') {
+		g->noval = c == ':';
+		if (g->quiet)
+			return CLI_OPT_BAD;
+		if (c == ':')
+			fprintf(stderr, "llmio %s: %s needs a value\n", g->cmd, text);
+		else
+			fprintf(stderr, "llmio %s: unknown option '%s' (see `llmio %s --help`)\n",
+			        g->cmd, text, g->cmd);
 		return CLI_OPT_BAD;
 	}
 	return c;
+}
+
+const char *cli_getopt_word(const struct cli_getopt *g, int c)
+{
+	return c == 1 ? optarg : g->bad;
 }
 
 bool cli_dispatch(const struct cmd *table, size_t n, int argc, char **argv, int *code)
@@ -116,15 +158,10 @@ static void parent_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
-#define OUT_FAIL(e, ...)                                                                           \
-	do {                                                                                       \
-		if (err)                                                                           \
-			snprintf(err, errlen, __VA_ARGS__);                                        \
-		return -(e);                                                                       \
-	} while (0)
+#define OUT_FAIL(errnum, ...) return llmio_err(e, -(errnum), __VA_ARGS__)
 
 /* Can a file be created (or renamed into place) beside path? */
-static int parent_usable(const char *shown, const char *path, char *err, size_t errlen)
+static int parent_usable(const char *shown, const char *path, struct llmio_error *e)
 {
 	char dir[LLMIO_PATH_MAX];
 	struct stat st;
@@ -144,8 +181,8 @@ static int parent_usable(const char *shown, const char *path, char *err, size_t 
 	return 0;
 }
 
-int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out, char *err,
-                     size_t errlen)
+int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *out,
+                     struct llmio_error *e)
 {
 	struct cli_out o = {0};
 	const char *real = path;
@@ -226,7 +263,7 @@ int cli_output_check(const char *path, enum cli_out_kind kind, struct cli_out *o
 new_path:
 	snprintf(o.path, sizeof(o.path), "%s", real);
 	{
-		int ret = parent_usable(path, o.path, err, errlen);
+		int ret = parent_usable(path, o.path, e);
 
 		if (ret)
 			return ret;
@@ -239,17 +276,17 @@ done:
 
 int cli_output_usable(const char *cmd, const char *path, enum cli_out_kind kind)
 {
-	char err[LLMIO_PATH_MAX + 256];
+	struct llmio_error e = {0};
 
-	if (!cli_output_check(path, kind, NULL, err, sizeof(err)))
+	if (!cli_output_check(path, kind, NULL, &e))
 		return 0;
-	fprintf(stderr, "llmio %s: %s\n", cmd, err);
+	fprintf(stderr, "llmio %s: %s\n", cmd, e.msg);
 	return EXIT_USAGE;
 }
 
 int cli_check_writable(const char *path)
 {
-	return cli_output_check(path, CLI_OUT_FILE, NULL, NULL, 0);
+	return cli_output_check(path, CLI_OUT_FILE, NULL, NULL);
 }
 
 /*
@@ -320,7 +357,7 @@ int cli_write_file(const char *path, int (*fn)(FILE *f, void *arg), void *arg)
 	mode_t mask;
 	int fd, ret;
 
-	ret = cli_output_check(path, CLI_OUT_FILE, &o, NULL, 0);
+	ret = cli_output_check(path, CLI_OUT_FILE, &o, NULL);
 	if (ret)
 		return ret;
 	if (o.to_stdout)
@@ -369,7 +406,7 @@ fail:
 static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 {
 	const struct engine_ops *e = engine_find(engine);
-	const struct engine_opt *o;
+	const struct llmio_optdesc *o;
 	enum llmio_optdesc_type type;
 
 	if (!job_opt_type(key, &type)) {
@@ -379,23 +416,23 @@ static int opt_is_bool(const char *engine, const char *key, bool *is_bool)
 	o = e && !strcmp(e->name, engine) ? engine_opt_find(e, key) : NULL;
 	if (!o)
 		return -ENOENT;
-	*is_bool = o->type == ENGINE_OPT_BOOL;
+	*is_bool = o->type == OPTD_BOOL;
 	return 0;
 }
 
+/* A word the option parser reads as a boolean (an empty one is an operand, not "true"). */
 static bool is_bool_word(const char *v)
 {
-	static const char *const words[] = {"0", "1", "true", "false", "yes", "no", "on", "off"};
+	static const struct llmio_optdesc any_bool = {.name = "", .type = OPTD_BOOL, .def = ""};
+	struct llmio_optval x;
 
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcasecmp(v, words[i]))
-			return true;
-	return false;
+	return v[0] && optdesc_parse(&any_bool, v, &x, NULL) == 0;
 }
 
 int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i, bool *handled)
 {
-	char key[128], err[512];
+	struct llmio_error err = {0};
+	char key[128];
 	const char *arg = argv[*i], *eq, *value;
 	bool is_bool;
 	size_t klen, used;
@@ -427,7 +464,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		fprintf(stderr, "llmio: --%s needs a value\n", key);
 		return EXIT_USAGE;
 	}
-	ret = llmio_job_opts_set(opts, key, value, err, sizeof(err));
+	ret = llmio_job_opts_set(opts, key, value, &err);
 	if (ret == -ENOENT) {
 		/* an engine option: collected as text, validated by the engine's own table */
 		used = strlen(opts->engine_opts);
@@ -440,7 +477,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		return 0;
 	}
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
 	return 0;

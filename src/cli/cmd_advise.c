@@ -71,7 +71,7 @@ int cmd_advise(int argc, char **argv)
 	struct dataset d;
 	const void *args[2];
 	bool json = false;
-	char err[1024];
+	struct llmio_error e = {0};
 	int c, ret;
 
 	while ((c = cli_getopt_next(&g)) != -1) {
@@ -87,9 +87,9 @@ int cmd_advise(int argc, char **argv)
 		fprintf(stderr, "llmio advise: give one journal file: llmio advise FILE.jsonl\n");
 		return EXIT_USAGE;
 	}
-	ret = dataset_load(&d, argv[g.next], err, sizeof(err));
+	ret = dataset_load(&d, argv[g.next], &e);
 	if (ret) {
-		fprintf(stderr, "llmio advise: %s\n", err);
+		fprintf(stderr, "llmio advise: %s\n", e.msg);
 		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	a = malloc(sizeof(*a));

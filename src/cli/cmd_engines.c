@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* llmio engines: every datapath, whether it can run on this machine (and why not), options. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,21 +13,31 @@ int cmd_engines(int argc, char **argv)
 	bool verbose = true;
 	int unavailable = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	static const struct option longopts[] = {
+	        {"brief", no_argument, NULL, 'b'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	struct cli_getopt g = CLI_GETOPT_QUIET("engines", argc, argv, "-:h", longopts);
+	int c;
+
+	while ((c = cli_getopt_next(&g)) != -1) {
+		switch (c) {
+		case 'h':
 			printf("usage: llmio engines [--brief]\n\n"
 			       "Lists every engine, whether it can run on this machine and, if "
 			       "not,\n"
 			       "exactly why, and each engine's options with their defaults.\n"
 			       "--brief leaves the options out.  Exit status 0.\n");
 			return 0;
-		}
-		if (!strcmp(argv[i], "--brief")) {
+		case 'b':
 			verbose = false;
-			continue;
+			break;
+		default: /* an unknown option, or an operand (1): engines takes none */
+			fprintf(stderr, "llmio engines: unknown option '%s'\n",
+			        cli_getopt_word(&g, c));
+			return EXIT_USAGE;
 		}
-		fprintf(stderr, "llmio engines: unknown option '%s'\n", argv[i]);
-		return EXIT_USAGE;
 	}
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++) {
 		char why[512];

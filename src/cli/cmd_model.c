@@ -157,17 +157,27 @@ static int cmd_list(int argc, char **argv)
 	bool json = false;
 	char p[32], a[32];
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	static const struct option longopts[] = {
+	        {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	struct cli_getopt g = CLI_GETOPT_QUIET("model list", argc, argv, "-:h", longopts);
+	int c;
+
+	while ((c = cli_getopt_next(&g)) != -1) {
+		switch (c) {
+		case 'h':
 			help_list(stdout);
 			return 0;
-		}
-		if (!strcmp(argv[i], "--json")) {
+		case 'j':
 			json = true;
-			continue;
+			break;
+		default: /* an unknown option, or an operand (1): list takes none */
+			fprintf(stderr, "llmio model list: unknown argument '%s' (see --help)\n",
+			        cli_getopt_word(&g, c));
+			return EXIT_USAGE;
 		}
-		fprintf(stderr, "llmio model list: unknown argument '%s' (see --help)\n", argv[i]);
-		return EXIT_USAGE;
 	}
 	if (json)
 		return cli_write_file("-", list_json, NULL) ? EXIT_RUNTIME : 0;
@@ -320,18 +330,16 @@ static int show_opt(struct show *s, int c, const char *arg, uint32_t *gb32)
 
 static int show_parse(struct show *s, int argc, char **argv)
 {
+	struct cli_getopt g = CLI_GETOPT_QUIET("model show", argc, argv, ":h", show_opts);
 	uint32_t gb = 0;
 	int c, ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", show_opts, NULL)) != -1) {
+	while ((c = cli_getopt_next(&g)) != -1) {
 		if (c == 'h')
 			c = OPT_HELP;
-		if (c == '?' || c == ':') {
+		if (c == CLI_OPT_BAD) {
 			fprintf(stderr, "llmio model show: %s '%s' (see llmio model show --help)\n",
-			        c == ':' ? "missing value for" : "unknown option",
-			        argv[optind - 1]);
+			        g.noval ? "missing value for" : "unknown option", g.bad);
 			return EXIT_USAGE;
 		}
 		ret = show_opt(s, c, optarg, &gb);
@@ -342,17 +350,17 @@ static int show_parse(struct show *s, int argc, char **argv)
 		if (ret)
 			return ret;
 	}
-	if (optind >= argc) {
+	if (g.next >= argc) {
 		fprintf(stderr, "llmio model show: which model? (a name from `llmio model list` "
 		                "or a config.json)\n");
 		return EXIT_USAGE;
 	}
-	if (optind + 1 < argc) {
+	if (g.next + 1 < argc) {
 		fprintf(stderr, "llmio model show: one model at a time ('%s' is extra)\n",
-		        argv[optind + 1]);
+		        argv[g.next + 1]);
 		return EXIT_USAGE;
 	}
-	s->model_arg = argv[optind];
+	s->model_arg = argv[g.next];
 	s->global_batch = gb;
 	return 0;
 }
@@ -649,7 +657,7 @@ static void tensors_text(const struct show *s)
 static int cmd_show(int argc, char **argv)
 {
 	struct show *s;
-	char err[512];
+	struct llmio_error e = {0};
 	int ret;
 
 	s = calloc(1, sizeof(*s));
@@ -668,9 +676,9 @@ static int cmd_show(int argc, char **argv)
 		ret = ret < 0 ? 0 : ret;
 		goto out;
 	}
-	ret = llmio_model_resolve(s->model_arg, &s->m, err, sizeof(err));
+	ret = llmio_model_resolve(s->model_arg, &s->m, &e);
 	if (ret) {
-		fprintf(stderr, "llmio model show: %s\n", err);
+		fprintf(stderr, "llmio model show: %s\n", e.msg);
 		ret = ret == -EINVAL || ret == -ENOENT || ret == -EISDIR || ret == -ENOTDIR
 		              ? EXIT_USAGE
 		              : EXIT_RUNTIME;

@@ -68,63 +68,70 @@ static void help(FILE *f)
 
 static int parse(struct quick *q, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
+	static const struct option longopts[] = {
+	        {"dir", required_argument, NULL, 'd'},     {"size", required_argument, NULL, 's'},
+	        {"runtime", required_argument, NULL, 'r'}, {"json", required_argument, NULL, 'j'},
+	        {"csv", required_argument, NULL, 'c'},     {"keep", no_argument, NULL, 'k'},
+	        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	};
+	struct cli_getopt g = CLI_GETOPT_QUIET("quick", argc, argv, "-:h", longopts);
+	int c;
 
-		if (!strcmp(a, "quick"))
-			continue;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+	while ((c = cli_getopt_next(&g)) != -1) {
+		switch (c) {
+		case 1: /* `llmio` alone runs quick: its own name may be among the arguments */
+			if (!strcmp(optarg, "quick"))
+				break;
+			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n",
+			        optarg);
+			return EXIT_USAGE;
+		case 'h':
 			help(stdout);
 			return -1;
-		}
-		if (!strcmp(a, "--keep")) {
+		case 'k':
 			q->keep = true;
-			continue;
-		}
-		if (strncmp(a, "--dir", 5) && strncmp(a, "--size", 6) &&
-		    strncmp(a, "--runtime", 9) && strncmp(a, "--json", 6) &&
-		    strncmp(a, "--csv", 5)) {
-			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n",
-			        a);
-			return EXIT_USAGE;
-		}
-		if (strchr(a, '='))
-			v = strchr(a, '=') + 1;
-		else if (i + 1 < argc)
-			v = argv[++i];
-		if (!v) {
-			fprintf(stderr, "llmio: %s needs a value (see `llmio quick --help`)\n", a);
-			return EXIT_USAGE;
-		}
-		if (!strncmp(a, "--dir", 5) && (a[5] == '\0' || a[5] == '=')) {
-			if (strlen(v) >= sizeof(q->dir) - 48) { /* room for the scratch names */
+			break;
+		case 'd':
+			if (strlen(optarg) >=
+			    sizeof(q->dir) - 48) { /* room for the scratch names */
 				fprintf(stderr, "llmio: --dir is too long\n");
 				return EXIT_USAGE;
 			}
-			snprintf(q->dir, sizeof(q->dir), "%s", v);
-		} else if (!strncmp(a, "--size", 6) && (a[6] == '\0' || a[6] == '=')) {
-			if (llmio_parse_size(v, &q->size) || q->size < QUICK_MIN_SIZE) {
+			snprintf(q->dir, sizeof(q->dir), "%s", optarg);
+			break;
+		case 's':
+			if (llmio_parse_size(optarg, &q->size) || q->size < QUICK_MIN_SIZE) {
 				fprintf(stderr,
 				        "llmio: --size %s is not valid: expected a size of at "
 				        "least 16m such as 256m or 1GiB\n",
-				        v);
+				        optarg);
 				return EXIT_USAGE;
 			}
-		} else if (!strncmp(a, "--runtime", 9) && (a[9] == '\0' || a[9] == '=')) {
-			if (llmio_parse_duration(v, &q->runtime_ns) || !q->runtime_ns) {
+			break;
+		case 'r':
+			if (llmio_parse_duration(optarg, &q->runtime_ns) || !q->runtime_ns) {
 				fprintf(stderr,
 				        "llmio: --runtime %s is not valid: expected a time such "
 				        "as 2s or 500ms\n",
-				        v);
+				        optarg);
 				return EXIT_USAGE;
 			}
-		} else if (!strncmp(a, "--json", 6) && (a[6] == '\0' || a[6] == '=')) {
-			q->json = v;
-		} else if (!strncmp(a, "--csv", 5) && (a[5] == '\0' || a[5] == '=')) {
-			q->csv = v;
-		} else {
-			fprintf(stderr, "llmio: unknown option '%s' (see `llmio quick --help`)\n",
-			        a);
+			break;
+		case 'j':
+			q->json = optarg;
+			break;
+		case 'c':
+			q->csv = optarg;
+			break;
+		default:
+			if (g.noval)
+				fprintf(stderr,
+				        "llmio: %s needs a value (see `llmio quick --help`)\n",
+				        g.bad);
+			else
+				fprintf(stderr,
+				        "llmio: unknown option '%s' (see `llmio quick --help`)\n",
+				        g.bad);
 			return EXIT_USAGE;
 		}
 	}
@@ -257,7 +264,7 @@ static int run_point(struct quick *q, const char *engine, bool direct,
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
-	char err[1024];
+	struct llmio_error e = {0};
 	int ret;
 
 	if (q->nres >= MAX_RESULTS)
@@ -267,10 +274,10 @@ static int run_point(struct quick *q, const char *engine, bool direct,
 	o.progress = cli_progress;
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K%s %s QD%u ...", engine, p->name, p->iodepth);
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	ret = llmio_job_run(&o, &r, &e);
 	cli_progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s %s QD%u: %s\n", engine, p->name, p->iodepth, err);
+		fprintf(stderr, "llmio: %s %s QD%u: %s\n", engine, p->name, p->iodepth, e.msg);
 		llmio_result_destroy(r);
 		return ret;
 	}
@@ -285,6 +292,7 @@ int cmd_quick(int argc, char **argv)
 	bool made_dir = false;
 	struct llmio_engine_info e;
 	char why[LLMIO_PATH_MAX + 128];
+	struct llmio_error serr = {0};
 	bool direct_ok = true;
 	int ret, code = 0;
 
@@ -306,9 +314,8 @@ int cmd_quick(int argc, char **argv)
 	 * The scratch data lives in a directory made fresh for this run (mkdtemp), so no name
 	 * can be a user's file: a user's DIR/llmio.0 is neither read, written nor removed.
 	 */
-	if (llmio_scratch_dir(q.dir, "llmio-quick", q.scratch, sizeof(q.scratch), why,
-	                      sizeof(why))) {
-		fprintf(stderr, "llmio: %s; choose another --dir\n", why);
+	if (llmio_scratch_dir(q.dir, "llmio-quick", q.scratch, sizeof(q.scratch), &serr)) {
+		fprintf(stderr, "llmio: %s; choose another --dir\n", serr.msg);
 		code = EXIT_RUNTIME;
 		goto out_clean;
 	}

@@ -4,6 +4,7 @@
  * Everything after FILE is passed on, so job options (--iodepth, --direct ...) and the
  * recipe's parameters (--timeline, --bs) work as in `llmio run --workload replay`.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,21 @@ static void help(FILE *f)
 
 int cmd_replay(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	        {"dir", required_argument, NULL, 'd'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
+	};
+	/* from the word after TRACE; everything but --dir and --help passes on in its order */
+	struct cli_getopt g = {.cmd = "replay",
+	                       .argc = argc - 1,
+	                       .argv = argv + 1,
+	                       .shortopts = "-:h",
+	                       .longopts = longopts,
+	                       .pass_unknown = true};
+	const char *last = NULL;
 	char **av;
-	int ac = 0, ret;
+	int ac = 0, ret, c;
 
 	if (argc < 2) {
 		fprintf(stderr, "llmio replay: give a trace file: llmio replay TRACE --dir DIR "
@@ -45,7 +59,7 @@ int cmd_replay(int argc, char **argv)
 		        argv[1]);
 		return EXIT_USAGE;
 	}
-	av = calloc((size_t)argc + 8, sizeof(*av));
+	av = calloc(2 * (size_t)argc + 8, sizeof(*av)); /* --dir=X becomes two words */
 	if (!av)
 		return EXIT_RUNTIME;
 	av[ac++] = "run";
@@ -55,13 +69,28 @@ int cmd_replay(int argc, char **argv)
 	av[ac++] = argv[1];
 	/* replay is buffered unless asked: traced offsets are rarely O_DIRECT-aligned */
 	av[ac++] = "--direct=0";
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	while ((c = cli_getopt_next(&g)) != -1) {
+		switch (c) {
+		case 'h':
 			free(av);
 			help(stdout);
 			return 0;
+		case 'd':
+			av[ac++] = "--directory";
+			av[ac++] = optarg;
+			break;
+		case 1: /* a value or an operand: run judges it */
+			av[ac++] = optarg;
+			break;
+		case CLI_OPT_OTHER:        /* a job option or a recipe parameter: run's to judge */
+			if (g.bad != last) /* once per word, even for a group of short options */
+				av[ac++] = (char *)g.bad;
+			last = g.bad;
+			break;
+		default: /* CLI_OPT_BAD: --dir without its value (the helper said so) */
+			free(av);
+			return EXIT_USAGE;
 		}
-		av[ac++] = !strcmp(argv[i], "--dir") ? "--directory" : argv[i];
 	}
 	ret = cmd_run_workload(ac, av);
 	free(av);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
 #include "report/report.h"
 
 static void help(FILE *f)
@@ -111,7 +112,7 @@ static int write_doc(const char *dir, const char *name, const struct doc *doc, b
 }
 
 /* Build the whole report in tmp; nothing is published unless every file was written. */
-static int build(const struct dataset *d, const char *tmp, bool charts, char *err, size_t len)
+static int build(const struct dataset *d, const char *tmp, bool charts, struct llmio_error *e)
 {
 	struct plot *plot = NULL;
 	struct doc *doc;
@@ -119,20 +120,20 @@ static int build(const struct dataset *d, const char *tmp, bool charts, char *er
 
 	doc = doc_create("llmio report: which datapath for which phase");
 	if (!doc || (charts && !(plot = plot_create(tmp)))) {
-		snprintf(err, len, "cannot start the report in %s: %s", tmp,
-		         strerror(errno ? errno : ENOMEM));
+		llmio_err(e, ret, "cannot start the report in %s: %s", tmp,
+		          strerror(errno ? errno : ENOMEM));
 		goto out;
 	}
 	ret = report_build(d, doc, plot);
 	if (ret) {
-		snprintf(err, len, "cannot build the report: %s", strerror(-ret));
+		llmio_err(e, ret, "cannot build the report: %s", strerror(-ret));
 		goto out;
 	}
-	if (plot && (ret = plot_render(plot, err, len)))
+	if (plot && (ret = plot_render(plot, e)))
 		goto out;
 	if ((ret = write_doc(tmp, "report.md", doc, false)) ||
 	    (ret = write_doc(tmp, "index.html", doc, true)))
-		snprintf(err, len, "cannot write the report into %s: %s", tmp, strerror(-ret));
+		llmio_err(e, ret, "cannot write the report into %s: %s", tmp, strerror(-ret));
 out:
 	plot_destroy(plot);
 	doc_destroy(doc);
@@ -164,7 +165,8 @@ int cmd_report(int argc, char **argv)
 	                                     {"no-charts", no_argument, NULL, 'n'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
-	char dir[LLMIO_PATH_MAX], tmp[LLMIO_PATH_MAX + 32], err[LLMIO_PATH_MAX + 1024];
+	struct llmio_error e = {0};
+	char dir[LLMIO_PATH_MAX], tmp[LLMIO_PATH_MAX + 32];
 	const char *out = NULL, *file;
 	struct dataset d;
 	struct cli_out o;
@@ -211,8 +213,8 @@ int cmd_report(int argc, char **argv)
 	while (n > 1 && dir[n - 1] == '/')
 		dir[--n] = '\0';
 	/* the output rule (cli.h): a symlink is followed, a file or unwritable parent refused */
-	if (cli_output_check(dir, CLI_OUT_DIR, &o, err, sizeof(err))) {
-		fprintf(stderr, "llmio report: %s\n", err);
+	if (cli_output_check(dir, CLI_OUT_DIR, &o, &e)) {
+		fprintf(stderr, "llmio report: %s\n", e.msg);
 		return EXIT_USAGE;
 	}
 	snprintf(dir, sizeof(dir), "%s", o.path);
@@ -224,9 +226,9 @@ int cmd_report(int argc, char **argv)
 		        dir);
 		return EXIT_USAGE;
 	}
-	ret = dataset_load(&d, file, err, sizeof(err));
+	ret = dataset_load(&d, file, &e);
 	if (ret) {
-		fprintf(stderr, "llmio report: %s\n", err);
+		fprintf(stderr, "llmio report: %s\n", e.msg);
 		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dir, (int)getpid());
@@ -236,13 +238,12 @@ int cmd_report(int argc, char **argv)
 		dataset_release(&d);
 		return EXIT_RUNTIME;
 	}
-	ret = build(&d, tmp, charts, err, sizeof(err));
+	ret = build(&d, tmp, charts, &e);
 	if (!ret && (ret = publish(tmp, dir, exists)))
-		snprintf(err, sizeof(err), "cannot move the report into %s: %s", dir,
-		         strerror(-ret));
+		llmio_err(&e, ret, "cannot move the report into %s: %s", dir, strerror(-ret));
 	if (ret) {
 		remove_dir(tmp);
-		fprintf(stderr, "llmio report: %s\n", err);
+		fprintf(stderr, "llmio report: %s\n", e.msg);
 	} else {
 		printf("report: %s/index.html and %s/report.md (%zu points from %lu records)\n",
 		       dir, dir, d.np, d.records);

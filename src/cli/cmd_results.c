@@ -266,7 +266,7 @@ static int export(int argc, char **argv)
 	struct export x = {0};
 	const char *out = "-";
 	bool csv = false;
-	char err[512];
+	struct llmio_error e = {0};
 	int opt, ret, code = 0;
 
 	while ((opt = cli_getopt_next(&g)) != -1) {
@@ -295,9 +295,9 @@ static int export(int argc, char **argv)
 	x.records = cJSON_CreateArray();
 	if (!x.records)
 		return EXIT_RUNTIME;
-	ret = journal_read(x.in, collect, &x, err, sizeof(err));
+	ret = journal_read(x.in, collect, &x, &e);
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", ret == -ENOMEM ? "out of memory" : err);
+		fprintf(stderr, "llmio: %s\n", ret == -ENOMEM ? "out of memory" : e.msg);
 		code = EXIT_RUNTIME;
 		goto out;
 	}

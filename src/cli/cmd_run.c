@@ -5,8 +5,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
+#include "stats/record.h"
+#include "stats/result_json.h"
+#include "workload/workload.h"
 
 static void help(FILE *f)
 {
@@ -55,6 +59,13 @@ static void help(FILE *f)
 	           "Ctrl-C stops the run early; what was measured is still printed and written,\n"
 	           "marked interrupted, and llmio exits 1.\n"
 	           "Metrics are defined in docs/metrics.md.\n");
+	fprintf(f,
+	        "\nunder mpirun (docs/mpi.md): every rank runs its share of --size of --filename\n"
+	        "  --mpi_layout L   shared-file (IOR's default: one file, a region per rank) or\n"
+	        "                   file-per-process (IOR -F: FILE.00000003 for rank 3)\n"
+	        "  --reorder        reads: each rank reads what the next host's rank (the next\n"
+	        "                   rank on one host) wrote, past its own page cache (IOR -C)\n"
+	        "  rank 0 prints and writes the merged job, with `mpi`: every rank's record\n");
 }
 
 /* The command line as the job file's comment quotes it, without --emit-fio. */
@@ -74,32 +85,48 @@ static void join_args(char *buf, size_t len, int argc, char **argv)
 
 static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 {
-	char cmdline[2048], err[512] = "";
+	struct llmio_error err = {0};
+	char cmdline[2048];
 	int ret;
 
 	join_args(cmdline, sizeof(cmdline), argc, argv);
-	ret = emit_fio_job(stdout, o, cmdline, err, sizeof(err));
+	ret = emit_fio_job(stdout, o, cmdline, &err);
 	if (ret) {
-		fprintf(stderr, "llmio: --emit-fio: %s\n", err[0] ? err : strerror(-ret));
+		fprintf(stderr, "llmio: --emit-fio: %s\n", err.msg[0] ? err.msg : strerror(-ret));
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return fflush(stdout) ? EXIT_RUNTIME : 0;
 }
 
+struct out {
+	struct llmio_result *r;
+	cJSON *mpi; /* under mpirun: the ranks' records (dist_json()) */
+};
+
 static int write_json(FILE *f, void *arg)
 {
-	return llmio_results_write_json(f, (struct llmio_result *const *)arg, 1);
+	const struct out *o = arg;
+	cJSON *root;
+
+	if (!o->mpi)
+		return llmio_results_write_json(f, &o->r, 1);
+	root = results_json_doc(&o->r, 1);
+	if (!root || !cJSON_AddItemReferenceToObject(root, RK_MPI, o->mpi)) {
+		cJSON_Delete(root);
+		return -ENOMEM;
+	}
+	return json_write_doc(f, root);
 }
 
 static int write_csv(FILE *f, void *arg)
 {
-	return llmio_results_write_csv(f, (struct llmio_result *const *)arg, 1);
+	return llmio_results_write_csv(f, &((const struct out *)arg)->r, 1);
 }
 
 /* The engine decides which extra options exist, so find it before parsing the rest. */
 static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 {
-	char err[256];
+	struct llmio_error err = {0};
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -108,21 +135,24 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 			v = strchr(a, '=') + 1;
 		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
 			v = argv[i + 1];
-		if (v && llmio_job_opts_set(o, "ioengine", v, err, sizeof(err))) {
-			fprintf(stderr, "llmio: %s\n", err);
+		if (v && llmio_job_opts_set(o, "ioengine", v, &err)) {
+			fprintf(stderr, "llmio: %s\n", err.msg);
 			return EXIT_USAGE;
 		}
 	}
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+static int run_job(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
+	enum dist_layout layout = DIST_SHARED_FILE;
+	struct llmio_error e = {0};
+	bool reorder = false;
+	struct out out = {0};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
-	char err[1024];
 	int ret, code = 0;
 
 	for (int i = 1; i < argc; i++)
@@ -159,6 +189,13 @@ int cmd_run(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--emit-fio")) {
 			emit = true;
+		} else if (!strncmp(a, "--mpi_layout=", 13)) {
+			if (dist_layout_parse(a + 13, &layout, &e)) {
+				fprintf(stderr, "llmio: %s\n", e.msg);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--reorder")) {
+			reorder = true;
 		} else {
 			char key[64] = "";
 			const struct engine_ops *owner = NULL;
@@ -199,23 +236,38 @@ int cmd_run(int argc, char **argv)
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
-	ret = llmio_job_run(&o, &r, err, sizeof(err));
+	if (dist_active()) {
+		/* the merged job on rank 0; a rank that fails ends the MPI job itself */
+		o.progress = NULL;
+		ret = dist_job_run(&o, layout, reorder, &r, &out.mpi, &e);
+	} else {
+		ret = llmio_job_run(&o, &r, &e);
+	}
 	cli_progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = cli_exit_code(ret);
 	}
 	if (!r)
 		return code;
 	if (!quiet)
 		table_print_result(stdout, r);
+	if (!quiet && out.mpi) /* the merged job's origin: docs/mpi.md */
+		printf("  mpi    %.0f ranks on %.0f hosts (%s): time from the earliest start to "
+		       "the "
+		       "latest end, start skew %.3f ms\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_RANKS)),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_HOSTS)),
+		       dist_layout_name(layout),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_START_SKEW_S)) * 1e3);
 	if (r->interrupted)
 		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
-	if (json && (ret = cli_write_file(json, write_json, &r))) {
+	out.r = r;
+	if (json && (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
-	if (csv && (ret = cli_write_file(csv, write_csv, &r))) {
+	if (csv && (ret = cli_write_file(csv, write_csv, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
@@ -223,5 +275,18 @@ int cmd_run(int argc, char **argv)
 	if (r->interrupted && !code)
 		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
+	cJSON_Delete(out.mpi);
 	return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct llmio_error e = {0};
+
+	if (dist_init(&argc, &argv, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	wl_dist_default(dist_wl()); /* recipes under mpirun */
+	return dist_end(run_job(argc, argv));
 }

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "report/fmt.h"
 #include "sweep/runner.h"
+#include "workload/workload.h"
 
 static void help(FILE *f)
 {
@@ -119,20 +121,21 @@ static int dry_run(struct sweep_cli *c)
 {
 	const struct sweep_runner *r = &c->r;
 	size_t nsample = r->norder < 8 ? r->norder : 8;
-	struct sweep_estimate e;
-	char err[512], label[512], t[32], t_min[32];
+	struct sweep_estimate est;
+	struct llmio_error e = {0};
+	char label[512], t[32], t_min[32];
 
 	printf("%zu points\n", r->norder);
 	printf("from %zu combinations: %zu excluded, %zu duplicates; %zu distinct x %llu "
 	       "repeat%s\n",
 	       r->plan.combinations, r->plan.excluded, r->plan.duplicates, r->plan.n,
 	       (unsigned long long)r->o.repeat, r->o.repeat == 1 ? "" : "s");
-	if (sweep_runner_estimate(r, &e, err, sizeof(err))) {
-		fprintf(stderr, "llmio: %s\n", err);
+	if (sweep_runner_estimate(r, &est, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_RUNTIME;
 	}
 	if (c->resume)
-		printf("%zu of them already in %s\n", e.already, c->out);
+		printf("%zu of them already in %s\n", est.already, c->out);
 	printf("sample:\n");
 	for (size_t i = 0; i < nsample; i++) {
 		size_t k = i * r->norder / nsample;
@@ -141,19 +144,19 @@ static int dry_run(struct sweep_cli *c)
 		printf("  #%zu %s%s\n", r->order[k].idx, label,
 		       r->o.repeat > 1 ? (r->order[k].repeat ? " (repeat)" : "") : "");
 	}
-	fmt_duration(t, sizeof(t), e.total_s);
-	fmt_duration(t_min, sizeof(t_min), e.least_s);
-	if (e.least_s < e.total_s)
+	fmt_duration(t, sizeof(t), est.total_s);
+	fmt_duration(t_min, sizeof(t_min), est.least_s);
+	if (est.least_s < est.total_s)
 		printf("estimated time: %s to %s (steady state reached at once .. never: ss_window "
 		       "or ss_min, up to ss_max, + ramp_time, + %.1f s setup per point)\n",
-		       t_min, t, e.setup_s);
+		       t_min, t, est.setup_s);
 	else
 		printf("estimated time: %s (runtime + ramp_time per point, + %.1f s setup each)\n",
-		       t, e.setup_s);
-	if (e.unknown)
+		       t, est.setup_s);
+	if (est.unknown)
 		printf("  %zu points end by size or run a workload recipe: their time is not "
 		       "known in advance (counted as setup only)\n",
-		       e.unknown);
+		       est.unknown);
 	return 0;
 }
 
@@ -247,15 +250,15 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 {
 	static volatile int point_stop;
 	struct sweep_runner *r = &c->r;
-	char err[1024];
+	struct llmio_error e = {0};
 	int ret;
 
 	cli_install_signals();
 	cli_stop_also = &point_stop;
-	ret = sweep_runner_run(r, ev, &cli_stop, &point_stop, err, sizeof(err));
+	ret = sweep_runner_run(r, ev, &cli_stop, &point_stop, &e);
 	cli_stop_also = NULL;
 	if (ret)
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", e.msg);
 	if (!r->started)
 		return EXIT_RUNTIME;
 	if (!c->quiet)
@@ -270,21 +273,35 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
-int cmd_sweep(int argc, char **argv)
+/* A plain point under mpirun: every rank its region of one shared file, as `llmio run`. */
+static int dist_point(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
+                      struct llmio_error *e)
+{
+	return dist_job_run(o, DIST_SHARED_FILE, false, r, mpi, e);
+}
+
+static int sweep_main(int argc, char **argv)
 {
 	struct sweep_cli c = {0};
+	struct sweep_dist dist = {.run_job = dist_point, .writer = dist_rank() == 0};
 	struct sweep_events ev = {.progress = on_progress,
 	                          .point_ended = on_point_ended,
 	                          .point_done = on_point_done,
 	                          .skipped_line = on_skipped_line,
 	                          .arg = &c};
 	struct sweep_run_opts o;
-	char err[1024];
+	struct llmio_error e = {0};
 	int ret, code;
 
 	code = parse_args(&c, argc, argv);
 	if (code)
 		return code < 0 ? 0 : code;
+	/* every rank has checked the journal before rank 0 creates it */
+	dist_barrier();
+	if (dist_rank() != 0) { /* rank 0 alone prints and journals */
+		c.quiet = true;
+		ev = (struct sweep_events){.arg = &c};
+	}
 	o = (struct sweep_run_opts){.path = c.path,
 	                            .dir = c.dir,
 	                            .journal = c.out,
@@ -292,14 +309,27 @@ int cmd_sweep(int argc, char **argv)
 	                            .shuffle = c.shuffle,
 	                            .keep_cache = c.keep_cache,
 	                            .seed = c.seed,
-	                            .repeat = c.repeat};
-	ret = sweep_runner_prepare(&c.r, &o, &ev, err, sizeof(err));
+	                            .repeat = c.repeat,
+	                            .dist = dist_active() ? &dist : NULL};
+	ret = sweep_runner_prepare(&c.r, &o, &ev, &e);
 	if (ret) {
-		fprintf(stderr, "llmio: %s\n", err);
+		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = c.r.bad_input ? EXIT_USAGE : EXIT_RUNTIME;
 	} else {
 		code = c.dry_run ? dry_run(&c) : run_all(&c, &ev);
 	}
 	sweep_runner_release(&c.r);
 	return code;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct llmio_error e = {0};
+
+	if (dist_init(&argc, &argv, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	wl_dist_default(dist_wl()); /* workload points under mpirun */
+	return dist_end(sweep_main(argc, argv));
 }

@@ -230,7 +230,7 @@ static int merge_and_summarise(const char *dir, const char *out, int status, boo
 	struct trace_builder b;
 	struct trace_analysis *a = NULL;
 	struct trace *t = NULL;
-	char err[512];
+	struct llmio_error e = {0};
 	int ret;
 
 	if (trace_builder_init(&b)) {
@@ -238,9 +238,9 @@ static int merge_and_summarise(const char *dir, const char *out, int status, boo
 		return EXIT_RUNTIME;
 	}
 	b.exit_status = status;
-	ret = trace_merge_dir(&b, dir, err, sizeof(err));
+	ret = trace_merge_dir(&b, dir, &e);
 	if (ret) {
-		fprintf(stderr, "llmio trace: %s\n", err);
+		fprintf(stderr, "llmio trace: %s\n", e.msg);
 		goto out;
 	}
 	ret = cli_write_file(out, write_builder, &b);
@@ -250,8 +250,8 @@ static int merge_and_summarise(const char *dir, const char *out, int status, boo
 	}
 	if (quiet)
 		goto out;
-	if (trace_open(out, 0, &t, err, sizeof(err)) || !(a = trace_analyze(t))) {
-		fprintf(stderr, "llmio trace: %s\n", t ? "out of memory" : err);
+	if (trace_open(out, 0, &t, &e) || !(a = trace_analyze(t))) {
+		fprintf(stderr, "llmio trace: %s\n", t ? "out of memory" : e.msg);
 		ret = -EIO;
 		goto out;
 	}
@@ -355,11 +355,11 @@ static int capture(int argc, char **argv)
 static int open_analyse(const char *cmd, const char *path, struct trace **t,
                         struct trace_analysis **a)
 {
-	char err[512];
-	int ret = trace_open(path, 0, t, err, sizeof(err));
+	struct llmio_error e = {0};
+	int ret = trace_open(path, 0, t, &e);
 
 	if (ret) {
-		fprintf(stderr, "llmio trace %s: %s\n", cmd, err);
+		fprintf(stderr, "llmio trace %s: %s\n", cmd, e.msg);
 		return ret == -EINVAL || ret == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	*a = trace_analyze(*t);
@@ -383,7 +383,7 @@ static int report(int argc, char **argv)
 	struct trace *t;
 	bool json = false, plotted;
 	uint64_t top = 10;
-	char err[512];
+	struct llmio_error e = {0};
 	int c, ret;
 
 	optind = 1;
@@ -420,8 +420,8 @@ static int report(int argc, char **argv)
 	file = argv[optind];
 	if ((ret = open_analyse("report", file, &t, &a)))
 		return ret;
-	if (plots && (ret = trace_report_plots(a, plots, &plotted, err, sizeof(err)))) {
-		fprintf(stderr, "llmio trace report: %s\n", err);
+	if (plots && (ret = trace_report_plots(a, plots, &plotted, &e))) {
+		fprintf(stderr, "llmio trace report: %s\n", e.msg);
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
@@ -449,7 +449,7 @@ static int import_strace(int argc, char **argv)
 	                                     {NULL, 0, NULL, 0}};
 	struct trace_builder b;
 	const char *out = NULL;
-	char err[512];
+	struct llmio_error e = {0};
 	FILE *in;
 	int c, ret;
 
@@ -481,10 +481,10 @@ static int import_strace(int argc, char **argv)
 		fprintf(stderr, "llmio trace import-strace: out of memory\n");
 		return EXIT_RUNTIME;
 	}
-	ret = trace_import_strace(&b, in, err, sizeof(err));
+	ret = trace_import_strace(&b, in, &e);
 	fclose(in);
 	if (ret) {
-		fprintf(stderr, "llmio trace import-strace: %s: %s\n", argv[optind], err);
+		fprintf(stderr, "llmio trace import-strace: %s: %s\n", argv[optind], e.msg);
 		ret = ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
@@ -506,7 +506,7 @@ out:
 static int dump(int argc, char **argv)
 {
 	struct trace *t;
-	char err[512];
+	struct llmio_error e = {0};
 	int ret;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -517,9 +517,9 @@ static int dump(int argc, char **argv)
 		fprintf(stderr, "llmio trace dump: give one trace file (llmio trace dump FILE)\n");
 		return EXIT_USAGE;
 	}
-	ret = trace_open(argv[1], TRACE_OPEN_RAW_PHASES, &t, err, sizeof(err));
+	ret = trace_open(argv[1], TRACE_OPEN_RAW_PHASES, &t, &e);
 	if (ret) {
-		fprintf(stderr, "llmio trace dump: %s\n", err);
+		fprintf(stderr, "llmio trace dump: %s\n", e.msg);
 		return ret == -EINVAL || ret == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	printf("# exit_status %d dropped %" PRIu64 " processes %zu records %zu\n",

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/cpu.h"
+#include "core/error.h"
 
 static double tv_s(struct timeval tv)
 {
@@ -102,17 +103,16 @@ static long cpu_number(const char **p)
 	return v;
 }
 
-int cpu_list_parse(const char *list, cpu_set_t *set, char *err, size_t len)
+int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e)
 {
 	char avail[256];
 	cpu_set_t may;
 	const char *p = list;
 
 	CPU_ZERO(set);
-	if (sched_getaffinity(0, sizeof(may), &may)) {
-		snprintf(err, len, "cannot read this process's CPU affinity: %s", strerror(errno));
-		return -EINVAL;
-	}
+	if (sched_getaffinity(0, sizeof(may), &may))
+		return llmio_err(e, -EINVAL, "cannot read this process's CPU affinity: %s",
+		                 strerror(errno));
 	cpu_list_format(&may, avail, sizeof(avail));
 	for (;;) {
 		long lo = cpu_number(&p), hi = lo;
@@ -121,22 +121,21 @@ int cpu_list_parse(const char *list, cpu_set_t *set, char *err, size_t len)
 			p++;
 			hi = cpu_number(&p);
 		}
-		if (lo < 0 || hi < lo || (*p && *p != ',')) {
-			snprintf(err, len,
-			         "cpus_allowed=%s is not a CPU list: expected numbers and ranges "
-			         "such "
-			         "as 1 or 0-3,6 (this process may run on CPUs %s)",
-			         list, avail);
-			return -EINVAL;
-		}
+		if (lo < 0 || hi < lo || (*p && *p != ','))
+			return llmio_err(
+			        e, -EINVAL,
+			        "cpus_allowed=%s is not a CPU list: expected numbers and ranges "
+			        "such "
+			        "as 1 or 0-3,6 (this process may run on CPUs %s)",
+			        list, avail);
 		for (long c = lo; c <= hi; c++) {
 			if (!CPU_ISSET((int)c, &may)) {
-				snprintf(err, len,
-				         "cpus_allowed=%s: CPU %ld is not one this process may run "
-				         "on "
-				         "(offline, or outside its cpuset); the CPUs here are %s",
-				         list, c, avail);
-				return -EINVAL;
+				return llmio_err(
+				        e, -EINVAL,
+				        "cpus_allowed=%s: CPU %ld is not one this process may run "
+				        "on "
+				        "(offline, or outside its cpuset); the CPUs here are %s",
+				        list, c, avail);
 			}
 			CPU_SET((int)c, set);
 		}

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/error.h"
 
 struct cpu_snap {
 	double usr_s, sys_s; /* process, all tasks */
@@ -29,7 +30,7 @@ double cpu_thread_seconds(void);
  * Parse a CPU list ("1", "0-3,6") into set; every CPU must be one this process may run on.
  * 0, or -EINVAL with a message that names the problem and the CPUs there are.
  */
-int cpu_list_parse(const char *list, cpu_set_t *set, char *err, size_t len);
+int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e);
 
 /* The CPUs of set as a list ("0-3,6") into buf. */
 void cpu_list_format(const cpu_set_t *set, char *buf, size_t len);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/cpu.h"
 #include "core/job_internal.h"
 #include "core/sysinfo.h"
@@ -26,7 +27,7 @@
 #define STATE_DONE   3
 
 /* Cross-option checks that no single option can make; -EINVAL with the fix in err. */
-static int validate(struct job *j, char *err, size_t errlen)
+static int validate(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
 	char why[512];
@@ -35,68 +36,59 @@ static int validate(struct job *j, char *err, size_t errlen)
 	j->engine = engine_find(o->engine);
 	if (!j->engine) {
 		llmio_engine_probe(o->engine, why, sizeof(why));
-		snprintf(err, errlen, "%s", why);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL, "%s", why);
 	}
 	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
 	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
 	ret = j->engine->probe(why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "engine %s cannot run here: %s", j->engine->name, why);
-		return ret == -EINVAL ? -ENOTSUP : ret;
-	}
+	if (ret)
+		return llmio_err(e, ret == -EINVAL ? -ENOTSUP : ret,
+		                 "engine %s cannot run here: %s", j->engine->name, why);
 	if (j->engine->opts_size) {
 		j->engine_opts = calloc(1, j->engine->opts_size);
 		if (!j->engine_opts)
 			return -ENOMEM;
 	}
-	ret = engine_opts_parse(j->engine, o->engine_opts, j->engine_opts, err, errlen);
+	ret = engine_opts_parse(j->engine, o->engine_opts, j->engine_opts, e);
 	if (ret)
 		return ret;
 	if (o->direct && !(j->engine->caps & ENGINE_CAP_DIRECT)) {
-		snprintf(err, errlen,
-		         "engine %s goes through the page cache and cannot do O_DIRECT; use "
-		         "--direct=0",
-		         j->engine->name);
-		return -EINVAL;
+		return llmio_err(
+		        e, -EINVAL,
+		        "engine %s goes through the page cache and cannot do O_DIRECT; use "
+		        "--direct=0",
+		        j->engine->name);
 	}
-	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list)) {
-		snprintf(err, errlen, "a file list replaces --filename and --directory%s",
-		         o->nfiles_list ? "" : ", and it is empty");
-		return -EINVAL;
-	}
+	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list))
+		return llmio_err(e, -EINVAL, "a file list replaces --filename and --directory%s",
+		                 o->nfiles_list ? "" : ", and it is empty");
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0] &&
 	    !o->files) {
-		snprintf(err, errlen, "no target: give --filename FILE|DEVICE or --directory DIR");
-		return -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "no target: give --filename FILE|DEVICE or --directory DIR");
 	}
-	if (o->filename[0] && o->directory[0]) {
-		snprintf(err, errlen, "--filename and --directory both given: choose one");
-		return -EINVAL;
-	}
+	if (o->filename[0] && o->directory[0])
+		return llmio_err(e, -EINVAL, "--filename and --directory both given: choose one");
 	if (o->random_distribution == LLMIO_DIST_ZIPF &&
 	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)) {
-		snprintf(
-		        err, errlen,
+		return llmio_err(
+		        e, -EINVAL,
 		        "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
-		return -EINVAL;
 	}
 	if (o->cpus_allowed_policy[0] && strcmp(o->cpus_allowed_policy, "shared") &&
 	    strcmp(o->cpus_allowed_policy, "split")) {
-		snprintf(err, errlen,
-		         "cpus_allowed_policy=%s is not valid: expected shared or split",
-		         o->cpus_allowed_policy);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "cpus_allowed_policy=%s is not valid: expected shared or split",
+		                 o->cpus_allowed_policy);
 	}
 	j->cpus_split = !strcmp(o->cpus_allowed_policy, "split");
 	CPU_ZERO(&j->cpus);
-	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, err, errlen))
+	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, e))
 		return -EINVAL;
-	if (o->rate && o->rate < o->numjobs) {
-		snprintf(err, errlen, "rate=%" PRIu64 " is below one byte per second per thread",
-		         o->rate);
-		return -EINVAL;
-	}
+	if (o->rate && o->rate < o->numjobs)
+		return llmio_err(e, -EINVAL,
+		                 "rate=%" PRIu64 " is below one byte per second per thread",
+		                 o->rate);
 	return 0;
 }
 
@@ -106,7 +98,7 @@ static bool job_writes(const struct llmio_job_opts *o)
 	       (o->rw == LLMIO_RW_RANDRW && o->rwmixread < 100);
 }
 
-static int layout(struct job *j, char *err, size_t errlen)
+static int layout(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
 	unsigned nfiles = j->target.nfiles ? j->target.nfiles : 1;
@@ -131,13 +123,11 @@ static int layout(struct job *j, char *err, size_t errlen)
 			o->size = j->target.total_size;
 		return 0;
 	}
-	if (!j->total_blocks) {
-		snprintf(err, errlen,
-		         "size %" PRIu64 " is smaller than bs=%" PRIu64
-		         ": raise --size or lower --bs",
-		         o->size, o->bs);
-		return -EINVAL;
-	}
+	if (!j->total_blocks)
+		return llmio_err(e, -EINVAL,
+		                 "size %" PRIu64 " is smaller than bs=%" PRIu64
+		                 ": raise --size or lower --bs",
+		                 o->size, o->bs);
 	if (!o->size)
 		o->size = j->total_blocks * o->bs;
 	if (o->random_distribution == LLMIO_DIST_ZIPF) {
@@ -205,7 +195,7 @@ static bool stopped_from_outside(const struct job *j)
 	return j->o.stop && __atomic_load_n(j->o.stop, __ATOMIC_RELAXED);
 }
 
-static int start_workers(struct job *j, char *err, size_t errlen)
+static int start_workers(struct job *j, struct llmio_error *e)
 {
 	unsigned started = 0;
 	int ret = 0;
@@ -220,8 +210,8 @@ static int start_workers(struct job *j, char *err, size_t errlen)
 		w->job = j;
 		ret = -pthread_create(&w->thread, NULL, worker_main, w);
 		if (ret) {
-			snprintf(err, errlen, "cannot start thread %u of %u: %s", i + 1,
-			         j->nworkers, strerror(-ret));
+			llmio_err(e, ret, "cannot start thread %u of %u: %s", i + 1, j->nworkers,
+			          strerror(-ret));
 			break;
 		}
 		started++;
@@ -232,10 +222,8 @@ static int start_workers(struct job *j, char *err, size_t errlen)
 
 		while (atomic_load(&w->state) == 0)
 			nap(200000);
-		if (atomic_load(&w->state) == STATE_FAILED && !ret) {
-			ret = w->err ? w->err : -EIO;
-			snprintf(err, errlen, "%s", w->errmsg);
-		}
+		if (atomic_load(&w->state) == STATE_FAILED && !ret)
+			ret = llmio_err(e, w->err ? w->err : -EIO, "%s", w->errmsg);
 	}
 	j->nworkers = started;
 	return ret;
@@ -460,8 +448,8 @@ static void job_release(struct job *j)
 		close(j->wake_fd);
 }
 
-int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, char *err,
-                  size_t errlen)
+static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
+                   struct llmio_error *e)
 {
 	struct snap s0 = {0}, s1 = {0};
 	struct llmio_result *r = NULL;
@@ -471,7 +459,6 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	int ret;
 
 	*out = NULL;
-	err[0] = '\0';
 	memset(&j, 0, sizeof(j));
 	j.wake_fd = -1;
 	llmio_job_opts_init(&j.o);
@@ -480,15 +467,15 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	j.o.opts_size = sizeof(j.o);
 	j.nworkers = j.o.numjobs;
 
-	ret = validate(&j, err, errlen);
+	ret = validate(&j, e);
 	if (ret)
 		goto out_release;
 	if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
-		ret = target_open(&j.target, &j.o, job_writes(&j.o), err, errlen);
+		ret = target_open(&j.target, &j.o, job_writes(&j.o), e);
 		if (ret)
 			goto out_release;
 	}
-	ret = layout(&j, err, errlen);
+	ret = layout(&j, e);
 	if (ret)
 		goto out_release;
 	if (j.o.invalidate && j.target.nfiles)
@@ -504,7 +491,7 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 	sysinfo_host(r);
 	j.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* -1: the control thread naps */
 
-	ret = start_workers(&j, err, errlen);
+	ret = start_workers(&j, e);
 	if (ret) {
 		atomic_store(&j.go, -1);
 		for (unsigned i = 0; i < j.nworkers; i++)
@@ -525,15 +512,31 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out, 
 			if (ret == -EINVAL)
 				ret = -EIO; /* an I/O refused at run time is not a usage error */
 			snprintf(r->error_msg, sizeof(r->error_msg), "%s", j.workers[i].errmsg);
-			snprintf(err, errlen, "%s", j.workers[i].errmsg);
+			llmio_err(e, ret, "%s", j.workers[i].errmsg);
 			break;
 		}
 	}
 	*out = r;
 out_release:
 	job_release(&j);
-	if (ret == -ENOMEM && !err[0])
-		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
+int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
+                  struct llmio_error *e)
+{
+	struct llmio_error inner;
+	int ret;
+
+	/* an allocation deep down may fail without a word: say so rather than print nothing */
+	llmio_error_init(&inner);
+	ret = job_run(opts, out, &inner);
+	if (ret == -ENOMEM && !inner.msg[0])
+		llmio_err(&inner, ret, "out of memory");
+	if (ret && e) {
+		*e = inner;
+		e->code = ret;
+	}
 	return ret;
 }
 

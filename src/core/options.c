@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Job options declared as data: one table gives each option's name (fio's where fio has one),
- * type, field, default and help.  The same table parses CLI flags and job-file keys, prints
- * --help and documents the options, so they can never disagree.
+ * Job options declared as data (struct llmio_optdesc, core/optdesc.h): one table gives each
+ * option's name (fio's where fio has one), type, field, default, range, help and fio mapping.
+ * The same table parses CLI flags and job-file keys, prints --help, writes docs/options.md and
+ * the fio job file of --emit-fio, so they can never disagree.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -11,91 +12,135 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/error.h"
 #include "core/options.h"
 #include "llmio/job.h"
 
-enum otype { O_BOOL, O_U32, O_U64, O_SIZE, O_TIME, O_TIME_US, O_STR, O_RW, O_DIST };
+/* zipf:THETA or random (uniform): the distribution in i, theta in d. */
+static int dist_parse(const char *text, struct llmio_optval *out)
+{
+	char *end;
 
-struct opt {
-	struct llmio_option_info info;
-	enum otype type;
-	size_t off;
-	size_t len; /* O_STR: field size */
-	uint64_t min, max;
-};
-
-#define OFF(f) offsetof(struct llmio_job_opts, f)
-#define OPT(n, a, t, f, d, h)                                                                      \
-	{                                                                                          \
-		.info = {n, a, NULL, d, h}, .type = t, .off = OFF(f)                               \
+	if (!strcmp(text, "random") || !strcmp(text, "uniform")) {
+		out->i = LLMIO_DIST_UNIFORM;
+		return 0;
 	}
-#define OPT_RANGE(n, a, t, f, d, h, lo, hi)                                                        \
-	{                                                                                          \
-		.info = {n, a, NULL, d, h}, .type = t, .off = OFF(f), .min = lo, .max = hi         \
-	}
-#define OPT_STR(n, a, f, d, h)                                                                     \
-	{                                                                                          \
-		.info = {n, a, NULL, d, h}, .type = O_STR, .off = OFF(f),                          \
-		.len = sizeof(((struct llmio_job_opts *)0)->f)                                     \
-	}
+	if (strncmp(text, "zipf:", 5))
+		return -EINVAL;
+	errno = 0;
+	out->d = strtod(text + 5, &end);
+	if (errno || end == text + 5 || *end || !(out->d > 0) || out->d > 100)
+		return -EINVAL;
+	out->i = LLMIO_DIST_ZIPF;
+	return 0;
+}
 
-/* Each storage kind as the typed option description (core/optdesc.h) names its type. */
-static const enum llmio_optdesc_type desc_types[] = {
-        [O_BOOL] = OPTD_BOOL,  [O_U32] = OPTD_UINT,      [O_U64] = OPTD_UINT,
-        [O_SIZE] = OPTD_SIZE,  [O_TIME] = OPTD_DURATION, [O_TIME_US] = OPTD_DURATION,
-        [O_STR] = OPTD_STRING, [O_RW] = OPTD_ENUM,       [O_DIST] = OPTD_ENUM,
-};
+static void dist_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
 
-static const struct opt opts_table[] = {
-        OPT_STR("ioengine", "engine", engine, "psync", "datapath: see `llmio engines`"),
-        OPT_STR("filename", NULL, filename, "", "file or block device to do I/O to"),
-        OPT_STR("directory", NULL, directory, "",
-                "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own)"),
-        OPT_RANGE("nrfiles", NULL, O_U32, nrfiles, "1", "number of files in --directory", 1,
-                  1000000),
-        OPT("rw", "readwrite", O_RW, rw, "read", "read | write | randread | randwrite | randrw"),
-        OPT_RANGE("rwmixread", NULL, O_U32, rwmixread, "50", "percent of reads in randrw", 0, 100),
-        OPT_RANGE("bs", "blocksize", O_SIZE, bs, "4k", "block size of every I/O", 1, 1u << 30),
-        OPT_RANGE("iodepth", NULL, O_U32, iodepth, "1", "I/Os in flight per thread (async engines)",
-                  1, 4096),
-        OPT_RANGE("numjobs", NULL, O_U32, numjobs, "1", "threads, each with its own iodepth", 1,
-                  1024),
-        OPT("size", NULL, O_SIZE, size, "0",
-            "bytes of the target (all files together); 0 = an existing file's size"),
-        OPT("io_size", "io_limit", O_SIZE, io_size, "0",
-            "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime"),
-        OPT("runtime", NULL, O_TIME, runtime_ns, "0",
-            "measured time (s, or with unit: 500ms, 2m); 0 = by size"),
-        OPT("ramp_time", NULL, O_TIME, ramp_time_ns, "0",
-            "I/O run before measuring starts, not counted"),
-        OPT("direct", NULL, O_BOOL, direct, "0", "O_DIRECT: bypass the page cache"),
-        OPT("random_distribution", NULL, O_DIST, random_distribution, "random",
-            "random (uniform) | zipf:THETA"),
-        OPT_RANGE("randseed", NULL, O_U64, randseed, "1",
-                  "seed of offsets and op mix (runs repeat exactly)", 0, UINT64_MAX),
-        OPT("invalidate", NULL, O_BOOL, invalidate, "1",
-            "drop the target's page cache before the run"),
-        OPT_RANGE("fsync", NULL, O_U32, fsync, "0", "fsync after every N writes; 0 = never", 0,
-                  UINT32_MAX),
-        OPT("end_fsync", NULL, O_BOOL, end_fsync, "0", "fsync when a write job ends"),
-        OPT("rate", NULL, O_SIZE, rate, "0",
-            "bytes per second for the whole job (e.g. 100m); 0 = no limit"),
-        OPT("thinktime", NULL, O_TIME_US, thinktime_ns, "0",
-            "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)"),
-        OPT_RANGE("thinktime_blocks", NULL, O_U32, thinktime_blocks, "1",
-                  "I/Os between think-time pauses", 1, UINT32_MAX),
-        OPT_STR("cpus_allowed", NULL, cpus_allowed, "",
-                "CPUs the job threads run on, e.g. 1 or 0-3,6 (fio's list); empty = any"),
-        OPT_STR("cpus_allowed_policy", NULL, cpus_allowed_policy, "shared",
-                "shared: every thread on every listed CPU | split: thread i on the i-th CPU"),
-        OPT("allow_destructive", "allow-destructive", O_BOOL, allow_destructive, "0",
-            "allow writes to a raw block device (destroys its data)"),
-        OPT("force", NULL, O_BOOL, force, "0",
+	o->random_distribution = (enum llmio_dist)v->i;
+	if (v->i == LLMIO_DIST_ZIPF)
+		o->zipf_theta = v->d;
+}
+
+static void dist_load(const void *base, struct llmio_optval *v)
+{
+	const struct llmio_job_opts *o = base;
+
+	v->i = o->random_distribution;
+	v->d = o->zipf_theta;
+}
+
+static int dist_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	int n = v->i == LLMIO_DIST_ZIPF ? snprintf(buf, len, "zipf:%g", v->d)
+	                                : snprintf(buf, len, "random");
+
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec dist_codec = {dist_parse, dist_store, dist_load,
+                                                      dist_format};
+
+#define JOB(n, a, t, f, d, h, ...)                                                                 \
+	{                                                                                          \
+		.name = n, .alias = a, .type = t, OPTD_FIELD(struct llmio_job_opts, f), .def = d,  \
+		.help = h, .scope = OPTD_SCOPE_JOB, __VA_ARGS__                                    \
+	}
+/* fio takes the value as it is under the same name */
+#define FIO .fio_kind = OPTD_FIO_VALUE
+/* emit_fio.c converts it (or writes it with another option) */
+#define FIO_CUSTOM .fio_kind = OPTD_FIO_CUSTOM
+
+static const struct llmio_optdesc opts_table[] = {
+        JOB("ioengine", "engine", OPTD_STRING, engine, "psync", "datapath: see `llmio engines`",
+            .fio = "ioengine", FIO),
+        JOB("filename", NULL, OPTD_STRING, filename, "", "file or block device to do I/O to",
+            FIO_CUSTOM),
+        JOB("directory", NULL, OPTD_STRING, directory, "",
+            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own)", FIO_CUSTOM),
+        JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
+            .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
+        JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
+            "read | write | randread | randwrite | randrw",
+            .choices = "read|write|randread|randwrite|randrw",
+            .expect = "read, write, randread, randwrite or randrw", .fio = "rw", FIO_CUSTOM),
+        JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
+            .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
+        JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,
+            .max = 1u << 30, .fio = "bs", FIO),
+        JOB("iodepth", NULL, OPTD_UINT, iodepth, "1", "I/Os in flight per thread (async engines)",
+            .min = 1, .max = 4096, FIO_CUSTOM),
+        JOB("numjobs", NULL, OPTD_UINT, numjobs, "1", "threads, each with its own iodepth",
+            .min = 1, .max = 1024, FIO_CUSTOM),
+        JOB("size", NULL, OPTD_SIZE, size, "0",
+            "bytes of the target (all files together); 0 = an existing file's size", FIO_CUSTOM),
+        JOB("io_size", "io_limit", OPTD_SIZE, io_size, "0",
+            "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime",
+            .fio = "io_size", FIO_CUSTOM),
+        JOB("runtime", NULL, OPTD_DURATION, runtime_ns, "0",
+            "measured time (s, or with unit: 500ms, 2m); 0 = by size", FIO_CUSTOM,
+            .json = "runtime_s", .json_ns = 1e9),
+        JOB("ramp_time", NULL, OPTD_DURATION, ramp_time_ns, "0",
+            "I/O run before measuring starts, not counted", FIO_CUSTOM, .json = "ramp_time_s",
+            .json_ns = 1e9),
+        JOB("direct", NULL, OPTD_BOOL, direct, "0", "O_DIRECT: bypass the page cache", FIO),
+        JOB("random_distribution", NULL, OPTD_ENUM, random_distribution, "random",
+            "random (uniform) | zipf:THETA", .codec = &dist_codec,
+            .expect = "random or zipf:THETA with THETA > 0 (e.g. zipf:1.2)", FIO_CUSTOM),
+        /* a seed is any 64-bit number, which a double bound cannot state */
+        JOB("randseed", NULL, OPTD_UINT, randseed, "1",
+            "seed of offsets and op mix (runs repeat exactly)", .umin = 0, .umax = UINT64_MAX,
+            FIO_CUSTOM),
+        JOB("invalidate", NULL, OPTD_BOOL, invalidate, "1",
+            "drop the target's page cache before the run", FIO),
+        JOB("fsync", NULL, OPTD_UINT, fsync, "0", "fsync after every N writes; 0 = never",
+            FIO_CUSTOM),
+        JOB("end_fsync", NULL, OPTD_BOOL, end_fsync, "0", "fsync when a write job ends", FIO),
+        JOB("rate", NULL, OPTD_SIZE, rate, "0",
+            "bytes per second for the whole job (e.g. 100m); 0 = no limit", FIO_CUSTOM),
+        JOB("thinktime", NULL, OPTD_DURATION, thinktime_ns, "0",
+            "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)",
+            .bare_ns = 1000, FIO_CUSTOM, .json = "thinktime_us", .json_ns = 1e3),
+        JOB("thinktime_blocks", NULL, OPTD_UINT, thinktime_blocks, "1",
+            "I/Os between think-time pauses", .min = 1, FIO_CUSTOM),
+        JOB("cpus_allowed", NULL, OPTD_STRING, cpus_allowed, "",
+            "CPUs the job threads run on, e.g. 1 or 0-3,6 (fio's list); empty = any", FIO_CUSTOM),
+        JOB("cpus_allowed_policy", NULL, OPTD_STRING, cpus_allowed_policy, "shared",
+            "shared: every thread on every listed CPU | split: thread i on the i-th CPU",
+            FIO_CUSTOM, .json_if = "cpus_allowed"),
+        JOB("allow_destructive", "allow-destructive", OPTD_BOOL, allow_destructive, "0",
+            "allow writes to a raw block device (destroys its data)", FIO_CUSTOM, .no_echo = true,
+            .fio_note = "fio asks nothing before writing to a raw device (a comment says so)"),
+        JOB("force", NULL, OPTD_BOOL, force, "0",
             "with allow_destructive: write over a filesystem signature too (never a mounted "
-            "device)"),
-        OPT("extend", NULL, O_BOOL, extend, "0",
+            "device)",
+            FIO_CUSTOM, .fio_note = "as allow_destructive", .no_echo = true),
+        JOB("extend", NULL, OPTD_BOOL, extend, "0",
             "a job that only reads may append to an existing file shorter than size (its own "
-            "bytes and holes are never written)"),
+            "bytes and holes are never written)",
+            FIO_CUSTOM, .fio_note = "fio lays a short file out to size itself", .no_echo = true),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
@@ -116,212 +161,102 @@ size_t llmio_job_option_count(void)
 	return NOPTS;
 }
 
+const struct llmio_optdesc *job_optdesc(size_t i)
+{
+	return i < NOPTS ? &opts_table[i] : NULL;
+}
+
 int llmio_job_option(size_t i, struct llmio_option_info *out)
 {
-	if (i >= NOPTS)
+	const struct llmio_optdesc *d = job_optdesc(i);
+
+	if (!d)
 		return -ENOENT;
-	*out = opts_table[i].info;
-	out->type = optdesc_type_name(desc_types[opts_table[i].type]);
+	*out = (struct llmio_option_info){d->name, d->alias, optdesc_type_name(d), d->def, d->help};
 	return 0;
 }
 
-static const struct opt *find(const char *key)
+const struct llmio_optdesc *job_opt_find(const char *key)
 {
-	for (size_t i = 0; i < NOPTS; i++)
-		if (!strcmp(opts_table[i].info.name, key) ||
-		    (opts_table[i].info.alias && !strcmp(opts_table[i].info.alias, key)))
-			return &opts_table[i];
-	return NULL;
+	return optdesc_find(opts_table, NOPTS, key);
 }
 
 int job_opt_type(const char *key, enum llmio_optdesc_type *type)
 {
-	const struct opt *o = find(key);
+	const struct llmio_optdesc *d = job_opt_find(key);
 
-	if (!o)
+	if (!d)
 		return -ENOENT;
-	*type = desc_types[o->type];
+	*type = d->type;
 	return 0;
 }
 
-static int parse_bool(const char *v, bool *out)
+int job_opt_set(struct llmio_job_opts *opts, const char *key, const char *value,
+                struct llmio_error *e)
 {
-	if (!*v || !strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
-	    !strcasecmp(v, "on"))
-		return *out = true, 0;
-	if (!strcasecmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
-	    !strcasecmp(v, "off"))
-		return *out = false, 0;
-	return -EINVAL;
+	const struct llmio_optdesc *d = job_opt_find(key);
+
+	if (!d)
+		return llmio_err(e, -ENOENT, "unknown option '%s' (see `llmio run --help`)", key);
+	return optdesc_set(d, value ? value : "", opts, e);
 }
 
-static int parse_dist(struct llmio_job_opts *o, const char *v)
+int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
+                       struct llmio_error *e)
 {
-	char *end;
-
-	if (!strcmp(v, "random") || !strcmp(v, "uniform")) {
-		o->random_distribution = LLMIO_DIST_UNIFORM;
-		return 0;
-	}
-	if (strncmp(v, "zipf:", 5))
-		return -EINVAL;
-	errno = 0;
-	o->zipf_theta = strtod(v + 5, &end);
-	if (errno || end == v + 5 || *end || !(o->zipf_theta > 0) || o->zipf_theta > 100)
-		return -EINVAL;
-	o->random_distribution = LLMIO_DIST_ZIPF;
-	return 0;
-}
-
-/* fio's thinktime: a bare number means microseconds */
-static int parse_time_us(const char *v, uint64_t *ns)
-{
-	uint64_t n;
-
-	if (llmio_parse_uint(v, 0, UINT64_MAX / 1000, &n) == 0)
-		return *ns = n * 1000, 0;
-	return llmio_parse_duration(v, ns);
-}
-
-static const char *expected(const struct opt *o)
-{
-	const struct llmio_optdesc d = {.name = o->info.name, .type = desc_types[o->type]};
-
-	switch (o->type) {
-	case O_BOOL:
-	case O_U32:
-	case O_U64:
-	case O_SIZE:
-	case O_TIME:
-		return optdesc_expected(&d);
-	case O_TIME_US:
-		return "microseconds, or a time with unit such as 500us, 2ms";
-	case O_STR:
-		return "a shorter text";
-	case O_RW:
-		return "read, write, randread, randwrite or randrw";
-	case O_DIST:
-		return "random or zipf:THETA with THETA > 0 (e.g. zipf:1.2)";
-	}
-	return "?";
-}
-
-int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value, char *err,
-                       size_t errlen)
-{
-	const struct opt *o = find(key);
-	char *field;
-	uint64_t n = 0;
-	int ret = 0;
-
-	if (!o) {
-		snprintf(err, errlen, "unknown option '%s' (see `llmio run --help`)", key);
-		return -ENOENT;
-	}
-	if (!value)
-		value = "";
-	field = (char *)opts + o->off;
-	switch (o->type) {
-	case O_BOOL:
-		ret = parse_bool(value, (bool *)field);
-		break;
-	case O_U32:
-	case O_U64:
-		ret = llmio_parse_uint(value, o->min, o->max ? o->max : UINT32_MAX, &n);
-		if (!ret && o->type == O_U32)
-			*(uint32_t *)field = (uint32_t)n;
-		else if (!ret)
-			*(uint64_t *)field = n;
-		break;
-	case O_SIZE:
-		ret = llmio_parse_size(value, &n);
-		if (!ret && (n < o->min || (o->max && n > o->max)))
-			ret = -ERANGE;
-		if (!ret)
-			*(uint64_t *)field = n;
-		break;
-	case O_TIME:
-		ret = llmio_parse_duration(value, (uint64_t *)field);
-		break;
-	case O_TIME_US:
-		ret = parse_time_us(value, (uint64_t *)field);
-		break;
-	case O_STR:
-		if (strlen(value) >= o->len) {
-			ret = -ERANGE;
-			break;
-		}
-		memcpy(field, value, strlen(value) + 1);
-		break;
-	case O_RW:
-		ret = -EINVAL;
-		for (unsigned i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
-			if (!strcmp(value, rw_names[i])) {
-				*(enum llmio_rw *)field = (enum llmio_rw)i;
-				ret = 0;
-			}
-		break;
-	case O_DIST:
-		ret = parse_dist(opts, value);
-		break;
-	}
-	if (ret == -ERANGE && (o->type == O_U32 || o->type == O_U64 || o->type == O_SIZE) && o->max)
-		snprintf(err, errlen, "%s=%s is out of range: expected %llu to %llu", o->info.name,
-		         value, (unsigned long long)o->min, (unsigned long long)o->max);
-	else if (ret)
-		snprintf(err, errlen, "%s=%s is not valid: expected %s", o->info.name, value,
-		         expected(o));
-	return ret;
+	return job_opt_set(opts, key, value, e);
 }
 
 void llmio_job_opts_init(struct llmio_job_opts *opts)
 {
-	char err[256];
-
 	memset(opts, 0, sizeof(*opts));
 	opts->opts_size = sizeof(*opts);
 	for (size_t i = 0; i < NOPTS; i++)
-		llmio_job_opts_set(opts, opts_table[i].info.name, opts_table[i].info.def, err,
-		                   sizeof(err));
+		optdesc_set(&opts_table[i], NULL, opts, NULL);
+}
+
+/* Does json_if hold in o: the named option set (non-empty, non-zero), or "key=value"? */
+static bool echo_if(const struct llmio_job_opts *o, const char *cond)
+{
+	const char *eq = strchr(cond, '=');
+	char key[64], text[LLMIO_PATH_MAX];
+
+	snprintf(key, sizeof(key), "%.*s", (int)(eq ? eq - cond : (ptrdiff_t)strlen(cond)), cond);
+	if (!job_opt_find(key) || job_opt_canonical(o, key, NULL, text, sizeof(text)))
+		return false;
+	if (eq)
+		return !strcmp(text, eq + 1);
+	return text[0] && (job_opt_find(key)->type == OPTD_STRING || strcmp(text, "0"));
+}
+
+void job_opts_echo(const struct llmio_job_opts *o,
+                   void (*fn)(void *arg, const char *key, const struct llmio_optdesc *d,
+                              const struct llmio_optval *v),
+                   void *arg)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct llmio_optdesc *d = &opts_table[i];
+		struct llmio_optval v;
+
+		if (d->no_echo || (d->json_if && !echo_if(o, d->json_if)))
+			continue;
+		optdesc_load(d, o, &v);
+		if (d->type == OPTD_STRING && !d->codec && !v.s[0])
+			continue;
+		fn(arg, d->json ? d->json : d->name, d, &v);
+	}
 }
 
 int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,
                       size_t len)
 {
-	const struct opt *d = find(key);
-	const char *field;
-	int n = 0;
+	const struct llmio_optdesc *d = job_opt_find(key);
+	struct llmio_optval v;
 
 	if (!d)
 		return -ENOENT;
 	if (name)
-		*name = d->info.name;
-	field = (const char *)o + d->off;
-	switch (d->type) {
-	case O_BOOL:
-		n = snprintf(buf, len, "%d", *(const bool *)field ? 1 : 0);
-		break;
-	case O_U32:
-		n = snprintf(buf, len, "%u", *(const uint32_t *)field);
-		break;
-	case O_U64:
-	case O_SIZE:
-	case O_TIME:
-	case O_TIME_US:
-		n = snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
-		break;
-	case O_STR:
-		n = snprintf(buf, len, "%s", field);
-		break;
-	case O_RW:
-		n = snprintf(buf, len, "%s", llmio_rw_name(*(const enum llmio_rw *)field));
-		break;
-	case O_DIST:
-		if (o->random_distribution == LLMIO_DIST_ZIPF)
-			n = snprintf(buf, len, "zipf:%g", o->zipf_theta);
-		else
-			n = snprintf(buf, len, "random");
-		break;
-	}
-	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
+		*name = d->name;
+	optdesc_load(d, o, &v);
+	return optdesc_format(d, &v, buf, len);
 }

@@ -18,55 +18,42 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/target_internal.h"
-
-int target_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "core/error.h"
 
 /* An open() or stat() failure, with the fix for the common causes; `what` is "opening"... */
-int target_path_fail(char *err, size_t errlen, int e, const char *what, const char *path)
+int target_path_fail(struct llmio_error *e, int errnum, const char *what, const char *path)
 {
-	if (e == EACCES || e == EPERM)
-		return target_fail(
-		        err, errlen, -EACCES,
-		        "permission denied %s %s; fix its permissions or run as its owner", what,
-		        path);
-	if (e == EROFS)
-		return target_fail(
-		        err, errlen, -EROFS,
-		        "%s %s failed: it is on a read-only filesystem or device; choose "
-		        "another --filename/--directory",
-		        what, path);
-	return target_fail(err, errlen, -e, "%s %s failed: %s", what, path, strerror(e));
+	if (errnum == EACCES || errnum == EPERM)
+		return llmio_err(e, -EACCES,
+		                 "permission denied %s %s; fix its permissions or run as its owner",
+		                 what, path);
+	if (errnum == EROFS)
+		return llmio_err(e, -EROFS,
+		                 "%s %s failed: it is on a read-only filesystem or device; choose "
+		                 "another --filename/--directory",
+		                 what, path);
+	return llmio_err(e, -errnum, "%s %s failed: %s", what, path, strerror(errnum));
 }
 
 /* Open the job's descriptor, naming the fix when the filesystem refuses O_DIRECT. */
-int target_open_job_fd(struct target *t, unsigned i, bool writes, bool direct, char *err,
-                       size_t errlen)
+int target_open_job_fd(struct target *t, unsigned i, bool writes, bool direct,
+                       struct llmio_error *e)
 {
 	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0);
 	int fd = open(t->paths[i], flags);
 
 	if (fd < 0 && errno == EINVAL && direct)
-		return target_fail(err, errlen, -EINVAL,
-		                   "the filesystem of %s does not support O_DIRECT; use --direct=0",
-		                   t->paths[i]);
+		return llmio_err(e, -EINVAL,
+		                 "the filesystem of %s does not support O_DIRECT; use --direct=0",
+		                 t->paths[i]);
 	if (fd < 0)
-		return target_path_fail(err, errlen, errno,
-		                        writes ? "opening for writing" : "opening", t->paths[i]);
+		return target_path_fail(e, errno, writes ? "opening for writing" : "opening",
+		                        t->paths[i]);
 	t->fds[i] = fd;
 	return 0;
 }
 
-int target_check_bs(const struct target *t, const char *path, uint64_t bs, char *err, size_t errlen)
+int target_check_bs(const struct target *t, const char *path, uint64_t bs, struct llmio_error *e)
 {
 	uint64_t up;
 
@@ -74,20 +61,20 @@ int target_check_bs(const struct target *t, const char *path, uint64_t bs, char 
 		return 0;
 	up = (bs + t->align - 1) / t->align * t->align;
 	if (t->is_blockdev)
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "bs=%llu is not a multiple of the logical block size %u of %s, which "
 		        "O_DIRECT needs; use bs=%llu or --direct=0",
 		        (unsigned long long)bs, t->align, path, (unsigned long long)up);
 	if (t->dev.known && t->dev.name[0])
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "bs=%llu is not a multiple of the logical block size %u of %s (the "
 		        "device holding %s), which O_DIRECT needs; use bs=%llu or --direct=0",
 		        (unsigned long long)bs, t->align, t->dev.name, path,
 		        (unsigned long long)up);
-	return target_fail(
-	        err, errlen, -EINVAL,
+	return llmio_err(
+	        e, -EINVAL,
 	        "bs=%llu is not a multiple of the block size %u that O_DIRECT needs on %s; "
 	        "use bs=%llu or --direct=0",
 	        (unsigned long long)bs, t->align, path, (unsigned long long)up);
@@ -122,21 +109,21 @@ static bool dio_align_known(int fd, unsigned *offset_align, unsigned *mem_align)
  * filesystem that accepts O_DIRECT at open but would do buffered I/O is reported rather than
  * measured as direct.
  */
-int target_check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err, size_t errlen)
+int target_check_dio_align(struct target *t, unsigned i, uint64_t bs, struct llmio_error *e)
 {
 	unsigned off_align, mem_align;
 
 	if (!t->direct || !dio_align_known(t->fds[i], &off_align, &mem_align))
 		return 0;
 	if (off_align == 0)
-		return target_fail(err, errlen, -EINVAL,
-		                   "the filesystem of %s does not support O_DIRECT; use --direct=0",
-		                   t->paths[i]);
+		return llmio_err(e, -EINVAL,
+		                 "the filesystem of %s does not support O_DIRECT; use --direct=0",
+		                 t->paths[i]);
 	if (off_align > t->align)
 		t->align = off_align;
 	if (mem_align > t->align)
 		t->align = mem_align;
-	return target_check_bs(t, t->paths[i], bs, err, errlen);
+	return target_check_bs(t, t->paths[i], bs, e);
 }
 
 /*
@@ -144,15 +131,15 @@ int target_check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err,
  * quick) never have to read an error message to learn it: a probe file created with O_DIRECT
  * in dir, then its STATX_DIOALIGN.  The file is named after this process and removed at once.
  */
-int llmio_direct_probe(const char *dir, char *why, size_t len)
+static int direct_probe(const char *dir, struct llmio_error *e)
 {
 	char path[LLMIO_PATH_MAX + 32];
 	unsigned off_align = 1, mem_align;
-	int fd, e;
+	int fd, errnum;
 
 	if (snprintf(path, sizeof(path), "%s/.llmio-direct-probe.%ld", dir, (long)getpid()) >=
 	    (int)sizeof(path))
-		return target_fail(why, len, -ENAMETOOLONG, "directory name too long: %s", dir);
+		return llmio_err(e, -ENAMETOOLONG, "directory name too long: %s", dir);
 	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
 	if (fd < 0 && errno == EINVAL) {
 		/* the file was created before the filesystem refused the flag (O_EXCL: ours) */
@@ -161,25 +148,38 @@ int llmio_direct_probe(const char *dir, char *why, size_t len)
 		if (fd >= 0) {
 			close(fd);
 			unlink(path);
-			return target_fail(why, len, -EINVAL,
-			                   "the filesystem of %s does not support O_DIRECT", dir);
+			return llmio_err(e, -EINVAL,
+			                 "the filesystem of %s does not support O_DIRECT", dir);
 		}
 	}
 	if (fd < 0) {
-		e = errno;
-		return target_fail(why, len, -e, "cannot create a probe file in %s: %s", dir,
-		                   strerror(e));
+		errnum = errno;
+		return llmio_err(e, -errnum, "cannot create a probe file in %s: %s", dir,
+		                 strerror(errnum));
 	}
 	dio_align_known(fd, &off_align, &mem_align);
 	close(fd);
 	unlink(path);
 	if (off_align == 0)
-		return target_fail(
-		        why, len, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "the filesystem of %s accepts O_DIRECT but does buffered I/O (statx "
 		        "STATX_DIOALIGN: no direct I/O)",
 		        dir);
 	return 0;
+}
+
+/* The public probe explains itself in a caller's buffer: cmd_quick.c still passes one. */
+int llmio_direct_probe(const char *dir, char *why, size_t len)
+{
+	struct llmio_error e;
+	int rc;
+
+	llmio_error_init(&e);
+	rc = direct_probe(dir, &e);
+	if (rc && why && len)
+		snprintf(why, len, "%s", e.msg);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -221,7 +221,7 @@ static void parent_dir(const char *path, char *out, size_t len)
 }
 
 static int open_filename(struct target *t, const struct llmio_job_opts *opts, bool writes,
-                         char *err, size_t errlen)
+                         struct llmio_error *e)
 {
 	const char *name = opts->filename;
 	char parent[LLMIO_PATH_MAX];
@@ -229,22 +229,22 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 	int rc;
 
 	if (alloc_files(t, 1))
-		return target_fail(err, errlen, -ENOMEM, "out of memory opening %s", name);
+		return llmio_err(e, -ENOMEM, "out of memory opening %s", name);
 	copy_str(t->paths[0], LLMIO_PATH_MAX, name);
 
 	if (stat(name, &st) == 0) {
 		if (S_ISBLK(st.st_mode)) {
 			t->is_blockdev = true;
-			return target_open_blockdev(t, opts, &st, writes, err, errlen);
+			return target_open_blockdev(t, opts, &st, writes, e);
 		}
 		if (S_ISDIR(st.st_mode))
-			return target_fail(
-			        err, errlen, -EINVAL,
+			return llmio_err(
+			        e, -EINVAL,
 			        "%s is a directory; use --directory %s instead of --filename", name,
 			        name);
 		if (!S_ISREG(st.st_mode))
-			return target_fail(
-			        err, errlen, -EINVAL,
+			return llmio_err(
+			        e, -EINVAL,
 			        "%s is not a regular file or a block device; choose another "
 			        "--filename",
 			        name);
@@ -253,40 +253,40 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 		parent_dir(name, parent, sizeof(parent));
 		if (stat(parent, &st)) {
 			if (errno != ENOENT)
-				return target_path_fail(err, errlen, errno, "accessing", parent);
-			return target_fail(
-			        err, errlen, -ENOENT,
+				return target_path_fail(e, errno, "accessing", parent);
+			return llmio_err(
+			        e, -ENOENT,
 			        "cannot create %s: directory %s does not exist; create it or "
 			        "choose another --filename",
 			        name, parent);
 		}
 		/* A mistyped device name must not turn into a RAM-backed file in /dev. */
 		if (target_is_devtmpfs(parent, &st))
-			return target_fail(
-			        err, errlen, -ENOENT,
+			return llmio_err(
+			        e, -ENOENT,
 			        "%s does not exist: there is no such device; check the name "
 			        "(lsblk lists devices)",
 			        name);
 	} else {
-		return target_path_fail(err, errlen, errno, "accessing", name);
+		return target_path_fail(e, errno, "accessing", name);
 	}
 
 	target_file_dev_facts(t, name, &st);
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
-	rc = target_check_bs(t, name, opts->bs, err, errlen);
+	rc = target_check_bs(t, name, opts->bs, e);
 	if (rc)
 		return rc;
 	if (opts->size && opts->size < opts->bs)
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "--size %llu is smaller than bs=%llu for %s; use --size %llu or more",
 		        (unsigned long long)opts->size, (unsigned long long)opts->bs, name,
 		        (unsigned long long)opts->bs);
-	return target_prepare_file(t, 0, opts->size, opts, writes, err, errlen);
+	return target_prepare_file(t, 0, opts->size, opts, writes, e);
 }
 
 static int open_directory(struct target *t, const struct llmio_job_opts *opts, bool writes,
-                          char *err, size_t errlen)
+                          struct llmio_error *e)
 {
 	char dir[LLMIO_PATH_MAX], work[LLMIO_PATH_MAX];
 	unsigned n = opts->nrfiles ? opts->nrfiles : 1, i;
@@ -302,24 +302,22 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 		dir[--len] = '\0';
 	if (stat(dir, &st)) {
 		if (errno == ENOENT)
-			return target_fail(
-			        err, errlen, -ENOENT,
-			        "directory %s does not exist; create it or choose another "
-			        "--directory",
-			        dir);
-		return target_path_fail(err, errlen, errno, "accessing", dir);
+			return llmio_err(e, -ENOENT,
+			                 "directory %s does not exist; create it or choose another "
+			                 "--directory",
+			                 dir);
+		return target_path_fail(e, errno, "accessing", dir);
 	}
 	if (!S_ISDIR(st.st_mode))
-		return target_fail(
-		        err, errlen, -EINVAL,
-		        "%s is not a directory; use --filename %s, or another --directory", dir,
-		        dir);
+		return llmio_err(e, -EINVAL,
+		                 "%s is not a directory; use --filename %s, or another --directory",
+		                 dir, dir);
 	if (opts->size) {
 		per = opts->size / n;
 		per -= per % opts->bs;
 		if (!per)
-			return target_fail(
-			        err, errlen, -EINVAL,
+			return llmio_err(
+			        e, -EINVAL,
 			        "--size %llu split over nrfiles=%u files in %s leaves less than "
 			        "bs=%llu each; use --size %llu or more, or fewer --nrfiles",
 			        (unsigned long long)opts->size, n, dir,
@@ -327,24 +325,23 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 	}
 
 	/* llmio's names live in llmio's own directory, where they cannot be a user's. */
-	rc = workdir_make(dir, work, sizeof(work), &made, err, errlen);
+	rc = workdir_make(dir, work, sizeof(work), &made, e);
 	if (rc)
 		return rc;
 	if (alloc_files(t, n))
-		return target_fail(err, errlen, -ENOMEM, "out of memory opening %u files in %s", n,
-		                   dir);
+		return llmio_err(e, -ENOMEM, "out of memory opening %u files in %s", n, dir);
 	for (i = 0; i < n; i++)
 		if ((size_t)snprintf(t->paths[i], LLMIO_PATH_MAX, "%s/llmio.%u", work, i) >=
 		    LLMIO_PATH_MAX)
-			return target_fail(
-			        err, errlen, -ENAMETOOLONG,
+			return llmio_err(
+			        e, -ENAMETOOLONG,
 			        "directory path %s is too long; choose a shorter --directory", dir);
 
 	target_file_dev_facts(t, dir, &st);
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
-	rc = target_check_bs(t, dir, opts->bs, err, errlen);
+	rc = target_check_bs(t, dir, opts->bs, e);
 	for (i = 0; i < n && !rc; i++)
-		rc = target_prepare_file(t, i, per, opts, writes, err, errlen);
+		rc = target_prepare_file(t, i, per, opts, writes, e);
 	if (rc && made)
 		llmio_work_dir_prune(work); /* a failed first run leaves nothing behind */
 	return rc;
@@ -355,28 +352,28 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
  * existing file of that name is truncated), not preallocated.
  */
 static int open_fresh(struct target *t, unsigned i, uint64_t size,
-                      const struct llmio_job_opts *opts, char *err, size_t errlen)
+                      const struct llmio_job_opts *opts, struct llmio_error *e)
 {
 	const char *path = t->paths[i];
 	struct stat st;
 	int fd, rc;
 
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "%s is not a regular file; remove it or choose another --directory", path);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return target_path_fail(err, errlen, errno, "creating", path);
+		return target_path_fail(e, errno, "creating", path);
 	close(fd);
 	t->sizes[i] = size;
-	rc = target_open_job_fd(t, i, true, opts->direct, err, errlen);
-	return rc ? rc : target_check_dio_align(t, i, opts->bs, err, errlen);
+	rc = target_open_job_fd(t, i, true, opts->direct, e);
+	return rc ? rc : target_check_dio_align(t, i, opts->bs, e);
 }
 
 /* An explicit file list (workload recipes, replay): exact sizes, all on one filesystem. */
-static int open_list(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
-                     size_t errlen)
+static int open_list(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                     struct llmio_error *e)
 {
 	char parent[LLMIO_PATH_MAX];
 	struct stat st;
@@ -384,65 +381,58 @@ static int open_list(struct target *t, const struct llmio_job_opts *opts, bool w
 	int rc = 0;
 
 	if (alloc_files(t, opts->nfiles_list))
-		return target_fail(err, errlen, -ENOMEM, "out of memory opening %u files",
-		                   opts->nfiles_list);
+		return llmio_err(e, -ENOMEM, "out of memory opening %u files", opts->nfiles_list);
 	for (i = 0; i < opts->nfiles_list; i++)
 		if ((size_t)snprintf(t->paths[i], LLMIO_PATH_MAX, "%s", opts->files[i].path) >=
 		    LLMIO_PATH_MAX)
-			return target_fail(
-			        err, errlen, -ENAMETOOLONG,
-			        "path %.64s... is too long; choose a shorter --directory",
-			        opts->files[i].path);
+			return llmio_err(e, -ENAMETOOLONG,
+			                 "path %.64s... is too long; choose a shorter --directory",
+			                 opts->files[i].path);
 	parent_dir(t->paths[0], parent, sizeof(parent));
 	if (stat(parent, &st)) {
 		if (errno == ENOENT)
-			return target_fail(
-			        err, errlen, -ENOENT,
-			        "directory %s does not exist; create it or choose another "
-			        "--directory",
-			        parent);
-		return target_path_fail(err, errlen, errno, "accessing", parent);
+			return llmio_err(e, -ENOENT,
+			                 "directory %s does not exist; create it or choose another "
+			                 "--directory",
+			                 parent);
+		return target_path_fail(e, errno, "accessing", parent);
 	}
 	target_file_dev_facts(t, parent, &st);
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
-	rc = target_check_bs(t, parent, opts->bs, err, errlen);
+	rc = target_check_bs(t, parent, opts->bs, e);
 	for (i = 0; i < opts->nfiles_list && !rc; i++) {
 		if (opts->files[i].flags & LLMIO_FILE_FRESH)
-			rc = open_fresh(t, i, opts->files[i].size, opts, err, errlen);
+			rc = open_fresh(t, i, opts->files[i].size, opts, e);
 		else
-			rc = target_prepare_file(t, i, opts->files[i].size, opts, writes, err,
-			                         errlen);
+			rc = target_prepare_file(t, i, opts->files[i].size, opts, writes, e);
 	}
 	return rc;
 }
 
-int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
-                size_t errlen)
+int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                struct llmio_error *e)
 {
 	bool file = opts->filename[0], dir = opts->directory[0];
 	unsigned i;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (err && errlen)
-		err[0] = '\0';
 	if (opts->files && opts->nfiles_list)
 		file = dir = false;
 	else if (file == dir)
-		return target_fail(err, errlen, -EINVAL, "give --filename or --directory%s",
-		                   file ? ", not both" : "");
+		return llmio_err(e, -EINVAL, "give --filename or --directory%s",
+		                 file ? ", not both" : "");
 	if (!opts->bs)
-		return target_fail(err, errlen, -EINVAL,
-		                   "bs=0 is not a block size; give one such as bs=4k");
+		return llmio_err(e, -EINVAL, "bs=0 is not a block size; give one such as bs=4k");
 	t->direct = opts->direct;
 	t->writable = writes;
 
 	if (file)
-		rc = open_filename(t, opts, writes, err, errlen);
+		rc = open_filename(t, opts, writes, e);
 	else if (dir)
-		rc = open_directory(t, opts, writes, err, errlen);
+		rc = open_directory(t, opts, writes, e);
 	else
-		rc = open_list(t, opts, writes, err, errlen);
+		rc = open_list(t, opts, writes, e);
 	if (rc) {
 		target_close(t);
 		return rc;

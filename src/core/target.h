@@ -14,6 +14,7 @@
 #include "core/irq.h"
 #include "llmio/job.h"
 #include "llmio/result.h"
+#include "core/error.h"
 
 struct target {
 	unsigned nfiles;
@@ -47,10 +48,10 @@ struct target {
  *  - with opts->direct, bs and the buffers' alignment are checked against the logical block
  *    size, and a filesystem that refuses O_DIRECT is reported with the fix (direct=0).
  * \return 0; -EINVAL for a usage problem (message says which option to change); another
- *         -errno for a runtime failure.  err always holds one line naming the path.
+ *         -errno for a runtime failure.  e always holds one line naming the path.
  */
-int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes, char *err,
-                size_t errlen);
+int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                struct llmio_error *e);
 
 /* Close the files and free everything; safe on a zeroed or half-opened target. */
 void target_close(struct target *t);

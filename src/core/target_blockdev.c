@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "core/target_internal.h"
+#include "core/error.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Block devices                                                                            */
@@ -53,7 +54,7 @@ static bool dev_busy(dev_t dev, const char *sysdir, char *why, size_t len)
 }
 
 /* Refuse to write to a device that is mounted or held, or whose partition is. */
-static int check_unused(const char *path, dev_t rdev, char *err, size_t errlen)
+static int check_unused(const char *path, dev_t rdev, struct llmio_error *e)
 {
 	char sysdir[PATH_MAX], sub[PATH_MAX], buf[64], why[PATH_MAX + 64];
 	unsigned maj, min;
@@ -64,9 +65,9 @@ static int check_unused(const char *path, dev_t rdev, char *err, size_t errlen)
 	if (!target_sysfs_dir(rdev, sysdir))
 		return 0; /* the O_EXCL open still checks */
 	if (dev_busy(rdev, sysdir, why, sizeof(why)))
-		return target_fail(err, errlen, -EBUSY,
-		                   "refusing to write to %s: it %s; unmount or release it first",
-		                   path, why);
+		return llmio_err(e, -EBUSY,
+		                 "refusing to write to %s: it %s; unmount or release it first",
+		                 path, why);
 	d = opendir(sysdir);
 	if (!d)
 		return 0;
@@ -79,8 +80,8 @@ static int check_unused(const char *path, dev_t rdev, char *err, size_t errlen)
 		    sscanf(buf, "%u:%u", &maj, &min) != 2)
 			continue;
 		if (dev_busy(makedev(maj, min), sub, why, sizeof(why)))
-			rc = target_fail(
-			        err, errlen, -EBUSY,
+			rc = llmio_err(
+			        e, -EBUSY,
 			        "refusing to write to %s: its partition %s %s; unmount or release "
 			        "it first",
 			        path, de->d_name, why);
@@ -90,19 +91,18 @@ static int check_unused(const char *path, dev_t rdev, char *err, size_t errlen)
 }
 
 /* Refuse to write over a filesystem, RAID member or partition table that libblkid knows. */
-static int check_no_signature(const char *path, char *err, size_t errlen)
+static int check_no_signature(const char *path, struct llmio_error *e)
 {
 	const char *type = NULL, *usage = NULL, *what;
 	blkid_probe pr;
-	int rc, e;
+	int rc, errnum;
 
 	errno = 0;
 	pr = blkid_new_probe_from_filename(path);
 	if (!pr) {
-		e = errno ? errno : EIO;
-		return target_fail(err, errlen, -e,
-		                   "cannot probe %s for signatures before writing: %s", path,
-		                   strerror(e));
+		errnum = errno ? errno : EIO;
+		return llmio_err(e, -errnum, "cannot probe %s for signatures before writing: %s",
+		                 path, strerror(errnum));
 	}
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
@@ -111,14 +111,14 @@ static int check_no_signature(const char *path, char *err, size_t errlen)
 	if (rc == 1) {
 		rc = 0;
 	} else if (rc == -2) {
-		rc = target_fail(
-		        err, errlen, -EINVAL,
+		rc = llmio_err(
+		        e, -EINVAL,
 		        "refusing to write to %s: it holds several conflicting signatures; add "
 		        "--force as well to destroy them",
 		        path);
 	} else if (rc < 0) {
-		rc = target_fail(
-		        err, errlen, -EIO,
+		rc = llmio_err(
+		        e, -EIO,
 		        "cannot probe %s for signatures before writing; add --force to write "
 		        "without the check",
 		        path);
@@ -136,18 +136,17 @@ static int check_no_signature(const char *path, char *err, size_t errlen)
 			type = "unknown";
 			what = "a signature";
 		}
-		rc = target_fail(
-		        err, errlen, -EINVAL,
-		        "refusing to write to %s: it holds %s (%s); add --force as well to "
-		        "destroy it",
-		        path, what, type);
+		rc = llmio_err(e, -EINVAL,
+		               "refusing to write to %s: it holds %s (%s); add --force as well to "
+		               "destroy it",
+		               path, what, type);
 	}
 	blkid_free_probe(pr);
 	return rc;
 }
 
 int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
-                         bool writes, char *err, size_t errlen)
+                         bool writes, struct llmio_error *e)
 {
 	const char *path = t->paths[0];
 	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (opts->direct ? O_DIRECT : 0);
@@ -157,21 +156,21 @@ int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, co
 	target_dev_facts(t, st->st_rdev);
 	if (writes) {
 		if (!opts->allow_destructive)
-			return target_fail(
-			        err, errlen, -EINVAL,
+			return llmio_err(
+			        e, -EINVAL,
 			        "refusing to write to block device %s: this destroys its data; "
 			        "add --allow-destructive if that is intended",
 			        path);
-		rc = check_unused(path, st->st_rdev, err, errlen);
+		rc = check_unused(path, st->st_rdev, e);
 		if (!rc && !opts->force)
-			rc = check_no_signature(path, err, errlen);
+			rc = check_no_signature(path, e);
 		if (rc)
 			return rc;
 		/* O_EXCL also catches swap and other exclusive users, and keeps them out. */
 		fd = open(path, flags | O_EXCL);
 		if (fd < 0 && errno == EBUSY)
-			return target_fail(
-			        err, errlen, -EBUSY,
+			return llmio_err(
+			        e, -EBUSY,
 			        "refusing to write to %s: it is in use (mounted, swap, RAID or "
 			        "another program); release it first",
 			        path);
@@ -179,45 +178,43 @@ int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, co
 		fd = open(path, flags);
 	}
 	if (fd < 0)
-		return target_path_fail(err, errlen, errno,
-		                        writes ? "opening for writing" : "opening", path);
+		return target_path_fail(e, errno, writes ? "opening for writing" : "opening", path);
 	t->fds[0] = fd;
 
 	/* The kernel opens a read-only device for writing and fails only the first write. */
 	if (writes && ioctl(fd, BLKROGET, &ro) == 0 && ro)
-		return target_fail(err, errlen, -EROFS,
-		                   "cannot write to %s: the device is read-only; choose another "
-		                   "--filename",
-		                   path);
+		return llmio_err(e, -EROFS,
+		                 "cannot write to %s: the device is read-only; choose another "
+		                 "--filename",
+		                 path);
 	if (ioctl(fd, BLKGETSIZE64, &devsize)) {
 		rc = errno;
-		return target_fail(err, errlen, -rc, "cannot get the size of %s: %s", path,
-		                   strerror(rc));
+		return llmio_err(e, -rc, "cannot get the size of %s: %s", path, strerror(rc));
 	}
 	if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
 		t->dev.logical_block_size = (uint32_t)lbs;
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
-	rc = target_check_bs(t, path, opts->bs, err, errlen);
+	rc = target_check_bs(t, path, opts->bs, e);
 	if (rc)
 		return rc;
 
 	if (!devsize)
-		return target_fail(
-		        err, errlen, -ENXIO,
+		return llmio_err(
+		        e, -ENXIO,
 		        "%s has no data (size 0: no medium, or a loop device with no file); "
 		        "choose another --filename",
 		        path);
 	if (opts->size > devsize)
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "--size %llu is larger than %s (%llu bytes); use --size %llu or less",
 		        (unsigned long long)opts->size, path, (unsigned long long)devsize,
 		        (unsigned long long)devsize);
 	size = opts->size ? opts->size : devsize;
 	size -= size % opts->bs;
 	if (!size)
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "%s (%llu bytes) holds less than one block of bs=%llu; use a smaller bs",
 		        path, (unsigned long long)devsize, (unsigned long long)opts->bs);
 	t->sizes[0] = size;

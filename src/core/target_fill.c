@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/target_internal.h"
+#include "core/error.h"
 
 #define FILL_CHUNK (1u << 20)
 /*
@@ -121,19 +122,17 @@ int target_write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int no_space(char *err, size_t errlen, const char *path, uint64_t size)
+static int no_space(struct llmio_error *e, const char *path, uint64_t size)
 {
-	return target_fail(
-	        err, errlen, -ENOSPC,
-	        "no space for %s (%llu bytes) on its filesystem; use a smaller --size or "
-	        "another --filename/--directory",
-	        path, (unsigned long long)size);
+	return llmio_err(e, -ENOSPC,
+	                 "no space for %s (%llu bytes) on its filesystem; use a smaller --size or "
+	                 "another --filename/--directory",
+	                 path, (unsigned long long)size);
 }
 
 /* Write the pattern over [start, end) of the file. */
 static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, uint64_t end,
-                      uint64_t seed, unsigned char *buf, volatile int *stop, char *err,
-                      size_t errlen)
+                      uint64_t seed, unsigned char *buf, volatile int *stop, struct llmio_error *e)
 {
 	uint64_t word;
 	size_t n, skip;
@@ -141,8 +140,8 @@ static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, u
 
 	while (start < end) {
 		if (stop && *stop)
-			return target_fail(
-			        err, errlen, -EINTR,
+			return llmio_err(
+			        e, -EINTR,
 			        "interrupted while filling %s; the next run continues the fill",
 			        path);
 		/* A hole may begin at an odd old EOF; the pattern is defined per 8-byte word. */
@@ -152,10 +151,10 @@ static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, u
 		target_pattern(buf, (n + skip + 7) & ~(size_t)7, word, seed);
 		rc = target_write_all(fd, buf + skip, n, start);
 		if (rc == -ENOSPC || rc == -EDQUOT)
-			return no_space(err, errlen, path, size);
+			return no_space(e, path, size);
 		if (rc)
-			return target_fail(err, errlen, rc, "cannot write %s to fill it: %s", path,
-			                   strerror(-rc));
+			return llmio_err(e, rc, "cannot write %s to fill it: %s", path,
+			                 strerror(-rc));
 		start += n;
 	}
 	return 0;
@@ -189,76 +188,74 @@ static int next_hole(int fd, uint64_t off, uint64_t end, uint64_t *hole)
  * `from` is the first hole already found.
  */
 static int fill_file(int fd, const char *path, uint64_t old, uint64_t size, uint64_t from,
-                     uint64_t seed, volatile int *stop, char *err, size_t errlen)
+                     uint64_t seed, volatile int *stop, struct llmio_error *e)
 {
 	uint64_t data_end = min_u64(old, size), off = from, hole, next;
 	unsigned char *buf;
 	off_t d;
-	int rc = 0, e;
+	int rc = 0, errnum;
 
 	buf = malloc(FILL_CHUNK + 16);
 	if (!buf)
-		return target_fail(err, errlen, -ENOMEM, "out of memory filling %s", path);
+		return llmio_err(e, -ENOMEM, "out of memory filling %s", path);
 	while (off < data_end) {
 		rc = next_hole(fd, off, data_end, &hole);
 		if (rc) {
-			target_fail(err, errlen, rc, "cannot look for holes in %s: %s", path,
-			            strerror(-rc));
+			llmio_err(e, rc, "cannot look for holes in %s: %s", path, strerror(-rc));
 			goto free_buf;
 		}
 		if (hole >= data_end)
 			break;
 		d = lseek(fd, (off_t)hole, SEEK_DATA);
 		if (d < 0 && errno != ENXIO) {
-			e = errno;
-			rc = target_fail(err, errlen, -e, "cannot look for data in %s: %s", path,
-			                 strerror(e));
+			errnum = errno;
+			rc = llmio_err(e, -errnum, "cannot look for data in %s: %s", path,
+			               strerror(errnum));
 			goto free_buf;
 		}
 		next = d < 0 ? data_end : min_u64((uint64_t)d, data_end);
 		/* Only a file changing under us answers like this; move on by one page. */
 		if (next <= hole)
 			next = min_u64((hole | 4095) + 1, data_end);
-		rc = fill_range(fd, path, size, hole, next, seed, buf, stop, err, errlen);
+		rc = fill_range(fd, path, size, hole, next, seed, buf, stop, e);
 		if (rc)
 			goto free_buf;
 		off = next;
 	}
 	if (old < size)
-		rc = fill_range(fd, path, size, old, size, seed, buf, stop, err, errlen);
+		rc = fill_range(fd, path, size, old, size, seed, buf, stop, e);
 free_buf:
 	free(buf);
 	return rc;
 }
 
 /* Reserve the extension [old, size) so that a full filesystem fails now, not mid-fill. */
-static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, char *err,
-                       size_t errlen)
+static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, struct llmio_error *e)
 {
-	int e;
+	int errnum;
 
 	if (old >= size)
 		return 0;
 	if (fallocate(fd, 0, (off_t)old, (off_t)(size - old)) == 0)
 		return 0;
-	e = errno;
-	if (e == ENOSPC || e == EDQUOT)
-		return no_space(err, errlen, path, size);
-	if (e == EFBIG)
-		return target_fail(
-		        err, errlen, -EFBIG,
+	errnum = errno;
+	if (errnum == ENOSPC || errnum == EDQUOT)
+		return no_space(e, path, size);
+	if (errnum == EFBIG)
+		return llmio_err(
+		        e, -EFBIG,
 		        "%s cannot be %llu bytes long on its filesystem; use a smaller --size",
 		        path, (unsigned long long)size);
-	if (e != EOPNOTSUPP && e != ENOSYS)
-		return target_fail(err, errlen, -e, "cannot preallocate %s: %s", path, strerror(e));
+	if (errnum != EOPNOTSUPP && errnum != ENOSYS)
+		return llmio_err(e, -errnum, "cannot preallocate %s: %s", path, strerror(errnum));
 	/* No fallocate here (some network filesystems): set the size; the fill allocates. */
 	if (ftruncate(fd, (off_t)size) == 0)
 		return 0;
-	e = errno;
-	if (e == ENOSPC || e == EDQUOT)
-		return no_space(err, errlen, path, size);
-	return target_fail(err, errlen, -e, "cannot extend %s to %llu bytes: %s", path,
-	                   (unsigned long long)size, strerror(e));
+	errnum = errno;
+	if (errnum == ENOSPC || errnum == EDQUOT)
+		return no_space(e, path, size);
+	return llmio_err(e, -errnum, "cannot extend %s to %llu bytes: %s", path,
+	                 (unsigned long long)size, strerror(errnum));
 }
 
 /*
@@ -269,34 +266,34 @@ static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, ch
  * or shortened.
  */
 int target_prepare_file(struct target *t, unsigned i, uint64_t want,
-                        const struct llmio_job_opts *opts, bool writes, char *err, size_t errlen)
+                        const struct llmio_job_opts *opts, bool writes, struct llmio_error *e)
 {
 	const char *path = t->paths[i];
 	uint64_t size, old = 0, hole = 0;
 	bool exists = false, created = false, filling = false, owned = workdir_owns(path);
 	struct stat st;
-	int fd = -1, rc, e;
+	int fd = -1, rc, errnum;
 
 	if (stat(path, &st) == 0) {
 		if (!S_ISREG(st.st_mode))
-			return target_fail(err, errlen, -EINVAL,
-			                   "%s is not a regular file; remove it or choose another "
-			                   "--filename/--directory",
-			                   path);
+			return llmio_err(e, -EINVAL,
+			                 "%s is not a regular file; remove it or choose another "
+			                 "--filename/--directory",
+			                 path);
 		exists = true;
 		old = (uint64_t)st.st_size;
 	} else if (errno != ENOENT) {
-		return target_path_fail(err, errlen, errno, "accessing", path);
+		return target_path_fail(e, errno, "accessing", path);
 	}
 	size = want ? want : old;
 	if (!size)
-		return target_fail(err, errlen, -EINVAL, "--size is needed to create %s%s", path,
-		                   exists ? ": it is empty" : "");
+		return llmio_err(e, -EINVAL, "--size is needed to create %s%s", path,
+		                 exists ? ": it is empty" : "");
 	if (!opts->files) /* an explicit file list keeps its exact sizes */
 		size -= size % opts->bs;
 	if (!size)
-		return target_fail(
-		        err, errlen, -EINVAL,
+		return llmio_err(
+		        e, -EINVAL,
 		        "%s would hold less than one block of bs=%llu; use a larger --size or a "
 		        "smaller bs",
 		        path, (unsigned long long)opts->bs);
@@ -305,32 +302,32 @@ int target_prepare_file(struct target *t, unsigned i, uint64_t want,
 	/* Someone else's file, and the job only reads: read it as it is (see the top). */
 	if (exists && !writes && !owned) {
 		if (old < size && !opts->extend)
-			return target_fail(
-			        err, errlen, -EINVAL,
+			return llmio_err(
+			        e, -EINVAL,
 			        "%s holds %llu bytes, less than the %llu the job reads; llmio "
 			        "reads a file it did not create as it is: use --size %llu or "
 			        "less, or add --extend to let llmio append the rest",
 			        path, (unsigned long long)old, (unsigned long long)size,
 			        (unsigned long long)(old - old % opts->bs));
 		if (old >= size) {
-			rc = target_open_job_fd(t, i, false, opts->direct, err, errlen);
-			return rc ? rc : target_check_dio_align(t, i, opts->bs, err, errlen);
+			rc = target_open_job_fd(t, i, false, opts->direct, e);
+			return rc ? rc : target_check_dio_align(t, i, opts->bs, e);
 		}
 		hole = old; /* --extend: the new part only, never the file's own holes */
 	} else if (exists) {
 		/* A complete file is reused untouched: read-only access suffices to tell. */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return target_path_fail(err, errlen, errno, "opening", path);
+			return target_path_fail(e, errno, "opening", path);
 		rc = next_hole(fd, 0, min_u64(old, size), &hole);
 		close(fd);
 		fd = -1;
 		if (rc)
-			return target_fail(err, errlen, rc, "cannot look for holes in %s: %s", path,
-			                   strerror(-rc));
+			return llmio_err(e, rc, "cannot look for holes in %s: %s", path,
+			                 strerror(-rc));
 		if (old >= size && hole >= size) {
-			rc = target_open_job_fd(t, i, writes, opts->direct, err, errlen);
-			return rc ? rc : target_check_dio_align(t, i, opts->bs, err, errlen);
+			rc = target_open_job_fd(t, i, writes, opts->direct, e);
+			return rc ? rc : target_check_dio_align(t, i, opts->bs, e);
 		}
 	}
 	if (exists) {
@@ -341,32 +338,31 @@ int target_prepare_file(struct target *t, unsigned i, uint64_t want,
 	}
 	if (fd < 0) {
 		if (errno == ENOENT)
-			return target_fail(
-			        err, errlen, -ENOENT,
+			return llmio_err(
+			        e, -ENOENT,
 			        "cannot create %s: its directory does not exist; create it or "
 			        "choose another --filename",
 			        path);
-		return target_path_fail(err, errlen, errno, exists ? "opening to fill" : "creating",
-		                        path);
+		return target_path_fail(e, errno, exists ? "opening to fill" : "creating", path);
 	}
 	/* Refuse O_DIRECT and bad alignment before spending minutes on a fill. */
-	rc = target_open_job_fd(t, i, writes, opts->direct, err, errlen);
+	rc = target_open_job_fd(t, i, writes, opts->direct, e);
 	if (!rc)
-		rc = target_check_dio_align(t, i, opts->bs, err, errlen);
+		rc = target_check_dio_align(t, i, opts->bs, e);
 	if (!rc)
-		rc = preallocate(fd, path, old, size, err, errlen);
+		rc = preallocate(fd, path, old, size, e);
 	if (rc)
 		goto close_fill_fd;
 	filling = true;
-	rc = fill_file(fd, path, old, size, hole, FILL_SEED + i, opts->stop, err, errlen);
+	rc = fill_file(fd, path, old, size, hole, FILL_SEED + i, opts->stop, e);
 	if (rc)
 		goto close_fill_fd;
 	if (fdatasync(fd)) {
-		e = errno;
-		rc = e == ENOSPC || e == EDQUOT
-		             ? no_space(err, errlen, path, size)
-		             : target_fail(err, errlen, -e, "cannot sync %s after filling it: %s",
-		                           path, strerror(e));
+		errnum = errno;
+		rc = errnum == ENOSPC || errnum == EDQUOT
+		             ? no_space(e, path, size)
+		             : llmio_err(e, -errnum, "cannot sync %s after filling it: %s", path,
+		                         strerror(errnum));
 		goto close_fill_fd;
 	}
 	/*
@@ -389,11 +385,11 @@ close_fill_fd:
 		t->fds[i] = -1;
 		unlink(path);
 		if (rc == -EINTR)
-			target_fail(err, errlen, rc,
-			            "interrupted while filling %s, which llmio had created for "
-			            "this job; "
-			            "removed it",
-			            path);
+			llmio_err(e, rc,
+			          "interrupted while filling %s, which llmio had created for "
+			          "this job; "
+			          "removed it",
+			          path);
 	}
 	return rc;
 }

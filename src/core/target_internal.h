@@ -15,13 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include "core/error.h"
 #include "core/target.h"
 
-/* Errors: format one line into err (when given) and return rc. */
-int target_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
 /* An open() or stat() failure, with the fix for the common causes; `what` is "opening"... */
-int target_path_fail(char *err, size_t errlen, int e, const char *what, const char *path);
+int target_path_fail(struct llmio_error *e, int errnum, const char *what, const char *path);
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -38,21 +36,20 @@ static inline void copy_str(char *dst, size_t size, const char *src)
 }
 
 /* target.c: the job's descriptor and the O_DIRECT checks. */
-int target_open_job_fd(struct target *t, unsigned i, bool writes, bool direct, char *err,
-                       size_t errlen);
-int target_check_bs(const struct target *t, const char *path, uint64_t bs, char *err,
-                    size_t errlen);
-int target_check_dio_align(struct target *t, unsigned i, uint64_t bs, char *err, size_t errlen);
+int target_open_job_fd(struct target *t, unsigned i, bool writes, bool direct,
+                       struct llmio_error *e);
+int target_check_bs(const struct target *t, const char *path, uint64_t bs, struct llmio_error *e);
+int target_check_dio_align(struct target *t, unsigned i, uint64_t bs, struct llmio_error *e);
 
 /* target_fill.c: prepare file i (create, fill what is missing, open; see there). */
 int target_prepare_file(struct target *t, unsigned i, uint64_t want,
-                        const struct llmio_job_opts *opts, bool writes, char *err, size_t errlen);
+                        const struct llmio_job_opts *opts, bool writes, struct llmio_error *e);
 /* pwrite all of buf at off, retrying short writes and EINTR; 0 or -errno. */
 int target_write_all(int fd, const void *buf, size_t len, uint64_t off);
 
 /* target_blockdev.c: open the raw device t->paths[0] (stat in st), safely. */
 int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
-                         bool writes, char *err, size_t errlen);
+                         bool writes, struct llmio_error *e);
 
 /* target_facts.c: sysfs and mountinfo. */
 struct mount_entry {
@@ -78,6 +75,6 @@ bool target_is_devtmpfs(const char *path, const struct stat *st);
 /* Is path in a directory llmio made (its marker is there, a plain file)? */
 bool workdir_owns(const char *path);
 /* llmio_work_dir(); *made says whether this call made the directory. */
-int workdir_make(const char *dir, char *out, size_t len, bool *made, char *err, size_t errlen);
+int workdir_make(const char *dir, char *out, size_t len, bool *made, struct llmio_error *e);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/target_internal.h"
+#include "core/error.h"
 
 /* The directory llmio makes for its files under a user's --directory, and its marker. */
 #define WORK_DIR   "llmio-work"
@@ -39,7 +40,7 @@ bool workdir_owns(const char *path)
 }
 
 /* Mark directory `dir`, which this process has just made, as llmio's. */
-static int mark_owned(const char *dir, char *err, size_t errlen)
+static int mark_owned(const char *dir, struct llmio_error *e)
 {
 	static const char text[] = "made by llmio: the files here are llmio's own test data; "
 	                           "llmio may rewrite or remove them\n";
@@ -47,15 +48,14 @@ static int mark_owned(const char *dir, char *err, size_t errlen)
 	int fd, rc;
 
 	if ((size_t)snprintf(mark, sizeof(mark), "%s/%s", dir, OWNED_MARK) >= sizeof(mark))
-		return target_fail(err, errlen, -ENAMETOOLONG, "directory path %s is too long",
-		                   dir);
+		return llmio_err(e, -ENAMETOOLONG, "directory path %s is too long", dir);
 	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return target_path_fail(err, errlen, errno, "creating", mark);
+		return target_path_fail(e, errno, "creating", mark);
 	rc = target_write_all(fd, text, sizeof(text) - 1, 0);
 	close(fd);
 	if (rc)
-		return target_fail(err, errlen, rc, "cannot write %s: %s", mark, strerror(-rc));
+		return llmio_err(e, rc, "cannot write %s: %s", mark, strerror(-rc));
 	return 0;
 }
 
@@ -79,41 +79,39 @@ static int trim_dir(const char *dir, char *out, size_t len)
  * name, then renamed into place with RENAME_NOREPLACE.  Where the filesystem lacks that flag,
  * mkdir and then the marker.  \return 0, -EEXIST when `out` exists, or -errno (err set).
  */
-static int make_marked(const char *base, const char *out, char *err, size_t errlen)
+static int make_marked(const char *base, const char *out, struct llmio_error *e)
 {
 	char tmp[LLMIO_PATH_MAX + 32], mark[LLMIO_PATH_MAX + 64];
-	int rc, e;
+	int rc, errnum;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/." WORK_DIR ".XXXXXX", base) >= sizeof(tmp))
-		return target_fail(err, errlen, -ENAMETOOLONG, "directory path %s is too long",
-		                   base);
+		return llmio_err(e, -ENAMETOOLONG, "directory path %s is too long", base);
 	if (!mkdtemp(tmp))
-		return target_path_fail(err, errlen, errno, "creating a directory in", base);
-	rc = chmod(tmp, 0755) ? target_path_fail(err, errlen, errno, "setting the mode of", tmp)
-	                      : mark_owned(tmp, err, errlen);
-	e = rc ? 0 : renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) ? errno : 0;
-	if (rc || e) {
+		return target_path_fail(e, errno, "creating a directory in", base);
+	rc = chmod(tmp, 0755) ? target_path_fail(e, errno, "setting the mode of", tmp)
+	                      : mark_owned(tmp, e);
+	errnum = rc ? 0 : renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) ? errno : 0;
+	if (rc || errnum) {
 		snprintf(mark, sizeof(mark), "%s/%s", tmp, OWNED_MARK);
 		unlink(mark);
 		rmdir(tmp);
 	}
-	if (rc || !e)
+	if (rc || !errnum)
 		return rc;
-	if (e == EEXIST)
+	if (errnum == EEXIST)
 		return -EEXIST;
-	if (e != EINVAL && e != ENOSYS)
-		return target_path_fail(err, errlen, e, "creating", out);
+	if (errnum != EINVAL && errnum != ENOSYS)
+		return target_path_fail(e, errnum, "creating", out);
 	if (mkdir(out, 0755))
-		return errno == EEXIST ? -EEXIST
-		                       : target_path_fail(err, errlen, errno, "creating", out);
-	rc = mark_owned(out, err, errlen);
+		return errno == EEXIST ? -EEXIST : target_path_fail(e, errno, "creating", out);
+	rc = mark_owned(out, e);
 	if (rc)
 		rmdir(out);
 	return rc;
 }
 
 /* llmio_work_dir(); *made says whether this call made the directory. */
-int workdir_make(const char *dir, char *out, size_t len, bool *made, char *err, size_t errlen)
+int workdir_make(const char *dir, char *out, size_t len, bool *made, struct llmio_error *e)
 {
 	char base[LLMIO_PATH_MAX];
 	struct stat st;
@@ -122,28 +120,28 @@ int workdir_make(const char *dir, char *out, size_t len, bool *made, char *err, 
 	*made = false;
 	if (trim_dir(dir, base, sizeof(base)) ||
 	    (size_t)snprintf(out, len, "%s/" WORK_DIR, base) >= len)
-		return target_fail(err, errlen, -ENAMETOOLONG,
-		                   "directory path %s is too long; choose a shorter --directory",
-		                   dir);
+		return llmio_err(e, -ENAMETOOLONG,
+		                 "directory path %s is too long; choose a shorter --directory",
+		                 dir);
 	if (stat(base, &st))
 		return errno == ENOENT
-		               ? target_fail(err, errlen, -ENOENT,
-		                             "directory %s does not exist; create it or choose "
-		                             "another --directory",
-		                             base)
-		               : target_path_fail(err, errlen, errno, "accessing", base);
+		               ? llmio_err(e, -ENOENT,
+		                           "directory %s does not exist; create it or choose "
+		                           "another --directory",
+		                           base)
+		               : target_path_fail(e, errno, "accessing", base);
 	if (!S_ISDIR(st.st_mode))
-		return target_fail(err, errlen, -EINVAL,
-		                   "%s is not a directory; choose another --directory", base);
-	rc = make_marked(base, out, err, errlen);
+		return llmio_err(e, -EINVAL, "%s is not a directory; choose another --directory",
+		                 base);
+	rc = make_marked(base, out, e);
 	if (rc != -EEXIST) {
 		*made = rc == 0;
 		return rc;
 	}
 	snprintf(base, sizeof(base), "%s/x", out); /* workdir_owns() looks beside a file */
 	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || !workdir_owns(base))
-		return target_fail(
-		        err, errlen, -EEXIST,
+		return llmio_err(
+		        e, -EEXIST,
 		        "%s exists but llmio did not make it (no %s inside); llmio keeps its "
 		        "files there and writes nowhere else: rename it or choose another "
 		        "--directory",
@@ -151,11 +149,11 @@ int workdir_make(const char *dir, char *out, size_t len, bool *made, char *err, 
 	return 0;
 }
 
-int llmio_work_dir(const char *dir, char *out, size_t len, char *err, size_t errlen)
+int llmio_work_dir(const char *dir, char *out, size_t len, struct llmio_error *e)
 {
 	bool made;
 
-	return workdir_make(dir, out, len, &made, err, errlen);
+	return workdir_make(dir, out, len, &made, e);
 }
 
 void llmio_work_dir_prune(const char *work)
@@ -177,19 +175,18 @@ void llmio_work_dir_prune(const char *work)
 		rmdir(work);
 }
 
-int llmio_scratch_dir(const char *dir, const char *prefix, char *out, size_t len, char *err,
-                      size_t errlen)
+int llmio_scratch_dir(const char *dir, const char *prefix, char *out, size_t len,
+                      struct llmio_error *e)
 {
 	char base[LLMIO_PATH_MAX];
 	int rc;
 
 	if (trim_dir(dir, base, sizeof(base)) ||
 	    (size_t)snprintf(out, len, "%s/%s.XXXXXX", base, prefix) >= len)
-		return target_fail(err, errlen, -ENAMETOOLONG, "directory path %s is too long",
-		                   dir);
+		return llmio_err(e, -ENAMETOOLONG, "directory path %s is too long", dir);
 	if (!mkdtemp(out))
-		return target_path_fail(err, errlen, errno, "creating a directory in", base);
-	rc = mark_owned(out, err, errlen);
+		return target_path_fail(e, errno, "creating a directory in", base);
+	rc = mark_owned(out, e);
 	if (rc)
 		rmdir(out);
 	return rc;

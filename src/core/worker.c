@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/cpu.h"
 #include "core/job_internal.h"
 
@@ -286,19 +287,17 @@ static int source_sync(struct worker *w, bool measuring)
 }
 
 /* Buffer i from the engine (GPU memory), holding the same data a host buffer would. */
-static int engine_buf(struct worker *w, unsigned i, char *err, size_t errlen)
+static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
 {
 	const struct job *j = w->job;
 	void *init = calloc(1, j->o.bs);
 	int ret;
 
-	if (!init) {
-		snprintf(err, errlen, "out of memory for a %llu-byte buffer",
-		         (unsigned long long)j->o.bs);
-		return -ENOMEM;
-	}
+	if (!init)
+		return llmio_err(e, -ENOMEM, "out of memory for a %llu-byte buffer",
+		                 (unsigned long long)j->o.bs);
 	target_pattern(init, j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
-	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->o.bs, init, err, errlen);
+	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->o.bs, init, e);
 	free(init);
 	return ret;
 }
@@ -377,7 +376,7 @@ static void own_fds(struct worker *w)
 	}
 }
 
-static int setup(struct worker *w, char *err, size_t errlen)
+static int setup(struct worker *w, struct llmio_error *e)
 {
 	struct job *j = w->job;
 	const bool async = j->engine->caps & ENGINE_CAP_ASYNC;
@@ -398,7 +397,7 @@ static int setup(struct worker *w, char *err, size_t errlen)
 		goto err_nomem;
 	for (unsigned i = 0; i < w->depth; i++) {
 		if (j->engine->buf_alloc) {
-			ret = engine_buf(w, i, err, errlen);
+			ret = engine_buf(w, i, e);
 			if (ret)
 				return ret;
 		} else {
@@ -438,16 +437,14 @@ static int setup(struct worker *w, char *err, size_t errlen)
 	        .devname = j->target.dev.known ? j->target.dev.name : "",
 	        .opts = j->engine_opts,
 	};
-	ret = j->engine->init(&w->ctx, &s, err, errlen);
-	if (ret && !err[0])
-		snprintf(err, errlen, "engine %s could not start: %s", j->engine->name,
-		         strerror(-ret));
+	ret = j->engine->init(&w->ctx, &s, e);
+	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */
+		llmio_err(e, ret, "engine %s could not start: %s", j->engine->name, strerror(-ret));
 	return ret;
 
 err_nomem:
-	snprintf(err, errlen, "out of memory for %u buffers of %llu bytes", w->depth,
-	         (unsigned long long)j->o.bs);
-	return -ENOMEM;
+	return llmio_err(e, -ENOMEM, "out of memory for %u buffers of %llu bytes", w->depth,
+	                 (unsigned long long)j->o.bs);
 }
 
 static void teardown(struct worker *w)
@@ -734,7 +731,7 @@ static void run(struct worker *w)
  * bound to the thread's CPUs (a poller on its own thread's only CPU would starve it); pin the
  * poller with the engine's sqpoll_cpu.
  */
-static int pin(struct worker *w, char *err, size_t errlen)
+static int pin(struct worker *w, struct llmio_error *e)
 {
 	const struct job *j = w->job;
 	cpu_set_t one;
@@ -749,8 +746,8 @@ static int pin(struct worker *w, char *err, size_t errlen)
 	ret = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
 	                             j->cpus_split ? &one : &j->cpus);
 	if (ret)
-		snprintf(err, errlen, "cannot pin thread %u to cpus_allowed=%s: %s", w->idx,
-		         j->o.cpus_allowed, strerror(ret));
+		llmio_err(e, -ret, "cannot pin thread %u to cpus_allowed=%s: %s", w->idx,
+		          j->o.cpus_allowed, strerror(ret));
 	return -ret;
 }
 
@@ -766,13 +763,16 @@ void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct job *j = w->job;
+	struct llmio_error e;
 	int go, ret;
 
-	ret = setup(w, w->errmsg, sizeof(w->errmsg));
+	llmio_error_init(&e);
+	ret = setup(w, &e);
 	if (!ret)
-		ret = pin(w, w->errmsg, sizeof(w->errmsg));
+		ret = pin(w, &e);
 	if (ret) {
 		w->err = ret;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
 		atomic_store(&w->state, STATE_FAILED);
 		wake_control(j);
 		teardown(w);

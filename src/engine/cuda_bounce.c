@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "engine/cuda_loader.h"
 #include "engine/engine.h"
 
@@ -31,16 +32,17 @@ struct bounce_opts {
 	int host;
 };
 
-static const struct engine_opt bounce_options[] = {
+static const struct llmio_optdesc bounce_options[] = {
         CUDA_GPU_OPTION(struct bounce_opts),
         {
                 .name = "host",
-                .type = ENGINE_OPT_ENUM,
-                .offset = offsetof(struct bounce_opts, host),
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct bounce_opts, host),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "io_uring",
                 .help = "host engine that moves data between the file and pinned memory "
                         "(with its default options)",
-                .choices = host_names,
+                .choices = "io_uring|libaio|psync",
         },
         {.name = NULL},
 };
@@ -81,10 +83,13 @@ struct bounce {
 
 static int bounce_probe(char *why, size_t len)
 {
-	const struct cudart *rt = cuda_runtime(why, len);
+	struct llmio_error e = {0};
+	const struct cudart *rt = cuda_runtime(&e);
 
-	if (!rt)
+	if (!rt) {
+		msgf(why, len, "%s", e.msg); /* the probe answers in the caller's buffer */
 		return -ENODEV;
+	}
 	why[0] = '\0';
 	engine_appendf(why, len, "%s (CUDA runtime %d.%d, driver %d.%d, %d GPU%s)", rt->path,
 	               rt->runtime_version / 1000, rt->runtime_version % 1000 / 10,
@@ -118,35 +123,33 @@ static void bounce_free(struct bounce *p)
 }
 
 /* Pinned buffers, events and the stream. */
-static int cuda_setup(struct bounce *p, size_t len, char *err, size_t elen)
+static int cuda_setup(struct bounce *p, size_t len, struct llmio_error *e)
 {
-	char e[256];
+	char cerr[256];
 	int ret = p->rt->StreamCreateWithFlags(&p->stream, cudaStreamNonBlocking);
 
 	for (unsigned i = 0; !ret && i < p->depth; i++) {
 		ret = p->rt->HostAlloc(&p->pinned[i], len, cudaHostAllocDefault);
 		if (ret) {
 			p->pinned[i] = NULL;
-			snprintf(err, elen,
-			         "cudaHostAlloc(%zu) for pinned buffer %u: %s; lower bs or iodepth",
-			         len, i, cuda_strerror(p->rt, ret, e, sizeof(e)));
-			return -ENOMEM;
+			return llmio_err(
+			        e, -ENOMEM,
+			        "cudaHostAlloc(%zu) for pinned buffer %u: %s; lower bs or iodepth",
+			        len, i, cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
 		}
 		ret = p->rt->EventCreate(&p->slots[i].c0);
 		if (!ret)
 			ret = p->rt->EventCreate(&p->slots[i].c1);
 	}
-	if (ret) {
-		snprintf(err, elen, "cuda-bounce: creating the copy stream or events: %s",
-		         cuda_strerror(p->rt, ret, e, sizeof(e)));
-		return -EIO;
-	}
+	if (ret)
+		return llmio_err(e, -EIO, "cuda-bounce: creating the copy stream or events: %s",
+		                 cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
 	return 0;
 }
 
 /* The host engine, on the pinned buffers, with its default options. */
-static int host_setup(struct bounce *p, const struct engine_setup *s, int host, char *err,
-                      size_t elen)
+static int host_setup(struct bounce *p, const struct engine_setup *s, int host,
+                      struct llmio_error *e)
 {
 	struct engine_setup hs = *s;
 	char why[512];
@@ -154,25 +157,25 @@ static int host_setup(struct bounce *p, const struct engine_setup *s, int host, 
 
 	p->host = engine_find(host_names[host]);
 	if (!p->host || p->host->probe(why, sizeof(why))) {
-		snprintf(err, elen, "cuda-bounce host=%s cannot run here: %s; choose another host",
-		         host_names[host], p->host ? why : "unknown engine");
-		return -ENOTSUP;
+		return llmio_err(e, -ENOTSUP,
+		                 "cuda-bounce host=%s cannot run here: %s; choose another host",
+		                 host_names[host], p->host ? why : "unknown engine");
 	}
 	p->hopts = calloc(1, p->host->opts_size ? p->host->opts_size : 1);
 	if (!p->hopts)
 		return -ENOMEM;
-	ret = engine_opts_parse(p->host, "", p->hopts, err, elen);
+	ret = engine_opts_parse(p->host, "", p->hopts, e);
 	if (ret)
 		return ret;
 	hs.bufs = p->pinned;
 	hs.opts = p->hopts;
-	ret = p->host->init(&p->hctx, &hs, err, elen);
-	if (ret && !err[0])
-		snprintf(err, elen, "cuda-bounce: host engine %s could not start", p->host->name);
+	ret = p->host->init(&p->hctx, &hs, e);
+	if (ret && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "cuda-bounce: host engine %s could not start", p->host->name);
 	return ret;
 }
 
-static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	const struct bounce_opts *o = s->opts;
 	char bus[32] = "?";
@@ -184,13 +187,13 @@ static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, cha
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->rt = cuda_runtime(err, len);
+	p->rt = cuda_runtime(e);
 	if (!p->rt) {
 		free(p);
 		return -ENODEV;
 	}
 	p->depth = s->iodepth ? s->iodepth : 1;
-	ret = cuda_use_gpu(p->rt, o->gpu, err, len);
+	ret = cuda_use_gpu(p->rt, o->gpu, e);
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;
@@ -201,10 +204,10 @@ static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, cha
 	p->ready = calloc(p->depth, sizeof(*p->ready));
 	if (!p->pinned || !p->slots || !p->hev || !p->fifo || !p->ready)
 		goto fail;
-	ret = cuda_setup(p, s->buf_len, err, len);
+	ret = cuda_setup(p, s->buf_len, e);
 	if (ret)
 		goto fail;
-	ret = host_setup(p, s, o->host, err, len);
+	ret = host_setup(p, s, o->host, e);
 	if (ret)
 		goto fail;
 	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
@@ -221,8 +224,8 @@ static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, cha
 	return 0;
 
 fail:
-	if (ret == -ENOMEM && !err[0])
-		snprintf(err, len, "cuda-bounce: out of memory for the engine state");
+	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "cuda-bounce: out of memory for the engine state");
 	bounce_free(p);
 	return ret;
 }
@@ -389,10 +392,10 @@ static int bounce_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs
 		while (n < max && p->nready)
 			evs[n++] = p->ready[--p->nready];
 		if (p->err) {
-			char e[256];
+			char cerr[256];
 
 			engine_appendf(ctx->notes, sizeof(ctx->notes), "; CUDA copy failed: %s",
-			               cuda_strerror(p->rt, p->err, e, sizeof(e)));
+			               cuda_strerror(p->rt, p->err, cerr, sizeof(cerr)));
 			p->err = 0;
 		}
 		if (n >= min || (!p->nfifo && !p->nstorage && !p->nready))

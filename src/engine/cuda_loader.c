@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine/cuda_loader.h"
+#include "core/error.h"
 
 struct sym {
 	const char *name;
@@ -109,15 +110,15 @@ static const struct libspec cufile_spec = {
 };
 
 /* dlopen and remember the file that was really opened (a soname resolves to a path). */
-static void *try_open(const char *file, char *path, size_t plen, char *err, size_t elen)
+static void *try_open(const char *file, char *path, size_t plen, char *dlerr, size_t dlen)
 {
 	struct link_map *lm = NULL;
 	void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
 		/* A file that exists but does not load (missing dependency) is worth saying. */
-		if (strchr(file, '/') && access(file, F_OK) == 0 && !err[0])
-			msgf(err, elen, "%s", dlerror());
+		if (strchr(file, '/') && access(file, F_OK) == 0 && !dlerr[0])
+			msgf(dlerr, dlen, "%s", dlerror());
 		return NULL;
 	}
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
@@ -129,7 +130,7 @@ static void *try_open(const char *file, char *path, size_t plen, char *err, size
 
 /* Try every soname in dir (a glob pattern); the first that loads wins. */
 static void *try_dir(const struct libspec *spec, const char *pattern, char *path, size_t plen,
-                     char *err, size_t elen)
+                     char *dlerr, size_t dlen)
 {
 	glob_t g;
 	void *h = NULL;
@@ -142,7 +143,7 @@ static void *try_dir(const struct libspec *spec, const char *pattern, char *path
 			char file[PATH_MAX + 64];
 
 			snprintf(file, sizeof(file), "%s/%s", g.gl_pathv[i], spec->names[n]);
-			h = try_open(file, path, plen, err, elen);
+			h = try_open(file, path, plen, dlerr, dlen);
 		}
 	}
 	globfree(&g);
@@ -168,19 +169,19 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 	        "/usr/lib/python3/dist-packages",
 	};
 	static const char *const wheel_dirs[] = {"nvidia/%s/lib", "nvidia/cu13/lib"};
-	char err[512] = "", pat[PATH_MAX];
+	char dlerr[512] = "", pat[PATH_MAX]; /* the first dlopen() error seen */
 	const char *over = getenv(spec->env);
 	void *h;
 
 	if (over && over[0]) {
-		h = try_open(over, path, plen, err, sizeof(err));
+		h = try_open(over, path, plen, dlerr, sizeof(dlerr));
 		if (!h)
 			msgf(why, wlen, "%s=%s does not load: %s; fix the path or unset it",
-			     spec->env, over, err[0] ? err : "no such file");
+			     spec->env, over, dlerr[0] ? dlerr : "no such file");
 		return h;
 	}
 	for (size_t n = 0; spec->names[n]; n++)
-		if ((h = try_open(spec->names[n], path, plen, err, sizeof(err))))
+		if ((h = try_open(spec->names[n], path, plen, dlerr, sizeof(dlerr))))
 			return h;
 
 	for (size_t i = 0; i < sizeof(toolkit_envs) / sizeof(toolkit_envs[0]); i++) {
@@ -189,16 +190,16 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 		if (!root || !root[0])
 			continue;
 		snprintf(pat, sizeof(pat), "%s/lib64", root);
-		if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+		if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 			return h;
 		snprintf(pat, sizeof(pat), "%s/targets/x86_64-linux/lib", root);
-		if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+		if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 			return h;
 	}
-	if ((h = try_dir(spec, "/usr/local/cuda/lib64", path, plen, err, sizeof(err))) ||
-	    (h = try_dir(spec, "/usr/local/cuda/targets/x86_64-linux/lib", path, plen, err,
-	                 sizeof(err))) ||
-	    (h = try_dir(spec, "/usr/local/cuda-*/lib64", path, plen, err, sizeof(err))))
+	if ((h = try_dir(spec, "/usr/local/cuda/lib64", path, plen, dlerr, sizeof(dlerr))) ||
+	    (h = try_dir(spec, "/usr/local/cuda/targets/x86_64-linux/lib", path, plen, dlerr,
+	                 sizeof(dlerr))) ||
+	    (h = try_dir(spec, "/usr/local/cuda-*/lib64", path, plen, dlerr, sizeof(dlerr))))
 		return h;
 
 	for (size_t w = 0; w < sizeof(wheel_dirs) / sizeof(wheel_dirs[0]); w++) {
@@ -212,18 +213,18 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 				continue;
 			snprintf(pat, sizeof(pat), "%s/%slib/python3*/site-packages/%s", root,
 			         py_roots[i] ? "" : ".local/", sub);
-			if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+			if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 				return h;
 		}
 		for (size_t i = 0; i < sizeof(sys_py) / sizeof(sys_py[0]); i++) {
 			snprintf(pat, sizeof(pat), "%s/%s", sys_py[i], sub);
-			if ((h = try_dir(spec, pat, path, plen, err, sizeof(err))))
+			if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 				return h;
 		}
 	}
 
-	if (err[0]) {
-		msgf(why, wlen, "%s was found but does not load: %s", spec->what, err);
+	if (dlerr[0]) {
+		msgf(why, wlen, "%s was found but does not load: %s", spec->what, dlerr);
 		return NULL;
 	}
 	msgf(why, wlen,
@@ -302,7 +303,7 @@ static char rt_why[1024];
 
 static void rt_load(void)
 {
-	char e[256];
+	char cerr[256];
 	void *h;
 	int ret;
 
@@ -341,63 +342,58 @@ static void rt_load(void)
 		msgf(rt_why, sizeof(rt_why),
 		     "no GPU: cudaGetDeviceCount (%s) says %s; check nvidia-smi and "
 		     "CUDA_VISIBLE_DEVICES",
-		     rt.path, ret ? cuda_strerror(&rt, ret, e, sizeof(e)) : "0 devices");
+		     rt.path, ret ? cuda_strerror(&rt, ret, cerr, sizeof(cerr)) : "0 devices");
 		return;
 	}
 	rt_ok = &rt;
 }
 
-const struct cudart *cuda_runtime(char *why, size_t len)
+const struct cudart *cuda_runtime(struct llmio_error *e)
 {
 	pthread_once(&rt_once, rt_load);
 	if (!rt_ok)
-		msgf(why, len, "%s", rt_why);
+		llmio_err(e, -ENODEV, "%s", rt_why);
 	return rt_ok;
 }
 
-int cuda_use_gpu(const struct cudart *r, int gpu, char *err, size_t len)
+int cuda_use_gpu(const struct cudart *r, int gpu, struct llmio_error *e)
 {
-	char e[256];
+	char cerr[256];
 	int ret;
 
-	if (gpu >= r->ndevices) {
-		msgf(err, len, "gpu=%d: this machine has %d GPU%s (0..%d)", gpu, r->ndevices,
-		     r->ndevices == 1 ? "" : "s", r->ndevices - 1);
-		return -ENODEV;
-	}
+	if (gpu >= r->ndevices)
+		return llmio_err(e, -ENODEV, "gpu=%d: this machine has %d GPU%s (0..%d)", gpu,
+		                 r->ndevices, r->ndevices == 1 ? "" : "s", r->ndevices - 1);
 	ret = r->SetDevice(gpu);
-	if (ret) {
-		msgf(err, len, "cudaSetDevice(%d): %s", gpu, cuda_strerror(r, ret, e, sizeof(e)));
-		return -EIO;
-	}
+	if (ret)
+		return llmio_err(e, -EIO, "cudaSetDevice(%d): %s", gpu,
+		                 cuda_strerror(r, ret, cerr, sizeof(cerr)));
 	return 0;
 }
 
-int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, char *err,
-                  size_t errlen)
+int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, struct llmio_error *e)
 {
-	const struct cudart *r = cuda_runtime(err, errlen);
+	const struct cudart *r = cuda_runtime(e);
 	const int gpu = opts ? *(const int *)opts : 0;
-	char e[256];
+	char cerr[256];
 	int ret;
 
 	*buf = NULL;
 	if (!r)
 		return -ENODEV;
-	ret = cuda_use_gpu(r, gpu, err, errlen);
+	ret = cuda_use_gpu(r, gpu, e);
 	if (ret)
 		return ret;
 	ret = r->Malloc(buf, len);
 	if (ret) {
 		*buf = NULL;
-		msgf(err, errlen, "cudaMalloc(%zu) on GPU %d: %s; lower bs or iodepth", len, gpu,
-		     cuda_strerror(r, ret, e, sizeof(e)));
-		return -ENOMEM;
+		return llmio_err(e, -ENOMEM, "cudaMalloc(%zu) on GPU %d: %s; lower bs or iodepth",
+		                 len, gpu, cuda_strerror(r, ret, cerr, sizeof(cerr)));
 	}
 	ret = r->Memcpy(*buf, init, len, cudaMemcpyHostToDevice);
 	if (ret) {
-		msgf(err, errlen, "cudaMemcpy to GPU %d: %s", gpu,
-		     cuda_strerror(r, ret, e, sizeof(e)));
+		llmio_err(e, -EIO, "cudaMemcpy to GPU %d: %s", gpu,
+		          cuda_strerror(r, ret, cerr, sizeof(cerr)));
 		r->Free(*buf);
 		*buf = NULL;
 		return -EIO;
@@ -407,8 +403,7 @@ int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, ch
 
 void gpu_buf_free(const void *opts, void *buf)
 {
-	char why[8];
-	const struct cudart *r = cuda_runtime(why, sizeof(why));
+	const struct cudart *r = cuda_runtime(NULL);
 
 	(void)opts;
 	if (r && buf)
@@ -484,12 +479,14 @@ static void describe_mode(void)
 
 static void cf_load(void)
 {
-	char e[256];
+	char cerr[256];
 	CUfileError_t st;
 	void *h;
 
-	if (!cuda_runtime(cf_why, sizeof(cf_why)))
+	if (!cuda_runtime(NULL)) {
+		msgf(cf_why, sizeof(cf_why), "%s", rt_why);
 		return;
+	}
 	h = find_lib(&cufile_spec, cf.path, sizeof(cf.path), cf_why, sizeof(cf_why));
 	if (!h)
 		return;
@@ -513,7 +510,7 @@ static void cf_load(void)
 		     "cuFileDriverOpen (%s) failed: %s; without the nvidia-fs module cuFile "
 		     "needs allow_compat_mode=true in cufile.json (CUFILE_ENV_PATH_JSON), and "
 		     "CUFILE_LOGFILE_PATH / cufile.log says more",
-		     cf.path, cufile_strerror(st, e, sizeof(e)));
+		     cf.path, cufile_strerror(st, cerr, sizeof(cerr)));
 		return;
 	}
 	cf.have_props =
@@ -526,10 +523,10 @@ static void cf_load(void)
 	cf_ok = &cf;
 }
 
-const struct cufile *cuda_cufile(char *why, size_t len)
+const struct cufile *cuda_cufile(struct llmio_error *e)
 {
 	pthread_once(&cf_once, cf_load);
 	if (!cf_ok)
-		msgf(why, len, "%s", cf_why);
+		llmio_err(e, -ENODEV, "%s", cf_why);
 	return cf_ok;
 }

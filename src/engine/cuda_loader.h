@@ -209,12 +209,12 @@ struct cufile {
 /*
  * The CUDA runtime with at least one GPU, loaded once.  NULL when it cannot be had, with the
  * exact reason (where we looked, the missing symbol, the version, the device error) and what to
- * install in why.
+ * install in e (-ENODEV).
  */
-const struct cudart *cuda_runtime(char *why, size_t len);
+const struct cudart *cuda_runtime(struct llmio_error *e);
 
-/* cuFile with its driver open (and the CUDA runtime).  NULL with the reason in why. */
-const struct cufile *cuda_cufile(char *why, size_t len);
+/* cuFile with its driver open (and the CUDA runtime).  NULL with the reason in e (-ENODEV). */
+const struct cufile *cuda_cufile(struct llmio_error *e);
 
 /* "cudaErrorNoDevice (100: no CUDA-capable device is detected)"-like text for an error. */
 const char *cuda_strerror(const struct cudart *rt, cudaError_t err, char *buf, size_t len);
@@ -231,23 +231,24 @@ const char *cufile_strerror(CUfileError_t e, char *buf, size_t len);
 /* The gpu= option of both GPU engines; their option structs start with `int gpu`. */
 #define CUDA_GPU_OPTION(opts_type)                                                                 \
 	{                                                                                          \
-		.name = "gpu", .type = ENGINE_OPT_INT, .offset = offsetof(opts_type, gpu),         \
-		.def = "0", .help = "GPU (CUDA device id) whose memory holds the buffers",         \
-		.min = 0, .max = 1023,                                                             \
+		.name = "gpu", .type = OPTD_INT, OPTD_FIELD(opts_type, gpu),                       \
+		.scope = OPTD_SCOPE_ENGINE, .def = "0",                                            \
+		.help = "GPU (CUDA device id) whose memory holds the buffers", .min = 0,           \
+		.max = 1023,                                                                       \
 	}
 
 #define msgf(buf, len, ...) ((buf)[0] = '\0', engine_appendf((buf), (len), __VA_ARGS__))
 
-/* Select `gpu` for the calling thread; 0, or -ENODEV / -EIO with the reason in err. */
-int cuda_use_gpu(const struct cudart *rt, int gpu, char *err, size_t len);
+/* Select `gpu` for the calling thread; 0, or -ENODEV / -EIO with the reason in e. */
+int cuda_use_gpu(const struct cudart *rt, int gpu, struct llmio_error *e);
 
 /*
  * Engine buffers in GPU memory (engine_ops.buf_alloc / buf_free) for the GPU engines, whose
  * option structs start with `int gpu`: cudaMalloc on that GPU (never managed memory), filled
  * from `init` with cudaMemcpy.
  */
-int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, char *err,
-                  size_t errlen);
+int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
+                  struct llmio_error *e);
 void gpu_buf_free(const void *opts, void *buf);
 
 #endif

@@ -22,6 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+struct llmio_error; /* include/llmio/common.h; engines fill it with core/error.h */
+
+#include "core/optdesc.h"
 
 #define ENGINE_ABI_VERSION 1
 
@@ -83,21 +86,6 @@ struct engine_ctx {
 	unsigned depth_effective;
 };
 
-enum engine_opt_type { ENGINE_OPT_BOOL, ENGINE_OPT_INT, ENGINE_OPT_ENUM, ENGINE_OPT_TIME_MS };
-
-/*
- * How an engine option reads in a fio job file (`llmio run --emit-fio`, src/report/emit_fio.c).
- * fio's name is `fio`, else the option's alias (fio's name), else its own name.
- */
-enum engine_fio_kind {
-	ENGINE_FIO_UNMAPPED = 0, /* nobody mapped it: the job file says so with its value */
-	ENGINE_FIO_VALUE,        /* fio takes the same number */
-	ENGINE_FIO_IF_SET,       /* the same number, only when >= 0 (a CPU number; -1 = unset) */
-	ENGINE_FIO_ZERO_IS_QD,   /* the same number, 0 meaning iodepth */
-	ENGINE_FIO_NONE,         /* no equivalent: fio_note when the value is not the default */
-	ENGINE_FIO_CUSTOM,       /* the engine's fio_option() writes it */
-};
-
 /* The job as fio will run it, for an engine's fio_option(). */
 struct engine_fio_job {
 	FILE *f;
@@ -108,22 +96,6 @@ struct engine_fio_job {
 	bool fadvise_set; /* out: the engine wrote fadvise_hint (else fadvise_hint=0 follows) */
 };
 
-/* An engine option, declared as data; the option struct field is an int (bools 0/1, enums the
- * index into `choices`, times in ms). */
-struct engine_opt {
-	const char *name;
-	const char *alias; /* fio's name, or NULL */
-	enum engine_opt_type type;
-	size_t offset;   /* offsetof(the engine's option struct, field) */
-	const char *def; /* default as text, parsed like user input */
-	const char *help;
-	const char *const *choices; /* ENGINE_OPT_ENUM: NULL-terminated */
-	int min, max;               /* ENGINE_OPT_INT / TIME_MS range */
-	enum engine_fio_kind fio_kind;
-	const char *fio;      /* fio's name when neither name nor alias, or NULL */
-	const char *fio_note; /* ENGINE_FIO_NONE: what fio does instead */
-};
-
 struct engine_ops {
 	int abi_version; /* ENGINE_ABI_VERSION */
 	const char *name;
@@ -131,13 +103,16 @@ struct engine_ops {
 	const char *const
 	        *aliases; /* other names it answers to (fio's), NULL-terminated; or NULL */
 	unsigned caps;
-	const struct engine_opt *opts; /* terminated by an entry with name == NULL; may be NULL */
-	size_t opts_size;              /* sizeof the engine's option struct */
+	/* Options (terminated by an entry with name == NULL; may be NULL): scope
+	 * OPTD_SCOPE_ENGINE, fields of the engine's option struct, which holds ints (bools 0/1,
+	 * enums the index into `choices`, times in ms with store_ns = bare_ns = 1 ms). */
+	const struct llmio_optdesc *opts;
+	size_t opts_size; /* sizeof the engine's option struct */
 
 	/* Can this engine run here?  0, or -errno with the exact reason in why. */
 	int (*probe)(char *why, size_t len);
-	/* Per-thread setup.  0, or -errno with a message naming the problem and fix in err. */
-	int (*init)(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len);
+	/* Per-thread setup.  0, or -errno with a message naming the problem and fix in e. */
+	int (*init)(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e);
 	int (*queue)(struct engine_ctx *ctx, struct io_req *io);
 	int (*commit)(struct engine_ctx *ctx); /* may be NULL for sync engines */
 	/* Completed I/Os into evs (at most max); blocks until >= min are available. */
@@ -151,17 +126,17 @@ struct engine_ops {
 	 * worker calls buf_alloc on its own thread before init(), once per buffer, with the
 	 * engine's parsed options and `init`: len bytes of host data the buffer must hold (what
 	 * writes carry); the engine copies it in.  The worker never touches such a buffer
-	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in err.
+	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in e.
 	 */
-	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init, char *err,
-	                 size_t errlen);
+	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init,
+	                 struct llmio_error *e);
 	void (*buf_free)(const void *opts, void *buf);
 
 	/*
-	 * Needed when an option is ENGINE_FIO_CUSTOM: write option o (value v) of the job as fio
-	 * lines to j->f.  fio's name for it is engine_opt_fio_name(o).
+	 * Needed when an option is OPTD_FIO_CUSTOM: write option o (value v) of the job as fio
+	 * lines to j->f.  fio's name for it is optdesc_fio_name(o).
 	 */
-	void (*fio_option)(const struct engine_opt *o, int v, struct engine_fio_job *j);
+	void (*fio_option)(const struct llmio_optdesc *o, int v, struct engine_fio_job *j);
 
 	/*
 	 * Option strings that each take another path through the engine ("" is always run
@@ -189,23 +164,20 @@ const struct engine_ops *engine_at(size_t i);
 const struct engine_ops *engine_find(const char *name);
 
 /* Engine e's option called key (by name or alias), or NULL. */
-const struct engine_opt *engine_opt_find(const struct engine_ops *e, const char *key);
+const struct llmio_optdesc *engine_opt_find(const struct engine_ops *e, const char *key);
 
 /* The first engine with an option called key (by name or alias), or NULL. */
 const struct engine_ops *engine_owning_option(const char *key);
 
 /*
  * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).
- * 0, or -EINVAL with a message naming the key and the valid keys / values in err.
+ * 0, or -EINVAL with a message naming the key and the valid keys / values in e.
  */
-int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
-                      size_t errlen);
+int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts,
+                      struct llmio_error *e);
 
 /* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
  * NULL past the end. */
 const char *engine_test_variant(const struct engine_ops *e, size_t m);
-
-/* fio's name for option o: its fio name, its alias or its own name. */
-const char *engine_opt_fio_name(const struct engine_opt *o);
 
 #endif

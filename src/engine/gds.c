@@ -21,11 +21,10 @@
 #include <string.h>
 
 #include "engine/cuda_loader.h"
+#include "core/error.h"
 #include "engine/engine.h"
 
 enum gds_mode { GDS_AUTO, GDS_SYNC, GDS_BATCH, GDS_ASYNC };
-
-static const char *const gds_modes[] = {"auto", "sync", "batch", "async", NULL};
 
 struct gds_opts {
 	int gpu; /* first: gpu_buf_alloc reads it */
@@ -33,24 +32,26 @@ struct gds_opts {
 	int mode;
 };
 
-static const struct engine_opt gds_options[] = {
+static const struct llmio_optdesc gds_options[] = {
         CUDA_GPU_OPTION(struct gds_opts),
         {
                 .name = "register",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct gds_opts, reg),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct gds_opts, reg),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "register the buffers with cuFileBufRegister",
         },
         {
                 .name = "mode",
-                .type = ENGINE_OPT_ENUM,
-                .offset = offsetof(struct gds_opts, mode),
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct gds_opts, mode),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "auto",
                 .help = "sync (cuFileRead/Write), batch (cuFileBatchIO*: iodepth in flight), "
                         "async (cuFileRead/WriteAsync on streams); auto picks batch, then "
                         "async, when iodepth > 1",
-                .choices = gds_modes,
+                .choices = "auto|sync|batch|async",
         },
         {.name = NULL},
 };
@@ -96,11 +97,14 @@ struct gds_eng {
 
 static int gds_probe(char *why, size_t len)
 {
-	const struct cufile *cf = cuda_cufile(why, len);
-	const struct cudart *rt = cf ? cuda_runtime(why, len) : NULL;
+	struct llmio_error e = {0};
+	const struct cufile *cf = cuda_cufile(&e);
+	const struct cudart *rt = cf ? cuda_runtime(&e) : NULL;
 
-	if (!cf || !rt)
+	if (!cf || !rt) {
+		msgf(why, len, "%s", e.msg); /* the probe answers in the caller's buffer */
 		return -ENODEV;
+	}
 	why[0] = '\0';
 	engine_appendf(why, len, "%s (version %d%s%s), %s; %s", cf->path, cf->version,
 	               cf->has_batch ? ", batch API" : "", cf->has_async ? ", stream API" : "",
@@ -143,28 +147,28 @@ static void gds_free(struct gds_eng *p)
 }
 
 /* Pick the mode: what was asked if the library has it, else the best it has. */
-static int pick_mode(struct gds_eng *p, const struct gds_opts *o, char *err, size_t len)
+static int pick_mode(struct gds_eng *p, const struct gds_opts *o, struct llmio_error *e)
 {
 	const struct cufile *cf = p->cf;
 
 	switch (o->mode) {
 	case GDS_BATCH:
 		if (!cf->has_batch) {
-			msgf(err, len,
-			     "gds mode=batch: %s has no usable batch API (cuFileBatchIOSetUp); "
-			     "use mode=sync or async, or a libcufile from CUDA 12",
-			     cf->path);
-			return -ENOTSUP;
+			return llmio_err(
+			        e, -ENOTSUP,
+			        "gds mode=batch: %s has no usable batch API (cuFileBatchIOSetUp); "
+			        "use mode=sync or async, or a libcufile from CUDA 12",
+			        cf->path);
 		}
 		p->mode = GDS_BATCH;
 		break;
 	case GDS_ASYNC:
 		if (!cf->has_async) {
-			msgf(err, len,
-			     "gds mode=async: %s has no stream API (cuFileReadAsync); use "
-			     "mode=sync or batch, or a libcufile from CUDA 12.2",
-			     cf->path);
-			return -ENOTSUP;
+			return llmio_err(
+			        e, -ENOTSUP,
+			        "gds mode=async: %s has no stream API (cuFileReadAsync); use "
+			        "mode=sync or batch, or a libcufile from CUDA 12.2",
+			        cf->path);
 		}
 		p->mode = GDS_ASYNC;
 		break;
@@ -179,18 +183,18 @@ static int pick_mode(struct gds_eng *p, const struct gds_opts *o, char *err, siz
 	}
 	if (p->mode == GDS_BATCH && cf->have_props && cf->props.max_batch_io_size &&
 	    p->depth > cf->props.max_batch_io_size) {
-		msgf(err, len,
-		     "gds mode=batch: iodepth %u exceeds cuFile's max_batch_io_size %u "
-		     "(properties.io_batchsize in cufile.json); lower iodepth or raise it",
-		     p->depth, cf->props.max_batch_io_size);
-		return -EINVAL;
+		return llmio_err(
+		        e, -EINVAL,
+		        "gds mode=batch: iodepth %u exceeds cuFile's max_batch_io_size %u "
+		        "(properties.io_batchsize in cufile.json); lower iodepth or raise it",
+		        p->depth, cf->props.max_batch_io_size);
 	}
 	return 0;
 }
 
-static int setup_batch(struct gds_eng *p, char *err, size_t len)
+static int setup_batch(struct gds_eng *p, struct llmio_error *e)
 {
-	char e[256];
+	char cerr[256];
 	CUfileError_t st;
 
 	p->params = calloc(p->depth, sizeof(*p->params));
@@ -199,17 +203,16 @@ static int setup_batch(struct gds_eng *p, char *err, size_t len)
 		return -ENOMEM;
 	st = p->cf->BatchIOSetUp(&p->batch, p->depth);
 	if (st.err != CU_FILE_SUCCESS) {
-		msgf(err, len, "cuFileBatchIOSetUp(%u): %s; try mode=sync", p->depth,
-		     cufile_strerror(st, e, sizeof(e)));
-		return -EIO;
+		return llmio_err(e, -EIO, "cuFileBatchIOSetUp(%u): %s; try mode=sync", p->depth,
+		                 cufile_strerror(st, cerr, sizeof(cerr)));
 	}
 	p->have_batch = true;
 	return 0;
 }
 
-static int setup_async(struct gds_eng *p, char *err, size_t len)
+static int setup_async(struct gds_eng *p, struct llmio_error *e)
 {
-	char e[256];
+	char cerr[256];
 	int ret;
 
 	p->slots = calloc(p->depth, sizeof(*p->slots));
@@ -220,18 +223,16 @@ static int setup_async(struct gds_eng *p, char *err, size_t len)
 		ret = p->rt->StreamCreateWithFlags(&p->slots[i].stream, cudaStreamNonBlocking);
 		if (!ret)
 			ret = p->rt->EventCreate(&p->slots[i].done);
-		if (ret) {
-			msgf(err, len, "gds mode=async: creating stream/event %u: %s", i,
-			     cuda_strerror(p->rt, ret, e, sizeof(e)));
-			return -EIO;
-		}
+		if (ret)
+			return llmio_err(e, -EIO, "gds mode=async: creating stream/event %u: %s", i,
+			                 cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
 	}
 	return 0;
 }
 
 static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char *notes, size_t nlen)
 {
-	char e[256];
+	char cerr[256];
 
 	for (unsigned i = 0; i < s->nbufs; i++) {
 		CUfileError_t st = p->cf->BufRegister(s->bufs[i], s->buf_len, 0);
@@ -241,7 +242,7 @@ static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char 
 			        notes, nlen,
 			        "; register=1 but cuFileBufRegister failed (%s): buffers %u.. "
 			        "unregistered",
-			        cufile_strerror(st, e, sizeof(e)), i);
+			        cufile_strerror(st, cerr, sizeof(cerr)), i);
 			return;
 		}
 		p->nreg = i + 1;
@@ -250,7 +251,7 @@ static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char 
 	engine_appendf(notes, nlen, "; %u buffers registered", p->nreg);
 }
 
-static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	static const char *const mode_text[] = {
 	        [GDS_SYNC] = "sync cuFileRead/cuFileWrite, one I/O at a time per thread",
@@ -258,7 +259,7 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 	        [GDS_ASYNC] = "stream API (cuFileReadAsync/WriteAsync, one stream per slot)",
 	};
 	const struct gds_opts *o = s->opts;
-	char bus[32] = "?", e[256];
+	char bus[32] = "?", cerr[256];
 	struct gds_eng *p;
 	int ret;
 
@@ -267,18 +268,18 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->cf = cuda_cufile(err, len);
-	p->rt = cuda_runtime(err, len);
+	p->cf = cuda_cufile(e);
+	p->rt = cuda_runtime(e);
 	if (!p->cf || !p->rt) {
 		free(p);
 		return -ENODEV;
 	}
 	p->depth = s->iodepth ? s->iodepth : 1;
 	p->nfiles = s->nfiles;
-	ret = cuda_use_gpu(p->rt, o->gpu, err, len);
+	ret = cuda_use_gpu(p->rt, o->gpu, e);
 	if (ret)
 		goto fail;
-	ret = pick_mode(p, o, err, len);
+	ret = pick_mode(p, o, e);
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;
@@ -293,16 +294,16 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 
 		if (st.err != CU_FILE_SUCCESS) {
 			p->fh[f] = NULL;
-			msgf(err, len, "cuFileHandleRegister (file %u%s%s): %s%s", f,
-			     s->devname[0] ? " on " : "", s->devname,
-			     cufile_strerror(st, e, sizeof(e)),
-			     s->direct ? "" : "; cuFile may need O_DIRECT here: try --direct=1");
-			ret = -EIO;
+			ret = llmio_err(
+			        e, -EIO, "cuFileHandleRegister (file %u%s%s): %s%s", f,
+			        s->devname[0] ? " on " : "", s->devname,
+			        cufile_strerror(st, cerr, sizeof(cerr)),
+			        s->direct ? "" : "; cuFile may need O_DIRECT here: try --direct=1");
 			goto fail;
 		}
 	}
-	ret = p->mode == GDS_BATCH   ? setup_batch(p, err, len)
-	      : p->mode == GDS_ASYNC ? setup_async(p, err, len)
+	ret = p->mode == GDS_BATCH   ? setup_batch(p, e)
+	      : p->mode == GDS_ASYNC ? setup_async(p, e)
 	                             : 0;
 	if (ret)
 		goto fail;
@@ -319,8 +320,8 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 	return 0;
 
 fail:
-	if (ret == -ENOMEM && !err[0])
-		msgf(err, len, "gds: out of memory for the engine state");
+	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "gds: out of memory for the engine state");
 	gds_free(p);
 	return ret;
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "engine/engine.h"
 #include "engine/spin_window.h"
 
@@ -52,88 +53,98 @@ struct uring_opts {
 	int sqpoll_spin;
 };
 
-static const struct engine_opt uring_options[] = {
+static const struct llmio_optdesc uring_options[] = {
         {
                 .name = "sqpoll",
                 .alias = "sqthread_poll",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, sqpoll),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, sqpoll),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "submit through a kernel polling thread (IORING_SETUP_SQPOLL): no "
                         "submit system calls, one CPU kept busy",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "sqpoll_cpu",
                 .alias = "sqthread_poll_cpu",
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, sqpoll_cpu),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, sqpoll_cpu),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "-1",
                 .help = "CPU to pin the SQPOLL thread to; -1 leaves it unpinned",
                 .min = -1,
                 .max = 1023,
-                .fio_kind = ENGINE_FIO_IF_SET,
+                .fio_kind = OPTD_FIO_IF_SET,
         },
         {
                 .name = "sq_thread_idle",
                 .alias = NULL,
-                .type = ENGINE_OPT_TIME_MS,
-                .offset = offsetof(struct uring_opts, sq_thread_idle),
+                .type = OPTD_DURATION,
+                .bare_ns = 1000000, /* a bare number is ms, as the field holds */
+                .store_ns = 1000000,
+                OPTD_FIELD(struct uring_opts, sq_thread_idle),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "1000",
                 .help = "how long the SQPOLL thread spins without work before it sleeps",
                 .min = 0,
-                .max = 3600000,
-                .fio_kind = ENGINE_FIO_NONE,
+                .max = 3600e9, /* ns: 1 h */
+                .fio_kind = OPTD_FIO_NONE,
                 .fio_note = "fio has no sq_thread_idle: its SQPOLL thread sleeps after the "
                             "kernel's default 1 s",
         },
         {
                 .name = "iopoll",
                 .alias = "hipri",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, iopoll),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, iopoll),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "poll for completions (IORING_SETUP_IOPOLL); needs O_DIRECT and a device "
                         "with poll queues, otherwise runs with interrupts and says so",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "fixedbufs",
                 .alias = NULL,
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, fixedbufs),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, fixedbufs),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "1",
                 .help = "register the I/O buffers with the ring (no per-I/O page pinning)",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "regfiles",
                 .alias = "registerfiles",
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct uring_opts, regfiles),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct uring_opts, regfiles),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "1",
                 .help = "register the files with the ring (no per-I/O file reference counting)",
-                .fio_kind = ENGINE_FIO_VALUE,
+                .fio_kind = OPTD_FIO_VALUE,
         },
         {
                 .name = "submit_batch",
                 .alias = NULL,
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, submit_batch),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, submit_batch),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "queued SQEs that make commit enter the kernel on its own; 0 = submit "
                         "together with the wait for completions, one system call per round; "
                         "no effect with sqpoll",
                 .min = 0,
                 .max = 65536,
-                .fio_kind = ENGINE_FIO_ZERO_IS_QD,
+                .fio_kind = OPTD_FIO_ZERO_IS_QD,
                 .fio = "iodepth_batch_submit",
         },
         {
                 .name = "reap_batch",
                 .alias = NULL,
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, reap_batch),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, reap_batch),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "most completions returned by one reap; 0 = auto: 1 under O_DIRECT (each "
                         "freed slot goes straight back to the device; with sqpoll iodepth/4 from "
@@ -141,14 +152,15 @@ static const struct engine_opt uring_options[] = {
                         "iodepth through the page cache",
                 .min = 0,
                 .max = 65536,
-                .fio_kind = ENGINE_FIO_CUSTOM, /* as uring_reap_batch() resolves it */
+                .fio_kind = OPTD_FIO_CUSTOM, /* as uring_reap_batch() resolves it */
                 .fio = "iodepth_batch_complete_max",
         },
         {
                 .name = "sqpoll_spin",
                 .alias = NULL,
-                .type = ENGINE_OPT_INT,
-                .offset = offsetof(struct uring_opts, sqpoll_spin),
+                .type = OPTD_INT,
+                OPTD_FIELD(struct uring_opts, sqpoll_spin),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "-1",
                 .help = "with sqpoll: microseconds to watch the completion ring before "
                         "sleeping in the kernel; -1 = auto: from 200, widened by gaps between "
@@ -202,48 +214,48 @@ static const char *memlock_text(char *buf, size_t len)
 }
 
 /* Explain a failed io_uring_setup(): the errno alone does not say what to change. */
-static void explain_setup(int err, const char *what, char *msg, size_t len)
+static void explain_setup(int err, const char *what, struct llmio_error *e)
 {
 	char memlock[32];
 	unsigned long disabled = 0;
 
 	switch (err) {
 	case ENOSYS:
-		snprintf(msg, len,
-		         "io_uring: %s: ENOSYS: this kernel is built without io_uring "
-		         "(CONFIG_IO_URING=n) or a seccomp filter (container runtime) blocks it; "
-		         "use libaio or psync",
-		         what);
+		llmio_err(e, -err,
+		          "io_uring: %s: ENOSYS: this kernel is built without io_uring "
+		          "(CONFIG_IO_URING=n) or a seccomp filter (container runtime) blocks it; "
+		          "use libaio or psync",
+		          what);
 		break;
 	case EPERM:
 		if (engine_read_proc_ulong("/proc/sys/kernel/io_uring_disabled", &disabled) == 0 &&
 		    disabled == 2)
-			snprintf(msg, len,
-			         "io_uring: %s: EPERM: io_uring is disabled system-wide "
-			         "(/proc/sys/kernel/io_uring_disabled = 2); "
-			         "set it to 0 or use libaio",
-			         what);
+			llmio_err(e, -err,
+			          "io_uring: %s: EPERM: io_uring is disabled system-wide "
+			          "(/proc/sys/kernel/io_uring_disabled = 2); "
+			          "set it to 0 or use libaio",
+			          what);
 		else if (disabled == 1)
-			snprintf(msg, len,
-			         "io_uring: %s: EPERM: io_uring is restricted to privileged users "
-			         "and the group in /proc/sys/kernel/io_uring_group "
-			         "(/proc/sys/kernel/io_uring_disabled = 1); join that group, set "
-			         "io_uring_disabled to 0, or use libaio",
-			         what);
+			llmio_err(e, -err,
+			          "io_uring: %s: EPERM: io_uring is restricted to privileged users "
+			          "and the group in /proc/sys/kernel/io_uring_group "
+			          "(/proc/sys/kernel/io_uring_disabled = 1); join that group, set "
+			          "io_uring_disabled to 0, or use libaio",
+			          what);
 		else
-			snprintf(msg, len,
-			         "io_uring: %s: EPERM: refused by a seccomp or security-module "
-			         "policy (io_uring_disabled is 0); use libaio or psync",
-			         what);
+			llmio_err(e, -err,
+			          "io_uring: %s: EPERM: refused by a seccomp or security-module "
+			          "policy (io_uring_disabled is 0); use libaio or psync",
+			          what);
 		break;
 	case ENOMEM:
-		snprintf(msg, len,
-		         "io_uring: %s: ENOMEM: cannot allocate the ring (locked-memory limit %s; "
-		         "raise ulimit -l or lower iodepth)",
-		         what, memlock_text(memlock, sizeof(memlock)));
+		llmio_err(e, -err,
+		          "io_uring: %s: ENOMEM: cannot allocate the ring (locked-memory limit %s; "
+		          "raise ulimit -l or lower iodepth)",
+		          what, memlock_text(memlock, sizeof(memlock)));
 		break;
 	default:
-		snprintf(msg, len, "io_uring: %s: %s", what, strerror(err));
+		llmio_err(e, -err, "io_uring: %s: %s", what, strerror(err));
 		break;
 	}
 }
@@ -255,7 +267,11 @@ static int uring_probe(char *why, size_t len)
 
 	ret = io_uring_queue_init(1, &ring, 0);
 	if (ret < 0) {
-		explain_setup(-ret, "io_uring_queue_init(1)", why, len);
+		struct llmio_error e;
+
+		llmio_error_init(&e);
+		explain_setup(-ret, "io_uring_queue_init(1)", &e);
+		snprintf(why, len, "%s", e.msg); /* the probe's why: a caller's buffer */
 		return ret;
 	}
 	io_uring_queue_exit(&ring);
@@ -264,7 +280,7 @@ static int uring_probe(char *why, size_t len)
 
 /* Create the ring: SQPOLL as asked, otherwise the best task-work mode the kernel accepts. */
 static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned entries,
-                       unsigned base_flags, char *notes, size_t nlen, char *err, size_t elen)
+                       unsigned base_flags, char *notes, size_t nlen, struct llmio_error *e)
 {
 	struct io_uring_params par;
 	size_t i;
@@ -280,14 +296,14 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 		}
 		ret = io_uring_queue_init_params(entries, &p->ring, &par);
 		if (ret == -EINVAL && o->sqpoll_cpu >= 0) {
-			snprintf(err, elen,
-			         "io_uring: sqpoll_cpu=%d: EINVAL: that CPU is not online or not "
-			         "in this thread's cpuset; pick another or use -1",
-			         o->sqpoll_cpu);
-			return ret;
+			return llmio_err(
+			        e, ret,
+			        "io_uring: sqpoll_cpu=%d: EINVAL: that CPU is not online or not "
+			        "in this thread's cpuset; pick another or use -1",
+			        o->sqpoll_cpu);
 		}
 		if (ret < 0) {
-			explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", err, elen);
+			explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", e);
 			return ret;
 		}
 		if (o->sqpoll_cpu >= 0)
@@ -308,7 +324,7 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 			break;
 	}
 	if (ret < 0) {
-		explain_setup(-ret, "io_uring_queue_init_params", err, elen);
+		explain_setup(-ret, "io_uring_queue_init_params", e);
 		return ret;
 	}
 	/* Both modes post completions only when this thread next enters the kernel. */
@@ -462,7 +478,7 @@ static struct spin_window sqpoll_spin_window(const struct uring_opts *o, unsigne
 	return w;
 }
 
-static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	static const struct uring_opts defaults = {
 	        .sqpoll_cpu = -1, .sq_thread_idle = 1000, .fixedbufs = 1, .regfiles = 1};
@@ -476,10 +492,8 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 	ctx->priv = NULL;
 	ctx->notes[0] = '\0';
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		snprintf(err, len, "io_uring: out of memory for the engine state");
-		return -ENOMEM;
-	}
+	if (!p)
+		return llmio_err(e, -ENOMEM, "io_uring: out of memory for the engine state");
 
 	/*
 	 * IOPOLL spins on the device's poll queues instead of taking an interrupt.  An IOPOLL
@@ -506,7 +520,7 @@ static int uring_init(struct engine_ctx *ctx, const struct engine_setup *s, char
 			flags |= IORING_SETUP_IOPOLL;
 	}
 
-	ret = ring_create(p, o, depth, flags, ctx->notes, sizeof(ctx->notes), err, len);
+	ret = ring_create(p, o, depth, flags, ctx->notes, sizeof(ctx->notes), e);
 	if (ret < 0)
 		goto free_state;
 	if (flags & IORING_SETUP_IOPOLL) {
@@ -800,11 +814,11 @@ static void uring_cleanup(struct engine_ctx *ctx)
 }
 
 /* --emit-fio: reap_batch as the engine resolves it, so fio batches completions the same way. */
-static void uring_fio_option(const struct engine_opt *o, int v, struct engine_fio_job *j)
+static void uring_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
 	const struct uring_opts *uo = j->opts;
 
-	fprintf(j->f, "%s=%u\n", engine_opt_fio_name(o),
+	fprintf(j->f, "%s=%u\n", optdesc_fio_name(o),
 	        uring_reap_batch(v, uo->sqpoll, j->direct, j->depth));
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "core/error.h"
 
 /* How long reap() keeps retrying an io_submit() that says -EAGAIN with nothing in flight. */
 #define EAGAIN_RETRY_NS 100000L
@@ -51,40 +52,40 @@ struct aio_eng {
 };
 
 /* Explain an io_setup() failure: the errno alone does not tell an operator what to change. */
-static void explain_io_setup(int err, unsigned nr, char *msg, size_t len)
+static void explain_io_setup(int err, unsigned nr, struct llmio_error *e)
 {
 	unsigned long max_nr = 0, cur_nr = 0;
 
 	switch (err) {
 	case ENOSYS:
-		snprintf(msg, len,
-		         "libaio: io_setup: ENOSYS: this kernel is built without native AIO "
-		         "(CONFIG_AIO=n) or a seccomp filter blocks it; use io_uring or psync");
+		llmio_err(e, -err,
+		          "libaio: io_setup: ENOSYS: this kernel is built without native AIO "
+		          "(CONFIG_AIO=n) or a seccomp filter blocks it; use io_uring or psync");
 		break;
 	case EAGAIN:
 		/* The kernel reserves about 2 x max(nr, 4 x CPUs) events against fs.aio-max-nr. */
 		if (engine_read_proc_ulong("/proc/sys/fs/aio-max-nr", &max_nr) == 0 &&
 		    engine_read_proc_ulong("/proc/sys/fs/aio-nr", &cur_nr) == 0)
-			snprintf(msg, len,
-			         "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
-			         "system-wide (fs.aio-nr %lu of fs.aio-max-nr %lu in use); raise "
-			         "/proc/sys/fs/aio-max-nr or lower iodepth/numjobs",
-			         nr, cur_nr, max_nr);
+			llmio_err(e, -err,
+			          "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
+			          "system-wide (fs.aio-nr %lu of fs.aio-max-nr %lu in use); raise "
+			          "/proc/sys/fs/aio-max-nr or lower iodepth/numjobs",
+			          nr, cur_nr, max_nr);
 		else
-			snprintf(msg, len,
-			         "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
-			         "system-wide (/proc/sys/fs/aio-max-nr); raise it or lower "
-			         "iodepth/numjobs",
-			         nr);
+			llmio_err(e, -err,
+			          "libaio: io_setup(%u): EAGAIN: not enough AIO events left "
+			          "system-wide (/proc/sys/fs/aio-max-nr); raise it or lower "
+			          "iodepth/numjobs",
+			          nr);
 		break;
 	case EINVAL:
-		snprintf(msg, len,
-		         "libaio: io_setup(%u): EINVAL: iodepth exceeds what the kernel allows "
-		         "(/proc/sys/fs/aio-max-nr); lower iodepth",
-		         nr);
+		llmio_err(e, -err,
+		          "libaio: io_setup(%u): EINVAL: iodepth exceeds what the kernel allows "
+		          "(/proc/sys/fs/aio-max-nr); lower iodepth",
+		          nr);
 		break;
 	default:
-		snprintf(msg, len, "libaio: io_setup(%u): %s", nr, strerror(err));
+		llmio_err(e, -err, "libaio: io_setup(%u): %s", nr, strerror(err));
 		break;
 	}
 }
@@ -97,7 +98,11 @@ static int aio_probe(char *why, size_t len)
 	/* libaio's wrappers return -errno themselves. */
 	ret = io_setup(1, &aio);
 	if (ret < 0) {
-		explain_io_setup(-ret, 1, why, len);
+		struct llmio_error e;
+
+		llmio_error_init(&e);
+		explain_io_setup(-ret, 1, &e);
+		snprintf(why, len, "%s", e.msg); /* the probe's why: a caller's buffer */
 		return ret;
 	}
 	io_destroy(aio);
@@ -114,7 +119,7 @@ static void aio_free(struct aio_eng *p)
 	free(p);
 }
 
-static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	struct aio_eng *p;
 	unsigned depth = s->iodepth ? s->iodepth : 1;
@@ -123,23 +128,20 @@ static int aio_init(struct engine_ctx *ctx, const struct engine_setup *s, char *
 
 	ctx->priv = NULL;
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		snprintf(err, len, "libaio: out of memory for the engine state");
-		return -ENOMEM;
-	}
+	if (!p)
+		return llmio_err(e, -ENOMEM, "libaio: out of memory for the engine state");
 	p->iocbs = calloc(depth, sizeof(*p->iocbs));
 	p->freel = calloc(depth, sizeof(*p->freel));
 	p->pending = calloc(depth, sizeof(*p->pending));
 	p->refused = calloc(depth, sizeof(*p->refused));
 	p->events = calloc(depth, sizeof(*p->events));
 	if (!p->iocbs || !p->freel || !p->pending || !p->refused || !p->events) {
-		snprintf(err, len, "libaio: out of memory for %u iocbs", depth);
-		ret = -ENOMEM;
+		ret = llmio_err(e, -ENOMEM, "libaio: out of memory for %u iocbs", depth);
 		goto free_state;
 	}
 	ret = io_setup((int)depth, &p->aio);
 	if (ret < 0) {
-		explain_io_setup(-ret, depth, err, len);
+		explain_io_setup(-ret, depth, e);
 		goto free_state;
 	}
 	for (i = 0; i < depth; i++)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "core/error.h"
 
 struct mmap_opts {
 	int populate;
@@ -46,29 +47,31 @@ static const int madvise_advice[] = {
         [ADV_HUGEPAGE] = MADV_HUGEPAGE,
 };
 
-static const struct engine_opt mmap_options[] = {
+static const struct llmio_optdesc mmap_options[] = {
         {
                 .name = "populate",
                 .alias = NULL,
-                .type = ENGINE_OPT_BOOL,
-                .offset = offsetof(struct mmap_opts, populate),
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct mmap_opts, populate),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "0",
                 .help = "fault the whole mapping in at init (MAP_POPULATE), so the run measures "
                         "copies from resident pages",
-                .fio_kind = ENGINE_FIO_NONE,
+                .fio_kind = OPTD_FIO_NONE,
                 .fio_note = "fio's mmap engine has no MAP_POPULATE: pages are faulted in during "
                             "its run",
         },
         {
                 .name = "madvise",
                 .alias = NULL,
-                .type = ENGINE_OPT_ENUM,
-                .offset = offsetof(struct mmap_opts, madvise),
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct mmap_opts, madvise),
+                .scope = OPTD_SCOPE_ENGINE,
                 .def = "normal",
                 .help = "madvise() advice for the mappings: readahead behaviour, or hugepage to "
                         "ask for large folios",
-                .choices = madvise_names,
-                .fio_kind = ENGINE_FIO_CUSTOM, /* fadvise_hint or thp */
+                .choices = "normal|random|sequential|willneed|hugepage",
+                .fio_kind = OPTD_FIO_CUSTOM, /* fadvise_hint or thp */
         },
         {.name = NULL},
 };
@@ -224,7 +227,7 @@ static void unmap_all(struct mmap_eng *p)
 			munmap(p->maps[i].addr, p->maps[i].len);
 }
 
-static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	static const struct mmap_opts defaults = {.populate = 0, .madvise = ADV_NORMAL};
 	const struct mmap_opts *o = s->opts ? s->opts : &defaults;
@@ -240,24 +243,20 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 	ctx->priv = NULL;
 	ctx->notes[0] = '\0';
 	if (s->direct) {
-		snprintf(err, len,
-		         "mmap goes through the page cache and cannot do O_DIRECT; use --direct=0");
-		return -EINVAL;
+		return llmio_err(
+		        e, -EINVAL,
+		        "mmap goes through the page cache and cannot do O_DIRECT; use --direct=0");
 	}
 	if (o->madvise >= 0 && o->madvise <= ADV_HUGEPAGE)
 		advice = o->madvise;
 	pthread_once(&bus_once, bus_install);
-	if (bus_install_err) {
-		snprintf(err, len, "mmap: cannot install the SIGBUS handler: %s",
-		         strerror(bus_install_err));
-		return -bus_install_err;
-	}
+	if (bus_install_err)
+		return llmio_err(e, -bus_install_err, "mmap: cannot install the SIGBUS handler: %s",
+		                 strerror(bus_install_err));
 
 	p = calloc(1, sizeof(*p) + (size_t)s->nfiles * sizeof(p->maps[0]));
-	if (!p) {
-		snprintf(err, len, "mmap: out of memory for %u mappings", s->nfiles);
-		return -ENOMEM;
-	}
+	if (!p)
+		return llmio_err(e, -ENOMEM, "mmap: out of memory for %u mappings", s->nfiles);
 	p->nmaps = s->nfiles;
 	p->writable = s->writable;
 
@@ -269,9 +268,9 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 		if (!s->file_sizes[i])
 			continue; /* mmap() refuses a zero length; every access reads 0 bytes */
 		if (s->file_sizes[i] > SIZE_MAX) {
-			snprintf(err, len,
-			         "mmap: file %u is too large to map in this address space", i);
-			ret = -EFBIG;
+			ret = llmio_err(e, -EFBIG,
+			                "mmap: file %u is too large to map in this address space",
+			                i);
 			goto unmap;
 		}
 		/*
@@ -285,18 +284,18 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, char 
 			if (fstat(s->fds[i], &st) == 0 && (uint64_t)st.st_size < s->file_sizes[i] &&
 			    ftruncate(s->fds[i], (off_t)s->file_sizes[i])) {
 				ret = -errno;
-				snprintf(err, len, "mmap: cannot size file %u to %llu bytes: %s", i,
-				         (unsigned long long)s->file_sizes[i], strerror(-ret));
+				llmio_err(e, ret, "mmap: cannot size file %u to %llu bytes: %s", i,
+				          (unsigned long long)s->file_sizes[i], strerror(-ret));
 				goto unmap;
 			}
 		}
 		addr = mmap(NULL, (size_t)s->file_sizes[i], prot, flags, s->fds[i], 0);
 		if (addr == MAP_FAILED) {
 			ret = -errno;
-			snprintf(err, len, "mmap: mapping file %u (%llu bytes) failed: %s%s", i,
-			         (unsigned long long)s->file_sizes[i], strerror(-ret),
-			         ret == -ENOMEM ? " (address space or vm.max_map_count exhausted?)"
-			                        : "");
+			llmio_err(e, ret, "mmap: mapping file %u (%llu bytes) failed: %s%s", i,
+			          (unsigned long long)s->file_sizes[i], strerror(-ret),
+			          ret == -ENOMEM ? " (address space or vm.max_map_count exhausted?)"
+			                         : "");
 			goto unmap;
 		}
 		m->addr = addr;
@@ -394,9 +393,11 @@ static void mmap_cleanup(struct engine_ctx *ctx)
 }
 
 /* --emit-fio: fio's mmap engine advises the access pattern of rw (fadvise_hint) or thp. */
-static void mmap_fio_option(const struct engine_opt *o, int v, struct engine_fio_job *j)
+static void mmap_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
-	const char *name = o->choices[v];
+	const char *name = v >= 0 && v <= ADV_HUGEPAGE ? madvise_names[v] : "?";
+
+	(void)o;
 
 	if (!strcmp(name, "normal"))
 		return; /* fadvise_hint=0 follows */

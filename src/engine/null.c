@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
+#include "core/error.h"
 
 struct null_data {
 	unsigned depth;
@@ -24,12 +25,11 @@ static int null_probe(char *why, size_t len)
 	return 0;
 }
 
-static int null_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int null_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	struct null_data *d = calloc(1, sizeof(*d));
 
-	(void)err;
-	(void)len;
+	(void)e;
 	if (!d)
 		return -ENOMEM;
 	d->depth = s->iodepth;

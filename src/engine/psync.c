@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "core/error.h"
 
 struct psync_data {
 	const int *fds;
@@ -20,12 +21,11 @@ static int psync_probe(char *why, size_t len)
 	return 0;
 }
 
-static int psync_init(struct engine_ctx *ctx, const struct engine_setup *s, char *err, size_t len)
+static int psync_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	struct psync_data *d = calloc(1, sizeof(*d));
 
-	(void)err;
-	(void)len;
+	(void)e;
 	if (!d)
 		return -ENOMEM;
 	d->fds = s->fds;

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
 
@@ -59,13 +61,17 @@ const char *engine_missing(const struct engine_ops *e)
 		return "buf_free (it has buf_alloc)";
 	if (!e->buf_alloc && e->buf_free)
 		return "buf_alloc (it has buf_free)";
-	for (const struct engine_opt *o = e->opts; o && o->name; o++) {
-		if (o->fio_kind == ENGINE_FIO_CUSTOM && !e->fio_option)
-			return "fio_option (an option is ENGINE_FIO_CUSTOM)";
-		if (o->fio_kind == ENGINE_FIO_NONE && !o->fio_note)
-			return "fio_note (an option is ENGINE_FIO_NONE)";
-		if (o->type == ENGINE_OPT_ENUM && !o->choices)
-			return "choices (an option is ENGINE_OPT_ENUM)";
+	for (const struct llmio_optdesc *o = e->opts; o && o->name; o++) {
+		if (o->fio_kind == OPTD_FIO_CUSTOM && !e->fio_option)
+			return "fio_option (an option is OPTD_FIO_CUSTOM)";
+		if (o->fio_kind == OPTD_FIO_NONE && !o->fio_note)
+			return "fio_note (an option is OPTD_FIO_NONE)";
+		if (o->type == OPTD_ENUM && !o->choices)
+			return "choices (an option is OPTD_ENUM)";
+		if (o->scope != OPTD_SCOPE_ENGINE)
+			return "scope = OPTD_SCOPE_ENGINE (in an option)";
+		if (o->size != sizeof(int) || o->offset + o->size > e->opts_size)
+			return "an int field in opts_size (an option's OPTD_FIELD)";
 	}
 	return NULL;
 }
@@ -109,17 +115,9 @@ const char *engine_test_variant(const struct engine_ops *e, size_t m)
 	return NULL;
 }
 
-const char *engine_opt_fio_name(const struct engine_opt *o)
+const struct llmio_optdesc *engine_opt_find(const struct engine_ops *e, const char *key)
 {
-	return o->fio ? o->fio : o->alias ? o->alias : o->name;
-}
-
-const struct engine_opt *engine_opt_find(const struct engine_ops *e, const char *key)
-{
-	for (const struct engine_opt *o = e->opts; o && o->name; o++)
-		if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key)))
-			return o;
-	return NULL;
+	return optdesc_find(e->opts, SIZE_MAX, key);
 }
 
 const struct engine_ops *engine_owning_option(const char *key)
@@ -135,99 +133,45 @@ static void list_opts(const struct engine_ops *e, char *buf, size_t len)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (const struct engine_opt *o = e->opts; o && o->name && used < len; o++)
+	for (const struct llmio_optdesc *o = e->opts; o && o->name && used < len; o++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", o->name);
 	if (!e->opts || !e->opts->name)
 		snprintf(buf, len, "none");
 }
 
-static int parse_bool(const char *v, int *out)
+/* Option o of engine e from text v into opts: the one parser of every option
+ * (optdesc_set()), its message prefixed with the engine. */
+static int set_opt(const struct engine_ops *e, const struct llmio_optdesc *o, const char *v,
+                   void *opts, struct llmio_error *err)
 {
-	static const char *const yes[] = {"", "1", "true", "yes", "on"};
-	static const char *const no[] = {"0", "false", "no", "off"};
+	struct llmio_error in = {0};
+	int ret = optdesc_set(o, v, opts, &in);
 
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-		if (!strcasecmp(v, yes[i]))
-			return *out = 1, 0;
-	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		if (!strcasecmp(v, no[i]))
-			return *out = 0, 0;
-	return -EINVAL;
+	return ret ? llmio_err(err, ret, "%s option %s", e->name, in.msg) : 0;
 }
 
-static int set_opt(const struct engine_ops *e, const struct engine_opt *o, const char *v,
-                   void *opts, char *err, size_t errlen)
+int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts,
+                      struct llmio_error *err)
 {
-	int *field = (int *)((char *)opts + o->offset);
-	char *end;
-	long n;
-
-	switch (o->type) {
-	case ENGINE_OPT_BOOL:
-		if (parse_bool(v, field) == 0)
-			return 0;
-		snprintf(err, errlen, "%s option %s=%s: expected 1/0, true/false, yes/no or on/off",
-		         e->name, o->name, v);
-		return -EINVAL;
-	case ENGINE_OPT_ENUM:
-		for (int i = 0; o->choices[i]; i++)
-			if (!strcmp(o->choices[i], v))
-				return *field = i, 0;
-		{
-			char list[256];
-			size_t used = 0;
-
-			list[0] = '\0';
-			for (int i = 0; o->choices[i] && used < sizeof(list); i++)
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-				                         i ? ", " : "", o->choices[i]);
-			snprintf(err, errlen, "%s option %s=%s: expected one of %s", e->name,
-			         o->name, v, list);
-		}
-		return -EINVAL;
-	case ENGINE_OPT_INT:
-	case ENGINE_OPT_TIME_MS:
-		errno = 0;
-		n = strtol(v, &end, 10);
-		if (o->type == ENGINE_OPT_TIME_MS && end != v && !strcmp(end, "ms"))
-			end += 2;
-		if (errno || end == v || *end || n < o->min || n > o->max) {
-			snprintf(err, errlen,
-			         "%s option %s=%s: expected an integer%s from %d to %d", e->name,
-			         o->name, v, o->type == ENGINE_OPT_TIME_MS ? " (ms)" : "", o->min,
-			         o->max);
-			return -EINVAL;
-		}
-		*field = (int)n;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, char *err,
-                      size_t errlen)
-{
+	struct llmio_error e_ = {0};
 	char buf[512], *save = NULL, *tok;
-	int ret;
+	int ret = 0;
 
 	if (e->opts_size)
 		memset(opts, 0, e->opts_size);
-	for (const struct engine_opt *o = e->opts; o && o->name; o++) {
-		ret = set_opt(e, o, o->def, opts, err, errlen);
-		if (ret)
-			return ret; /* a bad default is a bug; the message names it */
-	}
-	if (!text || !*text)
-		return 0;
+	for (const struct llmio_optdesc *o = e->opts; o && o->name && !ret; o++)
+		ret = set_opt(e, o, NULL, opts, &e_); /* a bad default is a bug; e_ names it */
+	if (ret || !text || !*text)
+		goto out;
 	if (strlen(text) >= sizeof(buf)) {
-		snprintf(err, errlen, "engine options too long (%zu bytes)", strlen(text));
-		return -EINVAL;
+		ret = llmio_err(&e_, -EINVAL, "engine options too long (%zu bytes)", strlen(text));
+		goto out;
 	}
 	memcpy(buf, text, strlen(text) + 1);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(buf, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		const char *val = "";
-		const struct engine_opt *o;
+		const struct llmio_optdesc *o;
 
 		if (eq) {
 			*eq = '\0';
@@ -238,15 +182,16 @@ int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts, 
 			char list[256];
 
 			list_opts(e, list, sizeof(list));
-			snprintf(err, errlen, "engine %s has no option '%s' (its options: %s)",
-			         e->name, tok, list);
-			return -EINVAL;
+			ret = llmio_err(&e_, -EINVAL,
+			                "engine %s has no option '%s' (its options: %s)", e->name,
+			                tok, list);
+			break;
 		}
-		ret = set_opt(e, o, val, opts, err, errlen);
-		if (ret)
-			return ret;
+		ret = set_opt(e, o, val, opts, &e_);
 	}
-	return 0;
+out:
+	/* Every option error is a usage error, out of range included. */
+	return ret ? llmio_err(err, -EINVAL, "%s", e_.msg) : 0;
 }
 
 /* Public view. */
@@ -263,7 +208,7 @@ int llmio_engine_info(size_t i, struct llmio_engine_info *out)
 
 	if (!e)
 		return -ENOENT;
-	for (const struct engine_opt *o = e->opts; o && o->name; o++)
+	for (const struct llmio_optdesc *o = e->opts; o && o->name; o++)
 		n++;
 	out->name = e->name;
 	out->summary = e->summary;
@@ -273,25 +218,18 @@ int llmio_engine_info(size_t i, struct llmio_engine_info *out)
 	return 0;
 }
 
-static const char *const opt_type_names[] = {
-        [ENGINE_OPT_BOOL] = "bool",
-        [ENGINE_OPT_INT] = "int",
-        [ENGINE_OPT_ENUM] = "enum",
-        [ENGINE_OPT_TIME_MS] = "time (ms)",
-};
-
 int llmio_engine_option(size_t engine, size_t opt, struct llmio_engine_option_info *out)
 {
 	const struct engine_ops *e = engine_at(engine);
 	size_t n = 0;
 
-	for (const struct engine_opt *o = e ? e->opts : NULL; o && o->name; o++, n++) {
+	for (const struct llmio_optdesc *o = e ? e->opts : NULL; o && o->name; o++, n++) {
 		if (n != opt)
 			continue;
 		*out = (struct llmio_engine_option_info){
 		        .name = o->name,
 		        .alias = o->alias,
-		        .type = opt_type_names[o->type],
+		        .type = optdesc_type_name(o),
 		        .def = o->def,
 		        .help = o->help,
 		};

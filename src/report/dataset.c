@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "core/error.h"
 #include "report/fmt.h"
 #include "sweep/journal.h"
 #include "report/report.h"
@@ -818,7 +819,7 @@ static int on_line(void *arg, unsigned line, const cJSON *rec, const char *skipp
 	return s->ret;
 }
 
-int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
+int dataset_load(struct dataset *d, const char *path, struct llmio_error *e)
 {
 	struct load_state s = {.d = d};
 	int ret;
@@ -828,32 +829,32 @@ int dataset_load(struct dataset *d, const char *path, char *err, size_t len)
 	s.scratch = malloc(sizeof(*s.scratch));
 	if (!s.scratch)
 		return -ENOMEM;
-	ret = journal_read(path, on_line, &s, err, len);
+	ret = journal_read(path, on_line, &s, e);
 	if (ret < 0 && !s.ret) {
-		snprintf(err, len, "cannot open %s: %s; give the journal `llmio sweep -o` wrote",
-		         path, strerror(-ret));
+		llmio_err(e, ret, "cannot open %s: %s; give the journal `llmio sweep -o` wrote",
+		          path, strerror(-ret));
 		goto out_free;
 	}
 	if (s.ret) {
 		ret = s.ret;
-		snprintf(err, len, "cannot read %s: %s", path, strerror(-ret));
+		llmio_err(e, ret, "cannot read %s: %s", path, strerror(-ret));
 		goto out_free;
 	}
 	ret = group_points(d, s.scratch);
 	if (!ret)
 		ret = find_varying(d);
 	if (ret) {
-		snprintf(err, len, "out of memory grouping %s", path);
+		llmio_err(e, ret, "out of memory grouping %s", path);
 	} else if (!d->records) {
 		char detail[200] = "";
 
 		if (s.held)
 			snprintf(detail, sizeof(detail), "; %s", s.first_why);
 		ret = -ENODATA;
-		snprintf(err, len,
-		         "%s holds no sweep records (one JSON object per line, \"record\": "
-		         "\"point\"%s); give a journal that `llmio sweep -o` wrote",
-		         path, detail);
+		llmio_err(e, ret,
+		          "%s holds no sweep records (one JSON object per line, \"record\": "
+		          "\"point\"%s); give a journal that `llmio sweep -o` wrote",
+		          path, detail);
 	}
 out_free:
 	free(s.scratch);

@@ -3,9 +3,10 @@
  * `llmio run --emit-fio`: the fio job file that runs the same job, so that any llmio figure can
  * be checked with fio in one step.
  *
- * The whole mapping is two tables: job options (struct llmio_job_opts, below) and each engine's
- * options (fio_kind and fio in the engine's own table, src/engine/engine.h), each with fio's
- * name and how the value converts.  Where fio has no equivalent, or
+ * The whole mapping is the option tables themselves (struct llmio_optdesc): fio_kind and fio in
+ * the job options' table (src/core/options.c) and in each engine's own table, each with fio's
+ * name and how the value converts; job options that convert in their own way are written by
+ * the functions of custom[] below.  Where fio has no equivalent, or
  * means something slightly different, the job file gets a comment line saying what differs
  * instead of a silently different job.  Conventions that hold for every job:
  *  - thread=1: llmio runs its workers as threads of one process, as fio does with thread=1;
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/options.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
 
@@ -41,37 +44,14 @@ struct emit {
 /* Does the engine have an option that fio calls fio_name (it then writes that line itself)? */
 static bool engine_maps(const struct engine_ops *e, const char *fio_name)
 {
-	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
-		if (eo->fio_kind != ENGINE_FIO_UNMAPPED && eo->fio_kind != ENGINE_FIO_NONE &&
-		    !strcmp(engine_opt_fio_name(eo), fio_name))
+	for (const struct llmio_optdesc *eo = e->opts; eo && eo->name; eo++)
+		if (eo->fio_kind != OPTD_FIO_UNMAPPED && eo->fio_kind != OPTD_FIO_NONE &&
+		    !strcmp(optdesc_fio_name(eo), fio_name))
 			return true;
 	return false;
 }
 
 /* ---- job options ---------------------------------------------------------------------- */
-
-enum job_kind {
-	J_PLAIN, /* uint32 / uint64 as a number, emitted when non-zero */
-	J_BOOL,  /* 0/1, always */
-	J_STR,   /* text, emitted when non-empty */
-	J_FUNC,  /* converted by fn */
-};
-
-struct job_map {
-	const char *llmio; /* llmio's option name */
-	const char *fio;   /* fio's option name (NULL: no single equivalent) */
-	enum job_kind kind;
-	size_t off;   /* offsetof(struct llmio_job_opts, field) */
-	size_t width; /* J_PLAIN: sizeof the field */
-	void (*fn)(struct emit *x);
-};
-
-#define JOFF(f)   offsetof(struct llmio_job_opts, f)
-#define JWIDTH(f) sizeof(((struct llmio_job_opts *)0)->f)
-#define JNUM(n, f)                                                                                 \
-	{                                                                                          \
-		n, n, J_PLAIN, JOFF(f), JWIDTH(f), NULL                                            \
-	}
 
 /* fio splits a filename list at ':'; a literal colon is written "\:". */
 static void put_escaped(FILE *f, const char *s)
@@ -275,83 +255,95 @@ static void emit_cpus(struct emit *x)
 	fprintf(x->f, "cpus_allowed_policy=%s\n", x->o->cpus_allowed_policy);
 }
 
-static const struct job_map job_map[] = {
-        {"ioengine", "ioengine", J_STR, JOFF(engine), 0, NULL},
-        {"filename", "filename", J_FUNC, 0, 0, emit_filename},
-        {"directory", "directory", J_FUNC, 0, 0, emit_directory},
-        {"rw", "rw", J_FUNC, 0, 0, emit_rw},
-        JNUM("bs", bs),
-        {"iodepth", "iodepth", J_FUNC, 0, 0, emit_iodepth},
-        {"numjobs", "numjobs", J_FUNC, 0, 0, emit_numjobs},
-        {"size", "size", J_FUNC, 0, 0, emit_size}, /* with io_size */
-        {"runtime", "runtime", J_FUNC, 0, 0, emit_runtime},
-        {"ramp_time", "ramp_time", J_FUNC, 0, 0, emit_ramp},
-        {"direct", "direct", J_BOOL, JOFF(direct), 0, NULL},
-        {"invalidate", "invalidate", J_BOOL, JOFF(invalidate), 0, NULL},
-        {"random_distribution", "random_distribution", J_FUNC, 0, 0, emit_distribution},
-        {"randseed", "randseed", J_FUNC, 0, 0, emit_randseed},
-        {"fsync", "fsync", J_FUNC, 0, 0, emit_fsync},
-        {"end_fsync", "end_fsync", J_BOOL, JOFF(end_fsync), 0, NULL},
-        {"rate", "rate", J_FUNC, 0, 0, emit_rate},
-        {"thinktime", "thinktime", J_FUNC, 0, 0, emit_thinktime},  /* with thinktime_blocks */
-        {"cpus_allowed", "cpus_allowed", J_FUNC, 0, 0, emit_cpus}, /* with its policy */
-        {"allow_destructive", NULL, J_FUNC, 0, 0, emit_destructive},
+/*
+ * Job options marked OPTD_FIO_CUSTOM in their table, by name: fn writes the fio lines, or NULL
+ * when another option's fn writes them (nrfiles with directory, rwmixread with rw ...) or fio
+ * needs none (extend: fio extends a short file itself).
+ */
+static const struct {
+	const char *name;
+	void (*fn)(struct emit *x);
+} custom[] = {
+        {"filename", emit_filename},
+        {"directory", emit_directory},
+        {"nrfiles", NULL},
+        {"rw", emit_rw},
+        {"rwmixread", NULL},
+        {"iodepth", emit_iodepth},
+        {"numjobs", emit_numjobs},
+        {"size", emit_size},
+        {"io_size", NULL},
+        {"runtime", emit_runtime},
+        {"ramp_time", emit_ramp},
+        {"random_distribution", emit_distribution},
+        {"randseed", emit_randseed},
+        {"fsync", emit_fsync},
+        {"rate", emit_rate},
+        {"thinktime", emit_thinktime},
+        {"thinktime_blocks", NULL},
+        {"cpus_allowed", emit_cpus},
+        {"cpus_allowed_policy", NULL},
+        {"allow_destructive", emit_destructive},
+        {"force", NULL},
+        {"extend", NULL},
 };
 
-static void emit_job_option(struct emit *x, const struct job_map *m)
+static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)
 {
-	const char *field = (const char *)x->o + m->off;
-	uint64_t v;
+	struct llmio_optval v;
+	char text[LLMIO_PATH_MAX];
 
-	switch (m->kind) {
-	case J_PLAIN:
-		v = m->width == sizeof(uint32_t) ? *(const uint32_t *)field
-		                                 : *(const uint64_t *)field;
-		if (v)
-			fprintf(x->f, "%s=%" PRIu64 "\n", m->fio, v);
+	switch (d->fio_kind) {
+	case OPTD_FIO_VALUE:
+		/* as the table writes it: numbers in bytes, booleans 0/1; nothing when empty/0 */
+		optdesc_load(d, x->o, &v);
+		if (optdesc_format(d, &v, text, sizeof(text)) == 0 && text[0] &&
+		    (d->type == OPTD_BOOL || strcmp(text, "0")))
+			fprintf(x->f, "%s=%s\n", optdesc_fio_name(d), text);
+		return 0;
+	case OPTD_FIO_CUSTOM:
+		for (size_t i = 0; i < sizeof(custom) / sizeof(custom[0]); i++)
+			if (!strcmp(custom[i].name, d->name)) {
+				if (custom[i].fn)
+					custom[i].fn(x);
+				return 0;
+			}
 		break;
-	case J_BOOL:
-		fprintf(x->f, "%s=%d\n", m->fio, *(const bool *)field ? 1 : 0);
-		break;
-	case J_STR:
-		if (field[0])
-			fprintf(x->f, "%s=%s\n", m->fio, field);
-		break;
-	case J_FUNC:
-		m->fn(x);
+	default:
 		break;
 	}
+	return llmio_err(e, -EINVAL, "internal error: job option %s has no fio mapping", d->name);
 }
 
 /* ---- engine options ------------------------------------------------------------------- */
 
-static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int v, int def,
+static void emit_engine_option(struct emit *x, const struct llmio_optdesc *eo, int v, int def,
                                const void *set)
 {
-	const char *fio = engine_opt_fio_name(eo);
+	const char *fio = optdesc_fio_name(eo);
 	struct engine_fio_job j;
 
 	switch (eo->fio_kind) {
-	case ENGINE_FIO_UNMAPPED:
+	case OPTD_FIO_UNMAPPED:
 		/* an engine option nobody mapped: say so rather than drop it */
 		fprintf(x->f, "; differs: llmio %s option %s=%d has no fio mapping\n", x->e->name,
 		        eo->name, v);
 		break;
-	case ENGINE_FIO_VALUE:
+	case OPTD_FIO_VALUE:
 		fprintf(x->f, "%s=%d\n", fio, v);
 		break;
-	case ENGINE_FIO_IF_SET:
+	case OPTD_FIO_IF_SET:
 		if (v >= 0)
 			fprintf(x->f, "%s=%d\n", fio, v);
 		break;
-	case ENGINE_FIO_ZERO_IS_QD:
+	case OPTD_FIO_ZERO_IS_QD:
 		fprintf(x->f, "%s=%u\n", fio, v > 0 ? (unsigned)v : x->depth);
 		break;
-	case ENGINE_FIO_NONE:
+	case OPTD_FIO_NONE:
 		if (v != def)
 			fprintf(x->f, "; differs: %s=%d: %s\n", eo->name, v, eo->fio_note);
 		break;
-	case ENGINE_FIO_CUSTOM:
+	case OPTD_FIO_CUSTOM:
 		j = (struct engine_fio_job){.f = x->f,
 		                            .opts = set,
 		                            .depth = x->depth,
@@ -363,48 +355,45 @@ static void emit_engine_option(struct emit *x, const struct engine_opt *eo, int 
 	}
 }
 
-static int emit_engine_options(struct emit *x, char *err, size_t errlen)
+static int emit_engine_options(struct emit *x, struct llmio_error *err)
 {
 	const struct engine_ops *e = x->e;
 	int setv[32], defv[32]; /* engine option structs are ints (engine.h) */
 	const char *set = (const char *)setv, *def = (const char *)defv;
-	char ignored[256];
 	int ret;
 
 	if (!e->opts_size)
 		return 0;
-	if (e->opts_size > sizeof(setv)) {
-		snprintf(err, errlen, "internal error: %s's options do not fit", e->name);
-		return -EINVAL;
-	}
-	ret = engine_opts_parse(e, x->o->engine_opts, setv, err, errlen);
+	if (e->opts_size > sizeof(setv))
+		return llmio_err(err, -EINVAL, "internal error: %s's options do not fit", e->name);
+	ret = engine_opts_parse(e, x->o->engine_opts, setv, err);
 	if (ret)
 		return ret;
-	engine_opts_parse(e, "", defv, ignored, sizeof(ignored));
-	for (const struct engine_opt *eo = e->opts; eo && eo->name; eo++)
+	engine_opts_parse(e, "", defv, NULL); /* the defaults parse */
+	for (const struct llmio_optdesc *eo = e->opts; eo && eo->name; eo++)
 		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
 		                   *(const int *)(def + eo->offset), set);
 	return 0;
 }
 
-int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
-                 size_t errlen)
+int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
+                 struct llmio_error *e)
 {
 	struct emit x = {.f = f, .o = o};
+	char why[512];
 	int ret;
 
 	x.e = engine_find(o->engine);
 	if (!x.e) {
-		llmio_engine_probe(o->engine, err, errlen);
-		return -EINVAL;
+		llmio_engine_probe(o->engine, why, sizeof(why));
+		return llmio_err(e, -EINVAL, "%s", why);
 	}
 	x.depth = (x.e->caps & ENGINE_CAP_ASYNC) ? o->iodepth : 1;
 	x.random = o->rw == LLMIO_RW_RANDREAD || o->rw == LLMIO_RW_RANDWRITE ||
 	           o->rw == LLMIO_RW_RANDRW;
-	if (o->direct && !(x.e->caps & ENGINE_CAP_DIRECT)) {
-		snprintf(err, errlen, "engine %s cannot do O_DIRECT; use --direct=0", x.e->name);
-		return -EINVAL;
-	}
+	if (o->direct && !(x.e->caps & ENGINE_CAP_DIRECT))
+		return llmio_err(e, -EINVAL, "engine %s cannot do O_DIRECT; use --direct=0",
+		                 x.e->name);
 
 	fprintf(f,
 	        "; fio job file equivalent to:\n;   llmio run%s\n"
@@ -412,10 +401,13 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, c
 	        "; lines starting \"; differs:\" name what fio cannot express the same way\n"
 	        "[llmio]\n",
 	        cmdline, llmio_version());
-	for (size_t i = 0; i < sizeof(job_map) / sizeof(job_map[0]); i++)
-		emit_job_option(&x, &job_map[i]);
+	for (size_t i = 0; job_optdesc(i); i++) {
+		ret = emit_job_option(&x, job_optdesc(i), e);
+		if (ret)
+			return ret;
+	}
 	fprintf(f, "thread=1\nnorandommap=1\n");
-	ret = emit_engine_options(&x, err, errlen);
+	ret = emit_engine_options(&x, e);
 	if (ret)
 		return ret;
 	if (!x.fadvise_set)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "llmio/llmio.h"
+#include "core/error.h"
 
 /* A duration: "812 ns", "12.5 us", "3.1 ms", "12.00 s". */
 void fmt_ns(char *buf, size_t len, uint64_t ns);
@@ -25,9 +26,9 @@ void table_print_result(FILE *f, const struct llmio_result *r);
 
 /*
  * The fio job file equivalent to job o (src/report/emit_fio.c); cmdline is the llmio command
- * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in err.
+ * line it came from, quoted in a comment.  \return 0, or -EINVAL with the reason in e.
  */
-int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline, char *err,
-                 size_t errlen);
+int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
+                 struct llmio_error *e);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "llmio/job.h"
+#include "core/error.h"
 #include "report/report.h"
 
 #define SCRIPT "charts.gp"
@@ -287,7 +288,7 @@ static int run_gnuplot(const struct plot *p, const char *bin, int *status)
 	return 0;
 }
 
-int plot_render(struct plot *p, char *err, size_t len)
+int plot_render(struct plot *p, struct llmio_error *e)
 {
 	char bin[LLMIO_PATH_MAX], why[512] = "", path[LLMIO_PATH_MAX + 16];
 	struct stat st;
@@ -295,37 +296,30 @@ int plot_render(struct plot *p, char *err, size_t len)
 
 	if (fclose(p->f) || p->error) {
 		p->f = NULL;
-		snprintf(err, len, "cannot write the chart script: %s",
-		         strerror(p->error ? -p->error : EIO));
-		return p->error ? p->error : -EIO;
+		return llmio_err(e, p->error ? p->error : -EIO, "cannot write the chart script: %s",
+		                 strerror(p->error ? -p->error : EIO));
 	}
 	p->f = NULL;
 	if (!p->ncharts)
 		return 0;
-	if (find_gnuplot(bin, sizeof(bin))) {
-		snprintf(err, len,
-		         "gnuplot is not installed (the charts need it): install it (Debian: "
-		         "apt-get install gnuplot-nox) or pass --no-charts");
-		return -ENOENT;
-	}
+	if (find_gnuplot(bin, sizeof(bin)))
+		return llmio_err(
+		        e, -ENOENT,
+		        "gnuplot is not installed (the charts need it): install it (Debian: "
+		        "apt-get install gnuplot-nox) or pass --no-charts");
 	ret = run_gnuplot(p, bin, &status);
-	if (ret) {
-		snprintf(err, len, "cannot run %s: %s", bin, strerror(-ret));
-		return -EIO;
-	}
+	if (ret)
+		return llmio_err(e, -EIO, "cannot run %s: %s", bin, strerror(-ret));
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		log_error(p, why, sizeof(why));
-		snprintf(err, len, "gnuplot failed (%s %d)%s%s",
-		         WIFEXITED(status) ? "exit status" : "signal",
-		         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		         why[0] ? ": " : "", why);
-		return -EIO;
+		return llmio_err(e, -EIO, "gnuplot failed (%s %d)%s%s",
+		                 WIFEXITED(status) ? "exit status" : "signal",
+		                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		                 why[0] ? ": " : "", why);
 	}
 	for (size_t i = 0; i < p->nout; i++) {
-		if (path_in(p, p->out[i], path, sizeof(path)) || stat(path, &st) || !st.st_size) {
-			snprintf(err, len, "gnuplot did not draw %s", p->out[i]);
-			return -EIO;
-		}
+		if (path_in(p, p->out[i], path, sizeof(path)) || stat(path, &st) || !st.st_size)
+			return llmio_err(e, -EIO, "gnuplot did not draw %s", p->out[i]);
 	}
 	if (!path_in(p, LOG, path, sizeof(path)))
 		unlink(path);

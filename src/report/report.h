@@ -14,6 +14,7 @@
 
 #include "llmio/hist.h"
 #include "llmio/result.h"
+#include "core/error.h"
 
 /* One (index, count) pair of a raw histogram bucket, as the JSON stores it. */
 struct hist_pair {
@@ -89,7 +90,7 @@ struct dataset {
 };
 
 /* dataset.c */
-int dataset_load(struct dataset *d, const char *path, char *err, size_t len);
+int dataset_load(struct dataset *d, const char *path, struct llmio_error *e);
 void dataset_release(struct dataset *d);
 /* h = the clat histogram of all jobs of all repeats of p, merged exactly. */
 void point_hist(const struct point *p, struct llmio_hist *h);
@@ -207,9 +208,9 @@ int plot_lines(struct plot *p, const char *base, const char *title, const char *
 int plot_bars(struct plot *p, const char *base, enum plot_kind kind, const char *title,
               const char *xlabel, const char *ylabel, const char *const *cats, size_t nc,
               const char *const *series, size_t ns, const double *v);
-/* Run gnuplot over the script; err says why it failed.  \return 0, -ENOENT when gnuplot is
+/* Run gnuplot over the script; e says why it failed.  \return 0, -ENOENT when gnuplot is
  * missing, -EIO when it failed. */
-int plot_render(struct plot *p, char *err, size_t len);
+int plot_render(struct plot *p, struct llmio_error *e);
 size_t plot_count(const struct plot *p);
 
 /* report.c */

@@ -315,15 +315,56 @@ static const struct rec_field journal_fields[] = {
         {0},
 };
 
+/* "mpi" beside "jobs" (run) or "phases" (recipes, journal points) under mpirun (src/dist). */
+static const struct rec_field mpi_fields[] = {
+        DOC(RK_RANKS, REC_INT, "", "MPI ranks that ran"),
+        DOC(RK_HOSTS, REC_INT, "", "distinct hosts among them (grouped by host name)"),
+        DOC(RK_FILE_LAYOUT, REC_STR, "",
+            "`file-per-process` or `shared-file` (`run` only, docs/mpi.md)"),
+        DOC(RK_PHASE_S, REC_NUM, "s",
+            "earliest start to latest end over the ranks (IOR); the aggregate's `job_runtime`"),
+        DOC(RK_START_SKEW_S, REC_NUM, "s", "latest start - earliest start, after the barrier"),
+        DOC(RK_BY_HOST, REC_OBJ, "", "one `mpi.by_host[]` record per host"),
+        DOC(RK_PER_RANK, REC_OBJ, "", "one `mpi.per_rank[]` record per rank"),
+        DOC(RK_STREAMS, REC_OBJ, "",
+            "recipes and journal points: one object per stream of each phase, with `phase`, "
+            "`stream` and the keys above for that stream"),
+        DOC(RK_PHASE, REC_STR, "", "in `streams[]`: the phase's name"),
+        DOC(RK_STREAM, REC_STR, "", "in `streams[]`: the stream's name"),
+        {0},
+};
+
+static const struct rec_field mpi_host_fields[] = {
+        DOC(RK_HOST, REC_STR, "", "host name (`LLMIO_HOSTNAME` when set)"),
+        DOC(RK_RANKS, REC_OBJ, "", "the ranks on it, an array"),
+        DOC(RK_PROC_S, REC_NUM, "s", "CPU time of its ranks' processes, summed"),
+        DOC("system_busy_s", REC_NUM, "s", "busy time of its CPUs (/proc/stat), once per host"),
+        DOC(RK_DEVICE, REC_STR, "", "the block device its first rank measured"),
+        DOC(RK_DEVICE "_" RK_READ_BYTES, REC_INT, "bytes", "device bytes read, once per host"),
+        DOC(RK_DEVICE "_" RK_WRITE_BYTES, REC_INT, "bytes", "device bytes written, once per host"),
+        {0},
+};
+
+static const struct rec_field mpi_rank_fields[] = {
+        DOC(RK_RANK, REC_INT, "", "MPI rank"),
+        DOC(RK_HOST, REC_STR, "", "its host name"),
+        DOC(RK_JOB, REC_OBJ, "",
+            "its own job record (`run`), or `phases` (recipes, journal points)"),
+        {0},
+};
+
 static const struct rec_field *const tables[REC_KIND_N] = {
-        [REC_KIND_JOB] = job_fields,         [REC_KIND_CSV] = csv_fields,
-        [REC_KIND_RECIPE] = recipe_fields,   [REC_KIND_PHASE] = phase_fields,
-        [REC_KIND_JOURNAL] = journal_fields,
+        [REC_KIND_JOB] = job_fields,           [REC_KIND_CSV] = csv_fields,
+        [REC_KIND_RECIPE] = recipe_fields,     [REC_KIND_PHASE] = phase_fields,
+        [REC_KIND_JOURNAL] = journal_fields,   [REC_KIND_MPI] = mpi_fields,
+        [REC_KIND_MPI_HOST] = mpi_host_fields, [REC_KIND_MPI_RANK] = mpi_rank_fields,
 };
 
 static const char *const kind_names[REC_KIND_N] = {
-        [REC_KIND_JOB] = "job",     [REC_KIND_CSV] = "csv",         [REC_KIND_RECIPE] = "recipe",
-        [REC_KIND_PHASE] = "phase", [REC_KIND_JOURNAL] = "journal",
+        [REC_KIND_JOB] = "job",           [REC_KIND_CSV] = "csv",
+        [REC_KIND_RECIPE] = "recipe",     [REC_KIND_PHASE] = "phase",
+        [REC_KIND_JOURNAL] = "journal",   [REC_KIND_MPI] = "mpi",
+        [REC_KIND_MPI_HOST] = "mpi_host", [REC_KIND_MPI_RANK] = "mpi_rank",
 };
 
 const struct rec_field *rec_fields(enum rec_kind kind)
@@ -487,6 +528,9 @@ static const char *const kind_titles[REC_KIND_N] = {
         [REC_KIND_RECIPE] = "runs[]: one recipe run (`run --workload --json`)",
         [REC_KIND_PHASE] = "phases[]: one phase (recipe runs and journal records)",
         [REC_KIND_JOURNAL] = "Journal records (`sweep -o`, one JSON line per point)",
+        [REC_KIND_MPI] = "mpi: under mpirun, beside `jobs` or `phases` (docs/mpi.md)",
+        [REC_KIND_MPI_HOST] = "mpi.by_host[]: one host",
+        [REC_KIND_MPI_RANK] = "mpi.per_rank[]: one rank",
 };
 
 int rec_print_markdown(FILE *f)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
 #include "llmio/result.h"
@@ -103,70 +104,66 @@ static cJSON *engine_options_json(const struct llmio_job_opts *o)
 {
 	const struct engine_ops *e = engine_find(o->engine);
 	int v[64]; /* engine option structs are ints (engine.h) */
-	char err[256];
 	cJSON *j;
 
-	if (!e || e->opts_size > sizeof(v) ||
-	    engine_opts_parse(e, o->engine_opts, v, err, sizeof(err)))
+	if (!e || e->opts_size > sizeof(v) || engine_opts_parse(e, o->engine_opts, v, NULL))
 		return NULL;
 	j = cJSON_CreateObject();
-	for (const struct engine_opt *eo = e->opts; j && eo && eo->name; eo++) {
+	for (const struct llmio_optdesc *eo = e->opts; j && eo && eo->name; eo++) {
 		int x = *(const int *)((const char *)v + eo->offset);
+		struct llmio_optval val;
+		char text[64];
 
-		if (eo->type == ENGINE_OPT_ENUM)
-			cJSON_AddStringToObject(j, eo->name, eo->choices[x]);
+		optdesc_load(eo, v, &val);
+		if (eo->type == OPTD_ENUM && !optdesc_format(eo, &val, text, sizeof(text)))
+			cJSON_AddStringToObject(j, eo->name, text);
 		else
 			cJSON_AddNumberToObject(j, eo->name, x);
 	}
 	return j;
 }
 
+struct echo {
+	cJSON *j;
+	const struct llmio_job_opts *o;
+};
+
+/* One job option as the option table describes its echo (core/options.c job_opts_echo). */
+static void echo_option(void *arg, const char *key, const struct llmio_optdesc *d,
+                        const struct llmio_optval *v)
+{
+	struct echo *x = arg;
+	char text[LLMIO_PATH_MAX];
+
+	if (d->type == OPTD_BOOL)
+		cJSON_AddBoolToObject(x->j, key, v->b);
+	else if (d->type == OPTD_STRING || d->type == OPTD_ENUM)
+		cJSON_AddStringToObject(x->j, key,
+		                        optdesc_format(d, v, text, sizeof(text)) ? "" : text);
+	else if (d->type == OPTD_DURATION)
+		cJSON_AddNumberToObject(x->j, key, (double)v->u / (d->json_ns ? d->json_ns : 1));
+	else if (d->type == OPTD_INT)
+		cJSON_AddNumberToObject(x->j, key, (double)v->i);
+	else
+		cJSON_AddNumberToObject(x->j, key, (double)v->u);
+	if (!strcmp(d->name, "ioengine")) {
+		/* the engine's own options follow the engine */
+		cJSON *eng = engine_options_json(x->o);
+
+		if (x->o->engine_opts[0])
+			cJSON_AddStringToObject(x->j, "engine_opts", x->o->engine_opts);
+		if (eng && !cJSON_AddItemToObject(x->j, "engine_options", eng))
+			cJSON_Delete(eng);
+	}
+}
+
 static cJSON *opts_json(const struct llmio_job_opts *o)
 {
-	cJSON *j = cJSON_CreateObject(), *eng = engine_options_json(o);
+	struct echo x = {.j = cJSON_CreateObject(), .o = o};
 
-	cJSON_AddStringToObject(j, "ioengine", o->engine);
-	if (o->engine_opts[0])
-		cJSON_AddStringToObject(j, "engine_opts", o->engine_opts);
-	if (eng && !cJSON_AddItemToObject(j, "engine_options", eng))
-		cJSON_Delete(eng);
-	if (o->filename[0])
-		cJSON_AddStringToObject(j, "filename", o->filename);
-	if (o->directory[0]) {
-		cJSON_AddStringToObject(j, "directory", o->directory);
-		cJSON_AddNumberToObject(j, "nrfiles", o->nrfiles);
-	}
-	cJSON_AddStringToObject(j, "rw", llmio_rw_name(o->rw));
-	if (o->rw == LLMIO_RW_RANDRW)
-		cJSON_AddNumberToObject(j, "rwmixread", o->rwmixread);
-	cJSON_AddNumberToObject(j, "bs", (double)o->bs);
-	cJSON_AddNumberToObject(j, "iodepth", o->iodepth);
-	cJSON_AddNumberToObject(j, "numjobs", o->numjobs);
-	cJSON_AddNumberToObject(j, "size", (double)o->size);
-	cJSON_AddNumberToObject(j, "io_size", (double)o->io_size);
-	cJSON_AddNumberToObject(j, "runtime_s", (double)o->runtime_ns / 1e9);
-	cJSON_AddNumberToObject(j, "ramp_time_s", (double)o->ramp_time_ns / 1e9);
-	cJSON_AddBoolToObject(j, "direct", o->direct);
-	if (o->random_distribution == LLMIO_DIST_ZIPF) {
-		char d[48];
-
-		snprintf(d, sizeof(d), "zipf:%g", o->zipf_theta);
-		cJSON_AddStringToObject(j, "random_distribution", d);
-	} else {
-		cJSON_AddStringToObject(j, "random_distribution", "random");
-	}
-	cJSON_AddNumberToObject(j, "randseed", (double)o->randseed);
-	cJSON_AddBoolToObject(j, "invalidate", o->invalidate);
-	cJSON_AddNumberToObject(j, "fsync", o->fsync);
-	cJSON_AddBoolToObject(j, "end_fsync", o->end_fsync);
-	cJSON_AddNumberToObject(j, "rate", (double)o->rate);
-	cJSON_AddNumberToObject(j, "thinktime_us", (double)o->thinktime_ns / 1e3);
-	cJSON_AddNumberToObject(j, "thinktime_blocks", o->thinktime_blocks);
-	if (o->cpus_allowed[0]) {
-		cJSON_AddStringToObject(j, "cpus_allowed", o->cpus_allowed);
-		cJSON_AddStringToObject(j, "cpus_allowed_policy", o->cpus_allowed_policy);
-	}
-	return j;
+	if (x.j)
+		job_opts_echo(o, echo_option, &x);
+	return x.j;
 }
 
 cJSON *result_opts_json(const struct llmio_result *r)
@@ -214,12 +211,12 @@ cJSON *result_histogram_json(const struct llmio_result *r)
 	return h;
 }
 
-int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
+cJSON *results_json_doc(struct llmio_result *const *r, size_t n)
 {
 	cJSON *root = cJSON_CreateObject(), *jobs, *host;
 
 	if (!root)
-		return -ENOMEM;
+		return NULL;
 	cJSON_AddStringToObject(root, "llmio version", llmio_version());
 	if (n) {
 		cJSON_AddNumberToObject(root, "timestamp", (double)(r[0]->start_epoch_ms / 1000));
@@ -233,7 +230,14 @@ int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(jobs, result_job_json(r[i]));
-	return json_write_doc(f, root);
+	return root;
+}
+
+int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
+{
+	cJSON *root = results_json_doc(r, n);
+
+	return root ? json_write_doc(f, root) : -ENOMEM;
 }
 
 int json_write_doc(FILE *f, cJSON *root)

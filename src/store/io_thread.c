@@ -399,7 +399,6 @@ static int start(struct llmio_store *s, struct io_state *st, struct store_op *op
 {
 	struct llmio_error e = {0};
 	struct engine_setup su;
-	char m[1024] = "";
 	int rc;
 
 	st->s = s;
@@ -432,9 +431,9 @@ static int start(struct llmio_store *s, struct io_state *st, struct store_op *op
 	        .devname = s->tg[0].t.dev.name,
 	        .opts = s->eng_opts,
 	};
-	rc = s->eng->init(&s->ctx, &su, m, sizeof(m)); /* err-pair */
+	rc = s->eng->init(&s->ctx, &su, &e);
 	if (rc)
-		snprintf(op->msg, sizeof(op->msg), "engine %s: %.300s", s->eng->name, m);
+		snprintf(op->msg, sizeof(op->msg), "engine %s: %.300s", s->eng->name, e.msg);
 	return rc;
 }
 

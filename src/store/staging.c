@@ -26,23 +26,23 @@ int staging_alloc(struct llmio_store *s, struct llmio_error *e)
 		return llmio_err(e, -ENOMEM, "out of memory for the store's staging pool");
 	if (s->eng->buf_alloc) {
 		void *zero = calloc(1, p->buf_len);
-		char m[512] = "";
 		int rc = 0;
 
 		if (!zero)
 			return llmio_err(e, -ENOMEM, "out of memory for the store's staging pool");
 		p->engine_mem = true;
 		for (i = 0; i < p->nbufs && !rc; i++) {
-			rc = s->eng->buf_alloc(s->eng_opts, &p->buf[i], p->buf_len, zero, m,
-			                       sizeof(m)); /* err-pair */
+			rc = s->eng->buf_alloc(s->eng_opts, &p->buf[i], p->buf_len, zero, e);
 			if (rc)
 				p->buf[i] = NULL;
 		}
 		free(zero);
-		if (rc)
-			return llmio_err(e, rc, "store staging buffer %u of %zu bytes: %s", i - 1,
-			                 p->buf_len, m);
-		s->rt = cuda_runtime(m, sizeof(m)); /* loaded already: buf_alloc used it */
+		if (rc) {
+			llmio_err_prefix(e, "store staging buffer %u of %zu bytes", i - 1,
+			                 p->buf_len);
+			return rc;
+		}
+		s->rt = cuda_runtime(NULL); /* loaded already: buf_alloc used it */
 	} else {
 		if (posix_memalign(&p->host, 4096, (size_t)p->nbufs * p->buf_len))
 			return llmio_err(

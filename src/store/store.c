@@ -456,7 +456,7 @@ static int check_opts(struct llmio_store *s, const struct llmio_store_opts *in,
 static int pick_engine(struct llmio_store *s, struct llmio_error *e)
 {
 	const char *name = s->o.engine[0] ? s->o.engine : "io_uring";
-	char why[512] = "", m[512] = "";
+	char why[512] = "";
 	int rc;
 
 	s->o.engine[sizeof(s->o.engine) - 1] = '\0';
@@ -464,7 +464,7 @@ static int pick_engine(struct llmio_store *s, struct llmio_error *e)
 	if (!s->eng)
 		return llmio_err(e, -EINVAL, "store: unknown engine %s; `llmio engines` lists them",
 		                 name);
-	rc = s->eng->probe ? s->eng->probe(why, sizeof(why)) : 0; /* err-pair */
+	rc = s->eng->probe ? s->eng->probe(why, sizeof(why)) : 0;
 	if (rc && !s->o.engine[0]) {
 		s->eng = engine_find("psync"); /* the default falls back, as documented */
 		rc = 0;
@@ -480,10 +480,10 @@ static int pick_engine(struct llmio_store *s, struct llmio_error *e)
 	if (!s->eng_opts)
 		return llmio_err(e, -ENOMEM, "out of memory for engine options");
 	s->o.engine_opts[sizeof(s->o.engine_opts) - 1] = '\0';
-	rc = engine_opts_parse(s->eng, s->o.engine_opts, s->eng_opts, m, sizeof(m)); /* err-pair */
+	rc = engine_opts_parse(s->eng, s->o.engine_opts, s->eng_opts, e);
 	if (rc)
-		return llmio_err(e, rc, "store: %s", m);
-	return 0;
+		llmio_err_prefix(e, "store");
+	return rc;
 }
 
 static int start_thread(struct llmio_store *s, struct llmio_error *e)

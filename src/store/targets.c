@@ -47,11 +47,12 @@ void store_piece(const struct llmio_store *s, const struct store_extent *x, uint
 static int dir_file(struct llmio_store *s, struct store_target *st, const char *dir, unsigned i,
                     struct llmio_error *e)
 {
-	char m[512] = "";
-	int rc = llmio_work_dir(dir, st->workdir, sizeof(st->workdir), m, sizeof(m)); /* err-pair */
+	int rc = llmio_work_dir(dir, st->workdir, sizeof(st->workdir), e);
 
-	if (rc)
-		return llmio_err(e, rc, "store target %s: %s", dir, m);
+	if (rc) {
+		llmio_err_prefix(e, "store target %s", dir);
+		return rc;
+	}
 	if ((size_t)snprintf(st->path, sizeof(st->path), "%s/store.%ld.%p.%u", st->workdir,
 	                     (long)getpid(), (void *)s, i) >= sizeof(st->path))
 		return llmio_err(e, -ENAMETOOLONG, "store target %s: the path is too long", dir);
@@ -63,7 +64,6 @@ static int open_file(struct llmio_store *s, struct store_target *st, struct llmi
 {
 	struct llmio_job_opts *jo = calloc(1, sizeof(*jo));
 	struct llmio_file f = {.path = st->path, .size = st->size, .flags = LLMIO_FILE_FRESH};
-	char m[512] = "";
 	int fd, rc, err;
 
 	if (!jo)
@@ -89,10 +89,12 @@ static int open_file(struct llmio_store *s, struct store_target *st, struct llmi
 	jo->nfiles_list = 1;
 	jo->bs = s->align;
 	jo->direct = s->o.direct;
-	rc = target_open(&st->t, jo, true, m, sizeof(m)); /* err-pair */
+	rc = target_open(&st->t, jo, true, e);
 	free(jo);
-	if (rc)
-		return llmio_err(e, rc, "store target %s: %s", st->path, m);
+	if (rc) {
+		llmio_err_prefix(e, "store target %s", st->path);
+		return rc;
+	}
 	if (fallocate(st->t.fds[0], 0, 0, (off_t)st->size)) {
 		err = errno;
 		if (err == ENOSPC || err == EDQUOT)
@@ -115,7 +117,6 @@ static int open_device(struct llmio_store *s, struct store_target *st, struct ll
 {
 	struct llmio_job_opts *jo = calloc(1, sizeof(*jo));
 	uint64_t devsize = 0;
-	char m[512] = "";
 	int fd, rc;
 
 	if (!jo)
@@ -140,12 +141,18 @@ static int open_device(struct llmio_store *s, struct store_target *st, struct ll
 	jo->direct = s->o.direct;
 	jo->allow_destructive = s->o.allow_destructive;
 	jo->force = s->o.force;
-	rc = target_open(&st->t, jo, true, m, sizeof(m)); /* err-pair */
+	rc = target_open(&st->t, jo, true, e);
 	free(jo);
-	if (rc)
-		return llmio_err(e, rc,
-		                 "store target %s: %s (store options allow_destructive, force)",
-		                 st->path, m);
+	if (rc) {
+		if (e) {
+			struct llmio_error inner = *e;
+
+			llmio_err(e, rc,
+			          "store target %s: %s (store options allow_destructive, force)",
+			          st->path, inner.msg);
+		}
+		return rc;
+	}
 	return 0;
 }
 

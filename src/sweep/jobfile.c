@@ -10,19 +10,19 @@
  */
 #include <errno.h>
 #include <ini.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "core/error.h"
 #include "core/options.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
+#include "sweep/steady.h"
 #include "sweep/sweep.h"
 #include "workload/workload.h"
-
-static const char *const steady_keys[] = {"ss", "ss_window", "ss_min", "ss_max"};
-static const char *const steady_defaults[] = {"off", "5s", "0", "0"};
 
 struct entry {
 	char *section; /* NULL = [global] */
@@ -126,32 +126,29 @@ nomem:
 
 int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind, const char **name)
 {
-	struct llmio_option_info info;
+	const struct llmio_optdesc *d;
 
-	for (size_t i = 0; i < sizeof(steady_keys) / sizeof(steady_keys[0]); i++)
-		if (!strcmp(key, steady_keys[i])) {
-			*kind = SK_STEADY;
-			*name = steady_keys[i];
-			return 0;
-		}
+	if ((d = steady_opt_find(key))) {
+		*kind = SK_STEADY;
+		*name = d->name;
+		return 0;
+	}
 	if (!strcmp(key, "workload") || !strcmp(key, "model")) {
 		*kind = SK_WORKLOAD;
 		*name = !strcmp(key, "model") ? "model" : "workload";
 		return 0;
 	}
-	for (size_t i = 0; llmio_job_option(i, &info) == 0; i++)
-		if (!strcmp(info.name, key) || (info.alias && !strcmp(info.alias, key))) {
-			*kind = SK_JOB;
-			*name = info.name;
+	if ((d = job_opt_find(key))) {
+		*kind = SK_JOB;
+		*name = d->name;
+		return 0;
+	}
+	for (size_t i = 0; i < engine_count(); i++)
+		if ((d = engine_opt_find(engine_at(i), key))) {
+			*kind = SK_ENGINE;
+			*name = d->name;
 			return 0;
 		}
-	for (size_t i = 0; i < engine_count(); i++)
-		for (const struct engine_opt *o = engine_at(i)->opts; o && o->name; o++)
-			if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key))) {
-				*kind = SK_ENGINE;
-				*name = o->name;
-				return 0;
-			}
 	if (workload_section) {
 		*kind = SK_PARAM;
 		*name = key;
@@ -160,129 +157,83 @@ int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind
 	return -ENOENT;
 }
 
-/* Canonical text of an engine option as parsed into the engine's option struct. */
-static int engine_canon(const struct engine_ops *e, const char *key, const char *raw, char *buf,
-                        size_t len, char *err, size_t errlen)
+/* The canonical text of an option's value, as every kind of option writes it (optdesc). */
+static int opt_canon(const struct llmio_optdesc *d, const char *raw, char *buf, size_t len,
+                     struct llmio_error *e)
 {
-	const struct engine_opt *o;
-	char text[256];
-	void *opts;
-	int ret, v;
+	struct llmio_optval v;
+	int ret = optdesc_parse(d, raw, &v, e);
 
-	for (o = e->opts; o && o->name; o++)
-		if (!strcmp(o->name, key) || (o->alias && !strcmp(o->alias, key)))
-			break;
-	if (!o || !o->name)
-		return -ENOENT;
-	opts = calloc(1, e->opts_size ? e->opts_size : 1);
-	if (!opts)
-		return -ENOMEM;
-	snprintf(text, sizeof(text), "%s=%s", o->name, raw);
-	ret = engine_opts_parse(e, text, opts, err, errlen);
-	if (ret)
-		goto out;
-	memcpy(&v, (const char *)opts + o->offset, sizeof(v));
-	if (o->type == ENGINE_OPT_ENUM)
-		snprintf(buf, len, "%s", o->choices[v]);
-	else if (o->type == ENGINE_OPT_TIME_MS)
-		snprintf(buf, len, "%lld", (long long)v * 1000000); /* ns, as every time */
-	else
-		snprintf(buf, len, "%d", v);
-out:
-	free(opts);
-	return ret;
+	return ret ? ret : optdesc_format(d, &v, buf, len);
 }
 
-static int steady_canon(const char *key, const char *raw, char *buf, size_t len, char *err,
-                        size_t errlen)
-{
-	struct steady_cfg cfg = {0};
-	uint64_t ns;
-
-	if (!strcmp(key, "ss")) {
-		if (steady_parse(raw, &cfg, err, errlen))
-			return -EINVAL;
-		steady_format(&cfg, buf, len);
-		return 0;
-	}
-	if (llmio_parse_duration(raw, &ns) ||
-	    (!strcmp(key, "ss_window") && (ns % 1000000000ull || ns < 1000000000ull ||
-	                                   ns > STEADY_MAX_WINDOW * 1000000000ull))) {
-		snprintf(err, errlen, "%s=%s is not valid: expected %s", key, raw,
-		         strcmp(key, "ss_window") ? "a time such as 10s or 2m"
-		                                  : "whole seconds from 1s to 600s");
-		return -EINVAL;
-	}
-	snprintf(buf, len, "%llu", (unsigned long long)ns);
-	return 0;
-}
-
-static int workload_canon(const char *key, const char *raw, char *buf, size_t len, char *err,
-                          size_t errlen)
+static int workload_canon(const char *key, const char *raw, char *buf, size_t len,
+                          struct llmio_error *e)
 {
 	if (!strcmp(key, "workload")) {
 		const struct recipe *r = recipe_find(raw);
-		size_t used;
+		char names[256] = "";
+		size_t used = 0;
 
 		if (r) {
 			snprintf(buf, len, "%s", r->name);
 			return 0;
 		}
-		used = (size_t)snprintf(err, errlen, "workload=%s is not a recipe: expected", raw);
-		for (size_t i = 0; i < recipe_count() && used < errlen; i++)
-			used += (size_t)snprintf(err + used, errlen - used, " %s",
+		for (size_t i = 0; i < recipe_count() && used < sizeof(names); i++)
+			used += (size_t)snprintf(names + used, sizeof(names) - used, " %s",
 			                         recipe_at(i)->name);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL, "workload=%s is not a recipe: expected%s", raw, names);
 	}
 	snprintf(buf, len, "%s", raw);
 	return 0;
 }
 
-int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon, char *err,
-                size_t errlen)
+int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon,
+                struct llmio_error *err)
 {
+	struct llmio_error e = {0};
 	char buf[LLMIO_PATH_MAX + 64];
-	struct llmio_job_opts o;
-	const struct engine_ops *e;
+	const struct engine_ops *eng;
 	int ret = -ENOENT;
 
 	buf[0] = '\0';
 	switch (kind) {
 	case SK_JOB:
 		if (!strcmp(key, "ioengine")) {
-			e = engine_find(raw);
-			if (!e) {
-				llmio_engine_probe(raw, err, errlen);
-				return -EINVAL;
+			eng = engine_find(raw);
+			if (!eng) {
+				char why[512];
+
+				llmio_engine_probe(raw, why, sizeof(why));
+				return llmio_err(err, -EINVAL, "%s", why);
 			}
-			raw = e->name;
+			raw = eng->name;
 		}
-		llmio_job_opts_init(&o);
-		ret = llmio_job_opts_set(&o, key, raw, err, errlen);
-		if (!ret)
-			ret = job_opt_canonical(&o, key, NULL, buf, sizeof(buf));
+		ret = job_opt_find(key) ? opt_canon(job_opt_find(key), raw, buf, sizeof(buf), &e)
+		                        : llmio_err(&e, -ENOENT, "unknown option '%s'", key);
 		break;
 	case SK_ENGINE:
 		/* valid when some engine that has the option accepts the value */
-		snprintf(err, errlen, "%s: no engine has this option", key);
+		llmio_err(&e, -ENOENT, "%s: no engine has this option", key);
 		for (size_t i = 0; i < engine_count() && ret; i++) {
-			/* engine_canon() writes e_err only when it fails: never copy it otherwise
-			 */
-			char e_err[256] = "";
-			int r = engine_canon(engine_at(i), key, raw, buf, sizeof(buf), e_err,
-			                     sizeof(e_err));
+			const struct llmio_optdesc *d = engine_opt_find(engine_at(i), key);
+			struct llmio_error e_eng = {0};
 
-			if (r && r != -ENOENT && ret == -ENOENT)
-				snprintf(err, errlen, "%s", e_err);
-			if (r != -ENOENT)
-				ret = r;
+			if (!d)
+				continue;
+			ret = opt_canon(d, raw, buf, sizeof(buf), &e_eng);
+			if (ret &&
+			    e.code == -ENOENT) /* the first engine's refusal is the message */
+				llmio_err(&e, ret, "%s option %s", engine_at(i)->name, e_eng.msg);
 		}
 		break;
 	case SK_STEADY:
-		ret = steady_canon(key, raw, buf, sizeof(buf), err, errlen);
+		ret = steady_opt_find(key)
+		              ? opt_canon(steady_opt_find(key), raw, buf, sizeof(buf), &e)
+		              : -ENOENT;
 		break;
 	case SK_WORKLOAD:
-		ret = workload_canon(key, raw, buf, sizeof(buf), err, errlen);
+		ret = workload_canon(key, raw, buf, sizeof(buf), &e);
 		break;
 	case SK_PARAM:
 		snprintf(buf, sizeof(buf), "%s", raw);
@@ -290,7 +241,7 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 		break;
 	}
 	if (ret)
-		return ret == -ENOMEM ? ret : -EINVAL;
+		return llmio_err(err, ret == -ENOMEM ? ret : -EINVAL, "%s", e.msg);
 	*canon = strdup(buf);
 	return *canon ? 0 : -ENOMEM;
 }
@@ -311,22 +262,6 @@ static void defaults_free(struct sweep_defaults *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static int defaults_add(struct sweep_defaults *d, const char *key, enum sweep_kind kind,
-                        const char *raw)
-{
-	char err[256];
-	size_t i = d->n;
-	int ret;
-
-	d->v[i].raw = strdup(raw);
-	if (!d->v[i].raw)
-		return -ENOMEM;
-	d->key[i] = key;
-	d->n++;
-	ret = sweep_canon(kind, key, raw, &d->v[i].canon, err, sizeof(err));
-	return ret;
-}
-
 static int defaults_alloc(struct sweep_defaults *d, size_t n)
 {
 	d->key = calloc(n ? n : 1, sizeof(*d->key));
@@ -334,41 +269,42 @@ static int defaults_alloc(struct sweep_defaults *d, size_t n)
 	return d->key && d->v ? 0 : -ENOMEM;
 }
 
-static int load_defaults(struct sweep_file *f)
+/* The defaults of every option of one table (n entries, or up to name == NULL), each
+ * canonical as its own entry writes it. */
+static int table_defaults(struct sweep_defaults *d, const struct llmio_optdesc *t, size_t n)
 {
-	struct llmio_option_info info;
+	char buf[LLMIO_PATH_MAX + 64];
+	size_t count = 0;
 	int ret;
 
-	ret = defaults_alloc(&f->job, llmio_job_option_count());
-	for (size_t i = 0; !ret && llmio_job_option(i, &info) == 0; i++)
-		ret = defaults_add(&f->job, info.name, SK_JOB, info.def);
+	while (t && count < n && t[count].name)
+		count++;
+	ret = defaults_alloc(d, count);
+	for (size_t i = 0; !ret && i < count; i++, d->n++) {
+		d->key[i] = t[i].name;
+		ret = opt_canon(&t[i], NULL, buf, sizeof(buf), NULL);
+		d->v[i].raw = strdup(t[i].def);
+		d->v[i].canon = strdup(buf);
+		if (!ret && (!d->v[i].raw || !d->v[i].canon))
+			ret = -ENOMEM;
+	}
+	return ret;
+}
+
+static int load_defaults(struct sweep_file *f)
+{
+	int ret;
+
+	/* job options and steady state (all but ss itself, which a section sets) */
+	ret = table_defaults(&f->job, job_optdesc(0), llmio_job_option_count());
 	if (!ret)
-		ret = defaults_alloc(&f->steady, 3);
-	for (size_t i = 1; !ret && i < 4; i++)
-		ret = defaults_add(&f->steady, steady_keys[i], SK_STEADY, steady_defaults[i]);
+		ret = table_defaults(&f->steady, steady_optdesc(1), 3);
 	f->nengines = engine_count();
 	f->engine = ret ? NULL : calloc(f->nengines, sizeof(*f->engine));
 	if (!ret && !f->engine)
 		ret = -ENOMEM;
-	for (size_t i = 0; !ret && i < f->nengines; i++) {
-		const struct engine_ops *e = engine_at(i);
-		size_t n = 0;
-
-		for (const struct engine_opt *o = e->opts; o && o->name; o++)
-			n++;
-		ret = defaults_alloc(&f->engine[i], n);
-		for (const struct engine_opt *o = e->opts; !ret && o && o->name; o++) {
-			char err[256], buf[256];
-			struct sweep_value *v = &f->engine[i].v[f->engine[i].n];
-
-			f->engine[i].key[f->engine[i].n++] = o->name;
-			ret = engine_canon(e, o->name, o->def, buf, sizeof(buf), err, sizeof(err));
-			v->raw = strdup(o->def);
-			v->canon = strdup(buf);
-			if (!ret && (!v->raw || !v->canon))
-				ret = -ENOMEM;
-		}
-	}
+	for (size_t i = 0; !ret && i < f->nengines; i++)
+		ret = table_defaults(&f->engine[i], engine_at(i)->opts, SIZE_MAX);
 	return ret;
 }
 
@@ -436,18 +372,18 @@ static int apply_dir(const struct sweep_file *f, struct sweep_dim *d)
 }
 
 static int add_dim(const struct sweep_file *f, struct sweep_section *s, const struct entry *e,
-                   enum sweep_kind kind, const char *name, char *err, size_t errlen)
+                   enum sweep_kind kind, const char *name, struct llmio_error *err)
 {
 	struct sweep_dim *d;
+	struct llmio_error sub = {0};
 	int ret;
 
 	for (size_t i = 0; i < s->ndims; i++)
-		if (!strcmp(s->dims[i].key, name)) {
-			snprintf(err, errlen,
-			         "%s:%u: %s: given twice in [%s] (also line %u): give one list",
-			         f->path, e->line, e->key, s->name, s->dims[i].line);
-			return -EINVAL;
-		}
+		if (!strcmp(s->dims[i].key, name))
+			return llmio_err(
+			        err, -EINVAL,
+			        "%s:%u: %s: given twice in [%s] (also line %u): give one list",
+			        f->path, e->line, e->key, s->name, s->dims[i].line);
 	d = &s->dims[s->ndims];
 	memset(d, 0, sizeof(*d));
 	d->key = strdup(name);
@@ -456,19 +392,15 @@ static int add_dim(const struct sweep_file *f, struct sweep_section *s, const st
 	d->kind = kind;
 	d->line = e->line;
 	s->ndims++;
-	ret = sweep_dim_expand(d, e->value, err, errlen);
-	if (ret == -EINVAL) {
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "%s", err);
-		snprintf(err, errlen, "%s:%u: %s: %s", f->path, e->line, e->key, msg);
-	}
+	ret = sweep_dim_expand(d, e->value, &sub);
+	if (ret == -EINVAL)
+		llmio_err(err, ret, "%s:%u: %s: %s", f->path, e->line, e->key, sub.msg);
 	return ret ? ret : apply_dir(f, d);
 }
 
 /* Build section `name` from [global]'s entries and its own (its own win, key by key). */
 static int build_section(struct sweep_file *f, const struct reader *r, const char *name,
-                         unsigned line, char *err, size_t errlen)
+                         unsigned line, struct llmio_error *err)
 {
 	struct sweep_section *s = &f->sec[f->nsec];
 	bool workload = false, has_model = false;
@@ -494,11 +426,10 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			}
 		}
 	}
-	if (has_model && !workload) {
-		snprintf(err, errlen, "%s:%u: model: model= needs workload= in [%s] or [global]",
-		         f->path, model_line, s->name);
-		return -EINVAL;
-	}
+	if (has_model && !workload)
+		return llmio_err(err, -EINVAL,
+		                 "%s:%u: model: model= needs workload= in [%s] or [global]",
+		                 f->path, model_line, s->name);
 	for (size_t i = 0; i < r->n && !ret; i++) {
 		const struct entry *e = &r->e[i];
 		enum sweep_kind kind;
@@ -510,25 +441,23 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 		if (!strcmp(e->key, "exclude")) {
 			struct sweep_exclude *x = &s->excl[s->nexcl];
 
-			ret = sweep_expr_parse(e->value, workload, &x->expr, err, errlen);
-			if (ret == -EINVAL) {
-				char msg[768];
+			struct llmio_error sub = {0};
 
-				snprintf(msg, sizeof(msg), "%s", err);
-				snprintf(err, errlen, "%s:%u: exclude: %s", f->path, e->line, msg);
-			}
+			ret = sweep_expr_parse(e->value, workload, &x->expr, &sub);
+			if (ret == -EINVAL)
+				llmio_err(err, ret, "%s:%u: exclude: %s", f->path, e->line,
+				          sub.msg);
 			x->line = e->line;
 			s->nexcl += !ret;
 			continue;
 		}
-		if (sweep_classify(e->key, workload, &kind, &key)) {
-			snprintf(err, errlen,
-			         "%s:%u: %s: unknown key (not an option of `llmio run`, an engine "
-			         "option, or a sweep key; see `llmio run --help` and "
-			         "docs/sweeps.md)",
-			         f->path, e->line, e->key);
-			return -EINVAL;
-		}
+		if (sweep_classify(e->key, workload, &kind, &key))
+			return llmio_err(
+			        err, -EINVAL,
+			        "%s:%u: %s: unknown key (not an option of `llmio run`, an "
+			        "engine option, or a sweep key; see `llmio run --help` and "
+			        "docs/sweeps.md)",
+			        f->path, e->line, e->key);
 		/* a [global] key that the section sets itself is the section's */
 		for (size_t k = 0; !e->section && name && k < r->n && !overridden; k++) {
 			enum sweep_kind kk;
@@ -539,7 +468,7 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			             !strcmp(other, key);
 		}
 		if (!overridden)
-			ret = add_dim(f, s, e, kind, key, err, errlen);
+			ret = add_dim(f, s, e, kind, key, err);
 	}
 	return ret;
 }
@@ -555,8 +484,8 @@ static void reader_release(struct reader *r)
 	free(r->buf);
 }
 
-int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, char *err,
-                    size_t errlen)
+static int file_load(const char *path, const char *dir, struct sweep_file **out,
+                     struct llmio_error *err)
 {
 	struct reader r = {0};
 	struct sweep_file *f;
@@ -576,7 +505,7 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 	r.f = fopen(path, "re");
 	if (!r.f) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot read job file %s: %s", path, strerror(-ret));
+		llmio_err(err, ret, "cannot read job file %s: %s", path, strerror(-ret));
 		goto err_free;
 	}
 	ret = ini_parse_stream(read_line, &r, on_entry, &r);
@@ -586,22 +515,19 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 		goto err_entries;
 	}
 	if (r.long_line) {
-		snprintf(err, errlen,
-		         "%s:%u: line too long: continue a list on the next line, indented", path,
-		         r.long_line);
-		ret = -EINVAL;
+		ret = llmio_err(err, -EINVAL,
+		                "%s:%u: line too long: continue a list on the next line, indented",
+		                path, r.long_line);
 		goto err_entries;
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s:%d: not a key=value line or a [section] header", path,
-		         ret);
-		ret = -EINVAL;
+		ret = llmio_err(err, -EINVAL, "%s:%d: not a key=value line or a [section] header",
+		                path, ret);
 		goto err_entries;
 	}
 	if (!r.n) {
-		snprintf(err, errlen, "%s: no keys at all: write a [section] with key=value lines",
-		         path);
-		ret = -EINVAL;
+		ret = llmio_err(err, -EINVAL,
+		                "%s: no keys at all: write a [section] with key=value lines", path);
 		goto err_entries;
 	}
 	ret = load_defaults(f);
@@ -622,10 +548,10 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = r.e[k].section && !strcmp(r.e[k].section, r.e[i].section);
 		if (!seen)
-			ret = build_section(f, &r, r.e[i].section, r.e[i].line, err, errlen);
+			ret = build_section(f, &r, r.e[i].section, r.e[i].line, err);
 	}
 	if (!ret && !nsec)
-		ret = build_section(f, &r, NULL, r.e[0].line, err, errlen);
+		ret = build_section(f, &r, NULL, r.e[0].line, err);
 	if (ret)
 		goto err_entries;
 	reader_release(&r);
@@ -634,9 +560,15 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, 
 
 err_entries:
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory reading %s", path);
+		llmio_err(err, ret, "out of memory reading %s", path);
 	reader_release(&r);
 err_free:
 	sweep_file_free(f);
 	return ret;
+}
+
+int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
+                    struct llmio_error *e)
+{
+	return file_load(path, dir, out, e);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sweep/journal.h"
+#include "core/error.h"
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -30,7 +31,7 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int journal_open(struct journal *j, const char *path, char *err, size_t errlen)
+int journal_open(struct journal *j, const char *path, struct llmio_error *e)
 {
 	struct stat st;
 	char last;
@@ -42,8 +43,8 @@ int journal_open(struct journal *j, const char *path, char *err, size_t errlen)
 	j->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (j->fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open journal %s: %s; choose another path", path,
-		         strerror(-ret));
+		llmio_err(e, ret, "cannot open journal %s: %s; choose another path", path,
+		          strerror(-ret));
 		goto err_free;
 	}
 	if (fstat(j->fd, &st)) {
@@ -53,7 +54,7 @@ int journal_open(struct journal *j, const char *path, char *err, size_t errlen)
 	if (!S_ISREG(st.st_mode)) {
 		/* a device or FIFO cannot be fsynced or read back by --resume */
 		ret = -EINVAL;
-		snprintf(err, errlen, "cannot use %s as a journal: it is not a regular file", path);
+		llmio_err(e, ret, "cannot use %s as a journal: it is not a regular file", path);
 		close(j->fd);
 		goto err_free;
 	}
@@ -70,7 +71,7 @@ int journal_open(struct journal *j, const char *path, char *err, size_t errlen)
 err_close:
 	if (ret == -1)
 		ret = -errno;
-	snprintf(err, errlen, "cannot prepare journal %s: %s", path, strerror(-ret));
+	llmio_err(e, ret, "cannot prepare journal %s: %s", path, strerror(-ret));
 	close(j->fd);
 err_free:
 	free(j->path);
@@ -124,7 +125,7 @@ bool journal_record_hash(const cJSON *rec, uint64_t *hash)
 	return !*end;
 }
 
-int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t errlen)
+int journal_read(const char *path, journal_fn fn, void *arg, struct llmio_error *e)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL, msg[160];
@@ -135,8 +136,7 @@ int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t e
 
 	if (!f) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
-		return ret;
+		return llmio_err(e, ret, "cannot read %s: %s", path, strerror(-ret));
 	}
 	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
 		cJSON *rec;
@@ -167,7 +167,7 @@ int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t e
 	}
 	if (ferror(f) && !ret) {
 		ret = -EIO;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(EIO));
+		llmio_err(e, ret, "cannot read %s: %s", path, strerror(EIO));
 	}
 	free(line);
 	fclose(f);

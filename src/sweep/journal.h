@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/error.h"
 
 struct journal {
 	int fd;
@@ -21,9 +22,9 @@ struct journal {
  * Open path for appending (created if missing).  A last line without its newline (a record
  * torn by a killed sweep) is left as it is, and a newline is appended so that the next
  * record starts on a line of its own: nothing already written is ever changed.
- * \return 0, or -errno with a message in err.
+ * \return 0, or -errno with a message in e.
  */
-int journal_open(struct journal *j, const char *path, char *err, size_t errlen);
+int journal_open(struct journal *j, const char *path, struct llmio_error *e);
 
 /* Append rec as one line, then fsync.  \return 0 or -errno. */
 int journal_append(struct journal *j, const cJSON *rec);
@@ -38,9 +39,9 @@ typedef int (*journal_fn)(void *arg, unsigned line, const cJSON *rec, const char
 
 /*
  * Read every line of path.  \return 0 (or what fn returned to stop), -errno with a message
- * in err when the file cannot be read.
+ * in e when the file cannot be read.
  */
-int journal_read(const char *path, journal_fn fn, void *arg, char *err, size_t errlen);
+int journal_read(const char *path, journal_fn fn, void *arg, struct llmio_error *e);
 
 /* A record's config_hash as a number; false when it has none. */
 bool journal_record_hash(const cJSON *rec, uint64_t *hash);

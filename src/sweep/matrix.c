@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/options.h"
+#include "core/error.h"
 #include "engine/engine.h"
 #include "sweep/sweep.h"
 
@@ -33,7 +34,7 @@
 
 /* --- lists and ranges --- */
 
-static int push_value(struct sweep_dim *d, size_t *cap, const char *raw, char *err, size_t errlen)
+static int push_value(struct sweep_dim *d, size_t *cap, const char *raw, struct llmio_error *e)
 {
 	struct sweep_value *v;
 	int ret;
@@ -51,7 +52,7 @@ static int push_value(struct sweep_dim *d, size_t *cap, const char *raw, char *e
 	v->raw = strdup(raw);
 	if (!v->raw)
 		return -ENOMEM;
-	ret = sweep_canon(d->kind, d->key, raw, &v->canon, err, errlen);
+	ret = sweep_canon(d->kind, d->key, raw, &v->canon, e);
 	if (ret) {
 		free(v->raw);
 		return ret;
@@ -79,8 +80,8 @@ static int parse_num(int type, const char *text, uint64_t *out)
 	return type == 2 ? llmio_parse_size(text, out) : llmio_parse_uint(text, 0, UINT64_MAX, out);
 }
 
-static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots, char *err,
-                        size_t errlen)
+static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots,
+                        struct llmio_error *e)
 {
 	int type = range_type(d);
 	char *step = strchr(dots + 2, ':'), num[32];
@@ -89,13 +90,12 @@ static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots
 	size_t count = 0;
 	int ret;
 
-	if (!type) {
-		snprintf(err, errlen,
-		         "%s does not take a range (ranges are for whole numbers and sizes): list "
-		         "the values instead",
-		         d->key);
-		return -EINVAL;
-	}
+	if (!type)
+		return llmio_err(
+		        e, -EINVAL,
+		        "%s does not take a range (ranges are for whole numbers and sizes): list "
+		        "the values instead",
+		        d->key);
 	*dots = '\0';
 	if (step) {
 		*step++ = '\0';
@@ -105,31 +105,25 @@ static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots
 		if (parse_num(mul ? 1 : type, step + 1, &k))
 			goto bad_step;
 	}
-	if (parse_num(type, item, &a) || parse_num(type, dots + 2, &b)) {
-		snprintf(err, errlen, "range %s..%s: the ends must be %s", item, dots + 2,
-		         type == 2 ? "sizes (4k, 1m)" : "whole numbers");
-		return -EINVAL;
-	}
-	if (a > b) {
-		snprintf(err, errlen, "range %s..%s is empty: the first value is above the last",
-		         item, dots + 2);
-		return -EINVAL;
-	}
-	if ((mul && (k < 2 || a == 0)) || (!mul && k == 0)) {
-		snprintf(err, errlen,
-		         "range %s..%s:%s never ends: the step must grow the value (+1 or more, x2 "
-		         "or more from a value above 0)",
-		         item, dots + 2, step);
-		return -EINVAL;
-	}
+	if (parse_num(type, item, &a) || parse_num(type, dots + 2, &b))
+		return llmio_err(e, -EINVAL, "range %s..%s: the ends must be %s", item, dots + 2,
+		                 type == 2 ? "sizes (4k, 1m)" : "whole numbers");
+	if (a > b)
+		return llmio_err(e, -EINVAL,
+		                 "range %s..%s is empty: the first value is above the last", item,
+		                 dots + 2);
+	if ((mul && (k < 2 || a == 0)) || (!mul && k == 0))
+		return llmio_err(
+		        e, -EINVAL,
+		        "range %s..%s:%s never ends: the step must grow the value (+1 or more, x2 "
+		        "or more from a value above 0)",
+		        item, dots + 2, step);
 	for (uint64_t v = a; v <= b; count++) {
-		if (count >= MAX_RANGE_VALUES) {
-			snprintf(err, errlen, "range %s..%s has more than %d values", item,
-			         dots + 2, MAX_RANGE_VALUES);
-			return -EINVAL;
-		}
+		if (count >= MAX_RANGE_VALUES)
+			return llmio_err(e, -EINVAL, "range %s..%s has more than %d values", item,
+			                 dots + 2, MAX_RANGE_VALUES);
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
-		ret = push_value(d, cap, num, err, errlen);
+		ret = push_value(d, cap, num, e);
 		if (ret)
 			return ret;
 		if ((mul && v > UINT64_MAX / k) || (!mul && v > UINT64_MAX - k))
@@ -138,8 +132,7 @@ static int expand_range(struct sweep_dim *d, size_t *cap, char *item, char *dots
 	}
 	return 0;
 bad_step:
-	snprintf(err, errlen, "range step ':%s' is not valid: expected :+N or :xN", step);
-	return -EINVAL;
+	return llmio_err(e, -EINVAL, "range step ':%s' is not valid: expected :+N or :xN", step);
 }
 
 static char *trim(char *s)
@@ -154,7 +147,7 @@ static char *trim(char *s)
 	return s;
 }
 
-int sweep_dim_expand(struct sweep_dim *d, const char *text, char *err, size_t errlen)
+int sweep_dim_expand(struct sweep_dim *d, const char *text, struct llmio_error *e)
 {
 	char *copy = strdup(text), *save = NULL, *tok, *item;
 	size_t cap = 0, commas = 0, items = 0;
@@ -163,8 +156,7 @@ int sweep_dim_expand(struct sweep_dim *d, const char *text, char *err, size_t er
 	if (!copy)
 		return -ENOMEM;
 	if (!*trim(copy)) {
-		snprintf(err, errlen, "empty list: give at least one value");
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL, "empty list: give at least one value");
 		goto out;
 	}
 	/* strtok_r skips empty items ("4k,,8k"): count them with the commas */
@@ -176,18 +168,14 @@ int sweep_dim_expand(struct sweep_dim *d, const char *text, char *err, size_t er
 		item = trim(tok);
 		items++;
 		if (!*item) {
-			snprintf(err, errlen, "empty value in the list '%s'", text);
-			ret = -EINVAL;
+			ret = llmio_err(e, -EINVAL, "empty value in the list '%s'", text);
 			break;
 		}
 		dots = strstr(item, "..");
-		ret = dots ? expand_range(d, &cap, item, dots, err, errlen)
-		           : push_value(d, &cap, item, err, errlen);
+		ret = dots ? expand_range(d, &cap, item, dots, e) : push_value(d, &cap, item, e);
 	}
-	if (!ret && items != commas + 1) {
-		snprintf(err, errlen, "empty value in the list '%s'", text);
-		ret = -EINVAL;
-	}
+	if (!ret && items != commas + 1)
+		ret = llmio_err(e, -EINVAL, "empty value in the list '%s'", text);
 out:
 	free(copy);
 	return ret;
@@ -210,8 +198,7 @@ struct sweep_expr {
 struct expr_parser {
 	const char *s, *p;
 	bool workload;
-	char *err;
-	size_t errlen;
+	struct llmio_error *e;
 	int ret;
 	unsigned depth, terms; /* nesting of '(' and '!' now; comparisons so far */
 };
@@ -225,9 +212,8 @@ static void skip_space(struct expr_parser *x)
 static struct sweep_expr *expr_fail(struct expr_parser *x, const char *what)
 {
 	if (!x->ret) {
-		snprintf(x->err, x->errlen, "%s at column %d of '%s'", what, (int)(x->p - x->s) + 1,
-		         x->s);
-		x->ret = -EINVAL;
+		x->ret = llmio_err(x->e, -EINVAL, "%s at column %d of '%s'", what,
+		                   (int)(x->p - x->s) + 1, x->s);
 	}
 	return NULL;
 }
@@ -252,8 +238,7 @@ static struct sweep_expr *expr_node(struct expr_parser *x, enum expr_type t, str
 /* A limit passed: fmt takes the limit and the column (not the text: it may be huge). */
 static struct sweep_expr *expr_bound(struct expr_parser *x, const char *fmt, int limit)
 {
-	snprintf(x->err, x->errlen, fmt, limit, (int)(x->p - x->s) + 1);
-	x->ret = -EINVAL;
+	x->ret = llmio_err(x->e, -EINVAL, fmt, limit, (int)(x->p - x->s) + 1);
 	return NULL;
 }
 
@@ -276,7 +261,8 @@ static struct sweep_expr *parse_cmp(struct expr_parser *x)
 		enum cmp_op op;
 	} ops[] = {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE},
 	           {">=", OP_GE}, {"<", OP_LT},  {">", OP_GT}};
-	char key[128], raw[256], err[512];
+	struct llmio_error sub = {0};
+	char key[128], raw[256];
 	enum sweep_kind kind;
 	const char *name;
 	struct sweep_expr *e;
@@ -319,9 +305,9 @@ static struct sweep_expr *parse_cmp(struct expr_parser *x)
 	}
 	x->ret = (kind == SK_PARAM && !e->owned_key)
 	                 ? -ENOMEM
-	                 : sweep_canon(kind, name, raw, &e->value, err, sizeof(err));
+	                 : sweep_canon(kind, name, raw, &e->value, &sub);
 	if (x->ret == -EINVAL)
-		snprintf(x->err, x->errlen, "%s (in '%s')", err, x->s);
+		llmio_err(x->e, x->ret, "%s (in '%s')", sub.msg, x->s);
 	if (x->ret) {
 		sweep_expr_free(e);
 		return NULL;
@@ -391,35 +377,33 @@ static struct sweep_expr *parse_or(struct expr_parser *x)
 	return parse_binary(x, "||", EX_OR);
 }
 
-int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr **out, char *err,
-                     size_t errlen)
+int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr **out,
+                     struct llmio_error *e)
 {
-	struct expr_parser x = {
-	        .s = text, .p = text, .workload = workload_section, .err = err, .errlen = errlen};
+	struct expr_parser x = {.s = text, .p = text, .workload = workload_section, .e = e};
 	size_t len = strnlen(text, SWEEP_EXPR_MAX_LEN + 1);
-	struct sweep_expr *e;
+	struct sweep_expr *ex;
 
 	*out = NULL;
-	if (len > SWEEP_EXPR_MAX_LEN) {
-		snprintf(err, errlen,
-		         "the expression is longer than %d characters: split it into several "
-		         "exclude= lines, which are OR-ed",
-		         SWEEP_EXPR_MAX_LEN);
-		return -EINVAL;
-	}
-	e = parse_or(&x);
+	if (len > SWEEP_EXPR_MAX_LEN)
+		return llmio_err(
+		        e, -EINVAL,
+		        "the expression is longer than %d characters: split it into several "
+		        "exclude= lines, which are OR-ed",
+		        SWEEP_EXPR_MAX_LEN);
+	ex = parse_or(&x);
 
-	if (e) {
+	if (ex) {
 		skip_space(&x);
 		if (*x.p) {
-			sweep_expr_free(e);
-			e = expr_fail(&x, "expected && or || or the end");
+			sweep_expr_free(ex);
+			ex = expr_fail(&x, "expected && or || or the end");
 		}
 	}
-	if (!e && x.ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	*out = e;
-	return e ? 0 : x.ret ? x.ret : -EINVAL;
+	if (!ex && x.ret == -ENOMEM)
+		llmio_err(e, x.ret, "out of memory");
+	*out = ex;
+	return ex ? 0 : x.ret ? x.ret : -EINVAL;
 }
 
 void sweep_expr_free(struct sweep_expr *e)
@@ -537,12 +521,12 @@ static int kv_cmp(const void *a, const void *b)
 }
 
 int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t *choice,
-                       struct sweep_config *c, char *err, size_t errlen)
+                       struct sweep_config *c, struct llmio_error *e)
 {
 	static const struct sweep_value off = {"off", "off"};
 	const struct sweep_section *s = &f->sec[sec];
 	const struct sweep_defaults *eng = NULL;
-	const struct engine_ops *e;
+	const struct engine_ops *ops;
 	bool ss_on;
 	size_t k = 0;
 	int ret;
@@ -555,9 +539,9 @@ int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t 
 		ret = config_set(c, s->dims[i].key, &s->dims[i].v[choice[i]], s->dims[i].kind,
 		                 true);
 	/* the options of the point's own engine: the file's, then the engine's defaults */
-	e = engine_find(sweep_config_get(c, "ioengine"));
-	for (size_t i = 0; e && i < f->nengines; i++)
-		if (engine_at(i) == e)
+	ops = engine_find(sweep_config_get(c, "ioengine"));
+	for (size_t i = 0; ops && i < f->nengines; i++)
+		if (engine_at(i) == ops)
 			eng = &f->engine[i];
 	for (size_t i = 0; i < c->n; i++)
 		if (c->kv[i].kind != SK_ENGINE || (eng && defaults_have(eng, c->kv[i].key)))
@@ -579,11 +563,9 @@ int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t 
 
 		ret = config_set(c, "directory", &dir, SK_JOB, true);
 	}
-	if (ret) {
-		snprintf(err, errlen, "[%s]: more than %d keys in one point", s->name,
-		         SWEEP_MAX_KEYS);
-		return ret;
-	}
+	if (ret)
+		return llmio_err(e, ret, "[%s]: more than %d keys in one point", s->name,
+		                 SWEEP_MAX_KEYS);
 	qsort(c->kv, c->n, sizeof(c->kv[0]), kv_cmp);
 	return 0;
 }
@@ -711,8 +693,8 @@ static int plan_push(struct sweep_plan *plan, size_t *cap, uint32_t sec, const u
 }
 
 static int plan_section(const struct sweep_file *f, uint32_t sec, struct sweep_plan *plan,
-                        size_t *cap, struct hash_set *seen, struct sweep_config *c, char *err,
-                        size_t errlen)
+                        size_t *cap, struct hash_set *seen, struct sweep_config *c,
+                        struct llmio_error *e)
 {
 	const struct sweep_section *s = &f->sec[sec];
 	uint32_t *choice = calloc(s->ndims ? s->ndims : 1, sizeof(*choice));
@@ -724,11 +706,11 @@ static int plan_section(const struct sweep_file *f, uint32_t sec, struct sweep_p
 	for (size_t i = 0; i < s->ndims; i++) {
 		total *= s->dims[i].n;
 		if (total > SWEEP_MAX_COMBINATIONS) {
-			snprintf(err, errlen,
-			         "%s:%u: [%s] has more than %d combinations: shorten its lists or "
-			         "split it into sections",
-			         f->path, s->line, s->name, SWEEP_MAX_COMBINATIONS);
-			ret = -EINVAL;
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "%s:%u: [%s] has more than %d combinations: shorten its lists or "
+			        "split it into sections",
+			        f->path, s->line, s->name, SWEEP_MAX_COMBINATIONS);
 			goto out;
 		}
 	}
@@ -736,7 +718,7 @@ static int plan_section(const struct sweep_file *f, uint32_t sec, struct sweep_p
 	for (size_t k = 0; k < total && !ret; k++) {
 		bool excluded = false;
 
-		ret = sweep_config_build(f, sec, choice, c, err, errlen);
+		ret = sweep_config_build(f, sec, choice, c, e);
 		for (size_t x = 0; !ret && x < s->nexcl && !excluded; x++)
 			excluded = sweep_expr_eval(s->excl[x].expr, c);
 		if (!ret && excluded) {
@@ -756,13 +738,13 @@ static int plan_section(const struct sweep_file *f, uint32_t sec, struct sweep_p
 		}
 	}
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory expanding [%s]", s->name);
+		llmio_err(e, ret, "out of memory expanding [%s]", s->name);
 out:
 	free(choice);
 	return ret;
 }
 
-int sweep_plan_build(const struct sweep_file *f, struct sweep_plan *plan, char *err, size_t errlen)
+int sweep_plan_build(const struct sweep_file *f, struct sweep_plan *plan, struct llmio_error *e)
 {
 	struct sweep_config *c = malloc(sizeof(*c));
 	struct hash_set seen = {0};
@@ -773,7 +755,7 @@ int sweep_plan_build(const struct sweep_file *f, struct sweep_plan *plan, char *
 	if (!c)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < f->nsec && !ret; s++)
-		ret = plan_section(f, s, plan, &cap, &seen, c, err, errlen);
+		ret = plan_section(f, s, plan, &cap, &seen, c, e);
 	free(seen.slot);
 	free(c);
 	if (ret)

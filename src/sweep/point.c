@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/sysinfo.h"
+#include "core/error.h"
 #include "llmio/llmio.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
@@ -26,10 +27,9 @@ static uint64_t canon_u64(const struct sweep_config *c, const char *key)
 }
 
 int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, size_t idx,
-                     unsigned repeat, struct sweep_point *p, char *err, size_t errlen)
+                     unsigned repeat, struct sweep_point *p, struct llmio_error *e)
 {
 	const struct sweep_plan_point *pp = &plan->p[idx];
-	char e2[256];
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -38,12 +38,12 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
 	p->index = idx;
 	p->npoints = plan->n;
 	p->repeat = repeat;
-	ret = sweep_config_build(f, pp->sec, pp->choice, &p->cfg, err, errlen);
+	ret = sweep_config_build(f, pp->sec, pp->choice, &p->cfg, e);
 	if (ret)
 		return ret;
 	p->hash = sweep_config_hash(&p->cfg, repeat);
 	p->workload = sweep_config_get(&p->cfg, "workload");
-	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, e2, sizeof(e2));
+	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, NULL); /* checked when loaded */
 	if (p->ss.enabled) {
 		p->ss.window = (unsigned)(canon_u64(&p->cfg, "ss_window") / 1000000000ull);
 		p->ss.min_s = (double)canon_u64(&p->cfg, "ss_min") / 1e9;
@@ -54,8 +54,7 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
 	return 0;
 }
 
-int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, char *err,
-                     size_t errlen)
+int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, struct llmio_error *e)
 {
 	int ret = 0;
 
@@ -67,15 +66,13 @@ int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, char
 		if (!kv->from_file)
 			continue; /* a default: llmio_job_opts_init() has it */
 		if (kv->kind == SK_JOB) {
-			ret = llmio_job_opts_set(o, kv->key, kv->raw, err, errlen);
+			ret = llmio_job_opts_set(o, kv->key, kv->raw, e);
 		} else if (kv->kind == SK_ENGINE) {
 			int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used,
 			                 "%s%s=%s", used ? "," : "", kv->key, kv->raw);
 
-			if (n < 0 || (size_t)n >= sizeof(o->engine_opts) - used) {
-				snprintf(err, errlen, "too many engine options");
-				ret = -EINVAL;
-			}
+			if (n < 0 || (size_t)n >= sizeof(o->engine_opts) - used)
+				ret = llmio_err(e, -EINVAL, "too many engine options");
 		}
 	}
 	if (!ret && p->ss.enabled && p->ss.max_s > 0)
@@ -116,7 +113,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int run_plain(const struct sweep_point *p, cJSON **phases, char *err, size_t errlen)
+static int run_plain(const struct sweep_point *p, cJSON **phases, struct llmio_error *e)
 {
 	struct sweep_run_ctx *ctx = p->ctx;
 	struct llmio_result *r = NULL;
@@ -125,7 +122,7 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, char *err, siz
 	double t0;
 	int ret;
 
-	ret = sweep_point_opts(p, &o, err, errlen);
+	ret = sweep_point_opts(p, &o, e);
 	if (ret)
 		return ret;
 	if (ctx) {
@@ -135,7 +132,10 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, char *err, siz
 		o.progress_arg = ctx;
 	}
 	t0 = now_s();
-	ret = llmio_job_run(&o, &r, err, errlen);
+	if (ctx && ctx->dist) /* under MPI: this rank's share; the merged job on rank 0 */
+		ret = ctx->dist->run_job(&o, &r, &ctx->mpi, e);
+	else
+		ret = llmio_job_run(&o, &r, e);
 	if (!r)
 		return ret;
 	if (ctx) {
@@ -154,10 +154,8 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, char *err, siz
 	else
 		cJSON_Delete(ph);
 	llmio_result_destroy(r);
-	if (!*phases && !ret) {
-		snprintf(err, errlen, "out of memory building the record");
-		ret = -ENOMEM;
-	}
+	if (!*phases && !ret)
+		ret = llmio_err(e, -ENOMEM, "out of memory building the record");
 	return ret;
 }
 
@@ -165,15 +163,16 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, char *err, siz
  * A workload= point: the recipe builds its phases from the model and the point's recipe
  * parameters; job keys (engine, direct, iodepth ...) apply to every stream.
  */
-static int run_workload(const struct sweep_point *p, cJSON **phases, char *err, size_t errlen)
+static int run_workload(const struct sweep_point *p, cJSON **phases, struct llmio_error *e)
 {
 	const char *keys[SWEEP_MAX_KEYS], *vals[SWEEP_MAX_KEYS];
 	struct llmio_job_opts o;
 	size_t n = 0;
 	bool direct_given = false;
+	cJSON *mpi = NULL; /* without a context there is no MPI */
 	int ret;
 
-	ret = sweep_point_opts(p, &o, err, errlen);
+	ret = sweep_point_opts(p, &o, e);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < p->cfg.n; i++) {
@@ -189,17 +188,17 @@ static int run_workload(const struct sweep_point *p, cJSON **phases, char *err, 
 	if (p->ctx)
 		o.stop = p->ctx->stop;
 	return wl_run_params(p->workload, sweep_config_get(&p->cfg, "model"), &o, direct_given,
-	                     keys, vals, n, phases, err, errlen);
+	                     keys, vals, n, phases, p->ctx ? &p->ctx->mpi : &mpi, e);
 }
 
-int sweep_run_point(const struct sweep_point *p, cJSON **phases, char *err, size_t errlen)
+int sweep_run_point(const struct sweep_point *p, cJSON **phases, struct llmio_error *e)
 {
 	*phases = NULL;
 	if (p->ctx)
 		p->ctx->interrupted = false;
 	if (!p->workload)
-		return run_plain(p, phases, err, errlen);
-	return run_workload(p, phases, err, errlen);
+		return run_plain(p, phases, e);
+	return run_workload(p, phases, e);
 }
 
 double sweep_point_estimate_s(const struct sweep_point *p, double *min_s, bool *known)
@@ -292,6 +291,9 @@ cJSON *sweep_point_record(const struct sweep_point *p, struct sweep_outcome *o)
 	cJSON_AddNumberToObject(rec, RK_WALL_S, o->wall_s);
 	cJSON_AddItemToObject(rec, RK_PHASES, o->phases ? o->phases : cJSON_CreateArray());
 	o->phases = NULL;
+	if (o->mpi) /* under MPI: the point's aggregate is in phases, each rank's record here */
+		cJSON_AddItemToObject(rec, RK_MPI, o->mpi);
+	o->mpi = NULL;
 	if (o->error) {
 		e = cJSON_AddObjectToObject(rec, RK_ERROR);
 		cJSON_AddNumberToObject(e, "code", o->error);

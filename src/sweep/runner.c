@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/rand.h"
+#include "core/error.h"
 #include "sweep/journal.h"
 #include "sweep/runner.h"
 
@@ -88,7 +89,7 @@ static int make_order(struct sweep_runner *r)
 }
 
 int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
-                         const struct sweep_events *ev, char *err, size_t errlen)
+                         const struct sweep_events *ev, struct llmio_error *e)
 {
 	struct collect c = {r, ev};
 	int ret;
@@ -97,26 +98,24 @@ int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
 	r->o = *o;
 	if (!r->o.repeat)
 		r->o.repeat = 1;
-	ret = sweep_file_load(o->path, o->dir, &r->file, err, errlen);
+	ret = sweep_file_load(o->path, o->dir, &r->file, e);
 	if (ret) {
 		/* a bad or missing job file is bad input */
 		r->bad_input = ret == -EINVAL || ret == -ENOENT;
 		return ret;
 	}
-	ret = sweep_plan_build(r->file, &r->plan, err, errlen);
+	ret = sweep_plan_build(r->file, &r->plan, e);
 	if (ret) {
 		r->bad_input = ret == -EINVAL;
 		return ret;
 	}
-	if (make_order(r)) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (make_order(r))
+		return llmio_err(e, -ENOMEM, "out of memory");
 	if (o->resume && o->journal && access(o->journal, F_OK) == 0) {
-		ret = journal_read(o->journal, collect_hash, &c, err, errlen);
+		ret = journal_read(o->journal, collect_hash, &c, e);
 		if (ret) {
 			if (ret == -ENOMEM)
-				snprintf(err, errlen, "out of memory");
+				llmio_err(e, ret, "out of memory");
 			return ret;
 		}
 		if (r->ndone) /* qsort's base must not be NULL, even for no elements */
@@ -141,12 +140,11 @@ static bool ioengine_lacks(const struct sweep_runner *r, const struct sweep_plan
                            size_t i)
 {
 	struct sweep_config *cfg = malloc(sizeof(*cfg));
-	char err[256];
 	bool lacks;
 
 	if (!cfg)
 		return false;
-	lacks = sweep_config_build(r->file, pp->sec, pp->choice, cfg, err, sizeof(err)) == 0 &&
+	lacks = sweep_config_build(r->file, pp->sec, pp->choice, cfg, NULL) == 0 &&
 	        !sweep_config_get(cfg, r->file->sec[pp->sec].dims[i].key);
 	free(cfg);
 	return lacks;
@@ -172,33 +170,31 @@ double sweep_runner_eta_s(const struct sweep_runner *r, double current_left)
 	              : 0;
 }
 
-int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e, char *err,
-                          size_t errlen)
+int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *est,
+                          struct llmio_error *e)
 {
 	struct sweep_point *p = malloc(sizeof(*p));
 	double min_s;
 	int ret = 0;
 
-	memset(e, 0, sizeof(*e));
-	e->setup_s = SETUP_S_PER_POINT;
-	if (!p) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	memset(est, 0, sizeof(*est));
+	est->setup_s = SETUP_S_PER_POINT;
+	if (!p)
+		return llmio_err(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < r->norder && !ret; i++) {
 		bool known;
 
 		ret = sweep_point_make(r->file, &r->plan, r->order[i].idx, r->order[i].repeat, p,
-		                       err, errlen);
+		                       e);
 		if (ret)
 			break;
 		if (sweep_runner_is_done(r, p->hash)) {
-			e->already++;
+			est->already++;
 			continue;
 		}
-		e->total_s += sweep_point_estimate_s(p, &min_s, &known) + SETUP_S_PER_POINT;
-		e->least_s += min_s + SETUP_S_PER_POINT;
-		e->unknown += !known;
+		est->total_s += sweep_point_estimate_s(p, &min_s, &known) + SETUP_S_PER_POINT;
+		est->least_s += min_s + SETUP_S_PER_POINT;
+		est->unknown += !known;
 	}
 	free(p);
 	return ret;
@@ -226,12 +222,12 @@ static void record_figures(const cJSON *rec, double *iops, double *bw)
 
 /* One point: run it, append its record, tell the caller. */
 static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point *p,
-                   struct sweep_run_ctx *ctx, const struct sweep_events *ev, char *err,
-                   size_t errlen)
+                   struct sweep_run_ctx *ctx, const struct sweep_events *ev, struct llmio_error *e)
 {
 	struct sweep_outcome o = {0};
 	struct sweep_point_done d = {.k = r->k};
-	char msg[1024], label[512];
+	struct llmio_error pe; /* the point's failure, recorded with it */
+	char label[512];
 	struct timeval tv;
 	double t0 = mono_s();
 	cJSON *rec;
@@ -244,36 +240,40 @@ static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point
 	o.start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 	*ctx->stop = 0;
 	p->ctx = ctx;
-	ret = sweep_run_point(p, &o.phases, msg, sizeof(msg));
+	ctx->mpi = NULL;
+	llmio_error_init(&pe);
+	ret = sweep_run_point(p, &o.phases, &pe);
+	o.mpi = ctx->mpi;
+	ctx->mpi = NULL;
 	o.wall_s = mono_s() - t0;
 	r->label = "";
 	if (ev && ev->point_ended)
 		ev->point_ended(ev->arg);
-	if (ctx->interrupted) {
-		cJSON_Delete(o.phases); /* cut short: not recorded, a resumed sweep runs it */
+	if (ctx->interrupted || (r->o.dist && !r->o.dist->writer)) {
+		/* cut short: not recorded, a resumed sweep runs it; or another rank journals it */
+		cJSON_Delete(o.phases);
+		cJSON_Delete(o.mpi);
+		r->ran += !ctx->interrupted;
 		return 0;
 	}
 	o.error = ret;
-	o.message = ret ? msg : NULL;
+	o.message = ret ? pe.msg : NULL;
 	rec = sweep_point_record(p, &o);
 	if (!rec) {
 		cJSON_Delete(o.phases);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		return llmio_err(e, -ENOMEM, "out of memory");
 	}
 	record_figures(rec, &d.iops, &d.bw);
 	ret = journal_append(j, rec);
 	cJSON_Delete(rec);
-	if (ret) {
-		snprintf(err, errlen, "cannot append to %s: %s", r->o.journal, strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return llmio_err(e, ret, "cannot append to %s: %s", r->o.journal, strerror(-ret));
 	r->ran++;
 	r->spent += o.wall_s;
 	r->failed += o.error != 0;
 	d.label = label;
 	d.error = o.error;
-	d.message = o.error ? msg : NULL;
+	d.message = o.error ? pe.msg : NULL;
 	d.steady = ctx->ss.reached;
 	if (ev && ev->point_done)
 		ev->point_done(ev->arg, &d);
@@ -281,22 +281,24 @@ static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point
 }
 
 int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
-                     volatile int *point_stop, char *err, size_t errlen)
+                     volatile int *point_stop, struct llmio_error *e)
 {
 	struct sweep_run_ctx ctx = {.stop = point_stop, .abort = abort};
 	struct sweep_point *p = malloc(sizeof(*p));
 	struct journal j;
-	int ret;
+	int ret = 0;
 
-	if (!p) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	ret = journal_open(&j, r->o.journal, err, errlen);
+	if (!p)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	j = (struct journal){.fd = -1};
+	/* under MPI one rank writes the journal */
+	if (!r->o.dist || r->o.dist->writer)
+		ret = journal_open(&j, r->o.journal, e);
 	if (ret) {
 		free(p);
 		return ret;
 	}
+	ctx.dist = r->o.dist;
 	r->started = true;
 	r->label = "";
 	if (ev) {
@@ -305,14 +307,14 @@ int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, vola
 	}
 	for (r->k = 0; r->k < r->norder && !*abort && !ret; r->k++) {
 		ret = sweep_point_make(r->file, &r->plan, r->order[r->k].idx, r->order[r->k].repeat,
-		                       p, err, errlen);
+		                       p, e);
 		if (ret)
 			break;
 		if (sweep_runner_is_done(r, p->hash)) {
 			r->skipped++;
 			continue;
 		}
-		ret = run_one(r, &j, p, &ctx, ev, err, errlen);
+		ret = run_one(r, &j, p, &ctx, ev, e);
 	}
 	journal_close(&j);
 	free(p);

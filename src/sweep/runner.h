@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "sweep/sweep.h"
+#include "core/error.h"
 
 /* What to run: the options of `llmio sweep` that shape the run. */
 struct sweep_run_opts {
@@ -25,6 +26,8 @@ struct sweep_run_opts {
 	bool keep_cache;     /* do not drop the page cache between points */
 	uint64_t seed;
 	uint64_t repeat; /* every point this many times (at least 1) */
+	/* under MPI (docs/mpi.md): every rank runs every point, rank 0 alone journals it */
+	const struct sweep_dist *dist;
 };
 
 struct sweep_order {
@@ -83,7 +86,7 @@ struct sweep_runner {
  * missing).  sweep_runner_release() is due either way.
  */
 int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
-                         const struct sweep_events *ev, char *err, size_t errlen);
+                         const struct sweep_events *ev, struct llmio_error *e);
 void sweep_runner_release(struct sweep_runner *r);
 
 /* Is a point of this hash already in the journal? */
@@ -105,8 +108,8 @@ struct sweep_estimate {
 };
 
 /* \return 0, or -errno with a message. */
-int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e, char *err,
-                          size_t errlen);
+int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *est,
+                          struct llmio_error *e);
 
 /*
  * Run every point not already in the journal, in order, appending each record.  *abort (set
@@ -116,6 +119,6 @@ int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e
  * could not go on (the journal cannot be opened or appended to, a point cannot be made).
  */
 int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
-                     volatile int *point_stop, char *err, size_t errlen);
+                     volatile int *point_stop, struct llmio_error *e);
 
 #endif

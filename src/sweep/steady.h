@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/optdesc.h"
+
 #define STEADY_MAX_WINDOW 600
 
 enum steady_metric { STEADY_IOPS, STEADY_BW };
@@ -33,10 +35,17 @@ struct steady {
 };
 
 /*
- * Parse an ss= value: "iops:5%", "bw:2%" ("%" optional), or "off" / "none" / "0".
- * \return 0, or -EINVAL with a message in err.
+ * The steady-state keys of a job file (ss, ss_window, ss_min, ss_max) as option descriptions
+ * (scope OPTD_SCOPE_SWEEP): entry i (NULL past the end), or the one called key (or NULL).
  */
-int steady_parse(const char *text, struct steady_cfg *cfg, char *err, size_t errlen);
+const struct llmio_optdesc *steady_optdesc(size_t i);
+const struct llmio_optdesc *steady_opt_find(const char *key);
+
+/*
+ * Parse an ss= value: "iops:5%", "bw:2%" ("%" optional), or "off" / "none" / "0".
+ * \return 0, or -EINVAL with a message in e.
+ */
+int steady_parse(const char *text, struct steady_cfg *cfg, struct llmio_error *e);
 
 /* Canonical text of the ss= value ("iops:5", "off") into buf. */
 void steady_format(const struct steady_cfg *cfg, char *buf, size_t len);

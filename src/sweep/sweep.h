@@ -20,6 +20,7 @@
 
 #include "llmio/job.h"
 #include "sweep/steady.h"
+#include "core/error.h"
 
 enum sweep_kind {
 	SK_JOB,      /* an option of `llmio run` (llmio_job_opts_set) */
@@ -84,16 +85,16 @@ struct sweep_file {
  * \return 0 and *out; -EINVAL with "FILE:LINE: KEY: problem" in err for a bad file (exit 2);
  *         another -errno (file unreadable, no memory) with a message.
  */
-int sweep_file_load(const char *path, const char *dir, struct sweep_file **out, char *err,
-                    size_t errlen);
+int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
+                    struct llmio_error *e);
 void sweep_file_free(struct sweep_file *f);
 
 /* Split one value on ',' and expand ranges (matrix.c); used by the loader. */
-int sweep_dim_expand(struct sweep_dim *d, const char *text, char *err, size_t errlen);
+int sweep_dim_expand(struct sweep_dim *d, const char *text, struct llmio_error *e);
 
 /* Canonical form of one value of key (jobfile.c); -EINVAL with the value's error in err. */
-int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon, char *err,
-                size_t errlen);
+int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **canon,
+                struct llmio_error *e);
 
 /* Classify a key (jobfile.c): kind and canonical name; -ENOENT for an unknown key. */
 int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind,
@@ -109,8 +110,8 @@ int sweep_classify(const char *key, bool workload_section, enum sweep_kind *kind
 #define SWEEP_EXPR_MAX_TERMS 1024
 #define SWEEP_EXPR_MAX_LEN   65536
 struct sweep_config;
-int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr **out, char *err,
-                     size_t errlen);
+int sweep_expr_parse(const char *text, bool workload_section, struct sweep_expr **out,
+                     struct llmio_error *e);
 bool sweep_expr_eval(const struct sweep_expr *e, const struct sweep_config *c);
 void sweep_expr_free(struct sweep_expr *e);
 
@@ -159,14 +160,21 @@ struct sweep_plan {
 #define SWEEP_MAX_COMBINATIONS 1000000
 
 /* Expand every section.  \return 0, or -errno with a message. */
-int sweep_plan_build(const struct sweep_file *f, struct sweep_plan *plan, char *err, size_t errlen);
+int sweep_plan_build(const struct sweep_file *f, struct sweep_plan *plan, struct llmio_error *e);
 void sweep_plan_release(struct sweep_plan *plan);
 
 /* The configuration of one combination of section sec. */
 int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t *choice,
-                       struct sweep_config *c, char *err, size_t errlen);
+                       struct sweep_config *c, struct llmio_error *e);
 
 /* What the caller of sweep_run_point() provides, and what it learns about the run. */
+/* Under MPI: set by the CLI from src/dist (docs/mpi.md). */
+struct sweep_dist {
+	int (*run_job)(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
+	               struct llmio_error *e);
+	bool writer; /* this rank writes the journal (rank 0) */
+};
+
 struct sweep_run_ctx {
 	/* The job's stop flag; set by the caller's signal handler, and by steady state. */
 	volatile int *stop;
@@ -176,9 +184,16 @@ struct sweep_run_ctx {
 	void (*progress)(void *arg, double elapsed_s, double eta_s, double iops, double bw);
 	void *progress_arg;
 
+	/*
+	 * Under MPI (NULL for one process): a plain point's job runs through run_job, every rank
+	 * its share, merged on rank 0 (*r NULL elsewhere, a failing rank ends them all).
+	 */
+	const struct sweep_dist *dist;
+
 	/* out */
 	struct steady ss;
 	bool interrupted; /* stopped by *abort: not a measurement to keep */
+	cJSON *mpi;       /* under MPI on rank 0: the ranks' records of the point */
 };
 
 struct sweep_point {
@@ -196,11 +211,10 @@ struct sweep_point {
 
 /* Resolve point idx of plan for repetition repeat. \return 0 or -errno with a message. */
 int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, size_t idx,
-                     unsigned repeat, struct sweep_point *p, char *err, size_t errlen);
+                     unsigned repeat, struct sweep_point *p, struct llmio_error *e);
 
 /* The job options of a plain point (defaults + what the file set). */
-int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, char *err,
-                     size_t errlen);
+int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, struct llmio_error *e);
 
 /*
  * Run one point.  On return *phases (may be NULL on failure) is the record's "phases" array:
@@ -208,7 +222,7 @@ int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, char
  * it.  \return 0; -errno with a message when the point failed (the sweep records it and
  * goes on); what was measured before a failure is still in *phases.
  */
-int sweep_run_point(const struct sweep_point *p, cJSON **phases, char *err, size_t errlen);
+int sweep_run_point(const struct sweep_point *p, cJSON **phases, struct llmio_error *e);
 
 /*
  * Seconds one point is expected to take at most (runtime + ramp, or ss_max + ramp), and at
@@ -223,6 +237,7 @@ bool sweep_drop_caches(void);
 /* What happened to one point, for its journal record. */
 struct sweep_outcome {
 	cJSON *phases; /* taken over by the record */
+	cJSON *mpi;    /* under MPI: the ranks' records, taken over by the record (or NULL) */
 	int error;     /* 0 or -errno */
 	const char *message;
 	bool cache_dropped;

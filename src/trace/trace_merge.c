@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "trace/trace_read.h"
+#include "core/error.h"
 #include "trace/trace_write.h"
 
 #define SLOTS (TRACE_CHUNK / sizeof(struct trace_rec))
@@ -147,7 +148,7 @@ static int pass_records(struct trace_builder *b, const struct trace_rec *r, stru
 }
 
 int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const char *name,
-                    uint64_t *first, char *err, size_t errlen)
+                    uint64_t *first, struct llmio_error *e)
 {
 	const struct trace_raw_hdr *h = buf;
 	char cmd[sizeof(h->cmdline)];
@@ -182,10 +183,9 @@ int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const
 	goto out;
 fail:
 	if (ret == -ERANGE) {
-		snprintf(err, errlen, "%s: raw trace slot %zu: %s", name, m.slot, m.why);
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL, "%s: raw trace slot %zu: %s", name, m.slot, m.why);
 	} else {
-		snprintf(err, errlen, "merging %s: %s", name, strerror(-ret));
+		llmio_err(e, ret, "merging %s: %s", name, strerror(-ret));
 	}
 out:
 	free(m.str.v);
@@ -194,7 +194,7 @@ out:
 }
 
 static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint64_t *first,
-                      char *err, size_t errlen)
+                      struct llmio_error *e)
 {
 	struct stat st;
 	void *p = MAP_FAILED;
@@ -203,7 +203,7 @@ static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &st)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
+		llmio_err(e, ret, "cannot read %s: %s", name, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || (size_t)st.st_size < TRACE_RAW_HDR)
@@ -211,10 +211,10 @@ static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot map %s: %s", name, strerror(errno));
+		llmio_err(e, ret, "cannot map %s: %s", name, strerror(errno));
 		goto out;
 	}
-	ret = trace_merge_raw(b, p, (size_t)st.st_size, name, first, err, errlen);
+	ret = trace_merge_raw(b, p, (size_t)st.st_size, name, first, e);
 out:
 	if (p != MAP_FAILED)
 		munmap(p, (size_t)st.st_size);
@@ -223,7 +223,7 @@ out:
 	return ret;
 }
 
-int trace_merge_dir(struct trace_builder *b, const char *dir, char *err, size_t errlen)
+int trace_merge_dir(struct trace_builder *b, const char *dir, struct llmio_error *e)
 {
 	uint64_t first = UINT64_MAX;
 	struct dirent *d;
@@ -234,22 +234,19 @@ int trace_merge_dir(struct trace_builder *b, const char *dir, char *err, size_t 
 	dp = opendir(dir);
 	if (!dp) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open the trace directory %s: %s", dir,
-		         strerror(errno));
-		return ret;
+		return llmio_err(e, ret, "cannot open the trace directory %s: %s", dir,
+		                 strerror(errno));
 	}
 	while (!ret && (d = readdir(dp))) {
 		size_t n = strlen(d->d_name);
 
 		if (n < 7 || strcmp(d->d_name + n - 6, ".trace"))
 			continue;
-		ret = merge_file(b, dirfd(dp), d->d_name, &first, err, errlen);
+		ret = merge_file(b, dirfd(dp), d->d_name, &first, e);
 		nfiles++;
 	}
 	closedir(dp);
-	if (!ret && !nfiles) {
-		snprintf(err, errlen, "no trace files in %s", dir);
-		ret = -ENOENT;
-	}
+	if (!ret && !nfiles)
+		ret = llmio_err(e, -ENOENT, "no trace files in %s", dir);
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "trace/trace_map.h"
+#include "core/error.h"
 #include "trace/trace_read.h"
 
 static const char *const type_names[TR_NTYPES] = {
@@ -113,22 +114,21 @@ static bool section_ok(uint64_t off, uint64_t n, uint64_t size, uint64_t file)
 	return off <= file && (size == 0 || n <= (file - off) / size) && (off & 7) == 0;
 }
 
-static int check(struct trace *t, const char *name, char *err, size_t errlen)
+static int check(struct trace *t, const char *name, struct llmio_error *e)
 {
 	const struct trace_file_hdr *h = &t->hdr;
 	uint64_t file = t->size;
 	char why[160];
 
-	if (memcmp(h->magic, TRACE_MAGIC, 8)) {
-		snprintf(err, errlen, "%s is not an llmio trace (no %s magic)", name, TRACE_MAGIC);
-		return -EINVAL;
-	}
+	if (memcmp(h->magic, TRACE_MAGIC, 8))
+		return llmio_err(e, -EINVAL, "%s is not an llmio trace (no %s magic)", name,
+		                 TRACE_MAGIC);
 	if (h->version != TRACE_VERSION || h->rec_size != sizeof(struct trace_rec) ||
 	    h->hdr_size < sizeof(*h)) {
-		snprintf(err, errlen,
-		         "%s: trace format version %u is not supported (this llmio reads %d)", name,
-		         h->version, TRACE_VERSION);
-		return -EINVAL;
+		return llmio_err(
+		        e, -EINVAL,
+		        "%s: trace format version %u is not supported (this llmio reads %d)", name,
+		        h->version, TRACE_VERSION);
 	}
 	/* section_ok bounds every count by the file size; the thread index stores record
 	 * indexes as uint32_t */
@@ -139,15 +139,14 @@ static int check(struct trace *t, const char *name, char *err, size_t errlen)
 	    !section_ok(h->phase_off, h->nphase, sizeof(struct trace_phase), file) ||
 	    h->nphase < 1 || h->nphase > UINT16_MAX + 1ull ||
 	    !section_ok(h->pev_off, h->npev, sizeof(struct trace_phase_ev), file)) {
-		snprintf(err, errlen,
-		         "%s: trace is truncated or damaged (a section lies outside it)", name);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "%s: trace is truncated or damaged (a section lies outside it)",
+		                 name);
 	}
-	if (h->t_start > h->t_end || h->t_end >= 2 * TRACE_TIME_MAX) {
-		snprintf(err, errlen, "%s: trace span %" PRIu64 "..%" PRIu64 " ns is damaged", name,
-		         h->t_start, h->t_end);
-		return -EINVAL;
-	}
+	if (h->t_start > h->t_end || h->t_end >= 2 * TRACE_TIME_MAX)
+		return llmio_err(e, -EINVAL,
+		                 "%s: trace span %" PRIu64 "..%" PRIu64 " ns is damaged", name,
+		                 h->t_start, h->t_end);
 	t->rec = (struct trace_rec *)((char *)t->buf + h->rec_off);
 	t->nrec = h->nrec;
 	t->str = (const char *)t->buf + h->str_off;
@@ -158,31 +157,24 @@ static int check(struct trace *t, const char *name, char *err, size_t errlen)
 	t->nphase = h->nphase;
 	t->pev = (const struct trace_phase_ev *)((char *)t->buf + h->pev_off);
 	t->npev = h->npev;
-	if (t->str[0] || t->str[t->str_len - 1]) {
-		snprintf(err, errlen, "%s: trace string table is damaged", name);
-		return -EINVAL;
-	}
+	if (t->str[0] || t->str[t->str_len - 1])
+		return llmio_err(e, -EINVAL, "%s: trace string table is damaged", name);
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct trace_rec *r = &t->rec[i];
 
 		if (r->path >= t->str_len || r->path2 >= t->str_len || r->phase >= t->nphase ||
 		    r->type == TR_NONE || r->type >= TR_NTYPES) {
-			snprintf(err, errlen, "%s: trace record %zu is damaged", name, i);
-			return -EINVAL;
+			return llmio_err(e, -EINVAL, "%s: trace record %zu is damaged", name, i);
 		}
-		if (trace_rec_check(r, why, sizeof(why))) {
-			snprintf(err, errlen, "%s: trace record %zu: %s", name, i, why);
-			return -EINVAL;
-		}
+		if (trace_rec_check(r, why, sizeof(why)))
+			return llmio_err(e, -EINVAL, "%s: trace record %zu: %s", name, i, why);
 		/* the span covers every call: replay's timeline waits are offsets inside it */
-		if (r->ts < h->t_start || r->ts + r->dur > h->t_end) {
-			snprintf(err, errlen,
-			         "%s: trace record %zu: time %" PRIu64
-			         " ns lies outside the trace's "
-			         "span %" PRIu64 "..%" PRIu64 " ns",
-			         name, i, r->ts, h->t_start, h->t_end);
-			return -EINVAL;
-		}
+		if (r->ts < h->t_start || r->ts + r->dur > h->t_end)
+			return llmio_err(e, -EINVAL,
+			                 "%s: trace record %zu: time %" PRIu64
+			                 " ns lies outside the trace's "
+			                 "span %" PRIu64 "..%" PRIu64 " ns",
+			                 name, i, r->ts, h->t_start, h->t_end);
 	}
 	for (size_t i = 0; i < t->nproc; i++)
 		if (t->proc[i].cmd >= t->str_len)
@@ -195,21 +187,18 @@ static int check(struct trace *t, const char *name, char *err, size_t errlen)
 			goto damaged;
 	return 0;
 damaged:
-	snprintf(err, errlen, "%s: trace process or phase table is damaged", name);
-	return -EINVAL;
+	return llmio_err(e, -EINVAL, "%s: trace process or phase table is damaged", name);
 }
 
 /* Check t->buf (t->size bytes, owned by t) and set t up. */
-static int open_buf(struct trace *t, const char *name, unsigned flags, char *err, size_t errlen)
+static int open_buf(struct trace *t, const char *name, unsigned flags, struct llmio_error *e)
 {
 	int ret;
 
-	if (t->size < sizeof(t->hdr)) {
-		snprintf(err, errlen, "%s is not an llmio trace (too short)", name);
-		return -EINVAL;
-	}
+	if (t->size < sizeof(t->hdr))
+		return llmio_err(e, -EINVAL, "%s is not an llmio trace (too short)", name);
 	memcpy(&t->hdr, t->buf, sizeof(t->hdr));
-	if ((ret = check(t, name, err, errlen)))
+	if ((ret = check(t, name, e)))
 		return ret;
 	t->phase_name = calloc(t->nphase, sizeof(*t->phase_name));
 	if (!t->phase_name)
@@ -220,12 +209,11 @@ static int open_buf(struct trace *t, const char *name, unsigned flags, char *err
 		goto nomem;
 	return 0;
 nomem:
-	snprintf(err, errlen, "out of memory reading trace %s", name);
-	return -ENOMEM;
+	return llmio_err(e, -ENOMEM, "out of memory reading trace %s", name);
 }
 
 int trace_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
-                   struct trace **out, char *err, size_t errlen)
+                   struct trace **out, struct llmio_error *e)
 {
 	struct trace *t;
 	int ret;
@@ -237,12 +225,11 @@ int trace_open_mem(const void *buf, size_t size, const char *name, unsigned flag
 	/* a private copy: 8-byte aligned, and phase inference rewrites the records */
 	if (!t || !(t->buf = malloc(size ? size : 1))) {
 		free(t);
-		snprintf(err, errlen, "out of memory reading trace %s", name);
-		return -ENOMEM;
+		return llmio_err(e, -ENOMEM, "out of memory reading trace %s", name);
 	}
 	memcpy(t->buf, buf, size);
 	t->size = size;
-	if ((ret = open_buf(t, name, flags, err, errlen))) {
+	if ((ret = open_buf(t, name, flags, e))) {
 		trace_close(t);
 		return ret;
 	}
@@ -250,7 +237,7 @@ int trace_open_mem(const void *buf, size_t size, const char *name, unsigned flag
 	return 0;
 }
 
-int trace_open(const char *path, unsigned flags, struct trace **out, char *err, size_t errlen)
+int trace_open(const char *path, unsigned flags, struct trace **out, struct llmio_error *e)
 {
 	struct trace *t;
 	struct stat st;
@@ -261,8 +248,7 @@ int trace_open(const char *path, unsigned flags, struct trace **out, char *err, 
 	f = fopen(path, "rb");
 	if (!f) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open trace %s: %s", path, strerror(errno));
-		return ret;
+		return llmio_err(e, ret, "cannot open trace %s: %s", path, strerror(errno));
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
@@ -274,14 +260,12 @@ int trace_open(const char *path, unsigned flags, struct trace **out, char *err, 
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is not an llmio trace (not a regular file)", path);
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL, "%s is not an llmio trace (not a regular file)", path);
 		goto fail;
 	}
 	t->size = (size_t)st.st_size;
 	if (t->size < sizeof(t->hdr)) {
-		snprintf(err, errlen, "%s is not an llmio trace (too short)", path);
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL, "%s is not an llmio trace (too short)", path);
 		goto fail;
 	}
 	t->buf = malloc(t->size);
@@ -290,11 +274,10 @@ int trace_open(const char *path, unsigned flags, struct trace **out, char *err, 
 		goto fail;
 	}
 	if (fread(t->buf, 1, t->size, f) != t->size) {
-		snprintf(err, errlen, "cannot read trace %s", path);
-		ret = -EIO;
+		ret = llmio_err(e, -EIO, "cannot read trace %s", path);
 		goto fail;
 	}
-	if ((ret = open_buf(t, path, flags, err, errlen))) {
+	if ((ret = open_buf(t, path, flags, e))) {
 		trace_close(t);
 		goto fail_file;
 	}
@@ -303,9 +286,9 @@ int trace_open(const char *path, unsigned flags, struct trace **out, char *err, 
 	return 0;
 fail:
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory reading trace %s", path);
+		llmio_err(e, ret, "out of memory reading trace %s", path);
 	else if (ret != -EINVAL && ret != -EIO)
-		snprintf(err, errlen, "cannot read trace %s: %s", path, strerror(-ret));
+		llmio_err(e, ret, "cannot read trace %s: %s", path, strerror(-ret));
 	trace_close(t);
 fail_file:
 	fclose(f);

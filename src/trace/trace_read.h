@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "trace/trace_format.h"
+#include "core/error.h"
 
 struct trace_thread {
 	uint32_t pid, tid;
@@ -53,15 +54,15 @@ struct trace {
 
 /*
  * Open and check a merged trace.  \return 0 and *out; -ENOENT/-EACCES/... when it cannot be
- * read, -EINVAL when it is not a valid llmio trace (the reason is in err), -ENOMEM.
+ * read, -EINVAL when it is not a valid llmio trace (the reason is in e), -ENOMEM.
  */
-int trace_open(const char *path, unsigned flags, struct trace **out, char *err, size_t errlen);
+int trace_open(const char *path, unsigned flags, struct trace **out, struct llmio_error *e);
 /*
  * The same for a trace held in memory (size bytes at buf, copied: the caller keeps buf);
  * name is used in messages (NULL: "trace").  No global state: fuzzers and tests call it.
  */
 int trace_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
-                   struct trace **out, char *err, size_t errlen);
+                   struct trace **out, struct llmio_error *e);
 void trace_close(struct trace *t);
 
 /* The string at blob offset off ("" for 0). */

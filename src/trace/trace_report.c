@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "stats/result_json.h"
+#include "core/error.h"
 #include "report/fmt.h" /* fmt_ns: durations as the other tables print them */
 #include "llmio/llmio.h"
 #include "trace/trace_map.h"
@@ -621,12 +622,12 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 
 /* ---- plots ---- */
 
-static int write_text(const char *path, const char *text, char *err, size_t errlen)
+static int write_text(const char *path, const char *text, struct llmio_error *e)
 {
 	FILE *f = fopen(path, "w");
 
 	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		llmio_err(e, -EIO, "cannot write %s: %s", path, strerror(errno));
 		if (f)
 			fclose(f);
 		return -EIO;
@@ -644,8 +645,8 @@ static int run_gnuplot(const char *dir, const char *script)
 	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted, char *err,
-                       size_t errlen)
+int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
+                       struct llmio_error *e)
 {
 	char path[4096];
 	uint64_t total = a->all.t.rbytes + a->all.t.wbytes, sum = 0;
@@ -653,14 +654,10 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	int ret;
 
 	*plotted = false;
-	if (strchr(dir, '\'')) {
-		snprintf(err, errlen, "plot directory names cannot contain quotes");
-		return -EINVAL;
-	}
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-		return -errno;
-	}
+	if (strchr(dir, '\''))
+		return llmio_err(e, -EINVAL, "plot directory names cannot contain quotes");
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return llmio_err(e, -errno, "cannot create %s: %s", dir, strerror(errno));
 	/* Lorenz curve: files from the fewest bytes up; x = share of files, y = share of bytes */
 	snprintf(path, sizeof(path), "%s/lorenz.dat", dir);
 	f = fopen(path, "w");
@@ -695,7 +692,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	                      "set ylabel 'share of bytes'\nset key left top\nset grid\n"
 	                      "plot [0:1][0:1] 'lorenz.dat' using 1:2 with lines lw 2 title "
 	                      "'trace', x with lines dt 2 title 'equal'\n",
-	                      err, errlen)))
+	                      e)))
 		return ret;
 	snprintf(path, sizeof(path), "%s/sizes.gp", dir);
 	if ((ret = write_text(path,
@@ -704,12 +701,11 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	                      "set ylabel 'calls'\nset logscale x 2\nset logscale y\nset grid\n"
 	                      "plot 'sizes.dat' using ($1+1):($2+0.1) with linespoints title "
 	                      "'reads', '' using ($1+1):($3+0.1) with linespoints title 'writes'\n",
-	                      err, errlen)))
+	                      e)))
 		return ret;
 	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0;
 	return 0;
 io:
 	ret = -errno;
-	snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-	return ret;
+	return llmio_err(e, ret, "cannot write %s: %s", path, strerror(errno));
 }

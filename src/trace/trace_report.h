@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "trace/trace_read.h"
+#include "core/error.h"
 
 struct trace_analysis;
 
@@ -28,8 +29,8 @@ int trace_report_summary(const struct trace_analysis *a, FILE *f);
  * over files) and sizes.dat + sizes.svg (request sizes).  The .gp scripts are kept; without
  * gnuplot only data and scripts are written and *plotted is false.
  */
-int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted, char *err,
-                       size_t errlen);
+int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
+                       struct llmio_error *e);
 
 /* Concentration: the smallest fraction of files that carries frac of all bytes (0..1). */
 double trace_analysis_concentration(const struct trace_analysis *a, double frac);

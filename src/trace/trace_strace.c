@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "trace/trace_map.h"
+#include "core/error.h"
 #include "trace/trace_read.h"
 #include "trace/trace_scope.h"
 #include "trace/trace_write.h"
@@ -747,7 +748,7 @@ static int do_line(struct importer *im, char *line)
 	return parse_call(im, tid, ts, p);
 }
 
-int trace_import_strace(struct trace_builder *b, FILE *in, char *err, size_t errlen)
+int trace_import_strace(struct trace_builder *b, FILE *in, struct llmio_error *e)
 {
 	struct importer im = {.b = b};
 	char *line = malloc(LINE);
@@ -761,13 +762,12 @@ int trace_import_strace(struct trace_builder *b, FILE *in, char *err, size_t err
 		ret = do_line(&im, line);
 	}
 	if (ret == -ERANGE) {
-		snprintf(err, errlen, "line %" PRIu64 ": %s", im.line_no, im.why);
-		ret = -EINVAL; /* the log is the user's input */
+		ret = llmio_err(e, -EINVAL, "line %" PRIu64 ": %s", im.line_no,
+		                im.why); /* the log is the user's input */
 	} else if (ret) {
-		snprintf(err, errlen, "line %" PRIu64 ": %s", im.line_no, strerror(-ret));
+		llmio_err(e, ret, "line %" PRIu64 ": %s", im.line_no, strerror(-ret));
 	} else if (!im.calls) {
-		snprintf(err, errlen, "no system calls found: not `strace -f -y` output");
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL, "no system calls found: not `strace -f -y` output");
 	}
 	for (size_t i = 0; i < im.npend; i++)
 		free(im.pend[i].text);

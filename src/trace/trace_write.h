@@ -13,6 +13,7 @@
 
 #include "trace/trace_format.h"
 #include "trace/trace_map.h"
+#include "core/error.h"
 
 struct trace_builder {
 	char *str; /* blob: "" at 0, then NUL-terminated strings */
@@ -58,24 +59,24 @@ int trace_builder_write(struct trace_builder *b, FILE *f);
 
 /*
  * Merge the per-process raw files in dir (written by libllmio_trace.so) into b.
- * \return 0; -ENOENT when dir holds no trace file; other -errno with a message in err.
+ * \return 0; -ENOENT when dir holds no trace file; other -errno with a message in e.
  */
-int trace_merge_dir(struct trace_builder *b, const char *dir, char *err, size_t errlen);
+int trace_merge_dir(struct trace_builder *b, const char *dir, struct llmio_error *e);
 /*
  * Merge one raw per-process file held in memory (size bytes at buf; name for messages) into
  * b.  *first is the earliest clock anchor seen so far (start with UINT64_MAX): the process
  * that started first gives the trace its CLOCK_REALTIME offset.  A file too short for its
  * header or without the raw magic is skipped (0); buf must be 8-byte aligned (malloc, mmap).
- * \return 0; -EINVAL with the slot and the bad value in err when a record is out of the limits of
+ * \return 0; -EINVAL with the slot and the bad value in e when a record is out of the limits of
  * trace_format.h; -ENOMEM.  No global state: fuzzers and tests call it.
  */
 int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const char *name,
-                    uint64_t *first, char *err, size_t errlen);
+                    uint64_t *first, struct llmio_error *e);
 
 /*
  * Import an `strace -f -y [-tt|-ttt] [-T]` log.  \return 0, -EINVAL with the line and the
- * reason in err when the log is not strace output, other -errno.
+ * reason in e when the log is not strace output, other -errno.
  */
-int trace_import_strace(struct trace_builder *b, FILE *in, char *err, size_t errlen);
+int trace_import_strace(struct trace_builder *b, FILE *in, struct llmio_error *e);
 
 #endif

@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "workload/phases.h"
+#include "core/error.h"
 #include "workload/segsrc.h"
 
-static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint64_t *sizes,
-                         unsigned n)
+/* Under MPI the simulated ranks are spread over the processes: the figures are over all. */
+static void rank_metrics(struct wl *w, struct wl_phase *ph, const struct segsrc *s,
+                         const uint64_t *sizes, unsigned n)
 {
 	double dmax = 0, tmin = -1, total = 0;
 
@@ -31,6 +33,11 @@ static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint
 		if (tmin < 0 || t < tmin)
 			tmin = t;
 	}
+	dmax = wl_reduce(w, dmax, WL_MAX);
+	tmin = wl_reduce(w, tmin < 0 ? 1e300 : tmin, WL_MIN);
+	tmin = tmin >= 1e300 ? -1 : tmin;
+	total = wl_reduce(w, total, WL_SUM);
+	n = (unsigned)wl_reduce(w, n, WL_SUM);
 	wl_metric(ph, "duration_s", dmax, "s");
 	wl_metric(ph, "throughput_min_rank_GBps", tmin < 0 ? 0 : tmin, "GB/s");
 	wl_metric(ph, "aggregate_GBps", dmax > 0 ? total / dmax / 1e9 : 0, "GB/s");
@@ -38,8 +45,8 @@ static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint
 }
 
 static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
-                   const uint64_t *sizes, unsigned n, uint64_t bs, bool write, char *err,
-                   size_t errlen)
+                   const uint64_t *sizes, unsigned n, uint64_t bs, bool write,
+                   struct llmio_error *e)
 {
 	struct llmio_job_opts o;
 	struct segsrc s;
@@ -50,8 +57,7 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 		ret = segsrc_add(&s, r, r, 0, sizes[r]);
 	if (ret) {
 		segsrc_release(&s);
-		snprintf(err, errlen, "out of memory");
-		return ret;
+		return llmio_err(e, ret, "out of memory");
 	}
 	wl_job_opts(w, &o);
 	o.files = files;
@@ -63,49 +69,80 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 	o.end_fsync = write;
 	o.invalidate = true; /* a restore reads cold, as after MLPerf's cache drop */
 	ph->promised_bytes = segsrc_bytes(&s);
-	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, err, errlen);
+	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, e);
 	if (ph->nstreams)
 		ph->wall_s = ph->streams[ph->nstreams - 1]->runtime_s;
-	rank_metrics(ph, &s, sizes, n);
+	rank_metrics(w, ph, &s, sizes, n);
 	segsrc_release(&s);
 	return ret;
 }
 
+/*
+ * The shards of the simulated ranks that process `owner` handles (all of them without MPI):
+ * paths, files and their sizes in mine; *n of them.
+ */
+static int shard_list(const struct wl *w, unsigned owner, const char *prefix, const uint64_t *sizes,
+                      unsigned all, char (*paths)[LLMIO_PATH_MAX], struct llmio_file *files,
+                      uint64_t *mine, unsigned flags, unsigned *n, struct llmio_error *e)
+{
+	*n = 0;
+	for (unsigned r = 0; r < all; r++) {
+		if (!wl_owned_by(w, r, owner))
+			continue;
+		if (wl_path(w, paths[*n], sizeof(paths[*n]), "%s-rank%05u.pt", prefix, r))
+			return llmio_err(e, -ENAMETOOLONG, "--directory is too long");
+		mine[*n] = sizes[r];
+		files[*n] =
+		        (struct llmio_file){.path = paths[*n], .size = sizes[r], .flags = flags};
+		(*n)++;
+	}
+	return 0;
+}
+
 int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64_t *sizes,
-                unsigned n, uint64_t bs, bool restore, char *err, size_t errlen)
+                unsigned n, uint64_t bs, bool restore, struct llmio_error *e)
 {
 	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
 	struct llmio_file *files = calloc(n, sizeof(*files));
+	uint64_t *mine = calloc(n, sizeof(*mine));
+	unsigned all = n, me = w->dist ? w->dist->rank : 0;
 	struct wl_phase *ph;
 	int ret = -ENOMEM;
 
-	if (!paths || !files)
+	if (!paths || !files || !mine)
 		goto out;
-	for (unsigned r = 0; r < n; r++) {
-		ret = wl_path(w, paths[r], sizeof(paths[r]), "%s-rank%05u.pt", prefix, r);
-		if (ret) {
-			snprintf(err, errlen, "--directory is too long");
-			goto out;
-		}
-		files[r] = (struct llmio_file){
-		        .path = paths[r], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
+	/* under MPI each process writes the shards of its simulated ranks (wl_owns) */
+	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, LLMIO_FILE_FRESH, &n, e);
+	if (ret)
+		goto out;
+	if (!n) {
+		ret = llmio_err(e, -EINVAL,
+		                "%u simulated ranks (tp x pp x dp) for %u MPI ranks: give each at "
+		                "least one",
+		                all, w->dist ? w->dist->size : 1);
+		goto out;
 	}
-	ret = wl_check_space(w, files, n, err, errlen);
+	ret = wl_check_space(w, files, n, e);
 	if (ret)
 		goto out;
 	ph = wl_phase_new(w, "%s", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, true, err, errlen) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, mine, n, bs, true, e) : -E2BIG;
 	if (ret || !restore)
 		goto out;
-	for (unsigned r = 0; r < n; r++)
-		files[r].flags = 0; /* now read what was written */
+	/* now read what was written; with --reorder what another process wrote (IOR -C) */
+	if (w->dist && w->dist->reorder)
+		me = (me + w->dist->reorder_shift) % w->dist->size;
+	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, 0, &n, e);
+	if (ret)
+		goto out;
 	ph = wl_phase_new(w, "%s-restore", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, false, err, errlen) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, mine, n, bs, false, e) : -E2BIG;
 out:
-	if (ret == -ENOMEM && !err[0])
-		snprintf(err, errlen, "out of memory");
+	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "out of memory");
 	if (ret == -E2BIG)
-		snprintf(err, errlen, "too many phases: lower --repeat");
+		llmio_err(e, ret, "too many phases: lower --repeat");
+	free(mine);
 	free(files);
 	free(paths);
 	return ret;
@@ -126,23 +163,21 @@ static const struct llmio_optdesc params[] = {
 };
 
 /* Parallel layout and per-rank sizes from the model; shared with pretrain. */
-int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size_t errlen)
+int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, struct llmio_error *e)
 {
 	struct llmio_ckpt_opts co;
 	uint64_t tp, pp, dp, zero, ranks;
 	int ret;
 
 	llmio_ckpt_opts_init(&co, &w->model);
-	if ((ret = wl_u64(w, "tp", &tp, err, errlen)) ||
-	    (ret = wl_u64(w, "pp", &pp, err, errlen)) ||
-	    (ret = wl_u64(w, "dp", &dp, err, errlen)) ||
-	    (ret = wl_u64(w, "zero", &zero, err, errlen)) ||
-	    (ret = wl_u64(w, "ranks", &ranks, err, errlen)))
+	if ((ret = wl_u64(w, "tp", &tp, e)) || (ret = wl_u64(w, "pp", &pp, e)) ||
+	    (ret = wl_u64(w, "dp", &dp, e)) || (ret = wl_u64(w, "zero", &zero, e)) ||
+	    (ret = wl_u64(w, "ranks", &ranks, e)))
 		return ret;
 	if (tp * pp * dp > 4096) { /* each degree is in range, their product too? */
-		snprintf(err, errlen, "tp=%llu pp=%llu dp=%llu: at most 4096 ranks in all",
-		         (unsigned long long)tp, (unsigned long long)pp, (unsigned long long)dp);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL, "tp=%llu pp=%llu dp=%llu: at most 4096 ranks in all",
+		                 (unsigned long long)tp, (unsigned long long)pp,
+		                 (unsigned long long)dp);
 	}
 	co.tp = (uint32_t)tp;
 	co.pp = (uint32_t)pp;
@@ -150,13 +185,12 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 	co.zero_stage = (uint32_t)zero;
 	if (!ranks || ranks > tp * pp * dp)
 		ranks = tp * pp * dp;
-	if (ranks > 64) {
-		snprintf(err, errlen,
-		         "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset "
-		         "mode",
-		         (unsigned long long)ranks);
-		return -EINVAL;
-	}
+	if (ranks > 64)
+		return llmio_err(
+		        e, -EINVAL,
+		        "%llu ranks on one host: use --ranks N (at most 64) for MLPerf's subset "
+		        "mode",
+		        (unsigned long long)ranks);
 	*sizes = calloc(ranks, sizeof(**sizes));
 	if (!*sizes)
 		return -ENOMEM;
@@ -165,7 +199,7 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 
 		ret = llmio_model_rank_bytes(&w->model, &co, r, &rb);
 		if (ret) {
-			snprintf(err, errlen, "cannot size rank %u's checkpoint shard", r);
+			llmio_err(e, ret, "cannot size rank %u's checkpoint shard", r);
 			free(*sizes);
 			return ret;
 		}
@@ -175,22 +209,21 @@ int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size
 	return 0;
 }
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	uint64_t *sizes = NULL, repeat, bs;
 	unsigned n = 0;
 	int ret;
 
-	if ((ret = wl_u64(w, "repeat", &repeat, err, errlen)) ||
-	    (ret = wl_u64(w, "bs", &bs, err, errlen)))
+	if ((ret = wl_u64(w, "repeat", &repeat, e)) || (ret = wl_u64(w, "bs", &bs, e)))
 		return ret;
-	ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
+	ret = ckpt_rank_sizes(w, &sizes, &n, e);
 	for (uint64_t i = 0; i < repeat && !ret; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), repeat > 1 ? "save.%llu" : "save",
 		         (unsigned long long)i + 1);
-		ret = ckpt_phases(w, name, "ckpt", sizes, n, bs, true, err, errlen);
+		ret = ckpt_phases(w, name, "ckpt", sizes, n, bs, true, e);
 	}
 	free(sizes);
 	return ret;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "workload/phases.h"
+#include "core/error.h"
 
 static const struct llmio_optdesc params[] = {
         WL_ENUM("save", "lora|full", "lora",
@@ -22,7 +23,7 @@ static const struct llmio_optdesc params[] = {
         {.name = NULL},
 };
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	const char *save, *strat = wl_str(w, "strategy");
 	uint64_t *sizes = NULL, rank, adapter;
@@ -34,21 +35,16 @@ static int run(struct wl *w, char *err, size_t errlen)
 	for (s = 0; s < LOAD_NSTRAT; s++)
 		if (!strcmp(strat, load_strategy_names[s]))
 			break;
-	if (s == LOAD_NSTRAT) {
-		snprintf(err, errlen, "--strategy=%s: use sequential, tensor, mmap or parallel",
-		         strat);
-		return -EINVAL;
-	}
-	if ((ret = wl_u64(w, "lora_rank", &rank, err, errlen)) ||
-	    (ret = wl_enum(w, "save", &save, err, errlen)))
+	if (s == LOAD_NSTRAT)
+		return llmio_err(e, -EINVAL,
+		                 "--strategy=%s: use sequential, tensor, mmap or parallel", strat);
+	if ((ret = wl_u64(w, "lora_rank", &rank, e)) || (ret = wl_enum(w, "save", &save, e)))
 		return ret;
-	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets)) {
-		snprintf(err, errlen,
-		         "--lora_targets=%s: use a list of q,k,v,o,gate,up,down or all",
-		         wl_str(w, "lora_targets"));
-		return -EINVAL;
-	}
-	ret = train_cfg_from_params(w, &c, err, errlen);
+	if (llmio_lora_targets_parse(wl_str(w, "lora_targets"), &targets))
+		return llmio_err(e, -EINVAL,
+		                 "--lora_targets=%s: use a list of q,k,v,o,gate,up,down or all",
+		                 wl_str(w, "lora_targets"));
+	ret = train_cfg_from_params(w, &c, e);
 	if (ret)
 		return ret;
 	if (!strcmp(save, "lora")) {
@@ -61,16 +57,16 @@ static int run(struct wl *w, char *err, size_t errlen)
 		sizes[0] = (adapter + wl_align(w) - 1) / wl_align(w) * wl_align(w);
 		n = 1;
 	} else { /* full */
-		ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
+		ret = ckpt_rank_sizes(w, &sizes, &n, e);
 		if (ret)
 			return ret;
 	}
-	ret = load_phase(w, "load", (enum load_strategy)s, true, 4, 4u << 20, err, errlen);
+	ret = load_phase(w, "load", (enum load_strategy)s, true, 4, 4u << 20, e);
 	if (!ret) {
 		c.ckpt_sizes = sizes;
 		c.ckpt_ranks = n;
 		c.ckpt_prefix = !strcmp(save, "lora") ? "adapter" : "finetune-ckpt";
-		ret = train_phases(w, "train", &c, err, errlen);
+		ret = train_phases(w, "train", &c, e);
 	}
 	free(sizes);
 	return ret;

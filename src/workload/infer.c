@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "workload/phases.h"
+#include "core/error.h"
 
 static const struct llmio_optdesc params[] = {
         WL_PARAM("block_tokens", OPTD_UINT, 1, 65536, "16",
@@ -33,7 +34,7 @@ static const struct llmio_optdesc params[] = {
         {.name = NULL},
 };
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	uint64_t tokens, per_layer, tp, depth, hit, cap, dur, load, block;
 	enum llmio_dtype dt = w->model.dtype;
@@ -43,41 +44,33 @@ static int run(struct wl *w, char *err, size_t errlen)
 	struct wl_phase *ph;
 	int ret;
 
-	if ((ret = wl_u64(w, "block_tokens", &tokens, err, errlen)) ||
-	    (ret = wl_u64(w, "per_layer", &per_layer, err, errlen)) ||
-	    (ret = wl_u64(w, "tp", &tp, err, errlen)) ||
-	    (ret = wl_u64(w, "in_flight", &depth, err, errlen)) ||
-	    (ret = wl_u64(w, "hit_ratio", &hit, err, errlen)) ||
-	    (ret = wl_u64(w, "kv_capacity", &cap, err, errlen)) ||
-	    (ret = wl_u64(w, "duration", &dur, err, errlen)) ||
-	    (ret = wl_u64(w, "load", &load, err, errlen)))
+	if ((ret = wl_u64(w, "block_tokens", &tokens, e)) ||
+	    (ret = wl_u64(w, "per_layer", &per_layer, e)) || (ret = wl_u64(w, "tp", &tp, e)) ||
+	    (ret = wl_u64(w, "in_flight", &depth, e)) || (ret = wl_u64(w, "hit_ratio", &hit, e)) ||
+	    (ret = wl_u64(w, "kv_capacity", &cap, e)) || (ret = wl_u64(w, "duration", &dur, e)) ||
+	    (ret = wl_u64(w, "load", &load, e)))
 		return ret;
-	if (wl_str(w, "kv_dtype")[0] && llmio_dtype_parse(wl_str(w, "kv_dtype"), &dt)) {
-		snprintf(err, errlen, "--kv_dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
-		         wl_str(w, "kv_dtype"));
-		return -EINVAL;
-	}
+	if (wl_str(w, "kv_dtype")[0] && llmio_dtype_parse(wl_str(w, "kv_dtype"), &dt))
+		return llmio_err(e, -EINVAL, "--kv_dtype=%s is not one of fp32 bf16 fp16 fp8 int8",
+		                 wl_str(w, "kv_dtype"));
 	block = llmio_model_kv_block_bytes(&w->model, dt, (uint32_t)tokens, per_layer != 0,
 	                                   (uint32_t)tp);
 	block = (block + wl_align(w) - 1) / wl_align(w) * wl_align(w);
-	if (block > (256u << 20)) {
-		snprintf(err, errlen, "a KV block of %llu bytes is too large: lower --block_tokens",
-		         (unsigned long long)block);
-		return -EINVAL;
-	}
+	if (block > (256u << 20))
+		return llmio_err(e, -EINVAL,
+		                 "a KV block of %llu bytes is too large: lower --block_tokens",
+		                 (unsigned long long)block);
 	if (load) {
-		ret = load_phase(w, "load", LOAD_SEQUENTIAL, true, 1, 4u << 20, err, errlen);
+		ret = load_phase(w, "load", LOAD_SEQUENTIAL, true, 1, 4u << 20, e);
 		if (ret)
 			return ret;
 	}
-	if (wl_path(w, path, sizeof(path), "kv-cache.bin")) {
-		snprintf(err, errlen, "--directory is too long");
-		return -ENAMETOOLONG;
-	}
+	if (wl_path(w, path, sizeof(path), "kv-cache.bin"))
+		return llmio_err(e, -ENAMETOOLONG, "--directory is too long");
 	cap = wl_scaled(w, cap, block * 16, block);
 	cap -= cap % block;
 	file = (struct llmio_file){.path = path, .size = cap};
-	ret = wl_check_space(w, &file, 1, err, errlen);
+	ret = wl_check_space(w, &file, 1, e);
 	if (ret)
 		return ret;
 	wl_job_opts(w, &o);
@@ -91,7 +84,7 @@ static int run(struct wl *w, char *err, size_t errlen)
 	ph = wl_phase_new(w, "serve");
 	if (!ph)
 		return -E2BIG;
-	ret = wl_job(w, ph, "kv-blocks", &o, err, errlen);
+	ret = wl_job(w, ph, "kv-blocks", &o, e);
 	if (ph->nstreams) {
 		const struct llmio_result *r = ph->streams[0];
 

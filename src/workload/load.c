@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "workload/phases.h"
+#include "core/error.h"
 #include "workload/segsrc.h"
 
 const char *const load_strategy_names[LOAD_NSTRAT] = {"sequential", "tensor", "mmap", "parallel"};
@@ -41,7 +42,7 @@ static void shard_files_release(struct shard_files *sf)
 	memset(sf, 0, sizeof(*sf));
 }
 
-static int shard_files_make(struct wl *w, struct shard_files *sf, char *err, size_t errlen)
+static int shard_files_make(struct wl *w, struct shard_files *sf, struct llmio_error *e)
 {
 	enum llmio_dtype dt = w->model.dtype;
 	const char *dts = wl_str(w, "dtype");
@@ -49,13 +50,12 @@ static int shard_files_make(struct wl *w, struct shard_files *sf, char *err, siz
 	int ret;
 
 	memset(sf, 0, sizeof(*sf));
-	if (dts[0] && llmio_dtype_parse(dts, &dt)) {
-		snprintf(err, errlen, "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8 int4", dts);
-		return -EINVAL;
-	}
+	if (dts[0] && llmio_dtype_parse(dts, &dt))
+		return llmio_err(e, -EINVAL,
+		                 "--dtype=%s is not one of fp32 bf16 fp16 fp8 int8 int4", dts);
 	max_shard = LLMIO_HF_MAX_SHARD_BYTES; /* recipes that load without saying how */
 	if (recipe_has_param(w->recipe, "max_shard") &&
-	    (ret = wl_u64(w, "max_shard", &max_shard, err, errlen)))
+	    (ret = wl_u64(w, "max_shard", &max_shard, e)))
 		return ret;
 	ret = llmio_model_shard_layout(&w->model, dt, max_shard, &sf->l);
 	if (ret)
@@ -79,7 +79,7 @@ static int shard_files_make(struct wl *w, struct shard_files *sf, char *err, siz
 		sf->files[i] =
 		        (struct llmio_file){.path = sf->paths[i], .size = 8 + s->header_len + data};
 	}
-	return wl_check_space(w, sf->files, sf->n, err, errlen);
+	return wl_check_space(w, sf->files, sf->n, e);
 }
 
 /* The segments strategy `strat` reads, for `threads` threads. */
@@ -119,7 +119,7 @@ static int plan(struct segsrc *s, const struct shard_files *sf, enum load_strate
 }
 
 int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool cold,
-               unsigned threads, uint64_t bs, char *err, size_t errlen)
+               unsigned threads, uint64_t bs, struct llmio_error *e)
 {
 	struct shard_files sf;
 	struct llmio_job_opts o;
@@ -130,7 +130,7 @@ int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool co
 
 	if (strat != LOAD_PARALLEL)
 		threads = 1;
-	ret = shard_files_make(w, &sf, err, errlen);
+	ret = shard_files_make(w, &sf, e);
 	if (ret)
 		goto out;
 	wl_job_opts(w, &o);
@@ -154,11 +154,11 @@ int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool co
 	ph = wl_phase_new(w, "%s", name);
 	if (!ph) {
 		ret = -E2BIG;
-		snprintf(err, errlen, "too many phases");
+		llmio_err(e, ret, "too many phases");
 		goto out_src;
 	}
 	ph->promised_bytes = segsrc_bytes(&s);
-	ret = wl_job(w, ph, load_strategy_names[strat], &o, err, errlen);
+	ret = wl_job(w, ph, load_strategy_names[strat], &o, e);
 	if (ph->nstreams) {
 		const struct llmio_result *r = ph->streams[0];
 
@@ -180,8 +180,8 @@ out_src:
 	segsrc_release(&s);
 out:
 	shard_files_release(&sf);
-	if (ret == -ENOMEM && !err[0])
-		snprintf(err, errlen, "out of memory laying out the model's shards");
+	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "out of memory laying out the model's shards");
 	return ret;
 }
 
@@ -214,23 +214,20 @@ static int strategies(const char *v, unsigned *mask)
 	return -EINVAL;
 }
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	const char *cache;
 	uint64_t threads, bs;
 	unsigned mask;
 	int ret;
 
-	if ((ret = wl_u64(w, "threads", &threads, err, errlen)) ||
-	    (ret = wl_u64(w, "bs", &bs, err, errlen)) ||
-	    (ret = wl_enum(w, "cache", &cache, err, errlen)))
+	if ((ret = wl_u64(w, "threads", &threads, e)) || (ret = wl_u64(w, "bs", &bs, e)) ||
+	    (ret = wl_enum(w, "cache", &cache, e)))
 		return ret;
-	if (strategies(wl_str(w, "strategy"), &mask)) {
-		snprintf(err, errlen,
-		         "--strategy=%s: use all, sequential, tensor, mmap or parallel",
-		         wl_str(w, "strategy"));
-		return -EINVAL;
-	}
+	if (strategies(wl_str(w, "strategy"), &mask))
+		return llmio_err(e, -EINVAL,
+		                 "--strategy=%s: use all, sequential, tensor, mmap or parallel",
+		                 wl_str(w, "strategy"));
 	for (unsigned i = 0; i < LOAD_NSTRAT && !ret; i++) {
 		if (!(mask & (1u << i)))
 			continue;
@@ -239,14 +236,14 @@ static int run(struct wl *w, char *err, size_t errlen)
 
 			snprintf(name, sizeof(name), "load-%s-cold", load_strategy_names[i]);
 			ret = load_phase(w, name, (enum load_strategy)i, true, (unsigned)threads,
-			                 bs, err, errlen);
+			                 bs, e);
 		}
 		if (!ret && strcmp(cache, "cold")) {
 			char name[48];
 
 			snprintf(name, sizeof(name), "load-%s-warm", load_strategy_names[i]);
 			ret = load_phase(w, name, (enum load_strategy)i, false, (unsigned)threads,
-			                 bs, err, errlen);
+			                 bs, e);
 		}
 	}
 	return ret;

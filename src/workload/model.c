@@ -66,18 +66,7 @@
 #include <strings.h>
 
 #include "workload/model_internal.h"
-
-int model_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#include "core/error.h"
 
 void model_copy(char *dst, size_t size, const char *src)
 {
@@ -183,7 +172,7 @@ void model_arch_defaults(struct llmio_model *m, enum llmio_arch arch)
 	m->final_norm = true;
 }
 
-int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen)
+int llmio_model_validate(const struct llmio_model *m, struct llmio_error *e)
 {
 	/* limits far above any real model that keep every product within 64 bits */
 	const struct {
@@ -197,37 +186,37 @@ int llmio_model_validate(const struct llmio_model *m, char *err, size_t errlen)
 	};
 
 	if ((unsigned)m->arch >= LLMIO_ARCH_COUNT)
-		return model_err(err, errlen, "model %s: unknown architecture %d", m->name,
+		return llmio_err(e, -EINVAL, "model %s: unknown architecture %d", m->name,
 		                 (int)m->arch);
 	if ((unsigned)m->dtype >= LLMIO_DTYPE_COUNT)
-		return model_err(err, errlen, "model %s: unknown dtype %d", m->name, (int)m->dtype);
+		return llmio_err(e, -EINVAL, "model %s: unknown dtype %d", m->name, (int)m->dtype);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (sizes[i].v == 0 || sizes[i].v > sizes[i].max)
-			return model_err(err, errlen, "model %s: %s is %u; it must be 1 to %u",
+			return llmio_err(e, -EINVAL, "model %s: %s is %u; it must be 1 to %u",
 			                 m->name, sizes[i].name, sizes[i].v, sizes[i].max);
 	if (m->max_positions > (1u << 24) || m->embed_dim > (1u << 18))
-		return model_err(err, errlen,
+		return llmio_err(e, -EINVAL,
 		                 "model %s: max_positions (%u) or embed_dim (%u) is beyond 2^24 / "
 		                 "2^18",
 		                 m->name, m->max_positions, m->embed_dim);
 	if (m->heads % m->kv_heads)
-		return model_err(err, errlen,
+		return llmio_err(e, -EINVAL,
 		                 "model %s: kv_heads (%u) must divide heads (%u) for grouped-query "
 		                 "attention",
 		                 m->name, m->kv_heads, m->heads);
 	if (m->experts_active > m->experts || (m->experts && !m->experts_active))
-		return model_err(err, errlen,
+		return llmio_err(e, -EINVAL,
 		                 "model %s: active experts (%u) must be between 1 and the experts "
 		                 "(%u)",
 		                 m->name, m->experts_active, m->experts);
 	if (m->experts > 1024)
-		return model_err(err, errlen, "model %s: %u experts per layer is more than 1024",
+		return llmio_err(e, -EINVAL, "model %s: %u experts per layer is more than 1024",
 		                 m->name, m->experts);
 	if (m->experts && m->arch != LLMIO_ARCH_MIXTRAL)
-		return model_err(err, errlen, "model %s: experts are supported for %s only",
-		                 m->name, llmio_arch_name(LLMIO_ARCH_MIXTRAL));
+		return llmio_err(e, -EINVAL, "model %s: experts are supported for %s only", m->name,
+		                 llmio_arch_name(LLMIO_ARCH_MIXTRAL));
 	if (m->pos == LLMIO_POS_LEARNED && !m->max_positions)
-		return model_err(err, errlen,
+		return llmio_err(e, -EINVAL,
 		                 "model %s: max_positions must be set for learned positions",
 		                 m->name);
 	return 0;

@@ -17,14 +17,14 @@
 #include <cjson/cJSON.h>
 
 #include "workload/model_internal.h"
+#include "core/error.h"
 
 #define CONFIG_MAX_BYTES (16u << 20) /* real ones are a few KiB */
 
 struct cfg {
 	const char *path;
 	const cJSON *root;
-	char *err;
-	size_t errlen;
+	struct llmio_error *e;
 };
 
 static const struct {
@@ -63,7 +63,7 @@ static void value_text(const cJSON *v, char *buf, size_t len)
 
 static int missing(struct cfg *c, const char *key)
 {
-	return model_err(c->err, c->errlen, "%s: missing key \"%s\"", c->path, key);
+	return llmio_err(c->e, -EINVAL, "%s: missing key \"%s\"", c->path, key);
 }
 
 static int wrong(struct cfg *c, const char *key, const cJSON *v, const char *want)
@@ -71,7 +71,7 @@ static int wrong(struct cfg *c, const char *key, const cJSON *v, const char *wan
 	char val[64];
 
 	value_text(v, val, sizeof(val));
-	return model_err(c->err, c->errlen, "%s: key \"%s\" must be %s, not %s", c->path, key, want,
+	return llmio_err(c->e, -EINVAL, "%s: key \"%s\" must be %s, not %s", c->path, key, want,
 	                 val);
 }
 
@@ -144,7 +144,7 @@ static int get_arch(struct cfg *c, size_t *which)
 		}
 		value_text(a, val, sizeof(val));
 	}
-	return model_err(c->err, c->errlen,
+	return llmio_err(c->e, -EINVAL,
 	                 "%s: key \"%s\": unsupported architecture %s (supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
 	                 "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, GPT2LMHeadModel, "
@@ -274,7 +274,7 @@ static void config_name(struct cfg *c, const char *path, struct llmio_model *m)
 	model_copy(m->name, sizeof(m->name), *base ? base : "config");
 }
 
-static int read_file(const char *path, char **out, char *err, size_t errlen)
+static int read_file(const char *path, char **out, struct llmio_error *e)
 {
 	struct stat st;
 	FILE *f;
@@ -285,26 +285,22 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 	f = fopen(path, "re");
 	if (!f) {
 		ret = -errno;
-		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-		return ret;
+		return llmio_err(e, ret, "%s: cannot read: %s", path, strerror(errno));
 	}
 	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES) {
-		snprintf(err, errlen, "%s: not a config.json file (a regular file under 16 MiB)",
-		         path);
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL,
+		                "%s: not a config.json file (a regular file under 16 MiB)", path);
 		goto out_close;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		ret = -ENOMEM;
+		ret = llmio_err(e, -ENOMEM, "%s: out of memory", path);
 		goto out_close;
 	}
 	n = fread(buf, 1, (size_t)st.st_size, f);
 	if (ferror(f)) {
-		snprintf(err, errlen, "%s: read error", path);
+		ret = llmio_err(e, -EIO, "%s: read error", path);
 		free(buf);
-		ret = -EIO;
 		goto out_close;
 	}
 	buf[n] = '\0';
@@ -315,9 +311,9 @@ out_close:
 	return ret;
 }
 
-int llmio_model_load_config(const char *path, struct llmio_model *out, char *err, size_t errlen)
+int llmio_model_load_config(const char *path, struct llmio_model *out, struct llmio_error *e)
 {
-	char file[PATH_MAX], dummy[8];
+	char file[PATH_MAX];
 	struct llmio_model m;
 	struct stat st;
 	struct cfg c;
@@ -326,29 +322,25 @@ int llmio_model_load_config(const char *path, struct llmio_model *out, char *err
 	size_t which = 0;
 	int ret;
 
-	if (!err) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		snprintf(file, sizeof(file), "%s/config.json", path);
 	else
 		snprintf(file, sizeof(file), "%s", path);
-	ret = read_file(file, &text, err, errlen);
+	ret = read_file(file, &text, e);
 	if (ret)
 		return ret;
-	c = (struct cfg){.path = file, .err = err, .errlen = errlen};
+	c = (struct cfg){.path = file, .e = e};
 	root = cJSON_Parse(text);
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
 
-		ret = model_err(err, errlen, "%s: not valid JSON (at byte %ld)", file,
+		ret = llmio_err(e, -EINVAL, "%s: not valid JSON (at byte %ld)", file,
 		                at && at >= text ? (long)(at - text) : 0L);
 		goto out;
 	}
 	c.root = root;
 	if (!cJSON_IsObject(root)) {
-		ret = model_err(err, errlen, "%s: not a config.json (the top level is no object)",
+		ret = llmio_err(e, -EINVAL, "%s: not a config.json (the top level is no object)",
 		                file);
 		goto out;
 	}
@@ -377,7 +369,7 @@ int llmio_model_load_config(const char *path, struct llmio_model *out, char *err
 		            "a divisor of num_attention_heads");
 		goto out;
 	}
-	ret = llmio_model_validate(&m, err, errlen);
+	ret = llmio_model_validate(&m, e);
 	if (!ret)
 		*out = m;
 out:
@@ -386,13 +378,13 @@ out:
 	return ret;
 }
 
-int llmio_model_resolve(const char *name_or_path, struct llmio_model *out, char *err, size_t errlen)
+int llmio_model_resolve(const char *name_or_path, struct llmio_model *out, struct llmio_error *e)
 {
 	struct stat st;
 	size_t len;
 
 	if (!name_or_path || !*name_or_path)
-		return model_err(err, errlen,
+		return llmio_err(e, -EINVAL,
 		                 "no model given (a name from `llmio model list` or "
 		                 "a config.json)");
 	if (!llmio_model_find(name_or_path, out))
@@ -400,11 +392,9 @@ int llmio_model_resolve(const char *name_or_path, struct llmio_model *out, char 
 	len = strlen(name_or_path);
 	if (!stat(name_or_path, &st) || (len > 5 && !strcmp(name_or_path + len - 5, ".json")) ||
 	    strchr(name_or_path, '/') == name_or_path || !strncmp(name_or_path, "./", 2))
-		return llmio_model_load_config(name_or_path, out, err, errlen);
-	if (err && errlen)
-		snprintf(err, errlen,
-		         "unknown model '%s': not in the catalog (`llmio model list`) and not a "
-		         "config.json file",
-		         name_or_path);
-	return -ENOENT;
+		return llmio_model_load_config(name_or_path, out, e);
+	return llmio_err(e, -ENOENT,
+	                 "unknown model '%s': not in the catalog (`llmio model list`) and not a "
+	                 "config.json file",
+	                 name_or_path);
 }

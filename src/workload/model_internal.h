@@ -4,14 +4,12 @@
 #define LLMIO_MODEL_INTERNAL_H
 
 #include "llmio/model.h"
+#include "core/error.h"
 
 /* Set the fields that follow from the architecture alone (MLP kind, norms, biases, ...). */
 void model_arch_defaults(struct llmio_model *m, enum llmio_arch arch);
 
 /* Copy a string into dst[size], cut to fit. */
 void model_copy(char *dst, size_t size, const char *src);
-
-/* snprintf into err when err is not NULL; returns -EINVAL. */
-int model_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -193,8 +193,10 @@ static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 
 			ret = llmio_store_put(r->s, r->src, len, LLMIO_STORE_BORROW,
 			                      &r->pieces[r->handles[l] + k], e);
-			if (ret)
-				return llmio_err_prefix(e, "offload: forward, layer %u", l);
+			if (ret) {
+				llmio_err_prefix(e, "offload: forward, layer %u", l);
+				return ret;
+			}
 			r->inflight += len;
 			if (r->inflight > r->peak_inflight)
 				r->peak_inflight = r->inflight;
@@ -203,8 +205,10 @@ static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 			return ret;
 	}
 	ret = llmio_store_hint(r->s, LLMIO_STORE_ORDER_REVERSE, NULL, 0, e);
-	if (ret)
-		return llmio_err_prefix(e, "offload: backward order hint");
+	if (ret) {
+		llmio_err_prefix(e, "offload: backward order hint");
+		return ret;
+	}
 	for (unsigned l = r->n; l-- > 0;) {
 		for (unsigned k = r->npieces[l]; k-- > 0;) {
 			uint64_t h = r->pieces[r->handles[l] + k];
@@ -212,8 +216,10 @@ static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 			ret = llmio_store_get(r->s, h, r->dst, piece_len(r, l, k), true, e);
 			if (!ret)
 				ret = llmio_store_release(r->s, h, e);
-			if (ret)
-				return llmio_err_prefix(e, "offload: backward, layer %u", l);
+			if (ret) {
+				llmio_err_prefix(e, "offload: backward, layer %u", l);
+				return ret;
+			}
 		}
 		if ((ret = drain(r, e)))
 			return ret;
@@ -229,27 +235,21 @@ struct cfg {
 	double tbw, drive_tb;
 };
 
-static int setup_layers(struct wl *w, struct layer *l, unsigned *n, char *err, size_t errlen)
+static int setup_layers(struct wl *w, struct layer *l, unsigned *n, struct llmio_error *e)
 {
 	const char *trace = wl_str(w, "trace");
 	uint64_t b, s, nl;
 	double fwd_ms, bwd_factor;
-	struct llmio_error e;
 	int ret;
 
-	llmio_error_init(&e);
-	if ((ret = wl_u64(w, "micro_batch", &b, err, errlen)) ||          /* err-pair */
-	    (ret = wl_u64(w, "seq", &s, err, errlen)) ||                  /* err-pair */
-	    (ret = wl_u64(w, "layers", &nl, err, errlen)) ||              /* err-pair */
-	    (ret = wl_double(w, "fwd_ms", &fwd_ms, err, errlen)) ||       /* err-pair */
-	    (ret = wl_double(w, "bwd_factor", &bwd_factor, err, errlen))) /* err-pair */
+	if ((ret = wl_u64(w, "micro_batch", &b, e)) || (ret = wl_u64(w, "seq", &s, e)) ||
+	    (ret = wl_u64(w, "layers", &nl, e)) || (ret = wl_double(w, "fwd_ms", &fwd_ms, e)) ||
+	    (ret = wl_double(w, "bwd_factor", &bwd_factor, e)))
 		return ret;
 	if (trace[0]) {
-		ret = trace_layers(trace, l, n, &e);
-		if (ret) {
-			snprintf(err, errlen, "%s", e.msg); /* err-pair */
+		ret = trace_layers(trace, l, n, e);
+		if (ret)
 			return ret;
-		}
 	} else if (w->has_model) {
 		uint64_t per =
 		        llmio_model_activation_bytes(&w->model, (uint32_t)b, (uint32_t)s, 1, false);
@@ -260,10 +260,10 @@ static int setup_layers(struct wl *w, struct layer *l, unsigned *n, char *err, s
 		if (fwd_ms <= 0)
 			fwd_ms = 10;
 	} else {
-		snprintf(err, errlen,
-		         "workload offload needs --model NAME (per-layer activation bytes from the "
-		         "catalog) or --trace FILE (recorded by python/llmio_offload.py)");
-		return -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "workload offload needs --model NAME (per-layer activation bytes "
+		                 "from the catalog) or --trace FILE (recorded by "
+		                 "python/llmio_offload.py)");
 	}
 	if (nl && nl < *n)
 		*n = (unsigned)nl;
@@ -314,10 +314,9 @@ static void report(struct wl_phase *ph, const struct run *r, const struct cfg *c
 		          "years");
 }
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	struct llmio_store_opts so;
-	struct llmio_error e;
 	struct run r = {0};
 	struct cfg c;
 	const char *target = w->base.directory;
@@ -325,22 +324,18 @@ static int run(struct wl *w, char *err, size_t errlen)
 	unsigned npieces = 0;
 	int ret;
 
-	llmio_error_init(&e);
-	if ((ret = wl_u64(w, "steps", &c.steps, err, errlen)) ||         /* err-pair */
-	    (ret = wl_u64(w, "tensor", &c.tensor, err, errlen)) ||       /* err-pair */
-	    (ret = wl_u64(w, "staging", &c.staging, err, errlen)) ||     /* err-pair */
-	    (ret = wl_u64(w, "readahead", &c.readahead, err, errlen)) || /* err-pair */
-	    (ret = wl_double(w, "tbw", &c.tbw, err, errlen)) ||          /* err-pair */
-	    (ret = wl_double(w, "drive_tb", &c.drive_tb, err, errlen)))  /* err-pair */
+	if ((ret = wl_u64(w, "steps", &c.steps, e)) || (ret = wl_u64(w, "tensor", &c.tensor, e)) ||
+	    (ret = wl_u64(w, "staging", &c.staging, e)) ||
+	    (ret = wl_u64(w, "readahead", &c.readahead, e)) ||
+	    (ret = wl_double(w, "tbw", &c.tbw, e)) ||
+	    (ret = wl_double(w, "drive_tb", &c.drive_tb, e)))
 		return ret;
-	if (c.drive_tb <= 0) {
-		snprintf(err, errlen, "--drive_tb=%g must be above 0", c.drive_tb);
-		return -EINVAL;
-	}
+	if (c.drive_tb <= 0)
+		return llmio_err(e, -EINVAL, "--drive_tb=%g must be above 0", c.drive_tb);
 	r.layers = calloc(OFFLOAD_MAX_LAYERS, sizeof(*r.layers));
 	if (!r.layers)
 		return -ENOMEM;
-	ret = setup_layers(w, r.layers, &r.n, err, errlen);
+	ret = setup_layers(w, r.layers, &r.n, e);
 	if (ret)
 		goto out;
 	r.tensor = (c.tensor + wl_align(w) - 1) / wl_align(w) * wl_align(w);
@@ -380,9 +375,9 @@ static int run(struct wl *w, char *err, size_t errlen)
 		so.staging_bytes = c.staging;
 	if (c.readahead)
 		so.readahead_bytes = c.readahead;
-	ret = llmio_store_create(&so, &r.s, &e);
+	ret = llmio_store_create(&so, &r.s, e);
 	if (ret) {
-		snprintf(err, errlen, "offload: %s", e.msg); /* err-pair */
+		llmio_err_prefix(e, "offload");
 		goto out;
 	}
 	for (uint64_t i = 0; i < c.steps && !(w->base.stop && *w->base.stop); i++) {
@@ -392,10 +387,9 @@ static int run(struct wl *w, char *err, size_t errlen)
 		struct step_out o = {0};
 
 		if (!ph) {
-			snprintf(err, errlen,
-			         "offload: more than %d steps to record; use --steps %d",
-			         WL_MAX_PHASES, WL_MAX_PHASES);
-			ret = -EINVAL;
+			ret = llmio_err(e, -EINVAL,
+			                "offload: more than %d steps to record; use --steps %d",
+			                WL_MAX_PHASES, WL_MAX_PHASES);
 			break;
 		}
 		ph->promised_bytes = 2 * total;
@@ -403,13 +397,11 @@ static int run(struct wl *w, char *err, size_t errlen)
 		snprintf(ph->note, sizeof(ph->note), "tensor store, %s",
 		         so.direct ? "O_DIRECT" : "buffered: reads may come from the page cache");
 		llmio_store_stats(r.s, &a);
-		ret = step(&r, &o, &e);
+		ret = step(&r, &o, e);
 		if (!ret)
 			ret = llmio_store_stats(r.s, &b);
-		if (ret) {
-			snprintf(err, errlen, "%s", e.msg); /* err-pair */
+		if (ret)
 			break;
-		}
 		ph->wall_s = (double)o.wall_ns / 1e9;
 		report(ph, &r, &c, &o, &a, &b);
 	}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "workload/workload.h"
+#include "core/error.h"
 
 /*
  * Checkpoint save: rank r writes files[r] (`sizes[r]` bytes, fresh, fsynced at the end), one
@@ -15,10 +16,10 @@
  * phase named "<name>-restore".
  */
 int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64_t *sizes,
-                unsigned n, uint64_t bs, bool restore, char *err, size_t errlen);
+                unsigned n, uint64_t bs, bool restore, struct llmio_error *e);
 
 /* Per-rank checkpoint bytes from the model and the tp/pp/dp/zero/ranks parameters. */
-int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, char *err, size_t errlen);
+int ckpt_rank_sizes(struct wl *w, uint64_t **sizes, unsigned *n, struct llmio_error *e);
 
 /* Model loading strategies. */
 enum load_strategy { LOAD_SEQUENTIAL, LOAD_TENSOR, LOAD_MMAP, LOAD_PARALLEL, LOAD_NSTRAT };
@@ -30,7 +31,7 @@ extern const char *const load_strategy_names[LOAD_NSTRAT];
  * first.  threads is used by the parallel strategy.
  */
 int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool cold,
-               unsigned threads, uint64_t bs, char *err, size_t errlen);
+               unsigned threads, uint64_t bs, struct llmio_error *e);
 
 /* The data-loading + compute loop of training (MLPerf Storage's accelerator emulation). */
 struct train_cfg {
@@ -51,8 +52,7 @@ struct train_cfg {
 /* The training parameters (dataset, steps, compute, checkpoint layout ...) as data. */
 extern const struct llmio_optdesc train_params[];
 /* A train_cfg from those parameters (and the model, for dataset=tokens). */
-int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t errlen);
-int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char *err,
-                 size_t errlen);
+int train_cfg_from_params(struct wl *w, struct train_cfg *c, struct llmio_error *e);
+int train_phases(struct wl *w, const char *name, const struct train_cfg *c, struct llmio_error *e);
 
 #endif

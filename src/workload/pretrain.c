@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/rand.h"
 #include "workload/phases.h"
 
@@ -92,7 +93,7 @@ struct reader_job {
 	struct wl *w;
 	struct wl_phase *ph;
 	struct llmio_job_opts o;
-	char err[512];
+	struct llmio_error err;
 	int ret;
 	atomic_bool finished;
 };
@@ -101,7 +102,7 @@ static void *reader_main(void *arg)
 {
 	struct reader_job *j = arg;
 
-	j->ret = wl_job(j->w, j->ph, "readers", &j->o, j->err, sizeof(j->err));
+	j->ret = wl_job(j->w, j->ph, "readers", &j->o, &j->err);
 	atomic_store(&j->finished, true);
 	return NULL;
 }
@@ -120,7 +121,7 @@ static bool stopped(const struct wl *w)
 
 /* The accelerator: wait for each batch, compute, checkpoint every ckpt_every steps. */
 static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, struct wl_phase *ph,
-                      char *err, size_t errlen)
+                      struct llmio_error *e)
 {
 	const struct train_cfg *c = s->c;
 	uint64_t t0 = now_ns(), stall = 0, first_stall = 0, compute = 0, ckpt = 0, steps = 0;
@@ -149,35 +150,39 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 			snprintf(name, sizeof(name), "checkpoint@step%llu",
 			         (unsigned long long)step + 1);
 			ret = ckpt_phases(w, name, c->ckpt_prefix, c->ckpt_sizes, c->ckpt_ranks,
-			                  4u << 20, false, err, errlen);
+			                  4u << 20, false, e);
 			ckpt += now_ns() - tc;
 		}
 	}
 	total = (double)(now_ns() - t0) / 1e9;
 	ph->wall_s = total;
 	wl_metric(ph, "steps", (double)steps, "");
-	wl_metric(ph, "samples_per_s", total > 0 ? (double)(steps * c->batch) / total : 0,
+	/* under MPI: samples/s summed over the ranks, AU their mean (DLIO) */
+	wl_metric(ph, "samples_per_s",
+	          wl_reduce(w, total > 0 ? (double)(steps * c->batch) / total : 0, WL_SUM),
 	          "samples/s");
 	wl_metric(ph, "accelerator_utilisation",
-	          total - (double)first_stall / 1e9 > 0
-	                  ? (double)compute / 1e9 / (total - (double)first_stall / 1e9)
-	                  : 0,
+	          wl_reduce(w,
+	                    total - (double)first_stall / 1e9 > 0
+	                            ? (double)compute / 1e9 / (total - (double)first_stall / 1e9)
+	                            : 0,
+	                    WL_SUM) /
+	                  (w->dist ? w->dist->size : 1),
 	          "");
 	wl_metric(ph, "compute_s", (double)compute / 1e9, "s");
 	wl_metric(ph, "data_stall_s", (double)stall / 1e9, "s");
 	wl_metric(ph, "checkpoint_stall_s", (double)ckpt / 1e9, "s");
-	if (steps < c->steps && !ret && !stopped(w)) {
-		snprintf(err, errlen, "the readers stopped after %llu of %llu steps: %s",
-		         (unsigned long long)steps, (unsigned long long)c->steps, rj->err);
-		ret = rj->ret ? rj->ret : -EIO;
-	}
+	if (steps < c->steps && !ret && !stopped(w))
+		ret = llmio_err(e, rj->ret ? rj->ret : -EIO,
+		                "the readers stopped after %llu of %llu steps: %s",
+		                (unsigned long long)steps, (unsigned long long)c->steps,
+		                rj->err.msg);
 	return ret;
 }
 
-int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char *err,
-                 size_t errlen)
+int train_phases(struct wl *w, const char *name, const struct train_cfg *c, struct llmio_error *e)
 {
-	uint64_t nfiles = c->files, fsize;
+	uint64_t nfiles = c->files, fsize, all;
 	char(*paths)[LLMIO_PATH_MAX] = NULL;
 	struct llmio_file *files = NULL;
 	struct reader_job rj = {.w = w};
@@ -195,24 +200,34 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char
 	nfiles = (uint64_t)((double)nfiles * w->scale);
 	if (!nfiles)
 		nfiles = 1;
-	s->nsamples = nfiles * c->samples_per_file;
-	s->total = c->steps * c->batch;
-	s->mult = scatter_multiplier(s->nsamples);
-	s->src = (struct llmio_io_source){.next = train_next, .done = train_done, .arg = s};
 	paths = calloc(nfiles, sizeof(*paths));
 	files = calloc(nfiles, sizeof(*files));
 	if (!paths || !files)
 		goto out;
-	for (uint64_t f = 0; f < nfiles; f++) {
-		if (wl_path(w, paths[f], sizeof(paths[f]), "data-%06llu.bin",
+	/* under MPI the dataset is sharded by file: this process reads its files (wl_owns) */
+	all = nfiles;
+	nfiles = 0;
+	for (uint64_t f = 0; f < all; f++) {
+		if (!wl_owns(w, (unsigned)f))
+			continue;
+		if (wl_path(w, paths[nfiles], sizeof(paths[nfiles]), "data-%06llu.bin",
 		            (unsigned long long)f)) {
 			ret = -ENAMETOOLONG;
-			snprintf(err, errlen, "--directory is too long");
+			llmio_err(e, ret, "--directory is too long");
 			goto out;
 		}
-		files[f] = (struct llmio_file){.path = paths[f], .size = fsize};
+		files[nfiles] = (struct llmio_file){.path = paths[nfiles], .size = fsize};
+		nfiles++;
 	}
-	ret = wl_check_space(w, files, (unsigned)nfiles, err, errlen);
+	if (!nfiles) {
+		ret = llmio_err(e, -EINVAL, "fewer dataset files than MPI ranks: raise --files");
+		goto out;
+	}
+	s->nsamples = nfiles * c->samples_per_file;
+	s->total = c->steps * c->batch;
+	s->mult = scatter_multiplier(s->nsamples);
+	s->src = (struct llmio_io_source){.next = train_next, .done = train_done, .arg = s};
+	ret = wl_check_space(w, files, (unsigned)nfiles, e);
 	if (ret)
 		goto out;
 	wl_job_opts(w, &rj.o);
@@ -225,26 +240,26 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, char
 	rj.ph = wl_phase_new(w, "%s", name);
 	if (!rj.ph) {
 		ret = -E2BIG;
-		snprintf(err, errlen, "too many phases");
+		llmio_err(e, ret, "too many phases");
 		goto out;
 	}
 	rj.ph->promised_bytes = s->total * c->record_bytes;
 	ret = -pthread_create(&th, NULL, reader_main, &rj);
 	if (ret) {
-		snprintf(err, errlen, "cannot start the reader thread");
+		llmio_err(e, ret, "cannot start the reader thread");
 		goto out;
 	}
-	ret = accelerate(w, s, &rj, rj.ph, err, errlen);
+	ret = accelerate(w, s, &rj, rj.ph, e);
 	/* a checkpoint failure or a stop ends training early: readers must not wait for it */
 	atomic_store(&s->finish, true);
 	pthread_join(th, NULL);
 	if (!ret && rj.ret) {
 		ret = rj.ret;
-		snprintf(err, errlen, "%s", rj.err);
+		llmio_err(e, ret, "%s", rj.err.msg);
 	}
 out:
-	if (ret == -ENOMEM && !err[0])
-		snprintf(err, errlen, "out of memory");
+	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "out of memory");
 	free(files);
 	free(paths);
 	free(s);
@@ -291,14 +306,14 @@ const struct llmio_optdesc train_params[] = {
 };
 
 /* Dataset parameters: the preset's, then what the user gave. */
-int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t errlen)
+int train_cfg_from_params(struct wl *w, struct train_cfg *c, struct llmio_error *e)
 {
 	const char *ds = wl_str(w, "dataset");
 	uint64_t v, seq;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	if ((ret = wl_u64(w, "seq_len", &seq, err, errlen)))
+	if ((ret = wl_u64(w, "seq_len", &seq, e)))
 		return ret;
 	if (!strcmp(ds, "tokens")) {
 		/* int32 token ids; 6 N T FLOPs per step (Kaplan et al. 2020) */
@@ -318,11 +333,10 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t e
 		for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 			if (!strcmp(ds, presets[i].name))
 				break;
-		if (i == sizeof(presets) / sizeof(presets[0])) {
-			snprintf(err, errlen,
-			         "--dataset=%s: use tokens, unet3d, resnet50 or cosmoflow", ds);
-			return -EINVAL;
-		}
+		if (i == sizeof(presets) / sizeof(presets[0]))
+			return llmio_err(e, -EINVAL,
+			                 "--dataset=%s: use tokens, unet3d, resnet50 or cosmoflow",
+			                 ds);
 		c->record_bytes = presets[i].record;
 		c->files = presets[i].files;
 		c->samples_per_file = presets[i].per_file;
@@ -332,7 +346,7 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t e
 	}
 #define OVERRIDE(key, field)                                                                       \
 	do {                                                                                       \
-		if ((ret = wl_u64(w, key, &v, err, errlen)))                                       \
+		if ((ret = wl_u64(w, key, &v, e)))                                                 \
 			return ret;                                                                \
 		if (v)                                                                             \
 			c->field = v;                                                              \
@@ -344,30 +358,29 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, char *err, size_t e
 	OVERRIDE("compute", compute_ns);
 	OVERRIDE("readers", readers);
 #undef OVERRIDE
-	if ((ret = wl_u64(w, "steps", &c->steps, err, errlen)) ||
-	    (ret = wl_u64(w, "prefetch", &c->prefetch, err, errlen)) ||
-	    (ret = wl_u64(w, "bs", &c->bs, err, errlen)) ||
-	    (ret = wl_u64(w, "ckpt_every", &c->ckpt_every, err, errlen)))
+	if ((ret = wl_u64(w, "steps", &c->steps, e)) ||
+	    (ret = wl_u64(w, "prefetch", &c->prefetch, e)) || (ret = wl_u64(w, "bs", &c->bs, e)) ||
+	    (ret = wl_u64(w, "ckpt_every", &c->ckpt_every, e)))
 		return ret;
 	return 0;
 }
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	struct train_cfg c;
 	uint64_t *sizes = NULL;
 	unsigned n = 0;
 	int ret;
 
-	ret = train_cfg_from_params(w, &c, err, errlen);
+	ret = train_cfg_from_params(w, &c, e);
 	if (!ret && c.ckpt_every)
-		ret = ckpt_rank_sizes(w, &sizes, &n, err, errlen);
+		ret = ckpt_rank_sizes(w, &sizes, &n, e);
 	if (ret)
 		return ret;
 	c.ckpt_sizes = sizes;
 	c.ckpt_ranks = n;
 	c.ckpt_prefix = "pretrain-ckpt";
-	ret = train_phases(w, "train", &c, err, errlen);
+	ret = train_phases(w, "train", &c, e);
 	free(sizes);
 	return ret;
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "trace/trace_read.h"
 #include "workload/replay.h"
 #include "workload/workload.h"
@@ -217,7 +218,7 @@ static void data_range(const struct trace_rec *rec, uint32_t align, uint64_t *of
  * file that carried data (first, so that any thread's fsync of it is known).
  */
 static int count(struct trace *tr, struct replay_plan *r, const struct replay_plan_opts *o,
-                 uint64_t max, char *err, size_t errlen)
+                 uint64_t max, struct llmio_error *e)
 {
 	uint64_t n = 0;
 	int ret = 0;
@@ -236,19 +237,19 @@ static int count(struct trace *tr, struct replay_plan *r, const struct replay_pl
 			ret = file_index(&r->f, path, &fi);
 		}
 		if (n > max) {
-			snprintf(err, errlen,
-			         "trace record %zu: the replay would need more than %" PRIu64
-			         " I/Os of at most %" PRIu64 " bytes (the limit of one plan); "
-			         "replay with a larger --bs",
-			         k, max, o->bs);
-			return -EINVAL;
+			return llmio_err(
+			        e, -EINVAL,
+			        "trace record %zu: the replay would need more than %" PRIu64
+			        " I/Os of at most %" PRIu64 " bytes (the limit of one plan); "
+			        "replay with a larger --bs",
+			        k, max, o->bs);
 		}
 	}
 	return ret;
 }
 
 int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct replay_plan **out,
-                      char *err, size_t errlen)
+                      struct llmio_error *e)
 {
 	size_t nthr, caps[MAX_THREADS] = {0};
 	const struct trace_thread *th;
@@ -260,16 +261,16 @@ int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct
 	*out = NULL;
 	if (o->bs < 4096 || o->bs > (64u << 20) || !align || align > o->bs ||
 	    (align & (align - 1))) {
-		snprintf(err, errlen,
-		         "replay needs --bs 4k..64m (got %" PRIu64 ", alignment %" PRIu32 ")",
-		         o->bs, align);
-		return -EINVAL;
+		return llmio_err(e, -EINVAL,
+		                 "replay needs --bs 4k..64m (got %" PRIu64 ", alignment %" PRIu32
+		                 ")",
+		                 o->bs, align);
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		goto nomem;
 	r->nph = tr->nphase < MAX_PHASES ? (unsigned)tr->nphase : MAX_PHASES;
-	if ((ret = count(tr, r, o, max, err, errlen)))
+	if ((ret = count(tr, r, o, max, e)))
 		goto fail;
 	th = trace_threads(tr, &nthr);
 	if (!th && tr->nrec) {
@@ -339,20 +340,20 @@ int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct
 	if (ret)
 		goto fail;
 	if (!r->f.n) {
-		snprintf(err, errlen,
-		         "the trace has no reads or writes of files to replay (only metadata "
-		         "calls, pipes or mmap'd data)");
-		ret = -EINVAL;
+		ret = llmio_err(
+		        e, -EINVAL,
+		        "the trace has no reads or writes of files to replay (only metadata "
+		        "calls, pipes or mmap'd data)");
 		goto fail;
 	}
 	/* each size is below 2^63 (trace_open): stop the sum before it could wrap */
 	for (unsigned i = 0; i < r->f.n; i++) {
 		if (r->f.sizes[i] > TRACE_POS_MAX - total) {
-			snprintf(err, errlen,
-			         "the trace's files add up to more than 2^63 - 1 bytes (file %s "
-			         "alone is %" PRIu64 " bytes)",
-			         r->f.orig[i], r->f.sizes[i]);
-			ret = -EINVAL;
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "the trace's files add up to more than 2^63 - 1 bytes (file %s "
+			        "alone is %" PRIu64 " bytes)",
+			        r->f.orig[i], r->f.sizes[i]);
 			goto fail;
 		}
 		total += r->f.sizes[i];
@@ -361,18 +362,17 @@ int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct
 	return 0;
 fail:
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory planning the replay");
+		llmio_err(e, ret, "out of memory planning the replay");
 	else if (ret == -E2BIG)
-		snprintf(err, errlen, "the trace touches more than 65535 files");
+		llmio_err(e, ret, "the trace touches more than 65535 files");
 	else if (ret == -ENOENT)
-		snprintf(err, errlen, "replay planner: a data file was not counted");
+		llmio_err(e, ret, "replay planner: a data file was not counted");
 	if (ret != -ENOMEM)
 		ret = -EINVAL;
 	replay_plan_destroy(r);
 	return ret;
 nomem:
-	snprintf(err, errlen, "out of memory planning the replay");
-	return -ENOMEM;
+	return llmio_err(e, -ENOMEM, "out of memory planning the replay");
 }
 
 /* Replay names: "NNNNN-basename" in the directory, so distinct paths never collide. */
@@ -431,25 +431,22 @@ static const struct llmio_optdesc params[] = {
         {.name = NULL},
 };
 
-static int run(struct wl *w, char *err, size_t errlen)
+static int run(struct wl *w, struct llmio_error *e)
 {
 	struct replay_plan *r = NULL;
 	struct trace *tr = NULL;
 	struct llmio_job_opts o;
 	uint64_t bs, timeline;
 	struct wl_phase *ph;
-	char why[400];
 	int ret;
 
-	if ((ret = wl_u64(w, "bs", &bs, err, errlen)) ||
-	    (ret = wl_u64(w, "timeline", &timeline, err, errlen)))
+	if ((ret = wl_u64(w, "bs", &bs, e)) || (ret = wl_u64(w, "timeline", &timeline, e)))
 		goto out;
 	if (!wl_str(w, "trace")[0]) {
-		snprintf(err, errlen, "replay needs --trace FILE");
-		ret = -EINVAL;
+		ret = llmio_err(e, -EINVAL, "replay needs --trace FILE");
 		goto out;
 	}
-	ret = trace_open(wl_str(w, "trace"), 0, &tr, err, errlen);
+	ret = trace_open(wl_str(w, "trace"), 0, &tr, e);
 	if (ret) {
 		if (ret != -EINVAL)
 			ret = -EINVAL; /* a trace that cannot be read is the user's input */
@@ -458,17 +455,17 @@ static int run(struct wl *w, char *err, size_t errlen)
 	ret = replay_plan_build(tr,
 	                        &(struct replay_plan_opts){
 	                                .bs = bs, .align = wl_align(w), .timeline = timeline != 0},
-	                        &r, why, sizeof(why));
+	                        &r, e);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", wl_str(w, "trace"), why);
+		llmio_err_prefix(e, "%s", wl_str(w, "trace"));
 		goto out;
 	}
 	ret = name_files(w, &r->f, wl_align(w));
 	if (ret) {
-		snprintf(err, errlen, "--directory is too long, or out of memory");
+		llmio_err(e, ret, "--directory is too long, or out of memory");
 		goto out;
 	}
-	ret = wl_check_space(w, r->f.files, r->f.n, err, errlen);
+	ret = wl_check_space(w, r->f.files, r->f.n, e);
 	if (ret)
 		goto out;
 	r->src = (struct llmio_io_source){.next = rp_next, .done = rp_done, .arg = r};
@@ -487,7 +484,7 @@ static int run(struct wl *w, char *err, size_t errlen)
 	}
 	for (unsigned p = 0; p < r->nph; p++)
 		ph->promised_bytes += r->ph[p].bytes;
-	ret = wl_job(w, ph, timeline ? "timeline" : "as-fast-as-possible", &o, err, errlen);
+	ret = wl_job(w, ph, timeline ? "timeline" : "as-fast-as-possible", &o, e);
 	if (ph->nstreams)
 		ph->wall_s = ph->streams[0]->runtime_s;
 	snprintf(ph->note, sizeof(ph->note),

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/error.h"
 
 struct trace;
 struct replay_plan;
@@ -29,11 +30,11 @@ struct replay_plan_opts {
 
 /*
  * Plan tr (which the plan keeps using: close it after the plan).  \return 0 and *out;
- * -EINVAL with the reason in err (bs or align out of range, nothing to replay, more than
+ * -EINVAL with the reason in e (bs or align out of range, nothing to replay, more than
  * max_ios I/Os, more than 65535 files); -ENOMEM.
  */
 int replay_plan_build(struct trace *tr, const struct replay_plan_opts *o, struct replay_plan **out,
-                      char *err, size_t errlen);
+                      struct llmio_error *e);
 /* I/Os (reads, writes and fsyncs) in the plan, over all workers; files to re-create. */
 uint64_t replay_plan_ios(const struct replay_plan *p);
 unsigned replay_plan_files(const struct replay_plan *p);

@@ -13,13 +13,14 @@
 #include <sys/statvfs.h>
 
 #include "llmio/engine.h"
+#include "core/error.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
 #include "workload/workload.h"
 
 static const struct recipe *const recipes[] = {
         &recipe_load,  &recipe_pretrain, &recipe_ckpt,    &recipe_finetune,
-        &recipe_infer, &recipe_replay,   &recipe_offload,
+        &recipe_infer, &recipe_replay,   &recipe_offload, &recipe_migrate,
 };
 
 /* Parameters every recipe has. */
@@ -68,10 +69,18 @@ bool recipe_has_param(const struct recipe *r, const char *key)
 	return param_find(r, key) != NULL;
 }
 
+static const struct wl_dist *dist_default;
+
+void wl_dist_default(const struct wl_dist *d)
+{
+	dist_default = d;
+}
+
 void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *base)
 {
 	memset(w, 0, sizeof(*w));
 	w->recipe = r;
+	w->dist = dist_default; /* NULL unless under mpirun */
 	w->base = *base;
 	w->scale = 1;
 }
@@ -84,34 +93,31 @@ void wl_release(struct wl *w)
 	w->nphases = 0;
 }
 
-int wl_set(struct wl *w, const char *key, const char *val, char *err, size_t errlen)
+int wl_set(struct wl *w, const char *key, const char *val, struct llmio_error *e)
 {
-	size_t used = 0;
-
 	if (!param_find(w->recipe, key)) {
-		used = (size_t)snprintf(err, errlen,
-		                        "--%s is not a parameter of workload %s; it has:", key,
-		                        w->recipe->name);
+		char list[768] = "";
+		size_t used = 0;
+
 		for (const struct llmio_optdesc *p = w->recipe->params;
-		     p && p->name && used < errlen; p++)
-			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
+		     p && p->name && used < sizeof(list); p++)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, " %s", p->name);
 		for (const struct llmio_optdesc *p = w->recipe->shared;
-		     p && p->name && used < errlen; p++)
-			used += (size_t)snprintf(err + used, errlen - used, " %s", p->name);
-		if (used < errlen)
-			snprintf(err + used, errlen - used,
-			         " scale (see llmio run --workload %s --help)", w->recipe->name);
-		return -EINVAL;
+		     p && p->name && used < sizeof(list); p++)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, " %s", p->name);
+		return llmio_err(
+		        e, -EINVAL,
+		        "--%s is not a parameter of workload %s; it has:%s scale (see llmio "
+		        "run --workload %s --help)",
+		        key, w->recipe->name, list, w->recipe->name);
 	}
 	for (unsigned i = 0; i < w->nkv; i++)
 		if (!strcmp(w->keys[i], key)) {
 			w->vals[i] = val;
 			return 0;
 		}
-	if (w->nkv == WL_MAX_KV) {
-		snprintf(err, errlen, "too many workload parameters");
-		return -EINVAL;
-	}
+	if (w->nkv == WL_MAX_KV)
+		return llmio_err(e, -EINVAL, "too many workload parameters");
 	snprintf(w->keys[w->nkv], sizeof(w->keys[0]), "%s", key);
 	w->vals[w->nkv++] = val;
 	return 0;
@@ -136,44 +142,49 @@ const char *wl_str(const struct wl *w, const char *name)
 }
 
 /* The parameter's value parsed by its description (type and range). */
-static int param_value(const struct wl *w, const char *name, struct llmio_optval *out, char *err,
-                       size_t errlen)
+static int param_value(const struct wl *w, const char *name, struct llmio_optval *out,
+                       struct llmio_error *e)
 {
 	const struct llmio_optdesc *p;
 	const char *v = value_of(w, name, &p);
+	int ret;
 
-	if (!p) {
-		snprintf(err, errlen, "workload %s has no parameter %s (a bug in the recipe)",
-		         w->recipe->name, name);
-		return -EINVAL;
-	}
-	return optdesc_parse(p, v, out, err, errlen);
+	if (!p)
+		return llmio_err(e, -EINVAL,
+		                 "workload %s has no parameter %s (a bug in the recipe)",
+		                 w->recipe->name, name);
+	ret = optdesc_parse(p, v, out, e);
+	if (!ret)
+		return 0;
+	if (e)
+		e->code = -EINVAL; /* out of range is a usage error too */
+	return -EINVAL;
 }
 
-int wl_u64(const struct wl *w, const char *name, uint64_t *out, char *err, size_t errlen)
+int wl_u64(const struct wl *w, const char *name, uint64_t *out, struct llmio_error *e)
 {
 	struct llmio_optval v;
-	int ret = param_value(w, name, &v, err, errlen);
+	int ret = param_value(w, name, &v, e);
 
 	if (!ret)
 		*out = v.u;
 	return ret;
 }
 
-int wl_enum(const struct wl *w, const char *name, const char **out, char *err, size_t errlen)
+int wl_enum(const struct wl *w, const char *name, const char **out, struct llmio_error *e)
 {
 	struct llmio_optval v;
-	int ret = param_value(w, name, &v, err, errlen);
+	int ret = param_value(w, name, &v, e);
 
 	if (!ret)
 		*out = v.s;
 	return ret;
 }
 
-int wl_double(const struct wl *w, const char *name, double *out, char *err, size_t errlen)
+int wl_double(const struct wl *w, const char *name, double *out, struct llmio_error *e)
 {
 	struct llmio_optval v;
-	int ret = param_value(w, name, &v, err, errlen);
+	int ret = param_value(w, name, &v, e);
 
 	if (!ret)
 		*out = v.d;
@@ -187,12 +198,29 @@ struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
 
 	if (w->nphases == WL_MAX_PHASES)
 		return NULL;
+	if (w->dist) /* every rank starts the phase together (IOR, DLIO) */
+		w->dist->barrier();
 	ph = &w->phases[w->nphases++];
 	memset(ph, 0, sizeof(*ph));
 	va_start(ap, fmt);
 	vsnprintf(ph->name, sizeof(ph->name), fmt, ap);
 	va_end(ap);
 	return ph;
+}
+
+bool wl_owned_by(const struct wl *w, unsigned i, unsigned rank)
+{
+	return !w->dist || i % w->dist->size == rank;
+}
+
+bool wl_owns(const struct wl *w, unsigned i)
+{
+	return wl_owned_by(w, i, w->dist ? w->dist->rank : 0);
+}
+
+double wl_reduce(const struct wl *w, double v, enum wl_op op)
+{
+	return w->dist ? w->dist->allreduce(v, op) : v;
 }
 
 void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit)
@@ -247,8 +275,8 @@ int wl_path(const struct wl *w, char *out, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len - used ? -ENAMETOOLONG : 0;
 }
 
-int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned n, char *err,
-                   size_t errlen)
+int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned n,
+                   struct llmio_error *e)
 {
 	uint64_t need = 0, avail;
 	struct statvfs sv;
@@ -268,12 +296,12 @@ int wl_check_space(const struct wl *w, const struct llmio_file *files, unsigned 
 	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	if (need <= avail)
 		return 0;
-	snprintf(err, errlen,
-	         "workload %s needs %.2f GB more space in %s but only %.2f GB is free; use a "
-	         "smaller --scale (now %g) or another --directory",
-	         w->recipe->name, (double)need / 1e9, w->base.directory, (double)avail / 1e9,
-	         w->scale);
-	return -ENOSPC;
+	return llmio_err(
+	        e, -ENOSPC,
+	        "workload %s needs %.2f GB more space in %s but only %.2f GB is free; use a "
+	        "smaller --scale (now %g) or another --directory",
+	        w->recipe->name, (double)need / 1e9, w->base.directory, (double)avail / 1e9,
+	        w->scale);
 }
 
 /*
@@ -301,18 +329,16 @@ static void direct_fallback(struct wl *w, struct wl_phase *ph, struct llmio_job_
 		o->direct = false; /* also streams the recipe built before the probe */
 }
 
-int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o, char *err,
-           size_t errlen)
+int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job_opts *o,
+           struct llmio_error *e)
 {
 	struct llmio_result *r = NULL;
 	int ret;
 
-	if (ph->nstreams == WL_MAX_STREAMS) {
-		snprintf(err, errlen, "phase %s has too many streams", ph->name);
-		return -EINVAL;
-	}
+	if (ph->nstreams == WL_MAX_STREAMS)
+		return llmio_err(e, -EINVAL, "phase %s has too many streams", ph->name);
 	direct_fallback(w, ph, o);
-	ret = llmio_job_run(o, &r, err, errlen);
+	ret = llmio_job_run(o, &r, e);
 	if (r) {
 		snprintf(ph->stream_names[ph->nstreams], sizeof(ph->stream_names[0]), "%s", name);
 		ph->streams[ph->nstreams++] = r;
@@ -383,37 +409,35 @@ static void cache_notes(struct wl_phase *ph)
 	}
 }
 
-int wl_run(struct wl *w, char *err, size_t errlen)
+int wl_run(struct wl *w, struct llmio_error *e)
 {
 	char work[LLMIO_PATH_MAX];
 	int ret;
 
-	ret = wl_double(w, "scale", &w->scale, err, errlen);
+	ret = wl_double(w, "scale", &w->scale, e);
 	if (ret)
 		return ret;
-	if (w->scale <= 0 || w->scale > 1) {
-		snprintf(err, errlen, "--scale=%g must be in (0, 1]", w->scale);
-		return -EINVAL;
-	}
-	if (w->recipe->needs_model && !w->has_model) {
-		snprintf(err, errlen,
-		         "workload %s needs --model NAME|config.json (see `llmio model list`)",
-		         w->recipe->name);
-		return -EINVAL;
-	}
-	if (!w->base.directory[0]) {
-		snprintf(err, errlen,
-		         "workload %s needs --directory DIR for its files (a directory on the "
-		         "storage to measure)",
-		         w->recipe->name);
-		return -EINVAL;
-	}
+	if (w->scale <= 0 || w->scale > 1)
+		return llmio_err(e, -EINVAL, "--scale=%g must be in (0, 1]", w->scale);
+	if (w->recipe->needs_model && !w->has_model)
+		return llmio_err(
+		        e, -EINVAL,
+		        "workload %s needs --model NAME|config.json (see `llmio model list`)",
+		        w->recipe->name);
+	if (!w->base.directory[0] && w->recipe->no_directory)
+		return w->recipe->run(w, e);
+	if (!w->base.directory[0])
+		return llmio_err(
+		        e, -EINVAL,
+		        "workload %s needs --directory DIR for its files (a directory on the "
+		        "storage to measure)",
+		        w->recipe->name);
 	/* The recipe's files go in llmio's own directory: their names cannot be a user's. */
-	ret = llmio_work_dir(w->base.directory, work, sizeof(work), err, errlen);
+	ret = llmio_work_dir(w->base.directory, work, sizeof(work), e);
 	if (ret)
 		return ret;
 	snprintf(w->base.directory, sizeof(w->base.directory), "%s", work);
-	ret = w->recipe->run(w, err, errlen);
+	ret = w->recipe->run(w, e);
 	if (ret)
 		llmio_work_dir_prune(work); /* a recipe refused before any file: nothing left */
 	for (unsigned p = 0; p < w->nphases; p++)
@@ -461,7 +485,7 @@ cJSON *wl_json(const struct wl *w)
 
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
                   bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, char *err, size_t errlen)
+                  cJSON **phases, cJSON **mpi, struct llmio_error *e)
 {
 	const struct recipe *r = recipe_find(recipe);
 	struct wl *w;
@@ -469,31 +493,36 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	int ret = 0;
 
 	*phases = NULL;
-	if (!r) {
-		snprintf(err, errlen,
-		         "unknown workload '%s': load, pretrain, ckpt, finetune, infer", recipe);
-		return -EINVAL;
-	}
+	*mpi = NULL;
+	if (!r)
+		return llmio_err(e, -EINVAL,
+		                 "unknown workload '%s': load, pretrain, ckpt, finetune, infer",
+		                 recipe);
 	w = malloc(sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	wl_init(w, r, base);
 	if (model && model[0]) {
-		ret = llmio_model_resolve(model, &w->model, err, errlen);
+		ret = llmio_model_resolve(model, &w->model, e);
 		w->has_model = ret == 0;
 	}
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = wl_set(w, keys[i], vals[i], err, errlen);
+		ret = wl_set(w, keys[i], vals[i], e);
 	if (!direct_given) {
-		struct llmio_engine_info e;
+		struct llmio_engine_info info;
 
-		for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
-			if (!strcmp(e.name, w->base.engine))
-				w->base.direct = e.supports_direct;
+		for (size_t i = 0; llmio_engine_info(i, &info) == 0; i++)
+			if (!strcmp(info.name, w->base.engine))
+				w->base.direct = info.supports_direct;
 		w->direct_auto = true;
 	}
 	if (!ret)
-		ret = wl_run(w, err, errlen);
+		ret = wl_run(w, e);
+	/* under MPI a failing rank ends every rank; the others merge their streams */
+	if (ret && w->dist)
+		ret = w->dist->fail(ret == -EINVAL ? 2 : 1, e);
+	if (!ret && w->dist)
+		ret = w->dist->reduce(w, mpi, e);
 	all = wl_json(w);
 	if (all) {
 		*phases = cJSON_DetachItemFromObject(all, RK_PHASES);

@@ -29,7 +29,8 @@ static bool is_time(const char *name)
 static void check_canonical(struct llmio_job_opts *o, const char *key)
 {
 	struct llmio_job_opts again;
-	char buf[LLMIO_PATH_MAX + 64], buf2[sizeof(buf)], err[512];
+	struct llmio_error err;
+	char buf[LLMIO_PATH_MAX + 64], buf2[sizeof(buf)];
 	const char *name;
 
 	if (job_opt_canonical(o, key, &name, buf, sizeof(buf)))
@@ -37,7 +38,7 @@ static void check_canonical(struct llmio_job_opts *o, const char *key)
 	if (is_time(name))
 		return;
 	memcpy(&again, o, sizeof(again));
-	if (llmio_job_opts_set(&again, name, buf, err, sizeof(err)))
+	if (llmio_job_opts_set(&again, name, buf, &err))
 		abort(); /* the canonical form must be a valid value of the option */
 	if (job_opt_canonical(&again, name, NULL, buf2, sizeof(buf2)) || strcmp(buf, buf2))
 		abort(); /* and a fixed point */
@@ -46,7 +47,7 @@ static void check_canonical(struct llmio_job_opts *o, const char *key)
 static void engine_opts(const struct llmio_job_opts *o, const char *text)
 {
 	const struct engine_ops *e = engine_find(o->engine);
-	char err[512];
+	struct llmio_error err;
 	void *eo;
 
 	if (!e)
@@ -54,13 +55,14 @@ static void engine_opts(const struct llmio_job_opts *o, const char *text)
 	eo = calloc(1, e->opts_size ? e->opts_size : 1);
 	if (!eo)
 		abort();
-	engine_opts_parse(e, text, eo, err, sizeof(err));
+	engine_opts_parse(e, text, eo, &err);
 	free(eo);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = fuzz_str(data, size), *save = NULL, err[512];
+	struct llmio_error err;
+	char *text = fuzz_str(data, size), *save = NULL;
 	struct llmio_job_opts o;
 
 	llmio_job_opts_init(&o);
@@ -74,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		eq = strchr(line, '=');
 		if (eq)
 			*eq = '\0';
-		if (llmio_job_opts_set(&o, line, eq ? eq + 1 : NULL, err, sizeof(err)) == 0)
+		if (llmio_job_opts_set(&o, line, eq ? eq + 1 : NULL, &err) == 0)
 			check_canonical(&o, line);
 	}
 	free(text);

@@ -37,10 +37,11 @@ static void sizes(const struct llmio_model *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct llmio_model m;
-	char path[64], err[1024];
+	struct llmio_error err = {0};
+	char path[64];
 	int fd = fuzz_file(data, size, path, sizeof(path));
 
-	if (llmio_model_load_config(path, &m, err, sizeof(err)) == 0)
+	if (llmio_model_load_config(path, &m, &err) == 0)
 		sizes(&m);
 	fuzz_file_close(fd);
 	return 0;

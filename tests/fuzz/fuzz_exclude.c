@@ -26,12 +26,13 @@ static const struct sweep_config config = {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sweep_expr *e = NULL;
-	char *text, err[1024];
+	struct llmio_error err = {0};
+	char *text;
 
 	if (!size)
 		return 0;
 	text = fuzz_str(data + 1, size - 1);
-	if (sweep_expr_parse(text, data[0] & 1, &e, err, sizeof(err)) == 0) {
+	if (sweep_expr_parse(text, data[0] & 1, &e, &err) == 0) {
 		sweep_expr_eval(e, &config);
 		sweep_expr_free(e);
 	}

@@ -38,15 +38,15 @@ static void plan(const struct sweep_file *f)
 {
 	struct sweep_config *c = malloc(sizeof(*c));
 	struct sweep_plan p;
-	char err[1024];
+	struct llmio_error err = {0};
 
 	if (!c)
 		abort();
-	if (sweep_plan_build(f, &p, err, sizeof(err)) == 0) {
+	if (sweep_plan_build(f, &p, &err) == 0) {
 		for (size_t i = 0; i < p.n && i < 16; i++) {
 			cJSON *j;
 
-			if (sweep_config_build(f, p.p[i].sec, p.p[i].choice, c, err, sizeof(err)))
+			if (sweep_config_build(f, p.p[i].sec, p.p[i].choice, c, &err))
 				continue;
 			sweep_config_hash(c, (unsigned)i);
 			j = sweep_config_json(c, (unsigned)i);
@@ -60,11 +60,11 @@ static void plan(const struct sweep_file *f)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sweep_file *f = NULL;
-	char path[64], err[1024];
+	struct llmio_error err = {0};
+	char path[64];
 	int fd = fuzz_file(data, size, path, sizeof(path));
 
-	if (sweep_file_load(path, size % 2 ? "/nonexistent/llmio-fuzz" : NULL, &f, err,
-	                    sizeof(err)) == 0) {
+	if (sweep_file_load(path, size % 2 ? "/nonexistent/llmio-fuzz" : NULL, &f, &err) == 0) {
 		if (combinations(f) <= PLAN_MAX)
 			plan(f);
 		sweep_file_free(f);

@@ -33,13 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
 	struct dataset d;
-	char path[64], err[1024];
+	struct llmio_error err = {0};
+	char path[64];
 	int fd;
 
 	if (!null && !(null = fopen("/dev/null", "we")))
 		abort();
 	fd = fuzz_file(data, size, path, sizeof(path));
-	if (dataset_load(&d, path, err, sizeof(err)) == 0) {
+	if (dataset_load(&d, path, &err) == 0) {
 		use(&d, null);
 		dataset_release(&d);
 	}

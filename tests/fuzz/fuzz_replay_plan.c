@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct recipe *r = recipe_find("replay");
 	struct llmio_job_opts base;
-	char path[64], err[1024];
+	struct llmio_error err = {0};
+	char path[64];
 	struct wl *w;
 	int fd;
 
@@ -47,10 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	llmio_job_opts_init(&base);
 	snprintf(base.directory, sizeof(base.directory), "%s", NO_DIR);
 	wl_init(w, r, &base);
-	if (wl_set(w, "trace", path, err, sizeof(err)) ||
-	    wl_set(w, "timeline", data[size - 1] & 1 ? "1" : "0", err, sizeof(err)))
+	if (wl_set(w, "trace", path, &err) ||
+	    wl_set(w, "timeline", data[size - 1] & 1 ? "1" : "0", &err))
 		abort();
-	wl_run(w, err, sizeof(err));
+	wl_run(w, &err);
 	wl_release(w);
 	free(w);
 	fuzz_file_close(fd);

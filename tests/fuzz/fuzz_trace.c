@@ -66,12 +66,12 @@ static void write_raw(const uint8_t *data, size_t size)
 static void merge_raw(const uint8_t *data, size_t size)
 {
 	struct trace_builder b;
-	char err[1024];
+	struct llmio_error err = {0};
 
 	write_raw(data, size);
 	if (trace_builder_init(&b))
 		abort();
-	if (trace_merge_dir(&b, dir, err, sizeof(err)) == 0)
+	if (trace_merge_dir(&b, dir, &err) == 0)
 		fuzz_trace_write_report(&b);
 	trace_builder_release(&b);
 	unlink(raw);

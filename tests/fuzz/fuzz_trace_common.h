@@ -20,7 +20,7 @@
  */
 static inline int fuzz_import_strace(struct trace_builder *b, const uint8_t *data, size_t size)
 {
-	char err[1024];
+	struct llmio_error err = {0};
 	FILE *in;
 	int ret;
 
@@ -31,7 +31,7 @@ static inline int fuzz_import_strace(struct trace_builder *b, const uint8_t *dat
 	in = fmemopen((void *)data, size, "r");
 	if (!in)
 		abort();
-	ret = trace_import_strace(b, in, err, sizeof(err));
+	ret = trace_import_strace(b, in, &err);
 	fclose(in);
 	return ret;
 }
@@ -58,12 +58,12 @@ static inline void fuzz_trace_report(const char *path, unsigned flags)
 	static FILE *null;
 	struct trace_analysis *a;
 	struct trace *t = NULL;
-	char err[1024];
+	struct llmio_error err = {0};
 	size_t n;
 
 	if (!null && !(null = fopen("/dev/null", "we")))
 		abort();
-	if (trace_open(path, flags, &t, err, sizeof(err)))
+	if (trace_open(path, flags, &t, &err))
 		return;
 	trace_threads(t, &n);
 	for (size_t i = 0; i < t->nrec; i++) {
