@@ -12,6 +12,9 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
       libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
       libcurl4-openssl-dev libssl-dev curl s3fs)
+# the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
+# without OpenBLAS its CPU matmuls are about 14x slower
+pkgs+=(python3-torch libopenblas0-pthread)
 # shellcheck disable=SC2206 # tests add a package that cannot be installed, to reach the refusal
 pkgs+=(${BOOTSTRAP_EXTRA_PKGS:-})
 # where apt would fetch from (the first source apt is configured with): without it (a GPU

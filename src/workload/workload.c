@@ -20,7 +20,7 @@
 
 static const struct recipe *const recipes[] = {
         &recipe_load,  &recipe_pretrain, &recipe_ckpt,    &recipe_finetune,
-        &recipe_infer, &recipe_replay,   &recipe_migrate,
+        &recipe_infer, &recipe_replay,   &recipe_offload, &recipe_migrate,
 };
 
 /* Parameters every recipe has. */

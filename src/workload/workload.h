@@ -110,7 +110,7 @@ struct wl {
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,
-        recipe_replay, recipe_migrate;
+        recipe_replay, recipe_offload, recipe_migrate;
 
 size_t recipe_count(void);
 const struct recipe *recipe_at(size_t i);
