@@ -19,6 +19,7 @@ struct plan_exec {
 	double *stall_s;   /* per kernel (nkernels + 1: the last is the step's end) */
 	uint32_t *stall_tensor; /* per kernel: the tensor it waited for last, or UINT32_MAX */
 	uint32_t stalled_kernels;
+	double late_s; /* step - stall - compute: emulated kernels that woke up late (timers) */
 };
 
 /* Run one step of plan p on store st (which holds nothing of the step's yet).  The tensors

@@ -184,6 +184,7 @@ static int execute(struct wl *w, const struct plan *p, const struct lt_step *s,
 	r.m.peak_fast = sim->peak_fast; /* the plan's: the executor holds what the plan holds */
 	sim_metrics(ph, &r.m, p->budget);
 	wl_metric(ph, "stalled_kernels", (double)r.stalled_kernels, "");
+	wl_metric(ph, "late_wakeup_s", r.late_s, "s");
 	for (uint32_t k = 0; k <= s->nkernels; k++) {
 		if (r.stall_tensor[k] == UINT32_MAX)
 			continue;
@@ -321,7 +322,7 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 	if ((ret = wl_u64(w, "calib_bytes", &calib, e)))
 		return ret;
 	for (uint32_t t = 0; t < s->ntensors; t++)
-		need += (s->tensors[t].bytes + (1u << 20) - 1) >> 20 << 20;
+		need += (s->tensors[t].bytes + 4095) / 4096 * 4096; /* the store's extent unit */
 	llmio_store_opts_init(&o);
 	snprintf(o.engine, sizeof(o.engine), "%s", w->base.engine);
 	snprintf(o.engine_opts, sizeof(o.engine_opts), "%s", w->base.engine_opts);
