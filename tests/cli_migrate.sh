@@ -152,6 +152,11 @@ for e in psync libaio io_uring mmap; do
 	json_check "$T/s-$e.json" "$e: g10 moves BIG through the SSD: 1 MB out and in, as planned" \
 		"(lambda m: (m['host_out_bytes'], m['ssd_out_bytes'], m['ssd_in_bytes'], m['transfers']))($(phase s run-g10)) == (0, 1e6, 1e6, 2)"
 done
+expect_rc 0 "--engine all executes the plan once per engine" run --workload migrate \
+	--lifetimes "$T/small.lt" --budget 1500000 --engine all --directory "$T/d" \
+	--time_scale 0.01 --policy g10 --host_bytes 0 "${GIVEN[@]}" --json "$T/all-e.json"
+json_check "$T/all-e.json" "every engine's run moves the plan's 1 MB out and in through the SSD" \
+	"len(d['runs']) >= 2 and 'psync' in [r['engine'] for r in d['runs']] and all([(p['metrics']['ssd_out_bytes'], p['metrics']['ssd_in_bytes']) for p in r['phases'] if p['name'] == 'run-g10'] == [(1e6, 1e6)] for r in d['runs'])"
 check "the store files are gone" bash -c "! find '$T/d' -type f ! -name .llmio-owned | grep -q ."
 
 # deadlines that cannot be met: kernels of no time, 8 MB through the SSD
