@@ -11,7 +11,9 @@
 # --time_scale so that the step fits this machine (the plan, its simulation and its execution
 # all see the same scaled step).  The SSD tier's bandwidth and latencies are measured by llmio
 # on the store before each run (its note says so).  Each run is one JSON under $OUT; the table
-# (summary.md) has per run the simulated and the measured stall and step and their difference.
+# (summary.md) has per run the simulated and the measured stall and step and their ratio; the
+# chart (stall.png, drawn by gnuplot when it is installed; its script is stall.gp) shows the
+# two stalls side by side.
 #
 #   bench/migrate.sh [--dir DIR] [--engine E] [--scale F] [--time_scale F] [--llmio BIN]
 #     --dir         directory on the disk to measure (default ./migrate-scratch)
@@ -30,7 +32,7 @@ SCALE=0.002
 TSCALE=0.05
 LLMIO=$ROOT/build/llmio
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) DIR=$2; shift 2 ;;
@@ -83,4 +85,29 @@ for f in sorted(glob.glob(os.path.join(out, "*.json"))):
           f"{int(rm['stalled_kernels'])} | {rm['ssd_out_bytes'] / 1e6:.1f} |")
 PY
 cat "$OUT/summary.md"
+
+# the chart: simulated against measured stall per run, when gnuplot is here
+python3 - "$OUT" >"$OUT/stall.dat" <<'PY'
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    ph = {p["name"]: p["metrics"] for p in json.load(open(f))["runs"][0]["phases"]}
+    if "stall_s" in ph.get("simulate-g10", {}) and "stall_s" in ph.get("run-g10", {}):
+        print(os.path.basename(f)[:-5], ph["simulate-g10"]["stall_s"], ph["run-g10"]["stall_s"])
+PY
+cat >"$OUT/stall.gp" <<GP
+set terminal pngcairo size 900,500 noenhanced
+set output '$OUT/stall.png'
+set title 'g10 plan, SSD tier only: simulated and measured stall ($ENGINE)'
+set ylabel 'stall per step, s'
+set style data histograms
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set key top right
+plot '$OUT/stall.dat' using 2:xtic(1) title 'simulated', '' using 3 title 'measured'
+GP
+if command -v gnuplot >/dev/null; then
+	gnuplot "$OUT/stall.gp" && echo "chart: $OUT/stall.png"
+else
+	echo "no gnuplot here: the chart's script is $OUT/stall.gp"
+fi
 exit $((fails > 0))
