@@ -72,7 +72,7 @@ static void sleep_events(int efd, uint64_t until)
 static int drain(struct run *x, struct llmio_error *e)
 {
 	struct llmio_store_event ev[64];
-	int n;
+	int n, ret = 0;
 
 	account(x, now_ns());
 	while ((n = llmio_store_poll(x->st, ev, 64)) > 0) {
@@ -93,24 +93,30 @@ static int drain(struct run *x, struct llmio_error *e)
 			const struct plan_xfer *t = &x->p->x[k];
 			const char *name = x->s->tensors[t->tensor].name;
 
-			if (ev[i].type == LLMIO_STORE_EV_ERROR || ev[i].res)
-				return llmio_err(
-				        e, ev[i].res ? ev[i].res : -EIO,
-				        "the store failed to %s tensor '%s' (%llu bytes): %s",
-				        t->dir == PLAN_OUT ? "evict" : "fetch", name,
-				        (unsigned long long)t->bytes, strerror(-ev[i].res));
-			x->done[k] = 1;
+			x->done[k] = 1; /* also a failure: it is no longer in flight */
 			x->infl[j] = x->infl[--x->ninfl];
-			if (t->dir == PLAN_IN) {
-				int ret = llmio_store_release(x->st, x->handle[t->tensor], e);
+			if (ev[i].type == LLMIO_STORE_EV_ERROR || ev[i].res) {
+				int res = ev[i].res ? ev[i].res : -EIO;
 
-				if (ret)
-					return ret;
+				if (!ret) /* the first failure is the step's; the rest still land */
+					ret = llmio_err(e, res,
+					                "the store failed to %s tensor '%s' (%llu "
+					                "bytes): %s",
+					                t->dir == PLAN_OUT ? "evict" : "fetch",
+					                name, (unsigned long long)t->bytes,
+					                strerror(-res));
+			} else if (t->dir == PLAN_IN) {
+				int rr = llmio_store_release(x->st, x->handle[t->tensor],
+				                             ret ? NULL : e);
+
 				x->handle[t->tensor] = 0;
+				ret = ret ? ret : rr;
 			}
 		}
 	}
-	return n < 0 ? llmio_err(e, n, "cannot read the store's events: %s", strerror(-n)) : 0;
+	if (n < 0 && !ret)
+		ret = llmio_err(e, n, "cannot read the store's events: %s", strerror(-n));
+	return ret;
 }
 
 /* Issue transfer i: SSD through the store (its end comes as an event), host by copying. */
@@ -323,15 +329,17 @@ int plan_execute(const struct plan *p, const struct lt_step *s, struct llmio_sto
 		r->m.ratio = r->m.step_s > 0 ? r->m.compute_s / r->m.step_s : 1;
 		r->m.overlap_s = x.overlap_s;
 	}
-	/* what is still in flight (a failure) lands before its buffers go */
-	while (x.ninfl && !drain(&x, NULL))
-		sleep_events(x.efd, now_ns() + 1000000);
+	/* after a failure, what is still in flight lands before its buffers go: every store
+	 * operation ends with an event, failed or not */
+	while (x.ninfl) {
+		(void)drain(&x, NULL);
+		if (x.ninfl)
+			sleep_events(x.efd, now_ns() + 1000000);
+	}
 out:
 	for (uint32_t k = 0; x.handle && k < p->ntensors; k++)
 		if (x.handle[k])
 			llmio_store_release(st, x.handle[k], NULL);
-	if (x.ninfl) /* a failed transfer: the store waits for its I/O before we free */
-		llmio_store_flush(st, NULL);
 	free_run(&x, p->ntensors);
 	free(byd);
 	return ret;
