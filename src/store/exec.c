@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -188,10 +189,43 @@ static int place(struct run *x, struct llmio_error *e)
 	return ret;
 }
 
+/* Every buffer is touched before the step: refuse a step whose buffers would take more than
+ * half of this machine's memory (the OOM killer would answer, not malloc). */
+static int check_memory(const struct plan *p, const struct lt_step *s, struct llmio_error *e)
+{
+	uint8_t *seen = calloc(s->ntensors ? s->ntensors : 1, 1);
+	uint64_t need = 0,
+	         phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!seen)
+		return llmio_err(e, -ENOMEM, "out of memory for a plan's execution");
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_xfer *t = &p->x[i];
+		uint8_t bit = t->tier == PLAN_HOST ? 2 : 1;
+
+		if (!(seen[t->tensor] & 1))
+			need += t->bytes;
+		if (bit == 2 && !(seen[t->tensor] & 2))
+			need += t->bytes;
+		seen[t->tensor] |= (uint8_t)(1 | bit);
+	}
+	for (uint32_t i = 0; i < p->ntensors; i++)
+		if (p->start_tier[i] != PLAN_FAST && !(seen[i] & 1))
+			need += s->tensors[i].bytes;
+	free(seen);
+	if (phys && need > phys / 2)
+		return llmio_err(e, -ENOMEM,
+		                 "the %s plan moves tensors needing %.2f GB of buffers, more than "
+		                 "half of this machine's %.2f GB: use a smaller --scale",
+		                 p->policy, (double)need / 1e9, (double)phys / 1e9);
+	return 0;
+}
+
 static int alloc_run(struct run *x, const struct plan *p, const struct lt_step *s,
                      struct llmio_error *e)
 {
 	const size_t T = s->ntensors ? s->ntensors : 1, X = p->n ? p->n : 1;
+	int ret;
 
 	x->fast = calloc(T, sizeof(*x->fast));
 	x->host = calloc(T, sizeof(*x->host));
@@ -201,6 +235,9 @@ static int alloc_run(struct run *x, const struct plan *p, const struct lt_step *
 	x->infl = calloc(X, sizeof(*x->infl));
 	if (!x->fast || !x->host || !x->handle || !x->xh || !x->done || !x->infl)
 		return llmio_err(e, -ENOMEM, "out of memory for a plan's execution");
+	ret = check_memory(p, s, e);
+	if (ret)
+		return ret;
 	/* buffers for what moves: the fast tier's copy, and a host copy where the host holds it */
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_xfer *t = &p->x[i];

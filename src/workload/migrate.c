@@ -337,7 +337,10 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 		o.iodepth = w->base.iodepth;
 	ret = llmio_store_create(&o, &x->st, e);
 	if (ret)
-		return llmio_err_prefix(e, "the SSD tier's store in %s", targets[0]);
+		return llmio_err_prefix(e,
+		                        "the SSD tier's store in %s (%.2f GB: every tensor of the "
+		                        "step; a smaller --scale needs less)",
+		                        targets[0], (double)o.capacity / 1e9);
 	if (given(w, "ssd_gbps") && given(w, "ssd_read_lat") && given(w, "ssd_write_lat")) {
 		snprintf(x->tiers, sizeof(x->tiers), "SSD tier given: %.3f GB/s, %.1f/%.1f us",
 		         c->tier[PLAN_SSD].gbps, c->tier[PLAN_SSD].read_lat_ns / 1e3,
