@@ -1,8 +1,8 @@
 #!/bin/bash
 # llmio run --workload migrate: planning tensor migration within a budget and simulating the
 # plans (policies side by side); steps from a lifetimes file, a catalog model and G10's BERT
-# graph; a known answer; malformed files; impossible budgets; no real execution without the
-# tensor store.
+# graph; a known answer; malformed files; impossible budgets; plans executed on the tensor store
+# on every host engine (exact bytes per tier, stalls recorded when deadlines cannot be met).
 . "$(dirname "$0")/lib.sh"
 
 G10=$(dirname "$0")/data/g10/BERT_Base.txt
@@ -11,9 +11,9 @@ expect_rc 0 "migrate --help" run --workload migrate --help
 expect_out "help lists the policy, budget and tier parameters" "--policy" "--budget" \
 	"--simulate" "--lifetimes" "--host_gbps" "--ssd_read_lat" "--margin"
 
-expect_rc 2 "without --simulate it refuses: execution needs the store" \
+expect_rc 2 "without --simulate it executes, which needs a directory for the store" \
 	run --workload migrate --model gpt2 --budget 1g
-expect_err "says why and what to do" "needs the tensor store" "--simulate"
+expect_err "says why and what to do" "needs --directory DIR" "--simulate"
 expect_rc 2 "without --budget it refuses" run --workload migrate --model gpt2 --simulate
 expect_err "names --budget" "needs --budget"
 expect_rc 2 "without a step it refuses" run --workload migrate --budget 1g --simulate
@@ -119,4 +119,74 @@ expect_rc 0 "with --policy all it is a note per policy" run --workload migrate \
 	--lifetimes "$T/step.lt" --budget 999999999 --simulate --json "$T/none.json"
 json_check "$T/none.json" "every phase says why" \
 	"all('cannot run in 999999999 bytes' in p['note'] for p in d['runs'][0]['phases'])"
+# ---- plans executed on the tensor store ----
+# 1 MB tensors, 100 ms kernels, the SSD tier's numbers given (no calibration: the plans are the
+# simulated ones); g10 moves BIG through the host, or with no host tier through the SSD.
+sed 's/1000000000/1000000/' "$T/step.lt" >"$T/small.lt"
+GIVEN=(--ssd_gbps 1 --ssd_read_lat 100us --ssd_write_lat 100us)
+phase() { # phase FILE NAME: the phase's metrics as a Python expression
+	echo "[p['metrics'] for p in d['runs'][0]['phases'] if p['name'] == '$2'][0]"
+}
+mkdir -p "$T/d"
+for e in psync libaio io_uring mmap; do
+	if ! "$LLMIO" engines --brief 2>/dev/null | grep -Eq "^$e +available"; then
+		note "engine $e is not available here: not executed on it"
+		continue
+	fi
+	expect_rc 0 "$e: every policy executed beside its simulation" run --workload migrate \
+		--lifetimes "$T/small.lt" --budget 1500000 --engine "$e" --directory "$T/d" \
+		--time_scale 0.1 "${GIVEN[@]}" --json "$T/x-$e.json"
+	json_check "$T/x-$e.json" "$e: a run phase after each simulate phase" \
+		"[p['name'] for p in d['runs'][0]['phases']] == [k + '-' + q for q in ['lru', 'prefetch-lru', 'ssdtrain', 'flashneuron', 'g10'] for k in ['simulate', 'run']]"
+	json_check "$T/x-$e.json" "$e: every run moves exactly the plan's bytes per tier and direction" \
+		"all([m[f'{t}_{d}_bytes'] for t in ['host', 'ssd'] for d in ['out', 'in']] + [m['transfers']] == [s[f'{t}_{d}_bytes'] for t in ['host', 'ssd'] for d in ['out', 'in']] + [s['transfers']] for q in ['lru', 'prefetch-lru', 'ssdtrain', 'flashneuron', 'g10'] for m in [$(phase x "run-'+q+'")] for s in [$(phase x "simulate-'+q+'")])"
+	json_check "$T/x-$e.json" "$e: g10 through the host: 1 MB out and in" \
+		"(lambda m: (m['host_out_bytes'], m['host_in_bytes'], m['ssd_out_bytes'], m['ssd_in_bytes']))($(phase x run-g10)) == (1e6, 1e6, 0, 0)"
+	json_check "$T/x-$e.json" "$e: ssdtrain through the SSD: 1 MB out and in" \
+		"(lambda m: (m['host_out_bytes'], m['ssd_out_bytes'], m['ssd_in_bytes']))($(phase x run-ssdtrain)) == (0, 1e6, 1e6)"
+	json_check "$T/x-$e.json" "$e: the note says the SSD tier was given and the engine" \
+		"all(('SSD tier given' in p['note']) and ('measured on $e' in p['note'] or p['name'].startswith('simulate')) for p in d['runs'][0]['phases'])"
+	expect_rc 0 "$e: g10 with no host tier" run --workload migrate --lifetimes "$T/small.lt" \
+		--budget 1500000 --engine "$e" --directory "$T/d" --time_scale 0.1 --policy g10 \
+		--host_bytes 0 "${GIVEN[@]}" --json "$T/s-$e.json"
+	json_check "$T/s-$e.json" "$e: g10 moves BIG through the SSD: 1 MB out and in, as planned" \
+		"(lambda m: (m['host_out_bytes'], m['ssd_out_bytes'], m['ssd_in_bytes'], m['transfers']))($(phase s run-g10)) == (0, 1e6, 1e6, 2)"
+done
+expect_rc 0 "--engine all executes the plan once per engine" run --workload migrate \
+	--lifetimes "$T/small.lt" --budget 1500000 --engine all --directory "$T/d" \
+	--time_scale 0.01 --policy g10 --host_bytes 0 "${GIVEN[@]}" --json "$T/all-e.json"
+json_check "$T/all-e.json" "every engine's run moves the plan's 1 MB out and in through the SSD" \
+	"len(d['runs']) >= 2 and 'psync' in [r['engine'] for r in d['runs']] and all([(p['metrics']['ssd_out_bytes'], p['metrics']['ssd_in_bytes']) for p in r['phases'] if p['name'] == 'run-g10'] == [(1e6, 1e6)] for r in d['runs'])"
+check "the store files are gone" bash -c "! find '$T/d' -type f ! -name .llmio-owned | grep -q ."
+
+# deadlines that cannot be met: kernels of no time, 8 MB through the SSD
+sed 's/1000000000/8000000/' "$T/step.lt" >"$T/big.lt"
+expect_rc 0 "a plan executed with no time to hide its transfers" run --workload migrate \
+	--lifetimes "$T/big.lt" --budget 12000000 --directory "$T/d" --time_scale 0.000001 \
+	--policy g10 --host_bytes 0 "${GIVEN[@]}" --stall_file "$T/stalls" --json "$T/slow.json"
+json_check "$T/slow.json" "kernels waited for BIG, and the stall is measured" \
+	"(lambda m: m['stalled_kernels'] >= 1 and m['stall_s'] > 0)($(phase slow run-g10))"
+check "the stall file names the kernel and the tensor" grep -Eq '^g10 [0-9]+ k[0-9] [0-9.]+ BIG$' \
+	"$T/stalls"
+check "the longest wait is in the note" grep -q "longest wait: .* for tensor 'BIG'" "$T/stdout"
+expect_rc 1 "an existing stall file is not replaced" run --workload migrate \
+	--lifetimes "$T/big.lt" --budget 12000000 --directory "$T/d" --policy g10 \
+	"${GIVEN[@]}" --stall_file "$T/stalls"
+expect_err "says so" "does not replace it"
+expect_rc 2 "--stall_file with --simulate is refused" run --workload migrate \
+	--lifetimes "$T/big.lt" --budget 12000000 --simulate --stall_file "$T/stalls2"
+# time to spare: 0.3 s around each 1 MB transfer
+expect_rc 0 "a plan executed with time to spare" run --workload migrate \
+	--lifetimes "$T/small.lt" --budget 1500000 --directory "$T/d" --time_scale 3 \
+	--policy g10 --host_bytes 0 "${GIVEN[@]}" --json "$T/fast.json"
+json_check "$T/fast.json" "no kernel waited for a transfer" \
+	"$(phase fast run-g10)['stalled_kernels'] == 0"
+check "and the note says so" grep -q "no kernel waited for a transfer" "$T/stdout"
+
+# calibration: measured unless given, and said so
+expect_rc 0 "the SSD tier measured on the store" run --workload migrate \
+	--lifetimes "$T/small.lt" --budget 1500000 --directory "$T/d" --time_scale 0.01 \
+	--policy g10 --ssd_gbps 2 --calib_bytes 1m --json "$T/cal.json"
+json_check "$T/cal.json" "bandwidth given, latencies measured" \
+	"all('2.000 GB/s (given), read ' in p['note'] and 'us (measured), write ' in p['note'] for p in d['runs'][0]['phases'])"
 finish

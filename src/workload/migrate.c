@@ -5,9 +5,11 @@
  * all of them (src/store/plan.h), and with --simulate run each plan through the bandwidth model:
  * step time, compute, stall, overlap, bytes per tier and the ratio to the ideal step (no memory
  * limit), one phase per policy.  The step comes from --lifetimes FILE (the llmio-lifetimes line
- * format or a G10 operator graph) or from --model (the catalog).  Executing a plan on real
- * storage needs the tensor store; until it is in the build, the recipe refuses without
- * --simulate.
+ * format or a G10 operator graph) or from --model (the catalog).  Without --simulate each plan
+ * also runs for real (src/store/exec.c): compute emulated by waiting each kernel's duration,
+ * SSD transfers through the tensor store on the run's engine in --directory, host transfers
+ * into memory this recipe holds; the SSD tier's bandwidth and latencies are first measured on
+ * that store unless given.  Both records come side by side: simulate-POLICY and run-POLICY.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "store/exec.h"
 #include "store/plan.h"
 #include "workload/workload.h"
 
@@ -24,7 +27,14 @@ static const struct llmio_optdesc params[] = {
                 "migration policy, or all side by side"),
         WL_PARAM("budget", OPTD_SIZE, 1, 0, "", "fast-tier (accelerator memory) bytes"),
         WL_PARAM("simulate", OPTD_UINT, 0, 1, "0",
-                 "1: run the plan through the bandwidth model (no I/O)"),
+                 "1: only the bandwidth model (no I/O); 0: also execute on the store in "
+                 "--directory"),
+        WL_PARAM("time_scale", OPTD_DOUBLE, 0, 0, "1",
+                 "kernel durations x this (a small one makes deadlines hard to meet)"),
+        WL_PARAM("calib_bytes", OPTD_SIZE, 4096, 0, "32m",
+                 "execution: bytes of the SSD tier's bandwidth calibration"),
+        WL_PARAM("stall_file", OPTD_STRING, 0, 0, "",
+                 "execution: write each stalled kernel and its tensor to this new file"),
         WL_PARAM("lifetimes", OPTD_STRING, 0, 0, "",
                  "lifetimes file (llmio-lifetimes or a G10 graph); default: --model's step"),
         WL_PARAM("micro_batch", OPTD_UINT, 1, 1u << 20, "1", "model step: sequences per step"),
@@ -146,10 +156,68 @@ static void sim_metrics(struct wl_phase *ph, const struct plan_sim *r, uint64_t 
 	wl_metric(ph, "peak_fast_bytes", (double)r->peak_fast, "B");
 }
 
-/* Plan and simulate one policy into a phase.  A plan that cannot fit is a phase with the
- * reason in its note (and an error when it is the only policy asked for). */
+/* What executing the plans needs: the store, where its SSD tier numbers come from, and the
+ * file of stalled kernels. */
+struct exec_ctx {
+	struct llmio_store *st; /* NULL: --simulate */
+	char tiers[112];        /* "SSD tier on ENGINE: ... (measured)" for the notes */
+	FILE *stalls;
+};
+
+/* Execute the plan into phase run-POLICY: the same metrics, measured, and which kernels
+ * waited for which tensor. */
+static int execute(struct wl *w, const struct plan *p, const struct lt_step *s,
+                   const struct plan_sim *sim, struct exec_ctx *x, struct llmio_error *e)
+{
+	struct wl_phase *ph = wl_phase_new(w, "run-%s", p->policy);
+	struct plan_exec r;
+	uint32_t worst = UINT32_MAX;
+	int ret;
+
+	if (!ph)
+		return llmio_err(e, -E2BIG, "too many phases");
+	ret = plan_execute(p, s, x->st, &r, e);
+	if (ret) {
+		plan_exec_release(&r);
+		return llmio_err_prefix(e, "executing the %s plan", p->policy);
+	}
+	r.m.peak_fast = sim->peak_fast; /* the plan's: the executor holds what the plan holds */
+	sim_metrics(ph, &r.m, p->budget);
+	wl_metric(ph, "stalled_kernels", (double)r.stalled_kernels, "");
+	wl_metric(ph, "late_wakeup_s", r.late_s, "s");
+	for (uint32_t k = 0; k <= s->nkernels; k++) {
+		if (r.stall_tensor[k] == UINT32_MAX)
+			continue;
+		if (worst == UINT32_MAX || r.stall_s[k] > r.stall_s[worst])
+			worst = k;
+		if (x->stalls)
+			fprintf(x->stalls, "%s %u %s %.6f %s\n", p->policy, k,
+			        k < s->nkernels ? s->kernels[k].name : "(step end)", r.stall_s[k],
+			        s->tensors[r.stall_tensor[k]].name);
+	}
+	if (worst == UINT32_MAX)
+		snprintf(ph->note, sizeof(ph->note),
+		         "measured on %.31s, no kernel waited for a "
+		         "transfer; %s",
+		         w->base.engine, x->tiers);
+	else
+		snprintf(ph->note, sizeof(ph->note),
+		         "measured on %.31s; longest wait: %.6f s before kernel %u (%.32s) for "
+		         "tensor "
+		         "'%.32s'; %s",
+		         w->base.engine, r.stall_s[worst], worst,
+		         worst < s->nkernels ? s->kernels[worst].name : "step end",
+		         s->tensors[r.stall_tensor[worst]].name, x->tiers);
+	plan_exec_release(&r);
+	return 0;
+}
+
+/* Plan and simulate one policy into a phase, then execute it when there is a store.  A plan
+ * that cannot fit is a phase with the reason in its note (and an error when it is the only
+ * policy asked for). */
 static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step *s,
-               const struct plan_cfg *c, bool alone, FILE *out, struct llmio_error *e)
+               const struct plan_cfg *c, bool alone, FILE *out, struct exec_ctx *x,
+               struct llmio_error *e)
 {
 	struct wl_phase *ph = wl_phase_new(w, "simulate-%s", pol->name);
 	struct llmio_error le = {0}; /* a plan that cannot fit is a note, not the caller's error */
@@ -165,25 +233,29 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 	if (!ret && out && plan_write(&p, s, out))
 		ret = llmio_err(&le, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
 		                strerror(errno));
-	plan_release(&p);
 	if (ret == -ENOSPC && !alone) {
+		plan_release(&p);
 		snprintf(ph->note, sizeof(ph->note), "%s", llmio_err_msg(&le));
 		if (out)
 			fprintf(out, "# %s\n", llmio_err_msg(&le));
 		wl_metric(ph, "budget_bytes", (double)c->budget, "B");
 		return 0;
 	}
-	if (ret)
+	if (ret) {
+		plan_release(&p);
 		return llmio_err(e, ret, "%s", llmio_err_msg(&le));
+	}
 	sim_metrics(ph, &r, c->budget);
-	snprintf(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O): %.320s",
-	         s->origin);
-	return 0;
+	snprintf(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s: %.150s",
+	         x->st ? "; " : "", x->st ? x->tiers : "", s->origin);
+	if (x->st)
+		ret = execute(w, &p, s, &r, x, e);
+	plan_release(&p);
+	return ret;
 }
 
-/* The plan file: created, never replacing anything (nor following a link). */
-static int open_plan_file(const char *path, const struct lt_step *s, FILE **out,
-                          struct llmio_error *e)
+/* A new file: created, never replacing anything (nor following a link). */
+static int open_new_file(const char *path, const char *what, FILE **out, struct llmio_error *e)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
@@ -191,58 +263,169 @@ static int open_plan_file(const char *path, const struct lt_step *s, FILE **out,
 		int ret = -errno;
 
 		return llmio_err(
-		        e, ret, "cannot create the plan file %s: %s%s", path, strerror(-ret),
+		        e, ret, "cannot create the %s %s: %s%s", what, path, strerror(-ret),
 		        ret == -EEXIST ? " (llmio does not replace it: remove it or name another)"
 		                       : "");
 	}
 	*out = fdopen(fd, "w");
 	if (!*out) {
-		int ret = llmio_err(e, -ENOMEM, "cannot write the plan file %s: %s", path,
+		int ret = llmio_err(e, -ENOMEM, "cannot write the %s %s: %s", what, path,
 		                    strerror(errno));
 
 		close(fd);
 		return ret;
 	}
-	fprintf(*out, "llmio-plan 1\n# step: %s\n", s->origin);
+	return 0;
+}
+
+/* The executed step is the step scaled: bytes by --scale, kernel times by --time_scale; the
+ * plan, its simulation and its execution all see the same one. */
+static int scale_step(struct lt_step *s, double bytes, double time, struct llmio_error *e)
+{
+	if (bytes == 1 && time == 1)
+		return 0;
+	for (uint32_t k = 0; k < s->nkernels; k++)
+		s->kernels[k].dur_ns = (uint64_t)((double)s->kernels[k].dur_ns * time + 0.5);
+	for (uint32_t t = 0; t < s->ntensors; t++) {
+		uint64_t b = (uint64_t)((double)s->tensors[t].bytes * bytes + 0.5);
+
+		s->tensors[t].bytes = b ? b : 1;
+	}
+	return lt_finish(s, e);
+}
+
+/* Was the option given (not its default)? */
+static bool given(const struct wl *w, const char *name)
+{
+	for (unsigned i = 0; i < w->nkv; i++)
+		if (!strcmp(w->keys[i], name))
+			return true;
+	return false;
+}
+
+/* The store for the SSD tier in the run's directory, on the run's engine, big enough for every
+ * tensor at once; then the SSD tier's numbers: measured unless all three were given. */
+static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c, struct exec_ctx *x,
+                      struct llmio_error *e)
+{
+	const char *targets[] = {w->base.directory};
+	struct llmio_store_opts o;
+	struct plan_tier_spec m;
+	uint64_t calib, need = 16ull << 20;
+	char why[LLMIO_PATH_MAX + 128];
+	int ret;
+
+	if (!w->base.directory[0])
+		return llmio_err(e, -EINVAL,
+		                 "executing a migration plan needs --directory DIR for the SSD "
+		                 "tier's store (or --simulate for the bandwidth model alone)");
+	if ((ret = wl_u64(w, "calib_bytes", &calib, e)))
+		return ret;
+	for (uint32_t t = 0; t < s->ntensors; t++)
+		need += (s->tensors[t].bytes + 4095) / 4096 * 4096; /* the store's extent unit */
+	llmio_store_opts_init(&o);
+	snprintf(o.engine, sizeof(o.engine), "%s", w->base.engine);
+	snprintf(o.engine_opts, sizeof(o.engine_opts), "%s", w->base.engine_opts);
+	o.targets = targets;
+	o.ntargets = 1;
+	o.capacity = need + calib;
+	o.direct = w->base.direct;
+	if (o.direct && w->direct_auto &&
+	    llmio_direct_probe(targets[0], why, sizeof(why)) == -EINVAL)
+		o.direct = false; /* our default, not the user's: the page cache where refused */
+	if (w->base.iodepth > 1)
+		o.iodepth = w->base.iodepth;
+	ret = llmio_store_create(&o, &x->st, e);
+	if (ret)
+		return llmio_err_prefix(e,
+		                        "the SSD tier's store in %s (%.2f GB: every tensor of the "
+		                        "step; a smaller --scale needs less)",
+		                        targets[0], (double)o.capacity / 1e9);
+	if (given(w, "ssd_gbps") && given(w, "ssd_read_lat") && given(w, "ssd_write_lat")) {
+		snprintf(x->tiers, sizeof(x->tiers), "SSD tier given: %.3f GB/s, %.1f/%.1f us",
+		         c->tier[PLAN_SSD].gbps, c->tier[PLAN_SSD].read_lat_ns / 1e3,
+		         c->tier[PLAN_SSD].write_lat_ns / 1e3);
+		return 0;
+	}
+	ret = plan_calibrate(x->st, calib, &m, e);
+	if (ret)
+		return ret;
+	if (!given(w, "ssd_gbps"))
+		c->tier[PLAN_SSD].gbps = m.gbps;
+	if (!given(w, "ssd_read_lat"))
+		c->tier[PLAN_SSD].read_lat_ns = m.read_lat_ns;
+	if (!given(w, "ssd_write_lat"))
+		c->tier[PLAN_SSD].write_lat_ns = m.write_lat_ns;
+	snprintf(x->tiers, sizeof(x->tiers),
+	         "SSD tier on %s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s)",
+	         w->base.engine, c->tier[PLAN_SSD].gbps,
+	         given(w, "ssd_gbps") ? "given" : "measured", c->tier[PLAN_SSD].read_lat_ns / 1e3,
+	         given(w, "ssd_read_lat") ? "given" : "measured",
+	         c->tier[PLAN_SSD].write_lat_ns / 1e3,
+	         given(w, "ssd_write_lat") ? "given" : "measured");
 	return 0;
 }
 
 static int run(struct wl *w, struct llmio_error *e)
 {
+	struct exec_ctx x = {0};
 	const char *policy;
 	struct plan_cfg c;
 	struct lt_step s;
 	FILE *out = NULL;
 	uint64_t sim;
+	double ts;
 	int ret;
 
 	if ((ret = wl_enum(w, "policy", &policy, e)) || (ret = wl_u64(w, "simulate", &sim, e)) ||
-	    (ret = read_cfg(w, &c, e)))
+	    (ret = wl_double(w, "time_scale", &ts, e)) || (ret = read_cfg(w, &c, e)))
 		return ret;
-	if (!sim)
-		return llmio_err(
-		        e, -EINVAL,
-		        "executing a migration plan on real storage needs the tensor store "
-		        "(include/llmio/store.h), which this build does not have yet: add "
-		        "--simulate to run the plan through the bandwidth model");
+	if (!(ts > 0))
+		return llmio_err(e, -EINVAL, "--time_scale must be > 0");
+	if (sim && wl_str(w, "stall_file")[0])
+		return llmio_err(e, -EINVAL, "--stall_file records an execution: drop --simulate");
+	/* the fast and host tiers scale with the tensors */
+	c.budget = (uint64_t)((double)c.budget * w->scale + 0.5);
+	c.tier[PLAN_HOST].capacity =
+	        (uint64_t)((double)c.tier[PLAN_HOST].capacity * w->scale + 0.5);
 	lt_init(&s);
 	ret = read_step(w, &s, e);
-	if (!ret && wl_str(w, "plan_file")[0])
-		ret = open_plan_file(wl_str(w, "plan_file"), &s, &out, e);
+	if (!ret)
+		ret = scale_step(&s, w->scale, ts, e);
+	if (!ret && !sim)
+		ret = open_store(w, &s, &c, &x, e);
+	if (!ret && wl_str(w, "plan_file")[0]) {
+		ret = open_new_file(wl_str(w, "plan_file"), "plan file", &out, e);
+		if (!ret)
+			fprintf(out, "llmio-plan 1\n# step: %s\n", s.origin);
+	}
+	if (!ret && wl_str(w, "stall_file")[0]) {
+		ret = open_new_file(wl_str(w, "stall_file"), "stall file", &x.stalls, e);
+		if (!ret)
+			fprintf(x.stalls,
+			        "# llmio migrate stalls: policy kernel name seconds tensor\n"
+			        "# step: %s\n",
+			        s.origin);
+	}
 	for (size_t i = 0; i < plan_policy_count() && !ret; i++)
 		if (!strcmp(policy, "all") || !strcmp(policy, plan_policy_at(i)->name))
-			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, out, e);
+			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, out, &x,
+			          e);
 	if (out && fclose(out) && !ret)
 		ret = llmio_err(e, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
 		                strerror(errno));
+	if (x.stalls && fclose(x.stalls) && !ret)
+		ret = llmio_err(e, -EIO, "cannot write %s: %s", wl_str(w, "stall_file"),
+		                strerror(errno));
+	llmio_store_destroy(x.st);
 	lt_release(&s);
 	return ret;
 }
 
 const struct recipe recipe_migrate = {
         .name = "migrate",
-        .summary = "tensor migration plans (G10, SSDTrain, LRU ...) within a memory budget; "
-                   "--simulate runs them through a bandwidth model (docs/migration.md)",
+        .summary = "tensor migration plans (G10, SSDTrain, LRU ...) within a memory budget, "
+                   "executed on the tensor store and/or simulated (docs/migration.md)",
         .params = params,
         .no_directory = true,
         .run = run,
