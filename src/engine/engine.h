@@ -186,7 +186,16 @@ struct engine_ops {
 	 */
 	int (*target_resolve)(const void *opts, const struct engine_target_req *rq,
 	                      struct engine_target *t, struct llmio_error *e);
+	/*
+	 * Optional, for an engine that wraps another (cuda-bounce host=s3): whether, with these
+	 * parsed options, its target is resolved by target_resolve rather than opened as files.
+	 * NULL: ENGINE_CAP_OWN_TARGET alone decides.
+	 */
+	bool (*owns_target)(const void *opts);
 };
+
+/* Whether the job's target is the engine's to resolve (target_resolve) with these options. */
+bool engine_owns_target(const struct engine_ops *ops, const void *opts);
 
 /* Append printf-style text to buf (len bytes); a truncated note is still a useful note. */
 void engine_appendf(char *buf, size_t len, const char *fmt, ...)

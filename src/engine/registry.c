@@ -60,6 +60,8 @@ const char *engine_missing(const struct engine_ops *e)
 		return "commit (ENGINE_CAP_ASYNC)";
 	if ((e->caps & ENGINE_CAP_OWN_TARGET) && !e->target_resolve)
 		return "target_resolve (ENGINE_CAP_OWN_TARGET)";
+	if (e->owns_target && !e->target_resolve)
+		return "target_resolve (it has owns_target)";
 	if (e->buf_alloc && !e->buf_free) /* engine buffers come with their own free */
 		return "buf_free (it has buf_alloc)";
 	if (!e->buf_alloc && e->buf_free)
@@ -92,6 +94,11 @@ const struct engine_ops *engine_at(size_t i)
 		abort();
 	}
 	return builtin_engines[i];
+}
+
+bool engine_owns_target(const struct engine_ops *ops, const void *opts)
+{
+	return (ops->caps & ENGINE_CAP_OWN_TARGET) || (ops->owns_target && ops->owns_target(opts));
 }
 
 const struct engine_ops *engine_find(const char *name)
