@@ -416,6 +416,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		r->wire.retries += c->retries;
 		r->wire.hash_s += (double)c->hash_ns / 1e9;
 		r->wire.copy_s += (double)c->copy_ns / 1e9;
+		r->wire.agent_s += (double)c->agent_cpu_ns / 1e9;
 	}
 }
 

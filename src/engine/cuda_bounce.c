@@ -495,17 +495,7 @@ static bool bounce_owns_target(const void *opts)
 static int bounce_target_resolve(const void *opts, const struct engine_target_req *rq,
                                  struct engine_target *t, struct llmio_error *e)
 {
-	const struct engine_ops *h = host_of(opts);
-	void *hopts = calloc(1, h->opts_size ? h->opts_size : 1);
-	int ret;
-
-	if (!hopts)
-		return llmio_err(e, -ENOMEM, "cuda-bounce: out of memory resolving %s", rq->name);
-	ret = engine_opts_parse(h, "", hopts, e);
-	if (!ret)
-		ret = h->target_resolve(hopts, rq, t, e);
-	free(hopts);
-	return ret;
+	return engine_target_resolve_defaults(host_of(opts), rq, t, e);
 }
 
 /* Each host engine (the default, io_uring, comes first; tests/test_gpu.c runs every one). */

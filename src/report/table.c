@@ -67,7 +67,19 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		        "it)\n",
 		        r->cpu.proc_s, r->wire.hash_s, r->wire.copy_s, r->softirq_system_s);
 		/* the figure the object path is judged by (a GPU engine's copies included) */
-		if (gb > 0)
+		if (r->wire.agent_s > 0)
+			fprintf(f,
+			        "  agent process %.3f s (the off-host client STAND-IN: the CPU a "
+			        "DPU "
+			        "would take off the host; hashing and copies above are its)\n",
+			        r->wire.agent_s);
+		if (gb > 0 && r->wire.agent_s > 0)
+			fprintf(f,
+			        "  host CPU %.2f CPU-s per GB moved by the application, %.2f by "
+			        "the "
+			        "agent\n",
+			        r->cpu.proc_s / gb, r->wire.agent_s / gb);
+		else if (gb > 0)
 			fprintf(f, "  host CPU %.2f CPU-s per GB moved (process threads)\n",
 			        r->cpu.proc_s / gb);
 	} else if (r->device.known) {
