@@ -11,7 +11,10 @@
 # CPU-s per GB, server CPU-s per GB, and system-wide softirq seconds (/proc/stat, all CPUs).
 # Tools run interleaved, REPS rounds.  Needs s3rver (scripts/bootstrap.sh), curl, and for the
 # s3fs rows s3fs + /dev/fuse (skipped with a note otherwise); the TLS rows run against a second
-# s3rver with a self-signed certificate (openssl).
+# s3rver with a self-signed certificate (openssl).  The s3-agent rows (the off-host client
+# stand-in) count the application's and the agent process's CPU together as the client's, and
+# print the split after the table; the cuda-bounce host=s3 row (objects into GPU memory) runs
+# when the cuda-bounce engine is available (a GPU, or the fake CUDA libraries via LLMIO_CUDART).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LLMIO=${1:-build/llmio}
@@ -70,14 +73,21 @@ measure() {
 		$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
 }
 
-llmio_row() { # llmio_row LABEL ARGS...: client CPU is the result's cpu.proc_s
+# llmio_row LABEL ARGS...: client CPU is the result's cpu.proc_s plus wire.agent_s (s3-agent's
+# agent process; 0 for the others); ENGINE (default s3) picks the engine
+llmio_row() {
 	local label=$1 s0 q0; shift
 	s0=$(ticks "$SRV"); q0=$(softirq)
-	"$LLMIO" run --engine s3 "$@" --json "$W/r.json" >/dev/null
+	"$LLMIO" run --engine "${ENGINE:-s3}" "$@" --json "$W/r.json" >/dev/null
 	row "$label" "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j["job_runtime"]/1e3)' "$W/r.json")" \
-		"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["cpu"]["proc_s"])' "$W/r.json")" \
+		"$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j["cpu"]["proc_s"] + j["wire"].get("agent_s", 0))' "$W/r.json")" \
 		$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
+	if [ "${ENGINE:-s3}" = s3-agent ]; then
+		python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print("application %.3f s, agent %.3f s" % (j["cpu"]["proc_s"], j["wire"]["agent_s"]))' "$W/r.json" >>"$W/agent.split"
+	fi
 }
+GPU=0
+"$LLMIO" engines --brief 2>/dev/null | grep -q '^cuda-bounce .*available' && GPU=1
 
 # the same server over TLS (self-signed, trusted through AWS_CA_BUNDLE), for the TLS rows
 TLSURL=
@@ -115,6 +125,10 @@ for _ in $(seq "$REPS"); do
 	measure curl curl -sS "${SIGV4[@]}" -o /dev/null "$AWS_ENDPOINT_URL/bench/obj"
 	llmio_row "llmio s3 bs=8m qd=1" --filename s3://bench/obj --rw read --bs 8m --iodepth 1
 	llmio_row "llmio s3 bs=8m qd=4" --filename s3://bench/obj --rw read --bs 8m --iodepth 4
+	ENGINE=s3-agent llmio_row "llmio s3-agent (stand-in) bs=8m qd=4" --filename s3://bench/obj \
+		--rw read --bs 8m --iodepth 4
+	[ "$GPU" = 1 ] && ENGINE=cuda-bounce llmio_row "llmio cuda-bounce host=s3 qd=4 (to GPU)" \
+		--filename s3://bench/obj --rw read --bs 8m --iodepth 4 --host=s3
 	if [ -n "$TLSURL" ]; then
 		SRV_SAVE=$SRV
 		SRV=$TLS
@@ -136,6 +150,9 @@ for _ in $(seq "$REPS"); do
 		python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$MNT/obj"
 	fi
 done
+echo
+echo "s3-agent rows, application and agent process CPU apart (the agent's is what a DPU would take off the host):"
+sed 's/^/- /' "$W/agent.split"
 echo
 echo "PUT of one ${MIB} MiB object (multipart, 8 MiB parts, 4 in flight)"
 echo

@@ -68,6 +68,11 @@ expect_err "...naming HTTP 404 and the fix" "s3://llmio/nope" "HTTP 404" "write 
 expect_rc 1 "a missing bucket is one line" run --engine s3 --filename s3://nobucket/x \
 	--rw read --bs 4k
 expect_err "...naming the bucket" "bucket nobucket does not exist"
+expect_rc 1 "a multipart upload into a missing bucket is one line" run --engine s3 \
+	--filename s3://nobucket/mp --rw write --bs 5m --size 10m
+expect_err "...with the HTTP status, not an errno" "starting the multipart upload" "HTTP 404" \
+	"NoSuchBucket"
+check "...and no 'HTTP -N'" test "$(grep -c 'HTTP -' "$T/stderr")" = 0
 
 # --- list, delete ----------------------------------------------------------------------------
 expect_rc 0 "--directory writes llmio.0..2 under the prefix" run --engine s3 --directory \

@@ -149,6 +149,9 @@ struct llmio_result {
 		uint64_t retries; /* sent again after 503 SlowDown / 500 */
 		double hash_s;    /* client CPU hashing payloads (SHA-256, MD5), measured apart */
 		double copy_s; /* client CPU copying payloads, measured apart (0: not separable) */
+		/* a separate client process's CPU (s3-agent, the off-host client stand-in); not
+		 * part of cpu.proc_s */
+		double agent_s;
 	} wire;
 };
 

@@ -52,9 +52,10 @@ static int validate(struct job *j, struct llmio_error *e)
 	ret = engine_opts_parse(j->engine, o->engine_opts, j->engine_opts, e);
 	if (ret)
 		return ret;
-	if (o->direct && !(j->engine->caps & ENGINE_CAP_DIRECT)) {
+	if (o->direct && (!(j->engine->caps & ENGINE_CAP_DIRECT) ||
+	                  engine_owns_target(j->engine, j->engine_opts))) {
 		return llmio_err(e, -EINVAL,
-		                 (j->engine->caps & ENGINE_CAP_OWN_TARGET)
+		                 engine_owns_target(j->engine, j->engine_opts)
 		                         ? "engine %s does no local file I/O, so O_DIRECT does not "
 		                           "apply; use --direct=0"
 		                         : "engine %s goes through the page cache and cannot do "
@@ -415,6 +416,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		r->wire.retries += c->retries;
 		r->wire.hash_s += (double)c->hash_ns / 1e9;
 		r->wire.copy_s += (double)c->copy_ns / 1e9;
+		r->wire.agent_s += (double)c->agent_cpu_ns / 1e9;
 	}
 }
 
@@ -449,7 +451,7 @@ static void notes(struct job *j, struct llmio_result *r)
 		                         CPU_COUNT(&j->cpus)
 		                                 ? "pinned as above"
 		                                 : "unpinned (--cpus_allowed pins them)");
-	if (j->o.invalidate && j->target.nfiles && !(j->engine->caps & ENGINE_CAP_OWN_TARGET) &&
+	if (j->o.invalidate && j->target.nfiles && !engine_owns_target(j->engine, j->engine_opts) &&
 	    used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
 		         used ? "; " : "");
@@ -487,7 +489,7 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	ret = validate(&j, e);
 	if (ret)
 		goto out_release;
-	if (j.engine->caps & ENGINE_CAP_OWN_TARGET) {
+	if (engine_owns_target(j.engine, j.engine_opts)) {
 		ret = target_open_engine(&j.target, &j.o, job_writes(&j.o), j.engine, j.engine_opts,
 		                         e);
 		if (ret)
@@ -500,7 +502,7 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	ret = layout(&j, e);
 	if (ret)
 		goto out_release;
-	if (j.o.invalidate && j.target.nfiles && !(j.engine->caps & ENGINE_CAP_OWN_TARGET))
+	if (j.o.invalidate && j.target.nfiles && !engine_owns_target(j.engine, j.engine_opts))
 		target_invalidate(&j.target);
 
 	r = calloc(1, sizeof(*r));

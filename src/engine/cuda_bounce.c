@@ -30,7 +30,7 @@
 #include "engine/cuda_loader.h"
 #include "engine/engine.h"
 
-static const char *const host_names[] = {"io_uring", "libaio", "psync", NULL};
+static const char *const host_names[] = {"io_uring", "libaio", "psync", "s3", NULL};
 
 struct bounce_opts {
 	int gpu; /* first: gpu_buf_alloc reads it */
@@ -46,9 +46,9 @@ static const struct llmio_optdesc bounce_options[] = {
                 OPTD_FIELD(struct bounce_opts, host),
                 .scope = OPTD_SCOPE_ENGINE,
                 .def = "io_uring",
-                .help = "host engine that moves data between the file and pinned memory "
-                        "(with its default options)",
-                .choices = "io_uring|libaio|psync",
+                .help = "host engine that moves data between the target and pinned memory "
+                        "(with its default options); s3: objects from s3://bucket/key",
+                .choices = "io_uring|libaio|psync|s3",
         },
         CUDA_SCHED_OPTION(struct bounce_opts),
         {.name = NULL},
@@ -380,6 +380,31 @@ static void poll_copies(struct bounce *p, bool wait)
 	}
 }
 
+/*
+ * What a host engine counts itself (s3: bytes on the wire, requests) is the job's: moved out
+ * as deltas, because the worker zeroes ours when measuring starts.  A failed host I/O's
+ * reason goes up with it.
+ */
+static void forward_counters(struct engine_ctx *ctx, struct bounce *p)
+{
+	struct engine_counters *c = &ctx->counters, *h = &p->hctx.counters;
+
+	if (!h->known)
+		return;
+	c->known = true;
+	c->wire_rx += h->wire_rx;
+	c->wire_tx += h->wire_tx;
+	c->requests += h->requests;
+	c->retries += h->retries;
+	c->hash_ns += h->hash_ns;
+	c->copy_ns += h->copy_ns;
+	*h = (struct engine_counters){.known = true};
+	if (p->hctx.ioerr[0]) {
+		memcpy(ctx->ioerr, p->hctx.ioerr, sizeof(ctx->ioerr));
+		p->hctx.ioerr[0] = '\0';
+	}
+}
+
 /* Host I/Os finished; with `wait`, block for one. */
 static int poll_storage(struct bounce *p, bool wait)
 {
@@ -414,6 +439,7 @@ static int bounce_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs
 			return ret;
 		while (n < max && p->nready)
 			evs[n++] = p->ready[--p->nready];
+		forward_counters(ctx, p);
 		if (p->err) {
 			char cerr[256];
 
@@ -452,6 +478,26 @@ static void bounce_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+static const struct engine_ops *host_of(const void *opts)
+{
+	return engine_find(host_names[((const struct bounce_opts *)opts)->host]);
+}
+
+/* A host engine that resolves its own target (s3) makes the target this engine's. */
+static bool bounce_owns_target(const void *opts)
+{
+	const struct engine_ops *h = host_of(opts);
+
+	return h && (h->caps & ENGINE_CAP_OWN_TARGET);
+}
+
+/* The host engine resolves it, with its default options (those it runs with). */
+static int bounce_target_resolve(const void *opts, const struct engine_target_req *rq,
+                                 struct engine_target *t, struct llmio_error *e)
+{
+	return engine_target_resolve_defaults(host_of(opts), rq, t, e);
+}
+
 /* Each host engine (the default, io_uring, comes first; tests/test_gpu.c runs every one). */
 static const char *const bounce_variants[] = {"host=libaio", "host=psync", NULL};
 
@@ -472,4 +518,6 @@ const struct engine_ops engine_cuda_bounce = {
         .buf_alloc = gpu_buf_alloc,
         .buf_free = gpu_buf_free,
         .test_variants = bounce_variants,
+        .target_resolve = bounce_target_resolve,
+        .owns_target = bounce_owns_target,
 };

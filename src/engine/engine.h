@@ -118,6 +118,7 @@ struct engine_ctx {
 		uint64_t wire_rx, wire_tx;  /* bytes on the wire, headers included */
 		uint64_t requests, retries; /* requests completed; sent again after 503/500 */
 		uint64_t hash_ns, copy_ns;  /* hashing payloads; copying them (when apart) */
+		uint64_t agent_cpu_ns;      /* a separate client process's CPU (s3-agent) */
 	} counters;
 };
 
@@ -186,7 +187,20 @@ struct engine_ops {
 	 */
 	int (*target_resolve)(const void *opts, const struct engine_target_req *rq,
 	                      struct engine_target *t, struct llmio_error *e);
+	/*
+	 * Optional, for an engine that wraps another (cuda-bounce host=s3): whether, with these
+	 * parsed options, its target is resolved by target_resolve rather than opened as files.
+	 * NULL: ENGINE_CAP_OWN_TARGET alone decides.
+	 */
+	bool (*owns_target)(const void *opts);
 };
+
+/* Whether the job's target is the engine's to resolve (target_resolve) with these options. */
+bool engine_owns_target(const struct engine_ops *ops, const void *opts);
+
+/* ops->target_resolve with ops's default options (for an engine that runs ops inside it). */
+int engine_target_resolve_defaults(const struct engine_ops *ops, const struct engine_target_req *rq,
+                                   struct engine_target *t, struct llmio_error *e);
 
 /* Append printf-style text to buf (len bytes); a truncated note is still a useful note. */
 void engine_appendf(char *buf, size_t len, const char *fmt, ...)

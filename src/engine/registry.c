@@ -26,10 +26,11 @@ extern const struct engine_ops engine_mmap;
 extern const struct engine_ops engine_gds;
 extern const struct engine_ops engine_cuda_bounce;
 extern const struct engine_ops engine_s3;
+extern const struct engine_ops engine_s3_agent;
 
 static const struct engine_ops *const builtin_engines[] = {
-        &engine_null, &engine_psync, &engine_libaio,      &engine_io_uring,
-        &engine_mmap, &engine_gds,   &engine_cuda_bounce, &engine_s3,
+        &engine_null, &engine_psync,       &engine_libaio, &engine_io_uring, &engine_mmap,
+        &engine_gds,  &engine_cuda_bounce, &engine_s3,     &engine_s3_agent,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -60,6 +61,8 @@ const char *engine_missing(const struct engine_ops *e)
 		return "commit (ENGINE_CAP_ASYNC)";
 	if ((e->caps & ENGINE_CAP_OWN_TARGET) && !e->target_resolve)
 		return "target_resolve (ENGINE_CAP_OWN_TARGET)";
+	if (e->owns_target && !e->target_resolve)
+		return "target_resolve (it has owns_target)";
 	if (e->buf_alloc && !e->buf_free) /* engine buffers come with their own free */
 		return "buf_free (it has buf_alloc)";
 	if (!e->buf_alloc && e->buf_free)
@@ -92,6 +95,26 @@ const struct engine_ops *engine_at(size_t i)
 		abort();
 	}
 	return builtin_engines[i];
+}
+
+bool engine_owns_target(const struct engine_ops *ops, const void *opts)
+{
+	return (ops->caps & ENGINE_CAP_OWN_TARGET) || (ops->owns_target && ops->owns_target(opts));
+}
+
+int engine_target_resolve_defaults(const struct engine_ops *ops, const struct engine_target_req *rq,
+                                   struct engine_target *t, struct llmio_error *e)
+{
+	void *opts = calloc(1, ops->opts_size ? ops->opts_size : 1);
+	int ret;
+
+	if (!opts)
+		return llmio_err(e, -ENOMEM, "out of memory resolving %s", rq->name);
+	ret = engine_opts_parse(ops, "", opts, e);
+	if (!ret)
+		ret = ops->target_resolve(opts, rq, t, e);
+	free(opts);
+	return ret;
 }
 
 const struct engine_ops *engine_find(const char *name)

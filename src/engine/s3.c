@@ -1061,8 +1061,10 @@ static int multipart_start(struct s3_data *d, struct s3_file *f, struct llmio_er
 	}
 	if (code >= 0) {
 		s3_fmt(what, sizeof(what), "starting the multipart upload of %s", f->name);
-		code = http_errno(code == 200 ? 500 : code);
-		code = http_fail(e, (int)code, what, code, resp.p);
+		/* 200 without an UploadId is a server fault; the message keeps the HTTP status */
+		long status = code == 200 ? 500 : code;
+
+		code = http_fail(e, http_errno(status), what, status, resp.p);
 	}
 	free(resp.p);
 	return (int)code;

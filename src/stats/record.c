@@ -215,6 +215,10 @@ static const struct rec_field job_fields[] = {
            "client CPU hashing payloads (SHA-256, MD5), part of `cpu.proc_s`"),
         AT("wire.copy_s", REC_NUM, REC_DOUBLE, wire.copy_s, "s", 0,
            "client CPU copying payloads where measured apart (0 when not separable)"),
+        AT("wire.agent_s", REC_NUM, REC_DOUBLE, wire.agent_s, "s", 0,
+           "CPU of the separate agent process that ran the client (s3-agent, a stand-in for "
+           "an off-host client on a DPU); not part of `cpu.proc_s`, and hashing and copies "
+           "are then the agent's"),
         GET(RK_SERVICE, REC_STR, get_service, "", 0,
             "who served the bytes: `device`, `page-cache`, `mixed` or `unknown`"),
         AT(RK_SERVICE_REASON, REC_STR, REC_CHARS, service_reason, "", 0, "why (the numbers)"),

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * s3-agent: a STAND-IN for an object-storage client moved off the host (a DPU, as OS2G
+ * does).  The s3 engine runs in a separate agent process pinned to its own CPU; the
+ * application's buffers are shared memory both processes map, so the agent's Range GETs land
+ * in them and its PUTs send from them, and the application never copies a payload.  What the
+ * application does per I/O is what it would do with a DPU: post a request, wait for its
+ * completion.  The result reports the application's CPU (cpu.proc_s, the process) and the
+ * agent's (wire.agent_s) apart: the agent's is the CPU a DPU would take off the host.  It is
+ * a stand-in: the agent still runs on this host's CPUs and memory bus.
+ *
+ *  - buffers: buf_alloc maps them MAP_SHARED | MAP_ANONYMOUS (shmem), so the agent, forked
+ *    at init, shares them at the same addresses;
+ *  - the agent is fork()ed on the worker thread, not exec'd: it runs only the s3 engine's
+ *    code (its own curl handles; glibc's fork keeps malloc usable in the child) and leaves
+ *    with _exit, never touching the parent's stdio;
+ *  - requests and completions travel as SOCK_SEQPACKET messages on a socketpair, one message
+ *    per commit or per batch of completions (the doorbell a DPU queue would ring); each
+ *    completion message carries the agent's CPU time and wire counters since the last one;
+ *  - the agent's death is seen as the socket's end: every I/O in flight fails with one line.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "engine/engine.h"
+
+struct agent_opts {
+	int cpu; /* the agent's CPU; -1: the last CPU this thread may use */
+};
+
+static const struct llmio_optdesc agent_options[] = {
+        {
+                .name = "agent_cpu",
+                .type = OPTD_INT,
+                OPTD_FIELD(struct agent_opts, cpu),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "-1",
+                .help = "CPU the agent process (the off-host client stand-in) is pinned to; "
+                        "the worker thread leaves it; -1: the last CPU the thread may use",
+                .min = -1,
+                .max = CPU_SETSIZE - 1,
+                .fio_kind = OPTD_FIO_NONE,
+                .fio_note = "fio has no off-host client: its http engine runs in the job's "
+                            "own threads",
+        },
+        {.name = NULL},
+};
+
+/* A request: the I/O on buffer idx. */
+struct agent_req {
+	uint64_t off;
+	uint32_t len, idx, file, op;
+};
+
+struct agent_done {
+	int64_t res;
+	uint32_t idx, pad;
+};
+
+/* What every message from the agent starts with. */
+struct agent_hdr {
+	uint32_t n;               /* agent_done records after the header */
+	int32_t rc;               /* init's, or the final message's (1: the agent has cleaned up) */
+	struct engine_counters c; /* since the previous message */
+	uint64_t cpu_ns;          /* the agent's CPU since the previous message */
+	char text[1024]; /* notes (init, final), the first failure's reason, or init's error */
+};
+
+struct agent {
+	pid_t pid;
+	int sock;
+	int cpu;
+	unsigned depth, nflight, nbatch;
+	struct agent_req *batch;
+	struct io_req **flight; /* by buffer index */
+	struct agent_hdr *msg;  /* received messages: header + depth records */
+	size_t msglen;
+	uint32_t mpos;    /* records of msg already handed out */
+	size_t notes_len; /* the s3 engine's notes at init: its final notes add to them */
+	bool dead;
+};
+
+static int agent_probe(char *why, size_t len)
+{
+	return engine_find("s3")->probe(why, len);
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The agent's side of a message: the header with what was counted since the last one. */
+static void agent_send(int sock, struct agent_hdr *h, struct engine_ctx *ctx, uint64_t *cpu0)
+{
+	uint64_t now = cpu_ns();
+
+	h->c = ctx->counters;
+	ctx->counters = (struct engine_counters){.known = true};
+	h->cpu_ns = now - *cpu0;
+	*cpu0 = now;
+	(void)!send(sock, h, sizeof(*h) + h->n * sizeof(struct agent_done), MSG_NOSIGNAL);
+	h->n = 0;
+	h->text[0] = '\0';
+}
+
+static void agent_done_io(struct agent_hdr *h, struct engine_ctx *ctx, const struct io_req *io)
+{
+	struct agent_done *d = (struct agent_done *)(h + 1);
+
+	d[h->n++] = (struct agent_done){.res = io->res, .idx = io->buf_idx};
+	if (io->res < 0 && !h->text[0])
+		memcpy(h->text, ctx->ioerr, sizeof(ctx->ioerr));
+}
+
+/* The agent process: the s3 engine on the shared buffers, driven by the socket. */
+static void agent_main(int sock, const struct engine_setup *s, int cpu)
+{
+	const struct engine_ops *s3 = engine_find("s3");
+	struct engine_setup hs = *s;
+	struct engine_ctx ctx = {0};
+	struct llmio_error e = {0};
+	const size_t msglen = sizeof(struct agent_hdr) + s->iodepth * sizeof(struct agent_done);
+	struct agent_hdr *h = calloc(1, msglen);
+	struct agent_req *rq = calloc(s->iodepth, sizeof(*rq));
+	struct io_req *ios = calloc(s->iodepth, sizeof(*ios));
+	struct io_req **evs = calloc(s->iodepth, sizeof(*evs));
+	void *opts = calloc(1, s3->opts_size ? s3->opts_size : 1);
+	uint64_t cpu0 = cpu_ns();
+	unsigned nflight = 0;
+	cpu_set_t set;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the application */
+	if (!h || !rq || !ios || !evs || !opts)
+		_exit(1);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	h->rc = sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+	if (h->rc)
+		llmio_err(&e, h->rc, "s3-agent: pinning the agent to CPU %d: %s", cpu,
+		          strerror(-h->rc));
+	if (!h->rc)
+		h->rc = engine_opts_parse(s3, "", opts, &e);
+	hs.opts = opts;
+	if (!h->rc)
+		h->rc = s3->init(&ctx, &hs, &e);
+	snprintf(h->text, sizeof(h->text), "%s", h->rc ? e.msg : ctx.notes);
+	agent_send(sock, h, &ctx, &cpu0);
+	if (h->rc)
+		_exit(1);
+	for (;;) {
+		ssize_t got = recv(sock, rq, s->iodepth * sizeof(*rq), nflight ? MSG_DONTWAIT : 0);
+
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+			break; /* the application is done (or gone) */
+		for (unsigned i = 0; got > 0 && i < (size_t)got / sizeof(*rq); i++) {
+			struct io_req *io = &ios[rq[i].idx];
+
+			*io = (struct io_req){.buf = s->bufs[rq[i].idx],
+			                      .off = rq[i].off,
+			                      .len = rq[i].len,
+			                      .file = rq[i].file,
+			                      .buf_idx = rq[i].idx,
+			                      .op = (enum engine_op)rq[i].op};
+			if (s3->queue(&ctx, io) == ENGINE_Q_COMPLETED)
+				agent_done_io(h, &ctx, io);
+			else
+				nflight++;
+		}
+		if (got > 0 && s3->commit(&ctx) < 0)
+			break;
+		if (nflight) {
+			/* new requests may be waiting: look again before blocking */
+			int n = s3->reap(&ctx, got > 0 ? 0 : 1, evs, s->iodepth);
+
+			if (n < 0)
+				break;
+			for (int i = 0; i < n; i++)
+				agent_done_io(h, &ctx, evs[i]);
+			nflight -= (unsigned)n;
+		}
+		if (h->n)
+			agent_send(sock, h, &ctx, &cpu0);
+	}
+	s3->cleanup(&ctx); /* aborts an unfinished upload; cleanup=1 deletes */
+	h->rc = 1;
+	snprintf(h->text, sizeof(h->text), "%s", ctx.notes);
+	agent_send(sock, h, &ctx, &cpu0);
+	_exit(0);
+}
+
+/* The last CPU in this thread's mask, and the mask less it (the application's). */
+static int pick_cpu(int want, cpu_set_t *app, struct llmio_error *e)
+{
+	int last = -1;
+
+	if (sched_getaffinity(0, sizeof(*app), app))
+		return llmio_err(e, -errno, "s3-agent: reading this thread's CPUs: %s",
+		                 strerror(errno));
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, app))
+			last = c;
+	if (want < 0)
+		want = last;
+	if (!CPU_ISSET(want, app))
+		return llmio_err(
+		        e, -EINVAL,
+		        "s3-agent: agent_cpu=%d is not a CPU this thread may use (the last "
+		        "one is %d); choose one of them",
+		        want, last);
+	CPU_CLR(want, app);
+	return want;
+}
+
+static int agent_recv(struct engine_ctx *ctx, struct agent *a, bool wait)
+{
+	struct engine_counters *c = &ctx->counters;
+	ssize_t n = recv(a->sock, a->msg, a->msglen, wait ? 0 : MSG_DONTWAIT);
+
+	a->mpos = 0;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		a->msg->n = 0;
+		return 0;
+	}
+	if (n < (ssize_t)sizeof(*a->msg)) {
+		a->dead = true;
+		a->msg->n = 0;
+		return -EPIPE;
+	}
+	c->known = true;
+	c->wire_rx += a->msg->c.wire_rx;
+	c->wire_tx += a->msg->c.wire_tx;
+	c->requests += a->msg->c.requests;
+	c->retries += a->msg->c.retries;
+	c->hash_ns += a->msg->c.hash_ns;
+	c->copy_ns += a->msg->c.copy_ns;
+	c->agent_cpu_ns += a->msg->cpu_ns;
+	if (a->msg->text[0] && a->msg->n)
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr), "%.*s", (int)sizeof(ctx->ioerr) - 1,
+		         a->msg->text);
+	return 1;
+}
+
+static void agent_free(struct agent *a)
+{
+	if (a->sock >= 0)
+		close(a->sock);
+	if (a->pid > 0) {
+		kill(a->pid, SIGKILL);
+		waitpid(a->pid, NULL, 0);
+	}
+	free(a->batch);
+	free(a->flight);
+	free(a->msg);
+	free(a);
+}
+
+static int agent_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
+{
+	const struct agent_opts *o = s->opts;
+	struct agent *a = calloc(1, sizeof(*a));
+	cpu_set_t app;
+	int sv[2], ret;
+
+	ctx->priv = NULL;
+	if (!a)
+		return llmio_err(e, -ENOMEM, "s3-agent: out of memory for the engine state");
+	a->sock = -1;
+	a->depth = s->iodepth ? s->iodepth : 1;
+	a->msglen = sizeof(*a->msg) + a->depth * sizeof(struct agent_done);
+	a->batch = calloc(a->depth, sizeof(*a->batch));
+	a->flight = calloc(a->depth, sizeof(*a->flight));
+	a->msg = calloc(1, a->msglen);
+	if (!a->batch || !a->flight || !a->msg) {
+		ret = llmio_err(e, -ENOMEM, "s3-agent: out of memory for the engine state");
+		goto fail;
+	}
+	a->cpu = ret = pick_cpu(o->cpu, &app, e);
+	if (ret < 0)
+		goto fail;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		ret = llmio_err(e, -errno, "s3-agent: socketpair: %s", strerror(errno));
+		goto fail;
+	}
+	a->pid = fork();
+	if (a->pid == 0) {
+		close(sv[0]);
+		agent_main(sv[1], s, a->cpu);
+	}
+	close(sv[1]);
+	a->sock = sv[0];
+	if (a->pid < 0) {
+		ret = llmio_err(e, -errno, "s3-agent: starting the agent process: %s",
+		                strerror(errno));
+		goto fail;
+	}
+	ret = agent_recv(ctx, a, true);
+	if (ret < 0 || a->msg->rc) {
+		ret = ret < 0 ? llmio_err(e, -EIO, "s3-agent: the agent process exited at start")
+		              : llmio_err(e, a->msg->rc, "%s", a->msg->text);
+		goto fail;
+	}
+	a->notes_len = strlen(a->msg->text);
+	a->msg->n = 0;
+	/* the agent's CPU is its own: the application thread leaves it, when it has others */
+	if (CPU_COUNT(&app))
+		sched_setaffinity(0, sizeof(app), &app);
+	engine_appendf(ctx->notes, sizeof(ctx->notes),
+	               "off-host client STAND-IN (for a DPU, as in OS2G): agent process %d on CPU "
+	               "%d%s, buffers in shared memory, requests over a socketpair; %s",
+	               (int)a->pid, a->cpu,
+	               CPU_COUNT(&app) ? " (the worker thread leaves it)"
+	                               : " (shared with the worker)",
+	               a->msg->text);
+	ctx->priv = a;
+	return 0;
+
+fail:
+	agent_free(a);
+	return ret;
+}
+
+static int agent_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct agent *a = ctx->priv;
+
+	if (a->dead) {
+		io->res = -EPIPE;
+		return ENGINE_Q_COMPLETED;
+	}
+	a->flight[io->buf_idx] = io;
+	a->batch[a->nbatch++] = (struct agent_req){
+	        .off = io->off, .len = io->len, .idx = io->buf_idx, .file = io->file, .op = io->op};
+	return ENGINE_Q_QUEUED;
+}
+
+static int agent_commit(struct engine_ctx *ctx)
+{
+	struct agent *a = ctx->priv;
+
+	if (!a->nbatch)
+		return 0;
+	if (!a->dead && send(a->sock, a->batch, a->nbatch * sizeof(*a->batch), MSG_NOSIGNAL) < 0)
+		a->dead = true; /* reap fails what is in flight */
+	a->nflight += a->nbatch;
+	a->nbatch = 0;
+	return 0;
+}
+
+/* The agent is gone: everything in flight fails, saying so. */
+static int fail_flight(struct engine_ctx *ctx, struct agent *a, struct io_req **evs, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < a->depth && n < max; i++) {
+		if (!a->flight[i])
+			continue;
+		a->flight[i]->res = -EPIPE;
+		evs[n++] = a->flight[i];
+		a->flight[i] = NULL;
+	}
+	a->nflight -= n;
+	snprintf(ctx->ioerr, sizeof(ctx->ioerr),
+	         "s3-agent: the agent process %d exited with I/Os in flight (killed, or it "
+	         "crashed): see the system log, and run --engine s3 to see the client's own error",
+	         (int)a->pid);
+	return (int)n;
+}
+
+static int agent_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
+{
+	struct agent *a = ctx->priv;
+	const struct agent_done *d = (const struct agent_done *)(a->msg + 1);
+	unsigned n = 0;
+	int r;
+
+	agent_commit(ctx);
+	while (n < max) {
+		/* a message's completions are handed out over as many reaps as evs needs */
+		if (a->mpos < a->msg->n) {
+			const struct agent_done *x = &d[a->mpos++];
+
+			evs[n] = a->flight[x->idx];
+			evs[n++]->res = x->res;
+			a->flight[x->idx] = NULL;
+			a->nflight--;
+			continue;
+		}
+		if (!a->nflight)
+			break;
+		r = a->dead ? -EPIPE : agent_recv(ctx, a, n < min);
+		if (r < 0)
+			return (int)n + fail_flight(ctx, a, evs + n, max - n);
+		if (!r)
+			break;
+	}
+	return (int)n;
+}
+
+static void agent_cleanup(struct engine_ctx *ctx)
+{
+	struct agent *a = ctx->priv;
+	struct io_req *evs[64];
+
+	if (!a)
+		return;
+	while (a->nflight && agent_reap(ctx, 1, evs, 64) > 0)
+		;
+	/* the end of our side tells the agent to clean up (abort uploads, delete) and report */
+	shutdown(a->sock, SHUT_WR);
+	while (!a->dead && agent_recv(ctx, a, true) > 0) {
+		if (a->msg->rc != 1)
+			continue;
+		if (strlen(a->msg->text) > a->notes_len) /* what its cleanup added to its notes */
+			engine_appendf(ctx->notes, sizeof(ctx->notes), "%s",
+			               a->msg->text + a->notes_len);
+		break;
+	}
+	if (waitpid(a->pid, NULL, 0) == a->pid)
+		a->pid = 0;
+	agent_free(a);
+	ctx->priv = NULL;
+}
+
+/* Shared memory both processes map: the agent, forked after, sees it at the same address. */
+static int agent_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
+                           struct llmio_error *e)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t map = page + (len + page - 1) / page * page;
+	char *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	(void)opts;
+	if (p == MAP_FAILED)
+		return llmio_err(e, -errno,
+		                 "s3-agent: %zu bytes of shared memory: %s; lower bs or iodepth",
+		                 len, strerror(errno));
+	memcpy(p, &map, sizeof(map)); /* the first page keeps the mapping's length */
+	if (init)
+		memcpy(p + page, init, len);
+	*buf = p + page;
+	return 0;
+}
+
+static void agent_buf_free(const void *opts, void *buf)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = (char *)buf - page;
+	size_t map;
+
+	(void)opts;
+	memcpy(&map, p, sizeof(map));
+	munmap(p, map);
+}
+
+static int agent_target_resolve(const void *opts, const struct engine_target_req *rq,
+                                struct engine_target *t, struct llmio_error *e)
+{
+	(void)opts;
+	return engine_target_resolve_defaults(engine_find("s3"), rq, t, e);
+}
+
+const struct engine_ops engine_s3_agent = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "s3-agent",
+        .summary = "s3 in a separate agent process on its own CPU, data in shared memory: a "
+                   "stand-in for an off-host (DPU) object client",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_OWN_TARGET,
+        .opts = agent_options,
+        .opts_size = sizeof(struct agent_opts),
+        .probe = agent_probe,
+        .init = agent_init,
+        .queue = agent_queue,
+        .commit = agent_commit,
+        .reap = agent_reap,
+        .cleanup = agent_cleanup,
+        .buf_alloc = agent_buf_alloc,
+        .buf_free = agent_buf_free,
+        .target_resolve = agent_target_resolve,
+};
