@@ -21,7 +21,7 @@ Kernels are the step's time cut at module boundaries, each with its measured dur
   ``bwd.NAME`` (``bwd`` before the first); the last ends when the ``with`` block does.
 
 Tensors come from ``saved_tensors_hooks``: every tensor autograd saves is one tensor (saved
-twice, the same storage, offset, shape, strides, dtype and version: one tensor), created by
+twice, the same address, storage offset, shape, strides, dtype and version: one tensor), created by
 the kernel that saved it and used by each kernel that saved it again or unpacked it.  A
 parameter is a ``weight`` that lives across steps (created ``-``); anything else an
 ``activation``.  Each parameter's gradient is a ``gradient`` created by the kernel during which
