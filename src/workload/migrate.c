@@ -12,6 +12,7 @@
  * that store unless given.  Both records come side by side: simulate-POLICY and run-POLICY.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,18 @@
 #include "store/exec.h"
 #include "store/plan.h"
 #include "workload/workload.h"
+
+/* A phase note, cut quietly at the note's size: the parts (engine, kernel and tensor names, the
+ * tier line) are bounded, but the optimiser cannot prove the sum fits. */
+__attribute__((format(printf, 3, 4))) static void note_set(char *note, size_t len, const char *fmt,
+                                                           ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(note, len, fmt, ap);
+	va_end(ap);
+}
 
 static const struct llmio_optdesc params[] = {
         WL_ENUM("policy", "lru|prefetch-lru|ssdtrain|flashneuron|g10|all", "all",
@@ -160,7 +173,7 @@ static void sim_metrics(struct wl_phase *ph, const struct plan_sim *r, uint64_t 
  * file of stalled kernels. */
 struct exec_ctx {
 	struct llmio_store *st; /* NULL: --simulate */
-	char tiers[112];        /* "SSD tier on ENGINE: ... (measured)" for the notes */
+	char tiers[256];        /* "SSD tier on ENGINE: ... (measured)" for the notes */
 	FILE *stalls;
 };
 
@@ -196,12 +209,12 @@ static int execute(struct wl *w, const struct plan *p, const struct lt_step *s,
 			        s->tensors[r.stall_tensor[k]].name);
 	}
 	if (worst == UINT32_MAX)
-		snprintf(ph->note, sizeof(ph->note),
+		note_set(ph->note, sizeof(ph->note),
 		         "measured on %.31s, no kernel waited for a "
 		         "transfer; %s",
 		         w->base.engine, x->tiers);
 	else
-		snprintf(ph->note, sizeof(ph->note),
+		note_set(ph->note, sizeof(ph->note),
 		         "measured on %.31s; longest wait: %.6f s before kernel %u (%.32s) for "
 		         "tensor "
 		         "'%.32s'; %s",
@@ -235,7 +248,7 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 		                strerror(errno));
 	if (ret == -ENOSPC && !alone) {
 		plan_release(&p);
-		snprintf(ph->note, sizeof(ph->note), "%s", llmio_err_msg(&le));
+		note_set(ph->note, sizeof(ph->note), "%s", llmio_err_msg(&le));
 		if (out)
 			fprintf(out, "# %s\n", llmio_err_msg(&le));
 		wl_metric(ph, "budget_bytes", (double)c->budget, "B");
@@ -246,7 +259,7 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 		return llmio_err(e, ret, "%s", llmio_err_msg(&le));
 	}
 	sim_metrics(ph, &r, c->budget);
-	snprintf(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s: %.150s",
+	note_set(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s: %.150s",
 	         x->st ? "; " : "", x->st ? x->tiers : "", s->origin);
 	if (x->st)
 		ret = execute(w, &p, s, &r, x, e);
@@ -356,13 +369,16 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 		c->tier[PLAN_SSD].read_lat_ns = m.read_lat_ns;
 	if (!given(w, "ssd_write_lat"))
 		c->tier[PLAN_SSD].write_lat_ns = m.write_lat_ns;
-	snprintf(x->tiers, sizeof(x->tiers),
-	         "SSD tier on %s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s)",
-	         w->base.engine, c->tier[PLAN_SSD].gbps,
-	         given(w, "ssd_gbps") ? "given" : "measured", c->tier[PLAN_SSD].read_lat_ns / 1e3,
-	         given(w, "ssd_read_lat") ? "given" : "measured",
-	         c->tier[PLAN_SSD].write_lat_ns / 1e3,
-	         given(w, "ssd_write_lat") ? "given" : "measured");
+	/* the figures are bounded (calibration and option ranges); a cut note is still a note */
+	if (snprintf(x->tiers, sizeof(x->tiers),
+	             "SSD tier on %.32s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s)",
+	             w->base.engine, c->tier[PLAN_SSD].gbps,
+	             given(w, "ssd_gbps") ? "given" : "measured",
+	             c->tier[PLAN_SSD].read_lat_ns / 1e3,
+	             given(w, "ssd_read_lat") ? "given" : "measured",
+	             c->tier[PLAN_SSD].write_lat_ns / 1e3,
+	             given(w, "ssd_write_lat") ? "given" : "measured") >= (int)sizeof(x->tiers))
+		x->tiers[sizeof(x->tiers) - 2] = '~';
 	return 0;
 }
 
