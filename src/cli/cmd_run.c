@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/run_fio.h"
+#include "core/options.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
 
@@ -120,6 +122,7 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 int cmd_run(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
+	struct run_out out = {.normal = true, .n = 1};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
@@ -141,6 +144,8 @@ int cmd_run(int argc, char **argv)
 			return 0;
 		}
 		ret = cli_parse_job_arg(&o, argc, argv, &i, &handled);
+		if (!ret && !handled)
+			ret = run_out_arg(&out, argc, argv, &i, &handled);
 		if (ret)
 			return ret;
 		if (handled)
@@ -169,7 +174,12 @@ int cmd_run(int argc, char **argv)
 				snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
 				owner = engine_owning_option(key);
 			}
-			if (owner)
+			if (key[0] && job_fio_refused(key))
+				fprintf(stderr,
+				        "llmio: --%s is a fio option llmio does not do; instead: "
+				        "%s\n",
+				        key, job_fio_refused(key));
+			else if (owner)
 				fprintf(stderr,
 				        "llmio: --%s is an option of the %s engine, not of %s; add "
 				        "--ioengine %s\n",
@@ -187,12 +197,25 @@ int cmd_run(int argc, char **argv)
 		        "llmio run: --json - and --csv - both write to stdout: choose one\n");
 		return EXIT_USAGE;
 	}
-	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))
+	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ||
+	    (out.json && !out.path && (json || csv))) {
+		if (out.json && !out.path &&
+		    ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))) {
+			fprintf(stderr,
+			        "llmio run: --output-format=json and --json - or --csv - all "
+			        "write to stdout: give --output FILE\n");
+			return EXIT_USAGE;
+		}
 		quiet = true;
+	}
+	if (out.path && !strcmp(out.path, "-"))
+		out.path = NULL;
+	if (quiet)
+		out.normal = false;
 
 	/* before the run: a path that cannot be written must not cost the run's results */
-	for (int k = 0; k < 2; k++) {
-		const char *path = k ? csv : json;
+	for (int k = 0; k < 3; k++) {
+		const char *path = k == 2 ? out.path : k ? csv : json;
 
 		if (path && (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
 			return ret;
@@ -208,8 +231,16 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!r)
 		return code;
-	if (!quiet)
-		table_print_result(stdout, r);
+	out.r = &r;
+	if (out.path)
+		ret = cli_write_file(out.path, run_out_write, &out);
+	else
+		ret = run_out_write(stdout, &out);
+	if (ret) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", out.path ? out.path : "stdout",
+		        strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
 	if (r->interrupted)
 		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
 	if (json && (ret = cli_write_file(json, write_json, &r))) {

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/cpu.h"
 #include "core/job_internal.h"
+#include "core/options.h"
 #include "core/sysinfo.h"
 #include "llmio/engine.h"
 
@@ -33,6 +34,9 @@ static int validate(struct job *j, struct llmio_error *e)
 	char why[512];
 	int ret;
 
+	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
+	if (ret)
+		return ret;
 	j->engine = engine_find(o->engine);
 	if (!j->engine) {
 		llmio_engine_probe(o->engine, why, sizeof(why));
@@ -70,7 +74,7 @@ static int validate(struct job *j, struct llmio_error *e)
 	if (o->filename[0] && o->directory[0])
 		return llmio_err(e, -EINVAL, "--filename and --directory both given: choose one");
 	if (o->random_distribution == LLMIO_DIST_ZIPF &&
-	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)) {
+	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RW)) {
 		return llmio_err(
 		        e, -EINVAL,
 		        "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
@@ -95,7 +99,7 @@ static int validate(struct job *j, struct llmio_error *e)
 static bool job_writes(const struct llmio_job_opts *o)
 {
 	return o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RANDWRITE ||
-	       (o->rw == LLMIO_RW_RANDRW && o->rwmixread < 100);
+	       ((o->rw == LLMIO_RW_RANDRW || o->rw == LLMIO_RW_RW) && o->rwmixread < 100);
 }
 
 static int layout(struct job *j, struct llmio_error *e)
@@ -134,12 +138,17 @@ static int layout(struct job *j, struct llmio_error *e)
 		zipf_init(&j->zipf, j->total_blocks, o->zipf_theta);
 		j->zipf_mult = scatter_multiplier(j->total_blocks);
 	}
-	/* by default the whole job moves the target once: each thread its share */
-	if (!o->io_size && !o->runtime_ns) {
+	/* by default the whole job moves the target once (fio's loops: N times), each thread its
+	 * share; with runtime and time_based=0 (fio's default) too, whichever ends first */
+	if (!o->io_size && (!o->runtime_ns || !o->time_based)) {
 		o->io_size = j->total_blocks / o->numjobs * o->bs;
 		if (!o->io_size)
 			o->io_size = o->bs;
 	}
+	if (o->loops > 1)
+		o->io_size *= o->loops;
+	if (o->number_ios && (!o->io_size || o->number_ios * o->bs < o->io_size))
+		o->io_size = o->number_ios * o->bs;
 	return 0;
 }
 

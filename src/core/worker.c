@@ -74,10 +74,14 @@ static void prep(struct worker *w, struct io_req *io)
 	switch (j->o.rw) {
 	case LLMIO_RW_READ:
 	case LLMIO_RW_WRITE:
+	case LLMIO_RW_RW:
 		block = w->region_first + w->seq_next;
 		if (++w->seq_next == w->region_blocks)
 			w->seq_next = 0;
 		io->op = j->o.rw == LLMIO_RW_READ ? ENGINE_OP_READ : ENGINE_OP_WRITE;
+		if (j->o.rw == LLMIO_RW_RW) /* fio's rw=rw: in order, each I/O a read or a write */
+			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+			                                                  : ENGINE_OP_WRITE;
 		break;
 	default:
 		if (j->o.random_distribution == LLMIO_DIST_ZIPF)

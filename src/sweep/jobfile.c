@@ -280,12 +280,17 @@ static int table_defaults(struct sweep_defaults *d, const struct llmio_optdesc *
 	while (t && count < n && t[count].name)
 		count++;
 	ret = defaults_alloc(d, count);
-	for (size_t i = 0; !ret && i < count; i++, d->n++) {
-		d->key[i] = t[i].name;
+	for (size_t i = 0; !ret && i < count; i++) {
+		const size_t k = d->n;
+
+		if (t[i].mirror)
+			continue; /* another option's field: that option has the default */
+		d->key[k] = t[i].name;
 		ret = opt_canon(&t[i], NULL, buf, sizeof(buf), NULL);
-		d->v[i].raw = strdup(t[i].def);
-		d->v[i].canon = strdup(buf);
-		if (!ret && (!d->v[i].raw || !d->v[i].canon))
+		d->v[k].raw = strdup(t[i].def);
+		d->v[k].canon = strdup(buf);
+		d->n++;
+		if (!ret && (!d->v[k].raw || !d->v[k].canon))
 			ret = -ENOMEM;
 	}
 	return ret;
