@@ -129,9 +129,12 @@ int cmd_run(int argc, char **argv)
 	struct llmio_error e = {0};
 	int ret, code = 0;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--workload", 10) && (!argv[i][10] || argv[i][10] == '='))
 			return cmd_run_workload(argc, argv);
+		if (run_is_jobfile(argc, argv, i))
+			return run_jobfile(argc, argv, i);
+	}
 	llmio_job_opts_init(&o);
 	ret = find_engine(&o, argc, argv);
 	if (ret)

@@ -30,4 +30,18 @@ int run_out_arg(struct run_out *out, int argc, char **argv, int *i, bool *handle
 /* Write what out asks for to f (cli_write_file's signature).  0 or -errno. */
 int run_out_write(FILE *f, void *arg);
 
+/*
+ * Is argv[i] a fio job file for `llmio run FILE.fio`: the first argument when it is not an
+ * option, or any argument naming an existing file that ends in ".fio".
+ */
+bool run_is_jobfile(int argc, char **argv, int i);
+
+/*
+ * `llmio run FILE.fio [output options]`: the job file's sections run as fio runs them (the
+ * jobs of a group at once, groups one after the other, split by stonewall; [global]
+ * inherited) and are reported per job, or per group with group_reporting.  Returns the exit
+ * status (0, 1 runtime, 2 usage).
+ */
+int run_jobfile(int argc, char **argv, int file_arg);
+
 #endif
