@@ -193,6 +193,10 @@ int cmd_run(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (emit && job_opts_resolve(&o, &e)) { /* fio's options as llmio will run them */
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_USAGE;
+	}
 	if (emit)
 		return emit_fio(&o, argc, argv);
 	if (json && csv && !strcmp(json, "-") && !strcmp(csv, "-")) {

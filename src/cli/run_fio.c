@@ -245,6 +245,9 @@ static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size
 			m->error = r->error;
 			memcpy(m->error_msg, r->error_msg, sizeof(m->error_msg));
 		}
+		/* per-second samples are each job's: a sum of them is not measured */
+		memset(m->iops_samples, 0, sizeof(m->iops_samples));
+		memset(m->bw_samples, 0, sizeof(m->bw_samples));
 		/* CPU and device counters are the process's and the disk's over each window: the
 		 * longest window holds the others */
 		if (r->runtime_s > m->runtime_s) {

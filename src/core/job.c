@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,8 +248,12 @@ static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *la
 	if (!j->o.progress || dt < 1.0)
 		return;
 	for (unsigned i = 0; i < j->nworkers; i++) {
-		ios += atomic_load_explicit(&j->workers[i].live_ios, memory_order_relaxed);
-		bytes += atomic_load_explicit(&j->workers[i].live_bytes, memory_order_relaxed);
+		for (int d = 0; d < 2; d++) {
+			ios += atomic_load_explicit(&j->workers[i].live_ios[d],
+			                            memory_order_relaxed);
+			bytes += atomic_load_explicit(&j->workers[i].live_bytes[d],
+			                              memory_order_relaxed);
+		}
 	}
 	elapsed = (double)(now - j->t_measure) / 1e9;
 	if (j->o.runtime_ns) {
@@ -266,6 +271,63 @@ static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *la
 	*last_bytes = bytes;
 }
 
+/*
+ * fio's per-second IOPS and bandwidth samples (iops_min/max/mean/stddev, bw_*): every second
+ * of the measured window, the counts since the last sample over the time since it, per
+ * direction.  Welford's running mean and variance: no sample is stored.
+ */
+static void sample(struct job *j, uint64_t now)
+{
+	uint64_t ios[2] = {0}, bytes[2] = {0};
+	const double dt = (double)(now - j->samp_t) / 1e9;
+
+	if (dt < 1.0)
+		return;
+	for (unsigned i = 0; i < j->nworkers; i++)
+		for (int d = 0; d < 2; d++) {
+			ios[d] += atomic_load_explicit(&j->workers[i].live_ios[d],
+			                               memory_order_relaxed);
+			bytes[d] += atomic_load_explicit(&j->workers[i].live_bytes[d],
+			                                 memory_order_relaxed);
+		}
+	for (int d = 0; d < 2; d++) {
+		/* a worker's count is reset when measuring starts: never a negative delta */
+		const double v[2] = {
+		        ios[d] > j->samp_ios[d] ? (double)(ios[d] - j->samp_ios[d]) / dt : 0,
+		        bytes[d] > j->samp_bytes[d] ? (double)(bytes[d] - j->samp_bytes[d]) / dt
+		                                    : 0};
+
+		for (int k = 0; k < 2; k++) {
+			typeof(j->samp[0][0]) *s = &j->samp[d][k];
+			const double delta = v[k] - s->mean;
+
+			s->min = s->n && s->min < v[k] ? s->min : v[k];
+			s->max = s->n && s->max > v[k] ? s->max : v[k];
+			s->n++;
+			s->mean += delta / (double)s->n;
+			s->m2 += delta * (v[k] - s->mean);
+		}
+		j->samp_ios[d] = ios[d];
+		j->samp_bytes[d] = bytes[d];
+	}
+	j->samp_t = now;
+}
+
+static void sample_stats(const struct job *j, struct llmio_result *r)
+{
+	for (int d = 0; d < 2; d++)
+		for (int k = 0; k < 2; k++) {
+			const typeof(j->samp[0][0]) *s = &j->samp[d][k];
+			struct llmio_sample_stats *o = k ? &r->bw_samples[d] : &r->iops_samples[d];
+
+			o->samples = s->n;
+			o->min = s->min;
+			o->max = s->max;
+			o->mean = s->mean;
+			o->stddev = s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0;
+		}
+}
+
 /* Run the ramp and the measured window; fills start/end snapshots. */
 static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *interrupted)
 {
@@ -280,6 +342,7 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 	}
 	snap_take(j, s0);
 	j->t_measure = s0->t;
+	j->samp_t = s0->t; /* the workers' counts start at 0 with the epoch */
 	atomic_store(&j->epoch, 1);
 	atomic_store(&j->go, 1);
 	last_t = s0->t;
@@ -305,10 +368,12 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		if (deadline && now >= deadline)
 			atomic_store(&j->stop, 1);
 		if (atomic_load(&j->stop)) {
+			sample(j, now); /* the last second, when a whole one has passed */
 			snap_take(j, s1);
 			break;
 		}
 		progress(j, now, &last_t, &last_ios, &last_bytes);
+		sample(j, now);
 		/* until the deadline (time-based runs end on time), a worker ends, or a tick */
 		wait_wake(j, deadline && deadline - now < CONTROL_TICK_NS ? deadline - now
 		                                                          : CONTROL_TICK_NS);
@@ -326,6 +391,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	double wall, gb;
 
 	r->opts = j->o;
+	sample_stats(j, r);
 	/*
 	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result
 	 * outlives them, so it keeps none.  nfiles_list stays as the count.

@@ -238,9 +238,10 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 
 static void publish(struct worker *w)
 {
-	atomic_store_explicit(&w->live_ios, w->st[0].ios + w->st[1].ios, memory_order_relaxed);
-	atomic_store_explicit(&w->live_bytes, w->st[0].bytes + w->st[1].bytes,
-	                      memory_order_relaxed);
+	for (int d = 0; d < 2; d++) {
+		atomic_store_explicit(&w->live_ios[d], w->st[d].ios, memory_order_relaxed);
+		atomic_store_explicit(&w->live_bytes[d], w->st[d].bytes, memory_order_relaxed);
+	}
 }
 
 /* fsync file f, timing the call; the caller has drained all I/O. */

@@ -58,6 +58,22 @@ static void set_percentiles(cJSON *lat, const struct llmio_hist *h, const double
 		cJSON_AddItemToObject(lat, "bins", bins(h));
 }
 
+/* fio's per-second statistics: bw_* in KiB/s as fio's bw, iops_* in I/Os per second */
+static void sample_json(cJSON *d, const struct llmio_sample_stats *iops,
+                        const struct llmio_sample_stats *bw)
+{
+	cJSON_AddNumberToObject(d, "bw_min", floor(bw->min / 1024));
+	cJSON_AddNumberToObject(d, "bw_max", floor(bw->max / 1024));
+	cJSON_AddNumberToObject(d, "bw_mean", bw->mean / 1024);
+	cJSON_AddNumberToObject(d, "bw_dev", bw->stddev / 1024);
+	cJSON_AddNumberToObject(d, "bw_samples", (double)bw->samples);
+	cJSON_AddNumberToObject(d, "iops_min", floor(iops->min));
+	cJSON_AddNumberToObject(d, "iops_max", floor(iops->max));
+	cJSON_AddNumberToObject(d, "iops_mean", iops->mean);
+	cJSON_AddNumberToObject(d, "iops_stddev", iops->stddev);
+	cJSON_AddNumberToObject(d, "iops_samples", (double)iops->samples);
+}
+
 static void patch_dir(cJSON *d, const struct llmio_op_result *op, const double *pct, size_t n,
                       bool plus)
 {
@@ -106,9 +122,14 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 	cJSON_AddNumberToObject(j, "elapsed", ceil(r->runtime_s));
 	if (r->opts.description[0])
 		cJSON_AddStringToObject(j, "desc", r->opts.description);
+	cJSON_AddNumberToObject(j, "job_start", (double)r->start_epoch_ms);
 	patch_dir(cJSON_GetObjectItem(j, "read"), &r->read, pct, n, plus);
 	patch_dir(cJSON_GetObjectItem(j, "write"), &r->write, pct, n, plus);
+	sample_json(cJSON_GetObjectItem(j, "read"), &r->iops_samples[0], &r->bw_samples[0]);
+	sample_json(cJSON_GetObjectItem(j, "write"), &r->iops_samples[1], &r->bw_samples[1]);
 	cJSON_AddItemToObject(j, "trim", trim_json());
+	sample_json(cJSON_GetObjectItem(j, "trim"), &(struct llmio_sample_stats){0},
+	            &(struct llmio_sample_stats){0});
 	return j;
 }
 
