@@ -110,13 +110,13 @@ bool run_is_jobfile(int argc, char **argv, int i)
 {
 	const char *a = argv[i];
 	size_t len = strlen(a);
+	bool fio = len > 4 && !strcmp(a + len - 4, ".fio");
 	struct stat st;
 
 	if (i >= argc || a[0] == '-')
 		return false;
-	if (i == 1)
-		return true;
-	return len > 4 && !strcmp(a + len - 4, ".fio") && !stat(a, &st) && S_ISREG(st.st_mode);
+	/* a missing FILE.fio is the job file that cannot be read; another word is not a file */
+	return fio || (i == 1 && !stat(a, &st) && S_ISREG(st.st_mode));
 }
 
 struct fio_job {
@@ -423,7 +423,7 @@ int run_jobfile(int argc, char **argv, int file_arg)
 	ret = sweep_file_load(argv[file_arg], NULL, &f, &e);
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg[0] ? e.msg : strerror(-ret));
-		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	jobs = calloc(f->nsec, sizeof(*jobs));
 	res = calloc(f->nsec, sizeof(*res));

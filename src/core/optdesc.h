@@ -104,6 +104,11 @@ struct llmio_optdesc {
 	 * skip it; only a value given by name is stored.
 	 */
 	bool mirror;
+	/*
+	 * Left out of a sweep point's configuration unless the job file sets it: fio's options
+	 * added after journals were written, so an old journal's points keep their hashes.
+	 */
+	bool sweep_if_set;
 };
 
 /* The field of option f in struct `type`, for a table entry. */

@@ -317,8 +317,8 @@ static int table_defaults(struct sweep_defaults *d, const struct llmio_optdesc *
 	for (size_t i = 0; !ret && i < count; i++) {
 		const size_t k = d->n;
 
-		if (t[i].mirror)
-			continue; /* another option's field: that option has the default */
+		if (t[i].mirror || t[i].sweep_if_set)
+			continue; /* another option's field, or in a point only when set */
 		d->key[k] = t[i].name;
 		ret = opt_canon(&t[i], NULL, buf, sizeof(buf), NULL);
 		d->v[k].raw = strdup(t[i].def);
