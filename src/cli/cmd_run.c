@@ -16,13 +16,15 @@ static void help(FILE *f)
 	struct llmio_engine_info e;
 	struct llmio_engine_option_info eo;
 
-	fprintf(f, "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv "
-	           "FILE]\n\n"
-	           "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
-	           "(including io_uring kernel threads) and the bytes that reached the device.\n"
-	           "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, "
-	           "500ms.\n\n"
-	           "job options:\n");
+	fprintf(f,
+	        "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv "
+	        "FILE]\n"
+	        "       llmio run JOBFILE.fio [--output-format=F] [--output FILE] [--json FILE]\n\n"
+	        "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
+	        "(including io_uring kernel threads) and the bytes that reached the device.\n"
+	        "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, "
+	        "500ms.\n\n"
+	        "job options:\n");
 	for (size_t i = 0; llmio_job_option(i, &o) == 0; i++) {
 		char name[64];
 
@@ -42,6 +44,9 @@ static void help(FILE *f)
 			        eo.alias ? ")" : "");
 		}
 	fprintf(f, "\noutput:\n"
+	           "  --output-format=normal|json|json+  fio's: the table, fio's JSON, with\n"
+	           "                   clat_ns bins (json+); a comma list for several\n"
+	           "  --output FILE    where --output-format's output goes (default stdout)\n"
 	           "  --json FILE      results as JSON in fio's layout plus llmio's fields (- = "
 	           "stdout)\n"
 	           "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
@@ -56,7 +61,8 @@ static void help(FILE *f)
 	           "interrupted, 2 usage error (including an output path that cannot be written).\n"
 	           "Ctrl-C stops the run early; what was measured is still printed and written,\n"
 	           "marked interrupted, and llmio exits 1.\n"
-	           "Metrics are defined in docs/metrics.md.\n");
+	           "Metrics are defined in docs/metrics.md; fio's options, job files and JSON\n"
+	           "in docs/fio.md (a fio option llmio does not do is refused by name).\n");
 }
 
 /* The command line as the job file's comment quotes it, without --emit-fio. */
