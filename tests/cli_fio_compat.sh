@@ -127,6 +127,46 @@ expect_err "says one value" "a fio job runs one"
 expect_rc 2 "job options beside a job file" run "$T/jobs.fio" --bs=8k
 expect_err "says where they go" "job options go into the file"
 
+echo "== verify: a checksummed block, checked when read; a flipped byte is caught"
+V=$T/v
+for a in crc32c md5 sha256; do
+	expect_rc 0 "write with verify=$a (and its read-back)" run --filename "$V" --size=256k \
+		--bs=16k --rw=write --verify=$a --quiet
+	expect_rc 0 "read with verify=$a" run --filename "$V" --size=256k --bs=16k --rw=randread \
+		--verify=$a --quiet
+done
+python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(100000); b = f.read(1); f.seek(100000); f.write(bytes([b[0] ^ 1]))' "$V"
+expect_rc 1 "a byte flipped between the write and the read" run --filename "$V" --size=256k \
+	--bs=16k --rw=read --verify=sha256 --quiet
+expect_err "names the file, the block's offset, expected and found" "sha256 mismatch in $V" \
+	"at offset 98304" "expected " "found "
+expect_rc 2 "verify needs an engine that moves data" run "${N[@]}" --verify=crc32c
+expect_rc 2 "verify with random writes in flight together" run --filename "$V" --size=256k \
+	--bs=16k --rw=randwrite --numjobs=2 --verify=md5
+cat >"$T/verify.fio" <<'JOBS'
+[global]
+filename=VFILE
+size=256k
+bs=4k
+verify=crc32c
+
+[write]
+rw=randwrite
+number_ios=32
+
+[check]
+stonewall
+rw=read
+JOBS
+sed -i "s|VFILE|$T/vf|" "$T/verify.fio"
+rm -f "$T/vf"
+expect_rc 1 "a job file: random writes leave blocks unwritten, the read names one" run "$T/verify.fio"
+expect_err "the unwritten block has no header" "block header"
+printf '[w]\nfilename=%s\nsize=256k\nbs=4k\nverify=crc32c\nrw=write\n[r]\nstonewall\nfilename=%s\nsize=256k\nbs=4k\nverify=crc32c\nrw=randread\n' "$T/vf" "$T/vf" >"$T/vw.fio"
+expect_rc 0 "a job file: write then read, verified" run "$T/vw.fio" --quiet
+
 echo "== JSON key by key against fio's JSON of the same job, and fio's json+ reader"
 if command -v fio >/dev/null; then
 	run fio --name=k --ioengine=null --size=8m --bs=4k --rw=randrw --output-format=json+ \

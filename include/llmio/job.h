@@ -121,7 +121,8 @@ struct llmio_job_opts {
 	 * rate_iops: I/Os per second per thread (0 = no limit; converted to rate).  randrepeat 0:
 	 * a new seed every run.  norandommap: always true in llmio (no random map; 0 is refused).
 	 * group_reporting, stonewall, new_group: how a job file's jobs are reported and grouped.
-	 * percentile_list: latency percentiles of the JSON ("" = fio's default list).
+	 * percentile_list: latency percentiles of the JSON ("" = fio's default list).  verify:
+	 * below.
 	 */
 	char name[64];
 	char description[256];
@@ -136,6 +137,13 @@ struct llmio_job_opts {
 	bool stonewall;
 	bool new_group;
 	char percentile_list[256];
+	/*
+	 * verify: 0, or 1 crc32c, 2 md5, 3 sha256 (fio's verify=): every written block carries a
+	 * header and that checksum, checked when read; do_verify (default 1): a write job reads
+	 * back and checks every block it wrote when it ends.
+	 */
+	uint32_t verify;
+	bool do_verify;
 };
 
 /** One file of an explicit file list. */

@@ -22,6 +22,7 @@
 #include "core/cpu.h"
 #include "core/job_internal.h"
 #include "core/options.h"
+#include "core/verify.h"
 #include "core/sysinfo.h"
 #include "llmio/engine.h"
 
@@ -515,6 +516,7 @@ static void notes(struct job *j, struct llmio_result *r)
 
 static void job_release(struct job *j)
 {
+	verify_release(j);
 	target_close(&j->target);
 	free(j->workers);
 	free(j->file_first_block);
@@ -551,6 +553,8 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 			goto out_release;
 	}
 	ret = layout(&j, e);
+	if (!ret)
+		ret = verify_prepare(&j, e);
 	if (ret)
 		goto out_release;
 	if (j.o.invalidate && j.target.nfiles)
@@ -590,6 +594,11 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 			llmio_err(e, ret, "%s", j.workers[i].errmsg);
 			break;
 		}
+	}
+	/* fio's do_verify: the blocks written, read back and checked after the measured run */
+	if (!ret && !interrupted && (ret = verify_pass(&j, e))) {
+		r->error = ret;
+		snprintf(r->error_msg, sizeof(r->error_msg), "%s", llmio_err_msg(e));
 	}
 	*out = r;
 out_release:

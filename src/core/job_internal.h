@@ -79,6 +79,7 @@ struct job {
 	/* one-second samples (control thread only): the last sample's time and counts, and
 	 * running sums per direction of IOPS [d][0] and bandwidth [d][1] (Welford) */
 	uint64_t samp_t, samp_ios[2], samp_bytes[2];
+	uint8_t *verify_written; /* verify: a bit per block written (core/verify.c), or NULL */
 	struct {
 		uint64_t n;
 		double mean, m2, min, max;

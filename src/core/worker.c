@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/cpu.h"
+#include "core/verify.h"
 #include "core/job_internal.h"
 
 #define STATE_READY  1
@@ -121,6 +122,8 @@ static void stamp(struct worker *w, struct io_req *io)
 		v[0] = io->off + at;
 		memcpy(p + at, v, sizeof(v));
 	}
+	if (w->job->o.verify)
+		verify_stamp(w->job->o.verify, io->buf, io->len, io->off);
 }
 
 static void fail_io(struct worker *w, const struct io_req *io)
@@ -214,6 +217,24 @@ static void source_done(const struct worker *w, const struct io_req *io, uint64_
 	src->done(src->arg, w->idx, &d, io->res, t - io->t_queue);
 }
 
+/* verify=: a read block checked, a written one marked for the read-back; false on a mismatch */
+static bool verify_io(struct worker *w, const struct io_req *io)
+{
+	struct job *j = w->job;
+
+	if (io->op == ENGINE_OP_WRITE) {
+		if (j->verify_written)
+			verify_mark(j, io->file, io->off);
+		return true;
+	}
+	if ((uint64_t)io->res != io->len ||
+	    !verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file],
+	                  w->errmsg, sizeof(w->errmsg)))
+		return true;
+	w->err = -EILSEQ;
+	return false;
+}
+
 /* Account one completion; false when the I/O failed and the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
@@ -225,6 +246,8 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 	}
 	if (io->op == ENGINE_OP_WRITE && w->dirty)
 		w->dirty[io->file] = true;
+	if (w->job->o.verify && !verify_io(w, io))
+		return false;
 	if (measuring) {
 		struct llmio_op_result *st = &w->st[io->op];
 
