@@ -116,6 +116,13 @@ json_check "$J" "a ran its runtime: one-second samples, fio's statistics" \
 expect_rc 0 "the normal output" run "$T/jobs.fio"
 expect_out "per job and per group" "a: (groupid=0)" "b: (groupid=0)" "c: (groupid=1)"
 
+printf '[global]\nioengine=null\nsize=1m\ndirect\n[x]\nbs=4k,8k\n' >"$T/sweep.ini"
+expect_rc 0 "llmio sweep reads bare booleans too (the same reader)" sweep "$T/sweep.ini" \
+	-o "$T/sweep.jsonl"
+check "direct=1 in every point" python3 -c 'import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+pts = [r for r in recs if r.get("config")]
+sys.exit(0 if len(pts) == 2 and all(r["config"]["direct"] == 1 for r in pts) else 1)' "$T/sweep.jsonl"
 printf '[x]\nioengine=null\nsize=1m\nbs\n' >"$T/bare.fio"
 expect_rc 2 "a bare non-boolean" run "$T/bare.fio"
 printf '[x]\nioengine=null\nsize=1m\niodepth_low=4\n' >"$T/refused.fio"

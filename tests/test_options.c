@@ -150,7 +150,8 @@ static void check_table(const struct llmio_optdesc *t, size_t n, enum llmio_optd
 
 		assert_int_equal(t[i].scope, scope);
 		if (t[i].mirror)
-			continue; /* another option's field under fio's name: no default of its own */
+			continue; /* another option's field under fio's name: no default of its own
+			           */
 		assert_int_equal(optdesc_parse(&t[i], NULL, &v, &e), 0);
 		assert_int_equal(optdesc_format(&t[i], &v, a, sizeof(a)), 0);
 		if (!base || (!t[i].size && !t[i].codec))
