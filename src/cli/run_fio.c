@@ -115,6 +115,9 @@ bool run_is_jobfile(int argc, char **argv, int i)
 
 	if (i >= argc || a[0] == '-')
 		return false;
+	/* the value of an option before it (--filename data.fio) is not a job file */
+	if (i > 1 && argv[i - 1][0] == '-' && !strchr(argv[i - 1], '='))
+		return false;
 	/* a missing FILE.fio is the job file that cannot be read; another word is not a file */
 	return fio || (i == 1 && !stat(a, &st) && S_ISREG(st.st_mode));
 }
@@ -309,7 +312,8 @@ static int write_results_csv(FILE *f, void *arg)
 	return llmio_results_write_csv(f, x->r, x->n);
 }
 
-/* Run the jobs [first, first + n) together; 0 or the first job's failure. */
+/* Run the jobs [first, first + n) together: a thread each (one job: on this thread, with the
+ * progress line); each job's outcome in its ret, e and r. */
 static void run_wave(struct fio_job *jobs, size_t first, size_t n)
 {
 	for (size_t i = first; i < first + n; i++) {
@@ -411,6 +415,15 @@ int run_jobfile(int argc, char **argv, int file_arg)
 		return ret;
 	if (out.path && !strcmp(out.path, "-"))
 		out.path = NULL;
+	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-"))) {
+		if (out.json && !out.path) {
+			fprintf(stderr,
+			        "llmio run: --output-format=json and --json - or --csv - all "
+			        "write to stdout: give --output FILE\n");
+			return EXIT_USAGE;
+		}
+		out.normal = false;
+	}
 	if (out.json && !out.path)
 		out.normal = false;
 	for (int k = 0; k < 3; k++) {
