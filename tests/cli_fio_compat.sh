@@ -37,6 +37,12 @@ expect_rc 0 "--output FILE with the normal format" run "${N[@]}" --output "$T/ou
 check "the table went to the file" grep -q IOPS "$T/out.txt"
 check "nothing on stdout" test ! -s "$T/stdout"
 
+echo "== output a person reads: 100 columns"
+expect_rc 0 "a mixed run's table" run --filename "$T/w" --size=1m --rw=randrw --numjobs=2
+check "the table fits 100 columns" test "$(awk '{ if (length > m) m = length } END { print m + 0 }' "$T/stdout")" -le 100
+expect_rc 0 "run --help" run --help
+check "run --help fits 100 columns" test "$(awk '{ if (length > m) m = length } END { print m + 0 }' "$T/stdout")" -le 100
+
 echo "== fio options change what runs"
 expect_rc 0 "loops=2" run "${N[@]}" --loops=2 --json "$J"
 json_check "$J" "loops=2 moves the bytes twice" 'j["read"]["total_ios"] == 4096'

@@ -10,6 +10,20 @@
 #include "engine/engine.h"
 #include "report/fmt.h"
 
+/* One option of --help: its names in a column of 37, the text wrapped to the terminal table
+ * width beside it (a name too long for the column gets the text on the next line). */
+static void help_line(FILE *f, const char *name, const char *text)
+{
+	char prefix[128];
+
+	if (strlen(name) > 36) {
+		fprintf(f, "%s\n", name);
+		name = "";
+	}
+	snprintf(prefix, sizeof(prefix), "%-36s ", name);
+	fmt_wrapped(f, prefix, 37, text);
+}
+
 static void help(FILE *f)
 {
 	struct llmio_option_info o;
@@ -26,22 +40,24 @@ static void help(FILE *f)
 	        "500ms.\n\n"
 	        "job options:\n");
 	for (size_t i = 0; llmio_job_option(i, &o) == 0; i++) {
-		char name[64];
+		char name[80], text[512];
 
-		snprintf(name, sizeof(name), "--%s%s%s", o.name, o.alias ? ", --" : "",
+		snprintf(name, sizeof(name), "  --%s%s%s", o.name, o.alias ? ", --" : "",
 		         o.alias ? o.alias : "");
-		fprintf(f, "  %-34s %s [%s, default %s]\n", name, o.help, o.type,
-		        o.def[0] ? o.def : "none");
+		snprintf(text, sizeof(text), "%s [%s, default %s]", o.help, o.type,
+		         o.def[0] ? o.def : "none");
+		help_line(f, name, text);
 	}
 	fprintf(f, "\nengine options (given like job options, for the chosen --ioengine):\n");
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
 		for (size_t k = 0; llmio_engine_option(i, k, &eo) == 0; k++) {
-			char name[64];
+			char name[80], text[512];
 
-			snprintf(name, sizeof(name), "%s: --%s", e.name, eo.name);
-			fprintf(f, "  %-34s %s [%s, default %s]%s%s%s\n", name, eo.help, eo.type,
-			        eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
-			        eo.alias ? ")" : "");
+			snprintf(name, sizeof(name), "  %s: --%s", e.name, eo.name);
+			snprintf(text, sizeof(text), "%s [%s, default %s]%s%s%s", eo.help, eo.type,
+			         eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
+			         eo.alias ? ")" : "");
+			help_line(f, name, text);
 		}
 	fprintf(f, "\noutput:\n"
 	           "  --output-format=normal|json|json+  fio's: the table, fio's JSON, with\n"
