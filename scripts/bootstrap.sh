@@ -9,17 +9,44 @@ shift || true
 
 # python3: the CLI tests read JSON with it; the rest: build, test and peer tools
 pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-dev libblkid-dev
-      libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3)
+      libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
+      libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
+      libcurl4-openssl-dev libssl-dev curl s3fs)
+# the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
+# without OpenBLAS its CPU matmuls are about 14x slower
+pkgs+=(python3-torch libopenblas0-pthread)
+# shellcheck disable=SC2206 # tests add a package that cannot be installed, to reach the refusal
+pkgs+=(${BOOTSTRAP_EXTRA_PKGS:-})
+# where apt would fetch from (the first source apt is configured with): without it (a GPU
+# machine lent offline) apt-get would only hang
+net_host=${BOOTSTRAP_NET_HOST:-$(grep -rhoE '^(URIs:|deb) +https?://[^/ ]+' /etc/apt/sources.list \
+	/etc/apt/sources.list.d/ 2>/dev/null | sed -E 's#.*://##' | sed -n 1p || true)}
+net_host=${net_host:-deb.debian.org}
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+	if ! timeout 5 bash -c "exec 3<>/dev/tcp/$net_host/80" 2>/dev/null &&
+		! timeout 5 bash -c "exec 3<>/dev/tcp/$net_host/443" 2>/dev/null; then
+		echo "bootstrap: ${missing[*]} not installed and no network ($net_host cannot be" \
+			"reached), so apt-get cannot fetch them: install them, or build where there is" \
+			"a network and carry the build (scripts/gpu_pack.sh)" >&2
+		exit 1
+	fi
 	echo "bootstrap: installing ${missing[*]}"
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# s3rver, the light S3 server the s3 tests start on loopback (Node is on these machines; npm's
+# registry is needed here only, never at test time): into .tools/, which git ignores.
+if command -v npm >/dev/null && [ ! -x .tools/node_modules/.bin/s3rver ]; then
+	echo "bootstrap: installing s3rver 3.7.1 from npm into .tools/"
+	npm install --silent --no-audit --no-fund --prefix .tools s3rver@3.7.1 >/dev/null ||
+		echo "bootstrap: s3rver not installed; the s3 tests will skip"
 fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then

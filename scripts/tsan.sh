@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test-tsan`: build with ThreadSanitizer (clang, BUILD_TSAN) and run the tests whose code
 # runs threads: the job's worker and control threads, the engines, CPU accounting, the I/O
-# sources, the trace tools, and the CLI runs of jobs, recipes, replay and the tracer.
+# sources, the tensor store's I/O thread, the trace tools, and the CLI runs of jobs, recipes,
+# replay and the tracer.
 #   scripts/tsan.sh [ctest -R regex]
 # ThreadSanitizer's reports go to BUILD_TSAN/tsan/ (not into the tests' stderr, which some
 # tests check).  The verdict is ThreadSanitizer's: exit 1 when it reported anything (each
@@ -11,7 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_TSAN:-build-tsan}
-tests=${1:-^(test_job|test_engines|test_cpu|test_trace|test_source|cli_run|cli_trace|cli_workload|cli_replay)$}
+tests=${1:-^(test_job|test_engines|test_cpu|test_trace|test_source|test_store|cli_run|cli_trace|cli_workload|cli_replay)$}
 
 scripts/bootstrap.sh "$build" -DLLMIO_TSAN=ON -DCMAKE_C_COMPILER=clang || exit 2
 rm -rf "$build/tsan"

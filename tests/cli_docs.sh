@@ -173,4 +173,16 @@ else
 fi
 check "every link from docs/ into bench/results/ names a file" results_links "$ROOT/docs"
 
+# Every engine in the registry has its section (docs/engines.md, or docs/gpu.md for the GPU
+# engines): adding an engine is its file, its registry lines and this section.
+missing_sections=$("$LLMIO" engines --brief 2>/dev/null | awk '/^[a-z0-9_-]+ / { print $1 }' |
+	while read -r eng; do
+		grep -qx "## $eng" "$ROOT/docs/engines.md" "$ROOT/docs/gpu.md" || echo "$eng"
+	done)
+if [ -n "$("$LLMIO" engines --brief 2>/dev/null)" ] && [ -z "$missing_sections" ]; then
+	pass "every engine has its section in docs/engines.md or docs/gpu.md"
+else
+	fail "engines without a section in docs/engines.md or docs/gpu.md: ${missing_sections:-none listed}"
+fi
+
 finish

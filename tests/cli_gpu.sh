@@ -9,7 +9,12 @@
 #    too old, no driver, no GPU, an override that does not load, cuFileDriverOpen failing;
 #  - whole runs of gds (each mode) and cuda-bounce from the CLI, with the notes that say compat
 #    mode and the copy time;
-#  - mode=batch on a libcufile without the batch API is refused with the fix.
+#  - mode=batch on a libcufile without the batch API is refused with the fix;
+#  - issue 23, under the strict fakes (LLMIO_FAKE_STRICT=1): the CUDA 13 wheel layout under the
+#    prefix of the python3 on PATH, mode=async refused without a cufile.json, one batch
+#    submission at a time, a -1 from cuFile's threads reported as an I/O error (not end of
+#    file), cuFileDriverClose called, `llmio engines` surviving a cuFile that crashes.
+# bench/gpu_check.sh has its own test, cli_gpu_check.sh.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -23,8 +28,9 @@ FAKE=$(cd "$(dirname "$LLMIO")/tests/fake_cuda" 2>/dev/null && pwd) ||
 mkdir -p "$T/home"
 base_env=(env -u LLMIO_CUDART -u LLMIO_CUFILE -u CUDA_HOME -u CUDA_PATH -u VIRTUAL_ENV
 	-u CONDA_PREFIX -u LD_LIBRARY_PATH -u LLMIO_FAKE_CUDART_VERSION
-	-u LLMIO_FAKE_DRIVER_VERSION -u LLMIO_FAKE_CUFILE_OPEN_ERR HOME="$T/home")
-fake_rt=(LLMIO_CUDART="$FAKE/libcudart.so.12" LLMIO_FAKE_CUDA=1)
+	-u LLMIO_FAKE_DRIVER_VERSION -u LLMIO_FAKE_CUFILE_OPEN_ERR -u CUFILE_ENV_PATH_JSON
+	-u LLMIO_FAKE_IO_FAIL_AFTER -u LLMIO_FAKE_CUFILE_CRASH HOME="$T/home")
+fake_rt=(LLMIO_CUDART="$FAKE/libcudart.so.12" LLMIO_FAKE_CUDA=1 LLMIO_FAKE_STRICT=1)
 
 # engine_lines ENGINE ENV...: `llmio engines --brief` under ENV; the engine's lines -> $T/eng
 engine_lines() {
@@ -98,6 +104,17 @@ if grep -qF "libcufile (cuFile) not found" "$T/eng"; then
 	engine_lines gds "${fake_rt[@]}" CUDA_HOME="$T/cuda" LD_LIBRARY_PATH="$T/ld" \
 		LLMIO_CUFILE="$FAKE/libcufile.so.0"
 	expect_eng "LLMIO_CUFILE beats everything" "uses: $FAKE/libcufile.so.0"
+
+	# issue 23.2: CUDA 13 wheels (site-packages/nvidia/cu13/lib) of the python3 on PATH
+	py=$T/py
+	mkdir -p "$py/bin" "$py/lib/python3.12/site-packages/nvidia/cu13/lib"
+	printf '#!/bin/sh\nexit 0\n' >"$py/bin/python3"
+	chmod +x "$py/bin/python3"
+	cp "$FAKE/libcufile.so.0" "$py/lib/python3.12/site-packages/nvidia/cu13/lib/"
+	mkdir -p "$T/home13"
+	engine_lines gds "${fake_rt[@]}" PATH="$py/bin:$PATH" HOME="$T/home13"
+	expect_eng "found in the CUDA 13 wheel of the python3 on PATH" "available" \
+		"uses: $py/lib/python3.12/site-packages/nvidia/cu13/lib/libcufile.so.0"
 else
 	note "a real libcufile is reachable here: search-order checks skipped ($(cat "$T/eng"))"
 fi
@@ -115,9 +132,20 @@ expect_eng "cuFileDriverOpen failure named" "unavailable" \
 engine_lines gds LLMIO_CUFILE="$FAKE/libcufile.so.0"
 expect_eng "gds without the CUDA runtime says so" "unavailable"
 
+echo "== llmio engines survives a cuFile that crashes while it opens (issue 23.5)"
+run "${base_env[@]}" "${fake_cf[@]}" LLMIO_FAKE_CUFILE_CRASH=1 "$LLMIO" engines --brief
+check "engines: exit 0 although cuFile crashed" test "$RC" -eq 0
+awk '$1 == "gds" { on = 1; print; next } on && /^ / { print; next } { on = 0 }' \
+	"$T/stdout" >"$T/eng"
+expect_eng "engines: the crash is gds's reason" "unavailable" "probing it crashed (signal 6"
+check "engines: the engines after gds are listed" grep -q '^cuda-bounce .*available' "$T/stdout"
+check "engines: psync listed (output flushed before the probes)" grep -q '^psync ' "$T/stdout"
+
 echo "== runs through the fake libraries"
 F=$T/data
 J=$T/out.json
+printf '{ "execution": { "parallel_io": true, "max_io_queue_depth": 128 } }\n' >"$T/cufile.json"
+fake_cf+=(CUFILE_ENV_PATH_JSON="$T/cufile.json")
 gpu_run() { # gpu_run DESC ENV... -- ARGS...
 	local desc=$1 envs=(); shift
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
@@ -125,6 +153,10 @@ gpu_run() { # gpu_run DESC ENV... -- ARGS...
 		--json "$J" --quiet "$@"
 	if [ "$RC" -ne 0 ]; then
 		fail "$desc: exit $RC: $(head -c 400 "$T/stderr")"
+		return 1
+	fi
+	if grep -qF "without cuFileDriverClose" "$T/stderr"; then
+		fail "$desc: cuFile's driver left open at exit (issue 23.10)"
 		return 1
 	fi
 	pass "$desc"
@@ -139,10 +171,40 @@ for m in sync batch async; do
 		json_check "$J" "gds mode=$m: reads done, buffers registered" \
 			'j["read"]["total_ios"] > 0 and "8 buffers registered" in j["engine_notes"]'
 done
+gpu_run "gds mode=batch at numjobs 2: one submission at a time" "${fake_cf[@]}" -- \
+	--ioengine gds --mode=batch --rw randread --iodepth 16 --numjobs 2 --runtime 0.2 &&
+	json_check "$J" "gds mode=batch numjobs 2: reads done" 'j["read"]["total_ios"] > 0'
+
+# issue 23.3: the stream API is not used without cuFile's thread pool (a cufile.json)
+run "${base_env[@]}" "${fake_rt[@]}" LLMIO_CUFILE="$FAKE/libcufile.so.0" "$LLMIO" run \
+	--filename "$F" --size 2m --ioengine gds --mode=async --iodepth 4
+check "mode=async without a cufile.json: exit 1" test "$RC" -eq 1
+expect_err "mode=async without a cufile.json: why and the fix" "no cufile.json" \
+	"CUFILE_ENV_PATH_JSON" "parallel_io"
+printf '{ "execution": { "parallel_io": false } }\n' >"$T/cufile-nopar.json"
+run "${base_env[@]}" "${fake_rt[@]}" LLMIO_CUFILE="$FAKE/libcufile.so.0" \
+	CUFILE_ENV_PATH_JSON="$T/cufile-nopar.json" "$LLMIO" run --filename "$F" --size 2m \
+	--ioengine gds --mode=async --iodepth 4
+expect_err "mode=async with parallel_io off: said" "execution.parallel_io is off in $T/cufile-nopar.json"
+
+# issue 23.8: a -1 from cuFile's own threads is an I/O error, not "0 bytes (end of file)"
+for m in batch async; do
+	run "${base_env[@]}" "${fake_cf[@]}" LLMIO_FAKE_IO_FAIL_AFTER=3 "$LLMIO" run \
+		--filename "$F" --size 2m --bs 64k --ioengine gds --mode=$m --rw read --iodepth 4
+	check "mode=$m: a failed I/O fails the run" test "$RC" -eq 1
+	check "mode=$m: said as an I/O error" grep -qi "input/output error" "$T/stderr"
+	check "mode=$m: not as end of file" test "$(grep -c "end of file" "$T/stderr")" -eq 0
+done
+
 gpu_run "cuda-bounce write (libaio)" "${fake_rt[@]}" -- --ioengine cuda-bounce --host=libaio \
 	--rw write --iodepth 4 --direct=1 &&
 	json_check "$J" "cuda-bounce: copy time separate from storage time" \
 		'"32 device-to-host" in j["engine_notes"] and "storage" in j["engine_notes"] and "host engine libaio" in j["engine_notes"]'
+# issue 23.9: O_DIRECT from pinned memory CUDA aligns to 256 bytes only (strict fake)
+gpu_run "cuda-bounce O_DIRECT read, sched=spin" "${fake_rt[@]}" -- --ioengine cuda-bounce \
+	--rw read --iodepth 4 --direct=1 --sched=spin &&
+	json_check "$J" "cuda-bounce: page-aligned pinned memory, sched said" \
+		'j["read"]["io_bytes"] == 2*1024*1024 and "page-aligned" in j["engine_notes"] and "sched=spin" in j["engine_notes"]'
 gpu_run "cuda-bounce read (io_uring) on GPU 0" "${fake_rt[@]}" -- --ioengine cuda-bounce \
 	--rw read --iodepth 2 --gpu=0 &&
 	json_check "$J" "cuda-bounce: reads copied host-to-device, overlapping" \
@@ -159,17 +221,5 @@ expect_err "mode=batch without the batch API: the fix" "has no usable batch API"
 gpu_run "mode=auto without batch/stream API falls back to sync" "${fake_rt[@]}" \
 	LLMIO_CUFILE="$FAKE/nobatch/libcufile.so.0" -- --ioengine gds --rw read --iodepth 4 &&
 	json_check "$J" "auto -> sync is said" '"sync cuFileRead/cuFileWrite" in j["engine_notes"]'
-
-echo "== bench/gpu_check.sh: syntax, and a dry run of all of it on the fake libraries"
-GC=$(dirname "$0")/../bench/gpu_check.sh
-check "gpu_check.sh parses (bash -n)" bash -n "$GC"
-run env OUT="$T/gc" bash "$GC" --llmio "$LLMIO" --fake --size 4m --runtime 0.1 --ramp 0 \
-	--dir "$T/gcdir"
-check "gpu_check.sh --fake: exit 0" test "$RC" -eq 0
-check "gpu_check.sh: 18 runs summarised (3 engines x 6 patterns)" \
-	test "$(grep -cE '^(gds|cuda-bounce|io_uring)-' "$T/gc/summary.txt" 2>/dev/null)" -eq 18
-check "gpu_check.sh: facts say the cuFile mode" grep -q '^cuFile mode: compat' "$T/gc/facts.txt"
-check "gpu_check.sh: conformance ran" grep -q 'PASSED' "$T/gc/conformance.txt"
-check "gpu_check.sh: scratch file removed" test ! -e "$T/gcdir/llmio-gpu-check"
 
 finish

@@ -249,6 +249,8 @@ static void conformance(void **state)
 			continue; /* null moves no data; test_job checks its counts */
 		if (e->buf_alloc)
 			continue; /* GPU memory: test_gpu drives these engines */
+		if (e->caps & ENGINE_CAP_OWN_TARGET)
+			continue; /* not files: tests/cli_s3.sh drives s3 against a server */
 		if (e->probe(why, sizeof(why))) {
 			print_message("skip %s: %s\n", e->name, why);
 			continue;

@@ -6,7 +6,12 @@
  * the worker, whose file contents are checked against the pattern the worker asked for.
  *
  *   test_gpu          runs on the fake CUDA libraries built next to it (host memory stands in
- *                     for GPU memory), so the data paths are tested on any machine;
+ *                     for GPU memory), so the data paths are tested on any machine; the fakes
+ *                     run strict (LLMIO_FAKE_STRICT=1: one batch submission at a time, partial
+ *                     GetStatus, 256-byte aligned CUDA allocations, events not ready at
+ *                     first, duplicate cuFile handles refused, async -1 with a foreign errno,
+ *                     the stream API only with a cufile.json), and the defects those contracts
+ *                     exposed each have a test below;
  *   test_gpu --real   the same on the real libraries and GPU; exits 77 with the reason when
  *                     there is none.
  */
@@ -244,6 +249,14 @@ static void conformance(void **state)
 		}
 		for (size_t m = 0; engine_test_variant(e, m); m++) {
 			const char *eopts = engine_test_variant(e, m);
+			const struct cufile *cf = cuda_cufile(NULL);
+
+			/* on a real machine without a cufile.json the stream API is refused */
+			if (strstr(eopts, "mode=async") && cf && !cf->async_ok) {
+				assert_true(real); /* the tests' fakes come with a cufile.json */
+				print_message("skip %s %s: %s\n", e->name, eopts, cf->async_why);
+				continue;
+			}
 
 			for (unsigned qd = 1; qd <= 8; qd += 7) {
 				roundtrip(e->name, eopts, false, 16384, qd); /* aligned */
@@ -325,6 +338,178 @@ static void jobs(void **state)
 	}
 }
 
+/* One engine on a fresh file of NBLOCKS x len: the rig, opened (init's result returned). */
+static int rig_file(struct rig *r, const char *engine, const char *eopts, unsigned qd)
+{
+	int fd = open_file("gpu-case", true, (uint64_t)16384 * NBLOCKS);
+
+	assert_true(fd >= 0);
+	return rig_open(r, engine, eopts, fd, 16384, qd, true);
+}
+
+static void rig_file_close(struct rig *r)
+{
+	int fd = r->fd;
+
+	rig_close(r);
+	close(fd);
+}
+
+/* One I/O of `op` on buffer 0 at offset 0, queued, committed and reaped: its result. */
+static int64_t one_io(struct rig *r, uint8_t op)
+{
+	struct io_req *evs[16], *io = &r->ios[0];
+	int q, got;
+
+	io->off = 0;
+	io->len = r->len;
+	io->op = op;
+	io->file = 0;
+	io->res = -12345;
+	q = r->e->queue(&r->ctx, io);
+	if (q == ENGINE_Q_COMPLETED)
+		return io->res;
+	assert_int_equal(q, ENGINE_Q_QUEUED);
+	assert_true(r->e->commit(&r->ctx) >= 0);
+	got = r->e->reap(&r->ctx, 1, evs, 16);
+	assert_int_equal(got, 1);
+	assert_ptr_equal(evs[0], io);
+	return io->res;
+}
+
+/* issue 23.7: cuFileBufRegister failing part way leaves the registered ones to release. */
+static void register_partial(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	if (real)
+		skip();
+	setenv("LLMIO_FAKE_REGISTER_FAIL_AFTER", "2", 1);
+	assert_int_equal(rig_file(&r, "gds", "mode=batch,register=1", 8), 0);
+	unsetenv("LLMIO_FAKE_REGISTER_FAIL_AFTER");
+	assert_non_null(strstr(r.ctx.notes, "cuFileBufRegister failed"));
+	assert_non_null(strstr(r.ctx.notes, "buffers 2.. unregistered"));
+	assert_int_equal(one_io(&r, ENGINE_OP_WRITE), 16384);
+	rig_file_close(&r); /* the two registered buffers deregistered, no crash */
+}
+
+/*
+ * issue 23.8: a -1 from the batch or stream API (the I/O ran on cuFile's threads, this thread's
+ * errno says nothing) is an I/O error, never 0 bytes ("end of file").
+ */
+static void remote_errors(void **state)
+{
+	static const char *const modes[] = {"mode=batch", "mode=async"};
+
+	(void)state;
+	if (real)
+		skip();
+	for (size_t m = 0; m < 2; m++) {
+		struct rig r;
+
+		assert_int_equal(rig_file(&r, "gds", modes[m], 4), 0);
+		setenv("LLMIO_FAKE_IO_FAIL_AFTER", "0", 1);
+		errno = 0;
+		assert_int_equal(one_io(&r, ENGINE_OP_READ), -EIO);
+		unsetenv("LLMIO_FAKE_IO_FAIL_AFTER");
+		rig_file_close(&r);
+		print_message("%s: notes: %s\n", modes[m], r.ctx.notes);
+	}
+}
+
+/* issue 23.10: cuFile refuses an fd registered twice; two engines on one fd share a handle. */
+static void shared_fd(void **state)
+{
+	struct rig a, b;
+	int fd = open_file("gpu-shared", true, (uint64_t)16384 * NBLOCKS);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(rig_open(&a, "gds", "mode=sync", fd, 16384, 1, true), 0);
+	assert_int_equal(rig_open(&b, "gds", "mode=batch", fd, 16384, 4, true), 0);
+	assert_int_equal(one_io(&a, ENGINE_OP_WRITE), 16384);
+	rig_close(&a);
+	assert_int_equal(one_io(&b, ENGINE_OP_READ), 16384); /* the handle outlives a */
+	rig_close(&b);
+	/* both gone: registering the fd again works */
+	assert_int_equal(rig_open(&a, "gds", "mode=sync", fd, 16384, 1, true), 0);
+	rig_close(&a);
+	close(fd);
+}
+
+/* issue 23.10: mode=sync at iodepth 8 has one I/O in flight, and the notes say so. */
+static void sync_depth_said(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	assert_int_equal(rig_file(&r, "gds", "mode=sync", 8), 0);
+	assert_non_null(strstr(r.ctx.notes, "iodepth 1 (sync mode"));
+	assert_null(strstr(r.ctx.notes, "iodepth 8"));
+	rig_file_close(&r);
+}
+
+/* issue 23.10: each GPU buffer starts on a 64 KiB GPU page of its own. */
+static void gpu_pages(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	assert_int_equal(rig_file(&r, "gds", "mode=sync", 8), 0);
+	for (unsigned i = 0; i < 8; i++) {
+		assert_int_equal((uintptr_t)r.bufs[i] % GPU_PAGE, 0);
+		for (unsigned k = 0; k < i; k++)
+			assert_true((uintptr_t)r.bufs[i] / GPU_PAGE !=
+			            ((uintptr_t)r.bufs[k] + r.len - 1) / GPU_PAGE);
+	}
+	rig_file_close(&r);
+}
+
+/* issue 23.10: a cuFile error code is named in the notes, not lost in -EIO. */
+static void cufile_error_named(void **state)
+{
+	const char *json = getenv("CUFILE_ENV_PATH_JSON");
+	struct rig r;
+	FILE *f;
+
+	(void)state;
+	if (real)
+		skip();
+	assert_int_equal(rig_file(&r, "gds", "mode=async", 4), 0);
+	/* the fake reads the config at each call: without parallel_io it refuses the I/O */
+	f = fopen(json, "w");
+	assert_non_null(f);
+	fputs("{}\n", f);
+	fclose(f);
+	assert_int_equal(one_io(&r, ENGINE_OP_READ), -EIO);
+	f = fopen(json, "w");
+	assert_non_null(f);
+	fputs("{ \"execution\": { \"parallel_io\": true } }\n", f);
+	fclose(f);
+	r.e->cleanup(&r.ctx);
+	assert_non_null(strstr(r.ctx.notes, "first cuFile failure: cuFileReadAsync: "
+	                                    "CU_FILE_IO_NOT_SUPPORTED (cuFile error 5008)"));
+	rig_file_close(&r);
+}
+
+/* issue 23.9: cuda-bounce's pinned memory is page-aligned (O_DIRECT), the wait is said. */
+static void bounce_pinned(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	assert_int_equal(rig_file(&r, "cuda-bounce", "host=psync,sched=yield", 2), 0);
+	assert_non_null(strstr(r.ctx.notes, "page-aligned"));
+	assert_non_null(strstr(r.ctx.notes, "sched=yield"));
+	assert_int_equal(one_io(&r, ENGINE_OP_WRITE), 16384); /* O_DIRECT from pinned memory */
+	assert_int_equal(one_io(&r, ENGINE_OP_READ), 16384);
+	rig_file_close(&r);
+	assert_int_equal(rig_file(&r, "gds", "mode=async", 2), 0);
+	assert_non_null(strstr(r.ctx.notes, "sched=blocking (blocking-sync events)"));
+	rig_file_close(&r);
+}
+
 /* The fake libraries sit next to this program, in the build tree only. */
 static int use_fakes(void)
 {
@@ -340,21 +525,45 @@ static int use_fakes(void)
 	snprintf(path, sizeof(path), "%s/libcufile.so.0", fakes);
 	setenv("LLMIO_CUFILE", path, 1);
 	setenv("LLMIO_FAKE_CUDA", "1", 1);
+	setenv("LLMIO_FAKE_STRICT", "1", 1);
+	return 0;
+}
+
+/* The cufile.json the stream API needs (cuFile's thread pool), as bench/gpu_check.sh writes. */
+static int write_config(void)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cufile.json", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fputs("{ \"execution\": { \"parallel_io\": true } }\n", f);
+	fclose(f);
+	setenv("CUFILE_ENV_PATH_JSON", path, 1);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(conformance),
-	        cmocka_unit_test(jobs),
+	        cmocka_unit_test(conformance),      cmocka_unit_test(jobs),
+	        cmocka_unit_test(register_partial), cmocka_unit_test(remote_errors),
+	        cmocka_unit_test(shared_fd),        cmocka_unit_test(sync_depth_said),
+	        cmocka_unit_test(gpu_pages),        cmocka_unit_test(cufile_error_named),
+	        cmocka_unit_test(bounce_pinned),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 	struct llmio_error why = {0};
 
 	real = argc > 1 && !strcmp(argv[1], "--real");
-	if (!real && use_fakes()) {
-		printf("cannot find this program's path: %s\n", strerror(errno));
+	snprintf(dir, sizeof(dir), "%s/gpu%s", base ? base : "/tmp/llmio-test",
+	         real ? "-real" : "");
+	mkdir(base ? base : "/tmp/llmio-test", 0755);
+	mkdir(dir, 0755);
+	if (!real && (use_fakes() || write_config())) {
+		printf("cannot set up the fake CUDA libraries: %s\n", strerror(errno));
 		return 1;
 	}
 	rt = cuda_runtime(&why);
@@ -369,9 +578,5 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	printf("CUDA runtime: %s, %d GPU(s)\n", rt->path, rt->ndevices);
-	snprintf(dir, sizeof(dir), "%s/gpu%s", base ? base : "/tmp/llmio-test",
-	         real ? "-real" : "");
-	mkdir(base ? base : "/tmp/llmio-test", 0755);
-	mkdir(dir, 0755);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,32 +56,29 @@ static void vectors(void **state)
 static void stamp_and_check(void **state)
 {
 	static uint8_t block[4096];
-	char msg[512];
+	struct llmio_error err = {0};
 
 	(void)state;
 	for (enum verify_algo a = VERIFY_CRC32C; a <= VERIFY_SHA256; a++) {
 		for (size_t i = 0; i < sizeof(block); i++)
 			block[i] = (uint8_t)(i * 7 + a);
 		verify_stamp(a, block, sizeof(block), 8192);
-		assert_int_equal(verify_check(a, block, sizeof(block), 8192, "f", msg, sizeof(msg)),
-		                 0);
+		assert_int_equal(verify_check(a, block, sizeof(block), 8192, "f", &err), 0);
 		/* one bit anywhere after the header: expected and found named */
 		block[3000] ^= 1;
-		assert_int_equal(verify_check(a, block, sizeof(block), 8192, "f", msg, sizeof(msg)),
-		                 -EILSEQ);
-		assert_non_null(strstr(msg, "mismatch in f at offset 8192"));
-		assert_non_null(strstr(msg, "expected "));
-		assert_non_null(strstr(msg, "found "));
+		assert_int_equal(verify_check(a, block, sizeof(block), 8192, "f", &err), -EILSEQ);
+		assert_non_null(strstr(err.msg, "mismatch in f at offset 8192"));
+		assert_non_null(strstr(err.msg, "expected "));
+		assert_non_null(strstr(err.msg, "found "));
 		block[3000] ^= 1;
 		/* the right data in the wrong place */
-		assert_int_equal(verify_check(a, block, sizeof(block), 4096, "f", msg, sizeof(msg)),
-		                 -EILSEQ);
-		assert_non_null(strstr(msg, "found the block of offset 8192"));
+		assert_int_equal(verify_check(a, block, sizeof(block), 4096, "f", &err), -EILSEQ);
+		assert_non_null(strstr(err.msg, "found the block of offset 8192"));
 		/* checked with another algorithm: the header says so */
 		assert_int_equal(verify_check(a == VERIFY_MD5 ? VERIFY_SHA256 : VERIFY_MD5, block,
-		                              sizeof(block), 8192, "f", msg, sizeof(msg)),
+		                              sizeof(block), 8192, "f", &err),
 		                 -EILSEQ);
-		assert_non_null(strstr(msg, "block header"));
+		assert_non_null(strstr(err.msg, "block header"));
 	}
 }
 

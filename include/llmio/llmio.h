@@ -9,5 +9,6 @@
 #include "llmio/job.h"
 #include "llmio/result.h"
 #include "llmio/model.h"
+#include "llmio/store.h"
 
 #endif

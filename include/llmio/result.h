@@ -150,6 +150,18 @@ struct llmio_result {
 	 */
 	struct llmio_sample_stats iops_samples[2];
 	struct llmio_sample_stats bw_samples[2]; /* bytes per second */
+	/* softirq time of all CPUs in the window (/proc/stat; system-wide, network receive
+	 * among it, not this process's alone) */
+	double softirq_system_s;
+	/* an engine whose bytes go over a network (s3): what it counted, not device bytes */
+	struct llmio_wire {
+		bool known;
+		uint64_t rx_bytes, tx_bytes; /* on the wire, HTTP headers included (curl) */
+		uint64_t requests;
+		uint64_t retries; /* sent again after 503 SlowDown / 500 */
+		double hash_s;    /* client CPU hashing payloads (SHA-256, MD5), measured apart */
+		double copy_s; /* client CPU copying payloads, measured apart (0: not separable) */
+	} wire;
 };
 
 /**

@@ -1,10 +1,72 @@
 /* SPDX-License-Identifier: MIT */
 /* llmio engines: every datapath, whether it can run on this machine (and why not), options. */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "engine/engine.h"
+
+/* A probe that takes longer than this is reported as hanging (a GPU driver can). */
+#define PROBE_TIMEOUT_S 30
+
+/*
+ * Probe one engine in a child process: a foreign library (cuFile) can crash or hang while it
+ * opens (kvikio issue 97), and that must cost one engine's line, not the whole listing.
+ * Returns the probe's result, with why filled; a crash or a hang is an unavailable engine
+ * whose why says so.
+ */
+static int probe_isolated(const char *name, char *why, size_t len)
+{
+	int pfd[2], status = 0, ret = -EIO;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	fflush(NULL); /* what is printed so far is out before anything can crash */
+	if (pipe(pfd))
+		return llmio_engine_probe(name, why, len);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return llmio_engine_probe(name, why, len);
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		alarm(PROBE_TIMEOUT_S);
+		ret = llmio_engine_probe(name, why, len);
+		if (write(pfd[1], &ret, sizeof(ret)) != sizeof(ret) ||
+		    write(pfd[1], why, strlen(why) + 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	why[0] = '\0';
+	n = read(pfd[0], &ret, sizeof(ret));
+	if (n == (ssize_t)sizeof(ret))
+		while (got < (ssize_t)len - 1 &&
+		       (n = read(pfd[0], why + got, len - 1 - (size_t)got)) > 0)
+			got += n;
+	else
+		ret = -EIO;
+	why[got] = '\0';
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		snprintf(why, len, "probing it did not finish in %d s (the driver hangs?)",
+		         PROBE_TIMEOUT_S);
+	else if (WIFSIGNALED(status))
+		snprintf(why, len, "probing it crashed (signal %d: %s); the library is broken here",
+		         WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (n < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		snprintf(why, len, "probing it failed in its child process");
+	return ret;
+}
 
 int cmd_engines(int argc, char **argv)
 {
@@ -28,7 +90,11 @@ int cmd_engines(int argc, char **argv)
 			       "Lists every engine, whether it can run on this machine and, if "
 			       "not,\n"
 			       "exactly why, and each engine's options with their defaults.\n"
-			       "--brief leaves the options out.  Exit status 0.\n");
+			       "--brief leaves the options out.  Each engine is probed in a child\n"
+			       "process, limited to 30 s, so a library that crashes or hangs "
+			       "while\n"
+			       "it loads (cuFile can) costs its own line, which says so.\n"
+			       "Exit status 0.\n");
 			return 0;
 		case 'b':
 			verbose = false;
@@ -41,15 +107,18 @@ int cmd_engines(int argc, char **argv)
 	}
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++) {
 		char why[512];
-		int ret = llmio_engine_probe(e.name, why, sizeof(why));
+		int ret = probe_isolated(e.name, why, sizeof(why));
 
 		printf("%-9s %-13s %s\n", e.name, ret ? "unavailable" : "available", e.summary);
 		printf("          %s, %s\n",
 		       e.async ? "asynchronous (iodepth = I/Os in flight)"
 		               : "synchronous (one I/O at a time per thread)",
-		       e.supports_direct ? "O_DIRECT supported" : "page cache only");
+		       (engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET)
+		               ? "its own targets (no local file or page cache)"
+		       : e.supports_direct ? "O_DIRECT supported"
+		                           : "page cache only");
 		if (ret) {
-			printf("          why: %s\n", why);
+			printf("          why: %s\n", why[0] ? why : "(no reason given)");
 			unavailable++;
 		} else if (why[0]) {
 			printf("          uses: %s\n",
@@ -62,6 +131,7 @@ int cmd_engines(int argc, char **argv)
 			printf("          %-24s %s%s%s%s\n", name, o.help, o.alias ? " (fio: " : "",
 			       o.alias ? o.alias : "", o.alias ? ")" : "");
 		}
+		fflush(stdout);
 	}
 	(void)unavailable;
 	return 0;

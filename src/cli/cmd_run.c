@@ -7,8 +7,12 @@
 #include "cli/cli.h"
 #include "cli/run_fio.h"
 #include "core/options.h"
+#include "dist/dist.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
+#include "stats/record.h"
+#include "stats/result_json.h"
+#include "workload/workload.h"
 
 /* One option of --help: its names in a column of 37, the text wrapped to the terminal table
  * width beside it (a name too long for the column gets the text on the next line). */
@@ -79,6 +83,13 @@ static void help(FILE *f)
 	           "marked interrupted, and llmio exits 1.\n"
 	           "Metrics are defined in docs/metrics.md; fio's options, job files and JSON\n"
 	           "in docs/fio.md (a fio option llmio does not do is refused by name).\n");
+	fprintf(f,
+	        "\nunder mpirun (docs/mpi.md): every rank runs its share of --size of --filename\n"
+	        "  --mpi_layout L   shared-file (IOR's default: one file, a region per rank) or\n"
+	        "                   file-per-process (IOR -F: FILE.00000003 for rank 3)\n"
+	        "  --reorder        reads: each rank reads what the next host's rank (the next\n"
+	        "                   rank on one host) wrote, past its own page cache (IOR -C)\n"
+	        "  rank 0 prints and writes the merged job, with `mpi`: every rank's record\n");
 }
 
 /* The command line as the job file's comment quotes it, without --emit-fio. */
@@ -111,14 +122,59 @@ static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 	return fflush(stdout) ? EXIT_RUNTIME : 0;
 }
 
+struct out {
+	struct llmio_result *r;
+	cJSON *mpi; /* under mpirun: the ranks' records (dist_json()) */
+	enum dist_layout layout;
+	struct run_out *fio; /* --output-format and --output */
+};
+
+/*
+ * What --output-format asks for (the table, fio's JSON); under mpirun the merged job's origin
+ * (docs/mpi.md) right below the table.
+ */
+static int write_out(FILE *f, void *arg)
+{
+	const struct out *o = arg;
+	struct run_out part = *o->fio;
+	int ret;
+
+	part.json = false;
+	ret = run_out_write(f, &part);
+	if (!ret && part.normal && o->mpi)
+		fprintf(f,
+		        "  mpi    %.0f ranks on %.0f hosts (%s): time from the earliest start to "
+		        "the "
+		        "latest end, start skew %.3f ms\n",
+		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_RANKS)),
+		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_HOSTS)),
+		        dist_layout_name(o->layout),
+		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_START_SKEW_S)) * 1e3);
+	part = *o->fio;
+	part.normal = false;
+	if (!ret)
+		ret = run_out_write(f, &part);
+	return ret ? ret : ferror(f) ? -EIO : 0;
+}
+
 static int write_json(FILE *f, void *arg)
 {
-	return llmio_results_write_json(f, (struct llmio_result *const *)arg, 1);
+	const struct out *o = arg;
+	cJSON *root;
+
+	if (!o->mpi)
+		return llmio_results_write_json(f, &o->r, 1);
+	root = results_json_doc(&o->r, 1);
+	if (!root || !cJSON_AddItemReferenceToObject(root, RK_MPI, o->mpi)) {
+		cJSON_Delete(root);
+		return -ENOMEM;
+	}
+	return json_write_doc(f, root);
 }
 
 static int write_csv(FILE *f, void *arg)
 {
-	return llmio_results_write_csv(f, (struct llmio_result *const *)arg, 1);
+	return llmio_results_write_csv(f, &((const struct out *)arg)->r, 1);
 }
 
 /* The engine decides which extra options exist, so find it before parsing the rest. */
@@ -141,14 +197,17 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+static int run_job(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
 	struct run_out out = {.normal = true, .n = 1};
+	enum dist_layout layout = DIST_SHARED_FILE;
+	struct llmio_error e = {0};
+	bool reorder = false;
+	struct out jout = {.fio = &out};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
-	struct llmio_error e = {0};
 	int ret, code = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -190,6 +249,13 @@ int cmd_run(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--emit-fio")) {
 			emit = true;
+		} else if (!strncmp(a, "--mpi_layout=", 13)) {
+			if (dist_layout_parse(a + 13, &layout, &e)) {
+				fprintf(stderr, "llmio: %s\n", e.msg);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--reorder")) {
+			reorder = true;
 		} else {
 			char key[64] = "";
 			const struct engine_ops *owner = NULL;
@@ -252,7 +318,13 @@ int cmd_run(int argc, char **argv)
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
-	ret = llmio_job_run(&o, &r, &e);
+	if (dist_active()) {
+		/* the merged job on rank 0; a rank that fails ends the MPI job itself */
+		o.progress = NULL;
+		ret = dist_job_run(&o, layout, reorder, &r, &jout.mpi, &e);
+	} else {
+		ret = llmio_job_run(&o, &r, &e);
+	}
 	cli_progress_clear();
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
@@ -261,10 +333,12 @@ int cmd_run(int argc, char **argv)
 	if (!r)
 		return code;
 	out.r = &r;
+	jout.r = r;
+	jout.layout = layout;
 	if (out.path)
-		ret = cli_write_file(out.path, run_out_write, &out);
+		ret = cli_write_file(out.path, write_out, &jout);
 	else
-		ret = run_out_write(stdout, &out);
+		ret = write_out(stdout, &jout);
 	if (ret) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", out.path ? out.path : "stdout",
 		        strerror(-ret));
@@ -272,11 +346,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (r->interrupted)
 		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
-	if (json && (ret = cli_write_file(json, write_json, &r))) {
+	if (json && (ret = cli_write_file(json, write_json, &jout))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
-	if (csv && (ret = cli_write_file(csv, write_csv, &r))) {
+	if (csv && (ret = cli_write_file(csv, write_csv, &jout))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
@@ -284,5 +358,18 @@ int cmd_run(int argc, char **argv)
 	if (r->interrupted && !code)
 		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
+	cJSON_Delete(jout.mpi);
 	return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct llmio_error e = {0};
+
+	if (dist_init(&argc, &argv, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	wl_dist_default(dist_wl()); /* recipes under mpirun */
+	return dist_end(run_job(argc, argv));
 }

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "report/fmt.h"
 #include "sweep/runner.h"
+#include "workload/workload.h"
 
 static void help(FILE *f)
 {
@@ -271,9 +273,17 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
-int cmd_sweep(int argc, char **argv)
+/* A plain point under mpirun: every rank its region of one shared file, as `llmio run`. */
+static int dist_point(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
+                      struct llmio_error *e)
+{
+	return dist_job_run(o, DIST_SHARED_FILE, false, r, mpi, e);
+}
+
+static int sweep_main(int argc, char **argv)
 {
 	struct sweep_cli c = {0};
+	struct sweep_dist dist = {.run_job = dist_point, .writer = dist_rank() == 0};
 	struct sweep_events ev = {.progress = on_progress,
 	                          .point_ended = on_point_ended,
 	                          .point_done = on_point_done,
@@ -286,6 +296,12 @@ int cmd_sweep(int argc, char **argv)
 	code = parse_args(&c, argc, argv);
 	if (code)
 		return code < 0 ? 0 : code;
+	/* every rank has checked the journal before rank 0 creates it */
+	dist_barrier();
+	if (dist_rank() != 0) { /* rank 0 alone prints and journals */
+		c.quiet = true;
+		ev = (struct sweep_events){.arg = &c};
+	}
 	o = (struct sweep_run_opts){.path = c.path,
 	                            .dir = c.dir,
 	                            .journal = c.out,
@@ -293,7 +309,8 @@ int cmd_sweep(int argc, char **argv)
 	                            .shuffle = c.shuffle,
 	                            .keep_cache = c.keep_cache,
 	                            .seed = c.seed,
-	                            .repeat = c.repeat};
+	                            .repeat = c.repeat,
+	                            .dist = dist_active() ? &dist : NULL};
 	ret = sweep_runner_prepare(&c.r, &o, &ev, &e);
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
@@ -303,4 +320,16 @@ int cmd_sweep(int argc, char **argv)
 	}
 	sweep_runner_release(&c.r);
 	return code;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct llmio_error e = {0};
+
+	if (dist_init(&argc, &argv, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	wl_dist_default(dist_wl()); /* workload points under mpirun */
+	return dist_end(sweep_main(argc, argv));
 }

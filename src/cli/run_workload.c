@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/record.h"
 #include "stats/result_json.h"
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "engine/engine.h"
 #include "workload/workload.h"
 
@@ -51,6 +53,9 @@ static void help(FILE *f, const struct recipe *r)
 	print_params(f, r->shared);
 	fprintf(f, "  --%-20s %s\n", "scale",
 	        "fraction of the bytes (request sizes and patterns unchanged) [double, default 1]");
+	fprintf(f, "  --%-20s %s\n", "reorder",
+	        "under mpirun: restores read the shards another process wrote (IOR -C; "
+	        "docs/mpi.md)");
 	fprintf(f, "\noutput:\n  --json FILE            phases, metrics and every stream's result "
 	           "(- = stdout)\n  --quiet                no table\n\n"
 	           "The recipes and their metrics are described in docs/workloads.md.\n");
@@ -118,8 +123,41 @@ static void compare_table(FILE *f, struct wl *runs, unsigned n)
 	}
 }
 
+/* Phases that only computed (no streams) with the same metrics, as columns side by side: the
+ * policies of `migrate --policy all`.  A phase without metrics shows its note instead. */
+static void metric_columns(FILE *f, const struct wl *w)
+{
+	const struct wl_phase *ref = NULL;
+
+	for (unsigned p = 0; p < w->nphases; p++) {
+		if (w->phases[p].nstreams)
+			return;
+		if (w->phases[p].nmetrics > 1 && (!ref || w->phases[p].nmetrics > ref->nmetrics))
+			ref = &w->phases[p];
+	}
+	if (w->nphases < 2 || !ref)
+		return;
+	fprintf(f, "\n  %-18s", "");
+	for (unsigned p = 0; p < w->nphases; p++)
+		fprintf(f, " %16.16s", w->phases[p].name);
+	fprintf(f, "\n");
+	for (unsigned m = 0; m < ref->nmetrics; m++) {
+		fprintf(f, "  %-18s", ref->metrics[m].name);
+		for (unsigned p = 0; p < w->nphases; p++) {
+			const struct wl_phase *ph = &w->phases[p];
+
+			if (m < ph->nmetrics && !strcmp(ph->metrics[m].name, ref->metrics[m].name))
+				fprintf(f, " %16.6g", ph->metrics[m].value);
+			else
+				fprintf(f, " %16s", "-");
+		}
+		fprintf(f, "\n");
+	}
+}
+
 struct out {
 	struct wl *runs;
+	cJSON **mpi; /* per run, under mpirun on rank 0: the ranks' records (dist_wl_reduce()) */
 	unsigned n;
 };
 
@@ -129,8 +167,13 @@ static int write_json(FILE *f, void *arg)
 	cJSON *root = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(root, "runs");
 
 	cJSON_AddStringToObject(root, "llmio", llmio_version());
-	for (unsigned i = 0; i < o->n; i++)
-		cJSON_AddItemToArray(runs, wl_json(&o->runs[i]));
+	for (unsigned i = 0; i < o->n; i++) {
+		cJSON *run = wl_json(&o->runs[i]);
+
+		if (run && o->mpi[i])
+			cJSON_AddItemReferenceToObject(run, RK_MPI, o->mpi[i]);
+		cJSON_AddItemToArray(runs, run);
+	}
 	return json_write_doc(f, root);
 }
 
@@ -158,6 +201,15 @@ static bool has_arg(int argc, char **argv, const char *key)
 	return false;
 }
 
+/* A recipe switch (bool, or a 0/1 number) may be given alone: --simulate means --simulate=1. */
+static bool is_switch(const struct recipe *r, const char *key)
+{
+	for (const struct llmio_optdesc *p = r->params; p && p->name; p++)
+		if (!strcmp(p->name, key))
+			return p->type == OPTD_BOOL || (p->type == OPTD_UINT && p->max == 1);
+	return false;
+}
+
 /* Parse everything into w (base options and recipe parameters). */
 static int parse(struct wl *w, int argc, char **argv, const char **json, bool *quiet)
 {
@@ -182,12 +234,18 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 			*quiet = true;
 			continue;
 		}
+		if (!strcmp(a, "--reorder")) /* under mpirun (cmd_run_workload) */
+			continue;
 		if (!strncmp(a, "--", 2)) {
 			snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
 			if (recipe_has_param(w->recipe, key)) {
-				val = strchr(a, '=') ? strchr(a, '=') + 1
-				      : i + 1 < argc ? argv[++i]
-				                     : NULL;
+				if (strchr(a, '='))
+					val = strchr(a, '=') + 1;
+				else if (is_switch(w->recipe, key) &&
+				         (i + 1 == argc || !strncmp(argv[i + 1], "--", 2)))
+					val = "1";
+				else
+					val = i + 1 < argc ? argv[++i] : NULL;
 				if (!val) {
 					fprintf(stderr, "llmio: --%s needs a value\n", key);
 					return EXIT_USAGE;
@@ -224,7 +282,7 @@ static bool engine_supports_direct(const char *name)
 	return false;
 }
 
-/* Engines --engine all means: every engine that can run here, except the no-I/O one. */
+/* Engines --engine all means: every engine that can run here on files, except the no-I/O one. */
 static unsigned all_engines(char names[][32], unsigned cap)
 {
 	struct llmio_engine_info e;
@@ -232,7 +290,7 @@ static unsigned all_engines(char names[][32], unsigned cap)
 	char why[256];
 
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
-		if (!(engine_find(e.name)->caps & ENGINE_CAP_NO_IO) &&
+		if (!(engine_find(e.name)->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) &&
 		    !llmio_engine_probe(e.name, why, sizeof(why)))
 			snprintf(names[n++], 32, "%s", e.name);
 	return n;
@@ -249,6 +307,7 @@ int cmd_run_workload(int argc, char **argv)
 	struct llmio_model m;
 	struct llmio_job_opts base;
 	struct out out = {0};
+	struct wl_dist dist;
 	bool quiet = false, all;
 	unsigned n;
 	int ret, code = 0;
@@ -276,8 +335,15 @@ int cmd_run_workload(int argc, char **argv)
 	all = engine && !strcmp(engine, "all");
 	n = all ? all_engines(engines, 16) : 1;
 	out.runs = calloc(n, sizeof(*out.runs));
-	if (!out.runs)
+	out.mpi = calloc(n, sizeof(*out.mpi));
+	if (!out.runs || !out.mpi) {
+		free(out.runs);
+		free(out.mpi);
 		return EXIT_RUNTIME;
+	}
+	/* under mpirun rank 0 alone prints and writes (the merged phases) */
+	if (dist_rank() != 0)
+		quiet = true;
 	cli_install_signals();
 	for (unsigned i = 0; i < n && !cli_stop; i++) {
 		struct wl *w = &out.runs[i];
@@ -311,12 +377,24 @@ int cmd_run_workload(int argc, char **argv)
 			w->direct_auto = true;
 		}
 		w->base.stop = &cli_stop;
+		if (w->dist) { /* IOR -C for the restores: docs/mpi.md */
+			dist = *w->dist;
+			dist.reorder = has_arg(argc, argv, "--reorder");
+			w->dist = &dist;
+		}
 		llmio_error_init(&e); /* one carrier per engine: no stale reason from the last */
 		ret = wl_run(w, &e);
 		cli_progress_clear();
+		if (ret && w->dist) /* the failing rank ends every rank, with its message */
+			return w->dist->fail(cli_exit_code(ret), &e);
+		if (w->dist && w->dist->reduce(w, &out.mpi[i], &e))
+			return w->dist->fail(EXIT_RUNTIME, &e);
 		if (ret) {
-			/* the reason once: the message often ends with strerror() already */
-			if (e.msg[0] && strstr(e.msg, strerror(-ret)))
+			/* the reason once: the message often ends with strerror() already; a recipe
+			 * that does no I/O (migrate --simulate) has no engine to name */
+			if (r->no_directory && e.msg[0])
+				fprintf(stderr, "llmio: %s\n", e.msg);
+			else if (e.msg[0] && strstr(e.msg, strerror(-ret)))
 				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, e.msg);
 			else
 				fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
@@ -325,20 +403,26 @@ int cmd_run_workload(int argc, char **argv)
 			if (!all || code == EXIT_USAGE)
 				break;
 		}
-		if (!quiet && !(json && !strcmp(json, "-")))
+		if (!quiet && !(json && !strcmp(json, "-"))) {
 			phase_table(stdout, w);
+			metric_columns(stdout, w);
+		}
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);
-	if (json && code != EXIT_USAGE && (ret = cli_write_file(json, write_json, &out))) {
+	if (json && code != EXIT_USAGE && dist_rank() == 0 &&
+	    (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
 	/* interrupted: the phases measured so far are written, but the run was cut short */
 	if (cli_stop && !code)
 		code = EXIT_RUNTIME;
-	for (unsigned i = 0; i < out.n; i++)
+	for (unsigned i = 0; i < out.n; i++) {
 		wl_release(&out.runs[i]);
+		cJSON_Delete(out.mpi[i]);
+	}
 	free(out.runs);
+	free(out.mpi);
 	return code;
 }

@@ -14,7 +14,7 @@ static double tv_s(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
-static int system_busy(double *busy_s)
+static int system_busy(double *busy_s, double *softirq_s)
 {
 	unsigned long long v[8] = {0};
 	long hz = sysconf(_SC_CLK_TCK);
@@ -30,6 +30,7 @@ static int system_busy(double *busy_s)
 	if (n < 4 || hz <= 0)
 		return -EIO;
 	*busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
+	*softirq_s = (double)v[6] / (double)hz;
 	return 0;
 }
 
@@ -44,7 +45,8 @@ int cpu_snap_take(struct cpu_snap *s)
 	s->nvcsw = (uint64_t)ru.ru_nvcsw;
 	s->nivcsw = (uint64_t)ru.ru_nivcsw;
 	s->sys_busy_s = 0;
-	return system_busy(&s->sys_busy_s);
+	s->softirq_s = 0;
+	return system_busy(&s->sys_busy_s, &s->softirq_s);
 }
 
 double cpu_thread_seconds(void)

@@ -19,6 +19,7 @@ struct cpu_snap {
 	double usr_s, sys_s; /* process, all tasks */
 	uint64_t nvcsw, nivcsw;
 	double sys_busy_s; /* all CPUs, non-idle non-iowait */
+	double softirq_s;  /* all CPUs' softirq time (network receive among it), /proc/stat */
 };
 
 int cpu_snap_take(struct cpu_snap *s);

@@ -59,11 +59,13 @@ static int validate(struct job *j, struct llmio_error *e)
 	if (ret)
 		return ret;
 	if (o->direct && !(j->engine->caps & ENGINE_CAP_DIRECT)) {
-		return llmio_err(
-		        e, -EINVAL,
-		        "engine %s goes through the page cache and cannot do O_DIRECT; use "
-		        "--direct=0",
-		        j->engine->name);
+		return llmio_err(e, -EINVAL,
+		                 (j->engine->caps & ENGINE_CAP_OWN_TARGET)
+		                         ? "engine %s does no local file I/O, so O_DIRECT does not "
+		                           "apply; use --direct=0"
+		                         : "engine %s goes through the page cache and cannot do "
+		                           "O_DIRECT; use --direct=0",
+		                 j->engine->name);
 	}
 	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list))
 		return llmio_err(e, -EINVAL, "a file list replaces --filename and --directory%s",
@@ -476,6 +478,20 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	if (j->target.nirqs)
 		irq_share(s0->irq, s1->irq, &r->device.irqs, r->device.irq_cpus,
 		          sizeof(r->device.irq_cpus));
+	r->softirq_system_s = s1->cpu.softirq_s - s0->cpu.softirq_s;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct engine_counters *c = &j->workers[i].ctx.counters;
+
+		if (!c->known)
+			continue;
+		r->wire.known = true;
+		r->wire.rx_bytes += c->wire_rx;
+		r->wire.tx_bytes += c->wire_tx;
+		r->wire.requests += c->requests;
+		r->wire.retries += c->retries;
+		r->wire.hash_s += (double)c->hash_ns / 1e9;
+		r->wire.copy_s += (double)c->copy_ns / 1e9;
+	}
 }
 
 static void notes(struct job *j, struct llmio_result *r)
@@ -509,7 +525,8 @@ static void notes(struct job *j, struct llmio_result *r)
 		                         CPU_COUNT(&j->cpus)
 		                                 ? "pinned as above"
 		                                 : "unpinned (--cpus_allowed pins them)");
-	if (j->o.invalidate && j->target.nfiles && used < len)
+	if (j->o.invalidate && j->target.nfiles && !(j->engine->caps & ENGINE_CAP_OWN_TARGET) &&
+	    used < len)
 		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
 		         used ? "; " : "");
 }
@@ -547,7 +564,12 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	ret = validate(&j, e);
 	if (ret)
 		goto out_release;
-	if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
+	if (j.engine->caps & ENGINE_CAP_OWN_TARGET) {
+		ret = target_open_engine(&j.target, &j.o, job_writes(&j.o), j.engine, j.engine_opts,
+		                         e);
+		if (ret)
+			goto out_release;
+	} else if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
 		ret = target_open(&j.target, &j.o, job_writes(&j.o), e);
 		if (ret)
 			goto out_release;
@@ -557,7 +579,7 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		ret = verify_prepare(&j, e);
 	if (ret)
 		goto out_release;
-	if (j.o.invalidate && j.target.nfiles)
+	if (j.o.invalidate && j.target.nfiles && !(j.engine->caps & ENGINE_CAP_OWN_TARGET))
 		target_invalidate(&j.target);
 
 	r = calloc(1, sizeof(*r));
@@ -582,6 +604,10 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	supervise(&j, &s0, &s1, &interrupted);
 	fill_result(&j, r, &s0, &s1);
 	llmio_result_judge(r);
+	if (r->wire.known)
+		snprintf(r->service_reason, sizeof(r->service_reason),
+		         "an object store over the network: no device or page cache of this host "
+		         "in the path; its bytes are on the wire (`wire`)");
 	notes(&j, r);
 	r->interrupted = interrupted;
 	for (unsigned i = 0; i < j.nworkers; i++) {

@@ -244,10 +244,12 @@ static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_
 static const struct llmio_optdesc opts_table[] = {
         JOB("ioengine", "engine", OPTD_STRING, engine, "psync", "datapath: see `llmio engines`",
             .fio = "ioengine", FIO),
-        JOB("filename", NULL, OPTD_STRING, filename, "", "file or block device to do I/O to",
-            FIO_CUSTOM),
+        JOB("filename", NULL, OPTD_STRING, filename, "",
+            "file or block device to do I/O to (s3://bucket/key with --engine s3)", FIO_CUSTOM),
         JOB("directory", NULL, OPTD_STRING, directory, "",
-            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own)", FIO_CUSTOM),
+            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own); "
+            "s3://bucket/prefix: its objects (--engine s3)",
+            FIO_CUSTOM),
         JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
             .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",

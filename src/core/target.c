@@ -17,8 +17,9 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/target_internal.h"
 #include "core/error.h"
+#include "core/target_internal.h"
+#include "engine/engine.h"
 
 /* An open() or stat() failure, with the fix for the common causes; `what` is "opening"... */
 int target_path_fail(struct llmio_error *e, int errnum, const char *what, const char *path)
@@ -426,6 +427,11 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 		return llmio_err(e, -EINVAL, "bs=0 is not a block size; give one such as bs=4k");
 	t->direct = opts->direct;
 	t->writable = writes;
+	if ((file && strstr(opts->filename, "://")) || (dir && strstr(opts->directory, "://")))
+		return llmio_err(e, -EINVAL,
+		                 "%s is a URL, not a file: use an engine that opens URL targets "
+		                 "(--engine s3 for s3://)",
+		                 file ? opts->filename : opts->directory);
 
 	if (file)
 		rc = open_filename(t, opts, writes, e);
@@ -440,6 +446,56 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 	for (i = 0; i < t->nfiles; i++)
 		t->total_size += t->sizes[i];
 	return 0;
+}
+
+int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                       const struct engine_ops *eng, const void *eopts, struct llmio_error *e)
+{
+	const bool dir = opts->directory[0];
+	const struct engine_target_req rq = {
+	        .name = dir ? opts->directory : opts->filename,
+	        .directory = dir,
+	        .nrfiles = opts->nrfiles,
+	        .size = opts->size,
+	        .bs = opts->bs,
+	        .writes = writes,
+	};
+	struct engine_target et = {0};
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (opts->files || (!dir && !opts->filename[0]))
+		return llmio_err(e, -EINVAL,
+		                 "engine %s needs --filename or --directory naming "
+		                 "its target (such as s3://bucket/key)",
+		                 eng->name);
+	if (!opts->bs)
+		return llmio_err(e, -EINVAL, "bs=0 is not a block size; give one such as bs=4k");
+	rc = eng->target_resolve(eopts, &rq, &et, e);
+	if (!rc && !et.n)
+		rc = llmio_err(e, -ENOENT, "%s holds nothing to do I/O to", rq.name);
+	if (!rc) {
+		t->nfiles = et.n;
+		t->paths = et.names;
+		t->sizes = et.sizes;
+		t->fds = malloc(et.n * sizeof(*t->fds));
+		if (!t->fds)
+			rc = llmio_err(e, -ENOMEM, "out of memory for %u objects", et.n);
+		for (unsigned i = 0; t->fds && i < et.n; i++) {
+			t->fds[i] = -1;
+			t->total_size += t->sizes[i];
+		}
+		t->writable = writes;
+		t->align = 1;
+		et = (struct engine_target){0};
+	}
+	for (unsigned i = 0; i < et.n; i++)
+		free(et.names[i]);
+	free(et.names);
+	free(et.sizes);
+	if (rc)
+		target_close(t);
+	return rc;
 }
 
 void target_close(struct target *t)

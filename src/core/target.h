@@ -53,6 +53,16 @@ struct target {
 int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
                 struct llmio_error *e);
 
+struct engine_ops;
+
+/*
+ * A target the engine resolves itself (ENGINE_CAP_OWN_TARGET: s3://bucket/key): its names and
+ * sizes become the job's files, with no descriptors (fds are -1) and no block device.
+ * eopts: the engine's parsed options.  0, or -errno with one line in e.
+ */
+int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                       const struct engine_ops *eng, const void *eopts, struct llmio_error *e);
+
 /* Close the files and free everything; safe on a zeroed or half-opened target. */
 void target_close(struct target *t);
 

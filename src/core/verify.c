@@ -244,7 +244,7 @@ void verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off)
 static const char *const algo_names[] = {"none", "crc32c", "md5", "sha256"};
 
 int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, const char *path,
-                 char *msg, size_t msglen)
+                 struct llmio_error *e)
 {
 	struct vhdr h;
 	uint8_t sum[32];
@@ -253,32 +253,32 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != VERIFY_MAGIC || h.algo != (uint32_t)algo || h.len != len) {
-		snprintf(msg, msglen,
-		         "verify: %s at offset %" PRIu64
-		         ": expected a %s block header (magic 0x%08x, "
-		         "%u bytes), found magic 0x%08x, %s, %u bytes: not written with verify=%s "
-		         "and bs=%u, or overwritten",
-		         path, off, algo_names[algo], VERIFY_MAGIC, len, h.magic,
-		         h.algo < 4 ? algo_names[h.algo] : "unknown algorithm", h.len,
-		         algo_names[algo], len);
-		return -EILSEQ;
+		return llmio_err(
+		        e, -EILSEQ,
+		        "verify: %s at offset %" PRIu64
+		        ": expected a %s block header (magic 0x%08x, "
+		        "%u bytes), found magic 0x%08x, %s, %u bytes: not written with verify=%s "
+		        "and bs=%u, or overwritten",
+		        path, off, algo_names[algo], VERIFY_MAGIC, len, h.magic,
+		        h.algo < 4 ? algo_names[h.algo] : "unknown algorithm", h.len,
+		        algo_names[algo], len);
 	}
 	if (h.off != off) {
-		snprintf(msg, msglen,
-		         "verify: %s at offset %" PRIu64 ": expected the block of offset %" PRIu64
-		         ", found the block of offset %" PRIu64 " (a misplaced write)",
-		         path, off, off, h.off);
-		return -EILSEQ;
+		return llmio_err(e, -EILSEQ,
+		                 "verify: %s at offset %" PRIu64
+		                 ": expected the block of offset %" PRIu64
+		                 ", found the block of offset %" PRIu64 " (a misplaced write)",
+		                 path, off, off, h.off);
 	}
 	n = block_digest(algo, buf, len, sum);
 	if (memcmp(sum, h.sum, n)) {
 		hex(want, sizeof(want), h.sum, n);
 		hex(got, sizeof(got), sum, n);
-		snprintf(msg, msglen,
-		         "verify: %s mismatch in %s at offset %" PRIu64 " (%u bytes): expected %s, "
-		         "found %s",
-		         algo_names[algo], path, off, len, want, got);
-		return -EILSEQ;
+		return llmio_err(e, -EILSEQ,
+		                 "verify: %s mismatch in %s at offset %" PRIu64
+		                 " (%u bytes): expected %s, "
+		                 "found %s",
+		                 algo_names[algo], path, off, len, want, got);
 	}
 	return 0;
 }
@@ -325,7 +325,6 @@ void verify_mark(struct job *j, unsigned file, uint64_t off)
 int verify_pass(struct job *j, struct llmio_error *e)
 {
 	const size_t align = j->target.align > 4096 ? j->target.align : 4096;
-	char msg[512];
 	void *buf = NULL;
 	int ret = 0;
 
@@ -348,9 +347,9 @@ int verify_pass(struct job *j, struct llmio_error *e)
 				                ": %s",
 				                j->target.paths[f], off,
 				                n < 0 ? strerror(errno) : "short read");
-			else if (verify_check(j->o.verify, buf, (uint32_t)j->o.bs, off,
-			                      j->target.paths[f], msg, sizeof(msg)))
-				ret = llmio_err(e, -EILSEQ, "%s", msg);
+			else
+				ret = verify_check(j->o.verify, buf, (uint32_t)j->o.bs, off,
+				                   j->target.paths[f], e);
 		}
 	}
 	free(buf);

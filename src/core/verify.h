@@ -32,10 +32,10 @@ void verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off);
 
 /*
  * Check the block buf[0..len) read at file offset off of path.  0, or -EILSEQ with one line in
- * msg naming path, the offset, what was expected and what was found.  buf is left as read.
+ * e naming path, the offset, what was expected and what was found.  buf is left as read.
  */
 int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, const char *path,
-                 char *msg, size_t msglen);
+                 struct llmio_error *e);
 
 struct job;
 

@@ -48,6 +48,9 @@ static void reset_stats(struct worker *w)
 	}
 	w->fsyncs = 0;
 	llmio_hist_init(&w->sync_lat);
+	w->ctx.counters.wire_rx = w->ctx.counters.wire_tx = 0;
+	w->ctx.counters.requests = w->ctx.counters.retries = 0;
+	w->ctx.counters.hash_ns = w->ctx.counters.copy_ns = 0;
 }
 
 /* Block number -> (file, offset).  Files are few; a binary search over prefix sums. */
@@ -132,7 +135,11 @@ static void fail_io(struct worker *w, const struct io_req *io)
 	int e = io->res < 0 ? (int)-io->res : EIO;
 
 	w->err = -e;
-	if (io->res < 0)
+	if (io->res < 0 && w->ctx.ioerr[0])
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s error at offset %llu (%u bytes): %s",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         io->len, w->ctx.ioerr);
+	else if (io->res < 0)
 		snprintf(w->errmsg, sizeof(w->errmsg),
 		         "%s error at offset %llu (%u bytes) of %s: %s (errno %d)",
 		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
@@ -221,6 +228,7 @@ static void source_done(const struct worker *w, const struct io_req *io, uint64_
 static bool verify_io(struct worker *w, const struct io_req *io)
 {
 	struct job *j = w->job;
+	struct llmio_error e; /* written only on a mismatch: nothing to clear per I/O */
 
 	if (io->op == ENGINE_OP_WRITE) {
 		if (j->verify_written)
@@ -228,9 +236,9 @@ static bool verify_io(struct worker *w, const struct io_req *io)
 		return true;
 	}
 	if ((uint64_t)io->res != io->len ||
-	    !verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file],
-	                  w->errmsg, sizeof(w->errmsg)))
+	    !verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file], &e))
 		return true;
+	snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
 	w->err = -EILSEQ;
 	return false;
 }
@@ -463,6 +471,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .writable = j->target.writable,
 	        .dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
 	        .devname = j->target.dev.known ? j->target.dev.name : "",
+	        .names = (const char *const *)j->target.paths,
 	        .opts = j->engine_opts,
 	};
 	ret = j->engine->init(&w->ctx, &s, e);

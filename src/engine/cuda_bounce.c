@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cuda-bounce: the CPU-mediated path that GPUDirect Storage replaces.  A read goes from the
- * file into pinned host memory (cudaHostAlloc) through a host engine (io_uring by default,
+ * file into pinned host memory through a host engine (io_uring by default,
  * option host), then cudaMemcpyAsync copies it to the GPU buffer on a CUDA stream; the I/O is
  * complete when the copy is.  A write is the reverse: device-to-host copy, then the host write.
  *
@@ -13,7 +13,12 @@
  * all the bookkeeping needed.  Each copy is bracketed by two CUDA events, which give the time
  * the GPU spent copying; storage time is measured around the host engine's I/Os.  Both are
  * reported separately in the notes when the engine is cleaned up (thread 0, whole run).
+ *
+ * Pinned memory is page-aligned host memory registered with cudaHostRegister, not
+ * cudaHostAlloc: CUDA documents only 256-byte alignment for the latter, and the host engines
+ * use these buffers with O_DIRECT, which needs the logical block size.
  */
+#include <unistd.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@ static const char *const host_names[] = {"io_uring", "libaio", "psync", NULL};
 struct bounce_opts {
 	int gpu; /* first: gpu_buf_alloc reads it */
 	int host;
+	int sched;
 };
 
 static const struct llmio_optdesc bounce_options[] = {
@@ -44,6 +50,7 @@ static const struct llmio_optdesc bounce_options[] = {
                         "(with its default options)",
                 .choices = "io_uring|libaio|psync",
         },
+        CUDA_SCHED_OPTION(struct bounce_opts),
         {.name = NULL},
 };
 
@@ -109,8 +116,10 @@ static void bounce_free(struct bounce *p)
 			p->rt->EventDestroy(p->slots[i].c1);
 	}
 	for (unsigned i = 0; p->pinned && i < p->depth; i++)
-		if (p->pinned[i])
-			p->rt->FreeHost(p->pinned[i]);
+		if (p->pinned[i]) {
+			p->rt->HostUnregister(p->pinned[i]);
+			free(p->pinned[i]);
+		}
 	if (p->stream)
 		p->rt->StreamDestroy(p->stream);
 	free(p->ready);
@@ -122,24 +131,35 @@ static void bounce_free(struct bounce *p)
 	free(p);
 }
 
-/* Pinned buffers, events and the stream. */
-static int cuda_setup(struct bounce *p, size_t len, struct llmio_error *e)
+/* Pinned buffers (page-aligned, registered), events and the stream. */
+static int cuda_setup(struct bounce *p, size_t len, unsigned evflags, struct llmio_error *e)
 {
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t alloc = (len + page - 1) / page * page;
 	char cerr[256];
 	int ret = p->rt->StreamCreateWithFlags(&p->stream, cudaStreamNonBlocking);
 
 	for (unsigned i = 0; !ret && i < p->depth; i++) {
-		ret = p->rt->HostAlloc(&p->pinned[i], len, cudaHostAllocDefault);
+		void *buf = NULL;
+
+		if (posix_memalign(&buf, page, alloc))
+			return llmio_err(e, -ENOMEM,
+			                 "cuda-bounce: no host memory for pinned buffer %u (%zu "
+			                 "bytes); lower bs or iodepth",
+			                 i, alloc);
+		ret = p->rt->HostRegister(buf, alloc, cudaHostRegisterDefault);
 		if (ret) {
-			p->pinned[i] = NULL;
+			free(buf);
 			return llmio_err(
 			        e, -ENOMEM,
-			        "cudaHostAlloc(%zu) for pinned buffer %u: %s; lower bs or iodepth",
-			        len, i, cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
+			        "cudaHostRegister(%zu) for pinned buffer %u: %s; lower bs or "
+			        "iodepth, or raise the locked-memory limit (ulimit -l)",
+			        alloc, i, cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
 		}
-		ret = p->rt->EventCreate(&p->slots[i].c0);
+		p->pinned[i] = buf;
+		ret = p->rt->EventCreateWithFlags(&p->slots[i].c0, evflags);
 		if (!ret)
-			ret = p->rt->EventCreate(&p->slots[i].c1);
+			ret = p->rt->EventCreateWithFlags(&p->slots[i].c1, evflags);
 	}
 	if (ret)
 		return llmio_err(e, -EIO, "cuda-bounce: creating the copy stream or events: %s",
@@ -178,7 +198,8 @@ static int host_setup(struct bounce *p, const struct engine_setup *s, int host,
 static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	const struct bounce_opts *o = s->opts;
-	char bus[32] = "?";
+	char bus[32] = "?", sched[160] = "";
+	unsigned evflags;
 	struct bounce *p;
 	int ret;
 
@@ -204,7 +225,8 @@ static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, str
 	p->ready = calloc(p->depth, sizeof(*p->ready));
 	if (!p->pinned || !p->slots || !p->hev || !p->fifo || !p->ready)
 		goto fail;
-	ret = cuda_setup(p, s->buf_len, e);
+	evflags = cuda_set_sched(p->rt, o->sched, sched, sizeof(sched));
+	ret = cuda_setup(p, s->buf_len, evflags, e);
 	if (ret)
 		goto fail;
 	ret = host_setup(p, s, o->host, e);
@@ -213,13 +235,14 @@ static int bounce_init(struct engine_ctx *ctx, const struct engine_setup *s, str
 	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
 	engine_appendf(
 	        ctx->notes, sizeof(ctx->notes),
-	        "CUDA %d.%d; GPU %d (%s); host engine %s (%s); %u pinned buffers, copies on one "
-	        "stream%s",
+	        "CUDA %d.%d; GPU %d (%s); host engine %s (%s); %u pinned buffers (page-aligned, "
+	        "cudaHostRegister), copies on one stream%s%s",
 	        p->rt->runtime_version / 1000, p->rt->runtime_version % 1000 / 10, o->gpu, bus,
 	        p->host->name, p->hctx.notes[0] ? p->hctx.notes : "defaults", p->depth,
 	        p->depth > 1 ? " overlapping storage"
 	                     : "; iodepth=1: each copy waits for its read, use iodepth>=2 to "
-	                       "overlap storage and copies");
+	                       "overlap storage and copies",
+	        sched);
 	ctx->priv = p;
 	return 0;
 

@@ -13,6 +13,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,16 @@ static const struct sym cudart_syms[] = {
         RT(Free, "cudaFree"),
         RT(HostAlloc, "cudaHostAlloc"),
         RT(FreeHost, "cudaFreeHost"),
+        RT(HostRegister, "cudaHostRegister"),
+        RT(HostUnregister, "cudaHostUnregister"),
+        RT(SetDeviceFlags, "cudaSetDeviceFlags"),
         RT(Memcpy, "cudaMemcpy"),
         RT(MemcpyAsync, "cudaMemcpyAsync"),
         RT(StreamCreateWithFlags, "cudaStreamCreateWithFlags"),
         RT(StreamDestroy, "cudaStreamDestroy"),
         RT(StreamSynchronize, "cudaStreamSynchronize"),
         RT(EventCreate, "cudaEventCreate"),
+        RT(EventCreateWithFlags, "cudaEventCreateWithFlags"),
         RT(EventRecord, "cudaEventRecord"),
         RT(EventQuery, "cudaEventQuery"),
         RT(EventSynchronize, "cudaEventSynchronize"),
@@ -64,6 +69,7 @@ static const struct sym cudart_syms[] = {
 
 static const struct sym cufile_syms[] = {
         CF(DriverOpen, "cuFileDriverOpen", true),
+        {"cuFileDriverClose_v2", "cuFileDriverClose", offsetof(struct cufile, DriverClose), false},
         CF(HandleRegister, "cuFileHandleRegister", true),
         CF(HandleDeregister, "cuFileHandleDeregister", true),
         CF(BufRegister, "cuFileBufRegister", true),
@@ -151,6 +157,41 @@ static void *try_dir(const struct libspec *spec, const char *pattern, char *path
 }
 
 /*
+ * The wheel folder `sub` under the Python of every python3 on PATH: its sys.prefix is the
+ * folder above bin/ (a venv, conda, or a system Python), so no interpreter has to run.
+ */
+static void *try_path_pythons(const struct libspec *spec, const char *sub, char *path, size_t plen,
+                              char *dlerr, size_t dlen)
+{
+	const char *envpath = getenv("PATH");
+	char dirs[4096], pat[PATH_MAX], *save = NULL;
+	void *h = NULL;
+
+	if (!envpath || !envpath[0])
+		return NULL;
+	snprintf(dirs, sizeof(dirs), "%s", envpath);
+	for (char *d = strtok_r(dirs, ":", &save); d && !h; d = strtok_r(NULL, ":", &save)) {
+		char *slash;
+
+		snprintf(pat, sizeof(pat), "%s/python3", d);
+		if (d[0] != '/' || access(pat, X_OK))
+			continue;
+		slash = strrchr(d, '/');
+		if (!slash || strcmp(slash, "/bin"))
+			continue;
+		*slash = '\0'; /* the prefix */
+		snprintf(pat, sizeof(pat), "%s/lib/python3*/site-packages/%s", d, sub);
+		h = try_dir(spec, pat, path, plen, dlerr, dlen);
+		if (!h) {
+			snprintf(pat, sizeof(pat), "%s/lib/python3*/dist-packages/%s", d, sub);
+			h = try_dir(spec, pat, path, plen, dlerr, dlen);
+		}
+		*slash = '/';
+	}
+	return h;
+}
+
+/*
  * Find and open one library.  NULL with why = where we looked and what to install (or the
  * dlopen error of a file that exists but does not load).
  */
@@ -216,6 +257,8 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 			if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
 				return h;
 		}
+		if ((h = try_path_pythons(spec, sub, path, plen, dlerr, sizeof(dlerr))))
+			return h;
 		for (size_t i = 0; i < sizeof(sys_py) / sizeof(sys_py[0]); i++) {
 			snprintf(pat, sizeof(pat), "%s/%s", sys_py[i], sub);
 			if ((h = try_dir(spec, pat, path, plen, dlerr, sizeof(dlerr))))
@@ -230,8 +273,9 @@ static void *find_lib(const struct libspec *spec, char *path, size_t plen, char 
 	msgf(why, wlen,
 	     "%s not found: looked at %s (unset), the dynamic linker path (%s), $CUDA_HOME, "
 	     "$CUDA_PATH, /usr/local/cuda{,-*}/{lib64,targets/x86_64-linux/lib} and Python "
-	     "wheels (nvidia/%s/lib in $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local/lib "
-	     "and /usr/lib python3* site-/dist-packages); %s",
+	     "wheels (nvidia/%s/lib and nvidia/cu13/lib in $VIRTUAL_ENV, $CONDA_PREFIX, "
+	     "~/.local, the prefix of every python3 on PATH, /usr/local/lib and /usr/lib "
+	     "python3* site-/dist-packages); %s",
 	     spec->what, spec->env, spec->names[0], spec->wheel, spec->install);
 	return NULL;
 }
@@ -371,11 +415,22 @@ int cuda_use_gpu(const struct cudart *r, int gpu, struct llmio_error *e)
 	return 0;
 }
 
+/* GPU buffers handed out: the aligned pointer and what cudaMalloc returned (freed by that). */
+struct gpu_block {
+	void *aligned, *base;
+	struct gpu_block *next;
+};
+
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gpu_block *blocks;
+
 int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, struct llmio_error *e)
 {
 	const struct cudart *r = cuda_runtime(e);
 	const int gpu = opts ? *(const int *)opts : 0;
+	struct gpu_block *b;
 	char cerr[256];
+	void *base = NULL;
 	int ret;
 
 	*buf = NULL;
@@ -384,30 +439,78 @@ int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init, st
 	ret = cuda_use_gpu(r, gpu, e);
 	if (ret)
 		return ret;
-	ret = r->Malloc(buf, len);
+	b = malloc(sizeof(*b));
+	if (!b)
+		return llmio_err(e, -ENOMEM, "out of host memory for a GPU buffer's bookkeeping");
+	/* whole 64 KiB GPU pages of its own: see GPU_PAGE */
+	ret = r->Malloc(&base, (len + GPU_PAGE - 1) / GPU_PAGE * GPU_PAGE + GPU_PAGE);
 	if (ret) {
-		*buf = NULL;
+		free(b);
 		return llmio_err(e, -ENOMEM, "cudaMalloc(%zu) on GPU %d: %s; lower bs or iodepth",
 		                 len, gpu, cuda_strerror(r, ret, cerr, sizeof(cerr)));
 	}
-	ret = r->Memcpy(*buf, init, len, cudaMemcpyHostToDevice);
+	b->base = base;
+	b->aligned = (void *)(((uintptr_t)base + GPU_PAGE - 1) & ~(uintptr_t)(GPU_PAGE - 1));
+	ret = r->Memcpy(b->aligned, init, len, cudaMemcpyHostToDevice);
 	if (ret) {
 		llmio_err(e, -EIO, "cudaMemcpy to GPU %d: %s", gpu,
 		          cuda_strerror(r, ret, cerr, sizeof(cerr)));
-		r->Free(*buf);
-		*buf = NULL;
+		r->Free(base);
+		free(b);
 		return -EIO;
 	}
+	pthread_mutex_lock(&blocks_lock);
+	b->next = blocks;
+	blocks = b;
+	pthread_mutex_unlock(&blocks_lock);
+	*buf = b->aligned;
 	return 0;
 }
 
 void gpu_buf_free(const void *opts, void *buf)
 {
 	const struct cudart *r = cuda_runtime(NULL);
+	struct gpu_block **pp, *b = NULL;
 
 	(void)opts;
-	if (r && buf)
-		r->Free(buf);
+	if (!buf)
+		return;
+	pthread_mutex_lock(&blocks_lock);
+	for (pp = &blocks; *pp; pp = &(*pp)->next)
+		if ((*pp)->aligned == buf) {
+			b = *pp;
+			*pp = b->next;
+			break;
+		}
+	pthread_mutex_unlock(&blocks_lock);
+	if (r && b)
+		r->Free(b->base);
+	free(b);
+}
+
+const char *const cuda_sched_names[] = {"blocking", "yield", "spin", NULL};
+
+unsigned cuda_set_sched(const struct cudart *r, int sched, char *notes, size_t nlen)
+{
+	static const unsigned flags[] = {
+	        [CUDA_SCHED_BLOCKING] = cudaDeviceScheduleBlockingSync,
+	        [CUDA_SCHED_YIELD] = cudaDeviceScheduleYield,
+	        [CUDA_SCHED_SPIN] = cudaDeviceScheduleSpin,
+	};
+	char e[256];
+	int ret;
+
+	if (sched < 0 || sched > CUDA_SCHED_SPIN)
+		sched = CUDA_SCHED_BLOCKING;
+	/* refused once the GPU's context is active with other flags: then CUDA's stays */
+	ret = r->SetDeviceFlags(flags[sched]);
+	if (ret)
+		engine_appendf(notes, nlen, "; sched=%s refused by cudaSetDeviceFlags (%s)",
+		               cuda_sched_names[sched], cuda_strerror(r, ret, e, sizeof(e)));
+	else
+		engine_appendf(notes, nlen, "; sched=%s%s", cuda_sched_names[sched],
+		               sched == CUDA_SCHED_BLOCKING ? " (blocking-sync events)" : "");
+	return sched == CUDA_SCHED_BLOCKING ? cudaEventBlockingSync : 0;
 }
 
 /* ---- cuFile ---------------------------------------------------------------------------- */
@@ -477,6 +580,43 @@ static void describe_mode(void)
 	}
 }
 
+/*
+ * The stream API's prerequisites: a cufile.json (CUFILE_ENV_PATH_JSON, else /etc/cufile.json)
+ * with execution.parallel_io on, as cuFile reports it.  kvikio found cuFileReadAsync does not
+ * work without the thread pool; wheels ship no cufile.json.
+ */
+static void check_async(void)
+{
+	const char *json = getenv("CUFILE_ENV_PATH_JSON");
+	const char *src = json && json[0] ? json : "/etc/cufile.json";
+	bool par = false;
+
+	if (!cf.has_async)
+		return;
+	if (access(src, R_OK)) {
+		msgf(cf.async_why, sizeof(cf.async_why),
+		     "no cufile.json (%s is not readable) configures cuFile's thread pool, without "
+		     "which the stream API can hang; write one with \"execution\": "
+		     "{\"parallel_io\": true} and point CUFILE_ENV_PATH_JSON at it",
+		     src);
+		return;
+	}
+	if (cf.GetParameterBool && param_bool(CUFILE_PARAM_EXECUTION_PARALLEL_IO, &par) && !par) {
+		msgf(cf.async_why, sizeof(cf.async_why),
+		     "execution.parallel_io is off in %s, so cuFile has no thread pool for the "
+		     "stream API; set it to true",
+		     src);
+		return;
+	}
+	cf.async_ok = true;
+}
+
+static void cf_close(void)
+{
+	if (cf_ok && cf.DriverClose)
+		cf.DriverClose();
+}
+
 static void cf_load(void)
 {
 	char cerr[256];
@@ -520,7 +660,11 @@ static void cf_load(void)
 	    !(cf.props.fflags & (1u << CU_FILE_BATCH_IO_SUPPORTED)))
 		cf.has_batch = false;
 	describe_mode();
+	check_async();
 	cf_ok = &cf;
+	/* NVIDIA's samples close the driver before exit: its statistics and log are flushed */
+	if (cf.DriverClose)
+		atexit(cf_close);
 }
 
 const struct cufile *cuda_cufile(struct llmio_error *e)

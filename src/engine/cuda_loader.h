@@ -50,8 +50,14 @@ typedef struct CUevent_st *cudaEvent_t;
 
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 
-#define cudaHostAllocDefault  0u
-#define cudaStreamNonBlocking 1u
+#define cudaHostAllocDefault           0u
+#define cudaHostRegisterDefault        0u
+#define cudaStreamNonBlocking          1u
+#define cudaEventBlockingSync          1u
+#define cudaDeviceScheduleAuto         0u
+#define cudaDeviceScheduleSpin         1u
+#define cudaDeviceScheduleYield        2u
+#define cudaDeviceScheduleBlockingSync 4u
 
 /* The oldest runtime the engines are written against (cuFile shipped with CUDA 11.4). */
 #define CUDA_MIN_RUNTIME 11040
@@ -66,6 +72,9 @@ struct cudart {
 	cudaError_t (*Free)(void *ptr);
 	cudaError_t (*HostAlloc)(void **ptr, size_t size, unsigned flags);
 	cudaError_t (*FreeHost)(void *ptr);
+	cudaError_t (*HostRegister)(void *ptr, size_t size, unsigned flags);
+	cudaError_t (*HostUnregister)(void *ptr);
+	cudaError_t (*SetDeviceFlags)(unsigned flags);
 	cudaError_t (*Memcpy)(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind);
 	cudaError_t (*MemcpyAsync)(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
 	                           cudaStream_t stream);
@@ -73,6 +82,7 @@ struct cudart {
 	cudaError_t (*StreamDestroy)(cudaStream_t stream);
 	cudaError_t (*StreamSynchronize)(cudaStream_t stream);
 	cudaError_t (*EventCreate)(cudaEvent_t *event);
+	cudaError_t (*EventCreateWithFlags)(cudaEvent_t *event, unsigned flags);
 	cudaError_t (*EventRecord)(cudaEvent_t event, cudaStream_t stream);
 	cudaError_t (*EventQuery)(cudaEvent_t event);
 	cudaError_t (*EventSynchronize)(cudaEvent_t event);
@@ -107,6 +117,7 @@ typedef struct {
 /* CUFileBoolConfigParameter_t (cuFileGetParameterBool, CUDA 12.2+) */
 #define CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE 1
 #define CUFILE_PARAM_FORCE_COMPAT_MODE            2
+#define CUFILE_PARAM_EXECUTION_PARALLEL_IO        4
 #define CUFILE_PARAM_USE_PCIP2PDMA                7
 
 /* CUfileDriverStatusFlags_t: bit numbers in CUfileDrvProps_t.nvfs.dstatusflags */
@@ -169,6 +180,7 @@ typedef struct {
 
 struct cufile {
 	CUfileError_t (*DriverOpen)(void);
+	CUfileError_t (*DriverClose)(void); /* optional; closed at exit when present */
 	CUfileError_t (*HandleRegister)(CUfileHandle_t *fh, CUfileDescr_t *descr);
 	void (*HandleDeregister)(CUfileHandle_t fh);
 	CUfileError_t (*BufRegister)(const void *base, size_t len, int flags);
@@ -204,6 +216,13 @@ struct cufile {
 	CUfileDrvProps_t props;
 	bool compat;
 	char mode[320];
+	/*
+	 * The stream API needs cuFile's thread pool, configured in a cufile.json
+	 * (execution.parallel_io); without one it can hang (kvikio).  async_ok says whether the
+	 * prerequisites were seen; async_why says what is missing.
+	 */
+	bool async_ok;
+	char async_why[PATH_MAX + 160];
 };
 
 /*
@@ -243,10 +262,36 @@ const char *cufile_strerror(CUfileError_t e, char *buf, size_t len);
 int cuda_use_gpu(const struct cudart *rt, int gpu, struct llmio_error *e);
 
 /*
+ * How a thread waiting for the GPU waits (option sched of both GPU engines): CUDA's default
+ * spins in cudaEventSynchronize, which inflates the cores-busy figure GB/s per core is computed
+ * from.  CUDA_SCHED_BLOCKING also makes the engines' events blocking-sync.
+ */
+enum cuda_sched { CUDA_SCHED_BLOCKING, CUDA_SCHED_YIELD, CUDA_SCHED_SPIN };
+extern const char *const cuda_sched_names[];
+
+#define CUDA_SCHED_OPTION(opts_type)                                                               \
+	{                                                                                          \
+		.name = "sched", .type = OPTD_ENUM, OPTD_FIELD(opts_type, sched),                  \
+		.scope = OPTD_SCOPE_ENGINE, .def = "blocking", .choices = "blocking|yield|spin",   \
+		.help = "how a thread waits for the GPU: blocking (sleeps), yield or spin "        \
+		        "(CUDA's "                                                                 \
+		        "default, burns a core)",                                                  \
+	}
+
+/*
+ * cudaSetDeviceFlags for `sched` on the current GPU; appends what was used (or why CUDA kept
+ * its own setting) to notes.  The event flags to use follow.
+ */
+unsigned cuda_set_sched(const struct cudart *rt, int sched, char *notes, size_t nlen);
+
+/*
  * Engine buffers in GPU memory (engine_ops.buf_alloc / buf_free) for the GPU engines, whose
  * option structs start with `int gpu`: cudaMalloc on that GPU (never managed memory), filled
- * from `init` with cudaMemcpy.
+ * from `init` with cudaMemcpy.  Each buffer starts on a 64 KiB GPU page and owns its pages:
+ * cudaMalloc sub-allocates small sizes (256-byte alignment only), and cuFileBufRegister of two
+ * buffers sharing a GPU page fails or pins the neighbour.
  */
+#define GPU_PAGE ((size_t)64 << 10)
 int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
                   struct llmio_error *e);
 void gpu_buf_free(const void *opts, void *buf);

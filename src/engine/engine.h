@@ -54,6 +54,25 @@ struct io_req {
 #define ENGINE_CAP_MAPS_FILES (1u << 3) /* needs file sizes, no O_DIRECT (mmap) */
 #define ENGINE_CAP_GPU_DIRECT (1u << 4) /* storage DMA into GPU memory, no host copy (GDS) */
 #define ENGINE_CAP_POLLED     (1u << 5) /* can poll for submissions / completions (SQPOLL, IOPOLL) */
+/* Its targets are not files but names it resolves itself (s3://bucket/key): target_resolve */
+#define ENGINE_CAP_OWN_TARGET (1u << 6)
+
+/* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
+struct engine_target_req {
+	const char *name; /* --filename or --directory as given */
+	bool directory;   /* --directory: a prefix of several objects */
+	unsigned nrfiles;
+	uint64_t size; /* --size, 0 when not given */
+	uint64_t bs;
+	bool writes;
+};
+
+/* The resolved target: n names (malloc'd each) and sizes, both arrays malloc'd. */
+struct engine_target {
+	unsigned n;
+	char **names;
+	uint64_t *sizes;
+};
 
 /* Everything an engine needs to set up one worker's instance. */
 struct engine_setup {
@@ -66,10 +85,11 @@ struct engine_setup {
 	unsigned iodepth;
 	unsigned nworkers; /* threads of the job, each with its own engine instance */
 	bool direct;
-	bool writable;       /* files are open O_RDWR and writes may be issued */
-	int dev_io_poll;     /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
-	const char *devname; /* block device name for messages ("vda"), or "" */
-	const void *opts;    /* the engine's option struct, parsed from its table */
+	bool writable;            /* files are open O_RDWR and writes may be issued */
+	int dev_io_poll;          /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
+	const char *devname;      /* block device name for messages ("vda"), or "" */
+	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */
+	const void *opts;         /* the engine's option struct, parsed from its table */
 };
 
 struct engine_ctx {
@@ -84,6 +104,21 @@ struct engine_ctx {
 	 * cache copies inside io_submit, one I/O after another: 1); 0 = iodepth.  Set by init.
 	 */
 	unsigned depth_effective;
+	/*
+	 * Why the last failed I/O failed, when the engine knows more than -errno says ("GET
+	 * s3://b/k bytes=0-4095: HTTP 403 InvalidAccessKeyId: check ...").  Set with io->res < 0.
+	 */
+	char ioerr[384];
+	/*
+	 * What an engine whose bytes never reach a local device (s3) counted itself; the
+	 * worker zeroes it when measuring starts, so it covers the measured window.
+	 */
+	struct engine_counters {
+		bool known;                 /* the engine fills these */
+		uint64_t wire_rx, wire_tx;  /* bytes on the wire, headers included */
+		uint64_t requests, retries; /* requests completed; sent again after 503/500 */
+		uint64_t hash_ns, copy_ns;  /* hashing payloads; copying them (when apart) */
+	} counters;
 };
 
 /* The job as fio will run it, for an engine's fio_option(). */
@@ -144,6 +179,13 @@ struct engine_ops {
 	 * or NULL for the defaults only.
 	 */
 	const char *const *test_variants;
+
+	/*
+	 * ENGINE_CAP_OWN_TARGET: resolve rq (on the control thread, before any init) into the
+	 * job's files, with the engine's parsed options.  0, or -errno with one line in e.
+	 */
+	int (*target_resolve)(const void *opts, const struct engine_target_req *rq,
+	                      struct engine_target *t, struct llmio_error *e);
 };
 
 /* Append printf-style text to buf (len bytes); a truncated note is still a useful note. */

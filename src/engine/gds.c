@@ -15,6 +15,7 @@
  * say whether cuFile ran in compat (POSIX) mode or true GDS mode, and why.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct gds_opts {
 	int gpu; /* first: gpu_buf_alloc reads it */
 	int reg;
 	int mode;
+	int sched;
 };
 
 static const struct llmio_optdesc gds_options[] = {
@@ -53,6 +55,7 @@ static const struct llmio_optdesc gds_options[] = {
                         "async, when iodepth > 1",
                 .choices = "auto|sync|batch|async",
         },
+        CUDA_SCHED_OPTION(struct gds_opts),
         {.name = NULL},
 };
 
@@ -93,7 +96,63 @@ struct gds_eng {
 	struct gds_slot *slots;
 	unsigned *pending; /* slot indexes in submission order */
 	unsigned npending;
+
+	char first_err[200]; /* the first cuFile failure of the run, for the notes */
 };
+
+/*
+ * cuFile handles, shared by every thread of the process that uses the same fd: cuFile refuses
+ * to register an fd twice, and threads share the job's fds when they do not open their own.
+ */
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_handle {
+	int fd;
+	unsigned refs;
+	CUfileHandle_t fh;
+} handles[256];
+
+static CUfileError_t handle_get(const struct cufile *cf, int fd, CUfileHandle_t *fh)
+{
+	struct shared_handle *free_slot = NULL;
+	CUfileError_t st = {CU_FILE_SUCCESS, 0};
+
+	pthread_mutex_lock(&handles_lock);
+	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+		if (handles[i].refs && handles[i].fd == fd) {
+			handles[i].refs++;
+			*fh = handles[i].fh;
+			goto out;
+		}
+		if (!handles[i].refs && !free_slot)
+			free_slot = &handles[i];
+	}
+	if (!free_slot) {
+		st.err = -EMFILE; /* no room: said by the caller */
+		goto out;
+	}
+	{
+		CUfileDescr_t d = {.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD, .handle.fd = fd};
+
+		st = cf->HandleRegister(fh, &d);
+	}
+	if (st.err == CU_FILE_SUCCESS)
+		*free_slot = (struct shared_handle){.fd = fd, .refs = 1, .fh = *fh};
+out:
+	pthread_mutex_unlock(&handles_lock);
+	return st;
+}
+
+static void handle_put(const struct cufile *cf, CUfileHandle_t fh)
+{
+	pthread_mutex_lock(&handles_lock);
+	for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++)
+		if (handles[i].refs && handles[i].fh == fh) {
+			if (--handles[i].refs == 0)
+				cf->HandleDeregister(fh);
+			break;
+		}
+	pthread_mutex_unlock(&handles_lock);
+}
 
 static int gds_probe(char *why, size_t len)
 {
@@ -112,12 +171,54 @@ static int gds_probe(char *why, size_t len)
 	return 0;
 }
 
-/* A cuFile byte count or error as io->res: -1 means errno, below that a cuFile error. */
-static int64_t cufile_res(ssize_t r)
+/*
+ * A byte count or error of cuFileRead/Write as io->res: -1 means errno (set by this thread),
+ * below that a cuFile error (-5xxx), kept in the notes.
+ */
+static int64_t cufile_res(struct gds_eng *p, const char *call, ssize_t r)
 {
+	int saved = errno;
+
 	if (r >= 0)
 		return r;
-	return r == -1 ? -errno : -EIO;
+	if (r == -1)
+		return saved ? -saved : -EIO;
+	if (!p->first_err[0]) {
+		char e[160];
+		CUfileError_t st = {(int)-r, 0};
+
+		snprintf(p->first_err, sizeof(p->first_err), "%s: %s", call,
+		         cufile_strerror(st, e, sizeof(e)));
+	}
+	return -EIO;
+}
+
+/*
+ * The same for the batch and stream APIs, whose I/Os run on cuFile's own threads: a -1 there
+ * means an I/O error whose errno belongs to another thread, never this thread's errno (which
+ * could say 0 and turn a failure into "0 bytes, end of file").
+ */
+static int64_t cufile_remote_res(struct gds_eng *p, const char *call, ssize_t r)
+{
+	if (r == -1) {
+		if (!p->first_err[0])
+			snprintf(p->first_err, sizeof(p->first_err),
+			         "%s: an I/O failed (-1; its errno is cuFile's thread's, see "
+			         "cufile.log)",
+			         call);
+		return -EIO;
+	}
+	return cufile_res(p, call, r);
+}
+
+/* A failed cuFile call, kept for the notes when it is the first. */
+static void cufile_failed(struct gds_eng *p, const char *call, CUfileError_t st)
+{
+	char e[160];
+
+	if (!p->first_err[0])
+		snprintf(p->first_err, sizeof(p->first_err), "%s: %s", call,
+		         cufile_strerror(st, e, sizeof(e)));
 }
 
 static void gds_free(struct gds_eng *p)
@@ -135,7 +236,7 @@ static void gds_free(struct gds_eng *p)
 		p->cf->BufDeregister(p->reg_bufs[i]);
 	for (unsigned f = 0; p->fh && f < p->nfiles; f++)
 		if (p->fh[f])
-			p->cf->HandleDeregister(p->fh[f]);
+			handle_put(p->cf, p->fh[f]);
 	free(p->pending);
 	free(p->slots);
 	free(p->events);
@@ -170,15 +271,19 @@ static int pick_mode(struct gds_eng *p, const struct gds_opts *o, struct llmio_e
 			        "mode=sync or batch, or a libcufile from CUDA 12.2",
 			        cf->path);
 		}
+		if (!cf->async_ok)
+			return llmio_err(e, -ENOTSUP,
+			                 "gds mode=async: %s; or use mode=sync or batch",
+			                 cf->async_why);
 		p->mode = GDS_ASYNC;
 		break;
 	case GDS_SYNC:
 		p->mode = GDS_SYNC;
 		break;
 	default:
-		p->mode = p->depth > 1 && cf->has_batch   ? GDS_BATCH
-		          : p->depth > 1 && cf->has_async ? GDS_ASYNC
-		                                          : GDS_SYNC;
+		p->mode = p->depth > 1 && cf->has_batch                   ? GDS_BATCH
+		          : p->depth > 1 && cf->has_async && cf->async_ok ? GDS_ASYNC
+		                                                          : GDS_SYNC;
 		break;
 	}
 	if (p->mode == GDS_BATCH && cf->have_props && cf->props.max_batch_io_size &&
@@ -210,7 +315,7 @@ static int setup_batch(struct gds_eng *p, struct llmio_error *e)
 	return 0;
 }
 
-static int setup_async(struct gds_eng *p, struct llmio_error *e)
+static int setup_async(struct gds_eng *p, unsigned evflags, struct llmio_error *e)
 {
 	char cerr[256];
 	int ret;
@@ -222,7 +327,7 @@ static int setup_async(struct gds_eng *p, struct llmio_error *e)
 	for (unsigned i = 0; i < p->depth; i++) {
 		ret = p->rt->StreamCreateWithFlags(&p->slots[i].stream, cudaStreamNonBlocking);
 		if (!ret)
-			ret = p->rt->EventCreate(&p->slots[i].done);
+			ret = p->rt->EventCreateWithFlags(&p->slots[i].done, evflags);
 		if (ret)
 			return llmio_err(e, -EIO, "gds mode=async: creating stream/event %u: %s", i,
 			                 cuda_strerror(p->rt, ret, cerr, sizeof(cerr)));
@@ -234,6 +339,8 @@ static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char 
 {
 	char cerr[256];
 
+	/* before the first call: a partial failure leaves nreg registered buffers to release */
+	p->reg_bufs = s->bufs;
 	for (unsigned i = 0; i < s->nbufs; i++) {
 		CUfileError_t st = p->cf->BufRegister(s->bufs[i], s->buf_len, 0);
 
@@ -247,7 +354,6 @@ static void register_bufs(struct gds_eng *p, const struct engine_setup *s, char 
 		}
 		p->nreg = i + 1;
 	}
-	p->reg_bufs = s->bufs;
 	engine_appendf(notes, nlen, "; %u buffers registered", p->nreg);
 }
 
@@ -259,7 +365,8 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, struct
 	        [GDS_ASYNC] = "stream API (cuFileReadAsync/WriteAsync, one stream per slot)",
 	};
 	const struct gds_opts *o = s->opts;
-	char bus[32] = "?", cerr[256];
+	char bus[32] = "?", cerr[256], sched[160] = "";
+	unsigned evflags;
 	struct gds_eng *p;
 	int ret;
 
@@ -279,6 +386,7 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, struct
 	ret = cuda_use_gpu(p->rt, o->gpu, e);
 	if (ret)
 		goto fail;
+	evflags = cuda_set_sched(p->rt, o->sched, sched, sizeof(sched));
 	ret = pick_mode(p, o, e);
 	if (ret)
 		goto fail;
@@ -289,31 +397,44 @@ static int gds_init(struct engine_ctx *ctx, const struct engine_setup *s, struct
 	if (!p->ready || !p->todo || !p->fh)
 		goto fail;
 	for (unsigned f = 0; f < s->nfiles; f++) {
-		CUfileDescr_t d = {.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD, .handle.fd = s->fds[f]};
-		CUfileError_t st = p->cf->HandleRegister(&p->fh[f], &d);
+		CUfileError_t st = handle_get(p->cf, s->fds[f], &p->fh[f]);
 
 		if (st.err != CU_FILE_SUCCESS) {
 			p->fh[f] = NULL;
-			ret = llmio_err(
-			        e, -EIO, "cuFileHandleRegister (file %u%s%s): %s%s", f,
-			        s->devname[0] ? " on " : "", s->devname,
-			        cufile_strerror(st, cerr, sizeof(cerr)),
-			        s->direct ? "" : "; cuFile may need O_DIRECT here: try --direct=1");
+			if (st.err == -EMFILE)
+				ret = llmio_err(e, -EIO,
+				                "gds: more than %zu files open through cuFile",
+				                sizeof(handles) / sizeof(handles[0]));
+			else
+				ret = llmio_err(e, -EIO, "cuFileHandleRegister (file %u%s%s): %s%s",
+				                f, s->devname[0] ? " on " : "", s->devname,
+				                cufile_strerror(st, cerr, sizeof(cerr)),
+				                s->direct ? ""
+				                          : "; cuFile may need O_DIRECT here: try "
+				                            "--direct=1");
 			goto fail;
 		}
 	}
 	ret = p->mode == GDS_BATCH   ? setup_batch(p, e)
-	      : p->mode == GDS_ASYNC ? setup_async(p, e)
+	      : p->mode == GDS_ASYNC ? setup_async(p, evflags, e)
 	                             : 0;
 	if (ret)
 		goto fail;
 
 	p->rt->DeviceGetPCIBusId(bus, sizeof(bus), o->gpu);
 	engine_appendf(ctx->notes, sizeof(ctx->notes),
-	               "cuFile %s (version %d); %s; GPU %d (%s); %s, iodepth %u%s", p->cf->path,
-	               p->cf->version, p->cf->mode, o->gpu, bus, mode_text[p->mode], p->depth,
+	               "cuFile %s (version %d); %s; GPU %d (%s); %s, iodepth %u%s%s%s", p->cf->path,
+	               p->cf->version, p->cf->mode, o->gpu, bus, mode_text[p->mode],
+	               p->mode == GDS_SYNC ? 1 : p->depth,
+	               p->mode == GDS_SYNC && p->depth > 1
+	                       ? " (sync mode: the iodepth asked for is not in flight)"
+	                       : "",
+	               p->mode == GDS_BATCH ? " (one submission in flight per thread, drained "
+	                                      "before the next: cuFile's batch contract)"
+	                                    : "",
 	               s->direct ? ""
 	                         : "; files without O_DIRECT: cuFile uses its POSIX path for them");
+	engine_appendf(ctx->notes, sizeof(ctx->notes), "%s", sched);
 	if (o->reg)
 		register_bufs(p, s, ctx->notes, sizeof(ctx->notes));
 	ctx->priv = p;
@@ -349,13 +470,15 @@ static int queue_async(struct gds_eng *p, struct io_req *io)
 	                              : p->cf->WriteAsync(fh, io->buf, &sl->size, &sl->file_off,
 	                                                  &sl->buf_off, &sl->bytes, sl->stream);
 	if (st.err != CU_FILE_SUCCESS) {
+		cufile_failed(p, io->op == ENGINE_OP_READ ? "cuFileReadAsync" : "cuFileWriteAsync",
+		              st);
 		finish(p, io, -EIO);
 		return ENGINE_Q_QUEUED;
 	}
 	ret = p->rt->EventRecord(sl->done, sl->stream);
 	if (ret) {
 		p->rt->StreamSynchronize(sl->stream);
-		finish(p, io, cufile_res(sl->bytes));
+		finish(p, io, cufile_remote_res(p, "cuFileReadAsync/WriteAsync", sl->bytes));
 		return ENGINE_Q_QUEUED;
 	}
 	p->pending[p->npending++] = io->buf_idx;
@@ -372,7 +495,8 @@ static int gds_queue(struct engine_ctx *ctx, struct io_req *io)
 	}
 	switch (p->mode) {
 	case GDS_BATCH:
-		if (p->inflight + p->nparams + p->nready >= p->depth)
+		/* a batch handle takes one submission at a time: drain before the next */
+		if (p->inflight || p->nparams + p->nready >= p->depth)
 			return ENGINE_Q_BUSY;
 		p->params[p->nparams++] = (CUfileIOParams_t){
 		        .mode = CUFILE_BATCH,
@@ -407,7 +531,7 @@ static unsigned run_sync(struct gds_eng *p, struct io_req **evs, unsigned max)
 			r = p->cf->Read(p->fh[io->file], io->buf, io->len, (off_t)io->off, 0);
 		else
 			r = p->cf->Write(p->fh[io->file], io->buf, io->len, (off_t)io->off, 0);
-		io->res = cufile_res(r);
+		io->res = cufile_res(p, io->op == ENGINE_OP_READ ? "cuFileRead" : "cuFileWrite", r);
 		evs[n] = io;
 	}
 	p->ntodo -= n;
@@ -424,6 +548,7 @@ static int gds_commit(struct engine_ctx *ctx)
 		return 0;
 	st = p->cf->BatchIOSubmit(p->batch, p->nparams, p->params, 0);
 	if (st.err != CU_FILE_SUCCESS) {
+		cufile_failed(p, "cuFileBatchIOSubmit", st);
 		/* the whole submission failed: each I/O fails, the engine carries on */
 		for (unsigned i = 0; i < p->nparams; i++)
 			finish(p, p->params[i].cookie, -EIO);
@@ -444,17 +569,19 @@ static int reap_batch(struct gds_eng *p, unsigned want, struct io_req **evs, uns
 	if (want > nr)
 		want = nr;
 	st = p->cf->BatchIOGetStatus(p->batch, want, &nr, p->events, &ts);
-	if (st.err != CU_FILE_SUCCESS)
+	if (st.err != CU_FILE_SUCCESS) {
+		cufile_failed(p, "cuFileBatchIOGetStatus", st);
 		return -EIO;
+	}
 	for (unsigned i = 0; i < nr; i++) {
 		struct io_req *io = p->events[i].cookie;
 		ssize_t ret = (ssize_t)p->events[i].ret;
 
 		if (p->events[i].status == CUFILE_COMPLETE)
-			io->res = cufile_res(ret);
+			io->res = cufile_remote_res(p, "cuFileBatchIO", ret);
 		else if (p->events[i].status &
 		         (CUFILE_FAILED | CUFILE_CANCELED | CUFILE_INVALID | CUFILE_TIMEOUT))
-			io->res = ret < 0 ? cufile_res(ret) : -EIO;
+			io->res = ret < 0 ? cufile_remote_res(p, "cuFileBatchIO", ret) : -EIO;
 		else
 			continue; /* still waiting or pending: reported again later */
 		evs[n++] = io;
@@ -478,7 +605,8 @@ static unsigned reap_async(struct gds_eng *p, bool wait, struct io_req **evs, un
 			p->pending[kept++] = p->pending[i];
 			continue;
 		}
-		sl->io->res = ret ? -EIO : cufile_res(sl->bytes);
+		sl->io->res =
+		        ret ? -EIO : cufile_remote_res(p, "cuFileReadAsync/WriteAsync", sl->bytes);
 		evs[n++] = sl->io;
 	}
 	p->npending = kept;
@@ -523,6 +651,9 @@ static void gds_cleanup(struct engine_ctx *ctx)
 	while (p->inflight || p->npending)
 		if (gds_reap(ctx, 1, evs, 64) < 0)
 			break;
+	if (p->first_err[0])
+		engine_appendf(ctx->notes, sizeof(ctx->notes), "; first cuFile failure: %s",
+		               p->first_err);
 	gds_free(p);
 	ctx->priv = NULL;
 }

@@ -25,10 +25,11 @@ extern const struct engine_ops engine_io_uring;
 extern const struct engine_ops engine_mmap;
 extern const struct engine_ops engine_gds;
 extern const struct engine_ops engine_cuda_bounce;
+extern const struct engine_ops engine_s3;
 
 static const struct engine_ops *const builtin_engines[] = {
         &engine_null, &engine_psync, &engine_libaio,      &engine_io_uring,
-        &engine_mmap, &engine_gds,   &engine_cuda_bounce,
+        &engine_mmap, &engine_gds,   &engine_cuda_bounce, &engine_s3,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -57,6 +58,8 @@ const char *engine_missing(const struct engine_ops *e)
 		return "reap (ENGINE_CAP_ASYNC)";
 	if ((e->caps & ENGINE_CAP_ASYNC) && !e->commit)
 		return "commit (ENGINE_CAP_ASYNC)";
+	if ((e->caps & ENGINE_CAP_OWN_TARGET) && !e->target_resolve)
+		return "target_resolve (ENGINE_CAP_OWN_TARGET)";
 	if (e->buf_alloc && !e->buf_free) /* engine buffers come with their own free */
 		return "buf_free (it has buf_alloc)";
 	if (!e->buf_alloc && e->buf_free)

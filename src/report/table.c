@@ -60,7 +60,26 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 	        r->cpu.cores_busy, r->cpu.usr_s, r->cpu.sys_s,
 	        (unsigned long long)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary),
 	        r->cpu.system_cores_busy, r->cpu.online_cpus, r->gb_per_s_per_core);
-	if (r->device.known) {
+	if (r->wire.known) {
+		char text[512];
+
+		/* an object store: the network's figures stand where a device's would; wrapped to
+		 * fit FMT_COLUMNS */
+		llmio_format_bytes(r->wire.rx_bytes, rd, sizeof(rd));
+		llmio_format_bytes(r->wire.tx_bytes, wr, sizeof(wr));
+		snprintf(text, sizeof(text),
+		         "received %s, sent %s in %llu requests (curl's counters, headers "
+		         "included); %llu retried after 503/500",
+		         rd, wr, (unsigned long long)r->wire.requests,
+		         (unsigned long long)r->wire.retries);
+		fmt_wrapped(f, "  wire   ", 9, text);
+		snprintf(text, sizeof(text),
+		         "process threads %.3f s (hashing %.3f s, copies %.3f s among them); "
+		         "softirq "
+		         "%.3f s on all CPUs (system-wide, network receive among it)",
+		         r->cpu.proc_s, r->wire.hash_s, r->wire.copy_s, r->softirq_system_s);
+		fmt_wrapped(f, "  cpu split: ", 13, text);
+	} else if (r->device.known) {
 		llmio_format_bytes(r->device.read_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->device.write_bytes, wr, sizeof(wr));
 		char text[512];
@@ -78,7 +97,7 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		        "counters\n",
 		        r->device.fstype[0] ? r->device.fstype : "unknown filesystem");
 	}
-	if (r->process_io.known) {
+	if (r->process_io.known && !r->wire.known) {
 		llmio_format_bytes(r->process_io.read_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->process_io.write_bytes, wr, sizeof(wr));
 		fprintf(f, "  process this process read %s, wrote %s (/proc/self/io)\n", rd, wr);

@@ -167,6 +167,9 @@ static const struct rec_field job_fields[] = {
            "voluntary context switches"),
         AT(RK_CPU ".ctx_involuntary", REC_INT, REC_U64, cpu.ctx_involuntary, "", 0,
            "involuntary context switches"),
+        AT(RK_CPU ".softirq_system_s", REC_NUM, REC_DOUBLE, softirq_system_s, "s", 0,
+           "softirq time of all CPUs (/proc/stat): network receive among it; system-wide, "
+           "not this process's alone"),
         AT(RK_GB_PER_S_PER_CORE, REC_NUM, REC_DOUBLE, gb_per_s_per_core, "GB/s", 0,
            "(read + write GB/s) / `cores_busy`"),
         AT(RK_DEVICE "." RK_KNOWN, REC_BOOL, REC_B, device.known, "", 0,
@@ -199,6 +202,19 @@ static const struct rec_field job_fields[] = {
            "this process's storage bytes read in the window"),
         AT(RK_PROCESS_IO "." RK_WRITE_BYTES, REC_INT, REC_U64, process_io.write_bytes, "bytes", 0,
            "this process's storage bytes written in the window"),
+        AT("wire.known", REC_BOOL, REC_B, wire.known, "", 0,
+           "the engine moves bytes over a network (s3) and counted them; device bytes do "
+           "not apply then"),
+        AT("wire.rx_bytes", REC_INT, REC_U64, wire.rx_bytes, "bytes", 0,
+           "bytes received on the wire in the window, HTTP headers included (curl's counters)"),
+        AT("wire.tx_bytes", REC_INT, REC_U64, wire.tx_bytes, "bytes", 0, "bytes sent, the same"),
+        AT("wire.requests", REC_INT, REC_U64, wire.requests, "", 0, "requests completed"),
+        AT("wire.retries", REC_INT, REC_U64, wire.retries, "", 0,
+           "requests sent again after 503 SlowDown or 500, with backoff"),
+        AT("wire.hash_s", REC_NUM, REC_DOUBLE, wire.hash_s, "s", 0,
+           "client CPU hashing payloads (SHA-256, MD5), part of `cpu.proc_s`"),
+        AT("wire.copy_s", REC_NUM, REC_DOUBLE, wire.copy_s, "s", 0,
+           "client CPU copying payloads where measured apart (0 when not separable)"),
         GET(RK_SERVICE, REC_STR, get_service, "", 0,
             "who served the bytes: `device`, `page-cache`, `mixed` or `unknown`"),
         AT(RK_SERVICE_REASON, REC_STR, REC_CHARS, service_reason, "", 0, "why (the numbers)"),
@@ -315,15 +331,56 @@ static const struct rec_field journal_fields[] = {
         {0},
 };
 
+/* "mpi" beside "jobs" (run) or "phases" (recipes, journal points) under mpirun (src/dist). */
+static const struct rec_field mpi_fields[] = {
+        DOC(RK_RANKS, REC_INT, "", "MPI ranks that ran"),
+        DOC(RK_HOSTS, REC_INT, "", "distinct hosts among them (grouped by host name)"),
+        DOC(RK_FILE_LAYOUT, REC_STR, "",
+            "`file-per-process` or `shared-file` (`run` only, docs/mpi.md)"),
+        DOC(RK_PHASE_S, REC_NUM, "s",
+            "earliest start to latest end over the ranks (IOR); the aggregate's `job_runtime`"),
+        DOC(RK_START_SKEW_S, REC_NUM, "s", "latest start - earliest start, after the barrier"),
+        DOC(RK_BY_HOST, REC_OBJ, "", "one `mpi.by_host[]` record per host"),
+        DOC(RK_PER_RANK, REC_OBJ, "", "one `mpi.per_rank[]` record per rank"),
+        DOC(RK_STREAMS, REC_OBJ, "",
+            "recipes and journal points: one object per stream of each phase, with `phase`, "
+            "`stream` and the keys above for that stream"),
+        DOC(RK_PHASE, REC_STR, "", "in `streams[]`: the phase's name"),
+        DOC(RK_STREAM, REC_STR, "", "in `streams[]`: the stream's name"),
+        {0},
+};
+
+static const struct rec_field mpi_host_fields[] = {
+        DOC(RK_HOST, REC_STR, "", "host name (`LLMIO_HOSTNAME` when set)"),
+        DOC(RK_RANKS, REC_OBJ, "", "the ranks on it, an array"),
+        DOC(RK_PROC_S, REC_NUM, "s", "CPU time of its ranks' processes, summed"),
+        DOC("system_busy_s", REC_NUM, "s", "busy time of its CPUs (/proc/stat), once per host"),
+        DOC(RK_DEVICE, REC_STR, "", "the block device its first rank measured"),
+        DOC(RK_DEVICE "_" RK_READ_BYTES, REC_INT, "bytes", "device bytes read, once per host"),
+        DOC(RK_DEVICE "_" RK_WRITE_BYTES, REC_INT, "bytes", "device bytes written, once per host"),
+        {0},
+};
+
+static const struct rec_field mpi_rank_fields[] = {
+        DOC(RK_RANK, REC_INT, "", "MPI rank"),
+        DOC(RK_HOST, REC_STR, "", "its host name"),
+        DOC(RK_JOB, REC_OBJ, "",
+            "its own job record (`run`), or `phases` (recipes, journal points)"),
+        {0},
+};
+
 static const struct rec_field *const tables[REC_KIND_N] = {
-        [REC_KIND_JOB] = job_fields,         [REC_KIND_CSV] = csv_fields,
-        [REC_KIND_RECIPE] = recipe_fields,   [REC_KIND_PHASE] = phase_fields,
-        [REC_KIND_JOURNAL] = journal_fields,
+        [REC_KIND_JOB] = job_fields,           [REC_KIND_CSV] = csv_fields,
+        [REC_KIND_RECIPE] = recipe_fields,     [REC_KIND_PHASE] = phase_fields,
+        [REC_KIND_JOURNAL] = journal_fields,   [REC_KIND_MPI] = mpi_fields,
+        [REC_KIND_MPI_HOST] = mpi_host_fields, [REC_KIND_MPI_RANK] = mpi_rank_fields,
 };
 
 static const char *const kind_names[REC_KIND_N] = {
-        [REC_KIND_JOB] = "job",     [REC_KIND_CSV] = "csv",         [REC_KIND_RECIPE] = "recipe",
-        [REC_KIND_PHASE] = "phase", [REC_KIND_JOURNAL] = "journal",
+        [REC_KIND_JOB] = "job",           [REC_KIND_CSV] = "csv",
+        [REC_KIND_RECIPE] = "recipe",     [REC_KIND_PHASE] = "phase",
+        [REC_KIND_JOURNAL] = "journal",   [REC_KIND_MPI] = "mpi",
+        [REC_KIND_MPI_HOST] = "mpi_host", [REC_KIND_MPI_RANK] = "mpi_rank",
 };
 
 const struct rec_field *rec_fields(enum rec_kind kind)
@@ -487,6 +544,9 @@ static const char *const kind_titles[REC_KIND_N] = {
         [REC_KIND_RECIPE] = "runs[]: one recipe run (`run --workload --json`)",
         [REC_KIND_PHASE] = "phases[]: one phase (recipe runs and journal records)",
         [REC_KIND_JOURNAL] = "Journal records (`sweep -o`, one JSON line per point)",
+        [REC_KIND_MPI] = "mpi: under mpirun, beside `jobs` or `phases` (docs/mpi.md)",
+        [REC_KIND_MPI_HOST] = "mpi.by_host[]: one host",
+        [REC_KIND_MPI_RANK] = "mpi.per_rank[]: one rank",
 };
 
 int rec_print_markdown(FILE *f)

@@ -63,6 +63,20 @@
 #define RK_HOST              "host"
 #define RK_PHASES            "phases"
 #define RK_ERROR             "error"
+/* under MPI (src/dist, docs/mpi.md) */
+#define RK_MPI          "mpi"
+#define RK_RANK         "rank"
+#define RK_RANKS        "ranks"
+#define RK_HOSTS        "hosts"
+#define RK_BY_HOST      "by_host"
+#define RK_PER_RANK     "per_rank"
+#define RK_FILE_LAYOUT  "file_layout"
+#define RK_PHASE_S      "phase_s"
+#define RK_START_SKEW_S "start_skew_s"
+#define RK_JOB          "job"
+#define RK_PROC_S       "proc_s"
+#define RK_PHASE        "phase"
+#define RK_STREAMS      "streams"
 
 /* The JSON type of a field (the CSV cell is the same value written as text). */
 enum rec_type {
@@ -110,6 +124,9 @@ enum rec_kind {
 	REC_KIND_RECIPE,
 	REC_KIND_PHASE,
 	REC_KIND_JOURNAL,
+	REC_KIND_MPI,
+	REC_KIND_MPI_HOST,
+	REC_KIND_MPI_RANK,
 	REC_KIND_N
 };
 

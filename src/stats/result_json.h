@@ -15,6 +15,9 @@
  */
 cJSON *result_job_json(const struct llmio_result *r);
 
+/* The whole document of llmio_results_write_json() (NULL when out of memory). */
+cJSON *results_json_doc(struct llmio_result *const *r, size_t n);
+
 /*
  * The job record's nested values that code builds (the record table names each as one field):
  * "job options", "read", "write", "sync"."lat_ns", "warnings", "histogram".  Each returns a

@@ -211,12 +211,12 @@ cJSON *result_histogram_json(const struct llmio_result *r)
 	return h;
 }
 
-int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
+cJSON *results_json_doc(struct llmio_result *const *r, size_t n)
 {
 	cJSON *root = cJSON_CreateObject(), *jobs, *host;
 
 	if (!root)
-		return -ENOMEM;
+		return NULL;
 	cJSON_AddStringToObject(root, "llmio version", llmio_version());
 	if (n) {
 		cJSON_AddNumberToObject(root, "timestamp", (double)(r[0]->start_epoch_ms / 1000));
@@ -230,7 +230,14 @@ int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemToArray(jobs, result_job_json(r[i]));
-	return json_write_doc(f, root);
+	return root;
+}
+
+int llmio_results_write_json(FILE *f, struct llmio_result *const *r, size_t n)
+{
+	cJSON *root = results_json_doc(r, n);
+
+	return root ? json_write_doc(f, root) : -ENOMEM;
 }
 
 int json_write_doc(FILE *f, cJSON *root)

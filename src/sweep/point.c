@@ -132,7 +132,10 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, struct llmio_e
 		o.progress_arg = ctx;
 	}
 	t0 = now_s();
-	ret = llmio_job_run(&o, &r, e);
+	if (ctx && ctx->dist) /* under MPI: this rank's share; the merged job on rank 0 */
+		ret = ctx->dist->run_job(&o, &r, &ctx->mpi, e);
+	else
+		ret = llmio_job_run(&o, &r, e);
 	if (!r)
 		return ret;
 	if (ctx) {
@@ -166,6 +169,7 @@ static int run_workload(const struct sweep_point *p, cJSON **phases, struct llmi
 	struct llmio_job_opts o;
 	size_t n = 0;
 	bool direct_given = false;
+	cJSON *mpi = NULL; /* without a context there is no MPI */
 	int ret;
 
 	ret = sweep_point_opts(p, &o, e);
@@ -184,7 +188,7 @@ static int run_workload(const struct sweep_point *p, cJSON **phases, struct llmi
 	if (p->ctx)
 		o.stop = p->ctx->stop;
 	return wl_run_params(p->workload, sweep_config_get(&p->cfg, "model"), &o, direct_given,
-	                     keys, vals, n, phases, e);
+	                     keys, vals, n, phases, p->ctx ? &p->ctx->mpi : &mpi, e);
 }
 
 int sweep_run_point(const struct sweep_point *p, cJSON **phases, struct llmio_error *e)
@@ -287,6 +291,9 @@ cJSON *sweep_point_record(const struct sweep_point *p, struct sweep_outcome *o)
 	cJSON_AddNumberToObject(rec, RK_WALL_S, o->wall_s);
 	cJSON_AddItemToObject(rec, RK_PHASES, o->phases ? o->phases : cJSON_CreateArray());
 	o->phases = NULL;
+	if (o->mpi) /* under MPI: the point's aggregate is in phases, each rank's record here */
+		cJSON_AddItemToObject(rec, RK_MPI, o->mpi);
+	o->mpi = NULL;
 	if (o->error) {
 		e = cJSON_AddObjectToObject(rec, RK_ERROR);
 		cJSON_AddNumberToObject(e, "code", o->error);

@@ -22,7 +22,8 @@ bool quick_engine_measured(const struct llmio_engine_info *e)
 {
 	const struct engine_ops *ops = engine_find(e->name);
 
-	return ops && !(ops->caps & ENGINE_CAP_NO_IO);
+	/* quick measures files: engines of other targets (s3://) need a server of their own */
+	return ops && !(ops->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET));
 }
 
 bool quick_engine_runs(const struct llmio_engine_info *e, const struct quick_pattern *p)

@@ -240,14 +240,20 @@ static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point
 	o.start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 	*ctx->stop = 0;
 	p->ctx = ctx;
+	ctx->mpi = NULL;
 	llmio_error_init(&pe);
 	ret = sweep_run_point(p, &o.phases, &pe);
+	o.mpi = ctx->mpi;
+	ctx->mpi = NULL;
 	o.wall_s = mono_s() - t0;
 	r->label = "";
 	if (ev && ev->point_ended)
 		ev->point_ended(ev->arg);
-	if (ctx->interrupted) {
-		cJSON_Delete(o.phases); /* cut short: not recorded, a resumed sweep runs it */
+	if (ctx->interrupted || (r->o.dist && !r->o.dist->writer)) {
+		/* cut short: not recorded, a resumed sweep runs it; or another rank journals it */
+		cJSON_Delete(o.phases);
+		cJSON_Delete(o.mpi);
+		r->ran += !ctx->interrupted;
 		return 0;
 	}
 	o.error = ret;
@@ -280,15 +286,19 @@ int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, vola
 	struct sweep_run_ctx ctx = {.stop = point_stop, .abort = abort};
 	struct sweep_point *p = malloc(sizeof(*p));
 	struct journal j;
-	int ret;
+	int ret = 0;
 
 	if (!p)
 		return llmio_err(e, -ENOMEM, "out of memory");
-	ret = journal_open(&j, r->o.journal, e);
+	j = (struct journal){.fd = -1};
+	/* under MPI one rank writes the journal */
+	if (!r->o.dist || r->o.dist->writer)
+		ret = journal_open(&j, r->o.journal, e);
 	if (ret) {
 		free(p);
 		return ret;
 	}
+	ctx.dist = r->o.dist;
 	r->started = true;
 	r->label = "";
 	if (ev) {

@@ -26,6 +26,8 @@ struct sweep_run_opts {
 	bool keep_cache;     /* do not drop the page cache between points */
 	uint64_t seed;
 	uint64_t repeat; /* every point this many times (at least 1) */
+	/* under MPI (docs/mpi.md): every rank runs every point, rank 0 alone journals it */
+	const struct sweep_dist *dist;
 };
 
 struct sweep_order {

@@ -168,6 +168,13 @@ int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t 
                        struct sweep_config *c, struct llmio_error *e);
 
 /* What the caller of sweep_run_point() provides, and what it learns about the run. */
+/* Under MPI: set by the CLI from src/dist (docs/mpi.md). */
+struct sweep_dist {
+	int (*run_job)(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
+	               struct llmio_error *e);
+	bool writer; /* this rank writes the journal (rank 0) */
+};
+
 struct sweep_run_ctx {
 	/* The job's stop flag; set by the caller's signal handler, and by steady state. */
 	volatile int *stop;
@@ -177,9 +184,16 @@ struct sweep_run_ctx {
 	void (*progress)(void *arg, double elapsed_s, double eta_s, double iops, double bw);
 	void *progress_arg;
 
+	/*
+	 * Under MPI (NULL for one process): a plain point's job runs through run_job, every rank
+	 * its share, merged on rank 0 (*r NULL elsewhere, a failing rank ends them all).
+	 */
+	const struct sweep_dist *dist;
+
 	/* out */
 	struct steady ss;
 	bool interrupted; /* stopped by *abort: not a measurement to keep */
+	cJSON *mpi;       /* under MPI on rank 0: the ranks' records of the point */
 };
 
 struct sweep_point {
@@ -223,6 +237,7 @@ bool sweep_drop_caches(void);
 /* What happened to one point, for its journal record. */
 struct sweep_outcome {
 	cJSON *phases; /* taken over by the record */
+	cJSON *mpi;    /* under MPI: the ranks' records, taken over by the record (or NULL) */
 	int error;     /* 0 or -errno */
 	const char *message;
 	bool cache_dropped;

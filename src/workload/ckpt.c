@@ -15,8 +15,9 @@
 #include "core/error.h"
 #include "workload/segsrc.h"
 
-static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint64_t *sizes,
-                         unsigned n)
+/* Under MPI the simulated ranks are spread over the processes: the figures are over all. */
+static void rank_metrics(struct wl *w, struct wl_phase *ph, const struct segsrc *s,
+                         const uint64_t *sizes, unsigned n)
 {
 	double dmax = 0, tmin = -1, total = 0;
 
@@ -32,6 +33,11 @@ static void rank_metrics(struct wl_phase *ph, const struct segsrc *s, const uint
 		if (tmin < 0 || t < tmin)
 			tmin = t;
 	}
+	dmax = wl_reduce(w, dmax, WL_MAX);
+	tmin = wl_reduce(w, tmin < 0 ? 1e300 : tmin, WL_MIN);
+	tmin = tmin >= 1e300 ? -1 : tmin;
+	total = wl_reduce(w, total, WL_SUM);
+	n = (unsigned)wl_reduce(w, n, WL_SUM);
 	wl_metric(ph, "duration_s", dmax, "s");
 	wl_metric(ph, "throughput_min_rank_GBps", tmin < 0 ? 0 : tmin, "GB/s");
 	wl_metric(ph, "aggregate_GBps", dmax > 0 ? total / dmax / 1e9 : 0, "GB/s");
@@ -66,9 +72,31 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 	ret = wl_job(w, ph, write ? "ranks-write" : "ranks-read", &o, e);
 	if (ph->nstreams)
 		ph->wall_s = ph->streams[ph->nstreams - 1]->runtime_s;
-	rank_metrics(ph, &s, sizes, n);
+	rank_metrics(w, ph, &s, sizes, n);
 	segsrc_release(&s);
 	return ret;
+}
+
+/*
+ * The shards of the simulated ranks that process `owner` handles (all of them without MPI):
+ * paths, files and their sizes in mine; *n of them.
+ */
+static int shard_list(const struct wl *w, unsigned owner, const char *prefix, const uint64_t *sizes,
+                      unsigned all, char (*paths)[LLMIO_PATH_MAX], struct llmio_file *files,
+                      uint64_t *mine, unsigned flags, unsigned *n, struct llmio_error *e)
+{
+	*n = 0;
+	for (unsigned r = 0; r < all; r++) {
+		if (!wl_owned_by(w, r, owner))
+			continue;
+		if (wl_path(w, paths[*n], sizeof(paths[*n]), "%s-rank%05u.pt", prefix, r))
+			return llmio_err(e, -ENAMETOOLONG, "--directory is too long");
+		mine[*n] = sizes[r];
+		files[*n] =
+		        (struct llmio_file){.path = paths[*n], .size = sizes[r], .flags = flags};
+		(*n)++;
+	}
+	return 0;
 }
 
 int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64_t *sizes,
@@ -76,36 +104,45 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 {
 	char(*paths)[LLMIO_PATH_MAX] = calloc(n, sizeof(*paths));
 	struct llmio_file *files = calloc(n, sizeof(*files));
+	uint64_t *mine = calloc(n, sizeof(*mine));
+	unsigned all = n, me = w->dist ? w->dist->rank : 0;
 	struct wl_phase *ph;
 	int ret = -ENOMEM;
 
-	if (!paths || !files)
+	if (!paths || !files || !mine)
 		goto out;
-	for (unsigned r = 0; r < n; r++) {
-		ret = wl_path(w, paths[r], sizeof(paths[r]), "%s-rank%05u.pt", prefix, r);
-		if (ret) {
-			llmio_err(e, ret, "--directory is too long");
-			goto out;
-		}
-		files[r] = (struct llmio_file){
-		        .path = paths[r], .size = sizes[r], .flags = LLMIO_FILE_FRESH};
+	/* under MPI each process writes the shards of its simulated ranks (wl_owns) */
+	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, LLMIO_FILE_FRESH, &n, e);
+	if (ret)
+		goto out;
+	if (!n) {
+		ret = llmio_err(e, -EINVAL,
+		                "%u simulated ranks (tp x pp x dp) for %u MPI ranks: give each at "
+		                "least one",
+		                all, w->dist ? w->dist->size : 1);
+		goto out;
 	}
 	ret = wl_check_space(w, files, n, e);
 	if (ret)
 		goto out;
 	ph = wl_phase_new(w, "%s", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, true, e) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, mine, n, bs, true, e) : -E2BIG;
 	if (ret || !restore)
 		goto out;
-	for (unsigned r = 0; r < n; r++)
-		files[r].flags = 0; /* now read what was written */
+	/* now read what was written; with --reorder what another process wrote (IOR -C) */
+	if (w->dist && w->dist->reorder)
+		me = (me + w->dist->reorder_shift) % w->dist->size;
+	ret = shard_list(w, me, prefix, sizes, all, paths, files, mine, 0, &n, e);
+	if (ret)
+		goto out;
 	ph = wl_phase_new(w, "%s-restore", name);
-	ret = ph ? one_way(w, ph, files, sizes, n, bs, false, e) : -E2BIG;
+	ret = ph ? one_way(w, ph, files, mine, n, bs, false, e) : -E2BIG;
 out:
 	if (ret == -ENOMEM && !llmio_err_msg(e)[0])
 		llmio_err(e, ret, "out of memory");
 	if (ret == -E2BIG)
 		llmio_err(e, ret, "too many phases: lower --repeat");
+	free(mine);
 	free(files);
 	free(paths);
 	return ret;

@@ -157,12 +157,17 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 	total = (double)(now_ns() - t0) / 1e9;
 	ph->wall_s = total;
 	wl_metric(ph, "steps", (double)steps, "");
-	wl_metric(ph, "samples_per_s", total > 0 ? (double)(steps * c->batch) / total : 0,
+	/* under MPI: samples/s summed over the ranks, AU their mean (DLIO) */
+	wl_metric(ph, "samples_per_s",
+	          wl_reduce(w, total > 0 ? (double)(steps * c->batch) / total : 0, WL_SUM),
 	          "samples/s");
 	wl_metric(ph, "accelerator_utilisation",
-	          total - (double)first_stall / 1e9 > 0
-	                  ? (double)compute / 1e9 / (total - (double)first_stall / 1e9)
-	                  : 0,
+	          wl_reduce(w,
+	                    total - (double)first_stall / 1e9 > 0
+	                            ? (double)compute / 1e9 / (total - (double)first_stall / 1e9)
+	                            : 0,
+	                    WL_SUM) /
+	                  (w->dist ? w->dist->size : 1),
 	          "");
 	wl_metric(ph, "compute_s", (double)compute / 1e9, "s");
 	wl_metric(ph, "data_stall_s", (double)stall / 1e9, "s");
@@ -177,7 +182,7 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 
 int train_phases(struct wl *w, const char *name, const struct train_cfg *c, struct llmio_error *e)
 {
-	uint64_t nfiles = c->files, fsize;
+	uint64_t nfiles = c->files, fsize, all;
 	char(*paths)[LLMIO_PATH_MAX] = NULL;
 	struct llmio_file *files = NULL;
 	struct reader_job rj = {.w = w};
@@ -195,23 +200,33 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, stru
 	nfiles = (uint64_t)((double)nfiles * w->scale);
 	if (!nfiles)
 		nfiles = 1;
-	s->nsamples = nfiles * c->samples_per_file;
-	s->total = c->steps * c->batch;
-	s->mult = scatter_multiplier(s->nsamples);
-	s->src = (struct llmio_io_source){.next = train_next, .done = train_done, .arg = s};
 	paths = calloc(nfiles, sizeof(*paths));
 	files = calloc(nfiles, sizeof(*files));
 	if (!paths || !files)
 		goto out;
-	for (uint64_t f = 0; f < nfiles; f++) {
-		if (wl_path(w, paths[f], sizeof(paths[f]), "data-%06llu.bin",
+	/* under MPI the dataset is sharded by file: this process reads its files (wl_owns) */
+	all = nfiles;
+	nfiles = 0;
+	for (uint64_t f = 0; f < all; f++) {
+		if (!wl_owns(w, (unsigned)f))
+			continue;
+		if (wl_path(w, paths[nfiles], sizeof(paths[nfiles]), "data-%06llu.bin",
 		            (unsigned long long)f)) {
 			ret = -ENAMETOOLONG;
 			llmio_err(e, ret, "--directory is too long");
 			goto out;
 		}
-		files[f] = (struct llmio_file){.path = paths[f], .size = fsize};
+		files[nfiles] = (struct llmio_file){.path = paths[nfiles], .size = fsize};
+		nfiles++;
 	}
+	if (!nfiles) {
+		ret = llmio_err(e, -EINVAL, "fewer dataset files than MPI ranks: raise --files");
+		goto out;
+	}
+	s->nsamples = nfiles * c->samples_per_file;
+	s->total = c->steps * c->batch;
+	s->mult = scatter_multiplier(s->nsamples);
+	s->src = (struct llmio_io_source){.next = train_next, .done = train_done, .arg = s};
 	ret = wl_check_space(w, files, (unsigned)nfiles, e);
 	if (ret)
 		goto out;

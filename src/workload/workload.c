@@ -19,8 +19,8 @@
 #include "workload/workload.h"
 
 static const struct recipe *const recipes[] = {
-        &recipe_load,     &recipe_pretrain, &recipe_ckpt,
-        &recipe_finetune, &recipe_infer,    &recipe_replay,
+        &recipe_load,  &recipe_pretrain, &recipe_ckpt,    &recipe_finetune,
+        &recipe_infer, &recipe_replay,   &recipe_offload, &recipe_migrate,
 };
 
 /* Parameters every recipe has. */
@@ -69,10 +69,18 @@ bool recipe_has_param(const struct recipe *r, const char *key)
 	return param_find(r, key) != NULL;
 }
 
+static const struct wl_dist *dist_default;
+
+void wl_dist_default(const struct wl_dist *d)
+{
+	dist_default = d;
+}
+
 void wl_init(struct wl *w, const struct recipe *r, const struct llmio_job_opts *base)
 {
 	memset(w, 0, sizeof(*w));
 	w->recipe = r;
+	w->dist = dist_default; /* NULL unless under mpirun */
 	w->base = *base;
 	w->scale = 1;
 }
@@ -190,12 +198,29 @@ struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
 
 	if (w->nphases == WL_MAX_PHASES)
 		return NULL;
+	if (w->dist) /* every rank starts the phase together (IOR, DLIO) */
+		w->dist->barrier();
 	ph = &w->phases[w->nphases++];
 	memset(ph, 0, sizeof(*ph));
 	va_start(ap, fmt);
 	vsnprintf(ph->name, sizeof(ph->name), fmt, ap);
 	va_end(ap);
 	return ph;
+}
+
+bool wl_owned_by(const struct wl *w, unsigned i, unsigned rank)
+{
+	return !w->dist || i % w->dist->size == rank;
+}
+
+bool wl_owns(const struct wl *w, unsigned i)
+{
+	return wl_owned_by(w, i, w->dist ? w->dist->rank : 0);
+}
+
+double wl_reduce(const struct wl *w, double v, enum wl_op op)
+{
+	return w->dist ? w->dist->allreduce(v, op) : v;
 }
 
 void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit)
@@ -399,6 +424,8 @@ int wl_run(struct wl *w, struct llmio_error *e)
 		        e, -EINVAL,
 		        "workload %s needs --model NAME|config.json (see `llmio model list`)",
 		        w->recipe->name);
+	if (!w->base.directory[0] && w->recipe->no_directory)
+		return w->recipe->run(w, e);
 	if (!w->base.directory[0])
 		return llmio_err(
 		        e, -EINVAL,
@@ -458,7 +485,7 @@ cJSON *wl_json(const struct wl *w)
 
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
                   bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, struct llmio_error *e)
+                  cJSON **phases, cJSON **mpi, struct llmio_error *e)
 {
 	const struct recipe *r = recipe_find(recipe);
 	struct wl *w;
@@ -466,6 +493,7 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	int ret = 0;
 
 	*phases = NULL;
+	*mpi = NULL;
 	if (!r)
 		return llmio_err(e, -EINVAL,
 		                 "unknown workload '%s': load, pretrain, ckpt, finetune, infer",
@@ -490,6 +518,11 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	}
 	if (!ret)
 		ret = wl_run(w, e);
+	/* under MPI a failing rank ends every rank; the others merge their streams */
+	if (ret && w->dist)
+		ret = w->dist->fail(ret == -EINVAL ? 2 : 1, e);
+	if (!ret && w->dist)
+		ret = w->dist->reduce(w, mpi, e);
 	all = wl_json(w);
 	if (all) {
 		*phases = cJSON_DetachItemFromObject(all, RK_PHASES);

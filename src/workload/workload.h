@@ -67,9 +67,30 @@ struct recipe {
 	const struct llmio_optdesc
 	        *shared; /* a second table it shares with other recipes, or NULL */
 	bool needs_model;
+	bool no_directory; /* may run without --directory (migrate --simulate moves no bytes) */
 	/* Run the phases.  0, or -errno with a one-line message in e (-EINVAL: usage). */
 	int (*run)(struct wl *w, struct llmio_error *e);
 };
+
+/*
+ * Under MPI (docs/mpi.md): the CLI fills this from src/dist, the only code that calls MPI.
+ * NULL for one process.  Recipes ask wl_owns() which simulated ranks or dataset files are this
+ * process's and wl_reduce() for figures over every rank; each phase starts at a barrier.
+ */
+enum wl_op { WL_SUM, WL_MIN, WL_MAX };
+struct wl_dist {
+	unsigned rank, size;
+	bool reorder;           /* --reorder: a restore reads what another process wrote (IOR -C) */
+	unsigned reorder_shift; /* from process (rank + shift) % size */
+	void (*barrier)(void);
+	double (*allreduce)(double v, enum wl_op op);
+	/* this rank failed: end every rank with e's message (does not return) */
+	int (*fail)(int code, const struct llmio_error *e);
+	/* after wl_run(): merge the streams over the ranks; *mpi = the ranks' records (rank 0) */
+	int (*reduce)(struct wl *w, cJSON **mpi, struct llmio_error *e);
+};
+/* The wl_dist every wl_init() takes (the CLI sets it once under mpirun). */
+void wl_dist_default(const struct wl_dist *d);
 
 struct wl {
 	const struct recipe *recipe;
@@ -85,10 +106,11 @@ struct wl {
 	unsigned nkv;
 	struct wl_phase phases[WL_MAX_PHASES];
 	unsigned nphases;
+	const struct wl_dist *dist; /* under MPI, else NULL */
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,
-        recipe_replay;
+        recipe_replay, recipe_offload, recipe_migrate;
 
 size_t recipe_count(void);
 const struct recipe *recipe_at(size_t i);
@@ -111,7 +133,13 @@ int wl_enum(const struct wl *w, const char *name, const char **out, struct llmio
 /* Run the recipe: its phases, then the page-cache honesty notes. */
 int wl_run(struct wl *w, struct llmio_error *e);
 
-/* For recipes. */
+/* For recipes.  Is item i (a simulated rank, a dataset file) this process's?  (i mod size) */
+bool wl_owns(const struct wl *w, unsigned i);
+/* Is item i process `rank`'s?  (Always, without MPI.) */
+bool wl_owned_by(const struct wl *w, unsigned i, unsigned rank);
+/* v over every process (v itself for one). */
+double wl_reduce(const struct wl *w, double v, enum wl_op op);
+
 struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 void wl_metric(struct wl_phase *ph, const char *name, double value, const char *unit);
@@ -135,11 +163,13 @@ uint32_t wl_align(const struct wl *w);
  * Run recipe `recipe` for `model` (catalog name or config.json) with job options `base` and
  * the recipe parameters keys[i] = vals[i], for callers without a struct wl (sweeps).
  * direct_given: base->direct was chosen by the user (else O_DIRECT where the engine can).
- * *phases = the "phases" array of wl_json() (also on failure, with what was measured).
+ * *phases = the "phases" array of wl_json() (also on failure, with what was measured); under
+ * MPI (wl_dist_default()) the streams merged over the ranks and, on rank 0, *mpi the ranks'
+ * records (else NULL).
  */
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
                   bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, struct llmio_error *e);
+                  cJSON **phases, cJSON **mpi, struct llmio_error *e);
 
 /* The whole run as one JSON object (the journal's "phases" layout). */
 cJSON *wl_json(const struct wl *w);

@@ -8,4 +8,7 @@
 /* Is [p, p+len) inside memory from the fake cudaMalloc? */
 int fake_cuda_is_device(const void *p, size_t len);
 
+/* Is the strict switch `name` (or LLMIO_FAKE_STRICT, all of them) set to 1? */
+int fake_cuda_strict(const char *name);
+
 #endif

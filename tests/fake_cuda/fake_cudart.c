@@ -11,6 +11,12 @@
  *   LLMIO_FAKE_CUDA=1                 report FAKE_NDEV devices (default 1)
  *   LLMIO_FAKE_CUDART_VERSION=N       what cudaRuntimeGetVersion says (default 12040)
  *   LLMIO_FAKE_DRIVER_VERSION=N       what cudaDriverGetVersion says (default 12040)
+ * Strict switches: the real runtime's contracts where the defaults are kinder (each is on
+ * with =1, all of them with LLMIO_FAKE_STRICT=1; see fake_cuda_strict):
+ *   LLMIO_FAKE_ALIGN256      cudaHostAlloc and cudaMalloc return 256-byte aligned memory, the
+ *                            only alignment CUDA documents (never page aligned)
+ *   LLMIO_FAKE_EVENT_NOTREADY  cudaEventQuery says cudaErrorNotReady on every other call
+ * cudaHostRegister is tracked: unregistering what was never registered is an error.
  * Built twice: the second time with FAKE_NO_MEMCPY_ASYNC, a library missing a symbol.
  */
 #include <pthread.h>
@@ -26,13 +32,23 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	char *p;
 	size_t len;
+	void *base; /* what posix_memalign returned */
 } devmem[4096];
+static struct {
+	const void *p;
+	size_t len;
+} pinned[1024];
 
 static int env_int(const char *name, int def)
 {
 	const char *v = getenv(name);
 
 	return v && v[0] ? (int)strtol(v, NULL, 10) : def;
+}
+
+int fake_cuda_strict(const char *name)
+{
+	return env_int("LLMIO_FAKE_STRICT", 0) == 1 || env_int(name, 0) == 1;
 }
 
 int fake_cuda_is_device(const void *p, size_t len)
@@ -95,16 +111,30 @@ const char *cudaGetErrorString(int e)
 	return "unknown error (fake)";
 }
 
+/* Page-aligned memory, or 256 bytes past a page under LLMIO_FAKE_ALIGN256. */
+static void *fake_alloc(size_t len, void **base)
+{
+	size_t skew = fake_cuda_strict("LLMIO_FAKE_ALIGN256") ? 256 : 0;
+
+	*base = NULL;
+	if (posix_memalign(base, 4096, (len ? len : 1) + skew))
+		return NULL;
+	return (char *)*base + skew;
+}
+
 int cudaMalloc(void **p, size_t len)
 {
-	*p = NULL;
-	if (posix_memalign(p, 4096, len ? len : 1))
+	void *base;
+
+	*p = fake_alloc(len, &base);
+	if (!*p)
 		return 2;
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < sizeof(devmem) / sizeof(devmem[0]); i++)
 		if (!devmem[i].p) {
 			devmem[i].p = *p;
 			devmem[i].len = len;
+			devmem[i].base = base;
 			break;
 		}
 	pthread_mutex_unlock(&lock);
@@ -115,31 +145,83 @@ int cudaMalloc(void **p, size_t len)
 
 int cudaFree(void *p)
 {
-	int found = 0;
+	void *base = NULL;
 
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < sizeof(devmem) / sizeof(devmem[0]); i++)
 		if (devmem[i].p == p) {
 			devmem[i].p = NULL;
-			found = 1;
+			base = devmem[i].base;
 		}
 	pthread_mutex_unlock(&lock);
-	if (!found)
+	if (!base)
 		return 1;
-	free(p);
+	free(base);
 	return 0;
 }
 
+/* cudaHostAlloc'd blocks: the header before the pointer holds posix_memalign's pointer. */
 int cudaHostAlloc(void **p, size_t len, unsigned flags)
 {
+	void *base;
+	char *q;
+
 	(void)flags;
-	return posix_memalign(p, 4096, len ? len : 1) ? 2 : 0;
+	*p = NULL;
+	if (posix_memalign(&base, 4096, (len ? len : 1) + 4096))
+		return 2;
+	q = (char *)base + (fake_cuda_strict("LLMIO_FAKE_ALIGN256") ? 256 : 4096);
+	memcpy(q - sizeof(base), &base, sizeof(base));
+	*p = q;
+	return 0;
 }
 
 int cudaFreeHost(void *p)
 {
-	free(p);
+	void *base;
+
+	if (!p)
+		return 0;
+	memcpy(&base, (char *)p - sizeof(base), sizeof(base));
+	free(base);
 	return 0;
+}
+
+int cudaHostRegister(void *p, size_t len, unsigned flags)
+{
+	(void)flags;
+	if (!p || !len || fake_cuda_is_device(p, len))
+		return 1;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < sizeof(pinned) / sizeof(pinned[0]); i++)
+		if (!pinned[i].p) {
+			pinned[i].p = p;
+			pinned[i].len = len;
+			pthread_mutex_unlock(&lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&lock);
+	return 2;
+}
+
+int cudaHostUnregister(void *p)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < sizeof(pinned) / sizeof(pinned[0]) && !found; i++)
+		if (pinned[i].p == p) {
+			pinned[i].p = NULL;
+			found = 1;
+		}
+	pthread_mutex_unlock(&lock);
+	return found ? 0 : 713; /* cudaErrorHostMemoryNotRegistered */
+}
+
+/* cudaDeviceScheduleAuto/Spin/Yield/BlockingSync (0, 1, 2, 4); anything else is refused. */
+int cudaSetDeviceFlags(unsigned flags)
+{
+	return flags == 0 || flags == 1 || flags == 2 || flags == 4 ? 0 : 1;
 }
 
 int cudaMemcpy(void *dst, const void *src, size_t n, int kind)
@@ -179,22 +261,40 @@ int cudaStreamSynchronize(void *s)
 	return 0;
 }
 
+/* An event: when it was recorded, and how many times it was queried. */
+struct fake_event {
+	struct timespec t;
+	unsigned queries;
+};
+
 int cudaEventCreate(void **e)
 {
-	*e = calloc(1, sizeof(struct timespec));
+	*e = calloc(1, sizeof(struct fake_event));
 	return *e ? 0 : 2;
+}
+
+int cudaEventCreateWithFlags(void **e, unsigned flags)
+{
+	return flags > 7 ? 1 : cudaEventCreate(e);
 }
 
 int cudaEventRecord(void *e, void *s)
 {
+	struct fake_event *ev = e;
+
 	(void)s;
-	clock_gettime(CLOCK_MONOTONIC, e);
+	clock_gettime(CLOCK_MONOTONIC, &ev->t);
+	ev->queries = 0;
 	return 0;
 }
 
+/* Under LLMIO_FAKE_EVENT_NOTREADY the first query after a record says "not ready". */
 int cudaEventQuery(void *e)
 {
-	(void)e;
+	struct fake_event *ev = e;
+
+	if (fake_cuda_strict("LLMIO_FAKE_EVENT_NOTREADY") && ev->queries++ % 2 == 0)
+		return 600; /* cudaErrorNotReady */
 	return 0;
 }
 
@@ -206,7 +306,8 @@ int cudaEventSynchronize(void *e)
 
 int cudaEventElapsedTime(float *ms, void *a, void *b)
 {
-	const struct timespec *t0 = a, *t1 = b;
+	const struct timespec *t0 = &((struct fake_event *)a)->t,
+	                      *t1 = &((struct fake_event *)b)->t;
 
 	*ms = (float)((double)(t1->tv_sec - t0->tv_sec) * 1e3 +
 	              (double)(t1->tv_nsec - t0->tv_nsec) / 1e6);

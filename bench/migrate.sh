@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# migrate.sh: the g10 migration plan simulated and executed on this machine's disk, side by
+# side (issue 18: "simulated stall within 15 % of the measured stall").
+#
+# Two steps, three budgets each, policy g10 with no host tier (every transfer through the SSD
+# tier, i.e. through the tensor store on the engine asked for):
+#   BERT   G10's graph (tests/data/g10/BERT_Base.txt, batch 256, G10's 7.28547 s of kernels)
+#          at 40g, 30g, 20g;
+#   Llama  llama-3.2-1b, micro-batch 8, sequence 2048 (the catalog's step) at 80g, 60g, 40g.
+# The budgets are the unscaled ones; bytes are scaled by --scale and kernel times by
+# --time_scale so that the step fits this machine (the plan, its simulation and its execution
+# all see the same scaled step).  The SSD tier's bandwidth and latencies are measured by llmio
+# on the store before each run (its note says so).  Each run is one JSON under $OUT; the table
+# (summary.md) has per run the simulated and the measured stall and step and their ratio; the
+# chart (stall.png, drawn by gnuplot when it is installed; its script is stall.gp) shows the
+# two stalls side by side.
+#
+#   bench/migrate.sh [--dir DIR] [--engine E] [--scale F] [--time_scale F] [--llmio BIN]
+#     --dir         directory on the disk to measure (default ./migrate-scratch)
+#     --engine      llmio engine for the store (default io_uring)
+#     --scale       bytes factor (default 0.002: BERT's 72 GB peak becomes 144 MB)
+#     --time_scale  kernel time factor (default 0.05)
+#     --llmio       the llmio binary (default build/llmio)
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+OUT=${OUT:-$ROOT/migrate-out}
+DIR=$ROOT/migrate-scratch
+ENGINE=io_uring
+SCALE=0.002
+TSCALE=0.05
+LLMIO=$ROOT/build/llmio
+
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--dir) DIR=$2; shift 2 ;;
+	--engine) ENGINE=$2; shift 2 ;;
+	--scale) SCALE=$2; shift 2 ;;
+	--time_scale) TSCALE=$2; shift 2 ;;
+	--llmio) LLMIO=$2; shift 2 ;;
+	-h | --help) usage 0 ;;
+	*) echo "migrate.sh: unknown option $1" >&2; usage ;;
+	esac
+done
+[ -x "$LLMIO" ] || { echo "migrate.sh: $LLMIO is not built (scripts/bootstrap.sh build)" >&2; exit 1; }
+mkdir -p "$OUT" "$DIR" || exit 1
+
+BERT=(--lifetimes "$ROOT/tests/data/g10/BERT_Base.txt" --batch 256 --compute_s 7.28547)
+LLAMA=(--model llama-3.2-1b --micro_batch 8 --seq 2048)
+COMMON=(--policy g10 --host_bytes 0 --engine "$ENGINE" --directory "$DIR" --scale "$SCALE"
+	--time_scale "$TSCALE" --quiet)
+
+fails=0
+one() { # one NAME BUDGET ARGS...
+	local name=$1 budget=$2; shift 2
+	echo "== $name at $budget"
+	"$LLMIO" run --workload migrate "$@" --budget "$budget" "${COMMON[@]}" \
+		--json "$OUT/$name-$budget.json" || fails=$((fails + 1))
+}
+for b in 40g 30g 20g; do one bert "$b" "${BERT[@]}"; done
+for b in 80g 60g 40g; do one llama "$b" "${LLAMA[@]}"; done
+
+python3 - "$OUT" "$ENGINE" "$SCALE" "$TSCALE" >"$OUT/summary.md" <<'PY'
+import glob, json, os, sys
+out, engine, scale, ts = sys.argv[1:]
+print(f"engine {engine}, --scale {scale}, --time_scale {ts}, policy g10, no host tier\n")
+print("| step | budget | SSD GB/s, read/write us (measured) | sim step s | run step s | "
+      "sim stall s | run stall s | run/sim stall | stalled kernels | SSD MB out |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for f in sorted(glob.glob(os.path.join(out, "*.json"))):
+    d = json.load(open(f))
+    ph = {p["name"]: p for p in d["runs"][0]["phases"]}
+    s, r = ph.get("simulate-g10"), ph.get("run-g10")
+    name = os.path.basename(f)[:-5]
+    if not s or not r or "stall_s" not in r["metrics"]:
+        print(f"| {name} | | {(s or r or {}).get('note', 'no result')} |")
+        continue
+    sm, rm = s["metrics"], r["metrics"]
+    tiers = r["note"].split("SSD tier on ")[-1]
+    ratio = rm["stall_s"] / sm["stall_s"] if sm["stall_s"] > 0 else float("nan")
+    print(f"| {name.split('-')[0]} | {name.split('-')[1]} | {tiers} | {sm['step_s']:.4f} | "
+          f"{rm['step_s']:.4f} | {sm['stall_s']:.4f} | {rm['stall_s']:.4f} | {ratio:.2f} | "
+          f"{int(rm['stalled_kernels'])} | {rm['ssd_out_bytes'] / 1e6:.1f} |")
+PY
+cat "$OUT/summary.md"
+
+# the chart: simulated against measured stall per run, when gnuplot is here
+python3 - "$OUT" >"$OUT/stall.dat" <<'PY'
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    ph = {p["name"]: p["metrics"] for p in json.load(open(f))["runs"][0]["phases"]}
+    if "stall_s" in ph.get("simulate-g10", {}) and "stall_s" in ph.get("run-g10", {}):
+        print(os.path.basename(f)[:-5], ph["simulate-g10"]["stall_s"], ph["run-g10"]["stall_s"])
+PY
+cat >"$OUT/stall.gp" <<GP
+set terminal pngcairo size 900,500 noenhanced
+set output '$OUT/stall.png'
+set title 'g10 plan, SSD tier only: simulated and measured stall ($ENGINE)'
+set ylabel 'stall per step, s'
+set style data histograms
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set key top right
+plot '$OUT/stall.dat' using 2:xtic(1) title 'simulated', '' using 3 title 'measured'
+GP
+if command -v gnuplot >/dev/null; then
+	gnuplot "$OUT/stall.gp" && echo "chart: $OUT/stall.png"
+else
+	echo "no gnuplot here: the chart's script is $OUT/stall.gp"
+fi
+exit $((fails > 0))

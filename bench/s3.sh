@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# bench/s3.sh: GET throughput and client CPU-seconds per GB of llmio's s3 engine against curl and
+# s3fs (FUSE, OS2G's baseline) on the same local s3rver and the same object, plus PUT with
+# unsigned vs SHA-256-signed payloads and Content-MD5.  Loopback plain HTTP: the server is local,
+# so its CPU is printed too (on loopback it is usually the bottleneck).
+#
+#   bench/s3.sh [LLMIO] [SIZE_MIB] [REPS]        (defaults build/llmio 256 3)
+#
+# Every row: wall seconds, GB/s, client CPU seconds (user + system of the client's processes:
+# llmio's cpu.proc_s; curl's rusage; s3fs's /proc/PID/stat delta + the reader's rusage), client
+# CPU-s per GB, server CPU-s per GB, and system-wide softirq seconds (/proc/stat, all CPUs).
+# Tools run interleaved, REPS rounds.  Needs s3rver (scripts/bootstrap.sh), curl, and for the
+# s3fs rows s3fs + /dev/fuse (skipped with a note otherwise); the TLS rows run against a second
+# s3rver with a self-signed certificate (openssl).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LLMIO=${1:-build/llmio}
+MIB=${2:-256}
+REPS=${3:-3}
+S3RVER=${LLMIO_S3RVER:-.tools/node_modules/.bin/s3rver}
+[ -x "$S3RVER" ] || { echo "s3rver not installed: run scripts/bootstrap.sh" >&2; exit 1; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/llmio-s3bench.XXXXXX")
+SRV=
+TLS=
+MNT=$W/mnt
+cleanup() {
+	[ -n "$TLS" ] && kill "$TLS" 2>/dev/null && wait "$TLS" 2>/dev/null
+	mountpoint -q "$MNT" 2>/dev/null && fusermount -u "$MNT"
+	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$S3RVER" -d "$W/data" -a 127.0.0.1 -p "$PORT" --silent --configure-bucket bench >"$W/s3rver.log" 2>&1 &
+SRV=$!
+export AWS_ENDPOINT_URL=http://127.0.0.1:$PORT AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
+export AWS_REGION=us-east-1
+for _ in $(seq 300); do curl -s -o /dev/null "$AWS_ENDPOINT_URL/" && break; sleep 0.1; done
+SIGV4=(--aws-sigv4 aws:amz:us-east-1:s3 --user S3RVER:S3RVER -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD')
+BYTES=$((MIB * 1048576))
+head -c "$BYTES" /dev/urandom >"$W/obj"
+curl -sS "${SIGV4[@]}" -T "$W/obj" "$AWS_ENDPOINT_URL/bench/obj" >/dev/null
+rm -f "$W/obj"
+
+ticks() { # ticks PID: utime + stime of a process, in clock ticks
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+softirq() { awk '/^cpu /{print $8}' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+
+# row TOOL WALL_S CLIENT_S SRV_TICKS SOFTIRQ_TICKS
+row() {
+	python3 - "$@" "$BYTES" "$HZ" <<'PY'
+import sys
+tool, wall, client, srv, sirq, nbytes, hz = sys.argv[1:8]
+wall, client, gb = float(wall), float(client), int(nbytes) / 1e9
+srv, sirq = int(srv) / int(hz), int(sirq) / int(hz)
+print("| %s | %.2f | %.3f | %.3f | %.2f | %.2f | %.3f |" % (
+    tool, wall, gb / wall, client, client / gb, srv / gb, sirq))
+PY
+}
+
+# measure TOOL CMD...: run CMD; the client CPU is its rusage (children)
+measure() {
+	local tool=$1 s0 q0 out; shift
+	s0=$(ticks "$SRV"); q0=$(softirq)
+	out=$(/usr/bin/time -f '%e %U %S' "$@" 2>&1 >/dev/null | tail -n 1)
+	row "$tool" "$(echo "$out" | awk '{print $1}')" "$(echo "$out" | awk '{print $2 + $3}')" \
+		$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
+}
+
+llmio_row() { # llmio_row LABEL ARGS...: client CPU is the result's cpu.proc_s
+	local label=$1 s0 q0; shift
+	s0=$(ticks "$SRV"); q0=$(softirq)
+	"$LLMIO" run --engine s3 "$@" --json "$W/r.json" >/dev/null
+	row "$label" "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j["job_runtime"]/1e3)' "$W/r.json")" \
+		"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["cpu"]["proc_s"])' "$W/r.json")" \
+		$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
+}
+
+# the same server over TLS (self-signed, trusted through AWS_CA_BUNDLE), for the TLS rows
+TLSURL=
+if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$W/tls.key" -out "$W/tls.crt" >/dev/null 2>&1; then
+	TPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$S3RVER" -d "$W/tdata" -a 127.0.0.1 -p "$TPORT" --silent --configure-bucket bench \
+		--key "$W/tls.key" --cert "$W/tls.crt" >"$W/s3tls.log" 2>&1 &
+	TLS=$!
+	TLSURL=https://127.0.0.1:$TPORT
+	for _ in $(seq 300); do curl -s --cacert "$W/tls.crt" -o /dev/null "$TLSURL/" && break; sleep 0.1; done
+	head -c "$BYTES" /dev/urandom >"$W/obj"
+	curl -sS --cacert "$W/tls.crt" "${SIGV4[@]}" -T "$W/obj" "$TLSURL/bench/obj" >/dev/null
+	rm -f "$W/obj"
+fi
+
+S3FS=0
+if command -v s3fs >/dev/null && [ -c /dev/fuse ]; then
+	mkdir -p "$MNT"
+	echo "S3RVER:S3RVER" >"$W/passwd"
+	chmod 600 "$W/passwd"
+	if s3fs bench "$MNT" -o url="$AWS_ENDPOINT_URL",use_path_request_style,passwd_file="$W/passwd" \
+		-o nonempty 2>"$W/s3fs.err"; then
+		S3FS=1
+	else
+		echo "note: s3fs did not mount: $(cat "$W/s3fs.err")"
+	fi
+fi
+
+echo "GET of one ${MIB} MiB object on loopback, plain HTTP ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "| client | wall s | GB/s | client CPU s | client CPU-s/GB | server CPU-s/GB | softirq s (all CPUs) |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for _ in $(seq "$REPS"); do
+	measure curl curl -sS "${SIGV4[@]}" -o /dev/null "$AWS_ENDPOINT_URL/bench/obj"
+	llmio_row "llmio s3 bs=8m qd=1" --filename s3://bench/obj --rw read --bs 8m --iodepth 1
+	llmio_row "llmio s3 bs=8m qd=4" --filename s3://bench/obj --rw read --bs 8m --iodepth 4
+	if [ -n "$TLSURL" ]; then
+		SRV_SAVE=$SRV
+		SRV=$TLS
+		measure "curl, TLS" curl -sS --cacert "$W/tls.crt" "${SIGV4[@]}" -o /dev/null \
+			"$TLSURL/bench/obj"
+		AWS_ENDPOINT_URL=$TLSURL AWS_CA_BUNDLE=$W/tls.crt llmio_row "llmio s3 bs=8m qd=4, TLS" \
+			--filename s3://bench/obj --rw read --bs 8m --iodepth 4
+		SRV=$SRV_SAVE
+	fi
+	if [ "$S3FS" = 1 ]; then
+		pid=$(pgrep -n -x s3fs)
+		f0=$(ticks "$pid"); s0=$(ticks "$SRV"); q0=$(softirq)
+		out=$(/usr/bin/time -f '%e %U %S' cat "$MNT/obj" 2>&1 >/dev/null | tail -n 1)
+		row "s3fs + cat" "$(echo "$out" | awk '{print $1}')" \
+			"$(echo "$out" | awk -v f=$(($(ticks "$pid") - f0)) -v hz="$HZ" '{print $2 + $3 + f / hz}')" \
+			$(($(ticks "$SRV") - s0)) $(($(softirq) - q0))
+		# s3fs caches nothing on disk here (no use_cache); evict the kernel's copy of this
+		# one file (never the whole machine's page cache: others are working on it)
+		python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$MNT/obj"
+	fi
+done
+echo
+echo "PUT of one ${MIB} MiB object (multipart, 8 MiB parts, 4 in flight)"
+echo
+echo "| client | wall s | GB/s | client CPU s | client CPU-s/GB | server CPU-s/GB | softirq s (all CPUs) |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for _ in $(seq "$REPS"); do
+	llmio_row "llmio UNSIGNED-PAYLOAD" --filename s3://bench/put --rw write --bs 8m \
+		--size "${MIB}m" --iodepth 4
+	llmio_row "llmio sha256=1" --filename s3://bench/put --rw write --bs 8m --size "${MIB}m" \
+		--iodepth 4 --sha256=1
+	llmio_row "llmio sha256=1 md5=1" --filename s3://bench/put --rw write --bs 8m \
+		--size "${MIB}m" --iodepth 4 --sha256=1 --md5=1
+done

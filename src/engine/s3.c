@@ -1,0 +1,1515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * s3: objects in an S3-compatible store over HTTP(S), through libcurl's multi interface on the
+ * worker thread.  queue() prepares a transfer on one of iodepth easy handles, commit() adds
+ * the batch to the multi handle and drives it, reap() polls until completions arrive; the
+ * multi handle's connection cache keeps connections open from one request to the next.
+ *
+ *  - reads are Range GETs whose body is written straight into the I/O buffer (no staging,
+ *    no realloc; IOR's curl backend reallocs per chunk);
+ *  - a write I/O that covers a whole object is one PUT; an object larger than bs is a
+ *    multipart upload whose parts are the job's write I/Os (so bs >= 5 MiB there, as S3
+ *    requires of every part but the last), initiated at its first write and completed when
+ *    its last part is in;
+ *  - signing is libcurl's own SigV4 signer (CURLOPT_AWS_SIGV4); it signs the
+ *    x-amz-content-sha256 header the caller supplies: UNSIGNED-PAYLOAD unless sha256=1
+ *    (hashing every payload costs about 1.15 CPU-s per GB here), so each cost can be priced
+ *    apart; Content-MD5 likewise with md5=1;
+ *  - 503 SlowDown (and 500) are retried with exponential backoff, and counted.
+ *
+ * Targets (s3://bucket/key, s3://bucket/prefix) are resolved by s3_target_resolve() on the
+ * control thread before the workers start: HEAD gives an object's size, a ListObjectsV2 of a
+ * prefix gives a directory's objects.  Endpoint, region and credentials come from the
+ * environment (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...) or ~/.aws/credentials.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "engine/engine.h"
+
+#define S3_MIN_PART (5u << 20) /* S3's smallest part but the last */
+#define S3_URL_MAX  2048
+#define S3_BODY_MAX 512 /* what an error response's XML keeps, for its <Code> */
+
+struct s3_opts {
+	int sha256;  /* sign the payload's SHA-256 instead of UNSIGNED-PAYLOAD */
+	int md5;     /* send Content-MD5 with writes */
+	int tls;     /* 0 auto (the endpoint's scheme), 1 on, 2 off */
+	int http;    /* 0 HTTP/1.1, 1 HTTP/2 */
+	int retries; /* attempts after a 503/500 */
+	int cleanup; /* delete the objects this run created, at the end */
+};
+
+/* fio's nearest, its http engine in http_mode=s3, has none of these: `--emit-fio` says so */
+#define S3_NO_FIO                                                                                  \
+	.fio_kind = OPTD_FIO_NONE, .fio_note = "fio's http engine (http_mode=s3) has no "          \
+	                                       "equivalent"
+
+static const struct llmio_optdesc s3_options[] = {
+        {
+                .name = "sha256",
+                .alias = NULL,
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct s3_opts, sha256),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "0",
+                .help = "sign the payload's SHA-256 (x-amz-content-sha256) instead of "
+                        "UNSIGNED-PAYLOAD: prices payload hashing",
+                S3_NO_FIO,
+        },
+        {
+                .name = "md5",
+                .alias = NULL,
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct s3_opts, md5),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "0",
+                .help = "send Content-MD5 with every PUT (the server checks it)",
+                S3_NO_FIO,
+        },
+        {
+                .name = "tls",
+                .alias = NULL,
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct s3_opts, tls),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "auto",
+                .help = "HTTPS or plain HTTP: auto follows the endpoint's scheme",
+                .choices = "auto|on|off",
+                S3_NO_FIO,
+        },
+        {
+                .name = "http",
+                .alias = NULL,
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct s3_opts, http),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "1.1",
+                .help = "HTTP version: 1.1, or 2 (multiplexed on one connection)",
+                .choices = "1.1|2",
+                S3_NO_FIO,
+        },
+        {
+                .name = "retries",
+                .alias = NULL,
+                .type = OPTD_INT,
+                OPTD_FIELD(struct s3_opts, retries),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "5",
+                .help = "attempts after a 503 SlowDown or 500, with exponential backoff from 10 ms",
+                .min = 0,
+                .max = 20,
+                S3_NO_FIO,
+        },
+        {
+                .name = "cleanup",
+                .alias = NULL,
+                .type = OPTD_BOOL,
+                OPTD_FIELD(struct s3_opts, cleanup),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "0",
+                .help = "delete, at the end, the objects this run created (never one that existed)",
+                S3_NO_FIO,
+        },
+        {.name = NULL},
+};
+
+/* Where and as whom: resolved from the environment and ~/.aws/credentials. */
+struct s3_cfg {
+	char endpoint[512]; /* scheme://host[:port], no trailing slash */
+	char region[64];
+	char access[128];
+	char secret[128];
+	char token[2048];
+	char sigv4[96]; /* "aws:amz:REGION:s3" */
+	char ca[1024];  /* AWS_CA_BUNDLE: certificates to trust for https, "" = the system's */
+};
+
+/* A growable buffer for control requests (HEAD, list, multipart): never on the I/O path. */
+struct s3_buf {
+	char *p;
+	size_t len, cap;
+};
+
+enum xfer_kind { XFER_GET, XFER_PUT, XFER_PART };
+
+/* One easy handle and what its request needs, reused for every I/O it carries. */
+struct s3_data;
+
+struct s3_xfer {
+	struct s3_data *d;
+	CURL *h;
+	struct io_req *io;
+	struct s3_file *file;
+	enum xfer_kind kind;
+	unsigned part;     /* XFER_PART: part number - 1 */
+	uint64_t pos;      /* bytes of the body moved so far */
+	unsigned attempts; /* retries so far */
+	uint64_t due_ns;   /* a retry waits until then */
+	bool busy;
+	struct curl_slist hdr[4]; /* caller-owned nodes: no allocation per request */
+	char h_range[64], h_sha[96], h_md5[64], h_token[2100];
+	char url[S3_URL_MAX];
+	char etag[80];
+	char body[S3_BODY_MAX]; /* an error response's XML */
+	size_t body_len;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* One object of the job. */
+struct s3_file {
+	char url[S3_URL_MAX]; /* endpoint/bucket/key, escaped */
+	const char *name;     /* s3://bucket/key, for messages */
+	uint64_t size;
+	unsigned nparts;     /* > 1: multipart */
+	char upload_id[256]; /* "" until initiated */
+	char (*etags)[80];   /* nparts */
+	unsigned *part_done; /* nparts: 1 once the part is in */
+	unsigned parts_in;
+	uint64_t next_off; /* where the next write must start */
+	bool existed;      /* there before this run: never deleted */
+	bool written;      /* written completely by this run */
+};
+
+struct s3_data {
+	struct s3_cfg cfg;
+	struct s3_opts o;
+	CURLM *multi;
+	CURL *ctl; /* control requests (multipart initiate/complete, delete) */
+	struct s3_xfer *x;
+	unsigned depth;
+	struct s3_file *files;
+	unsigned nfiles;
+	uint32_t bs;
+	struct io_req **done; /* completed, not yet reaped */
+	unsigned ndone;
+	struct engine_ctx *ctx;
+	struct engine_counters *n; /* the worker's: the measured window's counts */
+};
+
+/*
+ * snprintf for messages and URLs that are cut when too long (a cut message is still one
+ * line; URLs are bounded before): through vsnprintf, so that gcc's -Wformat-truncation does
+ * not ask for a length check on each.
+ */
+__attribute__((format(printf, 3, 4))) static int s3_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init_once(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static int s3_probe(char *why, size_t len)
+{
+	const curl_version_info_data *v;
+
+	pthread_once(&curl_once, curl_init_once);
+	if (curl_init_rc) {
+		s3_fmt(why, len, "libcurl failed to initialise: %s",
+		       curl_easy_strerror(curl_init_rc));
+		return -ENOTSUP;
+	}
+	v = curl_version_info(CURLVERSION_NOW);
+	/* CURLOPT_AWS_SIGV4 came in 7.75; before it there is no signer to use */
+	if (v->version_num < 0x074b00) {
+		s3_fmt(why, len, "libcurl %s has no AWS SigV4 signer (7.75 or newer needed)",
+		       v->version);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Configuration                                                                            */
+
+static void copy_trim(char *dst, size_t size, const char *src)
+{
+	size_t n;
+
+	while (*src == ' ' || *src == '\t')
+		src++;
+	n = strcspn(src, "\r\n");
+	while (n && (src[n - 1] == ' ' || src[n - 1] == '\t'))
+		n--;
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* aws_access_key_id & co. of profile `profile` in an AWS credentials file; 0 or -ENOENT. */
+static int read_credentials(const char *path, const char *profile, struct s3_cfg *c)
+{
+	char line[2048], want[160];
+	bool in = false;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -ENOENT;
+	s3_fmt(want, sizeof(want), "[%s]", profile);
+	while (fgets(line, sizeof(line), f)) {
+		char *eq, key[64];
+
+		if (line[0] == '[') {
+			in = !strncmp(line, want, strlen(want));
+			continue;
+		}
+		eq = strchr(line, '=');
+		if (!in || !eq)
+			continue;
+		*eq = '\0';
+		copy_trim(key, sizeof(key), line);
+		if (!strcmp(key, "aws_access_key_id"))
+			copy_trim(c->access, sizeof(c->access), eq + 1);
+		else if (!strcmp(key, "aws_secret_access_key"))
+			copy_trim(c->secret, sizeof(c->secret), eq + 1);
+		else if (!strcmp(key, "aws_session_token"))
+			copy_trim(c->token, sizeof(c->token), eq + 1);
+	}
+	fclose(f);
+	return c->access[0] && c->secret[0] ? 0 : -ENOENT;
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* Endpoint, region and credentials, as the AWS CLI finds them. */
+static int s3_config_load(const struct s3_opts *o, struct s3_cfg *c, struct llmio_error *e)
+{
+	const char *v, *home = env("HOME");
+	char path[1024];
+
+	memset(c, 0, sizeof(*c));
+	v = env("AWS_REGION");
+	copy_trim(c->region, sizeof(c->region),
+	          v                           ? v
+	          : env("AWS_DEFAULT_REGION") ? env("AWS_DEFAULT_REGION")
+	                                      : "us-east-1");
+	v = env("AWS_ENDPOINT_URL_S3");
+	if (!v)
+		v = env("AWS_ENDPOINT_URL");
+	if (v)
+		copy_trim(c->endpoint, sizeof(c->endpoint), v);
+	else
+		s3_fmt(c->endpoint, sizeof(c->endpoint), "https://s3.%s.amazonaws.com", c->region);
+	while (strlen(c->endpoint) && c->endpoint[strlen(c->endpoint) - 1] == '/')
+		c->endpoint[strlen(c->endpoint) - 1] = '\0';
+	if (!strstr(c->endpoint, "://"))
+		return llmio_err(e, -EINVAL,
+		                 "endpoint %s has no scheme: set AWS_ENDPOINT_URL to "
+		                 "http://HOST:PORT or https://HOST",
+		                 c->endpoint);
+	if (o && o->tls) {
+		/* tls=on/off overrides the scheme the endpoint was given with */
+		const char *rest = strstr(c->endpoint, "://") + 3;
+		char host[512];
+
+		copy_trim(host, sizeof(host), rest);
+		s3_fmt(c->endpoint, sizeof(c->endpoint), "%s://%s", o->tls == 1 ? "https" : "http",
+		       host);
+	}
+	if (env("AWS_ACCESS_KEY_ID") && env("AWS_SECRET_ACCESS_KEY")) {
+		copy_trim(c->access, sizeof(c->access), env("AWS_ACCESS_KEY_ID"));
+		copy_trim(c->secret, sizeof(c->secret), env("AWS_SECRET_ACCESS_KEY"));
+		if (env("AWS_SESSION_TOKEN"))
+			copy_trim(c->token, sizeof(c->token), env("AWS_SESSION_TOKEN"));
+	} else {
+		v = env("AWS_SHARED_CREDENTIALS_FILE");
+		if (v)
+			s3_fmt(path, sizeof(path), "%s", v);
+		else
+			s3_fmt(path, sizeof(path), "%s/.aws/credentials", home ? home : "");
+		if (read_credentials(path, env("AWS_PROFILE") ? env("AWS_PROFILE") : "default", c))
+			return llmio_err(e, -EACCES,
+			                 "no S3 credentials: set AWS_ACCESS_KEY_ID and "
+			                 "AWS_SECRET_ACCESS_KEY, or write them to %s",
+			                 path);
+	}
+	s3_fmt(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->region);
+	if (env("AWS_CA_BUNDLE"))
+		copy_trim(c->ca, sizeof(c->ca), env("AWS_CA_BUNDLE"));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Requests                                                                                 */
+
+/*
+ * Sign requests on h with libcurl's SigV4 signer (and trust AWS_CA_BUNDLE's certificates).  libcurl
+ * signs the headers it is given (Debian's 7.88 does not add x-amz-content-sha256 itself, and S3
+ * requires it), so the caller's list already holds it.
+ */
+static void s3_sign(CURL *h, const struct s3_cfg *c)
+{
+	if (c->ca[0])
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
+	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
+	curl_easy_setopt(h, CURLOPT_USERNAME, c->access);
+	curl_easy_setopt(h, CURLOPT_PASSWORD, c->secret);
+}
+
+/*
+ * Sign h as every request of the engine is signed, with the region and credentials of the
+ * environment: for tests/test_s3.c, which checks libcurl's signer against the AWS
+ * documentation's published example.  0, or -errno with the reason in e.
+ */
+int s3_sign_from_env(CURL *h, struct llmio_error *e);
+
+int s3_sign_from_env(CURL *h, struct llmio_error *e)
+{
+	struct s3_cfg c;
+	int ret = s3_config_load(NULL, &c, e);
+
+	if (!ret)
+		s3_sign(h, &c);
+	return ret;
+}
+
+static void hex(const unsigned char *in, unsigned n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (unsigned i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* "x-amz-content-sha256: <hex>" of data into out (>= 96 bytes). */
+static void sha256_header(const void *data, size_t len, char *out, size_t outlen)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	char h[2 * EVP_MAX_MD_SIZE + 1];
+
+	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+	hex(md, mdlen, h);
+	s3_fmt(out, outlen, "x-amz-content-sha256: %s", h);
+}
+
+static void md5_header(const void *data, size_t len, char *out, size_t outlen)
+{
+	unsigned char md[EVP_MAX_MD_SIZE], b64[64];
+	unsigned mdlen = 0;
+
+	EVP_Digest(data, len, md, &mdlen, EVP_md5(), NULL);
+	EVP_EncodeBlock(b64, md, (int)mdlen);
+	s3_fmt(out, outlen, "Content-MD5: %s", (const char *)b64);
+}
+
+static size_t buf_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct s3_buf *b = arg;
+	size_t len = size * n;
+
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = (b->len + len + 1) * 2;
+		char *q = realloc(b->p, cap);
+
+		if (!q)
+			return 0;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+	return len;
+}
+
+/* The text between <tag> and </tag> at or after *from; false when absent. */
+static bool xml_get(const char *xml, const char *tag, char *out, size_t len, const char **from)
+{
+	char open[64], close[64];
+	const char *a, *b;
+
+	s3_fmt(open, sizeof(open), "<%s>", tag);
+	s3_fmt(close, sizeof(close), "</%s>", tag);
+	a = xml ? strstr(from && *from ? *from : xml, open) : NULL;
+	if (!a)
+		return false;
+	a += strlen(open);
+	b = strstr(a, close);
+	if (!b)
+		return false;
+	if ((size_t)(b - a) >= len)
+		return false;
+	memcpy(out, a, (size_t)(b - a));
+	out[b - a] = '\0';
+	if (from)
+		*from = b + strlen(close);
+	return true;
+}
+
+/* XML's five entities in place (a key "a&b" is listed as "a&amp;b"). */
+static void xml_unescape(char *s)
+{
+	static const struct {
+		const char *ent;
+		char ch;
+	} ents[] = {
+	        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+	char *w = s;
+
+	while (*s) {
+		size_t i, n = 0;
+
+		for (i = 0; *s == '&' && i < sizeof(ents) / sizeof(ents[0]); i++) {
+			n = strlen(ents[i].ent);
+			if (!strncmp(s, ents[i].ent, n))
+				break;
+		}
+		if (*s == '&' && i < sizeof(ents) / sizeof(ents[0])) {
+			*w++ = ents[i].ch;
+			s += n;
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+}
+
+/* What a failed HTTP status means to a user, with the fix. */
+static int http_errno(long code)
+{
+	switch (code) {
+	case 400:
+		return -EINVAL;
+	case 401:
+	case 403:
+		return -EACCES;
+	case 404:
+		return -ENOENT;
+	case 416:
+		return -ENXIO;
+	case 503:
+		return -EAGAIN;
+	default:
+		return -EIO;
+	}
+}
+
+static const char *http_hint(long code, const char *s3code)
+{
+	if (code == 403)
+		return "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or ~/.aws/credentials) "
+		       "and the bucket's policy";
+	if (code == 404 && !strcmp(s3code, "NoSuchBucket"))
+		return "create the bucket, or fix the bucket name";
+	if (code == 404)
+		return "the object does not exist; write it first (--rw=write) or fix the key";
+	if (code == 503)
+		return "the server is throttling; lower iodepth/numjobs or raise retries";
+	return "see the server's log";
+}
+
+/* One line for a failed request: method, object, HTTP status, S3's <Code>, the fix; rc. */
+static int http_fail(struct llmio_error *e, int rc, const char *what, long code, const char *body)
+{
+	char s3code[64] = "";
+
+	xml_get(body, "Code", s3code, sizeof(s3code), NULL);
+	return llmio_err(e, rc, "%s: HTTP %ld%s%s: %s", what, code, s3code[0] ? " " : "", s3code,
+	                 http_hint(code, s3code));
+}
+
+/* What to do about a transport failure, by libcurl's code. */
+static const char *curl_hint(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CONNECT_ERROR:
+		return "TLS: set AWS_CA_BUNDLE to the server's CA certificate, or tls=off for an "
+		       "endpoint that speaks plain HTTP";
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return "check the endpoint's host name (AWS_ENDPOINT_URL)";
+	case CURLE_COULDNT_CONNECT:
+		return "the server went away, or none runs at the endpoint (AWS_ENDPOINT_URL)";
+	case CURLE_OPERATION_TIMEDOUT:
+		return "the server stopped answering";
+	default:
+		return "the server went away, or speaks TLS where tls=off sent plain HTTP";
+	}
+}
+
+/*
+ * A blocking control request on h (HEAD, list, multipart initiate/complete/abort, delete):
+ * method, url, optional body; the response body into resp.  Returns the HTTP status, or
+ * -errno for a transport failure (message in e).
+ */
+static long ctl_request(CURL *h, const struct s3_cfg *c, const char *method, const char *url,
+                        const char *body, struct s3_buf *resp, struct llmio_error *e)
+{
+	struct curl_slist *hdrs = NULL, *t;
+	char errbuf[CURL_ERROR_SIZE] = "", sha[96];
+	long code = 0;
+	CURLcode rc;
+
+	curl_easy_reset(h);
+	sha256_header(body ? body : "", body ? strlen(body) : 0, sha, sizeof(sha));
+	hdrs = curl_slist_append(hdrs, sha);
+	if (c->token[0]) {
+		char tok[2100];
+
+		s3_fmt(tok, sizeof(tok), "x-amz-security-token: %s", c->token);
+		t = curl_slist_append(hdrs, tok);
+		hdrs = t ? t : hdrs;
+	}
+	if (body || !strcmp(method, "POST")) {
+		/* the object's type at initiation; not curl's default form type */
+		t = curl_slist_append(hdrs, body ? "Content-Type: application/xml"
+		                                 : "Content-Type: application/octet-stream");
+		hdrs = t ? t : hdrs;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	s3_sign(h, c);
+	if (!strcmp(method, "HEAD"))
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	else if (strcmp(method, "GET"))
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	} else if (!strcmp(method, "POST")) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	if (resp->p)
+		resp->p[0] = '\0';
+	resp->len = 0;
+	rc = curl_easy_perform(h);
+	curl_slist_free_all(hdrs);
+	if (rc)
+		return llmio_err(e, rc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO,
+		                 "%s %s: %s (%s)", method, url,
+		                 errbuf[0] ? errbuf : curl_easy_strerror(rc), curl_hint(rc));
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	return code;
+}
+
+/* endpoint/bucket/key with the key escaped (its slashes kept) into out. */
+static int object_url(const struct s3_cfg *c, const char *bucket, const char *key, char *out,
+                      size_t len)
+{
+	size_t used = (size_t)s3_fmt(out, len, "%s/%s/", c->endpoint, bucket);
+
+	for (const char *p = key; *p && used + 4 < len; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("-_.~/", ch))
+			out[used++] = (char)ch;
+		else
+			used += (size_t)s3_fmt(out + used, len - used, "%%%02X", ch);
+	}
+	if (used + 4 >= len)
+		return -ENAMETOOLONG;
+	out[used] = '\0';
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Targets                                                                                  */
+
+/* s3://bucket/rest -> bucket, rest.  -EINVAL when the name is not one. */
+static int split_url(const char *name, char *bucket, size_t blen, char *rest, size_t rlen,
+                     struct llmio_error *e)
+{
+	const char *b, *slash;
+
+	if (strncmp(name, "s3://", 5))
+		return llmio_err(e, -EINVAL,
+		                 "%s is not an s3:// URL: the s3 engine takes targets "
+		                 "such as s3://bucket/key",
+		                 name);
+	b = name + 5;
+	slash = strchr(b, '/');
+	if (!slash || slash == b || (size_t)(slash - b) >= blen)
+		return llmio_err(e, -EINVAL, "%s names no bucket and key: use s3://bucket/key",
+		                 name);
+	memcpy(bucket, b, (size_t)(slash - b));
+	bucket[slash - b] = '\0';
+	copy_trim(rest, rlen, slash + 1);
+	return 0;
+}
+
+static int add_object(struct engine_target *t, const char *bucket, const char *key, uint64_t size)
+{
+	char **names = realloc(t->names, (t->n + 1) * sizeof(*names));
+	uint64_t *sizes;
+	size_t len = strlen(bucket) + strlen(key) + 8;
+
+	if (!names)
+		return -ENOMEM;
+	t->names = names;
+	sizes = realloc(t->sizes, (t->n + 1) * sizeof(*sizes));
+	if (!sizes)
+		return -ENOMEM;
+	t->sizes = sizes;
+	t->names[t->n] = malloc(len);
+	if (!t->names[t->n])
+		return -ENOMEM;
+	s3_fmt(t->names[t->n], len, "s3://%s/%s", bucket, key);
+	t->sizes[t->n++] = size;
+	return 0;
+}
+
+/* HEAD one object: its size, or -ENOENT / another -errno with the reason in e. */
+static int head_object(CURL *h, const struct s3_cfg *c, const char *bucket, const char *key,
+                       uint64_t *size, struct llmio_error *e)
+{
+	struct s3_buf resp = {0};
+	char url[S3_URL_MAX], what[S3_URL_MAX + 64];
+	curl_off_t len = -1;
+	long code;
+
+	if (object_url(c, bucket, key, url, sizeof(url)))
+		return llmio_err(e, -ENAMETOOLONG, "key %s is too long", key);
+	code = ctl_request(h, c, "HEAD", url, NULL, &resp, e);
+	free(resp.p);
+	resp = (struct s3_buf){0};
+	if (code < 0)
+		return (int)code;
+	if (code == 200) {
+		curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+		*size = len > 0 ? (uint64_t)len : 0;
+		return 0;
+	}
+	if (code == 404) {
+		/* a HEAD answer has no body to say which: ask about the bucket */
+		s3_fmt(url, sizeof(url), "%s/%s", c->endpoint, bucket);
+		if (ctl_request(h, c, "HEAD", url, NULL, &resp, NULL) == 404) {
+			free(resp.p);
+			return llmio_err(e, -ENOENT,
+			                 "HEAD s3://%s/%s: HTTP 404: bucket %s does not exist; "
+			                 "create it, or fix the bucket name",
+			                 bucket, key, bucket);
+		}
+		free(resp.p);
+	}
+	s3_fmt(what, sizeof(what), "HEAD s3://%s/%s", bucket, key);
+	return http_fail(e, http_errno(code), what, code, "");
+}
+
+/* Every object under prefix (ListObjectsV2, following continuation tokens). */
+static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, const char *prefix,
+                       struct engine_target *t, struct llmio_error *e)
+{
+	char token[1024] = "", url[S3_URL_MAX * 2], what[S3_URL_MAX];
+	struct s3_buf resp = {0};
+	int ret = 0;
+
+	for (;;) {
+		char *ep = curl_easy_escape(h, prefix, 0), *et = curl_easy_escape(h, token, 0);
+		const char *at = NULL;
+		char key[1024], size[32], trunc[16] = "";
+		long code;
+
+		if (!ep || !et) {
+			curl_free(ep);
+			curl_free(et);
+			ret = -ENOMEM;
+			break;
+		}
+		/* parameters in the canonical (sorted) order: libcurl 7.88 signs the query as given
+		 */
+		s3_fmt(url, sizeof(url), "%s/%s?%s%s%slist-type=2&prefix=%s", c->endpoint, bucket,
+		       token[0] ? "continuation-token=" : "", et, token[0] ? "&" : "", ep);
+		curl_free(ep);
+		curl_free(et);
+		code = ctl_request(h, c, "GET", url, NULL, &resp, e);
+		if (code < 0) {
+			ret = (int)code;
+			break;
+		}
+		if (code != 200) {
+			s3_fmt(what, sizeof(what), "listing s3://%s/%s", bucket, prefix);
+			ret = http_fail(e, http_errno(code), what, code, resp.p);
+			break;
+		}
+		while (xml_get(resp.p, "Key", key, sizeof(key), &at) &&
+		       xml_get(resp.p, "Size", size, sizeof(size), &at)) {
+			xml_unescape(key);
+			ret = add_object(t, bucket, key, strtoull(size, NULL, 10));
+			if (ret)
+				break;
+		}
+		xml_get(resp.p, "IsTruncated", trunc, sizeof(trunc), NULL);
+		if (ret || strcmp(trunc, "true") ||
+		    !xml_get(resp.p, "NextContinuationToken", token, sizeof(token), NULL))
+			break;
+	}
+	free(resp.p);
+	if (ret == -ENOMEM)
+		llmio_err(e, ret, "out of memory listing s3://%s/%s", bucket, prefix);
+	return ret;
+}
+
+/*
+ * The objects of a job (engine.h, target_resolve):
+ *  - --filename s3://bucket/key: that object; its size from HEAD, or --size for a write;
+ *  - --directory s3://bucket/prefix: a write job writes prefix/llmio.0 .. llmio.N-1 of
+ *    size/nrfiles each (llmio's own names, as in a directory); a read job reads every object
+ *    a listing of prefix/ returns, in the listing's (key) order.
+ */
+static int s3_target_resolve(const void *opts, const struct engine_target_req *rq,
+                             struct engine_target *t, struct llmio_error *e)
+{
+	char bucket[256], rest[1024], key[1100];
+	struct s3_cfg c;
+	uint64_t size;
+	CURL *h;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = s3_config_load(opts, &c, e);
+	if (ret)
+		return ret;
+	ret = split_url(rq->name, bucket, sizeof(bucket), rest, sizeof(rest), e);
+	if (ret)
+		return ret;
+	h = curl_easy_init();
+	if (!h)
+		return llmio_err(e, -ENOMEM, "libcurl could not make a handle");
+	if (!rq->directory) {
+		if (!rest[0]) {
+			ret = llmio_err(e, -EINVAL, "%s names no key: use s3://%s/KEY", rq->name,
+			                bucket);
+		} else if (rq->writes) {
+			if (!rq->size)
+				ret = llmio_err(
+				        e, -EINVAL,
+				        "writing %s needs --size (an object has no size until "
+				        "it is written)",
+				        rq->name);
+			else
+				ret = add_object(t, bucket, rest, rq->size);
+		} else {
+			ret = head_object(h, &c, bucket, rest, &size, e);
+			if (!ret)
+				ret = add_object(t, bucket, rest, size);
+		}
+	} else {
+		size_t len = strlen(rest);
+
+		while (len && rest[len - 1] == '/')
+			rest[--len] = '\0';
+		if (rq->writes) {
+			unsigned n = rq->nrfiles ? rq->nrfiles : 1;
+			uint64_t per = rq->size / n;
+
+			per -= rq->bs ? per % rq->bs : 0;
+			if (!per)
+				ret = llmio_err(
+				        e, -EINVAL,
+				        "writing under %s needs --size of at least bs x nrfiles",
+				        rq->name);
+			for (unsigned i = 0; i < n && !ret; i++) {
+				s3_fmt(key, sizeof(key), "%s%sllmio.%u", rest, len ? "/" : "", i);
+				ret = add_object(t, bucket, key, per);
+			}
+		} else {
+			s3_fmt(key, sizeof(key), "%s%s", rest, len ? "/" : "");
+			ret = list_prefix(h, &c, bucket, key, t, e);
+			if (!ret && !t->n)
+				ret = llmio_err(
+				        e, -ENOENT,
+				        "no objects under %s: write some first (--rw=write), or "
+				        "fix the prefix",
+				        rq->name);
+		}
+	}
+	curl_easy_cleanup(h);
+	if (ret == -ENOMEM && e && !e->msg[0])
+		llmio_err(e, ret, "out of memory resolving %s", rq->name);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The data path                                                                            */
+
+/* GET body: straight into the I/O buffer; an error response's XML into x->body. */
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct s3_xfer *x = arg;
+	size_t len = size * n;
+	uint64_t t0;
+	long code = 0;
+
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 300 || x->kind != XFER_GET) {
+		size_t keep =
+		        len < S3_BODY_MAX - 1 - x->body_len ? len : S3_BODY_MAX - 1 - x->body_len;
+
+		memcpy(x->body + x->body_len, p, keep);
+		x->body_len += keep;
+		x->body[x->body_len] = '\0';
+		return len;
+	}
+	if (x->pos + len > x->io->len)
+		return 0; /* more than the range asked for: the server is broken; fail the I/O */
+	t0 = now_ns();
+	memcpy((char *)x->io->buf + x->pos, p, len);
+	x->d->n->copy_ns += now_ns() - t0;
+	x->pos += len;
+	return len;
+}
+
+/* PUT body: straight out of the I/O buffer. */
+static size_t on_upload(char *p, size_t size, size_t n, void *arg)
+{
+	struct s3_xfer *x = arg;
+	size_t len = size * n, left = x->io->len - x->pos;
+
+	uint64_t t0 = now_ns();
+
+	if (len > left)
+		len = left;
+	memcpy(p, (const char *)x->io->buf + x->pos, len);
+	x->d->n->copy_ns += now_ns() - t0;
+	x->pos += len;
+	return len;
+}
+
+/* libcurl rewinds an upload to send it again (a redirect, a reused connection that closed). */
+static int on_seek(void *arg, curl_off_t off, int origin)
+{
+	struct s3_xfer *x = arg;
+
+	if (origin != SEEK_SET || off < 0 || (uint64_t)off > x->io->len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	x->pos = (uint64_t)off;
+	return CURL_SEEKFUNC_OK;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct s3_xfer *x = arg;
+	size_t len = size * n;
+
+	if (len > 6 && !strncasecmp(p, "ETag:", 5))
+		copy_trim(x->etag, sizeof(x->etag), p + 5);
+	return len;
+}
+
+static curl_off_t put_len(const struct s3_xfer *x)
+{
+	return (curl_off_t)x->io->len;
+}
+
+/* Link the slot's own header nodes: no allocation per request. */
+static void link_headers(struct s3_xfer *x, const char *const *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		x->hdr[i].data = (char *)h[i];
+		x->hdr[i].next = i + 1 < n ? &x->hdr[i + 1] : NULL;
+	}
+	curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, n ? x->hdr : NULL);
+}
+
+static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
+{
+	x->d = d;
+	x->h = curl_easy_init();
+	if (!x->h)
+		return -ENOMEM;
+	curl_easy_setopt(x->h, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_READFUNCTION, on_upload);
+	curl_easy_setopt(x->h, CURLOPT_READDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->h, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_SEEKFUNCTION, on_seek);
+	curl_easy_setopt(x->h, CURLOPT_SEEKDATA, x);
+	curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* a server that stops sending without closing fails the I/O instead of hanging the job */
+	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, 60L);
+	/* S3 redirects (307 to another region, AIStore's targets) are re-signed by libcurl */
+	curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(x->h, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION,
+	                 d->o.http ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+	                           : (long)CURL_HTTP_VERSION_1_1);
+	if (d->o.http && !strncmp(d->cfg.endpoint, "https", 5))
+		curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	/*
+	 * No "Expect:" header to save the 100-continue round trip of a large PUT: libcurl signs
+	 * the empty header it does not send, and S3 would then refuse the signature (the
+	 * botocore check in tests/cli_s3.sh caught it).
+	 */
+	s3_sign(x->h, &d->cfg);
+	if (d->cfg.token[0])
+		s3_fmt(x->h_token, sizeof(x->h_token), "x-amz-security-token: %s", d->cfg.token);
+	return 0;
+}
+
+/* Point slot x at io and prepare its request (no network yet). */
+static void xfer_prepare(struct s3_data *d, struct s3_xfer *x)
+{
+	struct io_req *io = x->io;
+	struct s3_file *f = x->file;
+	const char *h[5];
+	unsigned nh = 0;
+
+	x->pos = 0;
+	x->body_len = 0;
+	x->body[0] = '\0';
+	x->etag[0] = '\0';
+	x->errbuf[0] = '\0';
+	if (x->kind == XFER_GET) {
+		s3_fmt(x->h_range, sizeof(x->h_range), "Range: bytes=%" PRIu64 "-%" PRIu64, io->off,
+		       io->off + io->len - 1);
+		h[nh++] = x->h_range;
+		h[nh++] = "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca4"
+		          "95991b7852b855";
+		curl_easy_setopt(x->h, CURLOPT_UPLOAD, 0L);
+		curl_easy_setopt(x->h, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(x->h, CURLOPT_URL, f->url);
+	} else {
+		if (x->kind == XFER_PART) {
+			s3_fmt(x->url, sizeof(x->url), "%s?partNumber=%u&uploadId=%s", f->url,
+			       x->part + 1, f->upload_id);
+			curl_easy_setopt(x->h, CURLOPT_URL, x->url);
+		} else {
+			curl_easy_setopt(x->h, CURLOPT_URL, f->url);
+		}
+		curl_easy_setopt(x->h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(x->h, CURLOPT_INFILESIZE_LARGE, put_len(x));
+		if (d->o.sha256) {
+			uint64_t t0 = now_ns();
+
+			sha256_header(io->buf, io->len, x->h_sha, sizeof(x->h_sha));
+			d->n->hash_ns += now_ns() - t0;
+			h[nh++] = x->h_sha;
+		} else {
+			h[nh++] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
+		}
+		if (d->o.md5) {
+			uint64_t t0 = now_ns();
+
+			md5_header(io->buf, io->len, x->h_md5, sizeof(x->h_md5));
+			d->n->hash_ns += now_ns() - t0;
+			h[nh++] = x->h_md5;
+		}
+	}
+	if (x->h_token[0])
+		h[nh++] = x->h_token;
+	link_headers(x, h, nh);
+}
+
+/* Start the multipart upload of f (a blocking control request, once per object). */
+static int multipart_start(struct s3_data *d, struct s3_file *f, struct llmio_error *e)
+{
+	struct s3_buf resp = {0};
+	char url[S3_URL_MAX + 16], what[S3_URL_MAX + 64];
+	long code;
+
+	/* "uploads=", the canonical form: libcurl 7.88 signs the query as written */
+	s3_fmt(url, sizeof(url), "%s?uploads=", f->url);
+	code = ctl_request(d->ctl, &d->cfg, "POST", url, NULL, &resp, e);
+	d->n->requests++;
+	if (code == 200 && xml_get(resp.p, "UploadId", f->upload_id, sizeof(f->upload_id), NULL)) {
+		/* kept escaped: it only ever goes into query strings */
+		char *esc = curl_easy_escape(d->ctl, f->upload_id, 0);
+
+		free(resp.p);
+		if (!esc || strlen(esc) >= sizeof(f->upload_id)) {
+			curl_free(esc);
+			f->upload_id[0] = '\0';
+			return llmio_err(e, -ENOMEM, "upload id of %s too long", f->name);
+		}
+		memcpy(f->upload_id, esc, strlen(esc) + 1);
+		curl_free(esc);
+		return 0;
+	}
+	if (code >= 0) {
+		s3_fmt(what, sizeof(what), "starting the multipart upload of %s", f->name);
+		code = http_errno(code == 200 ? 500 : code);
+		code = http_fail(e, (int)code, what, code, resp.p);
+	}
+	free(resp.p);
+	return (int)code;
+}
+
+/* Every part is in: complete the upload (a blocking control request, once per object). */
+static int multipart_complete(struct s3_data *d, struct s3_file *f, struct llmio_error *e)
+{
+	size_t cap = 128 + (size_t)f->nparts * 160, used = 0;
+	char *body = malloc(cap), url[S3_URL_MAX + 300], what[S3_URL_MAX + 64];
+	struct s3_buf resp = {0};
+	long code;
+
+	if (!body)
+		return llmio_err(e, -ENOMEM, "out of memory completing %s", f->name);
+	used += (size_t)s3_fmt(body + used, cap - used, "<CompleteMultipartUpload>");
+	for (unsigned i = 0; i < f->nparts; i++)
+		used += (size_t)s3_fmt(body + used, cap - used,
+		                       "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
+		                       i + 1, f->etags[i]);
+	s3_fmt(body + used, cap - used, "</CompleteMultipartUpload>");
+	s3_fmt(url, sizeof(url), "%s?uploadId=%s", f->url, f->upload_id);
+	code = ctl_request(d->ctl, &d->cfg, "POST", url, body, &resp, e);
+	d->n->requests++;
+	free(body);
+	/* S3 can answer 200 with an <Error> in the body */
+	if (code == 200 && !(resp.p && strstr(resp.p, "<Error>"))) {
+		free(resp.p);
+		f->upload_id[0] = '\0';
+		f->written = true;
+		return 0;
+	}
+	if (code >= 0) {
+		s3_fmt(what, sizeof(what), "completing the multipart upload of %s", f->name);
+		code = code == 200 ? 500 : code;
+		code = http_fail(e, http_errno(code), what, code, resp.p);
+	}
+	free(resp.p);
+	return (int)code;
+}
+
+static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
+{
+	struct s3_data *d;
+	int ret = -ENOMEM;
+
+	if (!s->names || !s->nfiles)
+		return llmio_err(e, -EINVAL,
+		                 "the s3 engine needs s3:// targets: --filename "
+		                 "s3://bucket/key or --directory s3://bucket/prefix");
+	if (s->writable && s->nworkers > 1)
+		return llmio_err(e, -EINVAL,
+		                 "s3 writes run with numjobs=1 (an object's parts are "
+		                 "uploaded by one thread); raise iodepth for concurrent "
+		                 "uploads");
+	pthread_once(&curl_once, curl_init_once);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	ctx->priv = d;
+	d->ctx = ctx;
+	d->n = &ctx->counters;
+	d->n->known = true;
+	d->o = *(const struct s3_opts *)s->opts;
+	d->bs = (uint32_t)s->buf_len;
+	ret = s3_config_load(&d->o, &d->cfg, e);
+	if (ret)
+		goto fail;
+	if (d->o.http && !(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2)) {
+		ret = llmio_err(e, -ENOTSUP, "http=2: this libcurl has no HTTP/2; use http=1.1");
+		goto fail;
+	}
+	d->multi = curl_multi_init();
+	d->ctl = curl_easy_init();
+	d->depth = s->iodepth;
+	d->x = calloc(d->depth, sizeof(*d->x));
+	d->done = calloc(d->depth, sizeof(*d->done));
+	d->files = calloc(s->nfiles, sizeof(*d->files));
+	ret = -ENOMEM;
+	if (!d->multi || !d->ctl || !d->x || !d->done || !d->files) {
+		llmio_err(e, ret, "out of memory for the s3 engine");
+		goto fail;
+	}
+	d->nfiles = s->nfiles;
+	curl_multi_setopt(d->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	for (unsigned i = 0; i < d->depth; i++)
+		if (xfer_setup(d, &d->x[i])) {
+			llmio_err(e, ret, "out of memory for the s3 engine");
+			goto fail;
+		}
+	for (unsigned i = 0; i < s->nfiles; i++) {
+		struct s3_file *f = &d->files[i];
+		char bucket[256], key[1024];
+		uint64_t sz;
+
+		f->name = s->names[i];
+		f->size = s->file_sizes[i];
+		ret = split_url(f->name, bucket, sizeof(bucket), key, sizeof(key), e);
+		if (!ret && object_url(&d->cfg, bucket, key, f->url, sizeof(f->url)))
+			ret = llmio_err(e, -ENAMETOOLONG, "%s: the URL is too long", f->name);
+		if (ret)
+			goto fail;
+		if (!s->writable)
+			continue;
+		f->nparts = (unsigned)((f->size + d->bs - 1) / d->bs);
+		if (f->nparts > 1 && d->bs < S3_MIN_PART) {
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "%s (%" PRIu64 " bytes) is written as a multipart upload whose "
+			        "parts are the job's writes: bs=%u is below S3's 5 MiB part "
+			        "minimum; use bs=5m or more, or an object of at most bs",
+			        f->name, f->size, d->bs);
+			goto fail;
+		}
+		if (f->nparts > 10000) {
+			ret = llmio_err(e, -EINVAL,
+			                "%s needs %u parts of bs=%u, beyond S3's 10000; raise bs",
+			                f->name, f->nparts, d->bs);
+			goto fail;
+		}
+		if (f->nparts > 1) {
+			f->etags = calloc(f->nparts, sizeof(*f->etags));
+			f->part_done = calloc(f->nparts, sizeof(*f->part_done));
+			if (!f->etags || !f->part_done) {
+				ret = llmio_err(e, -ENOMEM, "out of memory for %u parts",
+				                f->nparts);
+				goto fail;
+			}
+		}
+		/* what existed before is never deleted (cleanup=1 removes only ours) */
+		if (d->o.cleanup) {
+			struct llmio_error he = {0};
+
+			f->existed = head_object(d->ctl, &d->cfg, bucket, key, &sz, &he) != -ENOENT;
+		}
+	}
+	engine_appendf(ctx->notes, sizeof(ctx->notes), "s3: %s, HTTP/%s, payload %s%s, %s",
+	               d->cfg.endpoint, d->o.http ? "2" : "1.1",
+	               d->o.sha256 ? "SHA-256 signed" : "UNSIGNED-PAYLOAD",
+	               d->o.md5 ? ", Content-MD5" : "", d->cfg.region);
+	return 0;
+
+fail:
+	/* e is the worker's own, empty before: a failure above without a message says its errno */
+	if (!llmio_err_msg(e)[0])
+		llmio_err(e, ret, "%s", strerror(-ret));
+	return ret;
+}
+
+/*
+ * A write must continue its object where the last one ended: an object cannot be updated in
+ * place, so each is written whole, front to back (again from the start after its end), as a
+ * PUT or the parts of one multipart upload.  0, or -errno with the reason in ctx->ioerr.
+ */
+static int write_check(struct s3_data *d, struct s3_file *f, const struct io_req *io)
+{
+	if (io->off == 0 && f->next_off >= f->size) {
+		f->next_off = 0; /* the object again, a new upload */
+		f->parts_in = 0;
+		if (f->part_done)
+			memset(f->part_done, 0, f->nparts * sizeof(*f->part_done));
+	}
+	if (io->off != f->next_off || (f->nparts <= 1 && io->len != f->size)) {
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr),
+		       "an object is written sequentially and whole: this write of %u bytes at "
+		       "%" PRIu64 " of %s (%" PRIu64 " bytes) does not follow the previous one; "
+		       "use rw=write (random writes cannot update an object)",
+		       io->len, io->off, f->name, f->size);
+		return -EINVAL;
+	}
+	f->next_off += io->len;
+	if (f->nparts > 1 && !f->upload_id[0]) {
+		struct llmio_error e = {0};
+		int ret = multipart_start(d, f, &e);
+
+		if (ret) {
+			s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s", e.msg);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int s3_queue(struct engine_ctx *ctx, struct io_req *io)
+{
+	struct s3_data *d = ctx->priv;
+	struct s3_file *f = &d->files[io->file];
+	struct s3_xfer *x = NULL;
+
+	for (unsigned i = 0; i < d->depth && !x; i++)
+		if (!d->x[i].busy)
+			x = &d->x[i];
+	if (!x)
+		return ENGINE_Q_BUSY;
+	x->io = io;
+	x->file = f;
+	x->attempts = 0;
+	x->due_ns = 0;
+	if (io->op == ENGINE_OP_READ) {
+		x->kind = XFER_GET;
+	} else {
+		int ret = write_check(d, f, io);
+
+		if (ret) {
+			io->res = ret;
+			return ENGINE_Q_COMPLETED;
+		}
+		x->kind = f->nparts > 1 ? XFER_PART : XFER_PUT;
+		x->part = (unsigned)(io->off / d->bs);
+	}
+	xfer_prepare(d, x);
+	x->busy = true;
+	x->due_ns = 1; /* queued, not yet added to the multi handle */
+	return ENGINE_Q_QUEUED;
+}
+
+static void add_due(struct s3_data *d, uint64_t now, uint64_t *next)
+{
+	for (unsigned i = 0; i < d->depth; i++) {
+		struct s3_xfer *x = &d->x[i];
+
+		if (!x->busy || !x->due_ns)
+			continue;
+		if (x->due_ns > now) {
+			if (!*next || x->due_ns < *next)
+				*next = x->due_ns;
+			continue;
+		}
+		x->due_ns = 0;
+		curl_multi_add_handle(d->multi, x->h);
+	}
+}
+
+static int s3_commit(struct engine_ctx *ctx)
+{
+	struct s3_data *d = ctx->priv;
+	uint64_t next = 0;
+	int running;
+
+	add_due(d, now_ns(), &next);
+	return curl_multi_perform(d->multi, &running) == CURLM_OK ? 0 : -EIO;
+}
+
+static void finish_io(struct s3_data *d, struct s3_xfer *x, int64_t res)
+{
+	struct io_req *io = x->io;
+
+	io->res = res;
+	x->busy = false;
+	x->io = NULL;
+	d->done[d->ndone++] = io;
+}
+
+/* A transfer ended: account it, retry it, or fail its I/O with one line saying why. */
+static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
+{
+	struct io_req *io = x->io;
+	curl_off_t rx = 0, tx = 0;
+	long code = 0, hdr = 0, req = 0;
+	char what[S3_URL_MAX + 96];
+
+	curl_multi_remove_handle(d->multi, x->h);
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(x->h, CURLINFO_SIZE_DOWNLOAD_T, &rx);
+	curl_easy_getinfo(x->h, CURLINFO_SIZE_UPLOAD_T, &tx);
+	curl_easy_getinfo(x->h, CURLINFO_HEADER_SIZE, &hdr);
+	curl_easy_getinfo(x->h, CURLINFO_REQUEST_SIZE, &req);
+	d->n->wire_rx += (uint64_t)rx + (uint64_t)hdr;
+	d->n->wire_tx += (uint64_t)tx + (uint64_t)req;
+	d->n->requests++;
+	if (x->kind == XFER_GET)
+		s3_fmt(what, sizeof(what), "GET %s bytes=%" PRIu64 "-%" PRIu64, x->file->name,
+		       io->off, io->off + io->len - 1);
+	else if (x->kind == XFER_PART)
+		s3_fmt(what, sizeof(what), "PUT %s part %u (offset %" PRIu64 ")", x->file->name,
+		       x->part + 1, io->off);
+	else
+		s3_fmt(what, sizeof(what), "PUT %s", x->file->name);
+
+	if (!rc && (code == 503 || code == 500) && x->attempts < (unsigned)d->o.retries) {
+		/* throttled: back off (10 ms doubling) and send it again */
+		x->attempts++;
+		d->n->retries++;
+		xfer_prepare(d, x);
+		x->due_ns = now_ns() + (10000000ull << (x->attempts - 1));
+		return;
+	}
+	if (rc) {
+		int e = rc == CURLE_COULDNT_CONNECT      ? -ECONNREFUSED
+		        : rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
+		        : rc == CURLE_WRITE_ERROR        ? -EPROTO
+		                                         : -ECONNRESET;
+
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s: %s (%s)", what,
+		       x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc), curl_hint(rc));
+		finish_io(d, x, e);
+		return;
+	}
+	if (code >= 300) {
+		struct llmio_error he = {0};
+
+		http_fail(&he, http_errno(code), what, code, x->body);
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s", he.msg);
+		if (code == 503)
+			engine_appendf(d->ctx->ioerr, sizeof(d->ctx->ioerr),
+			               " (still throttled after %u retries)", x->attempts);
+		finish_io(d, x, http_errno(code));
+		return;
+	}
+	if (x->kind == XFER_GET && x->pos != io->len) {
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr),
+		       "%s: short read, %" PRIu64 " of %u bytes (HTTP %ld): the object is "
+		       "smaller than the job expects, or the server cut the body",
+		       what, x->pos, io->len, code);
+		finish_io(d, x, -EIO);
+		return;
+	}
+	if (x->kind == XFER_PART) {
+		struct s3_file *f = x->file;
+
+		copy_trim(f->etags[x->part], sizeof(f->etags[0]), x->etag);
+		if (!f->part_done[x->part]) {
+			f->part_done[x->part] = 1;
+			f->parts_in++;
+		}
+		if (f->parts_in == f->nparts) {
+			struct llmio_error e = {0};
+			int ret = multipart_complete(d, f, &e);
+
+			if (ret) {
+				s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s", e.msg);
+				finish_io(d, x, ret);
+				return;
+			}
+		}
+	} else if (x->kind == XFER_PUT) {
+		x->file->written = true;
+	}
+	finish_io(d, x, (int64_t)io->len);
+}
+
+static int s3_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
+{
+	struct s3_data *d = ctx->priv;
+	unsigned n;
+
+	while (d->ndone < min) {
+		uint64_t now = now_ns(), next = 0;
+		int running = 0, left;
+		CURLMsg *m;
+
+		add_due(d, now, &next);
+		if (curl_multi_perform(d->multi, &running) != CURLM_OK)
+			return -EIO;
+		while ((m = curl_multi_info_read(d->multi, &left))) {
+			struct s3_xfer *x = NULL;
+
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+			transfer_done(d, x, m->data.result);
+		}
+		if (d->ndone >= min)
+			break;
+		{
+			int wait_ms = 1000;
+
+			if (next)
+				wait_ms = next > now ? (int)((next - now) / 1000000 + 1) : 0;
+			if (curl_multi_poll(d->multi, NULL, 0, wait_ms, NULL) != CURLM_OK)
+				return -EIO;
+		}
+	}
+	n = d->ndone < max ? d->ndone : max;
+	memcpy(evs, d->done, n * sizeof(*evs));
+	memmove(d->done, d->done + n, (d->ndone - n) * sizeof(*d->done));
+	d->ndone -= n;
+	return (int)n;
+}
+
+/* A PUT's 200 is durable on S3: nothing to flush. */
+static int s3_sync(struct engine_ctx *ctx, unsigned file)
+{
+	(void)ctx;
+	(void)file;
+	return 0;
+}
+
+static void s3_cleanup(struct engine_ctx *ctx)
+{
+	struct s3_data *d = ctx->priv;
+	unsigned deleted = 0;
+
+	if (!d)
+		return;
+	for (unsigned i = 0; d->files && i < d->nfiles; i++) {
+		struct s3_file *f = &d->files[i];
+		struct s3_buf resp = {0};
+		char url[S3_URL_MAX + 300];
+
+		/* an upload left incomplete (the job stopped) is aborted: S3 would bill its parts
+		 */
+		if (f->upload_id[0] && d->ctl) {
+			s3_fmt(url, sizeof(url), "%s?uploadId=%s", f->url, f->upload_id);
+			ctl_request(d->ctl, &d->cfg, "DELETE", url, NULL, &resp, NULL);
+		}
+		if (d->o.cleanup && f->written && !f->existed && d->ctl &&
+		    ctl_request(d->ctl, &d->cfg, "DELETE", f->url, NULL, &resp, NULL) == 204)
+			deleted++;
+		free(resp.p);
+		free(f->etags);
+		free(f->part_done);
+	}
+	if (d->o.cleanup)
+		engine_appendf(ctx->notes, sizeof(ctx->notes), "; %u created objects deleted",
+		               deleted);
+	for (unsigned i = 0; d->x && i < d->depth; i++) {
+		if (d->x[i].h) {
+			if (d->multi)
+				curl_multi_remove_handle(d->multi, d->x[i].h);
+			curl_easy_cleanup(d->x[i].h);
+		}
+	}
+	if (d->multi)
+		curl_multi_cleanup(d->multi);
+	if (d->ctl)
+		curl_easy_cleanup(d->ctl);
+	free(d->x);
+	free(d->done);
+	free(d->files);
+	free(d);
+	ctx->priv = NULL;
+}
+
+const struct engine_ops engine_s3 = {
+        .abi_version = ENGINE_ABI_VERSION,
+        .name = "s3",
+        .summary = "S3 objects over HTTP(S): libcurl multi, Range GETs, PUT / multipart, SigV4",
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_OWN_TARGET,
+        .opts = s3_options,
+        .opts_size = sizeof(struct s3_opts),
+        .probe = s3_probe,
+        .init = s3_init,
+        .queue = s3_queue,
+        .commit = s3_commit,
+        .reap = s3_reap,
+        .sync = s3_sync,
+        .cleanup = s3_cleanup,
+        .target_resolve = s3_target_resolve,
+};

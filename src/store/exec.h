@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A migration plan executed on real storage (issue 18): compute is emulated by waiting each
+ * kernel's duration, every SSD transfer goes through the tensor store (evict = put, fetch = get
+ * into the tensor's fast-tier buffer), host transfers copy into memory the executor holds, and a
+ * transfer not complete by its deadline stalls the next kernel, which is recorded with the
+ * tensor it waited for.  Also the calibration that measures the SSD tier through the store.
+ */
+#ifndef LLMIO_STORE_EXEC_H
+#define LLMIO_STORE_EXEC_H
+
+#include <stdint.h>
+
+#include "llmio/store.h"
+#include "store/plan.h"
+
+struct plan_exec {
+	struct plan_sim m; /* measured: the fields plan_simulate() fills (peak_fast: the plan's) */
+	double *stall_s;   /* per kernel (nkernels + 1: the last is the step's end) */
+	uint32_t *stall_tensor; /* per kernel: the tensor it waited for last, or UINT32_MAX */
+	uint32_t stalled_kernels;
+	double late_s; /* step - stall - compute: emulated kernels that woke up late (timers) */
+};
+
+/* Run one step of plan p on store st (which holds nothing of the step's yet).  The tensors
+ * that start the step offloaded are put there first, untimed.  r is released with
+ * plan_exec_release(), also after a failure. */
+int plan_execute(const struct plan *p, const struct lt_step *s, struct llmio_store *st,
+                 struct plan_exec *r, struct llmio_error *e);
+void plan_exec_release(struct plan_exec *r);
+
+/* Measure the SSD tier through st: latency per transfer (the median of 4 KiB puts and gets)
+ * and bandwidth (one put and one get of `bytes`, less that latency; the slower way). */
+int plan_calibrate(struct llmio_store *st, uint64_t bytes, struct plan_tier_spec *ssd,
+                   struct llmio_error *e);
+
+#endif

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store's I/O thread: one engine instance driven like the worker loop (queue, commit,
+ * reap), fed by the operations the caller pushes on the cmd ring.
+ *
+ * Operations start in the order they came (a FIFO of those not fully issued): each is cut into
+ * pieces, one per stripe unit, and each piece takes a staging buffer and an I/O slot.  When
+ * the head of the FIFO cannot go on (no buffer, no slot, or an operation it depends on is not
+ * done) nothing behind it starts either, so order is kept and nobody starves.  A put copies each
+ * piece into its buffer as it is issued; a get copies each piece out as it lands; a prefetch
+ * keeps its buffers until a get or a drop consumes them.  Every completion's byte count is
+ * checked: a short or failed I/O fails its operation with the cause, and the remaining pieces
+ * are not issued.  Nothing here allocates, locks or logs; the clock is read only when the
+ * number of I/Os in flight leaves or reaches zero (for io_busy_ns).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/cpu.h"
+#include "store/store_internal.h"
+
+struct io_state {
+	struct llmio_store *s;
+	struct io_req *ios;   /* depth slots */
+	struct io_req **free; /* free slots */
+	struct io_req **evs;
+	unsigned nfree;
+	uint32_t fifo[STORE_OPS];
+	uint32_t fhead, fn;
+	unsigned inflight; /* queued to the engine, not reaped */
+	bool dirty;        /* queued since the last commit */
+	uint64_t busy_t0;
+	int broken; /* the engine failed (commit or reap): -errno, every operation fails */
+	/*
+	 * Operations whose last piece is done, completed (pushed on done) only once nothing on
+	 * this thread will touch them again: the caller reuses a slot as soon as it reaps it.
+	 */
+	uint32_t fin[STORE_OPS];
+	uint32_t nfin;
+};
+
+static void eventfd_kick(int fd)
+{
+	uint64_t one = 1;
+
+	while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+void store_wake_io(struct llmio_store *s)
+{
+	if (__atomic_load_n(&s->io_sleeping, __ATOMIC_SEQ_CST))
+		eventfd_kick(s->wake_fd);
+}
+
+static void wake_caller(struct llmio_store *s)
+{
+	if (__atomic_load_n(&s->caller_waiting, __ATOMIC_SEQ_CST))
+		eventfd_kick(s->done_fd);
+}
+
+static void complete(struct io_state *st, uint32_t idx)
+{
+	struct llmio_store *s = st->s;
+	struct store_op *op = &s->ops[idx];
+	bool event = op->event; /* read before the push: the caller may reuse the slot at once */
+
+	/* A failed prefetch gives its buffers back now: no get will consume them. */
+	if (op->type == STORE_OP_PREFETCH && op->res)
+		for (uint32_t k = 0; k < op->ext.npieces; k++)
+			if (op->bufs[k] != STORE_NO_BUF) {
+				staging_put(&s->stg, op->bufs[k]);
+				op->bufs[k] = STORE_NO_BUF;
+			}
+	op->io_done = true;
+	op->live = false;
+	store_ring_push(&s->done, idx);
+	wake_caller(s);
+	if (event && __atomic_load_n(&s->ev_armed, __ATOMIC_RELAXED))
+		eventfd_kick(s->ev_fd);
+}
+
+/* The op's pieces are all done: complete it at the next safe point (complete_finished). */
+static void finish(struct io_state *st, uint32_t idx)
+{
+	st->fin[st->nfin++] = idx;
+}
+
+/* How many were completed: an operation waiting on one of them may go on now. */
+static uint32_t complete_finished(struct io_state *st)
+{
+	uint32_t n = st->nfin;
+
+	for (uint32_t i = 0; i < n; i++)
+		complete(st, st->fin[i]);
+	st->nfin = 0;
+	return n;
+}
+
+static void fail(struct store_op *op, int res, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void fail(struct store_op *op, int res, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (op->res)
+		return; /* the first cause is the one to read */
+	op->res = res;
+	va_start(ap, fmt);
+	vsnprintf(op->msg, sizeof(op->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* The piece's I/O is done (or failed): check its bytes, move the data, free what it held. */
+static void piece_done(struct io_state *st, struct io_req *io)
+{
+	struct llmio_store *s = st->s;
+	uint32_t idx = (uint32_t)io->priv, k = (uint32_t)io->tag;
+	struct store_op *op = &s->ops[idx];
+	uint64_t lo, hi, data;
+	bool keep = false;
+
+	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
+	if (io->res > 0)
+		store_add(io->op == ENGINE_OP_WRITE ? &s->dev_written : &s->dev_read,
+		          (uint64_t)io->res);
+	if (io->res != (int64_t)io->len) {
+		const char *what = io->op == ENGINE_OP_WRITE ? "write" : "read";
+		const char *path = s->tg[io->file].path;
+
+		if (io->res < 0)
+			fail(op, (int)io->res, "%s of %u bytes at offset %llu of %s failed: %s",
+			     what, io->len, (unsigned long long)io->off, path,
+			     strerror((int)-io->res));
+		else
+			fail(op, -EIO,
+			     "%s of %u bytes at offset %llu of %s moved %lld bytes: the target "
+			     "lost its space (truncated, removed or full?)",
+			     what, io->len, (unsigned long long)io->off, path, (long long)io->res);
+	} else if (op->type == STORE_OP_GET && !op->res) {
+		if (staging_out(s, io->buf_idx, 0, (char *)op->dst + (lo - op->ext.start), data))
+			fail(op, -EIO, "copying %llu bytes out of GPU staging memory failed",
+			     (unsigned long long)data);
+	} else if (op->type == STORE_OP_PREFETCH) {
+		op->bufs[k] = io->buf_idx;
+		keep = true;
+	}
+	if (!keep)
+		staging_put(&s->stg, io->buf_idx);
+	st->free[st->nfree++] = io;
+	op->ndone++;
+	op->inflight--;
+	if (op->issued == op->ext.npieces && !op->inflight)
+		finish(st, idx);
+}
+
+static void busy_edge(struct io_state *st, bool up)
+{
+	if (up && st->inflight++ == 0)
+		st->busy_t0 = now_ns();
+	else if (!up && --st->inflight == 0)
+		store_add(&st->s->io_busy_ns, now_ns() - st->busy_t0);
+}
+
+/* Issue one piece of a PUT, GET or PREFETCH.  false: no slot or buffer now. */
+static bool issue_piece(struct io_state *st, uint32_t idx)
+{
+	struct llmio_store *s = st->s;
+	struct store_op *op = &s->ops[idx];
+	uint32_t k = op->issued;
+	uint64_t lo, hi, data;
+	struct io_req *io;
+	uint16_t b;
+	int q;
+
+	if (!st->nfree || !staging_get(&s->stg, &b))
+		return false;
+	io = st->free[--st->nfree];
+	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
+	io->buf = s->stg.buf[b];
+	io->buf_idx = b;
+	io->len = (uint32_t)(hi - lo);
+	store_place(s, lo, &io->file, &io->off);
+	io->priv = idx;
+	io->tag = k;
+	io->res = 0;
+	io->op = op->type == STORE_OP_PUT ? ENGINE_OP_WRITE : ENGINE_OP_READ;
+	if (op->type == STORE_OP_PUT) {
+		if (staging_in(s, b, 0, (const char *)op->src + (lo - op->ext.start), data)) {
+			fail(op, -EIO, "copying %llu bytes into GPU staging memory failed",
+			     (unsigned long long)data);
+			staging_put(&s->stg, b);
+			st->free[st->nfree++] = io;
+			return true; /* advance() sees op->res */
+		}
+		if (data < hi - lo)
+			staging_zero_tail(s, b, data, hi - lo);
+	}
+	op->issued++;
+	op->inflight++;
+	busy_edge(st, true);
+	q = s->eng->queue(&s->ctx, io);
+	if (q == ENGINE_Q_QUEUED) {
+		st->dirty = true;
+		return true;
+	}
+	busy_edge(st, false);
+	if (q == ENGINE_Q_BUSY)
+		io->res = -EAGAIN; /* the engine has iodepth slots and we use no more */
+	else if (q < 0)
+		io->res = q;
+	piece_done(st, io);
+	return true;
+}
+
+/* A get served from a prefetch's buffers, or a drop of them. */
+static void consume_prefetch(struct io_state *st, uint32_t idx)
+{
+	struct llmio_store *s = st->s;
+	struct store_op *op = &s->ops[idx], *pf = &s->ops[op->dep - 1];
+	uint64_t lo, hi, data;
+
+	if (op->type == STORE_OP_GET && pf->res) {
+		op->res = pf->res;
+		memcpy(op->msg, pf->msg, sizeof(op->msg));
+	}
+	for (uint32_t k = 0; k < pf->ext.npieces && !pf->res; k++) {
+		if (op->type == STORE_OP_GET && !op->res) {
+			store_piece(s, &pf->ext, pf->len, k, &lo, &hi, &data);
+			if (staging_out(s, pf->bufs[k], 0, (char *)op->dst + (lo - pf->ext.start),
+			                data))
+				fail(op, -EIO,
+				     "copying %llu bytes out of GPU staging memory failed",
+				     (unsigned long long)data);
+		}
+		staging_put(&s->stg, pf->bufs[k]);
+		pf->bufs[k] = STORE_NO_BUF;
+	}
+	op->issued = op->ext.npieces;
+	complete(st, idx);
+}
+
+static int sync_all(struct llmio_store *s, struct store_op *op)
+{
+	for (unsigned i = 0; i < s->ntg; i++) {
+		int rc = s->eng->sync ? s->eng->sync(&s->ctx, i) : (fsync(s->fds[i]) ? -errno : 0);
+
+		if (rc) {
+			fail(op, rc, "syncing %s failed: %s", s->tg[i].path, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Move the FIFO's head operation on.  true: it is fully issued (leaves the FIFO). */
+static bool advance(struct io_state *st, uint32_t idx, bool head)
+{
+	struct llmio_store *s = st->s;
+	struct store_op *op = &s->ops[idx];
+
+	if (op->dep && !s->ops[op->dep - 1].io_done)
+		return false;
+	/* A get or prefetch after a put that failed: there is nothing to read (never zeros). */
+	if (op->dep && s->ops[op->dep - 1].type == STORE_OP_PUT && s->ops[op->dep - 1].res) {
+		fail(op, s->ops[op->dep - 1].res, "its put failed: %s", s->ops[op->dep - 1].msg);
+		op->issued = op->ext.npieces;
+		complete(st, idx);
+		return true;
+	}
+	switch (op->type) {
+	case STORE_OP_FLUSH:
+		if (!head || st->inflight)
+			return false;
+		sync_all(s, op);
+		complete(st, idx);
+		return true;
+	case STORE_OP_DROP:
+		consume_prefetch(st, idx);
+		return true;
+	case STORE_OP_GET:
+		if (op->dep && s->ops[op->dep - 1].type == STORE_OP_PREFETCH) {
+			consume_prefetch(st, idx);
+			return true;
+		}
+		break;
+	default:
+		break;
+	}
+	while (op->issued < op->ext.npieces) {
+		if (op->res) { /* a piece failed: issue no more */
+			op->issued = op->ext.npieces;
+			if (!op->inflight)
+				finish(st, idx);
+			break;
+		}
+		if (!issue_piece(st, idx))
+			return false;
+	}
+	if (op->wait_copy && !__atomic_load_n(&op->copied, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&op->copied, 1, __ATOMIC_SEQ_CST);
+		wake_caller(s);
+	}
+	return true;
+}
+
+static void take_commands(struct io_state *st)
+{
+	uint32_t idx;
+
+	while (store_ring_pop(&st->s->cmd, &idx)) {
+		struct store_op *op = &st->s->ops[idx];
+
+		op->issued = op->inflight = op->ndone = 0;
+		op->res = 0;
+		op->msg[0] = '\0';
+		op->io_done = false;
+		op->live = true;
+		if (st->broken) {
+			fail(op, st->broken, "engine %s failed earlier: %s", st->s->eng->name,
+			     strerror(-st->broken));
+			complete(st, idx);
+			continue;
+		}
+		st->fifo[(st->fhead + st->fn++) % STORE_OPS] = idx;
+	}
+}
+
+/*
+ * The engine itself failed (not one I/O: commit or reap did): the I/Os in flight are lost, so
+ * every operation not complete fails with the cause, and so does every later one.
+ */
+static void engine_broke(struct io_state *st, int rc)
+{
+	struct llmio_store *s = st->s;
+
+	st->broken = rc;
+	st->nfin = 0; /* live still: completed below */
+	for (uint32_t i = 0; i < STORE_OPS; i++) {
+		struct store_op *op = &s->ops[i];
+
+		if (!op->live)
+			continue;
+		fail(op, rc, "engine %s failed with I/O in flight: %s", s->eng->name,
+		     strerror(-rc));
+		op->issued = op->ext.npieces;
+		op->inflight = 0;
+		complete(st, i);
+	}
+	st->fn = 0;
+	st->inflight = 0;
+}
+
+static void progress(struct io_state *st)
+{
+	while (st->fn) {
+		uint32_t idx = st->fifo[st->fhead % STORE_OPS];
+
+		if (!advance(st, idx, true))
+			break;
+		st->fhead++;
+		st->fn--;
+	}
+}
+
+static int reap(struct io_state *st, unsigned min)
+{
+	struct llmio_store *s = st->s;
+	int n = s->eng->reap(&s->ctx, min, st->evs, s->depth);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		busy_edge(st, false);
+		piece_done(st, st->evs[i]);
+	}
+	return 0;
+}
+
+/* Sleep until the caller pushes something (or asks us to stop). */
+static void idle(struct llmio_store *s)
+{
+	uint64_t v;
+
+	__atomic_store_n(&s->io_sleeping, 1, __ATOMIC_SEQ_CST);
+	if (store_ring_empty(&s->cmd) && !__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
+		while (read(s->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
+			;
+	__atomic_store_n(&s->io_sleeping, 0, __ATOMIC_SEQ_CST);
+}
+
+static int start(struct llmio_store *s, struct io_state *st, struct store_op *op)
+{
+	struct llmio_error e = {0};
+	struct engine_setup su;
+	int rc;
+
+	st->s = s;
+	st->ios = calloc(s->depth, sizeof(*st->ios));
+	st->free = calloc(s->depth, sizeof(*st->free));
+	st->evs = calloc(s->depth, sizeof(*st->evs));
+	if (!st->ios || !st->free || !st->evs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < s->depth; i++)
+		st->free[st->nfree++] = &st->ios[i];
+	/* Buffers and engine on this thread, as the worker does (GPU contexts, io_uring). */
+	rc = staging_alloc(s, &e);
+	if (rc) {
+		snprintf(op->msg, sizeof(op->msg), "%.*s", (int)sizeof(op->msg) - 1, e.msg);
+		return rc;
+	}
+	su = (struct engine_setup){
+	        .fds = s->fds,
+	        .file_sizes = s->sizes,
+	        .nfiles = s->ntg,
+	        .bufs = s->stg.buf,
+	        .nbufs = s->stg.nbufs,
+	        .buf_len = s->stg.buf_len,
+	        /* GPU engines keep a slot per buffer, indexed by buf_idx */
+	        .iodepth = s->stg.nbufs,
+	        .nworkers = 1,
+	        .direct = s->o.direct,
+	        .writable = true,
+	        .dev_io_poll = -1,
+	        .devname = s->tg[0].t.dev.name,
+	        .opts = s->eng_opts,
+	};
+	rc = s->eng->init(&s->ctx, &su, &e);
+	if (rc)
+		snprintf(op->msg, sizeof(op->msg), "engine %s: %.300s", s->eng->name, e.msg);
+	return rc;
+}
+
+void *store_io_main(void *arg)
+{
+	struct llmio_store *s = arg;
+	struct io_state st = {0};
+	uint32_t idx;
+	int rc;
+
+	/* The first command is the start-up: its result tells create() whether we run. */
+	while (!store_ring_pop(&s->cmd, &idx))
+		idle(s);
+	rc = start(s, &st, &s->ops[idx]);
+	s->ops[idx].res = rc;
+	s->ops[idx].io_done = true;
+	store_ring_push(&s->done, idx);
+	eventfd_kick(s->done_fd);
+	if (rc)
+		goto out;
+
+	for (;;) {
+		uint32_t completed;
+
+		take_commands(&st);
+		progress(&st);
+		completed = complete_finished(&st);
+		if (st.dirty && s->eng->commit) {
+			rc = s->eng->commit(&s->ctx);
+			if (rc < 0)
+				engine_broke(&st, rc);
+		}
+		st.dirty = false;
+		if (st.inflight) {
+			rc = reap(&st, 1);
+			complete_finished(&st);
+			if (rc < 0)
+				engine_broke(&st, rc);
+			continue;
+		}
+		if (completed || !store_ring_empty(&s->cmd))
+			continue;
+		if (!st.fn && __atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
+			break;
+		idle(s);
+	}
+	s->eng->cleanup(&s->ctx);
+out:
+	staging_release(s);
+	free(st.ios);
+	free(st.free);
+	free(st.evs);
+	return NULL;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The staging pool: staging_bytes / stripe_size buffers of stripe_size bytes, allocated once
+ * when the store opens and handed to the engine as its I/O buffers (io_uring registers them).
+ * Every byte the store moves passes through one of them, so staging_bytes bounds the memory the
+ * store holds for write-behind and read-ahead together.  Host engines get one aligned
+ * allocation; a GPU engine allocates its own (GPU memory), and the copies in and out go
+ * through the CUDA runtime.  The pool belongs to the I/O thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "engine/cuda_loader.h"
+#include "store/store_internal.h"
+
+int staging_alloc(struct llmio_store *s, struct llmio_error *e)
+{
+	struct store_staging *p = &s->stg;
+	unsigned i;
+
+	p->buf = calloc(p->nbufs, sizeof(*p->buf));
+	p->free = calloc(p->nbufs, sizeof(*p->free));
+	if (!p->buf || !p->free)
+		return llmio_err(e, -ENOMEM, "out of memory for the store's staging pool");
+	if (s->eng->buf_alloc) {
+		void *zero = calloc(1, p->buf_len);
+		int rc = 0;
+
+		if (!zero)
+			return llmio_err(e, -ENOMEM, "out of memory for the store's staging pool");
+		p->engine_mem = true;
+		for (i = 0; i < p->nbufs && !rc; i++) {
+			rc = s->eng->buf_alloc(s->eng_opts, &p->buf[i], p->buf_len, zero, e);
+			if (rc)
+				p->buf[i] = NULL;
+		}
+		free(zero);
+		if (rc) {
+			llmio_err_prefix(e, "store staging buffer %u of %zu bytes", i - 1,
+			                 p->buf_len);
+			return rc;
+		}
+		s->rt = cuda_runtime(NULL); /* loaded already: buf_alloc used it */
+	} else {
+		if (posix_memalign(&p->host, 4096, (size_t)p->nbufs * p->buf_len))
+			return llmio_err(
+			        e, -ENOMEM,
+			        "cannot allocate the store's %llu bytes of staging memory; "
+			        "lower staging_bytes",
+			        (unsigned long long)p->nbufs * p->buf_len);
+		for (i = 0; i < p->nbufs; i++)
+			p->buf[i] = (char *)p->host + (size_t)i * p->buf_len;
+	}
+	for (i = 0; i < p->nbufs; i++)
+		p->free[i] = (uint16_t)(p->nbufs - 1 - i);
+	p->nfree = p->nbufs;
+	return 0;
+}
+
+void staging_release(struct llmio_store *s)
+{
+	struct store_staging *p = &s->stg;
+
+	if (p->engine_mem && p->buf)
+		for (unsigned i = 0; i < p->nbufs; i++)
+			if (p->buf[i])
+				s->eng->buf_free(s->eng_opts, p->buf[i]);
+	free(p->host);
+	free(p->buf);
+	free(p->free);
+	p->host = NULL;
+	p->buf = NULL;
+	p->free = NULL;
+}
+
+int staging_in(struct llmio_store *s, uint16_t idx, size_t at, const void *src, size_t n)
+{
+	char *b = (char *)s->stg.buf[idx] + at;
+	const struct cudart *rt = s->rt;
+
+	if (!s->stg.engine_mem) {
+		memcpy(b, src, n);
+		return 0;
+	}
+	return rt && !rt->Memcpy(b, src, n, cudaMemcpyHostToDevice) ? 0 : -EIO;
+}
+
+int staging_out(struct llmio_store *s, uint16_t idx, size_t at, void *dst, size_t n)
+{
+	const char *b = (const char *)s->stg.buf[idx] + at;
+	const struct cudart *rt = s->rt;
+
+	if (!s->stg.engine_mem) {
+		memcpy(dst, b, n);
+		return 0;
+	}
+	return rt && !rt->Memcpy(dst, b, n, cudaMemcpyDeviceToHost) ? 0 : -EIO;
+}
+
+/* The alignment padding after a tensor's last byte: zeros, not another tensor's bytes. */
+void staging_zero_tail(struct llmio_store *s, uint16_t idx, size_t from, size_t to)
+{
+	static const char zeros[4096];
+
+	if (!s->stg.engine_mem) {
+		memset((char *)s->stg.buf[idx] + from, 0, to - from);
+		return;
+	}
+	while (from < to) {
+		size_t n = to - from < sizeof(zeros) ? to - from : sizeof(zeros);
+
+		staging_in(s, idx, from, zeros, n);
+		from += n;
+	}
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# python/llmio_offload.py: a small GPT-2-like decoder (tests/torch_offload_model.py) trains 10
+# steps (2 in a sanitizer build, where the whole test would take minutes) without hooks and
+# with its saved activations offloaded through the tensor store, each in its own process.
+# Losses and every gradient must be bitwise identical, the peak RSS (VmHWM) lower with offload,
+# and the store's device bytes equal to the bytes offloaded.  The trace the hooks record then
+# drives `llmio run --workload offload`.
+# Skips (77) where /usr/bin/python3 has no torch (scripts/bootstrap.sh installs python3-torch).
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+MODEL=$SRC/tests/torch_offload_model.py
+[ -x "$PY" ] || skip_all "no $PY (Debian's python3-torch is built for it)"
+"$PY" -c 'import torch' 2>/dev/null ||
+	skip_all "torch absent: $PY cannot import torch (scripts/bootstrap.sh installs python3-torch and libopenblas0-pthread)"
+
+# the library of the build under test, next to its binary
+export LLMIO_LIB
+LLMIO_LIB=$(dirname "$LLMIO")/libllmio.so
+[ -e "$LLMIO_LIB" ] || { fail "no $LLMIO_LIB next to $LLMIO"; finish; }
+# the two trainings that are compared run STEPS steps, the other policies SHORT (their steps
+# are the same); a sanitizer build runs fewer: each step of torch there takes seconds
+STEPS=10 SHORT=3
+if ldd "$LLMIO_LIB" | grep -q 'libasan\|libubsan'; then
+	STEPS=2 SHORT=2
+fi
+# an ASan build's library needs its runtime loaded first (and python's own leaks are not ours);
+# without a quarantine the peak RSS follows the live tensors, not the last 256 MiB freed (the
+# store's use-after-free checks with a quarantine are test_store's)
+if ldd "$LLMIO_LIB" | grep -q libasan; then
+	export LD_PRELOAD
+	LD_PRELOAD=$(gcc -print-file-name=libasan.so)
+	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:quarantine_size_mb=0
+fi
+if ldd "$LLMIO_LIB" | grep -q libubsan && [ -z "${LD_PRELOAD:-}" ]; then
+	export LD_PRELOAD
+	LD_PRELOAD=$(gcc -print-file-name=libubsan.so)
+fi
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# every tensor of 64 KiB or more in its own mapping, unmapped when freed: the RSS high-water
+# mark then follows the live tensors instead of glibc's heap reuse (the same in every mode)
+export MALLOC_MMAP_THRESHOLD_=65536
+
+train() { # train NAME STEPS ARGS...: one process, its JSON in $T/NAME.json
+	local name=$1 steps=$2; shift 2
+	run timeout -k 5 240 "$PY" "$MODEL" --batch 4 --steps "$steps" --json "$T/$name.json" "$@"
+	if [ "$RC" -ne 0 ]; then
+		fail "train $name: exit $RC: $(tail -c 600 "$T/stderr")"
+		return 1
+	fi
+	pass "train $name"
+}
+
+mkdir -p "$T/store"
+train off "$STEPS" --mode off
+train all "$STEPS" --mode all --dir "$T/store" --trace "$T/trace.txt"
+train window "$SHORT" --mode window --dir "$T/store"
+train keep "$SHORT" --mode keep
+
+cmp_py='
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+n = len(b["losses"])
+ok = n >= int(sys.argv[3]) and a["losses"][:n] == b["losses"] and a["grads"][:n] == b["grads"]
+print("losses %s / %s" % (a["losses"][-1], b["losses"][-1]))
+sys.exit(0 if ok else 1)'
+json_check "$T/off.json" "off trained $STEPS steps" "len(d['losses']) == $STEPS"
+json_check "$T/all.json" "all trained $STEPS steps" "len(d['losses']) == $STEPS"
+for m in all window keep; do
+	check "$m: its losses and every gradient bitwise equal to no offload" \
+		"$PY" -c "$cmp_py" "$T/off.json" "$T/$m.json" "$SHORT"
+done
+
+# what was offloaded reached the device, once per tensor (a tensor saved twice is written once)
+json_check "$T/all.json" "all: bytes offloaded > 0 and every saved tensor read back" \
+	'd["offloaded_bytes"] > 0 and d["store"]["bytes_put"] == d["offloaded_bytes"] and d["store"]["bytes_got"] == d["offloaded_bytes"]'
+json_check "$T/all.json" "all: the store's device bytes written == bytes offloaded" \
+	'd["store"]["device_bytes_written"] == d["offloaded_bytes"]'
+json_check "$T/all.json" "all: device bytes read == bytes offloaded" \
+	'd["store"]["device_bytes_read"] == d["offloaded_bytes"]'
+json_check "$T/all.json" "all: a tensor saved twice was written once" 'd["dedup"] > 0'
+if [ "$(json_get "$T/all.json" 'd["store_page_cache"]')" = -1 ]; then
+	note "no fincore: the store file's page cache is not checked"
+else
+	json_check "$T/all.json" "all: the store file holds < 5 % of a step's bytes in the page cache (O_DIRECT)" \
+		"d['store_page_cache'] < 0.05 * d['offloaded_bytes'] / $STEPS"
+fi
+json_check "$T/window.json" "window: keeps the last block (offloads less than all)" \
+	"0 < d['offloaded_bytes'] < $(json_get "$T/all.json" 'd["offloaded_bytes"]')"
+json_check "$T/keep.json" "keep: nothing offloaded" 'd["offloaded_bytes"] == 0 and d["kept"] > 0'
+
+# peak memory: the activations no longer all live at once
+off_hwm=$(json_get "$T/off.json" 'd["vmhwm"]')
+json_check "$T/all.json" "all: peak RSS below no offload ($((off_hwm >> 20)) MiB)" \
+	"d['vmhwm'] < $off_hwm"
+note "VmHWM off $((off_hwm >> 20)) MiB, all $(($(json_get "$T/all.json" 'd["vmhwm"]') >> 20)) MiB, offloaded/step $(($(json_get "$T/all.json" 'd["offloaded_bytes"]') / STEPS >> 20)) MiB"
+no_store_files() { [ -z "$(ls -A "$T/store")" ]; }
+check "the stores removed their files" no_store_files
+
+# errors name the cause and the fix: a library that is not there, an unknown handle, a bad policy
+err_py='
+import errno, os, sys
+sys.path.insert(0, sys.argv[1])
+os.environ["LLMIO_LIB"] = "/nonexistent/libllmio.so"
+import llmio_offload as lo
+try:
+    lo.Store([sys.argv[2]])
+    sys.exit("no error for a missing library")
+except OSError as ex:
+    assert "/nonexistent/libllmio.so" in str(ex) and "LLMIO_LIB" in str(ex), ex
+lo._lib = None
+os.environ["LLMIO_LIB"] = sys.argv[3]
+import ctypes
+buf = ctypes.create_string_buffer(4096)
+with lo.Store([sys.argv[2]], staging_bytes=4 << 20) as s:
+    try:
+        s.get(12345, ctypes.addressof(buf), 4096)
+        sys.exit("no error for an unknown handle")
+    except lo.StoreError as ex:
+        assert ex.errno == errno.ENOENT and "llmio_store_get" in str(ex), ex
+    try:
+        lo.Offload(s, policy="sometimes")
+        sys.exit("no error for an unknown policy")
+    except ValueError as ex:
+        assert "keep, all, window" in str(ex), ex
+print("errors ok")'
+check "python errors: missing library (names the path and LLMIO_LIB), unknown handle (ENOENT), bad policy" \
+	"$PY" -c "$err_py" "$SRC/python" "$T/store" "$LLMIO_LIB"
+
+# the trace drives the recipe: bytes per step = the trace's last step, exactly
+if [ -s "$T/trace.txt" ]; then
+	check "trace starts with its header" grep -qx '# llmio-offload-trace 1' "$T/trace.txt"
+	want=$(awk '/^# step/ {s = 0; next} /^#/ {next} {s += $2} END {print s}' "$T/trace.txt")
+	llmio run --workload offload --trace "$T/trace.txt" --steps 1 --fwd_ms 1 \
+		--directory "$T/store" --json "$T/recipe.json" --quiet
+	if [ "$RC" -eq 0 ]; then
+		json_check "$T/recipe.json" "recipe from the trace writes and reads its bytes ($want)" \
+			"d['runs'][0]['phases'][0]['metrics']['bytes_written'] == $want == d['runs'][0]['phases'][0]['metrics']['bytes_read']"
+	else
+		fail "recipe from the trace: exit $RC: $(head -c 400 "$T/stderr")"
+	fi
+else
+	fail "no trace written by --trace"
+fi
+finish
