@@ -27,6 +27,7 @@ enum llmio_rw {
 	LLMIO_RW_RANDREAD,  /* uniform or zipf random read */
 	LLMIO_RW_RANDWRITE, /* random write */
 	LLMIO_RW_RANDRW,    /* random mix, rwmixread percent reads */
+	LLMIO_RW_RW,        /* sequential mix (fio's rw=rw, readwrite), rwmixread percent reads */
 };
 
 enum llmio_dist {
@@ -110,6 +111,39 @@ struct llmio_job_opts {
 	 * Without it such a job is refused: llmio reads a file it did not create as it is.
 	 */
 	bool extend;
+
+	/*
+	 * fio's options with fio's meaning (docs/fio.md).  name and description label the job in
+	 * the output.  time_based: with runtime, run the whole runtime (llmio's default, 1); 0 =
+	 * fio's default: stop once the job has moved its bytes even if runtime remains.  loops:
+	 * move the bytes this many times.  number_ios: at most this many I/Os per thread (0 =
+	 * no limit).  filesize: bytes of each file (size = filesize x nrfiles when size is 0).
+	 * rate_iops: I/Os per second per thread (0 = no limit; converted to rate).  randrepeat 0:
+	 * a new seed every run.  norandommap: always true in llmio (no random map; 0 is refused).
+	 * group_reporting, stonewall, new_group: how a job file's jobs are reported and grouped.
+	 * percentile_list: latency percentiles of the JSON ("" = fio's default list).  verify:
+	 * below.
+	 */
+	char name[64];
+	char description[256];
+	bool time_based;
+	uint32_t loops;
+	uint64_t number_ios;
+	uint64_t filesize;
+	uint64_t rate_iops;
+	bool randrepeat;
+	bool norandommap;
+	bool group_reporting;
+	bool stonewall;
+	bool new_group;
+	char percentile_list[256];
+	/*
+	 * verify: 0, or 1 crc32c, 2 md5, 3 sha256 (fio's verify=): every written block carries a
+	 * header and that checksum, checked when read; do_verify (default 1): a write job reads
+	 * back and checks every block it wrote when it ends.
+	 */
+	uint32_t verify;
+	bool do_verify;
 };
 
 /** One file of an explicit file list. */

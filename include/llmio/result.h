@@ -99,6 +99,12 @@ struct llmio_service_facts {
 	uint64_t device_write_bytes;
 };
 
+/* Statistics of one-second samples of a rate (IOPS, bytes per second). */
+struct llmio_sample_stats {
+	uint64_t samples;
+	double min, max, mean, stddev;
+};
+
 /*
  * A result owns everything in it: it holds no pointer into the caller's memory, so it stays
  * valid after the options, file list and strings it was run with are freed.  opts holds the
@@ -138,6 +144,12 @@ struct llmio_result {
 	bool busy_system;                   /* other work used the CPUs beyond this job */
 	char shared_disk_warning[384];      /* the two numbers, "" when !shared_disk */
 	char busy_system_warning[256];      /* the numbers, "" when !busy_system */
+	/*
+	 * One-second samples of the measured window, all threads together (fio's iops_* and
+	 * bw_*; docs/fio.md): [0] reads, [1] writes.  A run shorter than a second has none.
+	 */
+	struct llmio_sample_stats iops_samples[2];
+	struct llmio_sample_stats bw_samples[2]; /* bytes per second */
 	/* softirq time of all CPUs in the window (/proc/stat; system-wide, network receive
 	 * among it, not this process's alone) */
 	double softirq_system_s;

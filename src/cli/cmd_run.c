@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/run_fio.h"
+#include "core/options.h"
 #include "dist/dist.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
@@ -12,38 +14,59 @@
 #include "stats/result_json.h"
 #include "workload/workload.h"
 
+/* One option of --help: its names in a column of 37, the text wrapped to the terminal table
+ * width beside it (a name too long for the column gets the text on the next line). */
+static void help_line(FILE *f, const char *name, const char *text)
+{
+	char prefix[128];
+
+	if (strlen(name) > 36) {
+		fprintf(f, "%s\n", name);
+		name = "";
+	}
+	snprintf(prefix, sizeof(prefix), "%-36s ", name);
+	fmt_wrapped(f, prefix, 37, text);
+}
+
 static void help(FILE *f)
 {
 	struct llmio_option_info o;
 	struct llmio_engine_info e;
 	struct llmio_engine_option_info eo;
 
-	fprintf(f, "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv "
-	           "FILE]\n\n"
-	           "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
-	           "(including io_uring kernel threads) and the bytes that reached the device.\n"
-	           "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, "
-	           "500ms.\n\n"
-	           "job options:\n");
+	fprintf(f,
+	        "usage: llmio run [--OPTION=VALUE | --OPTION VALUE]... [--json FILE] [--csv "
+	        "FILE]\n"
+	        "       llmio run JOBFILE.fio [--output-format=F] [--output FILE] [--json FILE]\n\n"
+	        "Runs one job and prints its throughput, IOPS, latency percentiles, CPU cost\n"
+	        "(including io_uring kernel threads) and the bytes that reached the device.\n"
+	        "Option names are fio's.  Sizes: 4096, 4k, 4KiB, 1m, 1.5GiB.  Times: 10, 10s, "
+	        "500ms.\n\n"
+	        "job options:\n");
 	for (size_t i = 0; llmio_job_option(i, &o) == 0; i++) {
-		char name[64];
+		char name[80], text[512];
 
-		snprintf(name, sizeof(name), "--%s%s%s", o.name, o.alias ? ", --" : "",
+		snprintf(name, sizeof(name), "  --%s%s%s", o.name, o.alias ? ", --" : "",
 		         o.alias ? o.alias : "");
-		fprintf(f, "  %-34s %s [%s, default %s]\n", name, o.help, o.type,
-		        o.def[0] ? o.def : "none");
+		snprintf(text, sizeof(text), "%s [%s, default %s]", o.help, o.type,
+		         o.def[0] ? o.def : "none");
+		help_line(f, name, text);
 	}
 	fprintf(f, "\nengine options (given like job options, for the chosen --ioengine):\n");
 	for (size_t i = 0; llmio_engine_info(i, &e) == 0; i++)
 		for (size_t k = 0; llmio_engine_option(i, k, &eo) == 0; k++) {
-			char name[64];
+			char name[80], text[512];
 
-			snprintf(name, sizeof(name), "%s: --%s", e.name, eo.name);
-			fprintf(f, "  %-34s %s [%s, default %s]%s%s%s\n", name, eo.help, eo.type,
-			        eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
-			        eo.alias ? ")" : "");
+			snprintf(name, sizeof(name), "  %s: --%s", e.name, eo.name);
+			snprintf(text, sizeof(text), "%s [%s, default %s]%s%s%s", eo.help, eo.type,
+			         eo.def, eo.alias ? " (fio: " : "", eo.alias ? eo.alias : "",
+			         eo.alias ? ")" : "");
+			help_line(f, name, text);
 		}
 	fprintf(f, "\noutput:\n"
+	           "  --output-format=normal|json|json+  fio's: the table, fio's JSON, with\n"
+	           "                   clat_ns bins (json+); a comma list for several\n"
+	           "  --output FILE    where --output-format's output goes (default stdout)\n"
 	           "  --json FILE      results as JSON in fio's layout plus llmio's fields (- = "
 	           "stdout)\n"
 	           "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
@@ -58,7 +81,8 @@ static void help(FILE *f)
 	           "interrupted, 2 usage error (including an output path that cannot be written).\n"
 	           "Ctrl-C stops the run early; what was measured is still printed and written,\n"
 	           "marked interrupted, and llmio exits 1.\n"
-	           "Metrics are defined in docs/metrics.md.\n");
+	           "Metrics are defined in docs/metrics.md; fio's options, job files and JSON\n"
+	           "in docs/fio.md (a fio option llmio does not do is refused by name).\n");
 	fprintf(f,
 	        "\nunder mpirun (docs/mpi.md): every rank runs its share of --size of --filename\n"
 	        "  --mpi_layout L   shared-file (IOR's default: one file, a region per rank) or\n"
@@ -101,7 +125,37 @@ static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 struct out {
 	struct llmio_result *r;
 	cJSON *mpi; /* under mpirun: the ranks' records (dist_json()) */
+	enum dist_layout layout;
+	struct run_out *fio; /* --output-format and --output */
 };
+
+/*
+ * What --output-format asks for (the table, fio's JSON); under mpirun the merged job's origin
+ * (docs/mpi.md) right below the table.
+ */
+static int write_out(FILE *f, void *arg)
+{
+	const struct out *o = arg;
+	struct run_out part = *o->fio;
+	int ret;
+
+	part.json = false;
+	ret = run_out_write(f, &part);
+	if (!ret && part.normal && o->mpi)
+		fprintf(f,
+		        "  mpi    %.0f ranks on %.0f hosts (%s): time from the earliest start to "
+		        "the "
+		        "latest end, start skew %.3f ms\n",
+		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_RANKS)),
+		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_HOSTS)),
+		        dist_layout_name(o->layout),
+		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_START_SKEW_S)) * 1e3);
+	part = *o->fio;
+	part.normal = false;
+	if (!ret)
+		ret = run_out_write(f, &part);
+	return ret ? ret : ferror(f) ? -EIO : 0;
+}
 
 static int write_json(FILE *f, void *arg)
 {
@@ -146,18 +200,22 @@ static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
 static int run_job(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
+	struct run_out out = {.normal = true, .n = 1};
 	enum dist_layout layout = DIST_SHARED_FILE;
 	struct llmio_error e = {0};
 	bool reorder = false;
-	struct out out = {0};
+	struct out jout = {.fio = &out};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
 	bool quiet = false, handled, emit = false;
 	int ret, code = 0;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--workload", 10) && (!argv[i][10] || argv[i][10] == '='))
 			return cmd_run_workload(argc, argv);
+		if (run_is_jobfile(argc, argv, i))
+			return run_jobfile(argc, argv, i);
+	}
 	llmio_job_opts_init(&o);
 	ret = find_engine(&o, argc, argv);
 	if (ret)
@@ -170,6 +228,8 @@ static int run_job(int argc, char **argv)
 			return 0;
 		}
 		ret = cli_parse_job_arg(&o, argc, argv, &i, &handled);
+		if (!ret && !handled)
+			ret = run_out_arg(&out, argc, argv, &i, &handled);
 		if (ret)
 			return ret;
 		if (handled)
@@ -205,7 +265,12 @@ static int run_job(int argc, char **argv)
 				snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
 				owner = engine_owning_option(key);
 			}
-			if (owner)
+			if (key[0] && job_fio_refused(key))
+				fprintf(stderr,
+				        "llmio: --%s is a fio option llmio does not do; instead: "
+				        "%s\n",
+				        key, job_fio_refused(key));
+			else if (owner)
 				fprintf(stderr,
 				        "llmio: --%s is an option of the %s engine, not of %s; add "
 				        "--ioengine %s\n",
@@ -216,6 +281,10 @@ static int run_job(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (emit && job_opts_resolve(&o, &e)) { /* fio's options as llmio will run them */
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_USAGE;
+	}
 	if (emit)
 		return emit_fio(&o, argc, argv);
 	if (json && csv && !strcmp(json, "-") && !strcmp(csv, "-")) {
@@ -223,12 +292,25 @@ static int run_job(int argc, char **argv)
 		        "llmio run: --json - and --csv - both write to stdout: choose one\n");
 		return EXIT_USAGE;
 	}
-	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))
+	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ||
+	    (out.json && !out.path && (json || csv))) {
+		if (out.json && !out.path &&
+		    ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")))) {
+			fprintf(stderr,
+			        "llmio run: --output-format=json and --json - or --csv - all "
+			        "write to stdout: give --output FILE\n");
+			return EXIT_USAGE;
+		}
 		quiet = true;
+	}
+	if (out.path && !strcmp(out.path, "-"))
+		out.path = NULL;
+	if (quiet)
+		out.normal = false;
 
 	/* before the run: a path that cannot be written must not cost the run's results */
-	for (int k = 0; k < 2; k++) {
-		const char *path = k ? csv : json;
+	for (int k = 0; k < 3; k++) {
+		const char *path = k == 2 ? out.path : k ? csv : json;
 
 		if (path && (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
 			return ret;
@@ -239,7 +321,7 @@ static int run_job(int argc, char **argv)
 	if (dist_active()) {
 		/* the merged job on rank 0; a rank that fails ends the MPI job itself */
 		o.progress = NULL;
-		ret = dist_job_run(&o, layout, reorder, &r, &out.mpi, &e);
+		ret = dist_job_run(&o, layout, reorder, &r, &jout.mpi, &e);
 	} else {
 		ret = llmio_job_run(&o, &r, &e);
 	}
@@ -250,24 +332,25 @@ static int run_job(int argc, char **argv)
 	}
 	if (!r)
 		return code;
-	if (!quiet)
-		table_print_result(stdout, r);
-	if (!quiet && out.mpi) /* the merged job's origin: docs/mpi.md */
-		printf("  mpi    %.0f ranks on %.0f hosts (%s): time from the earliest start to "
-		       "the "
-		       "latest end, start skew %.3f ms\n",
-		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_RANKS)),
-		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_HOSTS)),
-		       dist_layout_name(layout),
-		       cJSON_GetNumberValue(cJSON_GetObjectItem(out.mpi, RK_START_SKEW_S)) * 1e3);
+	out.r = &r;
+	jout.r = r;
+	jout.layout = layout;
+	if (out.path)
+		ret = cli_write_file(out.path, write_out, &jout);
+	else
+		ret = write_out(stdout, &jout);
+	if (ret) {
+		fprintf(stderr, "llmio: cannot write %s: %s\n", out.path ? out.path : "stdout",
+		        strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
 	if (r->interrupted)
 		fprintf(stderr, "llmio: interrupted: the figures cover %.2f s\n", r->runtime_s);
-	out.r = r;
-	if (json && (ret = cli_write_file(json, write_json, &out))) {
+	if (json && (ret = cli_write_file(json, write_json, &jout))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
-	if (csv && (ret = cli_write_file(csv, write_csv, &out))) {
+	if (csv && (ret = cli_write_file(csv, write_csv, &jout))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
@@ -275,7 +358,7 @@ static int run_job(int argc, char **argv)
 	if (r->interrupted && !code)
 		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
-	cJSON_Delete(out.mpi);
+	cJSON_Delete(jout.mpi);
 	return code;
 }
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "core/error.h"
 #include "core/cpu.h"
 #include "core/job_internal.h"
+#include "core/options.h"
+#include "core/verify.h"
 #include "core/sysinfo.h"
 #include "llmio/engine.h"
 
@@ -33,6 +36,9 @@ static int validate(struct job *j, struct llmio_error *e)
 	char why[512];
 	int ret;
 
+	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
+	if (ret)
+		return ret;
 	j->engine = engine_find(o->engine);
 	if (!j->engine) {
 		llmio_engine_probe(o->engine, why, sizeof(why));
@@ -73,7 +79,7 @@ static int validate(struct job *j, struct llmio_error *e)
 	if (o->filename[0] && o->directory[0])
 		return llmio_err(e, -EINVAL, "--filename and --directory both given: choose one");
 	if (o->random_distribution == LLMIO_DIST_ZIPF &&
-	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE)) {
+	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RW)) {
 		return llmio_err(
 		        e, -EINVAL,
 		        "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
@@ -98,7 +104,7 @@ static int validate(struct job *j, struct llmio_error *e)
 static bool job_writes(const struct llmio_job_opts *o)
 {
 	return o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RANDWRITE ||
-	       (o->rw == LLMIO_RW_RANDRW && o->rwmixread < 100);
+	       ((o->rw == LLMIO_RW_RANDRW || o->rw == LLMIO_RW_RW) && o->rwmixread < 100);
 }
 
 static int layout(struct job *j, struct llmio_error *e)
@@ -137,12 +143,17 @@ static int layout(struct job *j, struct llmio_error *e)
 		zipf_init(&j->zipf, j->total_blocks, o->zipf_theta);
 		j->zipf_mult = scatter_multiplier(j->total_blocks);
 	}
-	/* by default the whole job moves the target once: each thread its share */
-	if (!o->io_size && !o->runtime_ns) {
+	/* by default the whole job moves the target once (fio's loops: N times), each thread its
+	 * share; with runtime and time_based=0 (fio's default) too, whichever ends first */
+	if (!o->io_size && (!o->runtime_ns || !o->time_based)) {
 		o->io_size = j->total_blocks / o->numjobs * o->bs;
 		if (!o->io_size)
 			o->io_size = o->bs;
 	}
+	if (o->loops > 1)
+		o->io_size *= o->loops;
+	if (o->number_ios && (!o->io_size || o->number_ios * o->bs < o->io_size))
+		o->io_size = o->number_ios * o->bs;
 	return 0;
 }
 
@@ -241,8 +252,12 @@ static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *la
 	if (!j->o.progress || dt < 1.0)
 		return;
 	for (unsigned i = 0; i < j->nworkers; i++) {
-		ios += atomic_load_explicit(&j->workers[i].live_ios, memory_order_relaxed);
-		bytes += atomic_load_explicit(&j->workers[i].live_bytes, memory_order_relaxed);
+		for (int d = 0; d < 2; d++) {
+			ios += atomic_load_explicit(&j->workers[i].live_ios[d],
+			                            memory_order_relaxed);
+			bytes += atomic_load_explicit(&j->workers[i].live_bytes[d],
+			                              memory_order_relaxed);
+		}
 	}
 	elapsed = (double)(now - j->t_measure) / 1e9;
 	if (j->o.runtime_ns) {
@@ -260,6 +275,63 @@ static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *la
 	*last_bytes = bytes;
 }
 
+/*
+ * fio's per-second IOPS and bandwidth samples (iops_min/max/mean/stddev, bw_*): every second
+ * of the measured window, the counts since the last sample over the time since it, per
+ * direction.  Welford's running mean and variance: no sample is stored.
+ */
+static void sample(struct job *j, uint64_t now)
+{
+	uint64_t ios[2] = {0}, bytes[2] = {0};
+	const double dt = (double)(now - j->samp_t) / 1e9;
+
+	if (dt < 1.0)
+		return;
+	for (unsigned i = 0; i < j->nworkers; i++)
+		for (int d = 0; d < 2; d++) {
+			ios[d] += atomic_load_explicit(&j->workers[i].live_ios[d],
+			                               memory_order_relaxed);
+			bytes[d] += atomic_load_explicit(&j->workers[i].live_bytes[d],
+			                                 memory_order_relaxed);
+		}
+	for (int d = 0; d < 2; d++) {
+		/* a worker's count is reset when measuring starts: never a negative delta */
+		const double v[2] = {
+		        ios[d] > j->samp_ios[d] ? (double)(ios[d] - j->samp_ios[d]) / dt : 0,
+		        bytes[d] > j->samp_bytes[d] ? (double)(bytes[d] - j->samp_bytes[d]) / dt
+		                                    : 0};
+
+		for (int k = 0; k < 2; k++) {
+			typeof(j->samp[0][0]) *s = &j->samp[d][k];
+			const double delta = v[k] - s->mean;
+
+			s->min = s->n && s->min < v[k] ? s->min : v[k];
+			s->max = s->n && s->max > v[k] ? s->max : v[k];
+			s->n++;
+			s->mean += delta / (double)s->n;
+			s->m2 += delta * (v[k] - s->mean);
+		}
+		j->samp_ios[d] = ios[d];
+		j->samp_bytes[d] = bytes[d];
+	}
+	j->samp_t = now;
+}
+
+static void sample_stats(const struct job *j, struct llmio_result *r)
+{
+	for (int d = 0; d < 2; d++)
+		for (int k = 0; k < 2; k++) {
+			const typeof(j->samp[0][0]) *s = &j->samp[d][k];
+			struct llmio_sample_stats *o = k ? &r->bw_samples[d] : &r->iops_samples[d];
+
+			o->samples = s->n;
+			o->min = s->min;
+			o->max = s->max;
+			o->mean = s->mean;
+			o->stddev = s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0;
+		}
+}
+
 /* Run the ramp and the measured window; fills start/end snapshots. */
 static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *interrupted)
 {
@@ -274,6 +346,7 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 	}
 	snap_take(j, s0);
 	j->t_measure = s0->t;
+	j->samp_t = s0->t; /* the workers' counts start at 0 with the epoch */
 	atomic_store(&j->epoch, 1);
 	atomic_store(&j->go, 1);
 	last_t = s0->t;
@@ -299,10 +372,12 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		if (deadline && now >= deadline)
 			atomic_store(&j->stop, 1);
 		if (atomic_load(&j->stop)) {
+			sample(j, now); /* the last second, when a whole one has passed */
 			snap_take(j, s1);
 			break;
 		}
 		progress(j, now, &last_t, &last_ios, &last_bytes);
+		sample(j, now);
 		/* until the deadline (time-based runs end on time), a worker ends, or a tick */
 		wait_wake(j, deadline && deadline - now < CONTROL_TICK_NS ? deadline - now
 		                                                          : CONTROL_TICK_NS);
@@ -320,6 +395,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	double wall, gb;
 
 	r->opts = j->o;
+	sample_stats(j, r);
 	/*
 	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result
 	 * outlives them, so it keeps none.  nfiles_list stays as the count.
@@ -459,6 +535,7 @@ static void notes(struct job *j, struct llmio_result *r)
 
 static void job_release(struct job *j)
 {
+	verify_release(j);
 	target_close(&j->target);
 	free(j->workers);
 	free(j->file_first_block);
@@ -500,6 +577,8 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 			goto out_release;
 	}
 	ret = layout(&j, e);
+	if (!ret)
+		ret = verify_prepare(&j, e);
 	if (ret)
 		goto out_release;
 	if (j.o.invalidate && j.target.nfiles && !engine_owns_target(j.engine, j.engine_opts))
@@ -543,6 +622,11 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 			llmio_err(e, ret, "%s", j.workers[i].errmsg);
 			break;
 		}
+	}
+	/* fio's do_verify: the blocks written, read back and checked after the measured run */
+	if (!ret && !interrupted && (ret = verify_pass(&j, e))) {
+		r->error = ret;
+		snprintf(r->error_msg, sizeof(r->error_msg), "%s", llmio_err_msg(e));
 	}
 	*out = r;
 out_release:

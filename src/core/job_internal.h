@@ -48,8 +48,9 @@ struct worker {
 	bool src_done;   /* the source has no more I/O for this thread */
 	bool sync_asked; /* the source asked for an fsync of pending.file (LLMIO_IO_SYNC) */
 
-	/* read by the control thread for the progress line; written relaxed, no lock */
-	_Atomic uint64_t live_ios, live_bytes;
+	/* read by the control thread for the progress line and the one-second samples, per
+	 * direction (0 read, 1 write); written relaxed, no lock */
+	_Atomic uint64_t live_ios[2], live_bytes[2];
 	atomic_int state; /* 0 starting, 1 ready, 2 failed, 3 finished */
 	/* set by the worker, polled by the control thread while the worker runs */
 	atomic_int err;
@@ -75,6 +76,14 @@ struct job {
 	atomic_int stop;    /* 1: stop now */
 	atomic_uint epoch;  /* bumped when measuring starts (after ramp) */
 	uint64_t t_measure; /* start of the measured window, ns */
+	/* one-second samples (control thread only): the last sample's time and counts, and
+	 * running sums per direction of IOPS [d][0] and bandwidth [d][1] (Welford) */
+	uint64_t samp_t, samp_ios[2], samp_bytes[2];
+	uint8_t *verify_written; /* verify: a bit per block written (core/verify.c), or NULL */
+	struct {
+		uint64_t n;
+		double mean, m2, min, max;
+	} samp[2][2];
 };
 
 void *worker_main(void *arg);

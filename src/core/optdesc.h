@@ -98,6 +98,17 @@ struct llmio_optdesc {
 	double json_ns;
 	const char *json_if;
 	bool no_echo;
+	/*
+	 * fio's other spelling of another option's field (buffered = !direct, rwmixwrite = 100 -
+	 * rwmixread): no default and no value of its own, so defaults, echoes and sweep configs
+	 * skip it; only a value given by name is stored.
+	 */
+	bool mirror;
+	/*
+	 * Left out of a sweep point's configuration unless the job file sets it: fio's options
+	 * added after journals were written, so an old journal's points keep their hashes.
+	 */
+	bool sweep_if_set;
 };
 
 /* The field of option f in struct `type`, for a table entry. */

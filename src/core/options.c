@@ -6,11 +6,13 @@
  * the fio job file of --emit-fio, so they can never disagree.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/options.h"
@@ -63,10 +65,176 @@ static int dist_format(const struct llmio_optval *v, char *buf, size_t len)
 static const struct llmio_optdesc_codec dist_codec = {dist_parse, dist_store, dist_load,
                                                       dist_format};
 
+static const char *const rw_names[] = {
+        [LLMIO_RW_READ] = "read",         [LLMIO_RW_WRITE] = "write",
+        [LLMIO_RW_RANDREAD] = "randread", [LLMIO_RW_RANDWRITE] = "randwrite",
+        [LLMIO_RW_RANDRW] = "randrw",     [LLMIO_RW_RW] = "rw",
+};
+
+/* rw: the choices, and fio's second name of the sequential mix (readwrite = rw). */
+static int rw_parse(const char *text, struct llmio_optval *out)
+{
+	for (size_t i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
+		if (!strcmp(text, rw_names[i])) {
+			out->i = (int64_t)i;
+			return 0;
+		}
+	if (strcmp(text, "readwrite"))
+		return -EINVAL;
+	out->i = LLMIO_RW_RW;
+	return 0;
+}
+
+static void rw_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->rw = (enum llmio_rw)v->i;
+}
+
+static void rw_load(const void *base, struct llmio_optval *v)
+{
+	v->i = ((const struct llmio_job_opts *)base)->rw;
+	v->s = llmio_rw_name((enum llmio_rw)v->i);
+}
+
+static int rw_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", llmio_rw_name((enum llmio_rw)v->i)) >= (int)len ? -ERANGE
+	                                                                                : 0;
+}
+
+static const struct llmio_optdesc_codec rw_codec = {rw_parse, rw_store, rw_load, rw_format};
+
+/* buffered is fio's mirror of direct: the same field, inverted. */
+static int buffered_parse(const char *text, struct llmio_optval *out)
+{
+	static const char *const yes[] = {"", "1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(text, yes[i])) {
+			out->b = true;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (!strcasecmp(text, no[i])) {
+			out->b = false;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void buffered_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->direct = !v->b;
+}
+
+static void buffered_load(const void *base, struct llmio_optval *v)
+{
+	v->b = !((const struct llmio_job_opts *)base)->direct;
+}
+
+static int bool_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d", v->b) >= (int)len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec buffered_codec = {buffered_parse, buffered_store,
+                                                          buffered_load, bool_format};
+
+/* rwmixwrite is fio's other side of rwmixread: the same field, 100 - x. */
+static int mixwrite_parse(const char *text, struct llmio_optval *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || v > 100 || text[0] == '-')
+		return -EINVAL;
+	out->u = v;
+	return 0;
+}
+
+static void mixwrite_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->rwmixread = (uint32_t)(100 - v->u);
+}
+
+static void mixwrite_load(const void *base, struct llmio_optval *v)
+{
+	v->u = 100 - ((const struct llmio_job_opts *)base)->rwmixread;
+}
+
+static int uint_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%" PRIu64, v->u) >= (int)len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec mixwrite_codec = {mixwrite_parse, mixwrite_store,
+                                                          mixwrite_load, uint_format};
+
+/*
+ * bssplit with one size (fio's "4k" or "4k/100") is bs; several sizes in one job are refused:
+ * llmio's jobs have one block size (a job file with one section per size mixes them).
+ */
+static int bssplit_parse(const char *text, struct llmio_optval *out)
+{
+	char size[64];
+	size_t n = strcspn(text, "/:,");
+	struct llmio_optval v;
+
+	if (!n || n >= sizeof(size) || (text[n] && strcmp(text + n, "/100")))
+		return -EINVAL;
+	memcpy(size, text, n);
+	size[n] = '\0';
+	if (optdesc_parse(job_opt_find("bs"), size, &v, NULL))
+		return -EINVAL;
+	out->u = v.u;
+	return 0;
+}
+
+static void bssplit_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->bs = v->u;
+}
+
+static void bssplit_load(const void *base, struct llmio_optval *v)
+{
+	v->u = ((const struct llmio_job_opts *)base)->bs;
+}
+
+/* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
+static int thread_parse(const char *text, struct llmio_optval *out)
+{
+	int ret = buffered_parse(text, out);
+
+	return ret || !out->b ? -EINVAL : 0;
+}
+
+static void thread_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->b = true;
+}
+
+static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
+                                                        bool_format};
+
+static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
+                                                         uint_format};
+
 #define JOB(n, a, t, f, d, h, ...)                                                                 \
 	{                                                                                          \
 		.name = n, .alias = a, .type = t, OPTD_FIELD(struct llmio_job_opts, f), .def = d,  \
 		.help = h, .scope = OPTD_SCOPE_JOB, __VA_ARGS__                                    \
+	}
+/* fio's option added later: in a sweep point only when set (optdesc.h: sweep_if_set) */
+#define FIOJOB(n, a, t, f, d, h, ...) JOB(n, a, t, f, d, h, .sweep_if_set = true, __VA_ARGS__)
+/* fio's other spelling of another option's field (optdesc.h: mirror) */
+#define MIRROR(n, t, c, h, x)                                                                      \
+	{                                                                                          \
+		.name = n, .type = t, .def = "", .mirror = true, .scope = OPTD_SCOPE_JOB,          \
+		.codec = &c, .help = h, .expect = x, .fio_kind = OPTD_FIO_CUSTOM, .no_echo = true  \
 	}
 /* fio takes the value as it is under the same name */
 #define FIO .fio_kind = OPTD_FIO_VALUE
@@ -85,9 +253,10 @@ static const struct llmio_optdesc opts_table[] = {
         JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
             .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
-            "read | write | randread | randwrite | randrw",
-            .choices = "read|write|randread|randwrite|randrw",
-            .expect = "read, write, randread, randwrite or randrw", .fio = "rw", FIO_CUSTOM),
+            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
+            .choices = "read|write|randread|randwrite|randrw|rw",
+            .expect = "read, write, randread, randwrite, randrw or rw (readwrite)", .fio = "rw",
+            .codec = &rw_codec, FIO_CUSTOM),
         JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
             .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
         JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,
@@ -143,15 +312,66 @@ static const struct llmio_optdesc opts_table[] = {
             "a job that only reads may append to an existing file shorter than size (its own "
             "bytes and holes are never written)",
             FIO_CUSTOM, .fio_note = "fio lays a short file out to size itself", .no_echo = true),
+        /* ---- fio's options with fio's meaning (docs/fio.md) ---- */
+        FIOJOB("name", NULL, OPTD_STRING, name, "", "the job's name in the output (fio's name)",
+               FIO_CUSTOM),
+        FIOJOB("description", NULL, OPTD_STRING, description, "",
+               "a line of text about the job, echoed in the output", FIO),
+        FIOJOB("time_based", NULL, OPTD_BOOL, time_based, "1",
+               "with runtime: run the whole runtime; 0 = stop once the bytes are moved (fio's "
+               "default; llmio's is 1, and a fio job file gets 0)",
+               FIO_CUSTOM, .json_if = "time_based=0"),
+        FIOJOB("loops", NULL, OPTD_UINT, loops, "1", "move the job's bytes this many times",
+               .min = 1, .max = 1000000, FIO, .no_echo = true),
+        FIOJOB("number_ios", NULL, OPTD_UINT, number_ios, "0",
+               "at most this many I/Os per thread; 0 = no limit", FIO, .json_if = "number_ios", ),
+        FIOJOB("filesize", NULL, OPTD_SIZE, filesize, "0",
+               "bytes of each file: size = filesize x nrfiles when size is 0", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("rate_iops", NULL, OPTD_UINT, rate_iops, "0",
+               "I/Os per second per thread (fio's, per clone); 0 = no limit", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("randrepeat", NULL, OPTD_BOOL, randrepeat, "1",
+               "1: the same offsets every run (randseed); 0: a new seed each run, echoed",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("norandommap", NULL, OPTD_BOOL, norandommap, "1",
+               "llmio draws random offsets independently, as fio's norandommap (0 is refused: no "
+               "random map)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("group_reporting", NULL, OPTD_BOOL, group_reporting, "0",
+               "a job file: report each group (stonewall) as one; the threads of numjobs are "
+               "always reported together",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("stonewall", "wait_for_previous", OPTD_BOOL, stonewall, "0",
+               "a job file: this job starts a new group, after the earlier ones end", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("new_group", NULL, OPTD_BOOL, new_group, "0",
+               "a job file: this job starts a new reporting group", FIO_CUSTOM, .no_echo = true, ),
+        FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
+               "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
+               .no_echo = true),
+        FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
+               "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
+               "(same bs)",
+               .choices = "0|crc32c|md5|sha256", FIO, .json_if = "verify"),
+        FIOJOB("do_verify", NULL, OPTD_BOOL, do_verify, "1",
+               "with verify: a write job reads back and checks every block it wrote", FIO,
+               .no_echo = true),
+        MIRROR("buffered", OPTD_BOOL, buffered_codec,
+               "fio's mirror of direct: buffered=1 is direct=0",
+               "1/0, true/false, yes/no or on/off"),
+        MIRROR("rwmixwrite", OPTD_UINT, mixwrite_codec,
+               "fio's other side of rwmixread: rwmixwrite=30 is rwmixread=70",
+               "a percentage 0..100"),
+        MIRROR("bssplit", OPTD_SIZE, bssplit_codec, "fio's block-size mix, with one size: that bs",
+               "one block size (4k or 4k/100): a job has one bs; give each size its own job "
+               "(section)"),
+        MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
+               "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
+               "are not done)"),
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
-
-static const char *const rw_names[] = {
-        [LLMIO_RW_READ] = "read",         [LLMIO_RW_WRITE] = "write",
-        [LLMIO_RW_RANDREAD] = "randread", [LLMIO_RW_RANDWRITE] = "randwrite",
-        [LLMIO_RW_RANDRW] = "randrw",
-};
 
 const char *llmio_rw_name(enum llmio_rw rw)
 {
@@ -214,7 +434,8 @@ void llmio_job_opts_init(struct llmio_job_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->opts_size = sizeof(*opts);
 	for (size_t i = 0; i < NOPTS; i++)
-		optdesc_set(&opts_table[i], NULL, opts, NULL);
+		if (!opts_table[i].mirror)
+			optdesc_set(&opts_table[i], NULL, opts, NULL);
 }
 
 /* Does json_if hold in o: the named option set (non-empty, non-zero), or "key=value"? */
@@ -261,4 +482,200 @@ int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const cha
 		*name = d->name;
 	optdesc_load(d, o, &v);
 	return optdesc_format(d, &v, buf, len);
+}
+
+/*
+ * fio options that llmio does not do, each with the nearest llmio equivalent or the reason, so
+ * that a fio command line or job file is refused by name and never half run (docs/fio.md).
+ */
+static const struct {
+	const char *name, *instead;
+} fio_refused[] = {
+        {"bsrange", "one --bs per job (a job file: one section per size)"},
+        {"blocksize_range", "one --bs per job (a job file: one section per size)"},
+        {"bs_unaligned", "--bs (I/Os are aligned to bs)"},
+        {"blockalign", "--bs (I/Os are aligned to bs)"},
+        {"ba", "--bs (I/Os are aligned to bs)"},
+        {"offset", "a --filename of its own (llmio uses the whole target)"},
+        {"offset_increment", "--numjobs (llmio gives each thread its own slice)"},
+        {"zonemode", "--size (no zones)"},
+        {"zonesize", "--size (no zones)"},
+        {"zonerange", "--size (no zones)"},
+        {"zoneskip", "--size (no zones)"},
+        {"iodepth_batch", "the io_uring engine's --submit_batch"},
+        {"iodepth_batch_submit", "the io_uring engine's --submit_batch"},
+        {"iodepth_batch_complete", "the io_uring engine's --reap_batch"},
+        {"iodepth_batch_complete_max", "the io_uring engine's --reap_batch"},
+        {"iodepth_low", "--iodepth (llmio refills every free slot)"},
+        {"sync", "--fsync=1 (llmio does not open with O_SYNC)"},
+        {"dsync", "--fsync=1 (llmio does not open with O_DSYNC)"},
+        {"fdatasync", "--fsync=N"},
+        {"fsync_on_close", "--end_fsync=1"},
+        {"startdelay", "nothing: jobs start at once"},
+        {"exitall", "a job file without stonewall (groups end with their jobs)"},
+        {"write_bw_log", "--json (llmio's per-second samples) and llmio report"},
+        {"write_lat_log", "--json (latency histogram) and llmio report"},
+        {"write_iops_log", "--json (llmio's per-second samples) and llmio report"},
+        {"write_hist_log", "--output-format=json+ (clat_ns.bins)"},
+        {"log_avg_msec", "--json (one-second samples)"},
+        {"per_job_logs", "--json"},
+        {"lat_percentiles", "--percentile_list (llmio reports lat_ns percentiles always)"},
+        {"clat_percentiles", "--percentile_list (llmio reports clat_ns percentiles always)"},
+        {"slat_percentiles", "--percentile_list"},
+        {"disable_lat", "nothing: llmio always measures latency (no cost per I/O)"},
+        {"disable_clat", "nothing: llmio always measures latency (no cost per I/O)"},
+        {"disable_slat", "nothing: llmio always measures latency (no cost per I/O)"},
+        {"gtod_reduce", "nothing: llmio's clock costs no system call"},
+        {"clocksource", "nothing: llmio uses CLOCK_MONOTONIC"},
+        {"refill_buffers", "nothing: every llmio write is unique already"},
+        {"scramble_buffers", "nothing: every llmio write is unique already"},
+        {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
+        {"buffer_compress_percentage", "nothing: llmio writes incompressible data"},
+        {"buffer_compress_chunk", "nothing: llmio writes incompressible data"},
+        {"dedupe_percentage", "nothing: llmio writes no duplicate blocks"},
+        {"buffer_pattern", "nothing: llmio writes its own unique data"},
+        {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
+        {"fallocate", "nothing: llmio lays files out by writing them"},
+        {"fadvise_hint", "the mmap engine's --madvise"},
+        {"create_on_open", "nothing: llmio creates files before the run"},
+        {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
+        {"filename_format", "--directory (files llmio.0 .. llmio.N-1)"},
+        {"file_service_type", "--directory (llmio spreads I/O over all files)"},
+        {"opendir", "--directory"},
+        {"rate_min", "--rate"},
+        {"rate_process", "--rate"},
+        {"rate_cycle", "--rate"},
+        {"latency_target", "llmio sweep over iodepth (docs/sweeps.md)"},
+        {"flow", "--rate"},
+        {"read_iolog", "llmio replay (traces from llmio trace)"},
+        {"write_iolog", "llmio trace"},
+        {"replay_no_stall", "llmio replay"},
+        {"cpumask", "--cpus_allowed"},
+        {"numa_cpu_nodes", "--cpus_allowed"},
+        {"numa_mem_policy", "nothing: llmio's buffers follow the thread's CPU"},
+        {"nice", "nothing: run llmio under nice(1)"},
+        {"prio", "nothing: run llmio under ionice(1)"},
+        {"prioclass", "nothing: run llmio under ionice(1)"},
+        {"ioscheduler", "nothing: set /sys/block/DEV/queue/scheduler before the run"},
+        {"mem", "nothing: llmio allocates aligned buffers"},
+        {"iomem", "nothing: llmio allocates aligned buffers"},
+        {"iomem_align", "nothing: llmio aligns buffers to the device"},
+        {"hugepage-size", "nothing: llmio allocates aligned buffers"},
+        {"ss_dur", "ss_window (llmio sweep job files)"},
+        {"ss_ramp", "ss_min (llmio sweep job files)"},
+        {"steadystate", "a llmio sweep job file with ss= (steady state ends sweep points)"},
+        {"ss", "a llmio sweep job file (steady state ends sweep points)"},
+        {"continue_on_error", "nothing: llmio stops at the first failed I/O and names it"},
+        {"ignore_error", "nothing: llmio stops at the first failed I/O and names it"},
+        {"exec_prerun", "a script around llmio run"},
+        {"exec_postrun", "a script around llmio run"},
+        {"max-jobs", "--numjobs"},
+        {"status-interval", "nothing: llmio prints progress once a second"},
+        {"eta", "nothing: llmio prints progress on a terminal"},
+        {"minimal", "--csv FILE"},
+        {"terse-version", "--csv FILE"},
+        {"kb_base", "nothing: llmio prints binary units (KiB, MiB) and exact bytes in JSON"},
+        {"unit_base", "nothing: llmio prints bytes"},
+        {"overwrite", "nothing: llmio lays files out before a write job"},
+        {"pre_read", "--invalidate=0 after a read job"},
+        {"percentage_random", "--rw=randrw or --rw=rw"},
+        {"random_generator", "nothing: llmio has one generator (randseed)"},
+        {"allrandrepeat", "--randrepeat"},
+        {"serialize_overlap", "nothing: llmio's I/Os of one thread never overlap"},
+        {"io_submit_mode", "nothing: llmio submits from the job threads"},
+        {"trim_percentage", "nothing: llmio does not trim"},
+        {"experimental_verify", "verify=crc32c|md5|sha256"},
+        {"cgroup", "nothing: run llmio in a cgroup (systemd-run)"},
+        {"uid", "nothing: run llmio as that user"},
+        {"gid", "nothing: run llmio as that group"},
+        {"stats", "nothing: llmio always measures"},
+};
+
+const char *job_fio_refused(const char *key)
+{
+	for (size_t i = 0; i < sizeof(fio_refused) / sizeof(fio_refused[0]); i++)
+		if (!strcmp(fio_refused[i].name, key))
+			return fio_refused[i].instead;
+	return NULL;
+}
+
+/* fio's default percentile_list (stat.c, def_percentile_list) */
+static const double fio_default_pct[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                         80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+
+int job_percentile_list(const char *text, double *out, size_t max, size_t *n, struct llmio_error *e)
+{
+	const char *p = text;
+
+	*n = 0;
+	if (!text || !text[0]) {
+		for (size_t i = 0; i < sizeof(fio_default_pct) / sizeof(fio_default_pct[0]); i++)
+			out[(*n)++] = fio_default_pct[i];
+		return 0;
+	}
+	while (*p) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(p, &end);
+		if (errno || end == p || (*end && *end != ':' && *end != ',') || !(v >= 0) ||
+		    v > 100)
+			return llmio_err(e, -EINVAL,
+			                 "percentile_list=%s is not valid: expected numbers 0..100 "
+			                 "separated by ':' (e.g. 50:99:99.9)",
+			                 text);
+		if (*n == max)
+			return llmio_err(e, -EINVAL, "percentile_list=%s: at most %zu percentiles",
+			                 text, max);
+		out[(*n)++] = v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
+{
+	const uint64_t files = o->directory[0] && o->nrfiles ? o->nrfiles : 1;
+
+	double pct[JOB_PCT_MAX];
+	size_t npct;
+
+	if (job_percentile_list(o->percentile_list, pct, JOB_PCT_MAX, &npct, e))
+		return -EINVAL;
+	if (!o->norandommap)
+		return llmio_err(e, -EINVAL,
+		                 "norandommap=0: llmio has no random map (offsets are drawn "
+		                 "independently, as fio's norandommap=1); leave it out");
+	if (o->filesize) {
+		if (o->size && o->size != o->filesize * files)
+			return llmio_err(
+			        e, -EINVAL,
+			        "size=%" PRIu64 " and filesize=%" PRIu64
+			        " both given: llmio's size is all files together; give one",
+			        o->size, o->filesize);
+		o->size = o->filesize * files;
+	}
+	if (o->rate_iops) {
+		/* fio's rate_iops is per clone, llmio's rate for the whole job */
+		const uint64_t rate = o->rate_iops * o->bs * (o->numjobs ? o->numjobs : 1);
+
+		if (o->rate && o->rate != rate)
+			return llmio_err(e, -EINVAL,
+			                 "rate=%" PRIu64 " and rate_iops=%" PRIu64
+			                 " both given: give one",
+			                 o->rate, o->rate_iops);
+		o->rate = rate;
+	}
+	if (!o->randrepeat) {
+		/* a new seed each run; the result echoes it, so the run can still be repeated */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		/* below 2^53, so that the JSON echo (a double) holds it exactly */
+		o->randseed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) &
+		              ((UINT64_C(1) << 53) - 1);
+		o->randrepeat = true;
+	}
+	return 0;
 }

@@ -39,4 +39,23 @@ void job_opts_echo(const struct llmio_job_opts *o,
                               const struct llmio_optval *v),
                    void *arg);
 
+/*
+ * fio's options into llmio's fields (filesize -> size, rate_iops -> rate, randrepeat=0 -> a new
+ * randseed); loops, number_ios and time_based are applied where the job sizes its I/O.  0, or
+ * -EINVAL with one line when two of them disagree or a value has no llmio meaning.  Setting
+ * randrepeat back to 1 makes a second call keep the seed drawn.
+ */
+int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e);
+
+/*
+ * fio's percentile_list ("50:99:99.9", ',' also taken) into out (at most max); "" or NULL = fio's
+ * default list (1, 5, 10, 20 ... 99.99).  0, or -EINVAL with one line in e.
+ */
+#define JOB_PCT_MAX 64
+int job_percentile_list(const char *text, double *out, size_t max, size_t *n,
+                        struct llmio_error *e);
+
+/* A fio option llmio refuses: what to use instead (one line), or NULL when key is not one. */
+const char *job_fio_refused(const char *key);
+
 #endif

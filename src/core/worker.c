@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/cpu.h"
+#include "core/verify.h"
 #include "core/job_internal.h"
 
 #define STATE_READY  1
@@ -78,10 +79,14 @@ static void prep(struct worker *w, struct io_req *io)
 	switch (j->o.rw) {
 	case LLMIO_RW_READ:
 	case LLMIO_RW_WRITE:
+	case LLMIO_RW_RW:
 		block = w->region_first + w->seq_next;
 		if (++w->seq_next == w->region_blocks)
 			w->seq_next = 0;
 		io->op = j->o.rw == LLMIO_RW_READ ? ENGINE_OP_READ : ENGINE_OP_WRITE;
+		if (j->o.rw == LLMIO_RW_RW) /* fio's rw=rw: in order, each I/O a read or a write */
+			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+			                                                  : ENGINE_OP_WRITE;
 		break;
 	default:
 		if (j->o.random_distribution == LLMIO_DIST_ZIPF)
@@ -121,6 +126,8 @@ static void stamp(struct worker *w, struct io_req *io)
 		v[0] = io->off + at;
 		memcpy(p + at, v, sizeof(v));
 	}
+	if (w->job->o.verify)
+		verify_stamp(w->job->o.verify, io->buf, io->len, io->off);
 }
 
 static void fail_io(struct worker *w, const struct io_req *io)
@@ -218,6 +225,25 @@ static void source_done(const struct worker *w, const struct io_req *io, uint64_
 	src->done(src->arg, w->idx, &d, io->res, t - io->t_queue);
 }
 
+/* verify=: a read block checked, a written one marked for the read-back; false on a mismatch */
+static bool verify_io(struct worker *w, const struct io_req *io)
+{
+	struct job *j = w->job;
+	struct llmio_error e; /* written only on a mismatch: nothing to clear per I/O */
+
+	if (io->op == ENGINE_OP_WRITE) {
+		if (j->verify_written)
+			verify_mark(j, io->file, io->off);
+		return true;
+	}
+	if ((uint64_t)io->res != io->len ||
+	    !verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file], &e))
+		return true;
+	snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
+	w->err = -EILSEQ;
+	return false;
+}
+
 /* Account one completion; false when the I/O failed and the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
@@ -229,6 +255,8 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 	}
 	if (io->op == ENGINE_OP_WRITE && w->dirty)
 		w->dirty[io->file] = true;
+	if (w->job->o.verify && !verify_io(w, io))
+		return false;
 	if (measuring) {
 		struct llmio_op_result *st = &w->st[io->op];
 
@@ -242,9 +270,10 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 
 static void publish(struct worker *w)
 {
-	atomic_store_explicit(&w->live_ios, w->st[0].ios + w->st[1].ios, memory_order_relaxed);
-	atomic_store_explicit(&w->live_bytes, w->st[0].bytes + w->st[1].bytes,
-	                      memory_order_relaxed);
+	for (int d = 0; d < 2; d++) {
+		atomic_store_explicit(&w->live_ios[d], w->st[d].ios, memory_order_relaxed);
+		atomic_store_explicit(&w->live_bytes[d], w->st[d].bytes, memory_order_relaxed);
+	}
 }
 
 /* fsync file f, timing the call; the caller has drained all I/O. */

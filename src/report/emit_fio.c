@@ -95,7 +95,7 @@ static void emit_directory(struct emit *x)
 static void emit_rw(struct emit *x)
 {
 	fprintf(x->f, "rw=%s\n", llmio_rw_name(x->o->rw));
-	if (x->o->rw == LLMIO_RW_RANDRW)
+	if (x->o->rw == LLMIO_RW_RANDRW || x->o->rw == LLMIO_RW_RW)
 		fprintf(x->f, "rwmixread=%u\n", x->o->rwmixread);
 }
 
@@ -180,7 +180,7 @@ static void emit_runtime(struct emit *x)
 	if (!x->o->runtime_ns)
 		return;
 	put_time(x->f, "runtime", x->o->runtime_ns);
-	fprintf(x->f, "time_based=1\n");
+	fprintf(x->f, "time_based=%d\n", x->o->time_based);
 }
 
 static void emit_ramp(struct emit *x)
@@ -286,6 +286,20 @@ static const struct {
         {"allow_destructive", emit_destructive},
         {"force", NULL},
         {"extend", NULL},
+        /* fio's own options: the conversions llmio made are written above (job_opts_resolve) */
+        {"name", NULL},
+        {"time_based", NULL},
+        {"filesize", NULL},
+        {"rate_iops", NULL},
+        {"buffered", NULL},
+        {"rwmixwrite", NULL},
+        {"bssplit", NULL},
+        {"randrepeat", NULL},
+        {"group_reporting", NULL},
+        {"stonewall", NULL},
+        {"new_group", NULL},
+        {"norandommap", NULL},
+        {"thread", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Number formats shared by every table (report/fmt.h). */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/fmt.h"
 
@@ -14,6 +16,31 @@ void fmt_ns(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
 	else
 		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+}
+
+void fmt_wrapped(FILE *f, const char *prefix, size_t indent, const char *text)
+{
+	size_t col = strlen(prefix);
+	bool first = true; /* the text's first word follows the prefix directly */
+
+	fputs(prefix, f);
+	text += strspn(text, " ");
+	while (*text) {
+		size_t word = strcspn(text, " ");
+
+		if (!first && col + 1 + word > FMT_COLUMNS) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, word, f);
+		col += word;
+		text += word + strspn(text + word, " ");
+		first = false;
+	}
+	fputc('\n', f);
 }
 
 void fmt_count(char *buf, size_t len, double v)

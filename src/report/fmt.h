@@ -21,6 +21,16 @@ void fmt_count(char *buf, size_t len, double v);
 /* A block size as a sweep writes it: "4k", "1m", or the number of bytes when not whole KiB. */
 void fmt_size(char *buf, size_t len, uint64_t bytes);
 
+/* Terminal output fits this many columns. */
+#define FMT_COLUMNS 100
+
+/*
+ * prefix, then text broken at spaces so that no line is wider than FMT_COLUMNS; every further
+ * line is indented by indent spaces; a newline at the end.  A word longer than a line stays
+ * whole.
+ */
+void fmt_wrapped(FILE *f, const char *prefix, size_t indent, const char *text);
+
 /* The result of one job as `llmio run` prints it (src/report/table.c). */
 void table_print_result(FILE *f, const struct llmio_result *r);
 

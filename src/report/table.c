@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Terminal tables: the reporting layer is the only place that prints results. */
 #include <stdio.h>
+#include <string.h>
 
 #include "report/fmt.h"
 
 static void print_op(FILE *f, const char *name, const struct llmio_op_result *op, double rt)
 {
-	char iops[32], total[32], v[LLMIO_NPCT][32], slat[32];
+	char iops[32], total[32], v[LLMIO_NPCT][32], slat[32], line[192];
+	int n;
 
 	if (!op->ios)
 		return;
@@ -17,8 +19,14 @@ static void print_op(FILE *f, const char *name, const struct llmio_op_result *op
 	for (int i = 0; i < LLMIO_NPCT; i++)
 		fmt_ns(v[i], sizeof(v[i]), llmio_hist_percentile(&op->clat, llmio_percentiles[i]));
 	fmt_ns(slat, sizeof(slat), (uint64_t)llmio_hist_mean(&op->slat));
-	fprintf(f, "         clat p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", v[1],
-	        v[2], v[3], v[4], v[5], v[6]);
+	/* the maximum on a line of its own when the widest values would pass FMT_COLUMNS */
+	n = snprintf(line, sizeof(line),
+	             "         clat p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s", v[1], v[2], v[3],
+	             v[4], v[5]);
+	if (n > 0 && (size_t)n + 6 + strlen(v[6]) > FMT_COLUMNS)
+		fprintf(f, "%s\n         clat max %s\n", line, v[6]);
+	else
+		fprintf(f, "%s  max %s\n", line, v[6]);
 	if (op->slat.max) /* synchronous engines submit and complete in one call */
 		fprintf(f, "         slat mean %s\n", slat);
 }
@@ -33,7 +41,7 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 	        llmio_rw_name(o->rw), bs, o->iodepth, o->numjobs, r->direct_in_effect,
 	        r->interrupted ? "  [interrupted]" : "", r->error ? "  [stopped by an error]" : "");
 	if (r->engine_notes[0])
-		fprintf(f, "  notes: %s\n", r->engine_notes);
+		fmt_wrapped(f, "  notes: ", 9, r->engine_notes);
 	print_op(f, "read", &r->read, r->runtime_s);
 	print_op(f, "write", &r->write, r->runtime_s);
 	if (r->fsyncs) {
@@ -44,35 +52,42 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		fprintf(f, "  fsync  %llu calls, p50 %s, p99 %s\n", (unsigned long long)r->fsyncs,
 		        p50, p99);
 	}
+	/* two lines, so that the table fits FMT_COLUMNS */
 	fprintf(f,
 	        "  cpu    %.2f cores busy (usr %.3f s, sys %.3f s, incl. kernel I/O threads); "
-	        "system %.2f of %u cores; %.2f GB/s per core; ctx %llu\n",
-	        r->cpu.cores_busy, r->cpu.usr_s, r->cpu.sys_s, r->cpu.system_cores_busy,
-	        r->cpu.online_cpus, r->gb_per_s_per_core,
-	        (unsigned long long)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary));
+	        "ctx %llu\n"
+	        "         system %.2f of %u cores busy; %.2f GB/s per core\n",
+	        r->cpu.cores_busy, r->cpu.usr_s, r->cpu.sys_s,
+	        (unsigned long long)(r->cpu.ctx_voluntary + r->cpu.ctx_involuntary),
+	        r->cpu.system_cores_busy, r->cpu.online_cpus, r->gb_per_s_per_core);
 	if (r->wire.known) {
-		/* an object store: the network's figures stand where a device's would */
+		const double gb = (double)(r->read.bytes + r->write.bytes) / 1e9;
+		char text[512];
+
+		/* an object store: the network's figures stand where a device's would; wrapped to
+		 * fit FMT_COLUMNS */
 		llmio_format_bytes(r->wire.rx_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->wire.tx_bytes, wr, sizeof(wr));
-		fprintf(f,
-		        "  wire   received %s, sent %s in %llu requests (curl's counters, headers "
-		        "included); %llu retried after 503/500\n",
-		        rd, wr, (unsigned long long)r->wire.requests,
-		        (unsigned long long)r->wire.retries);
-		const double gb = (double)(r->read.bytes + r->write.bytes) / 1e9;
-
-		fprintf(f,
-		        "  cpu split: process threads %.3f s (hashing %.3f s, copies %.3f s among "
-		        "them); softirq %.3f s on all CPUs (system-wide, network receive among "
-		        "it)\n",
-		        r->cpu.proc_s, r->wire.hash_s, r->wire.copy_s, r->softirq_system_s);
+		snprintf(text, sizeof(text),
+		         "received %s, sent %s in %llu requests (curl's counters, headers "
+		         "included); %llu retried after 503/500",
+		         rd, wr, (unsigned long long)r->wire.requests,
+		         (unsigned long long)r->wire.retries);
+		fmt_wrapped(f, "  wire   ", 9, text);
+		snprintf(text, sizeof(text),
+		         "process threads %.3f s (hashing %.3f s, copies %.3f s among them); "
+		         "softirq %.3f s on all CPUs (system-wide, network receive among it)",
+		         r->cpu.proc_s, r->wire.hash_s, r->wire.copy_s, r->softirq_system_s);
+		fmt_wrapped(f, "  cpu split: ", 13, text);
 		/* the figure the object path is judged by (a GPU engine's copies included) */
-		if (r->wire.agent_s > 0)
-			fprintf(f,
-			        "  agent process %.3f s (the off-host client STAND-IN: the CPU a "
-			        "DPU "
-			        "would take off the host; hashing and copies above are its)\n",
-			        r->wire.agent_s);
+		if (r->wire.agent_s > 0) {
+			snprintf(text, sizeof(text),
+			         "%.3f s (the off-host client STAND-IN: the CPU a DPU would take "
+			         "off "
+			         "the host; hashing and copies above are its)",
+			         r->wire.agent_s);
+			fmt_wrapped(f, "  agent process ", 16, text);
+		}
 		if (gb > 0 && r->wire.agent_s > 0)
 			fprintf(f,
 			        "  host CPU %.2f CPU-s per GB moved by the application, %.2f by "
@@ -85,11 +100,15 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 	} else if (r->device.known) {
 		llmio_format_bytes(r->device.read_bytes, rd, sizeof(rd));
 		llmio_format_bytes(r->device.write_bytes, wr, sizeof(wr));
-		fprintf(f, "  device %s (%s%s%s, %s, lbs %u): read %s, written %s\n",
-		        r->device.name, r->device.fstype[0] ? r->device.fstype : "raw",
-		        r->device.model[0] ? ", " : "", r->device.model,
-		        r->device.scheduler[0] ? r->device.scheduler : "no scheduler",
-		        r->device.logical_block_size, rd, wr);
+		char text[512];
+
+		/* a long model name would pass FMT_COLUMNS: wrapped */
+		snprintf(text, sizeof(text), "%s (%s%s%s, %s, lbs %u): read %s, written %s",
+		         r->device.name, r->device.fstype[0] ? r->device.fstype : "raw",
+		         r->device.model[0] ? ", " : "", r->device.model,
+		         r->device.scheduler[0] ? r->device.scheduler : "no scheduler",
+		         r->device.logical_block_size, rd, wr);
+		fmt_wrapped(f, "  device ", 9, text);
 	} else if (r->target_bytes && r->opts.filename[0] + r->opts.directory[0]) {
 		fprintf(f,
 		        "  device none (%s): no block device under the target, so no device "
@@ -101,12 +120,16 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		llmio_format_bytes(r->process_io.write_bytes, wr, sizeof(wr));
 		fprintf(f, "  process this process read %s, wrote %s (/proc/self/io)\n", rd, wr);
 	}
-	if (r->read.bytes + r->write.bytes)
-		fprintf(f, "  served %s: %s\n", llmio_service_name(r->service), r->service_reason);
+	if (r->read.bytes + r->write.bytes) {
+		char served[64];
+
+		snprintf(served, sizeof(served), "  served %s: ", llmio_service_name(r->service));
+		fmt_wrapped(f, served, 9, r->service_reason);
+	}
 	if (r->shared_disk)
-		fprintf(f, "  WARNING %s\n", r->shared_disk_warning);
+		fmt_wrapped(f, "  WARNING ", 10, r->shared_disk_warning);
 	if (r->busy_system)
-		fprintf(f, "  WARNING %s\n", r->busy_system_warning);
+		fmt_wrapped(f, "  WARNING ", 10, r->busy_system_warning);
 	if (r->error)
-		fprintf(f, "  error  %s\n", r->error_msg);
+		fmt_wrapped(f, "  error  ", 9, r->error_msg);
 }

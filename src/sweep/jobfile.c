@@ -45,6 +45,39 @@ struct reader {
 	int err;
 };
 
+/* Is key a boolean option (a job or an engine option)? */
+static bool bool_key(const char *key)
+{
+	const struct llmio_optdesc *d = job_opt_find(key);
+
+	for (size_t i = 0; !d && i < engine_count(); i++)
+		d = engine_opt_find(engine_at(i), key);
+	return d && d->type == OPTD_BOOL;
+}
+
+/*
+ * fio's bare boolean ("time_based", "stonewall" alone on a line) is that option set: inih gets
+ * "key=1".  Any other bare line stays as it is, for inih to refuse.  Comments, sections and
+ * indented continuation lines are left alone.
+ */
+static void bare_key(char *line, size_t cap, bool indented)
+{
+	size_t len = strcspn(line, "\r\n"), end = len;
+	char key[64];
+
+	while (end && (line[end - 1] == ' ' || line[end - 1] == '\t'))
+		end--;
+	if (indented || !end || end >= sizeof(key) || strchr(";#[", line[0]) ||
+	    memchr(line, '=', len) || memchr(line, ':', len) || len + 3 >= cap)
+		return;
+	memcpy(key, line, end);
+	key[end] = '\0';
+	if (!bool_key(key))
+		return;
+	memmove(line + end + 2, line + len, strlen(line + len) + 1);
+	memcpy(line + end, "=1", 2);
+}
+
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
@@ -62,6 +95,7 @@ static char *read_line(char *str, int num, void *stream)
 	}
 	memcpy(str, r->buf, (size_t)n + 1);
 	r->indented = r->buf[0] == ' ' || r->buf[0] == '\t';
+	bare_key(str, (size_t)num, r->indented);
 	return str;
 }
 
@@ -280,12 +314,17 @@ static int table_defaults(struct sweep_defaults *d, const struct llmio_optdesc *
 	while (t && count < n && t[count].name)
 		count++;
 	ret = defaults_alloc(d, count);
-	for (size_t i = 0; !ret && i < count; i++, d->n++) {
-		d->key[i] = t[i].name;
+	for (size_t i = 0; !ret && i < count; i++) {
+		const size_t k = d->n;
+
+		if (t[i].mirror || t[i].sweep_if_set)
+			continue; /* another option's field, or in a point only when set */
+		d->key[k] = t[i].name;
 		ret = opt_canon(&t[i], NULL, buf, sizeof(buf), NULL);
-		d->v[i].raw = strdup(t[i].def);
-		d->v[i].canon = strdup(buf);
-		if (!ret && (!d->v[i].raw || !d->v[i].canon))
+		d->v[k].raw = strdup(t[i].def);
+		d->v[k].canon = strdup(buf);
+		d->n++;
+		if (!ret && (!d->v[k].raw || !d->v[k].canon))
 			ret = -ENOMEM;
 	}
 	return ret;
@@ -451,6 +490,10 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			s->nexcl += !ret;
 			continue;
 		}
+		if (sweep_classify(e->key, workload, &kind, &key) && job_fio_refused(e->key))
+			return llmio_err(err, -EINVAL,
+			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
+			                 f->path, e->line, e->key, job_fio_refused(e->key));
 		if (sweep_classify(e->key, workload, &kind, &key))
 			return llmio_err(
 			        err, -EINVAL,

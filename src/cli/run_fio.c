@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fio at home in `llmio run` (docs/fio.md): fio's output options, and fio job files run as fio
+ * runs them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "cli/run_fio.h"
+#include "core/options.h"
+#include "report/fio_json.h"
+#include "report/fmt.h"
+#include "sweep/sweep.h"
+
+/* fio's --output-format: a comma list of what llmio can write; -EINVAL with a message. */
+static int parse_format(const char *v, struct run_out *out)
+{
+	char buf[64];
+	char *save = NULL;
+
+	if (strlen(v) >= sizeof(buf)) {
+		fprintf(stderr, "llmio: --output-format=%s: expected normal, json or json+\n", v);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", v);
+	out->normal = out->json = out->plus = false;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "normal")) {
+			out->normal = true;
+		} else if (!strcmp(t, "json") || !strcmp(t, "json+")) {
+			out->json = true;
+			out->plus |= t[4] == '+';
+		} else if (!strcmp(t, "terse")) {
+			fprintf(stderr, "llmio: --output-format=terse: llmio does not write fio's "
+			                "terse lines; use --csv FILE (one CSV line per job)\n");
+			return -EINVAL;
+		} else {
+			fprintf(stderr,
+			        "llmio: --output-format=%s: %s is not a format llmio writes: "
+			        "normal, "
+			        "json or json+\n",
+			        v, t);
+			return -EINVAL;
+		}
+	}
+	if (!out->normal && !out->json) {
+		fprintf(stderr, "llmio: --output-format needs normal, json or json+\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* What --output-format asked for, into one stream (fio's --output, or stdout). */
+int run_out_write(FILE *f, void *arg)
+{
+	const struct run_out *x = arg;
+	int ret = 0;
+
+	for (size_t i = 0; x->normal && i < x->n; i++) {
+		/* a job file's jobs: which one, in which group (fio's "name: (groupid=N)") */
+		if (x->group)
+			fprintf(f, "%s%s: (groupid=%u)%s\n", i ? "\n" : "",
+			        x->r[i]->opts.name[0] ? x->r[i]->opts.name : "job", x->group[i],
+			        x->r[i]->opts.group_reporting ? " all jobs of the group together"
+			                                      : "");
+		table_print_result(f, x->r[i]);
+	}
+	if (x->json)
+		ret = fio_json_write(f, x->r, x->group, x->n, x->plus);
+	return ret ? ret : ferror(f) ? -EIO : 0;
+}
+
+/*
+ * fio's output options (--output-format, --output); *handled when a is one.  EXIT_USAGE on a
+ * bad value.
+ */
+int run_out_arg(struct run_out *out, int argc, char **argv, int *i, bool *handled)
+{
+	const char *a = argv[*i], *v = NULL;
+	bool fmt = !strncmp(a, "--output-format", 15), file = !strncmp(a, "--output", 8) && !fmt;
+	size_t len = fmt ? 15 : 8;
+
+	*handled = false;
+	if ((!fmt && !file) || (a[len] && a[len] != '='))
+		return 0;
+	*handled = true;
+	if (a[len] == '=')
+		v = a + len + 1;
+	else if (*i + 1 < argc)
+		v = argv[++*i];
+	if (!v || !v[0]) {
+		fprintf(stderr, "llmio: %s needs a value\n", fmt ? "--output-format" : "--output");
+		return EXIT_USAGE;
+	}
+	if (file) {
+		out->path = v;
+		return 0;
+	}
+	return parse_format(v, out) ? EXIT_USAGE : 0;
+}
+
+/* ---- fio job files ---------------------------------------------------------------------- */
+
+bool run_is_jobfile(int argc, char **argv, int i)
+{
+	const char *a = argv[i];
+	size_t len = strlen(a);
+	bool fio = len > 4 && !strcmp(a + len - 4, ".fio");
+	struct stat st;
+
+	if (i >= argc || a[0] == '-')
+		return false;
+	/* the value of an option before it (--filename data.fio) is not a job file */
+	if (i > 1 && argv[i - 1][0] == '-' && !strchr(argv[i - 1], '='))
+		return false;
+	/* a missing FILE.fio is the job file that cannot be read; another word is not a file */
+	return fio || (i == 1 && !stat(a, &st) && S_ISREG(st.st_mode));
+}
+
+struct fio_job {
+	struct llmio_job_opts o;
+	unsigned group; /* fio's groupid: a new one at stonewall or new_group */
+	unsigned wave;  /* jobs run together: a new wave at stonewall */
+	struct llmio_result *r;
+	struct llmio_error e;
+	int ret;
+	pthread_t thread;
+};
+
+/* One value per key: fio's jobs are single points (lists and ranges are llmio sweep's). */
+static int dim_value(const struct sweep_file *f, const struct sweep_section *s,
+                     const struct sweep_dim *d, char *buf, size_t len, struct llmio_error *e)
+{
+	const struct llmio_optdesc *od = d->kind == SK_JOB ? job_opt_find(d->key) : NULL;
+	size_t used = 0;
+
+	if (d->n == 1 || (od && od->type == OPTD_STRING)) {
+		/* a text keeps its commas ("description=read, then write") */
+		buf[0] = '\0';
+		for (size_t i = 0; i < d->n && used < len; i++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+			                         d->v[i].raw);
+		return used < len ? 0
+		                  : llmio_err(e, -EINVAL, "%s:%u: %s: value too long", f->path,
+		                              d->line, d->key);
+	}
+	return llmio_err(e, -EINVAL,
+	                 "%s:%u: [%s] %s: %zu values; a fio job runs one (fio's read,write pair "
+	                 "is not done): give one, or sweep them with `llmio sweep`",
+	                 f->path, d->line, s->name, d->key, d->n);
+}
+
+static int append_engine_opt(struct llmio_job_opts *o, const char *key, const char *value,
+                             struct llmio_error *e)
+{
+	size_t used = strlen(o->engine_opts);
+	int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used, "%s%s=%s",
+	                 used ? "," : "", key, value);
+
+	return n < 0 || (size_t)n >= sizeof(o->engine_opts) - used
+	               ? llmio_err(e, -EINVAL, "too many engine options")
+	               : 0;
+}
+
+/* A section's options: fio's defaults where they differ from llmio's, then its keys. */
+static int section_opts(const struct sweep_file *f, const struct sweep_section *s,
+                        struct llmio_job_opts *o, struct llmio_error *e)
+{
+	char value[LLMIO_PATH_MAX];
+	int ret = 0;
+
+	llmio_job_opts_init(o);
+	o->time_based = false; /* fio's default: a job ends with its bytes even within runtime */
+	snprintf(o->name, sizeof(o->name), "%s", s->name);
+	for (size_t i = 0; i < s->ndims && !ret; i++) {
+		const struct sweep_dim *d = &s->dims[i];
+
+		ret = dim_value(f, s, d, value, sizeof(value), e);
+		if (ret)
+			break;
+		switch (d->kind) {
+		case SK_JOB:
+			ret = llmio_job_opts_set(o, d->key, value, e);
+			break;
+		case SK_ENGINE:
+			ret = append_engine_opt(o, d->key, value, e);
+			break;
+		default:
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "%s:%u: [%s] %s: a key of llmio sweep (steady state, "
+			        "recipes), not of a fio job: run the file with `llmio sweep`",
+			        f->path, d->line, s->name, d->key);
+			break;
+		}
+		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE))
+			llmio_err_prefix(e, "%s:%u: [%s]", f->path, d->line, s->name);
+	}
+	return ret;
+}
+
+static void *job_thread(void *arg)
+{
+	struct fio_job *j = arg;
+
+	j->ret = llmio_job_run(&j->o, &j->r, &j->e);
+	return NULL;
+}
+
+/* A group's jobs as one result (group_reporting): concurrent jobs add up. */
+static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size_t n)
+{
+	struct llmio_result *m = NULL;
+
+	for (size_t i = first; i < first + n; i++) {
+		const struct llmio_result *r = jobs[i].r;
+
+		if (!r)
+			continue;
+		if (!m) {
+			m = malloc(sizeof(*m));
+			if (!m)
+				return NULL;
+			memcpy(m, r, sizeof(*m));
+			continue;
+		}
+		for (int op = 0; op < 2; op++) {
+			struct llmio_op_result *d = op ? &m->write : &m->read;
+			const struct llmio_op_result *s = op ? &r->write : &r->read;
+
+			d->ios += s->ios;
+			d->bytes += s->bytes;
+			d->iops += s->iops;
+			d->bw_bytes += s->bw_bytes;
+			llmio_hist_merge(&d->clat, &s->clat);
+			llmio_hist_merge(&d->slat, &s->slat);
+			llmio_hist_merge(&d->lat, &s->lat);
+		}
+		m->fsyncs += r->fsyncs;
+		llmio_hist_merge(&m->sync_lat, &r->sync_lat);
+		m->interrupted |= r->interrupted;
+		if (!m->error && r->error) {
+			m->error = r->error;
+			memcpy(m->error_msg, r->error_msg, sizeof(m->error_msg));
+		}
+		/* per-second samples are each job's: a sum of them is not measured */
+		memset(m->iops_samples, 0, sizeof(m->iops_samples));
+		memset(m->bw_samples, 0, sizeof(m->bw_samples));
+		/* CPU and device counters are the process's and the disk's over each window: the
+		 * longest window holds the others */
+		if (r->runtime_s > m->runtime_s) {
+			m->runtime_s = r->runtime_s;
+			m->cpu = r->cpu;
+			m->device = r->device;
+		}
+	}
+	return m;
+}
+
+/* Output options only: a job file carries the jobs. */
+static int jobfile_args(int argc, char **argv, int file_arg, struct run_out *out, const char **json,
+                        const char **csv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool handled;
+		int ret;
+
+		if (i == file_arg)
+			continue;
+		ret = run_out_arg(out, argc, argv, &i, &handled);
+		if (ret)
+			return ret;
+		if (handled)
+			continue;
+		if ((!strcmp(a, "--json") || !strcmp(a, "--csv")) && i + 1 < argc)
+			*(a[2] == 'j' ? json : csv) = argv[++i];
+		else if (!strncmp(a, "--json=", 7))
+			*json = a + 7;
+		else if (!strncmp(a, "--csv=", 6))
+			*csv = a + 6;
+		else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
+			out->normal = false;
+		else {
+			fprintf(stderr,
+			        "llmio run: %s with a job file: job options go into the file "
+			        "([global] for all jobs); only --output-format, --output, --json, "
+			        "--csv and --quiet are given beside it\n",
+			        a);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int write_results_json(FILE *f, void *arg)
+{
+	const struct run_out *x = arg;
+
+	return llmio_results_write_json(f, x->r, x->n);
+}
+
+static int write_results_csv(FILE *f, void *arg)
+{
+	const struct run_out *x = arg;
+
+	return llmio_results_write_csv(f, x->r, x->n);
+}
+
+/* Run the jobs [first, first + n) together: a thread each (one job: on this thread, with the
+ * progress line); each job's outcome in its ret, e and r. */
+static void run_wave(struct fio_job *jobs, size_t first, size_t n)
+{
+	for (size_t i = first; i < first + n; i++) {
+		jobs[i].o.stop = &cli_stop;
+		if (n == 1) {
+			jobs[i].o.progress = cli_progress;
+			job_thread(&jobs[i]);
+			cli_progress_clear();
+		} else if (pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i])) {
+			jobs[i].ret = llmio_err(&jobs[i].e, -EAGAIN, "cannot start a thread");
+			jobs[i].thread = 0;
+		}
+	}
+	for (size_t i = first; n > 1 && i < first + n; i++)
+		if (jobs[i].thread)
+			pthread_join(jobs[i].thread, NULL);
+}
+
+/* Group the jobs (stonewall, new_group) and run them wave after wave. */
+static int run_all(const struct sweep_file *f, struct fio_job *jobs, int *code)
+{
+	struct llmio_error e = {0};
+	size_t start = 0;
+
+	for (size_t i = 0; i < f->nsec; i++) {
+		if (section_opts(f, &f->sec[i], &jobs[i].o, &e)) {
+			fprintf(stderr, "llmio: %s\n", e.msg);
+			return EXIT_USAGE;
+		}
+		if (i) {
+			jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
+			jobs[i].group =
+			        jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
+		}
+	}
+	cli_install_signals();
+	for (size_t i = 1; i <= f->nsec; i++) {
+		if (i < f->nsec && jobs[i].wave == jobs[start].wave)
+			continue;
+		if (!cli_stop)
+			run_wave(jobs, start, i - start);
+		start = i;
+	}
+	for (size_t i = 0; i < f->nsec; i++) {
+		if (jobs[i].ret) {
+			fprintf(stderr, "llmio: [%s]: %s\n", jobs[i].o.name, jobs[i].e.msg);
+			*code = cli_exit_code(jobs[i].ret);
+		}
+		if (jobs[i].r && jobs[i].r->interrupted && !*code)
+			*code = EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* The results to report: each job's, or each group's with group_reporting. */
+static int collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res, unsigned *group,
+                   size_t *n, bool *merged)
+{
+	*n = 0;
+	for (size_t i = 0; i < njobs;) {
+		size_t k = i;
+		bool together = false;
+
+		while (k < njobs && jobs[k].group == jobs[i].group)
+			together |= jobs[k++].o.group_reporting;
+		if (together) {
+			res[*n] = group_merge(jobs, i, k - i);
+			if (!res[*n])
+				return -ENOMEM;
+			merged[*n] = true;
+			group[(*n)++] = jobs[i].group;
+		}
+		for (; !together && i < k; i++)
+			if (jobs[i].r) {
+				merged[*n] = false;
+				group[*n] = jobs[i].group;
+				res[(*n)++] = jobs[i].r;
+			}
+		i = k;
+	}
+	return 0;
+}
+
+int run_jobfile(int argc, char **argv, int file_arg)
+{
+	struct run_out out = {.normal = true};
+	const char *json = NULL, *csv = NULL;
+	struct llmio_error e = {0};
+	struct sweep_file *f = NULL;
+	struct fio_job *jobs = NULL;
+	struct llmio_result **res = NULL;
+	unsigned *group = NULL;
+	bool *merged = NULL;
+	size_t n = 0;
+	int ret, code = 0;
+
+	ret = jobfile_args(argc, argv, file_arg, &out, &json, &csv);
+	if (ret)
+		return ret;
+	if (out.path && !strcmp(out.path, "-"))
+		out.path = NULL;
+	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-"))) {
+		if (out.json && !out.path) {
+			fprintf(stderr,
+			        "llmio run: --output-format=json and --json - or --csv - all "
+			        "write to stdout: give --output FILE\n");
+			return EXIT_USAGE;
+		}
+		out.normal = false;
+	}
+	if (out.json && !out.path)
+		out.normal = false;
+	for (int k = 0; k < 3; k++) {
+		const char *path = k == 2 ? out.path : k ? csv : json;
+
+		if (path && strcmp(path, "-") &&
+		    (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
+			return ret;
+	}
+	ret = sweep_file_load(argv[file_arg], NULL, &f, &e);
+	if (ret) {
+		fprintf(stderr, "llmio: %s\n", e.msg[0] ? e.msg : strerror(-ret));
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	jobs = calloc(f->nsec, sizeof(*jobs));
+	res = calloc(f->nsec, sizeof(*res));
+	group = calloc(f->nsec, sizeof(*group));
+	merged = calloc(f->nsec, sizeof(*merged));
+	if (!jobs || !res || !group || !merged) {
+		code = EXIT_RUNTIME;
+		goto out_free;
+	}
+	ret = run_all(f, jobs, &code);
+	if (ret) {
+		code = ret;
+		goto out_free;
+	}
+	if (collect(jobs, f->nsec, res, group, &n, merged)) {
+		code = EXIT_RUNTIME;
+		goto out_free;
+	}
+	out.r = res;
+	out.group = group;
+	out.n = n;
+	ret = out.path ? cli_write_file(out.path, run_out_write, &out)
+	               : run_out_write(stdout, &out);
+	if (!ret && json)
+		ret = cli_write_file(json, write_results_json, &out);
+	if (!ret && csv)
+		ret = cli_write_file(csv, write_results_csv, &out);
+	if (ret) {
+		fprintf(stderr, "llmio: cannot write the results: %s\n", strerror(-ret));
+		code = EXIT_RUNTIME;
+	}
+out_free:
+	for (size_t i = 0; i < n; i++)
+		if (merged[i])
+			llmio_result_destroy(res[i]);
+	for (size_t i = 0; jobs && i < f->nsec; i++)
+		llmio_result_destroy(jobs[i].r);
+	free(merged);
+	free(group);
+	free(res);
+	free(jobs);
+	sweep_file_free(f);
+	return code;
+}

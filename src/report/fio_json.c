@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fio's JSON from llmio's results.  The job object starts as `llmio run --json` writes it
+ * (stats/result_out.c: already fio's names for io_bytes, bw, iops, runtime, slat/clat/lat_ns,
+ * job_runtime, usr_cpu, sys_cpu, ctx) and gets here what fio's own readers expect as well:
+ * percentiles over fio's list, a trim direction (llmio never trims: zeros), per-second
+ * bandwidth and IOPS statistics, the json+ bins, disk_util and fio's top-level keys.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/options.h"
+#include "llmio/hist.h"
+#include "report/fio_json.h"
+#include "stats/result_json.h"
+
+/* fio's "percentile" object: "%f" of each percentile -> ns */
+static cJSON *percentiles(const struct llmio_hist *h, const double *pct, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+	char key[32];
+
+	for (size_t i = 0; o && i < n; i++) {
+		snprintf(key, sizeof(key), "%f", pct[i]);
+		cJSON_AddNumberToObject(o, key,
+		                        h->count ? (double)llmio_hist_percentile(h, pct[i]) : 0);
+	}
+	return o;
+}
+
+/* json+: fio's "bins", each non-empty bucket as its value in ns -> count */
+static cJSON *bins(const struct llmio_hist *h)
+{
+	cJSON *o = cJSON_CreateObject();
+	char key[32];
+
+	for (unsigned i = 0; o && i < LLMIO_HIST_BUCKETS; i++) {
+		if (!h->bucket[i])
+			continue;
+		snprintf(key, sizeof(key), "%llu", (unsigned long long)llmio_hist_bucket_value(i));
+		cJSON_AddNumberToObject(o, key, (double)h->bucket[i]);
+	}
+	return o;
+}
+
+static void set_percentiles(cJSON *lat, const struct llmio_hist *h, const double *pct, size_t n,
+                            bool plus)
+{
+	if (!lat)
+		return;
+	cJSON_DeleteItemFromObject(lat, "percentile");
+	cJSON_AddItemToObject(lat, "percentile", percentiles(h, pct, n));
+	if (plus)
+		cJSON_AddItemToObject(lat, "bins", bins(h));
+}
+
+/* fio's per-second statistics: bw_* in KiB/s as fio's bw, iops_* in I/Os per second */
+static void sample_json(cJSON *d, const struct llmio_sample_stats *iops,
+                        const struct llmio_sample_stats *bw)
+{
+	cJSON_AddNumberToObject(d, "bw_min", floor(bw->min / 1024));
+	cJSON_AddNumberToObject(d, "bw_max", floor(bw->max / 1024));
+	cJSON_AddNumberToObject(d, "bw_mean", bw->mean / 1024);
+	cJSON_AddNumberToObject(d, "bw_dev", bw->stddev / 1024);
+	cJSON_AddNumberToObject(d, "bw_samples", (double)bw->samples);
+	cJSON_AddNumberToObject(d, "iops_min", floor(iops->min));
+	cJSON_AddNumberToObject(d, "iops_max", floor(iops->max));
+	cJSON_AddNumberToObject(d, "iops_mean", iops->mean);
+	cJSON_AddNumberToObject(d, "iops_stddev", iops->stddev);
+	cJSON_AddNumberToObject(d, "iops_samples", (double)iops->samples);
+}
+
+static void patch_dir(cJSON *d, const struct llmio_op_result *op, const double *pct, size_t n,
+                      bool plus)
+{
+	if (!d)
+		return;
+	set_percentiles(cJSON_GetObjectItem(d, "clat_ns"), &op->clat, pct, n, plus);
+	set_percentiles(cJSON_GetObjectItem(d, "lat_ns"), &op->lat, pct, n, false);
+}
+
+/* fio's trim direction: llmio never trims, so every count is 0 */
+static cJSON *trim_json(void)
+{
+	static const char *const keys[] = {"io_bytes", "io_kbytes", "bw_bytes", "bw",
+	                                   "iops",     "runtime",   "total_ios"};
+	static const char *const lats[] = {"slat_ns", "clat_ns", "lat_ns"};
+	cJSON *t = cJSON_CreateObject();
+
+	for (size_t i = 0; t && i < sizeof(keys) / sizeof(keys[0]); i++)
+		cJSON_AddNumberToObject(t, keys[i], 0);
+	for (size_t i = 0; t && i < sizeof(lats) / sizeof(lats[0]); i++) {
+		cJSON *l = cJSON_AddObjectToObject(t, lats[i]);
+
+		cJSON_AddNumberToObject(l, "min", 0);
+		cJSON_AddNumberToObject(l, "max", 0);
+		cJSON_AddNumberToObject(l, "mean", 0);
+		cJSON_AddNumberToObject(l, "stddev", 0);
+		cJSON_AddNumberToObject(l, "N", 0);
+	}
+	return t;
+}
+
+static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
+{
+	cJSON *j = result_job_json(r);
+	double pct[JOB_PCT_MAX];
+	size_t n = 0;
+
+	if (!j)
+		return NULL;
+	/* the list was checked before the run (job_opts_resolve); a bad one here gets fio's */
+	if (job_percentile_list(r->opts.percentile_list, pct, JOB_PCT_MAX, &n, NULL))
+		job_percentile_list(NULL, pct, JOB_PCT_MAX, &n, NULL);
+	if (r->opts.name[0])
+		cJSON_ReplaceItemInObject(j, "jobname", cJSON_CreateString(r->opts.name));
+	cJSON_AddNumberToObject(j, "groupid", group);
+	cJSON_AddNumberToObject(j, "elapsed", ceil(r->runtime_s));
+	if (r->opts.description[0])
+		cJSON_AddStringToObject(j, "desc", r->opts.description);
+	cJSON_AddNumberToObject(j, "job_start", (double)r->start_epoch_ms);
+	patch_dir(cJSON_GetObjectItem(j, "read"), &r->read, pct, n, plus);
+	patch_dir(cJSON_GetObjectItem(j, "write"), &r->write, pct, n, plus);
+	sample_json(cJSON_GetObjectItem(j, "read"), &r->iops_samples[0], &r->bw_samples[0]);
+	sample_json(cJSON_GetObjectItem(j, "write"), &r->iops_samples[1], &r->bw_samples[1]);
+	cJSON_AddItemToObject(j, "trim", trim_json());
+	sample_json(cJSON_GetObjectItem(j, "trim"), &(struct llmio_sample_stats){0},
+	            &(struct llmio_sample_stats){0});
+	return j;
+}
+
+/* fio's disk_util: the devices under the jobs, once each, with what llmio counts of them */
+static void disk_util(cJSON *root, struct llmio_result *const *r, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(root, "disk_util");
+
+	for (size_t i = 0; a && i < n; i++) {
+		const struct llmio_device_result *d = &r[i]->device;
+		bool seen = false;
+		cJSON *u;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = r[k]->device.known && !strcmp(r[k]->device.name, d->name);
+		if (!d->known || seen)
+			continue;
+		u = cJSON_CreateObject();
+		cJSON_AddStringToObject(u, "name", d->name);
+		cJSON_AddNumberToObject(u, "read_ios", (double)d->read_ios);
+		cJSON_AddNumberToObject(u, "write_ios", (double)d->write_ios);
+		cJSON_AddNumberToObject(u, "read_bytes", (double)d->read_bytes);
+		cJSON_AddNumberToObject(u, "write_bytes", (double)d->write_bytes);
+		cJSON_AddItemToArray(a, u);
+	}
+}
+
+int fio_json_write(FILE *f, struct llmio_result *const *r, const unsigned *group, size_t n,
+                   bool plus)
+{
+	cJSON *root = cJSON_CreateObject(), *jobs;
+	char version[64], when[64] = "";
+
+	if (!root)
+		return -ENOMEM;
+	snprintf(version, sizeof(version), "llmio-%s", llmio_version());
+	cJSON_AddStringToObject(root, "fio version", version);
+	if (n) {
+		const time_t t = (time_t)(r[0]->start_epoch_ms / 1000);
+		struct tm tm;
+
+		cJSON_AddNumberToObject(root, "timestamp", (double)t);
+		cJSON_AddNumberToObject(root, "timestamp_ms", (double)r[0]->start_epoch_ms);
+		/* fio's "time": ctime() without its newline */
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", &tm);
+		cJSON_AddStringToObject(root, "time", when);
+	}
+	jobs = cJSON_AddArrayToObject(root, "jobs");
+	for (size_t i = 0; jobs && i < n; i++)
+		cJSON_AddItemToArray(jobs, job_json(r[i], group ? group[i] : 0, plus));
+	disk_util(root, r, n);
+	return json_write_doc(f, root);
+}
