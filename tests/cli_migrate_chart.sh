@@ -7,21 +7,12 @@
 
 # BIG (1 MB) idle from kernel 0 to 9, X (1 MB) in kernels 4-5, 1.5 MB of room; at 1 GB
 # (big.lt) ssdtrain's plan cannot fit (cli_migrate.sh), so its row is all '?'
-cat >"$T/step.lt" <<'STEP'
-llmio-lifetimes 1
-kernel k0 100000
-kernel k1 100000
-kernel k2 100000
-kernel k3 100000
-kernel k4 100000
-kernel k5 100000
-kernel k6 100000
-kernel k7 100000
-kernel k8 100000
-kernel k9 100000
-tensor BIG 1000000 activation 0 9
-tensor X 1000000 workspace 4 5
-STEP
+{
+	echo "llmio-lifetimes 1"
+	for k in 0 1 2 3 4 5 6 7 8 9; do echo "kernel k$k 100000"; done
+	echo "tensor BIG 1000000 activation 0 9"
+	echo "tensor X 1000000 workspace 4 5"
+} >"$T/step.lt"
 sed 's/1000000/1000000000/' "$T/step.lt" >"$T/big.lt"
 
 # data_matches DESC DIR JSON MODES: DIR/migrate.dat has one row per policy, in the record's
@@ -125,5 +116,12 @@ expect_err "the note says how to draw the chart" "gnuplot is not installed" \
 check "the script is written" test -s "$T/nog/migrate.gp"
 data_matches "and the data file" "$T/nog" "$T/nog.json" simulate
 check "nothing was drawn" test ! -e "$T/nog/migrate.png"
+
+# a gnuplot that fails: an error naming its log, which is kept
+LLMIO_GNUPLOT=/bin/false expect_rc 1 "a failing gnuplot is an error" run --workload migrate \
+	--lifetimes "$T/step.lt" --budget 1500000 --simulate --quiet --chart "$T/bad"
+expect_err "naming the directory and its log" "cannot draw the chart in $T/bad" "gnuplot.log" \
+	"gnuplot failed"
+check "the log is kept for the user" test -e "$T/bad/gnuplot.log"
 
 finish
