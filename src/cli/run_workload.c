@@ -6,10 +6,13 @@
  * run here and prints them side by side.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "report/migrate_chart.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
 #include "cli/cli.h"
@@ -57,7 +60,13 @@ static void help(FILE *f, const struct recipe *r)
 	        "under mpirun: restores read the shards another process wrote (IOR -C; "
 	        "docs/mpi.md)");
 	fprintf(f, "\noutput:\n  --json FILE            phases, metrics and every stream's result "
-	           "(- = stdout)\n  --quiet                no table\n\n"
+	           "(- = stdout)\n  --quiet                no table\n");
+	if (!strcmp(r->name, "migrate"))
+		fprintf(f,
+		        "  --chart DIR            the policies side by side: DIR/migrate.png, .svg,"
+		        " .gp, .dat\n                         (DIR must be new; "
+		        "docs/migration.md)\n");
+	fprintf(f, "\n"
 	           "The recipes and their metrics are described in docs/workloads.md.\n");
 }
 
@@ -211,7 +220,8 @@ static bool is_switch(const struct recipe *r, const char *key)
 }
 
 /* Parse everything into w (base options and recipe parameters). */
-static int parse(struct wl *w, int argc, char **argv, const char **json, bool *quiet)
+static int parse(struct wl *w, int argc, char **argv, const char **json, const char **chart,
+                 bool *quiet)
 {
 	struct llmio_error e = {0};
 
@@ -223,11 +233,15 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, bool *q
 		int ret;
 
 		if (!strncmp(a, "--workload", 10) || !strncmp(a, "--model", 7) ||
-		    !strncmp(a, "--json", 6)) {
-			if (!strchr(a, '='))
-				i++;
+		    !strncmp(a, "--json", 6) || !strncmp(a, "--chart", 7)) {
+			if (!strchr(a, '=') && ++i == argc) {
+				fprintf(stderr, "llmio: %s needs a value\n", a);
+				return EXIT_USAGE;
+			}
 			if (!strncmp(a, "--json", 6))
 				*json = strchr(a, '=') ? strchr(a, '=') + 1 : argv[i];
+			if (!strncmp(a, "--chart", 7))
+				*chart = strchr(a, '=') ? strchr(a, '=') + 1 : argv[i];
 			continue;
 		}
 		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -282,6 +296,100 @@ static bool engine_supports_direct(const char *name)
 	return false;
 }
 
+/* --chart DIR: a new directory (an existing one is never written into), for one run of migrate. */
+static int chart_usable(const struct recipe *r, const char *dir, bool all)
+{
+	struct stat st;
+
+	if (strcmp(r->name, "migrate")) {
+		fprintf(stderr,
+		        "llmio: --chart draws the policies of --workload migrate; the charts "
+		        "of other runs come from `llmio report`\n");
+		return EXIT_USAGE;
+	}
+	if (all) {
+		fprintf(stderr, "llmio: --chart draws one run's policies: give one --engine\n");
+		return EXIT_USAGE;
+	}
+	if (!lstat(dir, &st)) {
+		fprintf(stderr,
+		        "llmio run: --chart %s exists; the chart is written into a new "
+		        "directory and never replaces one: choose a new path\n",
+		        dir);
+		return EXIT_USAGE;
+	}
+	return cli_output_usable("run", dir, CLI_OUT_DIR);
+}
+
+/* The migrate record's phases simulate-POLICY and run-POLICY as one chart row per policy. */
+static size_t chart_rows(const struct wl *w, struct migrate_chart_row *rows, size_t cap)
+{
+	static const char *const prefix[MIGRATE_MODES] = {"simulate-", "run-"};
+	size_t n = 0;
+
+	for (unsigned p = 0; p < w->nphases; p++) {
+		const struct wl_phase *ph = &w->phases[p];
+		struct migrate_chart_row *row = NULL;
+		const char *pol = NULL;
+		int m;
+
+		for (m = 0; m < MIGRATE_MODES && !pol; m++)
+			if (!strncmp(ph->name, prefix[m], strlen(prefix[m])))
+				pol = ph->name + strlen(prefix[m]);
+		if (!pol)
+			continue;
+		m--;
+		for (size_t i = 0; i < n && !row; i++)
+			if (!strcmp(rows[i].policy, pol))
+				row = &rows[i];
+		if (!row) {
+			if (n == cap)
+				continue;
+			row = &rows[n++];
+			snprintf(row->policy, sizeof(row->policy), "%s", pol);
+			for (int k = 0; k < MIGRATE_MODES; k++)
+				row->compute_s[k] = row->stall_s[k] = row->overlap_s[k] =
+				        row->ratio[k] = NAN;
+		}
+		for (unsigned k = 0; k < ph->nmetrics; k++) {
+			const struct wl_metric *mt = &ph->metrics[k];
+
+			if (!strcmp(mt->name, "compute_s"))
+				row->compute_s[m] = mt->value;
+			else if (!strcmp(mt->name, "stall_s"))
+				row->stall_s[m] = mt->value;
+			else if (!strcmp(mt->name, "overlap_s"))
+				row->overlap_s[m] = mt->value;
+			else if (!strcmp(mt->name, "ratio_to_ideal"))
+				row->ratio[m] = mt->value;
+		}
+	}
+	return n;
+}
+
+/* Draw the chart into the new directory dir.  \return 0 or an exit code. */
+static int draw_chart(const struct wl *w, const char *dir)
+{
+	struct migrate_chart_row rows[WL_MAX_PHASES];
+	struct llmio_error e = {0};
+	int ret;
+
+	if (mkdir(dir, 0777)) {
+		fprintf(stderr, "llmio: cannot create --chart %s: %s\n", dir, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	ret = migrate_chart_write(dir, rows, chart_rows(w, rows, WL_MAX_PHASES), &e);
+	if (ret == -ENOENT) { /* the figures are there; only the drawing waits for gnuplot */
+		fprintf(stderr, "llmio: note: %s\n", e.msg);
+		return 0;
+	}
+	if (ret) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
 /* Engines --engine all means: every engine that can run here on files, except the no-I/O one. */
 static unsigned all_engines(char names[][32], unsigned cap)
 {
@@ -300,7 +408,7 @@ int cmd_run_workload(int argc, char **argv)
 {
 	const char *name = arg_value(argc, argv, "--workload"),
 	           *model = arg_value(argc, argv, "--model");
-	const char *engine = arg_value(argc, argv, "--engine"), *json = NULL;
+	const char *engine = arg_value(argc, argv, "--engine"), *json = NULL, *chart = NULL;
 	const struct recipe *r = name ? recipe_find(name) : NULL;
 	struct llmio_error e = {0};
 	char engines[16][32];
@@ -356,7 +464,7 @@ int cmd_run_workload(int argc, char **argv)
 			snprintf(base.engine, sizeof(base.engine), "%.31s", engine);
 		wl_init(w, r, &base);
 		out.n = i + 1;
-		ret = parse(w, argc, argv, &json, &quiet);
+		ret = parse(w, argc, argv, &json, &chart, &quiet);
 		if (ret) {
 			code = ret;
 			break;
@@ -364,6 +472,10 @@ int cmd_run_workload(int argc, char **argv)
 		if (all)
 			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[i]);
 		if (i == 0 && json && (ret = cli_output_usable("run", json, CLI_OUT_FILE))) {
+			code = ret;
+			break;
+		}
+		if (i == 0 && chart && (ret = chart_usable(r, chart, all))) {
 			code = ret;
 			break;
 		}
@@ -415,6 +527,8 @@ int cmd_run_workload(int argc, char **argv)
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
+	if (chart && !code && !cli_stop && dist_rank() == 0)
+		code = draw_chart(&out.runs[0], chart);
 	/* interrupted: the phases measured so far are written, but the run was cut short */
 	if (cli_stop && !code)
 		code = EXIT_RUNTIME;

@@ -236,12 +236,13 @@ static int find_gnuplot(char *buf, size_t len)
 }
 
 /* The first line of gnuplot's log that says what went wrong. */
-static void log_error(const struct plot *p, char *buf, size_t len)
+static void log_error(const char *dir, char *buf, size_t len)
 {
 	char path[LLMIO_PATH_MAX + 16], line[512], first[512] = "";
 	FILE *f;
 
-	if (path_in(p, LOG, path, sizeof(path)) || !(f = fopen(path, "re")))
+	if (snprintf(path, sizeof(path), "%s/" LOG, dir) >= (int)sizeof(path) ||
+	    !(f = fopen(path, "re")))
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
@@ -256,13 +257,13 @@ static void log_error(const struct plot *p, char *buf, size_t len)
 	snprintf(buf, len, "%s", first);
 }
 
-static int run_gnuplot(const struct plot *p, const char *bin, int *status)
+static int run_gnuplot(const char *dir, const char *script, const char *bin, int *status)
 {
 	char log[LLMIO_PATH_MAX + 16];
 	pid_t pid;
 	int fd;
 
-	if (path_in(p, LOG, log, sizeof(log)))
+	if (snprintf(log, sizeof(log), "%s/" LOG, dir) >= (int)sizeof(log))
 		return -ENAMETOOLONG;
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -275,10 +276,9 @@ static int run_gnuplot(const struct plot *p, const char *bin, int *status)
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
 
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 ||
-		    chdir(p->dir))
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir))
 			_exit(127);
-		execl(bin, "gnuplot", SCRIPT, (char *)NULL);
+		execl(bin, "gnuplot", script, (char *)NULL);
 		_exit(127);
 	}
 	close(fd);
@@ -288,11 +288,33 @@ static int run_gnuplot(const struct plot *p, const char *bin, int *status)
 	return 0;
 }
 
+int plot_run_script(const char *dir, const char *script, struct llmio_error *e)
+{
+	char bin[LLMIO_PATH_MAX], why[512] = "";
+	int status, ret;
+
+	if (find_gnuplot(bin, sizeof(bin)))
+		return llmio_err(e, -ENOENT,
+		                 "gnuplot is not installed (Debian: apt-get install "
+		                 "gnuplot-nox)");
+	ret = run_gnuplot(dir, script, bin, &status);
+	if (ret)
+		return llmio_err(e, -EIO, "cannot run %s: %s", bin, strerror(-ret));
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		log_error(dir, why, sizeof(why));
+		return llmio_err(e, -EIO, "gnuplot failed (%s %d)%s%s",
+		                 WIFEXITED(status) ? "exit status" : "signal",
+		                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		                 why[0] ? ": " : "", why);
+	}
+	return 0;
+}
+
 int plot_render(struct plot *p, struct llmio_error *e)
 {
-	char bin[LLMIO_PATH_MAX], why[512] = "", path[LLMIO_PATH_MAX + 16];
+	char path[LLMIO_PATH_MAX + 16];
 	struct stat st;
-	int status, ret;
+	int ret;
 
 	if (fclose(p->f) || p->error) {
 		p->f = NULL;
@@ -302,21 +324,14 @@ int plot_render(struct plot *p, struct llmio_error *e)
 	p->f = NULL;
 	if (!p->ncharts)
 		return 0;
-	if (find_gnuplot(bin, sizeof(bin)))
+	ret = plot_run_script(p->dir, SCRIPT, e);
+	if (ret == -ENOENT)
 		return llmio_err(
 		        e, -ENOENT,
 		        "gnuplot is not installed (the charts need it): install it (Debian: "
 		        "apt-get install gnuplot-nox) or pass --no-charts");
-	ret = run_gnuplot(p, bin, &status);
 	if (ret)
-		return llmio_err(e, -EIO, "cannot run %s: %s", bin, strerror(-ret));
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		log_error(p, why, sizeof(why));
-		return llmio_err(e, -EIO, "gnuplot failed (%s %d)%s%s",
-		                 WIFEXITED(status) ? "exit status" : "signal",
-		                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		                 why[0] ? ": " : "", why);
-	}
+		return ret;
 	for (size_t i = 0; i < p->nout; i++) {
 		if (path_in(p, p->out[i], path, sizeof(path)) || stat(path, &st) || !st.st_size)
 			return llmio_err(e, -EIO, "gnuplot did not draw %s", p->out[i]);
