@@ -2,8 +2,11 @@
 /*
  * verify=crc32c|md5|sha256: a header and checksum in every written block, checked when read.
  * The digests are the standard ones (CRC-32C: RFC 3720's Castagnoli polynomial, reflected;
- * MD5: RFC 1321; SHA-256: FIPS 180-4), written out here so that llmio needs no crypto library;
- * tests/test_verify.c checks each against its published test vectors.
+ * MD5: RFC 1321; SHA-256: FIPS 180-4), written out here rather than called from libcrypto
+ * (which the s3 engine links): a block is hashed on the worker thread for every I/O, and
+ * OpenSSL 3's EVP_Digest allocates a context and fetches the algorithm on each call, while
+ * these functions touch nothing but the block and the stack.  tests/test_verify.c checks each
+ * against its published test vectors.
  *
  * Block layout: magic, algorithm, length, the block's own file offset, then the digest of the
  * whole block computed with the digest field zeroed.  The offset catches a block read from the

@@ -48,10 +48,7 @@ static void reset_stats(struct worker *w)
 	}
 	w->fsyncs = 0;
 	llmio_hist_init(&w->sync_lat);
-	w->ctx.counters.wire_rx = w->ctx.counters.wire_tx = 0;
-	w->ctx.counters.requests = w->ctx.counters.retries = 0;
-	w->ctx.counters.hash_ns = w->ctx.counters.copy_ns = 0;
-	w->ctx.counters.agent_cpu_ns = 0;
+	memset(&w->ctx.counters, 0, sizeof(w->ctx.counters)); /* every one, however many */
 }
 
 /* Block number -> (file, offset).  Files are few; a binary search over prefix sums. */
