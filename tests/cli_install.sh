@@ -91,6 +91,21 @@ else
 	pass "the static client needs no libllmio.so"
 fi
 
+echo "== the installed CLI and its tracer"
+check "installed bin/llmio" test -x "$P/bin/llmio"
+check "installed $LIBDIR_REL/llmio/libllmio_trace.so" test -e "$LIB/llmio/libllmio_trace.so"
+check "installed llmio --version runs" "$P/bin/llmio" --version
+# the installed llmio finds its tracer with no build tree next to it and no LLMIO_TRACE_LIB
+echo data >"$T/traced.txt"
+(cd "$T" && env -u LLMIO_TRACE_LIB "$P/bin/llmio" trace -q -o "$T/inst.trace" -- cat traced.txt) \
+	>/dev/null 2>"$T/trace.err"
+rc=$?
+if [ "$rc" -eq 0 ] && "$P/bin/llmio" trace dump "$T/inst.trace" | grep -q 'traced.txt'; then
+	pass "installed llmio trace preloads the installed tracer and records the read"
+else
+	fail "installed llmio trace: exit $rc: $(head -c 400 "$T/trace.err")"
+fi
+
 echo "== a staged install (DESTDIR) for the prefix /opt/llmio"
 DESTDIR=$T/stage run "$CMAKE" --install "$B" --prefix /opt/llmio
 if [ "$RC" -eq 0 ] && grep -qx 'prefix=/opt/llmio' "$T/stage/opt/llmio/$LIBDIR_REL/pkgconfig/llmio.pc"; then

@@ -31,9 +31,9 @@ static void help(FILE *f)
 	        "       llmio trace import-strace LOG -o FILE\n"
 	        "       llmio trace dump FILE\n\n"
 	        "Runs COMMAND with the tracer preloaded (%s, found next to the llmio\n"
-	        "executable or at $LLMIO_TRACE_LIB) and records its file I/O at the libc "
-	        "boundary,\n"
-	        "in every process it forks or execs: opens, closes, reads, writes, seeks, syncs,\n"
+	        "executable, in LIBDIR/llmio of an installed tree, or at $LLMIO_TRACE_LIB)\n"
+	        "and records its file I/O at the libc boundary, in every process it forks or\n"
+	        "execs: opens, closes, reads, writes, seeks, syncs,\n"
 	        "mmaps, renames, unlinks and stdio calls, each with time, duration, pid, tid, "
 	        "path,\n"
 	        "offset, bytes and result.  Afterwards the per-process records are merged into\n"
@@ -121,7 +121,18 @@ static int find_lib(char *out, size_t len)
 		slash = strrchr(exe, '/');
 		if (slash)
 			*slash = '\0';
+		/* next to the executable in a build tree */
 		if (snprintf(out, len, "%s/%s", exe, TRACE_LIB_NAME) >= (int)len)
+			return -ENAMETOOLONG;
+		if (access(out, R_OK) == 0)
+			return 0;
+		/* installed: PREFIX/bin/llmio and PREFIX/LIBDIR/llmio/ (CMakeLists.txt) */
+		if (LLMIO_INSTALL_LIBDIR[0] == '/')
+			n = snprintf(out, len, "%s/llmio/%s", LLMIO_INSTALL_LIBDIR, TRACE_LIB_NAME);
+		else
+			n = snprintf(out, len, "%s/../%s/llmio/%s", exe, LLMIO_INSTALL_LIBDIR,
+			             TRACE_LIB_NAME);
+		if (n < 0 || (size_t)n >= len)
 			return -ENAMETOOLONG;
 	}
 	return access(out, R_OK) ? -errno : 0;
