@@ -55,6 +55,7 @@ struct plan_xfer {
 
 struct plan {
 	char policy[24];
+	char origin[64]; /* where a policy chose among plans of its own: which one ("" else) */
 	uint64_t budget;
 	struct plan_xfer *x;
 	size_t n, cap;
@@ -133,6 +134,7 @@ enum {
 	PLAN_TRY_RULE = 1,      /* only when idle > 2 x round trip x (1 + margin) (G10) */
 	PLAN_TRY_BANDWIDTH = 2, /* book the tier's remaining bandwidth; refuse when it lacks */
 	PLAN_TRY_AT_USE = 4,    /* without PLAN_TRY_BANDWIDTH: fetch at the use (widest window) */
+	PLAN_TRY_DEFICIT = 8,   /* without PLAN_TRY_BANDWIDTH: only over the kernels over budget */
 };
 /* Without PLAN_TRY_BANDWIDTH the eviction is due before the kernel after the interval's start
  * (it may stall) and the fetch is booked to land in time where the bandwidth left allows, else
@@ -167,6 +169,11 @@ const struct plan_policy *plan_policy_find(const char *name);
 /* Build with policy pol, then check: what every caller wants. */
 int plan_build(struct plan *p, const struct plan_policy *pol, const struct lt_step *s,
                const struct plan_cfg *c, struct llmio_error *e);
+
+/* Drop the transfers a policy took back, sort the rest and prove the invariants (what
+ * plan_build() does after the policy): for a policy that builds plans of its own to compare. */
+int plan_finish(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
+                struct llmio_error *e);
 
 /* LRU eviction on demand, fetching `lookahead` kernels ahead (0: on demand); policy_lru.c. */
 int plan_lru(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, uint32_t lookahead,

@@ -2,16 +2,27 @@
 /*
  * Policy `g10` (G10, arXiv 2310.09443, the smart migration of its src/analysis.cc): inactive
  * intervals of every tensor, including the loop-around of tensors that live across steps, are
- * taken largest "area" (bytes x idle time) first; while the fast tier's projected curve exceeds
- * the budget somewhere inside an interval, the tensor is evicted at the interval's start and
- * fetched back to land before its next use, when the interval is longer than the round trip
- * (latencies + 2 x bytes / bandwidth) times (1 + margin), and when the tier's bandwidth left
- * during the kernels in between can carry both transfers.  The host tier is tried first while it
- * has room, then the SSD.  What still does not fit is offloaded where the bandwidth allows
- * although the interval is shorter than the rule wants; then evicted without either check
- * (the kernel after it may wait for the write), fetched as early as the bandwidth left allows;
- * then, where that window is still too narrow, fetched at its use (which waits).  What does not
- * fit even so, plan_check() names.
+ * offloaded while the fast tier's projected curve exceeds the budget somewhere inside them: the
+ * tensor is evicted at the interval's start and fetched back to land before its next use, when
+ * the interval is longer than the round trip (latencies + 2 x bytes / bandwidth) times
+ * (1 + margin), and when the tier's bandwidth left during the kernels in between can carry
+ * both transfers.  The host tier is tried first while it has room, then the SSD.  What still
+ * does not fit is offloaded where the bandwidth allows although the interval is shorter than the
+ * rule wants; then evicted without either check, sized to the deficit (away only over the
+ * kernels over the budget, the write due before the first of them, the fetch as late as the
+ * bandwidth left allows after the last, else right after it); then, where that is not enough,
+ * fetched at its use (which waits).  What does not fit even so, plan_check() names.
+ *
+ * Which intervals go first decides the plan.  Two orders are planned: G10's, largest "area"
+ * (bytes x idle time) first, and Belady's, kernel by kernel over the curve, the interval whose
+ * next use is farthest first; each with and without the deficit-sized forced evictions.  The
+ * four plans run through the bandwidth model (plan_simulate()) and the one that stalls least is
+ * the plan (ties: fewer bytes moved, then the order above).
+ *
+ * G10 adjusts its plan at run time where the static plan would stall; a planner that runs
+ * before the step cannot, so its stand-in is this: the on-demand plans (lru and prefetch-lru,
+ * which react kernel by kernel) are simulated too, and where one of them stalls less than every
+ * plan of g10's own, that plan is g10's (plan.origin says so, and the phase's note).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,64 +31,193 @@
 #include "store/plan.h"
 
 struct cand {
-	double area; /* bytes x idle time: the memory-time an eviction can save */
+	double key; /* larger first */
 	uint32_t tensor, after;
 	size_t iv;
 };
 
-static int by_area(const void *a, const void *b)
+static int by_key(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
-	if (x->area != y->area)
-		return x->area > y->area ? -1 : 1;
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
 	if (x->tensor != y->tensor)
 		return x->tensor < y->tensor ? -1 : 1;
 	return x->after < y->after ? -1 : x->after > y->after;
 }
 
-static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
-                 struct llmio_error *e)
-{
-	static const unsigned passes[] = {PLAN_TRY_RULE | PLAN_TRY_BANDWIDTH, PLAN_TRY_BANDWIDTH, 0,
-	                                  PLAN_TRY_AT_USE};
-	struct plan_ctx x;
-	struct cand *order = NULL;
+static const unsigned passes[] = {PLAN_TRY_RULE | PLAN_TRY_BANDWIDTH, PLAN_TRY_BANDWIDTH, 0,
+                                  PLAN_TRY_AT_USE};
 
+/* Offload interval j with the flags of pass `pass`: host first, then SSD; 0 or -errno. */
+static int offload(struct plan_ctx *x, size_t j, size_t pass, unsigned extra, struct llmio_error *e)
+{
+	const struct lt_interval *iv = &x->iv[j];
+	unsigned fl = passes[pass] | (passes[pass] ? 0 : extra);
+	int ret;
+
+	if ((pass == 0 && x->win[j].done) || !plan_interval_helps(x, iv))
+		return 0;
+	/* later passes widen the window an earlier one gave the interval */
+	plan_undo_interval(x, iv);
+	ret = plan_try_interval(x, iv, PLAN_HOST, fl, e);
+	if (ret > 0)
+		ret = plan_try_interval(x, iv, PLAN_SSD, fl, e);
+	return ret > 0 ? 0 : ret;
+}
+
+/* G10's order: every interval, largest area first, while the curve is over the budget. */
+static int by_area_order(struct plan_ctx *x, unsigned extra, struct llmio_error *e)
+{
+	const struct lt_step *s = x->s;
+	struct cand *order = calloc(x->niv ? x->niv : 1, sizeof(*order));
 	uint32_t at;
-	int ret = plan_ctx_init(&x, s, c, p, e);
+	int ret = 0;
+
+	if (!order)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	for (size_t j = 0; j < x->niv; j++)
+		order[j] = (struct cand){.key = (double)s->tensors[x->iv[j].tensor].bytes *
+		                                (double)x->iv[j].idle_ns,
+		                         .tensor = x->iv[j].tensor,
+		                         .after = x->iv[j].after,
+		                         .iv = j};
+	qsort(order, x->niv, sizeof(*order), by_key);
+	for (size_t pass = 0; pass < sizeof(passes) / sizeof(passes[0]) && !ret; pass++)
+		for (size_t o = 0; o < x->niv && !ret && plan_ctx_peak(x, &at) > x->c->budget; o++)
+			ret = offload(x, order[o].iv, pass, extra, e);
+	free(order);
+	return ret;
+}
+
+/* Belady's order: at each kernel over the budget, in time order, the intervals that hold it,
+ * the one whose next use is farthest from it first, until the kernel fits. */
+static int belady_order(struct plan_ctx *x, unsigned extra, struct llmio_error *e)
+{
+	const uint32_t N = x->s->nkernels;
+	struct cand *c = calloc(x->niv ? x->niv : 1, sizeof(*c));
+	int ret = 0;
+
+	if (!c)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	for (size_t pass = 0; pass < sizeof(passes) / sizeof(passes[0]) && !ret; pass++)
+		for (uint32_t k = 0; k <= N && !ret; k++) {
+			size_t n = 0;
+
+			if (x->mem[k] <= x->c->budget)
+				continue;
+			for (size_t j = 0; j < x->niv; j++) {
+				const struct lt_interval *iv = &x->iv[j];
+				uint32_t v0 = iv->after + 1, vb = iv->before + (iv->wraps ? N : 0);
+				/* kernel k, or k of the next step for an interval that wraps */
+				uint32_t v = k >= v0 ? k : k + N;
+
+				if (v >= v0 && v < vb)
+					c[n++] = (struct cand){.key = (double)(vb - v),
+					                       .tensor = iv->tensor,
+					                       .after = iv->after,
+					                       .iv = j};
+			}
+			qsort(c, n, sizeof(*c), by_key);
+			for (size_t o = 0; o < n && !ret && x->mem[k] > x->c->budget; o++)
+				ret = offload(x, c[o].iv, pass, extra, e);
+		}
+	free(c);
+	return ret;
+}
+
+struct variant {
+	const char *name;
+	int (*order)(struct plan_ctx *x, unsigned extra, struct llmio_error *e);
+	unsigned extra; /* flags added to the forced pass */
+};
+
+static const struct variant variants[] = {
+        {"g10, area order", by_area_order, 0},
+        {"g10, area order, deficit-sized", by_area_order, PLAN_TRY_DEFICIT},
+        {"g10, Belady order", belady_order, 0},
+        {"g10, Belady order, deficit-sized", belady_order, PLAN_TRY_DEFICIT},
+};
+
+/* One candidate plan into q (initialised here), finished and checked. */
+static int candidate(struct plan *q, size_t v, const struct lt_step *s, const struct plan_cfg *c,
+                     struct llmio_error *e)
+{
+	struct plan_ctx x;
+	int ret = plan_init(q, "g10", s, c->budget, e);
 
 	if (ret)
 		return ret;
-	order = calloc(x.niv ? x.niv : 1, sizeof(*order));
-	if (!order) {
-		ret = llmio_err(e, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t j = 0; j < x.niv; j++)
-		order[j] = (struct cand){.area = (double)s->tensors[x.iv[j].tensor].bytes *
-		                                 (double)x.iv[j].idle_ns,
-		                         .tensor = x.iv[j].tensor,
-		                         .after = x.iv[j].after,
-		                         .iv = j};
-	qsort(order, x.niv, sizeof(*order), by_area);
-	for (size_t pass = 0; pass < sizeof(passes) / sizeof(passes[0]) && !ret; pass++)
-		for (size_t o = 0; o < x.niv && !ret && plan_ctx_peak(&x, &at) > c->budget; o++) {
-			const struct lt_interval *iv = &x.iv[order[o].iv];
-
-			if ((pass == 0 && x.win[order[o].iv].done) || !plan_interval_helps(&x, iv))
-				continue;
-			/* later passes widen the window an earlier one gave the interval */
-			plan_undo_interval(&x, iv);
-			ret = plan_try_interval(&x, iv, PLAN_HOST, passes[pass], e);
-			if (ret > 0)
-				ret = plan_try_interval(&x, iv, PLAN_SSD, passes[pass], e);
-			ret = ret > 0 ? 0 : ret;
+	if (v < sizeof(variants) / sizeof(variants[0])) {
+		snprintf(q->origin, sizeof(q->origin), "%s", variants[v].name);
+		ret = plan_ctx_init(&x, s, c, q, e);
+		if (!ret) {
+			ret = variants[v].order(&x, variants[v].extra, e);
+			plan_ctx_release(&x);
 		}
-out:
-	plan_ctx_release(&x);
-	free(order);
-	return ret;
+	} else {
+		/* the run-time fallback's stand-in: the on-demand plans */
+		bool pre = v > sizeof(variants) / sizeof(variants[0]);
+
+		snprintf(q->origin, sizeof(q->origin), "%s's plan (g10's own stalled more)",
+		         pre ? "prefetch-lru" : "lru");
+		ret = plan_lru(q, s, c, pre ? (c->lookahead ? c->lookahead : 1) : 0, e);
+	}
+	return ret ? ret : plan_finish(q, s, c, e);
+}
+
+static uint64_t moved(const struct plan_sim *r)
+{
+	uint64_t b = 0;
+
+	for (int t = PLAN_HOST; t < PLAN_NTIERS; t++)
+		b += r->bytes[t][PLAN_OUT] + r->bytes[t][PLAN_IN];
+	return b;
+}
+
+static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
+                 struct llmio_error *e)
+{
+	const size_t nown = sizeof(variants) / sizeof(variants[0]);
+	struct llmio_error first = {0}; /* why g10's own first plan failed, when none fits */
+	struct plan best = {0};
+	struct plan_sim rb = {0};
+	bool have = false;
+	int ret = 0;
+
+	for (size_t v = 0; v < nown + 2; v++) {
+		struct llmio_error le = {0};
+		struct plan q;
+		struct plan_sim r;
+
+		ret = candidate(&q, v, s, c, &le);
+		if (!ret)
+			ret = plan_simulate(&q, s, c, &r, &le);
+		if (ret == -ENOMEM) {
+			plan_release(&q);
+			plan_release(&best);
+			return llmio_err(e, ret, "%s", llmio_err_msg(&le));
+		}
+		if (ret && v == 0)
+			first = le;
+		/* strictly better: ties go to the earlier plan, g10's own before the fallback */
+		if (!ret && (!have || r.stall_s < rb.stall_s ||
+		             (r.stall_s == rb.stall_s && moved(&r) < moved(&rb)))) {
+			plan_release(&best);
+			best = q;
+			rb = r;
+			have = true;
+		} else {
+			plan_release(&q);
+		}
+	}
+	if (!have) /* G10's own reason, the one the plan_check() messages name */
+		return llmio_err(e, first.code ? first.code : -ENOSPC, "%s", llmio_err_msg(&first));
+	/* p was initialised by plan_build(): hand it best's transfers and start tiers */
+	plan_release(p);
+	*p = best;
+	return 0;
 }
 
 const struct plan_policy policy_g10 = {

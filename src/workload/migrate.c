@@ -259,8 +259,9 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 		return llmio_err(e, ret, "%s", llmio_err_msg(&le));
 	}
 	sim_metrics(ph, &r, c->budget);
-	note_set(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s: %.150s",
-	         x->st ? "; " : "", x->st ? x->tiers : "", s->origin);
+	note_set(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s%s%s: %.150s",
+	         p.origin[0] ? "; plan: " : "", p.origin, x->st ? "; " : "", x->st ? x->tiers : "",
+	         s->origin);
 	if (x->st)
 		ret = execute(w, &p, s, &r, x, e);
 	plan_release(&p);
