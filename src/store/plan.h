@@ -179,4 +179,12 @@ int plan_finish(struct plan *p, const struct lt_step *s, const struct plan_cfg *
 int plan_lru(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, uint32_t lookahead,
              struct llmio_error *e);
 
+/* One of g10's own plans (policy_g10.c), into p as plan_lru() does: variant 0 is G10's order
+ * (largest area first, forced evictions of whole intervals); PLAN_G10_BELADY orders kernel by
+ * kernel, farthest next use first; PLAN_G10_DEFICIT sizes forced evictions to the deficit.
+ * Policy g10 simulates them all and keeps the one that stalls least. */
+enum { PLAN_G10_DEFICIT = 1, PLAN_G10_BELADY = 2, PLAN_G10_VARIANTS = 4 };
+int plan_g10(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, unsigned variant,
+             struct llmio_error *e);
+
 #endif

@@ -127,38 +127,45 @@ static int belady_order(struct plan_ctx *x, unsigned extra, struct llmio_error *
 	return ret;
 }
 
-struct variant {
-	const char *name;
-	int (*order)(struct plan_ctx *x, unsigned extra, struct llmio_error *e);
-	unsigned extra; /* flags added to the forced pass */
+static const char *const variant_names[PLAN_G10_VARIANTS] = {
+        "g10, area order",
+        "g10, area order, deficit-sized",
+        "g10, Belady order",
+        "g10, Belady order, deficit-sized",
 };
 
-static const struct variant variants[] = {
-        {"g10, area order", by_area_order, 0},
-        {"g10, area order, deficit-sized", by_area_order, PLAN_TRY_DEFICIT},
-        {"g10, Belady order", belady_order, 0},
-        {"g10, Belady order, deficit-sized", belady_order, PLAN_TRY_DEFICIT},
-};
+int plan_g10(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, unsigned variant,
+             struct llmio_error *e)
+{
+	unsigned extra = variant & PLAN_G10_DEFICIT ? PLAN_TRY_DEFICIT : 0;
+	struct plan_ctx x;
+	int ret;
 
-/* One candidate plan into q (initialised here), finished and checked. */
-static int candidate(struct plan *q, size_t v, const struct lt_step *s, const struct plan_cfg *c,
+	if (variant >= PLAN_G10_VARIANTS)
+		return llmio_err(e, -EINVAL, "no g10 variant %u", variant);
+	snprintf(p->origin, sizeof(p->origin), "%s", variant_names[variant]);
+	ret = plan_ctx_init(&x, s, c, p, e);
+	if (ret)
+		return ret;
+	ret = variant & PLAN_G10_BELADY ? belady_order(&x, extra, e) : by_area_order(&x, extra, e);
+	plan_ctx_release(&x);
+	return ret;
+}
+
+/* Candidate v into q (initialised here), finished and checked: g10's own plans, then the
+ * on-demand ones. */
+static int candidate(struct plan *q, unsigned v, const struct lt_step *s, const struct plan_cfg *c,
                      struct llmio_error *e)
 {
-	struct plan_ctx x;
 	int ret = plan_init(q, "g10", s, c->budget, e);
 
 	if (ret)
 		return ret;
-	if (v < sizeof(variants) / sizeof(variants[0])) {
-		snprintf(q->origin, sizeof(q->origin), "%s", variants[v].name);
-		ret = plan_ctx_init(&x, s, c, q, e);
-		if (!ret) {
-			ret = variants[v].order(&x, variants[v].extra, e);
-			plan_ctx_release(&x);
-		}
+	if (v < PLAN_G10_VARIANTS) {
+		ret = plan_g10(q, s, c, v, e);
 	} else {
 		/* the run-time fallback's stand-in: the on-demand plans */
-		bool pre = v > sizeof(variants) / sizeof(variants[0]);
+		bool pre = v > PLAN_G10_VARIANTS;
 
 		snprintf(q->origin, sizeof(q->origin), "%s's plan (g10's own stalled more)",
 		         pre ? "prefetch-lru" : "lru");
@@ -179,14 +186,13 @@ static uint64_t moved(const struct plan_sim *r)
 static int build(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
                  struct llmio_error *e)
 {
-	const size_t nown = sizeof(variants) / sizeof(variants[0]);
 	struct llmio_error first = {0}; /* why g10's own first plan failed, when none fits */
 	struct plan best = {0};
 	struct plan_sim rb = {0};
 	bool have = false;
 	int ret = 0;
 
-	for (size_t v = 0; v < nown + 2; v++) {
+	for (unsigned v = 0; v < PLAN_G10_VARIANTS + 2; v++) {
 		struct llmio_error le = {0};
 		struct plan q;
 		struct plan_sim r;
