@@ -5,6 +5,7 @@
  * G10's BERT graph and on a catalog model, determinism, impossible plans, the simulation.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -668,6 +669,57 @@ static void forced_eviction_sized_to_deficit(void **state)
 	lt_release(&s);
 }
 
+/* Four kernels of 100 ms, a 10 GB/s SSD without latency (0.1 s a GB): A (1 GB) goes out
+ * before kernel 1 while W (1 GB, a weight that starts the step on the SSD) comes in, both due
+ * before kernel 2; A comes back for kernel 3, W goes back after it.  Two channels: both run
+ * at once, nothing waits.  One queue (the store): W's read waits behind A's write, kernel 2
+ * waits 0.1 s, and A's fetch, queued behind W's, still lands in time.  Kernels 50 ms late
+ * (kernel_late_ns): the transfers have 0.15 s a kernel, kernel 2 waits 0.05 s. */
+static const char queue_step[] = "llmio-lifetimes 1\n"
+                                 "kernel k0 100000\nkernel k1 100000\nkernel k2 100000\n"
+                                 "kernel k3 100000\n"
+                                 "tensor A 1000000000 activation 0 3\n"
+                                 "tensor W 1000000000 weight - 2\n";
+
+static void one_ssd_queue_and_late_kernels(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+	uint32_t a, w;
+
+	(void)state;
+	assert_int_equal(parse(queue_step, &s, &e), 0);
+	a = tensor_index(&s, "A");
+	w = tensor_index(&s, "W");
+	plan_cfg_init(&c, 2000000000);
+	c.tier[PLAN_SSD] = (struct plan_tier_spec){.gbps = 10};
+	assert_int_equal(plan_init(&p, "hand", &s, c.budget, &e), 0);
+	p.start_tier[w] = PLAN_SSD;
+	assert_int_equal(plan_add(&p, &s, a, PLAN_OUT, PLAN_SSD, 1, 2, &e), 0);
+	assert_int_equal(plan_add(&p, &s, w, PLAN_IN, PLAN_SSD, 1, 2, &e), 0);
+	assert_int_equal(plan_add(&p, &s, a, PLAN_IN, PLAN_SSD, 2, 3, &e), 0);
+	assert_int_equal(plan_add(&p, &s, w, PLAN_OUT, PLAN_SSD, 3, 4, &e), 0);
+	plan_sort(&p);
+	assert_int_equal(plan_check(&p, &s, &c, &e), 0);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(r.stall_s < 1e-9);
+	assert_true(fabs(r.step_s - 0.4) < 1e-9);
+	c.ssd_one_queue = true;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - 0.1) < 1e-9);
+	assert_true(fabs(r.step_s - 0.5) < 1e-9);
+	c.kernel_late_ns = 50000000;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - 0.05) < 1e-9);
+	assert_true(fabs(r.step_s - 0.65) < 1e-9);
+	assert_true(fabs(r.compute_s - 0.4) < 1e-9); /* the ideal step, late or not */
+	plan_release(&p);
+	lt_release(&s);
+}
+
 /* Deterministic pseudo-random numbers (xorshift64*), so the property test repeats. */
 static uint64_t rnd(uint64_t *x)
 {
@@ -761,6 +813,7 @@ static void g10_never_stalls_more(void **state)
 		c.tier[PLAN_HOST].capacity = seed % 3 ? 128ull << 30 : 0; /* 0: SSD only */
 		c.tier[PLAN_SSD].gbps = rnd_in(&x, 1, 8);
 		c.lookahead = rnd_in(&x, 1, 3);
+		c.ssd_one_queue = seed % 2; /* the store's queue: the planner books one channel */
 		l = stall_of(&policy_lru, &s, &c, NULL, 0);
 		pl = stall_of(&policy_prefetch_lru, &s, &c, NULL, 0);
 		g = stall_of(&policy_g10, &s, &c, origin, sizeof(origin));
@@ -806,6 +859,7 @@ int main(void)
 	        cmocka_unit_test(over_budget_named),
 	        cmocka_unit_test(forced_eviction_sized_to_deficit),
 	        cmocka_unit_test(g10_never_stalls_more),
+	        cmocka_unit_test(one_ssd_queue_and_late_kernels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -496,7 +496,8 @@ int plan_simulate(const struct plan *p, const struct lt_step *s, const struct pl
 
 		for (uint32_t j = bi.off[k]; j < bi.off[k + 1]; j++) {
 			const struct plan_xfer *x = &p->x[bi.idx[j]];
-			double *ch = &chan[x->tier][x->dir], start = *ch > t ? *ch : t;
+			int d = x->tier == PLAN_SSD && c->ssd_one_queue ? PLAN_OUT : x->dir;
+			double *ch = &chan[x->tier][d], start = *ch > t ? *ch : t;
 
 			end[bi.idx[j]] = *ch = start + xfer_seconds(c, x);
 			xs[nx++] = (struct span){start, *ch};
@@ -511,7 +512,8 @@ int plan_simulate(const struct plan *p, const struct lt_step *s, const struct pl
 			t = ready;
 			break;
 		}
-		ks[k] = (struct span){ready, ready + (double)s->kernels[k].dur_ns / 1e9};
+		ks[k] = (struct span){
+		        ready, ready + (double)(s->kernels[k].dur_ns + c->kernel_late_ns) / 1e9};
 		t = ks[k].b;
 	}
 	out->step_s = t;
@@ -563,6 +565,11 @@ int plan_ctx_init(struct plan_ctx *x, const struct lt_step *s, const struct plan
 		goto nomem;
 	for (int t = PLAN_HOST; t < PLAN_NTIERS; t++)
 		for (int d = 0; d < 2; d++) {
+			if (t == PLAN_SSD && d == PLAN_IN && c->ssd_one_queue) {
+				/* one queue: what a fetch books an eviction no longer has */
+				x->bw_left[t][d] = x->bw_left[t][PLAN_OUT];
+				continue;
+			}
 			x->bw_left[t][d] = calloc(N, sizeof(double));
 			if (!x->bw_left[t][d])
 				goto nomem;
@@ -603,7 +610,8 @@ void plan_ctx_release(struct plan_ctx *x)
 	free(x->host);
 	for (int t = 0; t < PLAN_NTIERS; t++)
 		for (int d = 0; d < 2; d++)
-			free(x->bw_left[t][d]);
+			if (d == PLAN_OUT || x->bw_left[t][d] != x->bw_left[t][PLAN_OUT])
+				free(x->bw_left[t][d]);
 	free(x->iv);
 	free(x->win);
 	memset(x, 0, sizeof(*x));

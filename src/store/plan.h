@@ -38,6 +38,12 @@ struct plan_cfg {
 	struct plan_tier_spec tier[PLAN_NTIERS]; /* [PLAN_HOST], [PLAN_SSD] */
 	double margin;                           /* G10's delta: 2 x round trip x (1 + margin) */
 	uint32_t lookahead;                      /* prefetch-lru: kernels ahead */
+	/* How an execution runs, for its simulation (both off: G10's model).  ssd_one_queue: the
+	 * SSD's reads and writes share one channel in plan order, as the tensor store starts them
+	 * through one I/O thread on one device (also what the planner books); kernel_late_ns:
+	 * added to every kernel, the emulated kernels' late wake-ups. */
+	bool ssd_one_queue;
+	uint64_t kernel_late_ns;
 };
 
 /* G10's defaults (genconfigs.py): PCIe 15.754 GB/s, SSD 3.2 GB/s, latencies 12/16 us plus
@@ -94,7 +100,8 @@ struct plan_sim {
 };
 
 /*
- * Run the plan through a bandwidth model: each tier has one channel per direction; a transfer
+ * Run the plan through a bandwidth model: each tier has one channel per direction (the SSD one
+ * for both with c->ssd_one_queue); a transfer
  * takes latency + bytes / bandwidth and starts when it is issued and its channel is free; a
  * kernel starts when the previous one ended and the transfers due before it are complete (the
  * wait is stall).  Overlap is the time transfers run while a kernel computes.
