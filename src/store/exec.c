@@ -465,14 +465,35 @@ static int wait_events(struct llmio_store *st, uint32_t n, int type, struct llmi
 	return ret;
 }
 
-/* The step's tensor sizes in its order (cycling), as many as fit in `bytes` (at least one):
+/* The size that carries the step's bytes: half of them are in tensors at least this large
+ * (the byte-weighted median).  What a plan moves is mostly those; the many tiny tensors (biases,
+ * norms) would make a burst of latencies. */
+static uint64_t carrying_size(const struct lt_step *s)
+{
+	uint64_t *b = malloc((s->ntensors ? s->ntensors : 1) * sizeof(*b)), all = 0, acc = 0, m = 0;
+
+	if (!b)
+		return 0; /* every size then */
+	for (uint32_t i = 0; i < s->ntensors; i++)
+		all += b[i] = s->tensors[i].bytes;
+	qsort(b, s->ntensors, sizeof(*b), cmp_u64);
+	for (uint32_t i = s->ntensors; i-- > 0 && acc * 2 < all;) {
+		acc += b[i];
+		m = b[i];
+	}
+	free(b);
+	return m;
+}
+
+/* The step's tensor sizes in its order (cycling), those that carry its bytes
+ * (carrying_size()), as many as fit in `bytes` (at least one):
  * put back to back, each its own put as the step's evictions are, then got back the same way.
  * *total and *n: what moved; *tw, *tr: the two bursts' times in ns. */
 static int burst(struct llmio_store *st, const struct lt_step *s, uint64_t bytes, uint64_t *total,
                  uint32_t *n, uint64_t *tw, uint64_t *tr, struct llmio_error *e)
 {
 	enum { MAXN = 1024 };
-	uint64_t *h = calloc(MAXN, sizeof(*h)), *len = calloc(MAXN, sizeof(*len)), big = 0, t;
+	uint64_t *h = calloc(MAXN, sizeof(*h)), *len = calloc(MAXN, sizeof(*len)), big = 0, t, min;
 	void *buf = NULL;
 	uint32_t i = 0;
 	int ret = 0;
@@ -481,9 +502,14 @@ static int burst(struct llmio_store *st, const struct lt_step *s, uint64_t bytes
 	*n = 0;
 	if (!h || !len)
 		goto nomem;
-	while (*n < MAXN && s->ntensors) {
+	min = carrying_size(s);
+	for (uint32_t seen = 0; *n < MAXN && s->ntensors; seen++) {
 		uint64_t b = s->tensors[i].bytes;
 
+		if (b < min && seen < 2 * s->ntensors) { /* a step of tiny tensors only: all */
+			i = (i + 1) % s->ntensors;
+			continue;
+		}
 		if (*n && *total + b > bytes)
 			break;
 		len[(*n)++] = b;

@@ -31,8 +31,9 @@ void plan_exec_release(struct plan_exec *r);
 
 /* Measure the SSD tier through st: latency per transfer (the median of nine 4 KiB puts and
  * gets) and bandwidth, the slower way.  With a step s, the bandwidth of the load the step puts
- * on the store: its tensor sizes in its order, as many as fit in `bytes`, put back to back (one
- * put each) and got back the same way: bytes / (time - n x latency), the latencies counted for
+ * on the store: its tensors in its order, those at least as large as the byte-weighted median
+ * size (the ones that carry its bytes), as many as fit in `bytes`, put back to back (one put
+ * each) and got back the same way: bytes / (time - n x latency), the latencies counted for
  * at most half of the time.  Without (s NULL): one put and one get of `bytes`, less the
  * latency. */
 int plan_calibrate(struct llmio_store *st, const struct lt_step *s, uint64_t bytes,
