@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "store/plan.h"
@@ -91,38 +92,92 @@ static int by_area_order(struct plan_ctx *x, unsigned extra, struct llmio_error 
 	return ret;
 }
 
+/* Part of an interval on the step's kernels [a, b): a wrapping one is two (the end of the
+ * step, and the start of the next one seen as this one's). */
+struct piece {
+	uint32_t a, b;
+	size_t iv;
+};
+
+static int by_start(const void *x, const void *y)
+{
+	const struct piece *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->iv < q->iv ? -1 : p->iv > q->iv;
+}
+
 /* Belady's order: at each kernel over the budget, in time order, the intervals that hold it,
- * the one whose next use is farthest from it first, until the kernel fits. */
+ * the one whose next use is farthest from it first, until the kernel fits.  The intervals
+ * holding kernel k come from a sweep over their pieces sorted by start. */
 static int belady_order(struct plan_ctx *x, unsigned extra, struct llmio_error *e)
 {
 	const uint32_t N = x->s->nkernels;
-	struct cand *c = calloc(x->niv ? x->niv : 1, sizeof(*c));
+	struct piece *pc = calloc(2 * x->niv + 1, sizeof(*pc));
+	size_t *act = calloc(2 * x->niv + 1, sizeof(*act)), npc = 0;
+	struct cand *c = calloc(2 * x->niv + 1, sizeof(*c));
+	uint8_t *tried = calloc(x->niv + 1, 1);
 	int ret = 0;
 
-	if (!c)
-		return llmio_err(e, -ENOMEM, "out of memory");
-	for (size_t pass = 0; pass < sizeof(passes) / sizeof(passes[0]) && !ret; pass++)
-		for (uint32_t k = 0; k <= N && !ret; k++) {
-			size_t n = 0;
+	if (!pc || !act || !c || !tried) {
+		ret = llmio_err(e, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t j = 0; j < x->niv; j++) {
+		const struct lt_interval *iv = &x->iv[j];
+		uint32_t v0 = iv->after + 1, vb = iv->before + (iv->wraps ? N : 0);
 
+		if (!iv->wraps) {
+			pc[npc++] = (struct piece){v0, vb, j};
+			continue;
+		}
+		pc[npc++] = (struct piece){0, iv->before, j};
+		pc[npc++] = (struct piece){v0, vb < N + 1 ? vb : N + 1, j};
+	}
+	qsort(pc, npc, sizeof(*pc), by_start);
+	for (size_t pass = 0; pass < sizeof(passes) / sizeof(passes[0]) && !ret; pass++) {
+		size_t next = 0, nact = 0;
+
+		/* each interval once a pass, as in G10's order: at the first kernel it could help
+		 * (a retry would only undo and redo it, and leak the bandwidth it booked) */
+		memset(tried, 0, x->niv);
+		for (uint32_t k = 0; k <= N && !ret; k++) {
+			size_t n = 0, keep = 0;
+
+			while (next < npc && pc[next].a <= k)
+				act[nact++] = next++;
+			for (size_t q = 0; q < nact; q++) /* what ended before k leaves */
+				if (pc[act[q]].b > k)
+					act[keep++] = act[q];
+			nact = keep;
 			if (x->mem[k] <= x->c->budget)
 				continue;
-			for (size_t j = 0; j < x->niv; j++) {
-				const struct lt_interval *iv = &x->iv[j];
+			for (size_t q = 0; q < nact; q++) {
+				const struct lt_interval *iv = &x->iv[pc[act[q]].iv];
+
+				if (tried[pc[act[q]].iv])
+					continue;
 				uint32_t v0 = iv->after + 1, vb = iv->before + (iv->wraps ? N : 0);
 				/* kernel k, or k of the next step for an interval that wraps */
 				uint32_t v = k >= v0 ? k : k + N;
 
-				if (v >= v0 && v < vb)
-					c[n++] = (struct cand){.key = (double)(vb - v),
-					                       .tensor = iv->tensor,
-					                       .after = iv->after,
-					                       .iv = j};
+				c[n++] = (struct cand){.key = (double)(vb - v),
+				                       .tensor = iv->tensor,
+				                       .after = iv->after,
+				                       .iv = pc[act[q]].iv};
 			}
 			qsort(c, n, sizeof(*c), by_key);
-			for (size_t o = 0; o < n && !ret && x->mem[k] > x->c->budget; o++)
+			for (size_t o = 0; o < n && !ret && x->mem[k] > x->c->budget; o++) {
+				tried[c[o].iv] = 1;
 				ret = offload(x, c[o].iv, pass, extra, e);
+			}
 		}
+	}
+out:
+	free(tried);
+	free(pc);
+	free(act);
 	free(c);
 	return ret;
 }
