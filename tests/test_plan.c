@@ -336,16 +336,18 @@ static void model_step(void **state)
 	lt_release(&s);
 }
 
+/* Ten kernels of 100 ms each, k0 to k9. */
+#define TEN_KERNELS                                                                                \
+	"kernel k0 100000\nkernel k1 100000\nkernel k2 100000\nkernel k3 100000\n"                 \
+	"kernel k4 100000\nkernel k5 100000\nkernel k6 100000\nkernel k7 100000\n"                 \
+	"kernel k8 100000\nkernel k9 100000\n"
+
 /* Ten kernels of 100 ms.  BIG (1 GB) is idle from kernel 0 to 9; X (1 GB) lives in kernels 4
  * and 5 only.  With a 1.5 GB budget something must go, and only BIG can: g10 moves it through
  * the host with nothing exposed (its round trip is ~130 ms of 800 idle). */
-static const char idle_long[] = "llmio-lifetimes 1\n"
-                                "kernel k0 100000\nkernel k1 100000\nkernel k2 100000\n"
-                                "kernel k3 100000\nkernel k4 100000\nkernel k5 100000\n"
-                                "kernel k6 100000\nkernel k7 100000\nkernel k8 100000\n"
-                                "kernel k9 100000\n"
-                                "tensor BIG 1000000000 activation 0 9\n"
-                                "tensor X 1000000000 workspace 4 5\n";
+static const char idle_long[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "tensor BIG 1000000000 activation 0 9\n"
+        "tensor X 1000000000 workspace 4 5\n";
 
 static void known_long_idle_evicted(void **state)
 {
@@ -395,14 +397,10 @@ static void known_long_idle_evicted(void **state)
 
 /* BIG (4 GB) is idle for two kernels only (200 ms, less than its round trip of ~500 ms): it
  * stays, although its "area" is the larger; LONG (0.4 GB, idle 800 ms) goes instead. */
-static const char idle_short[] = "llmio-lifetimes 1\n"
-                                 "kernel k0 100000\nkernel k1 100000\nkernel k2 100000\n"
-                                 "kernel k3 100000\nkernel k4 100000\nkernel k5 100000\n"
-                                 "kernel k6 100000\nkernel k7 100000\nkernel k8 100000\n"
-                                 "kernel k9 100000\n"
-                                 "tensor BIG 4000000000 activation 0 3\n"
-                                 "tensor LONG 400000000 activation 0 9\n"
-                                 "tensor X 500000000 workspace 2 -\n";
+static const char idle_short[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "tensor BIG 4000000000 activation 0 3\n"
+        "tensor LONG 400000000 activation 0 9\n"
+        "tensor X 500000000 workspace 2 -\n";
 
 static void known_short_idle_kept(void **state)
 {
@@ -623,14 +621,10 @@ static double stall_of_variant(unsigned v, const struct lt_step *s, const struct
  * does prefetch-lru at kernel 5 (it waits for the write, then 0.4 s for the prefetch).  Sized
  * to the deficit, A is away over kernels 5 and 6 only: the write has kernels 1-4 (0.4 s) and
  * the fetch is issued after kernel 6, for a stall of ~0.1 + 0.3 s. */
-static const char forced[] = "llmio-lifetimes 1\n"
-                             "kernel k0 100000\nkernel k1 100000\nkernel k2 100000\n"
-                             "kernel k3 100000\nkernel k4 100000\nkernel k5 100000\n"
-                             "kernel k6 100000\nkernel k7 100000\nkernel k8 100000\n"
-                             "kernel k9 100000\n"
-                             "tensor A 1000000000 activation 0 9\n"
-                             "tensor B 1000000000 activation 1 8\n"
-                             "tensor X 1500000000 workspace 5 6\n";
+static const char forced[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "tensor A 1000000000 activation 0 9\n"
+        "tensor B 1000000000 activation 1 8\n"
+        "tensor X 1500000000 workspace 5 6\n";
 
 static void forced_eviction_sized_to_deficit(void **state)
 {
