@@ -10,10 +10,15 @@
 # The budgets are the unscaled ones; bytes are scaled by --scale and kernel times by
 # --time_scale so that the step fits this machine (the plan, its simulation and its execution
 # all see the same scaled step).  The SSD tier's bandwidth and latencies are measured by llmio
-# on the store before each run (its note says so).  Each run is one JSON under $OUT; the table
-# (summary.md) has per run the simulated and the measured stall and step and their ratio; the
-# chart (stall.png, drawn by gnuplot when it is installed; its script is stall.gp) shows the
-# two stalls side by side.
+# on the store before each run, with the step's tensor sizes (its note says so), and the
+# simulation beside the run models the store's one SSD queue and the emulated kernels' late
+# wake-ups.  Each run is one JSON under $OUT; the table (summary.md) has per run the simulated
+# stall, the stall simulated again at the pace the run's kernels actually ran
+# (sim_stall_at_run_pace_s), the measured stall and their ratios, and how many runs are
+# within 15 %; the chart (stall.png, drawn by gnuplot when it is installed; its script is
+# stall.gp) shows the simulated and measured stall side by side.  Then, simulated only with
+# G10's tiers, every policy side by side on BERT-256, ViT-1280 and Llama-3.2-1B at three
+# budgets each (tables.md: the tables of docs/migration.md).
 #
 #   bench/migrate.sh [--dir DIR] [--engine E] [--scale F] [--time_scale F] [--llmio BIN]
 #     --dir         directory on the disk to measure (default ./migrate-scratch)
@@ -32,7 +37,7 @@ SCALE=0.002
 TSCALE=0.05
 LLMIO=$ROOT/build/llmio
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) DIR=$2; shift 2 ;;
@@ -66,10 +71,12 @@ python3 - "$OUT" "$ENGINE" "$SCALE" "$TSCALE" >"$OUT/summary.md" <<'PY'
 import glob, json, os, sys
 out, engine, scale, ts = sys.argv[1:]
 print(f"engine {engine}, --scale {scale}, --time_scale {ts}, policy g10, no host tier\n")
-print("| step | budget | SSD GB/s, read/write us (measured) | sim step s | run step s | "
-      "sim stall s | run stall s | run/sim stall | stalled kernels | SSD MB out |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-for f in sorted(glob.glob(os.path.join(out, "*.json"))):
+print("| step | budget | SSD tier (measured) | sim step s | run step s | sim stall s | "
+      "sim stall at run pace s | run stall s | run/sim stall | run/sim at pace | "
+      "stalled kernels | late wakeup s | SSD MB out |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+within = [0, 0, 0]  # runs, within 15 % of the simulation, of the simulation at run pace
+for f in sorted(glob.glob(os.path.join(out, "[bl]*.json"))):
     d = json.load(open(f))
     ph = {p["name"]: p for p in d["runs"][0]["phases"]}
     s, r = ph.get("simulate-g10"), ph.get("run-g10")
@@ -79,17 +86,68 @@ for f in sorted(glob.glob(os.path.join(out, "*.json"))):
         continue
     sm, rm = s["metrics"], r["metrics"]
     tiers = r["note"].split("SSD tier on ")[-1]
+    pace = rm.get("sim_stall_at_run_pace_s", float("nan"))
     ratio = rm["stall_s"] / sm["stall_s"] if sm["stall_s"] > 0 else float("nan")
+    rpace = rm["stall_s"] / pace if pace > 0 else float("nan")
+    within[0] += 1
+    within[1] += abs(ratio - 1) <= 0.15
+    within[2] += abs(rpace - 1) <= 0.15
     print(f"| {name.split('-')[0]} | {name.split('-')[1]} | {tiers} | {sm['step_s']:.4f} | "
-          f"{rm['step_s']:.4f} | {sm['stall_s']:.4f} | {rm['stall_s']:.4f} | {ratio:.2f} | "
-          f"{int(rm['stalled_kernels'])} | {rm['ssd_out_bytes'] / 1e6:.1f} |")
+          f"{rm['step_s']:.4f} | {sm['stall_s']:.4f} | {pace:.4f} | {rm['stall_s']:.4f} | "
+          f"{ratio:.2f} | {rpace:.2f} | {int(rm['stalled_kernels'])} | "
+          f"{rm['late_wakeup_s']:.4f} | {rm['ssd_out_bytes'] / 1e6:.1f} |")
+print(f"\nMeasured stall within 15 % of the simulated one: {within[1]} of {within[0]} runs; "
+      f"of the simulation at the run's pace: {within[2]} of {within[0]}.")
+try:
+    print(f"Load average when the runs ended: {open('/proc/loadavg').read().split()[0:3]}")
+except OSError:
+    pass
 PY
 cat "$OUT/summary.md"
+
+# the policies side by side, simulated with G10's tiers (the tables of docs/migration.md)
+tables() { # tables NAME BUDGETS -- ARGS...
+	local name=$1 budgets=$2; shift 3
+	echo "### $name, ratio to ideal (stall s; GB moved, host + SSD, both ways)"
+	echo
+	echo "| budget | lru | prefetch-lru | ssdtrain | flashneuron | g10 | g10's plan |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	for b in $budgets; do
+		"$LLMIO" run --workload migrate "$@" --budget "$b" --simulate --quiet \
+			--json "$OUT/sim-$name-$b.json" >/dev/null || fails=$((fails + 1))
+		python3 - "$OUT/sim-$name-$b.json" "$b" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ph = {p["name"]: p for p in d["runs"][0]["phases"]}
+row = [sys.argv[2]]
+for q in ["lru", "prefetch-lru", "ssdtrain", "flashneuron", "g10"]:
+    m = ph[f"simulate-{q}"]["metrics"]
+    if "ratio_to_ideal" not in m:
+        row.append("cannot run")
+        continue
+    gb = sum(m[f"{t}_{d}_bytes"] for t in ["host", "ssd"] for d in ["out", "in"]) / 1e9
+    row.append(f"{m['ratio_to_ideal']:.3f} ({m['stall_s']:.2f}; {gb:.1f})")
+note = ph["simulate-g10"]["note"]
+row.append(note.split("plan: ")[1].split(":")[0] if "plan: " in note else "?")
+print("| " + " | ".join(row) + " |")
+PY
+	done
+	echo
+}
+{
+	tables BERT-256 "40g 30g 20g" -- "${BERT[@]}"
+	tables ViT-1280 "40g 30g 20g" -- --lifetimes "$ROOT/tests/data/g10/VIT.txt" --batch 1280 \
+		--compute_s 3.71595
+	tables Llama-3.2-1B "80g 60g 40g" -- "${LLAMA[@]}"
+} >"$OUT/tables.md"
+cat "$OUT/tables.md"
 
 # the chart: simulated against measured stall per run, when gnuplot is here
 python3 - "$OUT" >"$OUT/stall.dat" <<'PY'
 import glob, json, os, sys
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    if os.path.basename(f).startswith("sim-"):
+        continue
     ph = {p["name"]: p["metrics"] for p in json.load(open(f))["runs"][0]["phases"]}
     if "stall_s" in ph.get("simulate-g10", {}) and "stall_s" in ph.get("run-g10", {}):
         print(os.path.basename(f)[:-5], ph["simulate-g10"]["stall_s"], ph["run-g10"]["stall_s"])

@@ -189,4 +189,17 @@ expect_rc 0 "the SSD tier measured on the store" run --workload migrate \
 	--policy g10 --ssd_gbps 2 --calib_bytes 1m --json "$T/cal.json"
 json_check "$T/cal.json" "bandwidth given, latencies measured" \
 	"all('2.000 GB/s (given), read ' in p['note'] and 'us (measured), write ' in p['note'] for p in d['runs'][0]['phases'])"
+json_check "$T/cal.json" "the simulation beside a run models the store's one SSD queue and late kernels" \
+	"all('one SSD queue; kernels late ' in p['note'] for p in d['runs'][0]['phases'])"
+json_check "$T/cal.json" "the run is simulated again at its own pace" \
+	"(lambda m: m['sim_stall_at_run_pace_s'] >= 0)($(phase cal run-g10))"
+expect_rc 0 "the bandwidth measured with the step's tensor sizes" run --workload migrate \
+	--lifetimes "$T/small.lt" --budget 1500000 --directory "$T/d" --time_scale 0.01 \
+	--policy g10 --calib_bytes 4m --json "$T/cal2.json"
+json_check "$T/cal2.json" "and said so" \
+	"all(\"GB/s (measured, step's sizes)\" in p['note'] for p in d['runs'][0]['phases'])"
+expect_rc 0 "--simulate alone" run --workload migrate --lifetimes "$T/small.lt" \
+	--budget 1500000 --simulate --policy g10 --json "$T/cal3.json"
+json_check "$T/cal3.json" "is G10's model: no queue shared, no late kernels" \
+	"all('one SSD queue' not in p['note'] for p in d['runs'][0]['phases'])"
 finish

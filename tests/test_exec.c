@@ -133,11 +133,45 @@ static void too_big_for_memory(void **state)
 	llmio_store_destroy(st);
 }
 
+/* The calibration with a step: a burst of its tensor sizes (eight of 100 KiB in 1 MiB, cycling
+ * over the step's one tensor) moves through the store and leaves nothing behind; without a step
+ * one put and one get.  Both give a bandwidth and latencies; no figure is compared with a
+ * threshold (the machine is shared). */
+static void calibrate_with_the_steps_sizes(void **state)
+{
+	struct llmio_store *st = open_store();
+	struct llmio_error e = {0};
+	struct llmio_store_stats a = {.stats_size = sizeof(a)}, b = {.stats_size = sizeof(b)};
+	struct plan_tier_spec t = {0}, u = {0};
+	struct lt_step s;
+	struct plan p;
+
+	(void)state;
+	step_and_plan(&s, &p, 100u << 10, PLAN_SSD);
+	assert_int_equal(llmio_store_stats(st, &a), 0);
+	assert_int_equal(plan_calibrate(st, &s, 1u << 20, &t, &e), 0);
+	assert_int_equal(llmio_store_stats(st, &b), 0);
+	assert_true(t.gbps > 0 && t.gbps < 1e6);
+	assert_true(t.read_lat_ns > 0 && t.write_lat_ns > 0);
+	/* nine 4 KiB round trips and the burst: ten puts of 100 KiB (1 MiB / 100 KiB) */
+	assert_int_equal(b.puts - a.puts, 9 + 10);
+	assert_int_equal(b.bytes_put - a.bytes_put, 9 * 4096 + 10 * (100u << 10));
+	assert_int_equal(b.gets - a.gets, 9 + 10);
+	assert_int_equal(plan_calibrate(st, NULL, 1u << 20, &u, &e), 0);
+	assert_true(u.gbps > 0);
+	/* the timer's lateness is a duration, not a promise: only that it is one */
+	assert_true(plan_timer_late_ns(100000) < 1000000000ull);
+	plan_release(&p);
+	lt_release(&s);
+	llmio_store_destroy(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(ssd_tier),
 	        cmocka_unit_test(host_tier),
+	        cmocka_unit_test(calibrate_with_the_steps_sizes),
 	        cmocka_unit_test(too_big_for_memory),
 	};
 

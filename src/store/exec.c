@@ -7,6 +7,7 @@
  * transfer's end is seen when it happens, not at the next kernel boundary.
  */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
@@ -440,12 +441,127 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int plan_calibrate(struct llmio_store *st, uint64_t bytes, struct plan_tier_spec *ssd,
-                   struct llmio_error *e)
+/* Wait for n events of type `type` (puts or gets of the calibration); the first failure. */
+static int wait_events(struct llmio_store *st, uint32_t n, int type, struct llmio_error *e)
+{
+	int efd = llmio_store_eventfd(st), ret = 0;
+
+	while (n) {
+		struct llmio_store_event ev[64];
+		int got = llmio_store_poll(st, ev, 64);
+
+		if (got < 0)
+			return llmio_err(e, got, "cannot read the store's events: %s",
+			                 strerror(-got));
+		for (int i = 0; i < got; i++, n -= n ? 1 : 0)
+			if (!ret && (ev[i].type != type || ev[i].res))
+				ret = llmio_err(e, ev[i].res ? ev[i].res : -EIO,
+				                "calibrating the SSD tier: a %s failed: %s",
+				                type == LLMIO_STORE_EV_PUT ? "write" : "read",
+				                strerror(ev[i].res ? -ev[i].res : EIO));
+		if (!got && n)
+			sleep_events(efd, UINT64_MAX);
+	}
+	return ret;
+}
+
+/* The size that carries the step's bytes: half of them are in tensors at least this large
+ * (the byte-weighted median).  What a plan moves is mostly those; the many tiny tensors (biases,
+ * norms) would make a burst of latencies. */
+static uint64_t carrying_size(const struct lt_step *s)
+{
+	uint64_t *b = malloc((s->ntensors ? s->ntensors : 1) * sizeof(*b)), all = 0, acc = 0, m = 0;
+
+	if (!b)
+		return 0; /* every size then */
+	for (uint32_t i = 0; i < s->ntensors; i++)
+		all += b[i] = s->tensors[i].bytes;
+	qsort(b, s->ntensors, sizeof(*b), cmp_u64);
+	for (uint32_t i = s->ntensors; i-- > 0 && acc * 2 < all;) {
+		acc += b[i];
+		m = b[i];
+	}
+	free(b);
+	return m;
+}
+
+/* The step's tensor sizes in its order (cycling), those that carry its bytes
+ * (carrying_size()), as many as fit in `bytes` (at least one):
+ * put back to back, each its own put as the step's evictions are, then got back the same way.
+ * *total and *n: what moved; *tw, *tr: the two bursts' times in ns. */
+static int burst(struct llmio_store *st, const struct lt_step *s, uint64_t bytes, uint64_t *total,
+                 uint32_t *n, uint64_t *tw, uint64_t *tr, struct llmio_error *e)
+{
+	enum { MAXN = 1024 };
+	uint64_t *h = calloc(MAXN, sizeof(*h)), *len = calloc(MAXN, sizeof(*len)), big = 0, t, min;
+	void *buf = NULL;
+	uint32_t i = 0;
+	int ret = 0;
+
+	*total = 0;
+	*n = 0;
+	if (!h || !len)
+		goto nomem;
+	min = carrying_size(s);
+	for (uint32_t seen = 0; *n < MAXN && s->ntensors; seen++) {
+		uint64_t b = s->tensors[i].bytes;
+
+		if (b < min && seen < 2 * s->ntensors) { /* a step of tiny tensors only: all */
+			i = (i + 1) % s->ntensors;
+			continue;
+		}
+		if (*n && *total + b > bytes)
+			break;
+		len[(*n)++] = b;
+		*total += b;
+		big = b > big ? b : big;
+		i = (i + 1) % s->ntensors;
+	}
+	if (!*n || !(buf = alloc_buf(big)))
+		goto nomem;
+	/* one buffer for all: the bytes do not matter, their sizes and their number do */
+	t = now_ns();
+	for (uint32_t j = 0; j < *n && !ret; j++)
+		ret = llmio_store_put(st, buf, len[j], LLMIO_STORE_BORROW, &h[j], e);
+	if (!ret) /* their events, not a flush: the step does not sync either */
+		ret = wait_events(st, *n, LLMIO_STORE_EV_PUT, e);
+	*tw = now_ns() - t;
+	t = now_ns();
+	for (uint32_t j = 0; j < *n && !ret; j++)
+		ret = llmio_store_get(st, h[j], buf, len[j], false, e);
+	if (!ret)
+		ret = wait_events(st, *n, LLMIO_STORE_EV_GOT, e);
+	*tr = now_ns() - t;
+	for (uint32_t j = 0; j < *n; j++)
+		if (h[j])
+			llmio_store_release(st, h[j], NULL);
+	free(buf);
+	free(h);
+	free(len);
+	return ret ? llmio_err_prefix(e, "calibrating the SSD tier") : 0;
+nomem:
+	free(h);
+	free(len);
+	return llmio_err(e, -ENOMEM, "out of memory for a calibration of %llu bytes",
+	                 (unsigned long long)bytes);
+}
+
+/* Bandwidth from a burst of n transfers in time t: the model charges each its latency, but
+ * the device overlaps some of them; count them at most for half the burst. */
+static double burst_gbps(uint64_t total, uint32_t n, uint64_t t, uint64_t lat)
+{
+	uint64_t lats = (uint64_t)n * lat, d = lats < t / 2 ? t - lats : t - t / 2;
+
+	return (double)total / (double)(d ? d : 1);
+}
+
+int plan_calibrate(struct llmio_store *st, const struct lt_step *s, uint64_t bytes,
+                   struct plan_tier_spec *ssd, struct llmio_error *e)
 {
 	enum { ROUNDS = 9 };
-	uint64_t w[ROUNDS], r[ROUNDS], bw, br;
-	void *buf = alloc_buf(bytes > EXEC_ALIGN ? bytes : EXEC_ALIGN);
+	uint64_t w[ROUNDS], r[ROUNDS], bw, br, total;
+	void *buf = alloc_buf(bytes > EXEC_ALIGN && !s ? bytes : EXEC_ALIGN);
+	uint32_t n;
 	int ret = 0;
 
 	if (!buf)
@@ -453,7 +569,7 @@ int plan_calibrate(struct llmio_store *st, uint64_t bytes, struct plan_tier_spec
 		                 (unsigned long long)bytes);
 	for (int i = 0; i < ROUNDS && !ret; i++)
 		ret = round_trip(st, buf, EXEC_ALIGN, &w[i], &r[i], e);
-	if (!ret)
+	if (!ret && !s)
 		ret = round_trip(st, buf, bytes, &bw, &br, e);
 	free(buf);
 	if (ret)
@@ -462,9 +578,42 @@ int plan_calibrate(struct llmio_store *st, uint64_t bytes, struct plan_tier_spec
 	qsort(r, ROUNDS, sizeof(*r), cmp_u64);
 	ssd->write_lat_ns = w[ROUNDS / 2];
 	ssd->read_lat_ns = r[ROUNDS / 2];
+	if (s) {
+		ret = burst(st, s, bytes, &total, &n, &bw, &br, e);
+		if (ret)
+			return ret;
+		/* the plan has one bandwidth each way: the slower one, so that both fit */
+		ssd->gbps = fmin(burst_gbps(total, n, bw, ssd->write_lat_ns),
+		                 burst_gbps(total, n, br, ssd->read_lat_ns));
+		return 0;
+	}
 	/* the plan has one bandwidth each way: the slower one, so that both directions fit */
 	bw = bw > ssd->write_lat_ns ? bw - ssd->write_lat_ns : 1;
 	br = br > ssd->read_lat_ns ? br - ssd->read_lat_ns : 1;
 	ssd->gbps = (double)bytes / (double)(bw > br ? bw : br);
 	return 0;
+}
+
+uint64_t plan_timer_late_ns(uint64_t sleep_ns)
+{
+	enum { ROUNDS = 15 };
+	uint64_t late[ROUNDS];
+	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+
+	(void)prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0); /* as plan_execute() runs */
+	for (int i = 0; i < ROUNDS; i++) {
+		uint64_t until = now_ns() + sleep_ns, t;
+
+		while ((t = now_ns()) < until) {
+			struct timespec ts = {.tv_sec = (time_t)((until - t) / 1000000000u),
+			                      .tv_nsec = (long)((until - t) % 1000000000u)};
+
+			(void)ppoll(NULL, 0, &ts, NULL); /* the executor's timer, without its fd */
+		}
+		late[i] = t - until;
+	}
+	if (slack > 0)
+		(void)prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	qsort(late, ROUNDS, sizeof(*late), cmp_u64);
+	return late[ROUNDS / 2];
 }

@@ -29,9 +29,19 @@ int plan_execute(const struct plan *p, const struct lt_step *s, struct llmio_sto
                  struct plan_exec *r, struct llmio_error *e);
 void plan_exec_release(struct plan_exec *r);
 
-/* Measure the SSD tier through st: latency per transfer (the median of 4 KiB puts and gets)
- * and bandwidth (one put and one get of `bytes`, less that latency; the slower way). */
-int plan_calibrate(struct llmio_store *st, uint64_t bytes, struct plan_tier_spec *ssd,
-                   struct llmio_error *e);
+/* Measure the SSD tier through st: latency per transfer (the median of nine 4 KiB puts and
+ * gets) and bandwidth, the slower way.  With a step s, the bandwidth of the load the step puts
+ * on the store: its tensors in its order, those at least as large as the byte-weighted median
+ * size (the ones that carry its bytes), as many as fit in `bytes`, put back to back (one put
+ * each) and got back the same way: bytes / (time - n x latency), the latencies counted for
+ * at most half of the time.  Without (s NULL): one put and one get of `bytes`, less the
+ * latency. */
+int plan_calibrate(struct llmio_store *st, const struct lt_step *s, uint64_t bytes,
+                   struct plan_tier_spec *ssd, struct llmio_error *e);
+
+/* How late the executor's timer wakes up after a sleep of sleep_ns (the median of 15, with
+ * the executor's timer slack): what each emulated kernel runs long, for the simulation
+ * (plan_cfg.kernel_late_ns). */
+uint64_t plan_timer_late_ns(uint64_t sleep_ns);
 
 #endif

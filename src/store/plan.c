@@ -423,23 +423,28 @@ int plan_build(struct plan *p, const struct plan_policy *pol, const struct lt_st
                const struct plan_cfg *c, struct llmio_error *e)
 {
 	int ret = plan_init(p, pol->name, s, c->budget, e);
-	uint64_t peak;
 
 	if (!ret)
 		ret = pol->build(p, s, c, e);
-	if (!ret) {
-		size_t n = 0;
-
-		for (size_t i = 0; i < p->n; i++) /* drop what a policy took back */
-			if (p->x[i].tensor != UINT32_MAX)
-				p->x[n++] = p->x[i];
-		p->n = n;
-		plan_sort(p);
-		ret = replay(p, s, c, &peak, e);
-	}
+	if (!ret)
+		ret = plan_finish(p, s, c, e);
 	return ret ? llmio_err_prefix(e, "policy %s cannot run in %llu bytes", pol->name,
 	                              (unsigned long long)c->budget)
 	           : 0;
+}
+
+int plan_finish(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
+                struct llmio_error *e)
+{
+	uint64_t peak;
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) /* drop what a policy took back */
+		if (p->x[i].tensor != UINT32_MAX)
+			p->x[n++] = p->x[i];
+	p->n = n;
+	plan_sort(p);
+	return replay(p, s, c, &peak, e);
 }
 
 /* ---- the bandwidth model ---- */
@@ -491,7 +496,8 @@ int plan_simulate(const struct plan *p, const struct lt_step *s, const struct pl
 
 		for (uint32_t j = bi.off[k]; j < bi.off[k + 1]; j++) {
 			const struct plan_xfer *x = &p->x[bi.idx[j]];
-			double *ch = &chan[x->tier][x->dir], start = *ch > t ? *ch : t;
+			int d = x->tier == PLAN_SSD && c->ssd_one_queue ? PLAN_OUT : x->dir;
+			double *ch = &chan[x->tier][d], start = *ch > t ? *ch : t;
 
 			end[bi.idx[j]] = *ch = start + xfer_seconds(c, x);
 			xs[nx++] = (struct span){start, *ch};
@@ -506,7 +512,8 @@ int plan_simulate(const struct plan *p, const struct lt_step *s, const struct pl
 			t = ready;
 			break;
 		}
-		ks[k] = (struct span){ready, ready + (double)s->kernels[k].dur_ns / 1e9};
+		ks[k] = (struct span){
+		        ready, ready + (double)(s->kernels[k].dur_ns + c->kernel_late_ns) / 1e9};
 		t = ks[k].b;
 	}
 	out->step_s = t;
@@ -558,6 +565,11 @@ int plan_ctx_init(struct plan_ctx *x, const struct lt_step *s, const struct plan
 		goto nomem;
 	for (int t = PLAN_HOST; t < PLAN_NTIERS; t++)
 		for (int d = 0; d < 2; d++) {
+			if (t == PLAN_SSD && d == PLAN_IN && c->ssd_one_queue) {
+				/* one queue: what a fetch books an eviction no longer has */
+				x->bw_left[t][d] = x->bw_left[t][PLAN_OUT];
+				continue;
+			}
 			x->bw_left[t][d] = calloc(N, sizeof(double));
 			if (!x->bw_left[t][d])
 				goto nomem;
@@ -598,7 +610,8 @@ void plan_ctx_release(struct plan_ctx *x)
 	free(x->host);
 	for (int t = 0; t < PLAN_NTIERS; t++)
 		for (int d = 0; d < 2; d++)
-			free(x->bw_left[t][d]);
+			if (d == PLAN_OUT || x->bw_left[t][d] != x->bw_left[t][PLAN_OUT])
+				free(x->bw_left[t][d]);
 	free(x->iv);
 	free(x->win);
 	memset(x, 0, sizeof(*x));
@@ -683,6 +696,30 @@ int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum pla
 		pv = book(x, t, PLAN_IN, (long)vb - 1, -1, f, vb, in_need, false);
 		if (pv < 0)
 			return 1;
+	} else if (flags & PLAN_TRY_DEFICIT) {
+		/* sized to the deficit: away over the kernels of the interval that are over the
+		 * budget only, the write due before the first of them (it has until then), the
+		 * fetch as late as the bandwidth left allows after the last, else right after it
+		 * (it may stall, but less than at the use) */
+		long first = -1, last = -1;
+
+		for (long v = v0; v < (long)vb; v++)
+			if (x->mem[v % N] > x->c->budget) {
+				first = first < 0 ? v : first;
+				last = v;
+			}
+		if (first < 0)
+			return 1;
+		if (iv->wraps) { /* the window must hold the step boundary (start_tier) */
+			first = first < N ? first : N;
+			last = last >= N ? last : N - 1;
+		}
+		f = first;
+		pv = book(x, t, PLAN_IN, (long)vb - 1, -1, last + 1, vb, in_need, false);
+		if (pv < 0)
+			pv = last + 1;
+		else
+			book(x, t, PLAN_IN, (long)vb - 1, -1, last + 1, vb, in_need, true);
 	} else {
 		/* evicted before the next kernel (it may stall); fetched early enough where the
 		 * bandwidth left allows, else at its use (which then waits) */

@@ -38,6 +38,12 @@ struct plan_cfg {
 	struct plan_tier_spec tier[PLAN_NTIERS]; /* [PLAN_HOST], [PLAN_SSD] */
 	double margin;                           /* G10's delta: 2 x round trip x (1 + margin) */
 	uint32_t lookahead;                      /* prefetch-lru: kernels ahead */
+	/* How an execution runs, for its simulation (both off: G10's model).  ssd_one_queue: the
+	 * SSD's reads and writes share one channel in plan order, as the tensor store starts them
+	 * through one I/O thread on one device (also what the planner books); kernel_late_ns:
+	 * added to every kernel, the emulated kernels' late wake-ups. */
+	bool ssd_one_queue;
+	uint64_t kernel_late_ns;
 };
 
 /* G10's defaults (genconfigs.py): PCIe 15.754 GB/s, SSD 3.2 GB/s, latencies 12/16 us plus
@@ -55,6 +61,7 @@ struct plan_xfer {
 
 struct plan {
 	char policy[24];
+	char origin[64]; /* where a policy chose among plans of its own: which one ("" else) */
 	uint64_t budget;
 	struct plan_xfer *x;
 	size_t n, cap;
@@ -93,7 +100,8 @@ struct plan_sim {
 };
 
 /*
- * Run the plan through a bandwidth model: each tier has one channel per direction; a transfer
+ * Run the plan through a bandwidth model: each tier has one channel per direction (the SSD one
+ * for both with c->ssd_one_queue); a transfer
  * takes latency + bytes / bandwidth and starts when it is issued and its channel is free; a
  * kernel starts when the previous one ended and the transfers due before it are complete (the
  * wait is stall).  Overlap is the time transfers run while a kernel computes.
@@ -133,6 +141,7 @@ enum {
 	PLAN_TRY_RULE = 1,      /* only when idle > 2 x round trip x (1 + margin) (G10) */
 	PLAN_TRY_BANDWIDTH = 2, /* book the tier's remaining bandwidth; refuse when it lacks */
 	PLAN_TRY_AT_USE = 4,    /* without PLAN_TRY_BANDWIDTH: fetch at the use (widest window) */
+	PLAN_TRY_DEFICIT = 8,   /* without PLAN_TRY_BANDWIDTH: only over the kernels over budget */
 };
 /* Without PLAN_TRY_BANDWIDTH the eviction is due before the kernel after the interval's start
  * (it may stall) and the fetch is booked to land in time where the bandwidth left allows, else
@@ -168,8 +177,21 @@ const struct plan_policy *plan_policy_find(const char *name);
 int plan_build(struct plan *p, const struct plan_policy *pol, const struct lt_step *s,
                const struct plan_cfg *c, struct llmio_error *e);
 
+/* Drop the transfers a policy took back, sort the rest and prove the invariants (what
+ * plan_build() does after the policy): for a policy that builds plans of its own to compare. */
+int plan_finish(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
+                struct llmio_error *e);
+
 /* LRU eviction on demand, fetching `lookahead` kernels ahead (0: on demand); policy_lru.c. */
 int plan_lru(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, uint32_t lookahead,
+             struct llmio_error *e);
+
+/* One of g10's own plans (policy_g10.c), into p as plan_lru() does: variant 0 is G10's order
+ * (largest area first, forced evictions of whole intervals); PLAN_G10_BELADY orders kernel by
+ * kernel, farthest next use first; PLAN_G10_DEFICIT sizes forced evictions to the deficit.
+ * Policy g10 simulates them all and keeps the one that stalls least. */
+enum { PLAN_G10_DEFICIT = 1, PLAN_G10_BELADY = 2, PLAN_G10_VARIANTS = 4 };
+int plan_g10(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, unsigned variant,
              struct llmio_error *e);
 
 #endif

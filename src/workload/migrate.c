@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -180,8 +181,11 @@ struct exec_ctx {
 /* Execute the plan into phase run-POLICY: the same metrics, measured, and which kernels
  * waited for which tensor. */
 static int execute(struct wl *w, const struct plan *p, const struct lt_step *s,
-                   const struct plan_sim *sim, struct exec_ctx *x, struct llmio_error *e)
+                   const struct plan_cfg *c, const struct plan_sim *sim, struct exec_ctx *x,
+                   struct llmio_error *e)
 {
+	struct plan_cfg pace = *c;
+	struct plan_sim again;
 	struct wl_phase *ph = wl_phase_new(w, "run-%s", p->policy);
 	struct plan_exec r;
 	uint32_t worst = UINT32_MAX;
@@ -198,6 +202,12 @@ static int execute(struct wl *w, const struct plan *p, const struct lt_step *s,
 	sim_metrics(ph, &r.m, p->budget);
 	wl_metric(ph, "stalled_kernels", (double)r.stalled_kernels, "");
 	wl_metric(ph, "late_wakeup_s", r.late_s, "s");
+	/* the model again at the pace the step ran: every kernel as late as they were on average
+	 * (late wake-ups give the transfers time the ideal timeline does not have) */
+	pace.kernel_late_ns =
+	        s->nkernels && r.late_s > 0 ? (uint64_t)(r.late_s * 1e9 / s->nkernels + 0.5) : 0;
+	if (!plan_simulate(p, s, &pace, &again, NULL))
+		wl_metric(ph, "sim_stall_at_run_pace_s", again.stall_s, "s");
 	for (uint32_t k = 0; k <= s->nkernels; k++) {
 		if (r.stall_tensor[k] == UINT32_MAX)
 			continue;
@@ -259,10 +269,11 @@ static int one(struct wl *w, const struct plan_policy *pol, const struct lt_step
 		return llmio_err(e, ret, "%s", llmio_err_msg(&le));
 	}
 	sim_metrics(ph, &r, c->budget);
-	note_set(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s: %.150s",
-	         x->st ? "; " : "", x->st ? x->tiers : "", s->origin);
+	note_set(ph->note, sizeof(ph->note), "simulated (bandwidth model, no I/O)%s%s%s%s: %.150s",
+	         p.origin[0] ? "; plan: " : "", p.origin, x->st ? "; " : "", x->st ? x->tiers : "",
+	         s->origin);
 	if (x->st)
-		ret = execute(w, &p, s, &r, x, e);
+		ret = execute(w, &p, s, c, &r, x, e);
 	plan_release(&p);
 	return ret;
 }
@@ -354,13 +365,22 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 		                        "the SSD tier's store in %s (%.2f GB: every tensor of the "
 		                        "step; a smaller --scale needs less)",
 		                        targets[0], (double)o.capacity / 1e9);
+	/* the simulation beside an execution models the execution: the store's one queue for
+	 * the SSD's reads and writes, and the emulated kernels' late wake-ups (measured on a
+	 * sleep of the step's mean kernel, 10 us to 5 ms) */
+	c->ssd_one_queue = true;
+	c->kernel_late_ns = plan_timer_late_ns(
+	        s->nkernels ? fmin(fmax((double)s->start_ns[s->nkernels] / s->nkernels, 1e4), 5e6)
+	                    : 1e4);
 	if (given(w, "ssd_gbps") && given(w, "ssd_read_lat") && given(w, "ssd_write_lat")) {
-		snprintf(x->tiers, sizeof(x->tiers), "SSD tier given: %.3f GB/s, %.1f/%.1f us",
+		snprintf(x->tiers, sizeof(x->tiers),
+		         "SSD tier given: %.3f GB/s, %.1f/%.1f us; one SSD queue; kernels late "
+		         "%.1f us (measured)",
 		         c->tier[PLAN_SSD].gbps, c->tier[PLAN_SSD].read_lat_ns / 1e3,
-		         c->tier[PLAN_SSD].write_lat_ns / 1e3);
+		         c->tier[PLAN_SSD].write_lat_ns / 1e3, c->kernel_late_ns / 1e3);
 		return 0;
 	}
-	ret = plan_calibrate(x->st, calib, &m, e);
+	ret = plan_calibrate(x->st, s, calib, &m, e);
 	if (ret)
 		return ret;
 	if (!given(w, "ssd_gbps"))
@@ -371,13 +391,15 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 		c->tier[PLAN_SSD].write_lat_ns = m.write_lat_ns;
 	/* the figures are bounded (calibration and option ranges); a cut note is still a note */
 	if (snprintf(x->tiers, sizeof(x->tiers),
-	             "SSD tier on %.32s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s)",
+	             "SSD tier on %.32s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s); "
+	             "one SSD queue; kernels late %.1f us (measured)",
 	             w->base.engine, c->tier[PLAN_SSD].gbps,
-	             given(w, "ssd_gbps") ? "given" : "measured",
+	             given(w, "ssd_gbps") ? "given" : "measured, step's sizes",
 	             c->tier[PLAN_SSD].read_lat_ns / 1e3,
 	             given(w, "ssd_read_lat") ? "given" : "measured",
 	             c->tier[PLAN_SSD].write_lat_ns / 1e3,
-	             given(w, "ssd_write_lat") ? "given" : "measured") >= (int)sizeof(x->tiers))
+	             given(w, "ssd_write_lat") ? "given" : "measured",
+	             c->kernel_late_ns / 1e3) >= (int)sizeof(x->tiers))
 		x->tiers[sizeof(x->tiers) - 2] = '~';
 	return 0;
 }
