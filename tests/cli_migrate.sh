@@ -175,9 +175,9 @@ expect_rc 1 "an existing stall file is not replaced" run --workload migrate \
 expect_err "says so" "does not replace it"
 expect_rc 2 "--stall_file with --simulate is refused" run --workload migrate \
 	--lifetimes "$T/big.lt" --budget 12000000 --simulate --stall_file "$T/stalls2"
-# time to spare: 0.3 s around each 1 MB transfer
+# time to spare: 1 s around each 1 MB transfer (generous: the check must hold on a busy machine)
 expect_rc 0 "a plan executed with time to spare" run --workload migrate \
-	--lifetimes "$T/small.lt" --budget 1500000 --directory "$T/d" --time_scale 3 \
+	--lifetimes "$T/small.lt" --budget 1500000 --directory "$T/d" --time_scale 10 \
 	--policy g10 --host_bytes 0 "${GIVEN[@]}" --json "$T/fast.json"
 json_check "$T/fast.json" "no kernel waited for a transfer" \
 	"$(phase fast run-g10)['stalled_kernels'] == 0"
