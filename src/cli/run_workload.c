@@ -29,39 +29,53 @@ static void print_params(FILE *f, const struct llmio_optdesc *p)
 
 	for (; p && p->name; p++) {
 		optdesc_range(p, range, sizeof(range));
-		fprintf(f, "  --%-20s %s [%s%s%s, default %s]\n", p->name, p->help,
-		        optdesc_type_name(p), range[0] ? " " : "", range,
-		        p->def[0] ? p->def : "none");
+		char prefix[40], text[1024];
+
+		snprintf(prefix, sizeof(prefix), "  --%-20s ", p->name);
+		snprintf(text, sizeof(text), "%s [%s%s%s, default %s]", p->help,
+		         optdesc_type_name(p), range[0] ? " " : "", range,
+		         p->def[0] ? p->def : "none");
+		fmt_wrapped(f, prefix, 25, text); /* 100 columns */
 	}
 }
 
 static void help(FILE *f, const struct recipe *r)
 {
+	char text[512];
+
 	if (!r) {
 		fprintf(f, "usage: llmio run --workload NAME --model MODEL --directory DIR "
-		           "[--engine E|all] [job options] [recipe parameters] [--json FILE]\n\n"
+		           "[--engine E|all]\n"
+		           "                 [job options] [recipe parameters] [--json FILE] "
+		           "[--keep]\n\n"
 		           "workloads:\n");
-		for (size_t i = 0; i < recipe_count(); i++)
-			fprintf(f, "  %-10s %s\n", recipe_at(i)->name, recipe_at(i)->summary);
+		for (size_t i = 0; i < recipe_count(); i++) {
+			snprintf(text, sizeof(text), "  %-10s ", recipe_at(i)->name);
+			fmt_wrapped(f, text, 13, recipe_at(i)->summary);
+		}
 		fprintf(f, "\n`llmio run --workload NAME --help` lists a workload's parameters.\n"
 		           "Models: `llmio model list`, or a Hugging Face config.json.\n");
 		return;
 	}
 	fprintf(f,
-	        "usage: llmio run --workload %s --model MODEL --directory DIR [--engine E|all] "
-	        "[options]\n\n%s.\n\n"
-	        "Every job option of `llmio run` applies to each stream (--engine, --direct, "
-	        "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
-	        "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
-	        "bytes that reached the device.\n\nparameters:\n",
-	        r->name, r->summary);
+	        "usage: llmio run --workload %s --model MODEL --directory DIR [--engine E|all]\n"
+	        "                 [options]\n\n",
+	        r->name);
+	snprintf(text, sizeof(text), "%s.", r->summary);
+	fmt_wrapped(f, "", 0, text);
+	fprintf(f, "\n"
+	           "Every job option of `llmio run` applies to each stream (--engine, --direct, "
+	           "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
+	           "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
+	           "bytes that reached the device.\n\nparameters:\n");
 	print_params(f, r->params);
 	print_params(f, r->shared);
-	fprintf(f, "  --%-20s %s\n", "scale",
-	        "fraction of the bytes (request sizes and patterns unchanged) [double, default 1]");
-	fprintf(f, "  --%-20s %s\n", "reorder",
-	        "under mpirun: restores read the shards another process wrote (IOR -C; "
-	        "docs/mpi.md)");
+	fmt_wrapped(f, "  --scale                ", 25,
+	            "fraction of the bytes (request sizes and patterns unchanged) [double, "
+	            "default 1]");
+	fmt_wrapped(f, "  --reorder              ", 25,
+	            "under mpirun: restores read the shards another process wrote (IOR -C; "
+	            "docs/mpi.md)");
 	fprintf(f, "\noutput:\n  --json FILE            phases, metrics and every stream's result "
 	           "(- = stdout)\n  --quiet                no table, no progress line\n"
 	           "  --progress             the progress line even when stderr is not a terminal\n"
@@ -91,8 +105,9 @@ static bool shown_in_row(const struct row_figures *row, const char *value)
 
 static void phase_table(FILE *f, const struct wl *w)
 {
-	fprintf(f, "%s  model=%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name, w->model.name,
-	        w->base.engine, w->base.direct, w->scale);
+	fprintf(f, "%s%s%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name,
+	        w->has_model ? "  model=" : "", w->has_model ? w->model.name : "", w->base.engine,
+	        w->base.direct, w->scale);
 	fprintf(f, "  %-24s %9s %10s %9s %9s %6s\n", "phase", "time", "rate", "moved", "device",
 	        "cores");
 	for (unsigned p = 0; p < w->nphases; p++) {
