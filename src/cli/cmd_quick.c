@@ -408,8 +408,11 @@ int cmd_quick(int argc, char **argv)
 		fmt_bytes(size, sizeof(size), (double)q.size);
 		fmt_path(file, sizeof(file), q.file, 56);
 		fmt_seconds(per, sizeof(per), (double)q.runtime_ns / 1e9);
-		printf("llmio %s: %s scratch file %s, %s per point\n", llmio_version(), size, file,
-		       per);
+		char text[256], prefix[48];
+
+		snprintf(text, sizeof(text), "%s scratch file %s, %s per point", size, file, per);
+		snprintf(prefix, sizeof(prefix), "llmio %s: ", llmio_version());
+		fmt_wrapped(stdout, prefix, 2, text);
 	}
 	if (llmio_direct_probe(q.scratch, why, sizeof(why)) == -EINVAL) {
 		direct_ok = false; /* asked of the filesystem: no point tries O_DIRECT */
@@ -459,20 +462,26 @@ out_clean:
 	for (size_t i = 0; i < q.nres; i++)
 		llmio_result_destroy(q.res[i]);
 	if (q.scratch[0]) {
-		char size[32], dir[72];
+		char size[32], text[LLMIO_PATH_MAX + 96];
 		struct stat st;
 
 		const bool made_file = stat(q.file, &st) == 0; /* else: nothing to tell */
 
 		fmt_bytes(size, sizeof(size), made_file ? (double)st.st_size : 0);
-		fmt_path(dir, sizeof(dir), q.scratch, 56);
 		if (!made_file) {
 			if (!q.keep)
 				llmio_scratch_remove(q.scratch);
-		} else if (q.keep)
-			printf("\nleft 1 file, %s in %s (--keep)\n", size, dir);
-		else if (!llmio_scratch_remove(q.scratch))
-			printf("\nremoved the scratch file, %s, and %s\n", size, dir);
+		} else if (q.keep) { /* the whole path: it says where the data is */
+			snprintf(text, sizeof(text), "left 1 file, %s in %s (--keep)", size,
+			         q.scratch);
+			fputc('\n', stdout);
+			fmt_wrapped(stdout, "", 2, text);
+		} else if (!llmio_scratch_remove(q.scratch)) {
+			snprintf(text, sizeof(text), "removed the scratch file, %s, and %s", size,
+			         q.scratch);
+			fputc('\n', stdout);
+			fmt_wrapped(stdout, "", 2, text);
+		}
 	}
 	if (!q.keep && made_dir)
 		rmdir(q.dir);

@@ -79,7 +79,7 @@ void progress_eta(char *buf, unsigned long len, double eta_s)
 {
 	char t[32];
 
-	if (!(eta_s >= 0)) {
+	if (!(eta_s > 0)) { /* 0: the job could not tell */
 		snprintf(buf, len, "%s", "");
 		return;
 	}

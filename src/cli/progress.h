@@ -38,7 +38,7 @@ void progress_draw(bool force, const char *fmt, ...) __attribute__((format(print
 /* Erase the line, if one is shown.  Call before printing anything else. */
 void progress_clear(void);
 
-/* "ETA 12.0 s" into buf, or "" when eta_s is not known (negative or NaN). */
+/* ", ETA 12.0 s" into buf, or "" when eta_s is not known (0, negative or NaN). */
 void progress_eta(char *buf, unsigned long len, double eta_s);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,16 +92,33 @@ static void help(FILE *f, const struct recipe *r)
 	           "The recipes and their metrics are described in docs/workloads.md.\n");
 }
 
-/* Figures a phase's row already shows, formatted: a metric that reads the same is not
- * printed again (each value once). */
+/*
+ * Figures a phase's row already shows, formatted: a recipe metric that is the same figure
+ * (its name says so, and it reads the same) is not printed again: each value once.
+ */
 struct row_figures {
 	char time[32], rate[32], moved[32], dev[32];
 };
 
-static bool shown_in_row(const struct row_figures *row, const char *value)
+static bool shown_in_row(const struct row_figures *row, const char *metric, const char *value)
 {
-	return !strcmp(value, row->time) || !strcmp(value, row->rate) ||
-	       !strcmp(value, row->moved) || !strcmp(value, row->dev);
+	static const struct {
+		const char *metric;
+		size_t column; /* offsetof the figure in struct row_figures */
+	} same[] = {
+	        {"load_time_s", offsetof(struct row_figures, time)},
+	        {"duration_s", offsetof(struct row_figures, time)},
+	        {"step_s", offsetof(struct row_figures, time)},
+	        {"GBps", offsetof(struct row_figures, rate)},
+	        {"aggregate_GBps", offsetof(struct row_figures, rate)},
+	        {"device_read_bytes", offsetof(struct row_figures, dev)},
+	};
+
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		if (!strcmp(metric, same[i].metric) &&
+		    !strcmp(value, (const char *)row + same[i].column))
+			return true;
+	return false;
 }
 
 static void phase_table(FILE *f, const struct wl *w)
@@ -135,7 +153,7 @@ static void phase_table(FILE *f, const struct wl *w)
 
 			fmt_words(name, sizeof(name), ph->metrics[m].name);
 			fmt_metric(v, sizeof(v), ph->metrics[m].value, ph->metrics[m].unit);
-			if (!shown_in_row(&row, v))
+			if (!shown_in_row(&row, ph->metrics[m].name, v))
 				fprintf(f, "      %-28s %s\n", name, v);
 		}
 		if (ph->note[0])
@@ -519,6 +537,8 @@ struct step {
 	const struct wl *w;
 	char stream[40];
 	double bytes, last_elapsed; /* the stream's bytes so far (the sum of rate x interval) */
+	double before;              /* bytes of the phase's streams that have finished */
+	double total;               /* the bytes the phase promised to move (0: not known) */
 };
 
 static void on_step(void *arg, const struct wl *w, const char *stream,
@@ -526,11 +546,17 @@ static void on_step(void *arg, const struct wl *w, const char *stream,
 {
 	struct step *st = arg;
 
+	const struct wl_phase *ph = w->nphases ? &w->phases[w->nphases - 1] : NULL;
+
 	(void)o;
 	snprintf(st->stream, sizeof(st->stream), "%s", stream ? stream : "");
-	st->bytes = st->last_elapsed = 0;
-	if (!w->nphases)
+	st->bytes = st->last_elapsed = st->before = 0;
+	if (!ph)
 		return;
+	/* the recipe says what the phase moves before its streams run (0 when time decides) */
+	st->total = (double)ph->promised_bytes;
+	for (unsigned k = 0; k < ph->nstreams; k++)
+		st->before += (double)(ph->streams[k]->read.bytes + ph->streams[k]->write.bytes);
 	if (stream)
 		progress_draw(true, "[phase %u: %s] %s: preparing its files", w->nphases,
 		              w->phases[w->nphases - 1].name, stream);
@@ -552,9 +578,21 @@ static void on_job_progress(void *arg, double elapsed_s, double eta_s, double io
 	st->last_elapsed = elapsed_s;
 	if (!w->nphases)
 		return;
-	fmt_bytes(done, sizeof(done), st->bytes);
+	fmt_bytes(done, sizeof(done), st->before + st->bytes);
 	fmt_rate(rate, sizeof(rate), bw);
+	/* the job knows no end (its I/Os come from the recipe): the phase's bytes do */
+	if (!(eta_s > 0) && st->total > st->before + st->bytes && bw > 0)
+		eta_s = (st->total - st->before - st->bytes) / bw;
 	progress_eta(eta, sizeof(eta), eta_s);
+	if (st->total >= st->before + st->bytes && st->total > 0) {
+		char total[32];
+
+		fmt_bytes(total, sizeof(total), st->total);
+		progress_draw(false, "[phase %u: %s] %s%s%s of %s, %s%s", w->nphases,
+		              w->phases[w->nphases - 1].name, st->stream, st->stream[0] ? ": " : "",
+		              done, total, rate, eta);
+		return;
+	}
 	progress_draw(false, "[phase %u: %s] %s%s%s done, %s%s", w->nphases,
 	              w->phases[w->nphases - 1].name, st->stream, st->stream[0] ? ": " : "", done,
 	              rate, eta);
@@ -563,15 +601,19 @@ static void on_job_progress(void *arg, double elapsed_s, double eta_s, double io
 /* One line: what the run leaves on disk, and where. */
 static void say_leftover(FILE *f, const struct wl_leftover *l, bool keep)
 {
-	char ours[32], theirs[32], dir[72], text[320];
+	char ours[32], theirs[32], dir[LLMIO_PATH_MAX], text[LLMIO_PATH_MAX + 256];
 	int n;
 
 	if (!l->active)
 		return;
 	fmt_bytes(ours, sizeof(ours), (double)l->ours_bytes);
 	fmt_bytes(theirs, sizeof(theirs), (double)l->theirs_bytes);
-	fmt_path(dir, sizeof(dir), l->dir, 56);
-	if (keep)
+	/* the whole path (never shortened: it says where the data is), wrapped as a word */
+	snprintf(dir, sizeof(dir), "%s", l->dir);
+	if (!l->ours && !l->theirs)
+		n = snprintf(text, sizeof(text), "no files left on disk (%s %s)",
+		             l->dir_removed ? "removed" : "kept", dir);
+	else if (keep)
 		n = snprintf(text, sizeof(text), "left %u file%s, %s in %s (--keep)", l->ours,
 		             l->ours == 1 ? "" : "s", ours, dir);
 	else
