@@ -106,7 +106,7 @@ fi
 # --engine all: one run per engine, side by side
 expect_rc 0 "--engine all" run --workload ckpt --model gpt2 --directory "$D" --scale 0.002 \
 	--dp 1 --engine all
-expect_out "side-by-side table" "phase time (s) and GB/s by engine"
+expect_out "side-by-side table" "phase time and rate by engine"
 
 # a sweep over recipes: every point's record carries the recipe's phases; advise reads them
 cat >"$T/phases.ini" <<INI

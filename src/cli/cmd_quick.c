@@ -78,16 +78,22 @@ static void help(FILE *f)
 static int parse(struct quick *q, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"dir", required_argument, NULL, 'd'},     {"size", required_argument, NULL, 's'},
-	        {"runtime", required_argument, NULL, 'r'}, {"json", required_argument, NULL, 'j'},
-	        {"csv", required_argument, NULL, 'c'},     {"keep", no_argument, NULL, 'k'},
-	        {"help", no_argument, NULL, 'h'},          {"progress", no_argument, NULL, 'P'},
-	        {"no-progress", no_argument, NULL, 'N'},   {NULL, 0, NULL, 0},
+	        {"dir", required_argument, NULL, 'd'},
+	        {"size", required_argument, NULL, 's'},
+	        {"runtime", required_argument, NULL, 'r'},
+	        {"json", required_argument, NULL, 'j'},
+	        {"csv", required_argument, NULL, 'c'},
+	        {"keep", no_argument, NULL, 'k'},
+	        {"help", no_argument, NULL, 'h'},
+	        PROGRESS_LONGOPTS,
+	        {NULL, 0, NULL, 0},
 	};
 	struct cli_getopt g = CLI_GETOPT_QUIET("quick", argc, argv, "-:h", longopts);
 	int c;
 
 	while ((c = cli_getopt_next(&g)) != -1) {
+		if (progress_getopt(c))
+			continue;
 		switch (c) {
 		case 1: /* `llmio` alone runs quick: its own name may be among the arguments */
 			if (!strcmp(optarg, "quick"))
@@ -100,12 +106,6 @@ static int parse(struct quick *q, int argc, char **argv)
 			return -1;
 		case 'k':
 			q->keep = true;
-			break;
-		case 'P':
-			progress_set_mode(PROGRESS_ON);
-			break;
-		case 'N':
-			progress_set_mode(PROGRESS_OFF);
 			break;
 		case 'd':
 			if (strlen(optarg) >=

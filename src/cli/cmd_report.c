@@ -178,10 +178,11 @@ static int publish(const char *tmp, const char *dir, bool exists)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"no-charts", no_argument, NULL, 'n'},
-	        {"progress", no_argument, NULL, 'P'},     {"no-progress", no_argument, NULL, 'N'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+	                                     {"no-charts", no_argument, NULL, 'n'},
+	                                     PROGRESS_LONGOPTS,
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	struct llmio_error e = {0};
 	char dir[LLMIO_PATH_MAX], tmp[LLMIO_PATH_MAX + 32];
 	const char *out = NULL, *file;
@@ -194,18 +195,14 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (progress_getopt(c))
+			continue;
 		switch (c) {
 		case 'o':
 			out = optarg;
 			break;
 		case 'n':
 			charts = false;
-			break;
-		case 'P':
-			progress_set_mode(PROGRESS_ON);
-			break;
-		case 'N':
-			progress_set_mode(PROGRESS_OFF);
 			break;
 		case 'h':
 			help(stdout);

@@ -40,6 +40,14 @@ bool progress_option(const char *arg)
 	return true;
 }
 
+bool progress_getopt(int c)
+{
+	if (c != PROGRESS_OPT_ON && c != PROGRESS_OPT_OFF)
+		return false;
+	mode = c == PROGRESS_OPT_ON ? PROGRESS_ON : PROGRESS_OFF;
+	return true;
+}
+
 bool progress_enabled(void)
 {
 	return mode == PROGRESS_ON || (mode == PROGRESS_AUTO && isatty(STDERR_FILENO));

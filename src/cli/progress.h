@@ -12,6 +12,7 @@
 #ifndef LLMIO_CLI_PROGRESS_H
 #define LLMIO_CLI_PROGRESS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 
 enum progress_mode {
@@ -24,6 +25,19 @@ void progress_set_mode(enum progress_mode m);
 
 /* arg is --progress or --no-progress: its mode is set.  \return whether it was one of them. */
 bool progress_option(const char *arg);
+
+/*
+ * The two options in a getopt_long table: PROGRESS_LONGOPTS among its entries, then
+ * `if (progress_getopt(c)) continue;` before the switch on what getopt_long returned.
+ */
+#define PROGRESS_OPT_ON  0x150
+#define PROGRESS_OPT_OFF 0x151
+#define PROGRESS_LONGOPTS                                                                          \
+	{"progress", no_argument, NULL, PROGRESS_OPT_ON},                                          \
+	{                                                                                          \
+		"no-progress", no_argument, NULL, PROGRESS_OPT_OFF                                 \
+	}
+bool progress_getopt(int c);
 
 /* Will a progress line be drawn? */
 bool progress_enabled(void);

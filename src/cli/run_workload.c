@@ -696,6 +696,8 @@ int cmd_run_workload(int argc, char **argv)
 			code = ret;
 			break;
 		}
+		if (dist_rank() != 0) /* one progress line under mpirun: rank 0's */
+			progress_set_mode(PROGRESS_OFF);
 		if (all)
 			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[i]);
 		if (i == 0 && json && (ret = cli_output_usable("run", json, CLI_OUT_FILE))) {
