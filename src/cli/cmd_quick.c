@@ -37,6 +37,7 @@ struct quick {
 	unsigned k, n;
 	const char *engine;
 	const struct quick_pattern *running;
+	unsigned depth; /* the depth it runs at: 1 for a synchronous engine */
 };
 
 static void help(FILE *f)
@@ -322,37 +323,35 @@ static void on_progress(void *arg, double elapsed_s, double eta_s, double iops, 
 	(void)elapsed_s;
 	progress_eta(eta, sizeof(eta), eta_s + per_point * (q->n - q->k));
 	progress_draw(false, "[point %u/%u] %s %s QD%u: %s IOPS, %s%s", q->k, q->n, q->engine,
-	              q->running->name, q->running->iodepth, c, rate, eta);
+	              q->running->name, q->depth, c, rate, eta);
 }
 
-static int run_point(struct quick *q, const char *engine, bool direct,
+static int run_point(struct quick *q, const struct llmio_engine_info *eng, bool direct,
                      const struct quick_pattern *p)
 {
 	struct llmio_job_opts o;
 	struct llmio_result *r = NULL;
 	struct llmio_error e = {0};
+	char eta[48];
 	int ret;
 
 	if (q->nres >= MAX_RESULTS)
 		return 0;
-	quick_job_opts(&o, engine, q->file, q->size, q->runtime_ns, direct, p);
+	quick_job_opts(&o, eng->name, q->file, q->size, q->runtime_ns, direct, p);
 	o.stop = &cli_stop;
 	o.progress = on_progress;
 	o.progress_arg = q;
 	q->k++;
-	q->engine = engine;
+	q->engine = eng->name;
+	q->depth = eng->async ? p->iodepth : 1; /* as its row will say */
 	q->running = p;
-	{
-		char eta[48];
-
-		progress_eta(eta, sizeof(eta), (double)q->runtime_ns / 1e9 * (q->n - q->k + 1));
-		progress_draw(true, "[point %u/%u] %s %s QD%u: preparing%s", q->k, q->n, engine,
-		              p->name, p->iodepth, eta);
-	}
+	progress_eta(eta, sizeof(eta), (double)q->runtime_ns / 1e9 * (q->n - q->k + 1));
+	progress_draw(true, "[point %u/%u] %s %s QD%u: preparing%s", q->k, q->n, eng->name, p->name,
+	              q->depth, eta);
 	ret = llmio_job_run(&o, &r, &e);
 	progress_clear();
 	if (ret) {
-		fprintf(stderr, "llmio: %s %s QD%u: %s\n", engine, p->name, p->iodepth, e.msg);
+		fprintf(stderr, "llmio: %s %s QD%u: %s\n", eng->name, p->name, p->iodepth, e.msg);
 		llmio_result_destroy(r);
 		return ret;
 	}
@@ -437,7 +436,7 @@ int cmd_quick(int argc, char **argv)
 		for (size_t p = 0; p < quick_npatterns && !cli_stop; p++) {
 			if (!quick_engine_runs(&run[i], &quick_patterns[p]))
 				continue; /* same as QD1 for a synchronous engine */
-			ret = run_point(&q, run[i].name, run[i].supports_direct && direct_ok,
+			ret = run_point(&q, &run[i], run[i].supports_direct && direct_ok,
 			                &quick_patterns[p]);
 			if (ret)
 				code = cli_exit_code(ret);
