@@ -14,8 +14,17 @@ all: build
 build:
 	scripts/bootstrap.sh $(BUILD)
 
-run: build
-	$(BUILD)/llmio
+# `make run` answers with llmio's own output: the build's (packages, cmake, the compiler) goes to
+# $(BUILD)/make-run.log and is shown only when the build fails.  RUN_ARGS: arguments for llmio
+# (default none: `llmio quick`).
+RUN_ARGS ?=
+BOOTSTRAP ?= scripts/bootstrap.sh
+run:
+	@mkdir -p $(BUILD)
+	@echo "make run: building llmio (log: $(BUILD)/make-run.log)"
+	@$(BOOTSTRAP) $(BUILD) >$(BUILD)/make-run.log 2>&1 || { cat $(BUILD)/make-run.log; \
+		echo "make run: the build failed (above; log: $(BUILD)/make-run.log)"; exit 1; }
+	@$(BUILD)/llmio $(RUN_ARGS)
 
 # gcc build + its tests, clang Release build (-O3: warnings are errors there too, and the
 # optimiser sees more), and the whole suite again under AddressSanitizer +

@@ -32,12 +32,14 @@ base_env=(env -u LLMIO_CUDART -u LLMIO_CUFILE -u CUDA_HOME -u CUDA_PATH -u VIRTU
 	-u LLMIO_FAKE_IO_FAIL_AFTER -u LLMIO_FAKE_CUFILE_CRASH HOME="$T/home")
 fake_rt=(LLMIO_CUDART="$FAKE/libcudart.so.12" LLMIO_FAKE_CUDA=1 LLMIO_FAKE_STRICT=1)
 
-# engine_lines ENGINE ENV...: `llmio engines --brief` under ENV; the engine's lines -> $T/eng
+# engine_lines ENGINE ENV...: `llmio engines --brief` under ENV; the engine's lines -> $T/eng,
+# joined into one (a long reason is wrapped at 100 columns)
 engine_lines() {
 	local e=$1; shift
 	run "${base_env[@]}" "$@" "$LLMIO" engines --brief
 	awk -v e="$e" '$1 == e { on = 1; print; next } on && /^ / { print; next } { on = 0 }' \
-		"$T/stdout" >"$T/eng"
+		"$T/stdout" | awk 'NR > 1 { printf " " } { sub(/^ +/, ""); printf "%s", $0 }
+		END { print "" }' >"$T/eng"
 }
 
 # expect_eng DESC TEXT...: the engine's lines contain every TEXT

@@ -54,7 +54,7 @@ json_check "$T/all.json" "the record carries the parameters" \
 	"d['runs'][0]['workload'] == 'migrate' and d['runs'][0]['params']['budget'] == '1500000000' and d['runs'][0]['params']['simulate'] == '1'"
 expect_rc 0 "the table shows the policies side by side" \
 	run --workload migrate --lifetimes "$T/step.lt" --budget 1500000000 --simulate
-expect_out "one column per policy" "simulate-lru" "simulate-g10" "ratio_to_ideal" "stall_s"
+expect_out "one column per policy, the metrics in words" "simulate-lru" "simulate-g10" "ratio to ideal" "stall"
 
 # the plans themselves: the known answer, line by line
 expect_rc 0 "the plans to a file" run --workload migrate --lifetimes "$T/step.lt" \

@@ -173,10 +173,10 @@ json_check "$T/int.json" "Ctrl-C: the merged record, marked interrupted, both ra
 
 # ckpt: 4 simulated ranks over 2 MPI ranks write exactly the shards one process writes
 llmio run --workload ckpt --model Llama-3.2-1B --dp 4 --scale 0.0001 --directory "$T" \
-	--json="$T/ckpt1.json" --quiet
+	--json="$T/ckpt1.json" --quiet --keep
 check "ckpt without MPI (exit $RC)" [ "$RC" -eq 0 ]
 mpi 2 run --workload ckpt --model Llama-3.2-1B --dp 4 --scale 0.0001 --directory "$T" \
-	--json="$T/ckpt2.json" --quiet
+	--json="$T/ckpt2.json" --quiet --keep
 check "ckpt -np 2 (exit $RC)" [ "$RC" -eq 0 ]
 shards=$(find "$T" -name 'ckpt-rank0000[0-3].pt' -printf '%s\n' | awk '{s += $1} END {print s}')
 python3 - "$T/ckpt1.json" "$T/ckpt2.json" "$shards" <<'EOF' && pass "ckpt: exact shard bytes, MLPerf's figures over all ranks" || fail "ckpt bytes or figures"

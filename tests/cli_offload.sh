@@ -70,7 +70,7 @@ expect_rc 0 "offload --engine all" run --workload offload --trace "$T/trace.txt"
 	--fwd_ms 0.1 --directory "$T" --engine all --json "$T/a.json"
 json_check "$T/a.json" "--engine all: every engine moved $want bytes each way" \
 	"len(d['runs']) >= 2 and all(r['phases'][0]['metrics']['bytes_written'] == $want == r['phases'][0]['metrics']['bytes_read'] for r in d['runs'])"
-expect_out "--engine all prints the engines side by side" "phase time (s) and GB/s by engine"
+expect_out "--engine all prints the engines side by side" "phase time and rate by engine"
 
 # errors: one line naming the fix
 expect_rc 2 "neither --model nor --trace" run --workload offload --directory "$T"

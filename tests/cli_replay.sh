@@ -19,7 +19,7 @@ expect_rc 0 "trace a program" trace -o "$T/t.trace" --quiet -- sh -c "
 
 for e in psync libaio io_uring mmap; do
 	"$LLMIO" engines 2>/dev/null | grep -q "^$e  *available" || continue
-	expect_rc 0 "replay on $e" replay "$T/t.trace" --dir "$D" --engine "$e" --quiet \
+	expect_rc 0 "replay on $e" replay "$T/t.trace" --dir "$D" --engine "$e" --quiet --keep \
 		--json "$T/r.json"
 	json_check "$T/r.json" "replay/$e: writes 1 MiB and reads 2 MiB, as traced" \
 		"sum(j['write']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 1048576 and sum(j['read']['io_bytes'] for p in d['runs'][0]['phases'] for j in p['jobs']) == 2097152"

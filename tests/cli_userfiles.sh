@@ -111,11 +111,11 @@ for f in $BAIT; do
 	FPS[$f]=$(fp "$W/$f")
 done
 expect_rc 0 "load" run --workload load --model gpt2 --directory "$W" --scale 0.02 \
-	--strategy sequential --cache cold --engine psync --direct 0 --quiet
+	--strategy sequential --cache cold --engine psync --direct 0 --quiet --keep
 expect_rc 0 "load (mmap)" run --workload load --model gpt2 --directory "$W" --scale 0.02 \
-	--strategy mmap --cache cold --quiet
+	--strategy mmap --cache cold --quiet --keep
 expect_rc 0 "ckpt" run --workload ckpt --model gpt2 --directory "$W" --scale 0.005 --dp 2 \
-	--ranks 2 --engine psync --direct 0 --quiet
+	--ranks 2 --engine psync --direct 0 --quiet --keep
 expect_rc 0 "pretrain" run --workload pretrain --model gpt2 --directory "$W" --scale 0.05 \
 	--record 64k --batch 2 --steps 2 --compute 1ms --ckpt_every 2 --dp 1 --engine psync \
 	--direct 0 --quiet
@@ -123,7 +123,8 @@ expect_rc 0 "finetune" run --workload finetune --model gpt2 --directory "$W" --s
 	--record 16k --batch 2 --steps 1 --compute 1ms --ckpt_every 1 --direct 0 --engine psync \
 	--quiet
 expect_rc 0 "infer" run --workload infer --model Llama-3.1-8B --directory "$W" \
-	--scale 0.001 --load 0 --duration 200ms --in_flight 2 --engine psync --direct 0 --quiet
+	--scale 0.001 --load 0 --duration 200ms --in_flight 2 --engine psync --direct 0 --quiet \
+	--keep
 for f in $BAIT; do
 	same "recipes: user's $f unchanged" "$W/$f" "${FPS[$f]}"
 done

@@ -17,7 +17,7 @@ disk_sum() { stat -c %s "$@" | awk '{s += $1} END {print s}'; }
 
 for e in "${engines[@]}"; do
 	expect_rc 0 "ckpt on $e" run --workload ckpt --model gpt2 --directory "$D" \
-		--scale 0.005 --dp 2 --ranks 2 --engine "$e" --quiet --json "$T/ckpt.json"
+		--scale 0.005 --dp 2 --ranks 2 --engine "$e" --quiet --keep --json "$T/ckpt.json"
 	want=$(disk_sum "$D"/llmio-work/ckpt-rank*.pt)
 	json_check "$T/ckpt.json" "ckpt/$e: save writes exactly the shards on disk ($want B)" \
 		"sum(j['write']['io_bytes'] for j in d['runs'][0]['phases'][0]['jobs']) == $want"
@@ -28,7 +28,7 @@ for e in "${engines[@]}"; do
 
 	expect_rc 0 "load (sequential, parallel) on $e" run --workload load --model gpt2 \
 		--directory "$D" --scale 0.02 --strategy sequential --cache cold --engine "$e" \
-		--quiet --json "$T/load.json"
+		--quiet --keep --json "$T/load.json"
 	want=$(disk_sum "$D"/llmio-work/model*.safetensors)
 	json_check "$T/load.json" "load/$e: reads every byte of the shard files ($want B)" \
 		"d['runs'][0]['phases'][0]['jobs'][0]['read']['io_bytes'] == $want"
@@ -49,13 +49,13 @@ if [ -e "$FAKE/libcufile.so.0" ]; then
 	for e in gds cuda-bounce; do
 		expect_rc 0 "ckpt from GPU memory on $e" run \
 			--workload ckpt --model gpt2 --directory "$D" --scale 0.005 --dp 2 --ranks 2 \
-			--engine "$e" --quiet --json "$T/gck.json"
+			--engine "$e" --quiet --keep --json "$T/gck.json"
 		want=$(disk_sum "$D"/llmio-work/ckpt-rank*.pt)
 		json_check "$T/gck.json" "ckpt/$e writes and restores exactly the shards" \
 			"sum(j['write']['io_bytes'] for j in d['runs'][0]['phases'][0]['jobs']) == $want == sum(j['read']['io_bytes'] for j in d['runs'][0]['phases'][1]['jobs'])"
 		expect_rc 0 "load into GPU memory on $e" run \
 			--workload load --model gpt2 --directory "$D" --scale 0.02 \
-			--strategy sequential --cache cold --engine "$e" --quiet --json "$T/gld.json"
+			--strategy sequential --cache cold --engine "$e" --quiet --keep --json "$T/gld.json"
 		want=$(disk_sum "$D"/llmio-work/model*.safetensors)
 		json_check "$T/gld.json" "load/$e reads every byte of the shards" \
 			"d['runs'][0]['phases'][0]['jobs'][0]['read']['io_bytes'] == $want"
@@ -106,7 +106,7 @@ fi
 # --engine all: one run per engine, side by side
 expect_rc 0 "--engine all" run --workload ckpt --model gpt2 --directory "$D" --scale 0.002 \
 	--dp 1 --engine all
-expect_out "side-by-side table" "phase time (s) and GB/s by engine"
+expect_out "side-by-side table" "phase time and rate by engine"
 
 # a sweep over recipes: every point's record carries the recipe's phases; advise reads them
 cat >"$T/phases.ini" <<INI

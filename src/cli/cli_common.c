@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "core/options.h"
 #include "engine/engine.h"
@@ -41,26 +42,21 @@ void cli_install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-static bool progress_shown;
-
 void cli_progress(void *arg, double elapsed_s, double eta_s, double iops, double bw_bytes)
 {
-	char c[32];
+	char c[32], t[32], rate[32], eta[48];
 
 	(void)arg;
-	if (!isatty(STDERR_FILENO))
-		return;
 	fmt_count(c, sizeof(c), iops);
-	fprintf(stderr, "\r\033[K[%5.1fs, ETA %5.1fs] %s IOPS, %.3f GB/s", elapsed_s, eta_s, c,
-	        bw_bytes / 1e9);
-	progress_shown = true;
+	fmt_seconds(t, sizeof(t), elapsed_s);
+	fmt_rate(rate, sizeof(rate), bw_bytes);
+	progress_eta(eta, sizeof(eta), eta_s);
+	progress_draw(false, "[%s%s] %s IOPS, %s", t, eta, c, rate);
 }
 
 void cli_progress_clear(void)
 {
-	if (progress_shown)
-		fprintf(stderr, "\r\033[K");
-	progress_shown = false;
+	progress_clear();
 }
 
 /* Is the long option just returned (longopts[idx]) a prefix of its name, as given in argv? */

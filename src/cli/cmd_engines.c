@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/fmt.h"
 #include "engine/engine.h"
 
 /* A probe that takes longer than this is reported as hanging (a GPU driver can). */
@@ -109,7 +110,11 @@ int cmd_engines(int argc, char **argv)
 		char why[512];
 		int ret = probe_isolated(e.name, why, sizeof(why));
 
-		printf("%-9s %-13s %s\n", e.name, ret ? "unavailable" : "available", e.summary);
+		char prefix[96], text[1024];
+
+		snprintf(prefix, sizeof(prefix), "%-9s %-13s ", e.name,
+		         ret ? "unavailable" : "available");
+		fmt_wrapped(stdout, prefix, 10, e.summary); /* 100 columns, wrapped */
 		printf("          %s, %s\n",
 		       e.async ? "asynchronous (iodepth = I/Os in flight)"
 		               : "synchronous (one I/O at a time per thread)",
@@ -118,18 +123,20 @@ int cmd_engines(int argc, char **argv)
 		       : e.supports_direct ? "O_DIRECT supported"
 		                           : "page cache only");
 		if (ret) {
-			printf("          why: %s\n", why[0] ? why : "(no reason given)");
+			fmt_wrapped(stdout, "          why: ", 15,
+			            why[0] ? why : "(no reason given)");
 			unavailable++;
-		} else if (why[0]) {
-			printf("          uses: %s\n",
-			       why); /* what a foreign-library engine loaded */
+		} else if (why[0]) { /* what a foreign-library engine loaded */
+			fmt_wrapped(stdout, "          uses: ", 16, why);
 		}
 		for (size_t k = 0; verbose && llmio_engine_option(i, k, &o) == 0; k++) {
 			char name[64];
 
 			snprintf(name, sizeof(name), "--%s=%s", o.name, o.def);
-			printf("          %-24s %s%s%s%s\n", name, o.help, o.alias ? " (fio: " : "",
-			       o.alias ? o.alias : "", o.alias ? ")" : "");
+			snprintf(prefix, sizeof(prefix), "          %-24s ", name);
+			snprintf(text, sizeof(text), "%s%s%s%s", o.help, o.alias ? " (fio: " : "",
+			         o.alias ? o.alias : "", o.alias ? ")" : "");
+			fmt_wrapped(stdout, prefix, 35, text);
 		}
 		fflush(stdout);
 	}

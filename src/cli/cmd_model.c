@@ -15,6 +15,7 @@
 
 #include "stats/result_json.h"
 #include "cli/cli.h"
+#include "report/fmt.h"
 
 #define MAX_DEGREE 65536
 #define MAX_SIZES  64
@@ -546,7 +547,7 @@ static void show_text(const struct show *s)
 {
 	const struct llmio_model *m = &s->m;
 	const struct llmio_shard_layout *l = s->layout;
-	char b1[64], b2[64], p1[32], p2[32];
+	char b1[64], b2[64], p1[32], p2[32], text[512];
 	const char *dt = llmio_dtype_name(s->dt);
 	uint64_t world = (uint64_t)s->ck.tp * s->ck.pp * s->ck.dp;
 
@@ -557,12 +558,14 @@ static void show_text(const struct show *s)
 	       "               vocabulary %u, context %u\n",
 	       m->layers, m->hidden, m->ffn, m->heads, m->kv_heads, m->head_dim, m->vocab,
 	       m->max_positions);
-	printf("               %s, %s positions%s, %s embeddings, biases: qkv %s, out %s, mlp "
-	       "%s\n",
-	       m->norm == LLMIO_NORM_RMS ? "RMSNorm" : "LayerNorm (with bias)",
-	       m->pos == LLMIO_POS_ROPE ? "rotary" : "learned",
-	       m->pos_offset ? " (+2 offset rows)" : "", m->tied_embeddings ? "tied" : "untied",
-	       m->qkv_bias ? "yes" : "no", m->out_bias ? "yes" : "no", m->mlp_bias ? "yes" : "no");
+	snprintf(text, sizeof(text),
+	         "%s, %s positions%s, %s embeddings, biases: qkv %s, out %s, mlp %s",
+	         m->norm == LLMIO_NORM_RMS ? "RMSNorm" : "LayerNorm (with bias)",
+	         m->pos == LLMIO_POS_ROPE ? "rotary" : "learned",
+	         m->pos_offset ? " (+2 offset rows)" : "", m->tied_embeddings ? "tied" : "untied",
+	         m->qkv_bias ? "yes" : "no", m->out_bias ? "yes" : "no",
+	         m->mlp_bias ? "yes" : "no");
+	fmt_wrapped(stdout, "               ", 15, text); /* 100 columns */
 	if (m->experts)
 		printf("               MoE: %u experts, %u active per token\n", m->experts,
 		       m->experts_active);
@@ -573,13 +576,14 @@ static void show_text(const struct show *s)
 	fmt_params(p2, sizeof(p2), s->params_active);
 	printf("parameters     total %s (%llu), active %s (%llu)\n", p1,
 	       (unsigned long long)s->params_total, p2, (unsigned long long)s->params_active);
-	printf("weights        ");
-	for (int d = 0; d < LLMIO_DTYPE_COUNT; d++) {
+	for (int d = 0, used = 0; d < LLMIO_DTYPE_COUNT && used < (int)sizeof(text); d++) {
 		llmio_format_bytes(llmio_model_weight_bytes(m, (enum llmio_dtype)d), b1,
 		                   sizeof(b1));
-		printf("%s%s %s", d ? ", " : "", llmio_dtype_name((enum llmio_dtype)d), b1);
+		used += snprintf(text + used, sizeof(text) - (size_t)used, "%s%s %s", d ? ", " : "",
+		                 llmio_dtype_name((enum llmio_dtype)d), b1);
 	}
-	printf("\nsafetensors    %zu tensors in %zu file%s of at most %s data: %s\n", l->nentries,
+	fmt_wrapped(stdout, "weights        ", 15, text);
+	printf("safetensors    %zu tensors in %zu file%s of at most %s data: %s\n", l->nentries,
 	       l->nshards, l->nshards == 1 ? "" : "s",
 	       fmt_bytes2(b1, sizeof(b1), l->max_shard_bytes),
 	       fmt_bytes2(b2, sizeof(b2), l->total_file_bytes));

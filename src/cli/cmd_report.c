@@ -9,13 +9,16 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/error.h"
+#include "report/fmt.h"
 #include "report/report.h"
 
 static void help(FILE *f)
 {
 	fprintf(f,
-	        "usage: llmio report FILE.jsonl [-o DIR] [--no-charts]\n\n"
+	        "usage: llmio report FILE.jsonl [-o DIR] [--no-charts] "
+	        "[--progress|--no-progress]\n\n"
 	        "Turns a sweep journal (what `llmio sweep -o` writes) into DIR/report.md and\n"
 	        "DIR/index.html (self-contained, opens offline) with charts drawn by gnuplot as "
 	        "PNG\n"
@@ -34,11 +37,22 @@ static void help(FILE *f)
 	        "                     an existing DIR must be an earlier llmio report; a symlink\n"
 	        "                     is followed; a file or an unwritable parent is refused\n"
 	        "                     before anything is read (exit 2).\n"
-	        "  --no-charts        tables only (no gnuplot needed)\n\n"
+	        "  --no-charts        tables only (no gnuplot needed)\n"
+	        "  --progress         the progress line (the step, lines read) even when stderr\n"
+	        "                     is not a terminal; --no-progress: never\n\n"
 	        "The charts' gnuplot script stays in DIR as charts.gp.  gnuplot is found on PATH\n"
 	        "or through $LLMIO_GNUPLOT.  Rules for grouping and medians: docs/report.md.\n"
 	        "exit status: 0 success, 1 runtime failure (gnuplot, writing DIR), 2 bad usage or\n"
 	        "a file that is not a journal.\n");
+}
+
+/* The journal is read: lines so far (0: a warning is about to be printed). */
+static void on_line(void *arg, unsigned line)
+{
+	if (!line)
+		progress_clear();
+	else
+		progress_draw(false, "[1/3] reading %s: %u lines", (const char *)arg, line);
 }
 
 /* Remove a report directory: it only ever holds the plain files a report writes. */
@@ -124,11 +138,14 @@ static int build(const struct dataset *d, const char *tmp, bool charts, struct l
 		          strerror(errno ? errno : ENOMEM));
 		goto out;
 	}
+	progress_draw(true, "[2/3] building the tables from %zu points", d->np);
 	ret = report_build(d, doc, plot);
 	if (ret) {
 		llmio_err(e, ret, "cannot build the report: %s", strerror(-ret));
 		goto out;
 	}
+	if (plot)
+		progress_draw(true, "[3/3] drawing the charts (gnuplot)");
 	if (plot && (ret = plot_render(plot, e)))
 		goto out;
 	if ((ret = write_doc(tmp, "report.md", doc, false)) ||
@@ -163,6 +180,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
 	                                     {"no-charts", no_argument, NULL, 'n'},
+	                                     PROGRESS_LONGOPTS,
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	struct llmio_error e = {0};
@@ -177,6 +195,8 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (progress_getopt(c))
+			continue;
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -226,7 +246,9 @@ int cmd_report(int argc, char **argv)
 		        dir);
 		return EXIT_USAGE;
 	}
-	ret = dataset_load(&d, file, &e);
+	progress_draw(true, "[1/3] reading %s", file);
+	ret = dataset_load_progress(&d, file, on_line, (void *)file, &e);
+	progress_clear();
 	if (ret) {
 		fprintf(stderr, "llmio report: %s\n", e.msg);
 		return ret == -ENOMEM || ret == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
@@ -239,14 +261,19 @@ int cmd_report(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	ret = build(&d, tmp, charts, &e);
+	progress_clear();
 	if (!ret && (ret = publish(tmp, dir, exists)))
 		llmio_err(&e, ret, "cannot move the report into %s: %s", dir, strerror(-ret));
 	if (ret) {
 		remove_dir(tmp);
 		fprintf(stderr, "llmio report: %s\n", e.msg);
 	} else {
-		printf("report: %s/index.html and %s/report.md (%zu points from %lu records)\n",
-		       dir, dir, d.np, d.records);
+		char text[2 * LLMIO_PATH_MAX + 96];
+
+		snprintf(text, sizeof(text),
+		         "%s/index.html and %s/report.md (%zu points from %lu records)", dir, dir,
+		         d.np, d.records);
+		fmt_wrapped(stdout, "report: ", 8, text); /* a long path: wrapped at its spaces */
 	}
 	dataset_release(&d);
 	return ret ? EXIT_RUNTIME : 0;

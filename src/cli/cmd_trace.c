@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "report/fmt.h"
 #include "trace/trace_report.h"
 #include "trace/trace_write.h"
 
@@ -266,7 +267,7 @@ static int merge_and_summarise(const char *dir, const char *out, int status, boo
 		ret = -EIO;
 		goto out;
 	}
-	fprintf(stderr, "llmio trace: wrote %s\n", out);
+	fmt_wrapped(stderr, "llmio trace: wrote ", 2, out); /* a long path on a line of its own */
 	trace_report_summary(a, stderr);
 out:
 	trace_analysis_destroy(a);
@@ -506,7 +507,13 @@ static int import_strace(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	printf("imported %zu calls of %zu processes into %s\n", b.nrec, b.nproc, out);
+	{
+		char text[LLMIO_PATH_MAX + 96];
+
+		snprintf(text, sizeof(text), "imported %zu calls of %zu processes into %s", b.nrec,
+		         b.nproc, out);
+		fmt_wrapped(stdout, "", 2, text); /* 100 columns: a long path is wrapped */
+	}
 out:
 	trace_builder_release(&b);
 	return ret;

@@ -7,17 +7,21 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/fmt.h"
 #include "report/migrate_chart.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "dist/dist.h"
 #include "engine/engine.h"
+#include "workload/leftover.h"
 #include "workload/workload.h"
 
 static void print_params(FILE *f, const struct llmio_optdesc *p)
@@ -26,41 +30,59 @@ static void print_params(FILE *f, const struct llmio_optdesc *p)
 
 	for (; p && p->name; p++) {
 		optdesc_range(p, range, sizeof(range));
-		fprintf(f, "  --%-20s %s [%s%s%s, default %s]\n", p->name, p->help,
-		        optdesc_type_name(p), range[0] ? " " : "", range,
-		        p->def[0] ? p->def : "none");
+		char prefix[40], text[1024];
+
+		snprintf(prefix, sizeof(prefix), "  --%-20s ", p->name);
+		snprintf(text, sizeof(text), "%s [%s%s%s, default %s]", p->help,
+		         optdesc_type_name(p), range[0] ? " " : "", range,
+		         p->def[0] ? p->def : "none");
+		fmt_wrapped(f, prefix, 25, text); /* 100 columns */
 	}
 }
 
 static void help(FILE *f, const struct recipe *r)
 {
+	char text[512];
+
 	if (!r) {
 		fprintf(f, "usage: llmio run --workload NAME --model MODEL --directory DIR "
-		           "[--engine E|all] [job options] [recipe parameters] [--json FILE]\n\n"
+		           "[--engine E|all]\n"
+		           "                 [job options] [recipe parameters] [--json FILE] "
+		           "[--keep]\n\n"
 		           "workloads:\n");
-		for (size_t i = 0; i < recipe_count(); i++)
-			fprintf(f, "  %-10s %s\n", recipe_at(i)->name, recipe_at(i)->summary);
+		for (size_t i = 0; i < recipe_count(); i++) {
+			snprintf(text, sizeof(text), "  %-10s ", recipe_at(i)->name);
+			fmt_wrapped(f, text, 13, recipe_at(i)->summary);
+		}
 		fprintf(f, "\n`llmio run --workload NAME --help` lists a workload's parameters.\n"
 		           "Models: `llmio model list`, or a Hugging Face config.json.\n");
 		return;
 	}
 	fprintf(f,
-	        "usage: llmio run --workload %s --model MODEL --directory DIR [--engine E|all] "
-	        "[options]\n\n%s.\n\n"
-	        "Every job option of `llmio run` applies to each stream (--engine, --direct, "
-	        "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
-	        "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
-	        "bytes that reached the device.\n\nparameters:\n",
-	        r->name, r->summary);
+	        "usage: llmio run --workload %s --model MODEL --directory DIR [--engine E|all]\n"
+	        "                 [options]\n\n",
+	        r->name);
+	snprintf(text, sizeof(text), "%s.", r->summary);
+	fmt_wrapped(f, "", 0, text);
+	fprintf(f, "\n"
+	           "Every job option of `llmio run` applies to each stream (--engine, --direct, "
+	           "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
+	           "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
+	           "bytes that reached the device.\n\nparameters:\n");
 	print_params(f, r->params);
 	print_params(f, r->shared);
-	fprintf(f, "  --%-20s %s\n", "scale",
-	        "fraction of the bytes (request sizes and patterns unchanged) [double, default 1]");
-	fprintf(f, "  --%-20s %s\n", "reorder",
-	        "under mpirun: restores read the shards another process wrote (IOR -C; "
-	        "docs/mpi.md)");
+	fmt_wrapped(f, "  --scale                ", 25,
+	            "fraction of the bytes (request sizes and patterns unchanged) [double, "
+	            "default 1]");
+	fmt_wrapped(f, "  --reorder              ", 25,
+	            "under mpirun: restores read the shards another process wrote (IOR -C; "
+	            "docs/mpi.md)");
 	fprintf(f, "\noutput:\n  --json FILE            phases, metrics and every stream's result "
-	           "(- = stdout)\n  --quiet                no table\n");
+	           "(- = stdout)\n  --quiet                no table, no progress line\n"
+	           "  --progress             the progress line even when stderr is not a terminal\n"
+	           "  --no-progress          no progress line\n"
+	           "  --keep                 keep the files the run made (removed by default);\n"
+	           "                         files that were there before are never removed\n");
 	if (!strcmp(r->name, "migrate"))
 		fprintf(f,
 		        "  --chart DIR            the policies side by side: DIR/migrate.png, .svg,"
@@ -70,17 +92,47 @@ static void help(FILE *f, const struct recipe *r)
 	           "The recipes and their metrics are described in docs/workloads.md.\n");
 }
 
+/*
+ * Figures a phase's row already shows, formatted: a recipe metric that is the same figure
+ * (its name says so, and it reads the same) is not printed again: each value once.
+ */
+struct row_figures {
+	char time[32], rate[32], moved[32], dev[32];
+};
+
+static bool shown_in_row(const struct row_figures *row, const char *metric, const char *value)
+{
+	static const struct {
+		const char *metric;
+		size_t column; /* offsetof the figure in struct row_figures */
+	} same[] = {
+	        {"load_time_s", offsetof(struct row_figures, time)},
+	        {"duration_s", offsetof(struct row_figures, time)},
+	        {"step_s", offsetof(struct row_figures, time)},
+	        {"GBps", offsetof(struct row_figures, rate)},
+	        {"aggregate_GBps", offsetof(struct row_figures, rate)},
+	        {"device_read_bytes", offsetof(struct row_figures, dev)},
+	};
+
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		if (!strcmp(metric, same[i].metric) &&
+		    !strcmp(value, (const char *)row + same[i].column))
+			return true;
+	return false;
+}
+
 static void phase_table(FILE *f, const struct wl *w)
 {
-	fprintf(f, "%s  model=%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name, w->model.name,
-	        w->base.engine, w->base.direct, w->scale);
-	fprintf(f, "  %-24s %9s %10s %12s %12s %8s\n", "phase", "time s", "GB/s", "moved", "device",
+	fprintf(f, "%s%s%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name,
+	        w->has_model ? "  model=" : "", w->has_model ? w->model.name : "", w->base.engine,
+	        w->base.direct, w->scale);
+	fprintf(f, "  %-24s %9s %10s %9s %9s %6s\n", "phase", "time", "rate", "moved", "device",
 	        "cores");
 	for (unsigned p = 0; p < w->nphases; p++) {
 		const struct wl_phase *ph = &w->phases[p];
 		uint64_t moved = 0, dev = 0;
 		double cores = 0;
-		char mb[32], db[32];
+		struct row_figures row;
 
 		for (unsigned s = 0; s < ph->nstreams; s++) {
 			const struct llmio_result *r = ph->streams[s];
@@ -89,47 +141,108 @@ static void phase_table(FILE *f, const struct wl *w)
 			dev += r->device.read_bytes + r->device.write_bytes;
 			cores += r->cpu.cores_busy;
 		}
-		llmio_format_bytes(moved, mb, sizeof(mb));
-		llmio_format_bytes(dev, db, sizeof(db));
-		fprintf(f, "  %-24s %9.3f %10.3f %12s %12s %8.2f\n", ph->name, ph->wall_s,
-		        ph->wall_s > 0 ? (double)moved / ph->wall_s / 1e9 : 0, mb, db, cores);
-		for (unsigned m = 0; m < ph->nmetrics; m++)
-			fprintf(f, "      %-32s %.4g %s\n", ph->metrics[m].name,
-			        ph->metrics[m].value, ph->metrics[m].unit);
+		fmt_seconds(row.time, sizeof(row.time), ph->wall_s);
+		fmt_rate(row.rate, sizeof(row.rate),
+		         ph->wall_s > 0 ? (double)moved / ph->wall_s : 0);
+		fmt_bytes(row.moved, sizeof(row.moved), (double)moved);
+		fmt_bytes(row.dev, sizeof(row.dev), (double)dev);
+		fprintf(f, "  %-24s %9s %10s %9s %9s %6.2f\n", ph->name, row.time, row.rate,
+		        row.moved, row.dev, cores);
+		for (unsigned m = 0; m < ph->nmetrics; m++) {
+			char name[64], v[48];
+
+			fmt_words(name, sizeof(name), ph->metrics[m].name);
+			fmt_metric(v, sizeof(v), ph->metrics[m].value, ph->metrics[m].unit);
+			if (!shown_in_row(&row, ph->metrics[m].name, v))
+				fprintf(f, "      %-28s %s\n", name, v);
+		}
 		if (ph->note[0])
-			fprintf(f, "      note: %s\n", ph->note);
+			fmt_wrapped(f, "      note: ", 12, ph->note);
 	}
 }
 
-/* Bytes moved by a phase's streams over its wall time, GB/s. */
-static double phase_gbps(const struct wl_phase *ph)
+/* Bytes moved by a phase's streams over its wall time, bytes/s. */
+static double phase_rate(const struct wl_phase *ph)
 {
 	uint64_t moved = 0;
 
 	for (unsigned s = 0; s < ph->nstreams; s++)
 		moved += ph->streams[s]->read.bytes + ph->streams[s]->write.bytes;
-	return ph->wall_s > 0 ? (double)moved / ph->wall_s / 1e9 : 0;
+	return ph->wall_s > 0 ? (double)moved / ph->wall_s : 0;
 }
 
-/* Engines side by side: each phase's time and GB/s per engine. */
+/* cells[rows * cols] of 48 characters each, for fmt_table_print(). */
+struct cells {
+	char (*text)[48];
+	const char **ptr;
+	size_t rows, cols;
+};
+
+static int cells_init(struct cells *c, size_t rows, size_t cols)
+{
+	c->rows = rows;
+	c->cols = cols;
+	c->text = calloc(rows * cols, sizeof(*c->text));
+	c->ptr = calloc(rows * cols, sizeof(*c->ptr));
+	if (!c->text || !c->ptr) {
+		free(c->text);
+		free(c->ptr);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rows * cols; i++)
+		c->ptr[i] = c->text[i];
+	return 0;
+}
+
+static void cells_print(FILE *f, struct cells *c, const char *align)
+{
+	const struct fmt_table t = {.cells = c->ptr,
+	                            .rows = c->rows,
+	                            .ncols = c->cols,
+	                            .nkey = 1,
+	                            .sep = "  ",
+	                            .align = align,
+	                            .indent = 2};
+
+	fmt_table_print(f, &t);
+	free(c->text);
+	free(c->ptr);
+}
+
+/* The right-aligned columns after the first: "lrrr...". */
+static const char *align_right(void)
+{
+	return "lrrrrrrrrrrrrrrr";
+}
+
+/* Engines side by side: each phase's time and rate per engine. */
 static void compare_table(FILE *f, struct wl *runs, unsigned n)
 {
-	if (n < 2)
+	struct cells c;
+
+	if (n < 2 || n >= FMT_TABLE_MAX_COLS || cells_init(&c, runs[0].nphases + 1, n + 1))
 		return;
-	fprintf(f, "\nphase time (s) and GB/s by engine\n  %-24s", "phase");
+	fprintf(f, "\nphase time and rate by engine\n");
+	snprintf(c.text[0], 48, "phase");
 	for (unsigned e = 0; e < n; e++)
-		fprintf(f, " %18s", runs[e].base.engine);
-	fprintf(f, "\n");
+		snprintf(c.text[1 + e], 48, "%s", runs[e].base.engine);
 	for (unsigned p = 0; p < runs[0].nphases; p++) {
-		fprintf(f, "  %-24s", runs[0].phases[p].name);
-		for (unsigned e = 0; e < n; e++)
-			if (p < runs[e].nphases)
-				fprintf(f, " %9.3f s %5.2f", runs[e].phases[p].wall_s,
-				        phase_gbps(&runs[e].phases[p]));
-			else
-				fprintf(f, " %18s", "-");
-		fprintf(f, "\n");
+		char(*row)[48] = &c.text[(p + 1) * c.cols];
+
+		snprintf(row[0], 48, "%s", runs[0].phases[p].name);
+		for (unsigned e = 0; e < n; e++) {
+			char t[20], r[20];
+
+			if (p >= runs[e].nphases) {
+				snprintf(row[1 + e], 48, "-");
+				continue;
+			}
+			fmt_seconds(t, sizeof(t), runs[e].phases[p].wall_s);
+			fmt_rate(r, sizeof(r), phase_rate(&runs[e].phases[p]));
+			snprintf(row[1 + e], 48, "%s %s", t, r);
+		}
 	}
+	cells_print(f, &c, align_right());
 }
 
 /* Phases that only computed (no streams) with the same metrics, as columns side by side: the
@@ -137,6 +250,8 @@ static void compare_table(FILE *f, struct wl *runs, unsigned n)
 static void metric_columns(FILE *f, const struct wl *w)
 {
 	const struct wl_phase *ref = NULL;
+	unsigned ncols = 0;
+	struct cells c;
 
 	for (unsigned p = 0; p < w->nphases; p++) {
 		if (w->phases[p].nstreams)
@@ -146,22 +261,28 @@ static void metric_columns(FILE *f, const struct wl *w)
 	}
 	if (w->nphases < 2 || !ref)
 		return;
-	fprintf(f, "\n  %-18s", "");
-	for (unsigned p = 0; p < w->nphases; p++)
-		fprintf(f, " %16.16s", w->phases[p].name);
-	fprintf(f, "\n");
+	/* a further table repeats the metric's name when the phases do not fit side by side */
+	ncols = w->nphases < FMT_TABLE_MAX_COLS - 1 ? w->nphases : FMT_TABLE_MAX_COLS - 1;
+	if (cells_init(&c, ref->nmetrics + 1, ncols + 1))
+		return;
+	fputc('\n', f);
+	for (unsigned p = 0; p < ncols; p++)
+		snprintf(c.text[1 + p], 48, "%s", w->phases[p].name);
 	for (unsigned m = 0; m < ref->nmetrics; m++) {
-		fprintf(f, "  %-18s", ref->metrics[m].name);
-		for (unsigned p = 0; p < w->nphases; p++) {
+		char(*row)[48] = &c.text[(m + 1) * c.cols];
+
+		fmt_words(row[0], 48, ref->metrics[m].name);
+		for (unsigned p = 0; p < ncols; p++) {
 			const struct wl_phase *ph = &w->phases[p];
 
 			if (m < ph->nmetrics && !strcmp(ph->metrics[m].name, ref->metrics[m].name))
-				fprintf(f, " %16.6g", ph->metrics[m].value);
+				fmt_metric(row[1 + p], 48, ph->metrics[m].value,
+				           ph->metrics[m].unit);
 			else
-				fprintf(f, " %16s", "-");
+				snprintf(row[1 + p], 48, "-");
 		}
-		fprintf(f, "\n");
 	}
+	cells_print(f, &c, align_right());
 }
 
 struct out {
@@ -221,7 +342,7 @@ static bool is_switch(const struct recipe *r, const char *key)
 
 /* Parse everything into w (base options and recipe parameters). */
 static int parse(struct wl *w, int argc, char **argv, const char **json, const char **chart,
-                 bool *quiet)
+                 bool *quiet, bool *keep)
 {
 	struct llmio_error e = {0};
 
@@ -246,8 +367,15 @@ static int parse(struct wl *w, int argc, char **argv, const char **json, const c
 		}
 		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			*quiet = true;
+			progress_set_mode(PROGRESS_OFF);
 			continue;
 		}
+		if (!strcmp(a, "--keep")) {
+			*keep = true;
+			continue;
+		}
+		if (progress_option(a))
+			continue;
 		if (!strcmp(a, "--reorder")) /* under mpirun (cmd_run_workload) */
 			continue;
 		if (!strncmp(a, "--", 2)) {
@@ -404,6 +532,103 @@ static unsigned all_engines(char names[][32], unsigned cap)
 	return n;
 }
 
+/* The progress line of a recipe: the phase, the stream, its bytes so far, rate and ETA. */
+struct step {
+	const struct wl *w;
+	char stream[40];
+	double bytes, last_elapsed; /* the stream's bytes so far (the sum of rate x interval) */
+	double before;              /* bytes of the phase's streams that have finished */
+	double total;               /* the bytes the phase promised to move (0: not known) */
+};
+
+static void on_step(void *arg, const struct wl *w, const char *stream,
+                    const struct llmio_job_opts *o)
+{
+	struct step *st = arg;
+
+	const struct wl_phase *ph = w->nphases ? &w->phases[w->nphases - 1] : NULL;
+
+	(void)o;
+	snprintf(st->stream, sizeof(st->stream), "%s", stream ? stream : "");
+	st->bytes = st->last_elapsed = st->before = 0;
+	if (!ph)
+		return;
+	/* the recipe says what the phase moves before its streams run (0 when time decides) */
+	st->total = (double)ph->promised_bytes;
+	for (unsigned k = 0; k < ph->nstreams; k++)
+		st->before += (double)(ph->streams[k]->read.bytes + ph->streams[k]->write.bytes);
+	if (stream)
+		progress_draw(true, "[phase %u: %s] %s: preparing its files", w->nphases,
+		              w->phases[w->nphases - 1].name, stream);
+	else
+		progress_draw(true, "[phase %u: %s] starting", w->nphases,
+		              w->phases[w->nphases - 1].name);
+}
+
+static void on_job_progress(void *arg, double elapsed_s, double eta_s, double iops, double bw)
+{
+	struct step *st = arg;
+	const struct wl *w = st->w;
+	char done[32], rate[32], eta[48];
+
+	(void)iops;
+	if (elapsed_s < st->last_elapsed) /* a stream the recipe started without wl_job() */
+		st->bytes = st->last_elapsed = 0;
+	st->bytes += bw * (elapsed_s - st->last_elapsed);
+	st->last_elapsed = elapsed_s;
+	if (!w->nphases)
+		return;
+	fmt_bytes(done, sizeof(done), st->before + st->bytes);
+	fmt_rate(rate, sizeof(rate), bw);
+	/* the job knows no end (its I/Os come from the recipe): the phase's bytes do */
+	if (!(eta_s > 0) && st->total > st->before + st->bytes && bw > 0)
+		eta_s = (st->total - st->before - st->bytes) / bw;
+	progress_eta(eta, sizeof(eta), eta_s);
+	if (st->total >= st->before + st->bytes && st->total > 0) {
+		char total[32];
+
+		fmt_bytes(total, sizeof(total), st->total);
+		progress_draw(false, "[phase %u: %s] %s%s%s of %s, %s%s", w->nphases,
+		              w->phases[w->nphases - 1].name, st->stream, st->stream[0] ? ": " : "",
+		              done, total, rate, eta);
+		return;
+	}
+	progress_draw(false, "[phase %u: %s] %s%s%s done, %s%s", w->nphases,
+	              w->phases[w->nphases - 1].name, st->stream, st->stream[0] ? ": " : "", done,
+	              rate, eta);
+}
+
+/* One line: what the run leaves on disk, and where. */
+static void say_leftover(FILE *f, const struct wl_leftover *l, bool keep)
+{
+	char ours[32], theirs[32], dir[LLMIO_PATH_MAX], text[LLMIO_PATH_MAX + 256];
+	int n;
+
+	if (!l->active)
+		return;
+	fmt_bytes(ours, sizeof(ours), (double)l->ours_bytes);
+	fmt_bytes(theirs, sizeof(theirs), (double)l->theirs_bytes);
+	/* the whole path (never shortened: it says where the data is), wrapped as a word */
+	snprintf(dir, sizeof(dir), "%s", l->dir);
+	if (!l->ours && !l->theirs)
+		n = snprintf(text, sizeof(text), "no files left on disk (%s %s)",
+		             l->dir_removed ? "removed" : "kept", dir);
+	else if (keep)
+		n = snprintf(text, sizeof(text), "left %u file%s, %s in %s (--keep)", l->ours,
+		             l->ours == 1 ? "" : "s", ours, dir);
+	else
+		n = snprintf(text, sizeof(text),
+		             "removed %u file%s, %s from %s (--keep leaves them)", l->removed,
+		             l->removed == 1 ? "" : "s", ours, dir);
+	if (l->theirs && n > 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n,
+		         "; %u file%s, %s that %s there before the run %s left as %s", l->theirs,
+		         l->theirs == 1 ? "" : "s", theirs, l->theirs == 1 ? "was" : "were",
+		         l->theirs == 1 ? "is" : "are", l->theirs == 1 ? "it was" : "they were");
+	fputc('\n', f);
+	fmt_wrapped(f, "", 2, text);
+}
+
 int cmd_run_workload(int argc, char **argv)
 {
 	const char *name = arg_value(argc, argv, "--workload"),
@@ -416,7 +641,9 @@ int cmd_run_workload(int argc, char **argv)
 	struct llmio_job_opts base;
 	struct out out = {0};
 	struct wl_dist dist;
-	bool quiet = false, all;
+	struct wl_leftover left = {0};
+	struct step prog = {0};
+	bool quiet = false, keep = false, all;
 	unsigned n;
 	int ret, code = 0;
 
@@ -464,11 +691,13 @@ int cmd_run_workload(int argc, char **argv)
 			snprintf(base.engine, sizeof(base.engine), "%.31s", engine);
 		wl_init(w, r, &base);
 		out.n = i + 1;
-		ret = parse(w, argc, argv, &json, &chart, &quiet);
+		ret = parse(w, argc, argv, &json, &chart, &quiet, &keep);
 		if (ret) {
 			code = ret;
 			break;
 		}
+		if (dist_rank() != 0) /* one progress line under mpirun: rank 0's */
+			progress_set_mode(PROGRESS_OFF);
 		if (all)
 			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[i]);
 		if (i == 0 && json && (ret = cli_output_usable("run", json, CLI_OUT_FILE))) {
@@ -494,9 +723,21 @@ int cmd_run_workload(int argc, char **argv)
 			dist.reorder = has_arg(argc, argv, "--reorder");
 			w->dist = &dist;
 		}
+		/* what is in the work directory before the first run: files that were there are
+		 * never removed */
+		if (i == 0 && (ret = wl_leftover_begin(&left, w->base.directory, &e))) {
+			fprintf(stderr, "llmio: %s\n", e.msg);
+			code = EXIT_RUNTIME;
+			break;
+		}
+		prog.w = w;
+		w->on_step = on_step;
+		w->on_step_arg = &prog;
+		w->base.progress = on_job_progress;
+		w->base.progress_arg = &prog;
 		llmio_error_init(&e); /* one carrier per engine: no stale reason from the last */
 		ret = wl_run(w, &e);
-		cli_progress_clear();
+		progress_clear();
 		if (ret && w->dist) /* the failing rank ends every rank, with its message */
 			return w->dist->fail(cli_exit_code(ret), &e);
 		if (w->dist && w->dist->reduce(w, &out.mpi[i], &e))
@@ -522,6 +763,14 @@ int cmd_run_workload(int argc, char **argv)
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);
+	/* every rank has finished its I/O (the reduce above is collective): the files may go */
+	if (wl_leftover_end(&left, keep, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		code = code ? code : EXIT_RUNTIME;
+	}
+	if (!quiet && !(json && !strcmp(json, "-")))
+		say_leftover(stdout, &left, keep);
+	wl_leftover_release(&left);
 	if (json && code != EXIT_USAGE && dist_rank() == 0 &&
 	    (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));

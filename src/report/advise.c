@@ -523,66 +523,78 @@ void advice_evidence(const struct point *p, size_t max, char *buf, size_t len)
 	}
 }
 
-/* Plain-text table with padded columns: rows x ncols cells. */
-static void print_table(FILE *f, char (*cells)[256], size_t rows, size_t ncols)
-{
-	size_t w[8] = {0};
-
-	for (size_t r = 0; r < rows; r++)
-		for (size_t c = 0; c < ncols; c++)
-			if (strlen(cells[r * ncols + c]) > w[c])
-				w[c] = strlen(cells[r * ncols + c]);
-	for (size_t r = 0; r < rows; r++) {
-		for (size_t c = 0; c < ncols; c++)
-			fprintf(f, "%s%-*s", c ? " | " : "", c + 1 < ncols ? (int)w[c] : 0,
-			        cells[r * ncols + c]);
-		fputc('\n', f);
-	}
-}
-
 int advise_write_text(FILE *f, const struct dataset *d, const struct advice_set *set)
 {
-	static const char *const head[7] = {"phase",  "served by",    "best datapath", "settings",
-	                                    "metric", "vs runner-up", "evidence"};
-	char(*cells)[256] = calloc((ADVICE_MAX + 1) * 7, sizeof(*cells));
+	static const char *const head[5] = {"phase", "served by", "best datapath", "metric",
+	                                    "vs runner-up"};
+	char(*cells)[256] = calloc((ADVICE_MAX + 1) * 5, sizeof(*cells));
+	const char **ptr = calloc((ADVICE_MAX + 1) * 5, sizeof(*ptr));
+	/* the phase and who served it repeat in every further table the columns go into */
+	struct fmt_table t = {.cells = ptr, .ncols = 5, .nkey = 2, .sep = " | "};
 	const struct advice *a = set->a;
 	bool others = false;
+	char path[72], text[1024];
 
-	if (!cells)
+	if (!cells || !ptr) {
+		free(cells);
+		free(ptr);
 		return -ENOMEM;
-	fprintf(f, "Datapath advice from %s (%lu records, %zu points%s%s)\n\n", d->path, d->records,
-	        d->np, d->host[0] ? ", host " : "", d->host);
-	for (int c = 0; c < 7; c++)
+	}
+	for (size_t i = 0; i < (ADVICE_MAX + 1) * 5; i++)
+		ptr[i] = cells[i];
+	fmt_path(path, sizeof(path), d->path, 48);
+	snprintf(text, sizeof(text), "Datapath advice from %s (%lu records, %zu points%s%s)", path,
+	         d->records, d->np, d->host[0] ? ", host " : "", d->host);
+	fmt_wrapped(f, "", 2, text);
+	fputc('\n', f);
+	for (int c = 0; c < 5; c++)
 		snprintf(cells[c], sizeof(cells[c]), "%s", head[c]);
 	for (size_t i = 0; i < set->n; i++) {
 		const struct advice *x = &a[i];
-		char(*row)[256] = &cells[(i + 1) * 7];
+		char(*row)[256] = &cells[(i + 1) * 5];
 
 		others |= x->sc != SC_DEVICE;
 		snprintf(row[0], sizeof(row[0]), "%s%s", classes[x->pc].name, x->thin ? " *" : "");
 		snprintf(row[1], sizeof(row[1]), "%s", svc_names[x->sc]);
 		snprintf(row[2], sizeof(row[2]), "%s", x->best.p ? x->best.p->s->engine : "-");
-		if (x->best.p)
-			advice_settings(x->best.p, row[3], sizeof(row[3]));
-		else
-			snprintf(row[3], sizeof(row[3]), "-");
-		advice_metric(x, x->best.p, row[4], sizeof(row[4]));
-		advice_vs(x, row[5], sizeof(row[5]));
-		advice_evidence(x->best.p, 3, row[6], sizeof(row[6]));
+		advice_metric(x, x->best.p, row[3], sizeof(row[3]));
+		advice_vs(x, row[4], sizeof(row[4]));
 	}
-	print_table(f, cells, set->n + 1, 7);
+	t.rows = set->n + 1;
+	fmt_table_print(f, &t);
 	free(cells);
+	free(ptr);
 	fprintf(f, "\n* too thin to decide: see below\n");
 	if (others)
 		fprintf(f,
 		        "Points served by the page cache (or where that cannot be told) are ranked "
 		        "only among\nthemselves, never against device-bound ones: their rows "
 		        "answer for memory, not the device.\n");
+	/* the two widest columns, one answer at a time: a table of them would not fit */
+	fprintf(f, "\nThe settings and evidence (config hashes in the journal) of each answer:\n");
+	for (size_t i = 0; i < set->n; i++) {
+		const struct advice *x = &a[i];
+		char prefix[64];
+
+		if (!x->best.p)
+			continue;
+		advice_settings(x->best.p, text, sizeof(text));
+		snprintf(prefix, sizeof(prefix), "  %s, %s: ", classes[x->pc].name,
+		         svc_names[x->sc]);
+		fmt_wrapped(f, prefix, 6, text);
+		advice_evidence(x->best.p, 3, text, sizeof(text));
+		fmt_wrapped(f, "      evidence ", 15, text);
+	}
 	fprintf(f, "\nThe study's guideline on this machine:\n");
 	for (size_t i = 0; i < set->n; i++)
-		if (a[i].sc == SC_DEVICE)
-			fprintf(f, "  %-26s study: %s\n  %-26s here:  %s\n", classes[a[i].pc].name,
-			        classes[a[i].pc].study, "", a[i].agree_text);
+		if (a[i].sc == SC_DEVICE) {
+			char prefix[64];
+
+			snprintf(prefix, sizeof(prefix), "  %-26s study: ", classes[a[i].pc].name);
+			fmt_wrapped(f, prefix, strlen(prefix), classes[a[i].pc].study);
+			snprintf(prefix, sizeof(prefix), "  %-26s here:  ", "");
+			fmt_wrapped(f, prefix, strlen(prefix), a[i].agree_text);
+		}
 	fprintf(f, "\nWhat to try next:\n");
 	for (size_t i = 0; i < set->n; i++) {
 		char name[128];
@@ -590,9 +602,11 @@ int advise_write_text(FILE *f, const struct dataset *d, const struct advice_set 
 		snprintf(name, sizeof(name), "%s%s%s", classes[a[i].pc].name,
 		         a[i].sc == SC_DEVICE ? "" : ", ",
 		         a[i].sc == SC_DEVICE ? "" : svc_names[a[i].sc]);
-		if (a[i].thin)
-			fprintf(f, "  %s: too thin: %s.\n    try: %s\n", name, a[i].why, a[i].next);
-		else
+		if (a[i].thin) {
+			snprintf(text, sizeof(text), "%s: too thin: %s.", name, a[i].why);
+			fmt_wrapped(f, "  ", 4, text);
+			fmt_wrapped(f, "    try: ", 9, a[i].next);
+		} else
 			fprintf(f, "  %s: decided (%zu points, %zu datapaths%s)\n", name,
 			        a[i].ncand, a[i].npaths,
 			        a[i].from_recipes ? ", from recipe phases" : "");

@@ -792,10 +792,14 @@ struct load_state {
 	unsigned long first_line, held;
 	char first_why[160];
 	int ret;
+	void (*progress)(void *arg, unsigned line);
+	void *progress_arg;
 };
 
-static void print_warning(const char *path, const char *why)
+static void print_warning(const struct load_state *s, const char *path, const char *why)
 {
+	if (s->progress) /* line 0: a line is about to be printed (the caller clears its own) */
+		s->progress(s->progress_arg, 0);
 	fprintf(stderr, "llmio: %s: %s\n", path, why);
 }
 
@@ -806,7 +810,7 @@ static int on_line(void *arg, unsigned line, const cJSON *rec, const char *skipp
 	if (!rec) {
 		s->d->skipped_lines++;
 		if (s->d->records) {
-			print_warning(s->d->path, skipped);
+			print_warning(s, s->d->path, skipped);
 		} else if (!s->held++) {
 			s->first_line = line;
 			snprintf(s->first_why, sizeof(s->first_why), "%s", skipped);
@@ -814,14 +818,23 @@ static int on_line(void *arg, unsigned line, const cJSON *rec, const char *skipp
 		return 0;
 	}
 	if (s->held && !s->d->records)
-		print_warning(s->d->path, s->first_why); /* a journal after all */
+		print_warning(s, s->d->path, s->first_why); /* a journal after all */
 	s->ret = add_record(s->d, rec, &s->cap, &s->fcap, s->scratch, line);
+	if (s->progress && line % 256 == 0)
+		s->progress(s->progress_arg, line);
 	return s->ret;
 }
 
 int dataset_load(struct dataset *d, const char *path, struct llmio_error *e)
 {
-	struct load_state s = {.d = d};
+	return dataset_load_progress(d, path, NULL, NULL, e);
+}
+
+int dataset_load_progress(struct dataset *d, const char *path,
+                          void (*progress)(void *arg, unsigned line), void *arg,
+                          struct llmio_error *e)
+{
+	struct load_state s = {.d = d, .progress = progress, .progress_arg = arg};
 	int ret;
 
 	memset(d, 0, sizeof(*d));

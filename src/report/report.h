@@ -91,6 +91,13 @@ struct dataset {
 
 /* dataset.c */
 int dataset_load(struct dataset *d, const char *path, struct llmio_error *e);
+/*
+ * dataset_load() calling progress(arg, line) every 256 lines read, for a progress line on a
+ * large journal, and progress(arg, 0) before it prints a warning (a torn line) on stderr.
+ */
+int dataset_load_progress(struct dataset *d, const char *path,
+                          void (*progress)(void *arg, unsigned line), void *arg,
+                          struct llmio_error *e);
 void dataset_release(struct dataset *d);
 /* h = the clat histogram of all jobs of all repeats of p, merged exactly. */
 void point_hist(const struct point *p, struct llmio_hist *h);

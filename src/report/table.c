@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Terminal tables: the reporting layer is the only place that prints results. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -132,4 +133,103 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		fmt_wrapped(f, "  WARNING ", 10, r->busy_system_warning);
 	if (r->error)
 		fmt_wrapped(f, "  error  ", 9, r->error_msg);
+}
+
+/*
+ * The piece of s that fits width columns: up to the last space that fits (a word longer than
+ * width is cut).  *next is where the following piece starts (spaces skipped).
+ */
+static size_t piece(const char *s, size_t width, const char **next)
+{
+	size_t n = strlen(s), cut;
+
+	if (n <= width) {
+		*next = s + n;
+		return n;
+	}
+	for (cut = width; cut > 0 && s[cut] != ' '; cut--)
+		;
+	if (!cut)
+		cut = width;
+	*next = s + cut + strspn(s + cut, " ");
+	return cut;
+}
+
+/* One row of the columns cols[0..n) (keys first), each wrapped within w[col]. */
+static void table_row(FILE *f, const struct fmt_table *t, size_t row, const size_t *cols, size_t n,
+                      const size_t *w)
+{
+	const char *rest[FMT_TABLE_MAX_COLS];
+	bool more = true;
+
+	for (size_t i = 0; i < n; i++)
+		rest[i] = t->cells[row * t->ncols + cols[i]];
+	while (more) {
+		more = false;
+		fprintf(f, "%*s", (int)t->indent, "");
+		for (size_t i = 0; i < n; i++) {
+			const char *next;
+			size_t len = piece(rest[i], w[cols[i]], &next);
+			int pad = (int)(w[cols[i]] - len);
+			bool right = t->align && t->align[cols[i]] == 'r';
+
+			if (i)
+				fputs(t->sep, f);
+			if (right)
+				fprintf(f, "%*s", pad, "");
+			fwrite(rest[i], 1, len, f);
+			if (!right && i + 1 < n)
+				fprintf(f, "%*s", pad, "");
+			rest[i] = next;
+			more |= *next != '\0';
+		}
+		fputc('\n', f);
+	}
+}
+
+void fmt_table_print(FILE *f, const struct fmt_table *t)
+{
+	const size_t sep = strlen(t->sep), ncols = t->ncols;
+	size_t w[FMT_TABLE_MAX_COLS] = {0}, cols[FMT_TABLE_MAX_COLS], keyw = t->indent, left;
+	bool placed[FMT_TABLE_MAX_COLS] = {false}, first = true;
+
+	if (ncols > FMT_TABLE_MAX_COLS || t->nkey > ncols)
+		return;
+	for (size_t r = 0; r < t->rows; r++)
+		for (size_t k = 0; k < ncols; k++)
+			if (strlen(t->cells[r * ncols + k]) > w[k])
+				w[k] = strlen(t->cells[r * ncols + k]);
+	for (size_t k = 0; k < t->nkey; k++)
+		keyw += w[k] + (k ? sep : 0);
+	left = ncols - t->nkey;
+	do {
+		size_t n = 0, width = keyw;
+
+		for (size_t k = 0; k < t->nkey; k++)
+			cols[n++] = k;
+		/*
+		 * The columns in their order, each that still fits (first fit: a narrow column
+		 * may join a table before a wide one that went on); a column too wide even alone
+		 * beside the keys is wrapped within what is left.
+		 */
+		for (size_t c = t->nkey; c < ncols; c++) {
+			if (placed[c])
+				continue;
+			if (width + sep + w[c] > FMT_COLUMNS) {
+				if (n > t->nkey)
+					continue;
+				w[c] = FMT_COLUMNS > width + sep + 12 ? FMT_COLUMNS - width - sep
+				                                      : 12;
+			}
+			width += sep + w[c];
+			cols[n++] = c;
+			placed[c] = true;
+			left--;
+		}
+		if (!first) /* a further table */
+			fputc('\n', f);
+		first = false;
+		for (size_t r = 0; r < t->rows; r++)
+			table_row(f, t, r, cols, n, w);
+	} while (left);
 }

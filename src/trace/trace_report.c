@@ -309,21 +309,22 @@ static double pct(uint64_t part, uint64_t whole)
 
 static void print_totals_row(FILE *f, const char *label, const struct totals *s)
 {
-	char rb[32], wb[32], io[32];
+	char rb[32], wb[32], io[32], name[48];
 
-	llmio_format_bytes(s->rbytes, rb, sizeof(rb));
-	llmio_format_bytes(s->wbytes, wb, sizeof(wb));
+	fmt_bytes(rb, sizeof(rb), (double)s->rbytes);
+	fmt_bytes(wb, sizeof(wb), (double)s->wbytes);
 	fmt_ns(io, sizeof(io), s->io_ns);
+	/* a long path keeps its start and its file name: "..." in the middle */
+	fmt_path(name, sizeof(name), label, 32);
 	fprintf(f,
-	        "  %-28.28s %12s %9" PRIu64 " %12s %9" PRIu64 " %6" PRIu64 " %6" PRIu64
-	        " %5.0f%% %10s\n",
-	        label, rb, s->rcalls, wb, s->wcalls, s->opens, s->fsyncs,
+	        "  %-32s %9s %7" PRIu64 " %9s %7" PRIu64 " %6" PRIu64 " %6" PRIu64 " %4.0f%% %9s\n",
+	        name, rb, s->rcalls, wb, s->wcalls, s->opens, s->fsyncs,
 	        pct(s->seq, s->seq + s->rnd), io);
 }
 
 static void print_totals_head(FILE *f, const char *what)
 {
-	fprintf(f, "  %-28s %12s %9s %12s %9s %6s %6s %6s %10s\n", what, "read", "calls", "written",
+	fprintf(f, "  %-32s %9s %7s %9s %7s %6s %6s %5s %9s\n", what, "read", "calls", "written",
 	        "calls", "opens", "syncs", "seq", "I/O time");
 }
 
@@ -338,7 +339,7 @@ static void print_sizes(FILE *f, const struct phase_stat *p)
 		if (b == 0)
 			snprintf(lim, sizeof(lim), "0 B");
 		else
-			llmio_format_bytes(1ull << b, lim, sizeof(lim));
+			fmt_bytes(lim, sizeof(lim), (double)(1ull << b));
 		fprintf(f, "  %-12s %10" PRIu64 " %10" PRIu64 "\n", lim, p->rsize[b], p->wsize[b]);
 	}
 }
@@ -369,8 +370,8 @@ static void print_overview(const struct trace_analysis *a, FILE *f)
 	uint64_t wall = t->hdr.t_end > t->hdr.t_start ? t->hdr.t_end - t->hdr.t_start : 0;
 	char rb[32], wb[32], io[32], w[32];
 
-	llmio_format_bytes(s->rbytes, rb, sizeof(rb));
-	llmio_format_bytes(s->wbytes, wb, sizeof(wb));
+	fmt_bytes(rb, sizeof(rb), (double)s->rbytes);
+	fmt_bytes(wb, sizeof(wb), (double)s->wbytes);
 	fmt_ns(io, sizeof(io), s->io_ns);
 	fmt_ns(w, sizeof(w), wall);
 	fprintf(f,
@@ -411,11 +412,7 @@ static void print_top(const struct trace_analysis *a, FILE *f, unsigned top)
 	print_totals_head(f, "file");
 	for (size_t k = 0; k < a->nfile && k < top; k++) {
 		const struct file_stat *s = &a->file[a->by_bytes[k]];
-		const char *p = trace_str(a->t, s->path);
-		size_t n = strlen(p);
-
-		/* the end of a long path says more than its start */
-		print_totals_row(f, n > 28 ? p + n - 28 : p, &s->t);
+		print_totals_row(f, trace_str(a->t, s->path), &s->t);
 	}
 }
 
@@ -438,7 +435,8 @@ int trace_report_text(const struct trace_analysis *a, FILE *f, unsigned top)
 	for (size_t k = 0; k < t->nproc; k++) {
 		char label[160];
 
-		snprintf(label, sizeof(label), "%u %u %s", t->proc[k].pid, t->proc[k].ppid,
+		/* a command line is cut at its end: its start names the program */
+		snprintf(label, sizeof(label), "%u %u %.*s", t->proc[k].pid, t->proc[k].ppid, 16,
 		         trace_str(t, t->proc[k].cmd));
 		print_totals_row(f, label, &a->proc[k]);
 	}

@@ -205,6 +205,8 @@ struct wl_phase *wl_phase_new(struct wl *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ph->name, sizeof(ph->name), fmt, ap);
 	va_end(ap);
+	if (w->on_step)
+		w->on_step(w->on_step_arg, w, NULL, NULL);
 	return ph;
 }
 
@@ -338,6 +340,8 @@ int wl_job(struct wl *w, struct wl_phase *ph, const char *name, struct llmio_job
 	if (ph->nstreams == WL_MAX_STREAMS)
 		return llmio_err(e, -EINVAL, "phase %s has too many streams", ph->name);
 	direct_fallback(w, ph, o);
+	if (w->on_step)
+		w->on_step(w->on_step_arg, w, name, o);
 	ret = llmio_job_run(o, &r, e);
 	if (r) {
 		snprintf(ph->stream_names[ph->nstreams], sizeof(ph->stream_names[0]), "%s", name);

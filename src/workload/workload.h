@@ -107,6 +107,13 @@ struct wl {
 	struct wl_phase phases[WL_MAX_PHASES];
 	unsigned nphases;
 	const struct wl_dist *dist; /* under MPI, else NULL */
+	/*
+	 * Called as each phase starts (stream NULL, o NULL) and as each of its streams starts,
+	 * before its files are prepared: the CLI's progress line.  NULL for none; must not block.
+	 */
+	void (*on_step)(void *arg, const struct wl *w, const char *stream,
+	                const struct llmio_job_opts *o);
+	void *on_step_arg;
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,

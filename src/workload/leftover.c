@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* What a recipe run leaves on disk (leftover.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/target_internal.h"
+#include "workload/leftover.h"
+
+/* The marker of an llmio directory (core/workdir.c): neither counted nor removed here. */
+#define OWNED_MARK ".llmio-owned"
+
+int wl_leftover_begin(struct wl_leftover *l, const char *directory, struct llmio_error *e)
+{
+	struct llmio_error ignored = {0};
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+
+	memset(l, 0, sizeof(*l));
+	if (!directory[0] || workdir_make(directory, l->dir, sizeof(l->dir), &l->made, &ignored))
+		return 0; /* the run says what is wrong with the directory */
+	d = opendir(l->dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (l->nbefore == cap) {
+			void *p =
+			        realloc(l->before, (cap = cap ? 2 * cap : 64) * sizeof(*l->before));
+
+			if (!p) {
+				closedir(d);
+				wl_leftover_release(l);
+				return llmio_err(e, -ENOMEM, "out of memory listing %s", l->dir);
+			}
+			l->before = p;
+		}
+		snprintf(l->before[l->nbefore++], sizeof(*l->before), "%s", de->d_name);
+	}
+	closedir(d);
+	l->active = true;
+	return 0;
+}
+
+static bool was_there(const struct wl_leftover *l, const char *name)
+{
+	for (size_t i = 0; i < l->nbefore; i++)
+		if (!strcmp(l->before[i], name))
+			return true;
+	return false;
+}
+
+int wl_leftover_end(struct wl_leftover *l, bool keep, struct llmio_error *e)
+{
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+	DIR *d;
+
+	if (!l->active || !(d = opendir(l->dir)))
+		return 0;
+	while ((de = readdir(d))) {
+		/* plain files only: a recipe makes nothing else, and a link is never followed */
+		if (!strcmp(de->d_name, OWNED_MARK) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (was_there(l, de->d_name)) {
+			l->theirs++;
+			l->theirs_bytes += (uint64_t)st.st_size;
+			continue;
+		}
+		l->ours++;
+		l->ours_bytes += (uint64_t)st.st_size;
+		if (keep)
+			continue;
+		/* under mpirun every rank removes what the run made: gone already is removed */
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT)
+			l->removed++;
+		else if (!ret)
+			ret = llmio_err(e, -errno, "cannot remove %s/%s: %s", l->dir, de->d_name,
+			                strerror(errno));
+	}
+	closedir(d);
+	if (!keep && l->made && !l->theirs) {
+		llmio_work_dir_prune(l->dir); /* only when nothing but the marker is left */
+		l->dir_removed = access(l->dir, F_OK) != 0;
+	}
+	return ret;
+}
+
+void wl_leftover_release(struct wl_leftover *l)
+{
+	free(l->before);
+	l->before = NULL;
+	l->nbefore = 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a recipe run leaves on disk.  A recipe writes its files in llmio's work directory under
+ * --directory (llmio_work_dir()); the names there before the run are noted, and afterwards
+ * every file that was not there is this run's own: removed, or kept with --keep.  A file that
+ * was there before (an earlier run's, kept with --keep) is never removed; the CLI says what
+ * was removed and what stays, and where.
+ */
+#ifndef LLMIO_WORKLOAD_LEFTOVER_H
+#define LLMIO_WORKLOAD_LEFTOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmio/job.h"
+#include "core/error.h"
+
+struct wl_leftover {
+	bool active;              /* the work directory could be listed before the run */
+	bool made;                /* this run made the work directory */
+	char dir[LLMIO_PATH_MAX]; /* the work directory */
+	char (*before)[256];      /* the names there before the run */
+	size_t nbefore;
+	/* after wl_leftover_end(): */
+	unsigned ours, removed; /* files this run made; of them removed */
+	uint64_t ours_bytes;    /* their bytes (apparent size) */
+	unsigned theirs;        /* files that were there before, left as they were */
+	uint64_t theirs_bytes;
+	bool dir_removed; /* the work directory itself is gone (made by this run) */
+};
+
+/*
+ * Note what is in the work directory of `directory` (the --directory given), making it when
+ * missing.  A directory that cannot be used (missing, an s3:// target) leaves l inactive: the
+ * run itself reports it.  \return 0 or -ENOMEM.
+ */
+int wl_leftover_begin(struct wl_leftover *l, const char *directory, struct llmio_error *e);
+
+/*
+ * After the run: remove the files this run made unless keep (and the work directory, when
+ * this run made it and nothing else is in it); count what is left.  \return 0 or the first
+ * -errno of a removal (the counts say what was done).
+ */
+int wl_leftover_end(struct wl_leftover *l, bool keep, struct llmio_error *e);
+
+void wl_leftover_release(struct wl_leftover *l);
+
+#endif
