@@ -368,8 +368,9 @@ static const struct llmio_optdesc opts_table[] = {
                "write NAME_iops.N.log per thread N: I/Os per second per log_avg_msec (fio's "
                "log)",
                FIO, .no_echo = true),
-        FIOJOB("log_avg_msec", NULL, OPTD_UINT, log_avg_msec, "0",
-               "interval of the logs in ms; 0 = 1000 (fio's 0 logs every I/O: llmio averages)",
+        FIOJOB("log_avg_msec", NULL, OPTD_UINT, log_avg_msec, "1000",
+               "interval of the logs in ms (fio's default 0 logs every I/O: llmio averages, "
+               "and takes 0 as 1000)",
                .max = 3600000, FIO, .no_echo = true),
         MIRROR("buffered", OPTD_BOOL, buffered_codec,
                "fio's mirror of direct: buffered=1 is direct=0",

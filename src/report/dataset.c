@@ -190,12 +190,48 @@ out:
 	return out;
 }
 
-/*
- * Did key take two values or more among the samples that have it?  A key that some records
- * lack (an engine's option in another engine's record, a recipe's key in a plain job's) and
- * that is the same wherever it appears did not vary: it is not a swept key.
- */
 static bool scan_varies(const struct dataset *d, const char *key)
+{
+	char first[512], v[512];
+	bool have = false, seen_missing = false;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(d->s[i].config, key);
+
+		if (!x) {
+			seen_missing = true;
+			if (have)
+				return true;
+			continue;
+		}
+		value_str(x, v, sizeof(v));
+		if (!have) {
+			if (seen_missing)
+				return true;
+			memcpy(first, v, sizeof(first));
+			have = true;
+		} else if (strcmp(first, v)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+bool config_key_varies(const struct dataset *d, const char *key)
+{
+	for (size_t i = 0; i < d->nvarying; i++)
+		if (!strcmp(d->varying[i], key))
+			return true;
+	return false;
+}
+
+/*
+ * Was key swept: two values or more among the samples that have it?  A key that some records
+ * lack (an engine's option in another engine's record, a recipe's key in a plain job's) and
+ * that is the same wherever it appears varies (it tells those records apart, so titles name
+ * it) but was not swept.
+ */
+bool config_key_swept(const struct dataset *d, const char *key)
 {
 	char first[512], v[512];
 	bool have = false;
@@ -213,14 +249,6 @@ static bool scan_varies(const struct dataset *d, const char *key)
 			return true;
 		}
 	}
-	return false;
-}
-
-bool config_key_varies(const struct dataset *d, const char *key)
-{
-	for (size_t i = 0; i < d->nvarying; i++)
-		if (!strcmp(d->varying[i], key))
-			return true;
 	return false;
 }
 

@@ -789,9 +789,11 @@ static void section_overview(const struct dataset *d, struct doc *doc)
 	for (size_t i = 0; i < d->np; i++)
 		if (d->p[i].n > nrep)
 			nrep = d->p[i].n;
-	/* the swept keys: config keys whose value differs between records */
+	/* the swept keys: config keys that took two values or more */
 	for (size_t i = 0; i < d->nvarying && used < sizeof(keys); i++)
-		used += (size_t)snprintf(keys + used, sizeof(keys) - used, " %s,", d->varying[i]);
+		if (config_key_swept(d, d->varying[i]))
+			used += (size_t)snprintf(keys + used, sizeof(keys) - used, " %s,",
+			                         d->varying[i]);
 	if (used)
 		keys[strlen(keys) - 1] = '\0';
 	doc_para(doc,

@@ -108,6 +108,8 @@ char *config_key(const struct dataset *d, const cJSON *config, const char *const
 bool dataset_engine_key(const struct dataset *d, const char *key);
 /* The config keys (other than repeat and randseed) whose values differ between samples. */
 bool config_key_varies(const struct dataset *d, const char *key);
+/* Did key take two values or more among the records that have it (the overview's swept keys)? */
+bool config_key_swept(const struct dataset *d, const char *key);
 /* Two verdicts as one: equal stays, device with cache is mixed, unknown wins otherwise. */
 enum llmio_service service_combine(enum llmio_service a, enum llmio_service b);
 /* " (page cache)", " (mixed)" or "" for a label: a point not shown to be device-bound. */
