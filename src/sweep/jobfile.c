@@ -73,6 +73,22 @@ struct reader {
 	int err;
 };
 
+/* Room for one more of n elements of size in *arr (capacity *cap, doubled).  0 or -ENOMEM. */
+static int room(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? 2 * *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*arr, c * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
 /* Is key a boolean option (a job or an engine option)? */
 static bool bool_key(const char *key)
 {
@@ -221,15 +237,8 @@ static void *header(struct reader *r, const char *line)
 		            "%s:%u: %s%sa [section] in an included file: fio's include files hold "
 		            "keys only (put the section in the job file)",
 		            "", "");
-	if (r->nhdr == r->cap_hdr) {
-		size_t cap = r->cap_hdr ? 2 * r->cap_hdr : 16;
-
-		h = realloc(r->hdr, cap * sizeof(*h));
-		if (!h)
-			return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
-		r->hdr = h;
-		r->cap_hdr = cap;
-	}
+	if (room((void **)&r->hdr, &r->cap_hdr, r->nhdr, sizeof(*h)))
+		return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
 	line++;
 	while (*line == ' ' || *line == '\t')
 		line++;
@@ -253,15 +262,8 @@ static void *header(struct reader *r, const char *line)
 
 static bool where_add(struct reader *r)
 {
-	if (r->nwhere == r->cap_where) {
-		size_t cap = r->cap_where ? 2 * r->cap_where : 256;
-		struct where *w = realloc(r->where, cap * sizeof(*w));
-
-		if (!w)
-			return false;
-		r->where = w;
-		r->cap_where = cap;
-	}
+	if (room((void **)&r->where, &r->cap_where, r->nwhere, sizeof(*r->where)))
+		return false;
 	r->where[r->nwhere].file = r->src[r->depth].file;
 	r->where[r->nwhere++].line = r->src[r->depth].line;
 	return true;
@@ -349,15 +351,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		last->len += add;
 		return 1;
 	}
-	if (r->n == r->cap_e) {
-		size_t cap = r->cap_e ? 2 * r->cap_e : 64;
-		struct entry *e = realloc(r->e, cap * sizeof(*e));
-
-		if (!e)
-			goto nomem;
-		r->e = e;
-		r->cap_e = cap;
-	}
+	if (room((void **)&r->e, &r->cap_e, r->n, sizeof(*r->e)))
+		goto nomem;
 	last = &r->e[r->n];
 	memset(last, 0, sizeof(*last));
 	last->file = r->src[r->depth].file;
