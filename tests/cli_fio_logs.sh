@@ -116,6 +116,14 @@ echo "== refused and checked"
 expect_rc 2 "log_avg_msec out of range" run --ioengine=null --size=1m --log_avg_msec=4000000
 (cd "$L" && expect_rc 1 "a log that cannot be written" run --ioengine=null --size=1m \
 	--write_bw_log=nodir/x)
+mkdir -p "$T/wl"
+(cd "$L" && expect_rc 2 "a recipe's logs would go unwritten: refused" run --workload ckpt \
+	--model gpt2 --directory "$T/wl" --write_bw_log=w)
+expect_err "says so" "not recipes or replay"
+check "no log written" test ! -e "$L/w_bw.1.log"
+printf '[global]\nioengine=null\nsize=1m\n[a]\nwrite_iops_log=s\n' > "$T/s.fio"
+expect_rc 2 "a sweep point's logs: refused" sweep "$T/s.fio" --dry-run
+expect_err "names the file, line and key" "s.fio:5: write_iops_log" "llmio run"
 
 echo "== fio2gnuplot draws llmio's logs"
 if command -v fio2gnuplot > /dev/null && command -v gnuplot > /dev/null; then

@@ -39,6 +39,11 @@ static int validate(struct job *j, struct llmio_error *e)
 	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
 	if (ret)
 		return ret;
+	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
+	if (o->io_source && iolog_wanted(o))
+		return llmio_err(e, -EINVAL,
+		                 "write_bw_log, write_lat_log, write_iops_log: fio's logs are for "
+		                 "jobs of rw/bs, not recipes or replay");
 	j->engine = engine_find(o->engine);
 	if (!j->engine) {
 		llmio_engine_probe(o->engine, why, sizeof(why));
