@@ -94,7 +94,8 @@ expect_rc 0 "numjobs=3 with group_reporting" run --ioengine=null --size=12m --bs
 json_check "$J" "one job of 12 MiB" 'len(d["jobs"]) == 1 and j["read"]["io_bytes"] == 12 << 20'
 
 echo "== a job file's logs: exact I/O counts"
-cat > "$L/jobs.fio" <<'F'
+mkdir -p "$T/jl" # apart: fio2gnuplot below reads every log in $L
+cat > "$T/jl/jobs.fio" <<'F'
 [global]
 ioengine=null
 bs=4k
@@ -104,13 +105,13 @@ write_bw_log=jf
 size=8m
 numjobs=2
 F
-(cd "$L" && expect_rc 0 "a job file with logs (null engine, 2048 I/Os)" run jobs.fio)
-check "one iops log per thread" test -s "$L/jf_iops.1.log" -a -s "$L/jf_iops.2.log"
+(cd "$T/jl" && expect_rc 0 "a job file with logs (null engine, 2048 I/Os)" run jobs.fio)
+check "one iops log per thread" test -s "$T/jl/jf_iops.1.log" -a -s "$T/jl/jf_iops.2.log"
 check "the iops logs add up to 2048 I/Os exactly (log_avg_msec 1000: value = count)" \
-	test "$(cat "$L"/jf_iops.[12].log | awk -F', ' '{ s += $2 } END { print s }')" = 2048
+	test "$(cat "$T"/jl/jf_iops.[12].log | awk -F', ' '{ s += $2 } END { print s }')" = 2048
 check "the bw logs add up to 8 MiB exactly (KiB)" \
-	test "$(cat "$L"/jf_bw.[12].log | awk -F', ' '{ s += $2 } END { print s }')" = 8192
-check "reads only: no write lines" sh -c "! grep -q ', 1, 0, 0\$' '$L'/jf_iops.1.log"
+	test "$(cat "$T"/jl/jf_bw.[12].log | awk -F', ' '{ s += $2 } END { print s }')" = 8192
+check "reads only: no write lines" sh -c "! grep -q ', 1, 0, 0\$' '$T'/jl/jf_iops.1.log"
 
 echo "== refused and checked"
 expect_rc 2 "log_avg_msec out of range" run --ioengine=null --size=1m --log_avg_msec=4000000
