@@ -68,8 +68,8 @@ expect_out "the emitted file carries the conversions" "rate=204800" "loops=3"
 echo "== refused by name, with llmio's equivalent"
 expect_rc 2 "iodepth_low" run "${N[@]}" --iodepth_low=4
 expect_err "names it and the equivalent" "--iodepth_low is a fio option llmio does not do" "--iodepth"
-expect_rc 2 "write_bw_log" run "${N[@]}" --write_bw_log=x
-expect_err "names the equivalent" "write_bw_log" "--json"
+expect_rc 2 "write_hist_log" run "${N[@]}" --write_hist_log=x
+expect_err "names the equivalent" "write_hist_log" "json+"
 expect_rc 2 "terse" run "${N[@]}" --output-format=terse
 expect_err "terse points to CSV" "--csv"
 expect_rc 2 "an unknown format" run "${N[@]}" --output-format=xml

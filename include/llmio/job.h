@@ -144,6 +144,17 @@ struct llmio_job_opts {
 	 */
 	uint32_t verify;
 	bool do_verify;
+	/*
+	 * fio's logs (docs/fio.md): a non-empty name keeps, per thread, one entry per
+	 * log_avg_msec of the measured window (I/Os, bytes and latency sums per direction) in the
+	 * result's threads[].log; the report layer writes NAME_bw.N.log, NAME_iops.N.log and
+	 * NAME_{slat,clat,lat}.N.log from it.  log_avg_msec: default 1000, and 0 = 1000 (fio's
+	 * 0 logs each I/O; llmio never records single I/Os).
+	 */
+	char write_bw_log[128];
+	char write_lat_log[128];
+	char write_iops_log[128];
+	uint32_t log_avg_msec;
 };
 
 /** One file of an explicit file list. */

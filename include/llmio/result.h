@@ -106,6 +106,28 @@ struct llmio_sample_stats {
 };
 
 /*
+ * One interval of one thread's log (write_bw_log, write_lat_log, write_iops_log;
+ * log_avg_msec): what completed in it, per direction ([0] reads, [1] writes).  t_ms: the end of
+ * the interval in ms since the measured window started; the last one ends with the thread.
+ */
+struct llmio_log_sample {
+	uint64_t t_ms;
+	uint64_t ios[2];
+	uint64_t bytes[2];
+	uint64_t slat_ns[2], clat_ns[2], lat_ns[2]; /* sums over the interval's I/Os */
+};
+
+/* One thread of a job: fio's clone (numjobs without group_reporting). */
+struct llmio_thread_result {
+	struct llmio_op_result read, write; /* iops and bw_bytes over this thread's runtime_s */
+	double runtime_s;                   /* the measured window until this thread ended */
+	uint64_t fsyncs;
+	struct llmio_log_sample *log; /* a log's intervals, oldest first; NULL without a log */
+	size_t nlog;
+	bool log_truncated; /* the thread ran longer than its log's buffer: the end is missing */
+};
+
+/*
  * A result owns everything in it: it holds no pointer into the caller's memory, so it stays
  * valid after the options, file list and strings it was run with are freed.  opts holds the
  * options as run, with defaults resolved; its pointer members (stop, progress, progress_arg,
@@ -165,6 +187,12 @@ struct llmio_result {
 		 * part of cpu.proc_s */
 		double agent_s;
 	} wire;
+	/*
+	 * Each thread (numjobs) on its own, fio's clones: nthreads entries owned by the result
+	 * (llmio_result_destroy frees them).  NULL in a result not made by llmio_job_run().
+	 */
+	uint32_t nthreads;
+	struct llmio_thread_result *threads;
 };
 
 /**

@@ -354,6 +354,8 @@ static int run_job(int argc, char **argv)
 		fprintf(stderr, "llmio: cannot write %s: %s\n", csv, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
+	if (run_logs_write(r))
+		code = EXIT_RUNTIME;
 	/* cut short: what was measured is written, but the job did not run as asked */
 	if (r->interrupted && !code)
 		code = EXIT_RUNTIME;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 #include "cli/run_fio.h"
 #include "core/options.h"
 #include "report/fio_json.h"
+#include "report/fio_log.h"
 #include "report/fmt.h"
+#include "stats/iolog.h"
 #include "sweep/sweep.h"
 
 /* fio's --output-format: a comma list of what llmio can write; -EINVAL with a message. */
@@ -62,15 +65,32 @@ int run_out_write(FILE *f, void *arg)
 	int ret = 0;
 
 	for (size_t i = 0; x->normal && i < x->n; i++) {
+		const struct llmio_result *r = x->r[i];
+		const char *name = r->opts.name[0] ? r->opts.name : "job";
+
+		if (x->group && fio_per_clone(r)) {
+			/* fio's clones: numjobs threads without group_reporting, one report each */
+			for (uint32_t k = 0; k < r->nthreads && !ret; k++) {
+				struct llmio_result *c = fio_clone_result(r, k);
+
+				if (!c) {
+					ret = -ENOMEM;
+					break;
+				}
+				fprintf(f, "%s%s: (groupid=%u, thread %u of %u)\n",
+				        i || k ? "\n" : "", name, x->group[i], k + 1, r->nthreads);
+				table_print_result(f, c);
+				llmio_result_destroy(c);
+			}
+			continue;
+		}
 		/* a job file's jobs: which one, in which group (fio's "name: (groupid=N)") */
 		if (x->group)
-			fprintf(f, "%s%s: (groupid=%u)%s\n", i ? "\n" : "",
-			        x->r[i]->opts.name[0] ? x->r[i]->opts.name : "job", x->group[i],
-			        x->r[i]->opts.group_reporting ? " all jobs of the group together"
-			                                      : "");
-		table_print_result(f, x->r[i]);
+			fprintf(f, "%s%s: (groupid=%u)%s\n", i ? "\n" : "", name, x->group[i],
+			        r->opts.group_reporting ? " all jobs of the group together" : "");
+		table_print_result(f, r);
 	}
-	if (x->json)
+	if (x->json && !ret)
 		ret = fio_json_write(f, x->r, x->group, x->n, x->plus);
 	return ret ? ret : ferror(f) ? -EIO : 0;
 }
@@ -104,6 +124,23 @@ int run_out_arg(struct run_out *out, int argc, char **argv, int *i, bool *handle
 	return parse_format(v, out) ? EXIT_USAGE : 0;
 }
 
+int run_logs_write(const struct llmio_result *r)
+{
+	struct llmio_error e = {0};
+	bool truncated;
+
+	if (fio_log_write(r, &truncated, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return EXIT_RUNTIME;
+	}
+	if (truncated)
+		fprintf(stderr,
+		        "llmio: warning: the run outlasted its logs' buffer (%u intervals of "
+		        "log_avg_msec): the logs end early; raise log_avg_msec or give a runtime\n",
+		        IOLOG_DEFAULT_CAP);
+	return 0;
+}
+
 /* ---- fio job files ---------------------------------------------------------------------- */
 
 bool run_is_jobfile(int argc, char **argv, int i)
@@ -133,8 +170,8 @@ struct fio_job {
 };
 
 /* One value per key: fio's jobs are single points (lists and ranges are llmio sweep's). */
-static int dim_value(const struct sweep_file *f, const struct sweep_section *s,
-                     const struct sweep_dim *d, char *buf, size_t len, struct llmio_error *e)
+static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, char *buf,
+                     size_t len, struct llmio_error *e)
 {
 	const struct llmio_optdesc *od = d->kind == SK_JOB ? job_opt_find(d->key) : NULL;
 	size_t used = 0;
@@ -146,13 +183,13 @@ static int dim_value(const struct sweep_file *f, const struct sweep_section *s,
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
 			                         d->v[i].raw);
 		return used < len ? 0
-		                  : llmio_err(e, -EINVAL, "%s:%u: %s: value too long", f->path,
+		                  : llmio_err(e, -EINVAL, "%s:%u: %s: value too long", d->file,
 		                              d->line, d->key);
 	}
 	return llmio_err(e, -EINVAL,
 	                 "%s:%u: [%s] %s: %zu values; a fio job runs one (fio's read,write pair "
 	                 "is not done): give one, or sweep them with `llmio sweep`",
-	                 f->path, d->line, s->name, d->key, d->n);
+	                 d->file, d->line, s->name, d->key, d->n);
 }
 
 static int append_engine_opt(struct llmio_job_opts *o, const char *key, const char *value,
@@ -168,8 +205,8 @@ static int append_engine_opt(struct llmio_job_opts *o, const char *key, const ch
 }
 
 /* A section's options: fio's defaults where they differ from llmio's, then its keys. */
-static int section_opts(const struct sweep_file *f, const struct sweep_section *s,
-                        struct llmio_job_opts *o, struct llmio_error *e)
+static int section_opts(const struct sweep_section *s, struct llmio_job_opts *o,
+                        struct llmio_error *e)
 {
 	char value[LLMIO_PATH_MAX];
 	int ret = 0;
@@ -180,7 +217,7 @@ static int section_opts(const struct sweep_file *f, const struct sweep_section *
 	for (size_t i = 0; i < s->ndims && !ret; i++) {
 		const struct sweep_dim *d = &s->dims[i];
 
-		ret = dim_value(f, s, d, value, sizeof(value), e);
+		ret = dim_value(s, d, value, sizeof(value), e);
 		if (ret)
 			break;
 		switch (d->kind) {
@@ -195,11 +232,11 @@ static int section_opts(const struct sweep_file *f, const struct sweep_section *
 			        e, -EINVAL,
 			        "%s:%u: [%s] %s: a key of llmio sweep (steady state, "
 			        "recipes), not of a fio job: run the file with `llmio sweep`",
-			        f->path, d->line, s->name, d->key);
+			        d->file, d->line, s->name, d->key);
 			break;
 		}
 		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE))
-			llmio_err_prefix(e, "%s:%u: [%s]", f->path, d->line, s->name);
+			llmio_err_prefix(e, "%s:%u: [%s]", d->file, d->line, s->name);
 	}
 	return ret;
 }
@@ -227,6 +264,8 @@ static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size
 			if (!m)
 				return NULL;
 			memcpy(m, r, sizeof(*m));
+			m->threads = NULL; /* each job's own: one report for the group */
+			m->nthreads = 0;
 			continue;
 		}
 		for (int op = 0; op < 2; op++) {
@@ -339,7 +378,7 @@ static int run_all(const struct sweep_file *f, struct fio_job *jobs, int *code)
 	size_t start = 0;
 
 	for (size_t i = 0; i < f->nsec; i++) {
-		if (section_opts(f, &f->sec[i], &jobs[i].o, &e)) {
+		if (section_opts(&f->sec[i], &jobs[i].o, &e)) {
 			fprintf(stderr, "llmio: %s\n", e.msg);
 			return EXIT_USAGE;
 		}
@@ -358,6 +397,8 @@ static int run_all(const struct sweep_file *f, struct fio_job *jobs, int *code)
 		start = i;
 	}
 	for (size_t i = 0; i < f->nsec; i++) {
+		if (jobs[i].r && run_logs_write(jobs[i].r))
+			*code = EXIT_RUNTIME;
 		if (jobs[i].ret) {
 			fprintf(stderr, "llmio: [%s]: %s\n", jobs[i].o.name, jobs[i].e.msg);
 			*code = cli_exit_code(jobs[i].ret);

@@ -31,6 +31,12 @@ int run_out_arg(struct run_out *out, int argc, char **argv, int *i, bool *handle
 int run_out_write(FILE *f, void *arg);
 
 /*
+ * fio's logs of r (write_bw_log, write_lat_log, write_iops_log), if its options ask for them;
+ * a warning when a thread's log was cut short.  0, or EXIT_RUNTIME after printing the error.
+ */
+int run_logs_write(const struct llmio_result *r);
+
+/*
  * Is argv[i] a fio job file for `llmio run FILE.fio`: the first argument when it is not an
  * option, or any argument naming an existing file that ends in ".fio".
  */

@@ -39,6 +39,11 @@ static int validate(struct job *j, struct llmio_error *e)
 	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
 	if (ret)
 		return ret;
+	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
+	if (o->io_source && iolog_wanted(o))
+		return llmio_err(e, -EINVAL,
+		                 "write_bw_log, write_lat_log, write_iops_log: fio's logs are for "
+		                 "jobs of rw/bs, not recipes or replay");
 	j->engine = engine_find(o->engine);
 	if (!j->engine) {
 		llmio_engine_probe(o->engine, why, sizeof(why));
@@ -214,14 +219,27 @@ static int start_workers(struct job *j, struct llmio_error *e)
 	unsigned started = 0;
 	int ret = 0;
 
+	if (iolog_wanted(&j->o)) {
+		j->logs = calloc(j->nworkers, sizeof(*j->logs));
+		for (; j->logs && j->nlogs < j->nworkers; j->nlogs++)
+			if (iolog_init(&j->logs[j->nlogs], &j->o))
+				break;
+		if (j->nlogs < j->nworkers) {
+			j->nworkers = 0; /* none started */
+			return llmio_err(e, -ENOMEM, "no memory for the logs (write_*_log)");
+		}
+	}
 	j->workers = calloc(j->nworkers, sizeof(*j->workers));
-	if (!j->workers)
+	if (!j->workers) {
+		j->nworkers = 0;
 		return -ENOMEM;
+	}
 	for (unsigned i = 0; i < j->nworkers; i++) {
 		struct worker *w = &j->workers[i];
 
 		w->idx = i;
 		w->job = j;
+		w->log = j->logs ? &j->logs[i] : NULL;
 		ret = -pthread_create(&w->thread, NULL, worker_main, w);
 		if (ret) {
 			llmio_err(e, ret, "cannot start thread %u of %u: %s", i + 1, j->nworkers,
@@ -388,6 +406,42 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		snap_take(j, s1); /* finished by size: the window ends when the last one did */
 }
 
+/*
+ * Each thread's own counts, histograms and log (fio's clones: numjobs without
+ * group_reporting).  The histograms are copies of what each worker kept anyway; the logs move
+ * into the result.  Without memory the result simply has no threads.
+ */
+static void thread_results(struct job *j, struct llmio_result *r, uint64_t t_end)
+{
+	r->threads = calloc(j->nworkers, sizeof(*r->threads));
+	if (!r->threads)
+		return;
+	r->nthreads = j->nworkers;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct worker *w = &j->workers[i];
+		struct llmio_thread_result *t = &r->threads[i];
+		const uint64_t end = w->t_end > j->t_measure ? w->t_end : t_end;
+		const double wall = end > j->t_measure ? (double)(end - j->t_measure) / 1e9 : 1e-9;
+
+		t->read = w->st[0];
+		t->write = w->st[1];
+		t->runtime_s = wall;
+		t->fsyncs = w->fsyncs;
+		for (int op = 0; op < 2; op++) {
+			struct llmio_op_result *d = op ? &t->write : &t->read;
+
+			d->iops = (double)d->ios / wall;
+			d->bw_bytes = (double)d->bytes / wall;
+		}
+		if (j->logs) {
+			t->log = j->logs[i].buf;
+			t->nlog = j->logs[i].n;
+			t->log_truncated = j->logs[i].truncated;
+			j->logs[i].buf = NULL;
+		}
+	}
+}
+
 static void fill_result(struct job *j, struct llmio_result *r, const struct snap *s0,
                         const struct snap *s1)
 {
@@ -438,6 +492,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	}
 	if (!t_end || t_end < j->t_measure)
 		t_end = s1->t;
+	thread_results(j, r, t_end);
 	wall = (double)(t_end - j->t_measure) / 1e9;
 	if (wall <= 0)
 		wall = 1e-9;
@@ -535,6 +590,9 @@ static void notes(struct job *j, struct llmio_result *r)
 
 static void job_release(struct job *j)
 {
+	for (unsigned i = 0; i < j->nlogs; i++)
+		iolog_release(&j->logs[i]);
+	free(j->logs);
 	verify_release(j);
 	target_close(&j->target);
 	free(j->workers);
@@ -654,6 +712,10 @@ int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 
 void llmio_result_destroy(struct llmio_result *r)
 {
+	for (uint32_t i = 0; r && r->threads && i < r->nthreads; i++)
+		free(r->threads[i].log);
+	if (r)
+		free(r->threads);
 	free(r);
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/rand.h"
 #include "core/target.h"
+#include "stats/iolog.h"
 #include "engine/engine.h"
 #include "llmio/job.h"
 #include "llmio/result.h"
@@ -40,7 +41,8 @@ struct worker {
 	uint64_t fsyncs;
 	uint64_t writes; /* writes issued, for stamping their data unique */
 	struct llmio_hist sync_lat;
-	uint64_t t_end; /* when this worker stopped counting */
+	uint64_t t_end;    /* when this worker stopped counting */
+	struct iolog *log; /* fio's averaged log (stats/iolog.h), or NULL; owned by the job */
 	unsigned epoch_seen;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;
@@ -68,6 +70,8 @@ struct job {
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;
+	struct iolog *logs; /* one per worker when a log is asked (iolog_wanted), else NULL */
+	unsigned nlogs;
 	cpu_set_t cpus; /* cpus_allowed, parsed; empty = no pinning */
 	int wake_fd;    /* eventfd a worker writes when it ends, waking the control thread */
 	bool cpus_split;

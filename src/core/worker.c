@@ -48,6 +48,8 @@ static void reset_stats(struct worker *w)
 	}
 	w->fsyncs = 0;
 	llmio_hist_init(&w->sync_lat);
+	if (w->log)
+		iolog_reset(w->log);
 	memset(&w->ctx.counters, 0, sizeof(w->ctx.counters)); /* every one, however many */
 }
 
@@ -261,6 +263,9 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 		st->bytes += (uint64_t)io->res;
 		llmio_hist_add(&st->clat, t - io->t_submit);
 		llmio_hist_add(&st->lat, t - io->t_queue);
+		if (w->log)
+			iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res,
+			          io->t_submit - io->t_queue, t - io->t_submit, t - io->t_queue);
 	}
 	return true;
 }
@@ -713,6 +718,8 @@ static void finish(struct worker *w, struct loop *l)
 		return;
 	if (!atomic_load(&j->stop))
 		w->t_end = now_ns();
+	if (w->log)
+		iolog_finish(w->log, w->t_end);
 	publish(w);
 	if (j->o.io_source && j->o.io_source->end)
 		j->o.io_source->end(j->o.io_source->arg, w->idx);

@@ -225,6 +225,33 @@ bool config_key_varies(const struct dataset *d, const char *key)
 	return false;
 }
 
+/*
+ * Was key swept: two values or more among the samples that have it?  A key that some records
+ * lack (an engine's option in another engine's record, a recipe's key in a plain job's) and
+ * that is the same wherever it appears varies (it tells those records apart, so titles name
+ * it) but was not swept.
+ */
+bool config_key_swept(const struct dataset *d, const char *key)
+{
+	char first[512], v[512];
+	bool have = false;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(d->s[i].config, key);
+
+		if (!x)
+			continue;
+		value_str(x, v, sizeof(v));
+		if (!have) {
+			memcpy(first, v, sizeof(first));
+			have = true;
+		} else if (strcmp(first, v)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The varying keys, found once: titles ask for them per chart. */
 static int find_varying(struct dataset *d)
 {

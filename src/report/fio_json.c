@@ -9,7 +9,9 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -133,6 +135,47 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 	return j;
 }
 
+bool fio_per_clone(const struct llmio_result *r)
+{
+	return !r->opts.group_reporting && r->threads && r->nthreads > 1;
+}
+
+struct llmio_result *fio_clone_result(const struct llmio_result *r, uint32_t i)
+{
+	struct llmio_result *c = malloc(sizeof(*c));
+	const struct llmio_thread_result *t = &r->threads[i];
+
+	if (!c)
+		return NULL;
+	memcpy(c, r, sizeof(*c));
+	c->threads = NULL;
+	c->nthreads = 0;
+	c->read = t->read;
+	c->write = t->write;
+	c->runtime_s = t->runtime_s;
+	c->fsyncs = t->fsyncs;
+	/* the one-second samples are of all threads together: a clone has none of its own */
+	memset(c->iops_samples, 0, sizeof(c->iops_samples));
+	memset(c->bw_samples, 0, sizeof(c->bw_samples));
+	return c;
+}
+
+/* One entry of jobs[] per result, or per thread of a result reported per clone. */
+static int add_jobs(cJSON *jobs, const struct llmio_result *r, unsigned group, bool plus)
+{
+	if (!fio_per_clone(r))
+		return cJSON_AddItemToArray(jobs, job_json(r, group, plus)) ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < r->nthreads; i++) {
+		struct llmio_result *c = fio_clone_result(r, i);
+		bool ok = c && cJSON_AddItemToArray(jobs, job_json(c, group, plus));
+
+		llmio_result_destroy(c);
+		if (!ok)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* fio's disk_util: the devices under the jobs, once each, with what llmio counts of them */
 static void disk_util(cJSON *root, struct llmio_result *const *r, size_t n)
 {
@@ -180,7 +223,10 @@ int fio_json_write(FILE *f, struct llmio_result *const *r, const unsigned *group
 	}
 	jobs = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t i = 0; jobs && i < n; i++)
-		cJSON_AddItemToArray(jobs, job_json(r[i], group ? group[i] : 0, plus));
+		if (add_jobs(jobs, r[i], group ? group[i] : 0, plus)) {
+			cJSON_Delete(root);
+			return -ENOMEM;
+		}
 	disk_util(root, r, n);
 	return json_write_doc(f, root);
 }

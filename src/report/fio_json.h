@@ -13,8 +13,18 @@
 
 #include "llmio/result.h"
 
+/* Is r reported per clone (numjobs > 1 without group_reporting), as fio does? */
+bool fio_per_clone(const struct llmio_result *r);
+
 /*
- * Write r[0..n-1] as one fio JSON document to f.  group[i] is job i's fio groupid (NULL: all
+ * Thread i of r as a result of its own (its counts, histograms and window; no one-second
+ * samples), for a per-clone report.  NULL without memory; free with llmio_result_destroy().
+ */
+struct llmio_result *fio_clone_result(const struct llmio_result *r, uint32_t i);
+
+/*
+ * Write r[0..n-1] as one fio JSON document to f, a result reported per clone as one entry
+ * of jobs[] per thread.  group[i] is job i's fio groupid (NULL: all
  * 0).  plus: fio's json+, each clat_ns with "bins" (latency in ns -> count).  Percentiles are
  * each job's percentile_list (fio's default list when empty).  0, -ENOMEM, or -EIO.
  */

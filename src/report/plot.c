@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 
 #include "llmio/job.h"
 #include "core/error.h"
+#include "engine/engine.h"
 #include "report/report.h"
 
 #define SCRIPT "charts.gp"
@@ -151,33 +153,86 @@ static void number(FILE *f, double v)
 		fputs(" ?", f);
 }
 
+/*
+ * A fixed palette, distinct in colour and lightness (after Okabe and Ito's colour-blind safe
+ * set, with darker additions): the same engine gets the same colour in every chart.
+ */
+static const char *const palette[] = {
+        "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
+        "#000000", "#8c564b", "#7f7f7f", "#9467bd", "#bcbd22", "#17becf",
+};
+#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+
+const char *plot_engine_color(const char *datapath)
+{
+	const size_t len = strcspn(datapath, " "); /* "io_uring sqpoll=1": io_uring's colour */
+	uint32_t h = 2166136261u;                  /* FNV-1a */
+
+	for (size_t i = 0; i < engine_count(); i++)
+		if (strlen(engine_at(i)->name) == len &&
+		    !strncmp(engine_at(i)->name, datapath, len))
+			return palette[i % NPALETTE];
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)datapath[i]) * 16777619u;
+	return palette[h % NPALETTE];
+}
+
+/* gnuplot's style of series s: its colour and dash when given */
+static void style(FILE *f, const char *color, int dash)
+{
+	if (color)
+		fprintf(f, " lc rgb \"%s\"", color);
+	if (dash)
+		fprintf(f, " dt %d", dash);
+}
+
 int plot_lines(struct plot *p, const char *base, const char *title, const char *xlabel,
-               const char *ylabel, int logx, bool logy, const struct plot_series *s, size_t ns)
+               const char *ylabel, int logx, enum plot_yaxis y, const struct plot_series *s,
+               size_t ns)
 {
 	char var[80];
 
 	block_name(var, sizeof(var), base);
 	begin(p, title, xlabel, ylabel);
 	for (size_t k = 0; k < ns; k++) {
+		bool broken = true; /* nothing before the first point to break from */
+
 		fprintf(p->f, "%s_%zu << EOD\n", var, k);
 		for (size_t i = 0; i < s[k].n; i++) {
+			/* a blank line ends a line segment: no line across a point not measured */
+			if (!isfinite(s[k].y[i])) {
+				if (!broken)
+					fputc('\n', p->f);
+				broken = true;
+				continue;
+			}
 			number(p->f, s[k].x[i]);
 			number(p->f, s[k].y[i]);
 			fputc('\n', p->f);
+			broken = false;
 		}
 		fputs("EOD\n", p->f);
 	}
 	if (logx)
 		fprintf(p->f, "set logscale x %d\n", logx);
-	if (logy)
+	if (y == PLOT_Y_LOG)
 		fputs("set logscale y 10\n", p->f);
+	else if (y == PLOT_Y_NINES)
+		/* y = 1 / (1 - p) on a log axis: each nine of the tail gets as much room as the
+		 * first 90 % of the I/Os */
+		fputs("set logscale y 10\nset yrange [1:*]\n"
+		      "set ytics (\"0\" 1, \"90\" 10, \"99\" 100, \"99.9\" 1000, \"99.99\" 10000, "
+		      "\"99.999\" 100000, \"99.9999\" 1000000)\n",
+		      p->f);
 	else
 		fputs("set yrange [0:*]\n", p->f);
 	/* the first plot draws on the default terminal; nothing is written until `replot` */
 	fputs("set terminal unknown\nplot ", p->f);
 	for (size_t k = 0; k < ns; k++) {
-		fprintf(p->f, "%s%s_%zu using 1:2 with linespoints lw 2 pt %zu title ",
+		fprintf(p->f, "%s%s_%zu using 1:2 with linespoints lw 2 pt %zu",
 		        k ? ", \\\n     " : "", var, k, 5 + k % 5);
+		style(p->f, s[k].color, s[k].dash);
+		fputs(" title ", p->f);
 		safe(p->f, s[k].name);
 	}
 	fputc('\n', p->f);
@@ -186,7 +241,7 @@ int plot_lines(struct plot *p, const char *base, const char *title, const char *
 
 int plot_bars(struct plot *p, const char *base, enum plot_kind kind, const char *title,
               const char *xlabel, const char *ylabel, const char *const *cats, size_t nc,
-              const char *const *series, size_t ns, const double *v)
+              const char *const *series, const char *const *colors, size_t ns, const double *v)
 {
 	char var[80];
 
@@ -207,8 +262,10 @@ int plot_bars(struct plot *p, const char *base, enum plot_kind kind, const char 
 	        "set xtics rotate by -25\nset terminal unknown\nplot ",
 	        kind == PLOT_STACKED ? "rowstacked" : "cluster gap 1");
 	for (size_t k = 0; k < ns; k++) {
-		fprintf(p->f, "%s%s using %zu%s title ", k ? ", \\\n     " : "", var, k + 2,
+		fprintf(p->f, "%s%s using %zu%s", k ? ", \\\n     " : "", var, k + 2,
 		        k ? "" : ":xtic(1)");
+		style(p->f, colors ? colors[k] : NULL, 0);
+		fputs(" title ", p->f);
 		safe(p->f, series[k]);
 	}
 	fputc('\n', p->f);

@@ -238,6 +238,21 @@ static void f_x(char *b, size_t n, double v)
 	snprintf(b, n, "%g", v);
 }
 
+/*
+ * Series of one engine share its colour: the second of them in a chart is dashed, the third
+ * dotted, ... (another datapath of the engine, its page-cache points, another queue depth).
+ */
+static int engine_dash(const char *const *datapaths, size_t k)
+{
+	const size_t len = strcspn(datapaths[k], " ");
+	int dash = 1;
+
+	for (size_t o = 0; o < k; o++)
+		dash += strcspn(datapaths[o], " ") == len &&
+		        !strncmp(datapaths[o], datapaths[k], len);
+	return dash;
+}
+
 /* The x values of all series, each once, ascending, into xs (MAX_SERIES * MAX_X). */
 static size_t union_x(const struct series *s, size_t ns, double *xs)
 {
@@ -299,14 +314,14 @@ static int begin_section(const struct dataset *d, struct doc *doc, const char *c
 }
 
 static int draw_lines(struct plot *plot, struct doc *doc, const char *base, const char *title,
-                      const char *xlabel, const char *ylabel, int logx, bool logy,
+                      const char *xlabel, const char *ylabel, int logx, enum plot_yaxis y,
                       const struct plot_series *ps, size_t ns)
 {
 	int ret;
 
 	if (!plot)
 		return 0;
-	ret = plot_lines(plot, base, title, xlabel, ylabel, logx, logy, ps, ns);
+	ret = plot_lines(plot, base, title, xlabel, ylabel, logx, y, ps, ns);
 	if (!ret)
 		doc_chart(doc, base, title);
 	return ret;
@@ -316,10 +331,35 @@ static int draw_series(struct plot *plot, struct doc *doc, const char *base, con
                        const char *xlabel, const char *ylabel, const struct series *s, size_t ns)
 {
 	struct plot_series ps[MAX_SERIES];
+	const char *dp[MAX_SERIES];
+	double xs[MAX_SERIES * MAX_X];
+	double(*ys)[MAX_SERIES * MAX_X];
+	size_t nx = union_x(s, ns, xs);
+	int ret;
 
+	if (!plot)
+		return 0;
+	ys = malloc(ns ? ns * sizeof(*ys) : 1);
+	if (!ys)
+		return -ENOMEM;
+	/*
+	 * Every series over every x of the chart, NaN where it was not measured: the line
+	 * breaks there instead of running across a point that does not exist.
+	 */
 	for (size_t k = 0; k < ns; k++)
-		ps[k] = (struct plot_series){s[k].name, s[k].n, s[k].x, s[k].y};
-	return draw_lines(plot, doc, base, title, xlabel, ylabel, 2, false, ps, ns);
+		dp[k] = s[k].p[0]->s->engine;
+	for (size_t k = 0; k < ns; k++) {
+		for (size_t j = 0, i = 0; j < nx; j++) {
+			while (i < s[k].n && s[k].x[i] < xs[j])
+				i++;
+			ys[k][j] = i < s[k].n && s[k].x[i] == xs[j] ? s[k].y[i] : NAN;
+		}
+		ps[k] = (struct plot_series){
+		        s[k].name, nx, xs, ys[k], plot_engine_color(dp[k]), engine_dash(dp, k)};
+	}
+	ret = draw_lines(plot, doc, base, title, xlabel, ylabel, 2, PLOT_Y_LINEAR, ps, ns);
+	free(ys);
+	return ret;
 }
 
 /* A chart kind over one swept key: which metric, how it is labelled and printed. */
@@ -417,7 +457,12 @@ static const char *lat_op(const struct point *p)
 	return p->s->op;
 }
 
-/* CDF of the merged histogram: x = bucket value (us), y = share of I/Os at or below it. */
+/*
+ * CDF of the merged histogram on the "nines" axis: x = bucket value (us), y = 1 / (1 - p) for
+ * the share p of I/Os at or below it, drawn on a log axis labelled 90, 99, 99.9, ... so that
+ * the tail gets the room.  p = seen / (count + 1) (a plotting position below 1: the slowest
+ * I/O lands at count + 1, the resolution the sample has, not at infinity).
+ */
 static int cdf_series(const struct llmio_hist *h, struct plot_series *ps, double **xy)
 {
 	uint64_t seen = 0;
@@ -435,7 +480,8 @@ static int cdf_series(const struct llmio_hist *h, struct plot_series *ps, double
 		v = llmio_hist_bucket_value(i);
 		v = v < h->min ? h->min : v > h->max ? h->max : v;
 		(*xy)[n] = (double)v / 1e3;
-		(*xy)[LLMIO_HIST_BUCKETS + n] = (double)seen / (double)h->count;
+		(*xy)[LLMIO_HIST_BUCKETS + n] =
+		        (double)(h->count + 1) / (double)(h->count + 1 - seen);
 		n++;
 	}
 	ps->n = n;
@@ -474,6 +520,7 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 	static const char *const drop[] = {"iodepth", NULL};
 	static const double pct[NPCT] = {50, 90, 99, 99.9, 100};
 	const struct point *pts[CDF_LINES * 4];
+	const char *dp[CDF_LINES * 4];
 	struct plot_series ps[CDF_LINES * 4];
 	char names[CDF_LINES * 4][160], title[512], full[640], base[64], v[32];
 	double *xy[CDF_LINES * 4] = {0};
@@ -503,6 +550,9 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 			snprintf(names[k], sizeof(names[k]), "%s%s QD %u", pts[k]->s->engine,
 			         point_mark(pts[k]), pts[k]->s->iodepth);
 			ps[k].name = names[k];
+			dp[k] = pts[k]->s->engine;
+			ps[k].color = plot_engine_color(dp[k]);
+			ps[k].dash = engine_dash(dp, k);
 			point_hist(pts[k], h);
 			for (size_t q = 0; q < NPCT; q++)
 				lat[k][q] = llmio_hist_percentile(h, pct[q]);
@@ -513,8 +563,10 @@ static int section_cdf(const struct dataset *d, struct doc *doc, struct plot *pl
 		         title);
 		snprintf(base, sizeof(base), "cdf-%zu", shown + 1);
 		if (shown < MAX_SLICE_CHART &&
-		    (ret = draw_lines(plot, doc, base, full, "completion latency (us, log10 scale)",
-		                      "fraction of I/Os completed within x", 10, false, ps, n)))
+		    (ret = draw_lines(
+		             plot, doc, base, full, "completion latency (us, log10 scale)",
+		             "percent of I/Os completed within x (tail axis: 1/(1-p), log)", 10,
+		             PLOT_Y_NINES, ps, n)))
 			goto out;
 		doc_table(doc, 8, "datapath", "QD", "I/Os", "p50 us", "p90 us", "p99 us",
 		          "p99.9 us", "max us");
@@ -558,7 +610,7 @@ static int section_cpu(const struct dataset *d, struct doc *doc, struct plot *pl
 {
 	static const char *const drop[] = {"iodepth", NULL};
 	char engines[MAX_SERIES][160], cats[MAX_SLICE_CHART + 4][512], title[512], v[32];
-	const char *cp[MAX_SLICE_CHART + 4], *ep[MAX_SERIES];
+	const char *cp[MAX_SLICE_CHART + 4], *ep[MAX_SERIES], *colors[MAX_SERIES];
 	double vals[(MAX_SLICE_CHART + 4) * MAX_SERIES];
 	struct slices sl = {0};
 	size_t ne = 0, nc = 0;
@@ -602,6 +654,8 @@ static int section_cpu(const struct dataset *d, struct doc *doc, struct plot *pl
 			doc_cell(doc, "%s", v);
 			doc_cell(doc, "%.2f", p->gbpc.med > 0 ? p->bw.med / 1e9 / p->gbpc.med : 0);
 			doc_cell(doc, "%.2f", p->gbpc.med);
+			if (col >= 0)
+				colors[col] = plot_engine_color(p->s->engine);
 			if (nc < MAX_SLICE_CHART && col >= 0)
 				vals[nc * MAX_SERIES + (size_t)col] = p->gbpc.med;
 		}
@@ -620,7 +674,7 @@ static int section_cpu(const struct dataset *d, struct doc *doc, struct plot *pl
 			ep[e] = engines[e];
 		ret = plot_bars(plot, "cpu-efficiency", PLOT_CLUSTER,
 		                "CPU efficiency per datapath (at its best queue depth)", "setting",
-		                "GB/s per busy core", cp, nc, ep, ne, packed);
+		                "GB/s per busy core", cp, nc, ep, colors, ne, packed);
 		if (!ret)
 			doc_chart(doc, "cpu-efficiency",
 			          "CPU efficiency per datapath (at its best queue depth)");
@@ -634,7 +688,7 @@ static int section_phases(const struct dataset *d, struct doc *doc, struct plot 
 {
 	static const char *const drop[] = {NULL};
 	char runs[MAX_SERIES][160], phases[MAX_SERIES][160], base[64], full[256], v[32];
-	const char *rp[MAX_SERIES], *pp[MAX_SERIES];
+	const char *rp[MAX_SERIES], *pp[MAX_SERIES], *colors[MAX_SERIES];
 	double wall[MAX_SERIES * MAX_SERIES], bw[MAX_SERIES * MAX_SERIES];
 	struct slices sl = {0};
 	size_t nw = 0;
@@ -672,6 +726,8 @@ static int section_phases(const struct dataset *d, struct doc *doc, struct plot 
 			snprintf(label, sizeof(label), "%s", d->p[sl.v[r].pts[0]].s->engine);
 			varying_suffix(d, d->p[sl.v[r].pts[0]].s->config, label, sizeof(label));
 			ri = name_index(runs, &nr, MAX_SERIES, label);
+			if (ri >= 0)
+				colors[ri] = plot_engine_color(d->p[sl.v[r].pts[0]].s->engine);
 			for (size_t k = 0; k < sl.v[r].n; k++) {
 				const struct point *p = &d->p[sl.v[r].pts[k]];
 				int pi = name_index(phases, &nph, MAX_SERIES, p->s->phase);
@@ -708,13 +764,15 @@ static int section_phases(const struct dataset *d, struct doc *doc, struct plot 
 		snprintf(base, sizeof(base), "phase-wall-%zu", nw);
 		snprintf(full, sizeof(full), "Wall time per phase: workload %s", wl);
 		if ((ret = plot_bars(plot, base, PLOT_STACKED, full, "run (datapath and setting)",
-		                     "wall time (s), stacked by phase", rp, nr, pp, nph, wall)))
+		                     "wall time (s), stacked by phase", rp, nr, pp, NULL, nph,
+		                     wall)))
 			goto out;
 		doc_chart(doc, base, full);
 		snprintf(base, sizeof(base), "phase-tput-%zu", nw);
 		snprintf(full, sizeof(full), "Throughput per phase: workload %s", wl);
 		if ((ret = plot_bars(plot, base, PLOT_CLUSTER, full, "phase",
-		                     "throughput (GB/s = 10^9 bytes/s)", pp, nph, rp, nr, bw)))
+		                     "throughput (GB/s = 10^9 bytes/s)", pp, nph, rp, colors, nr,
+		                     bw)))
 			goto out;
 		doc_chart(doc, base, full);
 	}
@@ -731,9 +789,11 @@ static void section_overview(const struct dataset *d, struct doc *doc)
 	for (size_t i = 0; i < d->np; i++)
 		if (d->p[i].n > nrep)
 			nrep = d->p[i].n;
-	/* the swept keys: config keys whose value differs between records */
+	/* the swept keys: config keys that took two values or more */
 	for (size_t i = 0; i < d->nvarying && used < sizeof(keys); i++)
-		used += (size_t)snprintf(keys + used, sizeof(keys) - used, " %s,", d->varying[i]);
+		if (config_key_swept(d, d->varying[i]))
+			used += (size_t)snprintf(keys + used, sizeof(keys) - used, " %s,",
+			                         d->varying[i]);
 	if (used)
 		keys[strlen(keys) - 1] = '\0';
 	doc_para(doc,

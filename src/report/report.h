@@ -115,6 +115,8 @@ char *config_key(const struct dataset *d, const cJSON *config, const char *const
 bool dataset_engine_key(const struct dataset *d, const char *key);
 /* The config keys (other than repeat and randseed) whose values differ between samples. */
 bool config_key_varies(const struct dataset *d, const char *key);
+/* Did key take two values or more among the records that have it (the overview's swept keys)? */
+bool config_key_swept(const struct dataset *d, const char *key);
 /* Two verdicts as one: equal stays, device with cache is mixed, unknown wins otherwise. */
 enum llmio_service service_combine(enum llmio_service a, enum llmio_service b);
 /* " (page cache)", " (mixed)" or "" for a label: a point not shown to be device-bound. */
@@ -204,17 +206,29 @@ enum plot_kind { PLOT_LINES, PLOT_CLUSTER, PLOT_STACKED };
 struct plot_series {
 	const char *name;
 	size_t n;
-	const double *x, *y;
+	const double *x, *y; /* a non-finite y is a point not measured: the line breaks there */
+	const char *color;   /* "#rrggbb" (plot_engine_color), or NULL: gnuplot's own */
+	int dash;            /* gnuplot dash type, 0 = solid */
 };
+/*
+ * The colour of a datapath's engine ("io_uring sqpoll=1": io_uring's), the same in every chart
+ * of every report: the engine's place in llmio's registry picks it from a fixed palette (an
+ * engine llmio does not know: a hash of its name).
+ */
+const char *plot_engine_color(const char *datapath);
+/* y axis of plot_lines: linear from 0, log10, or the "nines" of a CDF (y = 1 / (1 - p)) */
+enum plot_yaxis { PLOT_Y_LINEAR, PLOT_Y_LOG, PLOT_Y_NINES };
 struct plot *plot_create(const char *dir);
 void plot_destroy(struct plot *p);
 /* Line chart; logx: 0 linear, else the log base of x.  Returns 0 or -errno. */
 int plot_lines(struct plot *p, const char *base, const char *title, const char *xlabel,
-               const char *ylabel, int logx, bool logy, const struct plot_series *s, size_t ns);
-/* Bars: v[c * ns + k] for category c, series k; NaN = no bar. */
+               const char *ylabel, int logx, enum plot_yaxis y, const struct plot_series *s,
+               size_t ns);
+/* Bars: v[c * ns + k] for category c, series k; NaN = no bar.  colors: one per series, or
+ * NULL (gnuplot's own). */
 int plot_bars(struct plot *p, const char *base, enum plot_kind kind, const char *title,
               const char *xlabel, const char *ylabel, const char *const *cats, size_t nc,
-              const char *const *series, size_t ns, const double *v);
+              const char *const *series, const char *const *colors, size_t ns, const double *v);
 /* Run gnuplot over the script; e says why it failed.  \return 0, -ENOENT when gnuplot is
  * missing, -EIO when it failed. */
 int plot_render(struct plot *p, struct llmio_error *e);

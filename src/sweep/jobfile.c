@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <ini.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,26 +25,69 @@
 #include "sweep/sweep.h"
 #include "workload/workload.h"
 
+/* include FILE: how deep files may include files (fio has no bound; a cycle is refused) */
+#define INCLUDE_DEPTH_MAX 16
+
 struct entry {
 	char *section; /* NULL = [global] */
 	char *key;
 	char *value;
 	size_t len, cap; /* of value: continuation lines are appended in place */
+	unsigned file;   /* index into the reader's paths */
 	unsigned line;
+	unsigned block; /* the section header it is under: one per header, in file order */
+};
+
+/* A [section] header, in the order read. */
+struct header {
+	char *name;   /* NULL = [global] */
+	size_t first; /* entries before it: a [global] above applies to it, one below not */
+	unsigned file, line;
+};
+
+/* Where a line that inih parsed came from. */
+struct where {
+	unsigned file, line;
 };
 
 struct reader {
-	FILE *f;
-	char *buf;
+	struct {
+		FILE *f;
+		unsigned file, line;
+	} src[INCLUDE_DEPTH_MAX + 1]; /* [0] the job file, [depth] the one being read */
+	unsigned depth;
+	char **paths; /* every file read, [0] the job file */
+	size_t npaths;
+	struct where *where; /* per line given to inih, for its error's line number */
+	size_t nwhere, cap_where;
+	struct where long_line; /* first line longer than inih's limit (line 0: none) */
+	char *buf, *tmp;
 	size_t cap;
-	unsigned line;
-	unsigned long_line; /* first line longer than inih's limit */
 	bool indented;
+	struct llmio_error *err_out;
 
 	struct entry *e;
 	size_t n, cap_e;
+	struct header *hdr;
+	size_t nhdr, cap_hdr;
 	int err;
 };
+
+/* Room for one more of n elements of size in *arr (capacity *cap, doubled).  0 or -ENOMEM. */
+static int room(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? 2 * *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*arr, c * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
 
 /* Is key a boolean option (a job or an engine option)? */
 static bool bool_key(const char *key)
@@ -78,23 +122,198 @@ static void bare_key(char *line, size_t cap, bool indented)
 	memcpy(line + end, "=1", 2);
 }
 
+static const char *src_path(const struct reader *r)
+{
+	return r->paths[r->src[r->depth].file];
+}
+
+/*
+ * fio's ${VAR}: the environment variable's value, the empty string when it is unset (fio's
+ * rule), in the value part of a line (right of '=', or a whole continuation line).  false
+ * when the result does not fit in cap.
+ */
+static bool expand_env(char *line, size_t cap, char *tmp, bool indented)
+{
+	char *v = indented ? line : strchr(line, '=');
+	size_t used, i;
+
+	if (!v || !strstr(v, "${"))
+		return true;
+	used = (size_t)(v - line);
+	memcpy(tmp, line, used);
+	for (i = used; line[i];) {
+		char *close =
+		        line[i] == '$' && line[i + 1] == '{' ? strchr(line + i + 2, '}') : NULL;
+		const char *val = NULL;
+		size_t len;
+
+		if (close) {
+			*close = '\0';
+			val = getenv(line + i + 2);
+			*close = '}';
+			val = val ? val : "";
+			len = strlen(val);
+			i = (size_t)(close - line) + 1;
+		} else {
+			val = line + i++;
+			len = 1;
+		}
+		if (used + len + 1 > cap)
+			return false;
+		memcpy(tmp + used, val, len);
+		used += len;
+	}
+	tmp[used] = '\0';
+	memcpy(line, tmp, used + 1);
+	return true;
+}
+
+static void *fail(struct reader *r, int err, const char *fmt, const char *a, const char *b)
+{
+	r->err = llmio_err(r->err_out, err, fmt, src_path(r), r->src[r->depth].line, a, b);
+	return NULL;
+}
+
+/*
+ * fio's include FILE: FILE (relative to the including file's directory) is read in place of
+ * the line, so its keys belong to the section around it.  A file that includes itself,
+ * directly or not, is refused, and so is nesting deeper than INCLUDE_DEPTH_MAX.
+ */
+static void *include(struct reader *r, const char *name)
+{
+	const char *from = src_path(r), *slash = strrchr(from, '/');
+	char path[LLMIO_PATH_MAX], real[PATH_MAX], other[PATH_MAX];
+	char **paths;
+	int n;
+
+	if (name[0] == '/' || !slash)
+		n = snprintf(path, sizeof(path), "%s", name);
+	else
+		n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - from), from, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return fail(r, -EINVAL, "%s:%u: include %s: path too long%s", name, "");
+	if (r->depth == INCLUDE_DEPTH_MAX)
+		return fail(r, -EINVAL, "%s:%u: include %s: files nested too deep (%s%s)", name,
+		            "more than 16 levels");
+	if (!realpath(path, real))
+		return fail(r, -EINVAL, "%s:%u: include %s: cannot read it: %s", path,
+		            strerror(errno));
+	for (unsigned d = 0; d <= r->depth; d++)
+		if (realpath(r->paths[r->src[d].file], other) && !strcmp(other, real))
+			return fail(r, -EINVAL,
+			            "%s:%u: include %s: a cycle (%s is being read already): remove "
+			            "one of the includes",
+			            name, r->paths[r->src[d].file]);
+	paths = realloc(r->paths, (r->npaths + 1) * sizeof(*paths));
+	if (!paths)
+		return fail(r, -ENOMEM, "%s:%u: include %s: %s", name, "out of memory");
+	r->paths = paths;
+	r->paths[r->npaths] = strdup(path);
+	if (!r->paths[r->npaths])
+		return fail(r, -ENOMEM, "%s:%u: include %s: %s", name, "out of memory");
+	r->depth++;
+	r->src[r->depth].f = fopen(path, "re");
+	r->src[r->depth].file = (unsigned)r->npaths++;
+	r->src[r->depth].line = 0;
+	if (!r->src[r->depth].f) {
+		r->depth--;
+		return fail(r, -EINVAL, "%s:%u: include %s: cannot read it: %s", path,
+		            strerror(errno));
+	}
+	return r;
+}
+
+/* A [section] header: remember where it is, for the [global]s above it. */
+static void *header(struct reader *r, const char *line)
+{
+	const char *end = strchr(line, ']');
+	struct header *h;
+	size_t len;
+
+	if (!end)
+		return r; /* inih refuses it */
+	if (r->depth)
+		return fail(r, -EINVAL,
+		            "%s:%u: %s%sa [section] in an included file: fio's include files hold "
+		            "keys only (put the section in the job file)",
+		            "", "");
+	if (room((void **)&r->hdr, &r->cap_hdr, r->nhdr, sizeof(*h)))
+		return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
+	line++;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	len = (size_t)(end - line);
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	h = &r->hdr[r->nhdr];
+	h->name = strndup(line, len);
+	if (!h->name)
+		return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
+	if (!strcasecmp(h->name, "global") || !len) {
+		free(h->name);
+		h->name = NULL;
+	}
+	h->first = r->n;
+	h->file = r->src[0].file; /* not included: r->depth is 0 */
+	h->line = r->src[0].line;
+	r->nhdr++;
+	return r;
+}
+
+static bool where_add(struct reader *r)
+{
+	if (room((void **)&r->where, &r->cap_where, r->nwhere, sizeof(*r->where)))
+		return false;
+	r->where[r->nwhere].file = r->src[r->depth].file;
+	r->where[r->nwhere++].line = r->src[r->depth].line;
+	return true;
+}
+
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
-	ssize_t n = getline(&r->buf, &r->cap, r->f);
+	ssize_t n;
+	char *p;
 
-	if (n < 0)
+	if (r->err)
 		return NULL;
-	r->line++;
+	for (;;) {
+		n = getline(&r->buf, &r->cap, r->src[r->depth].f);
+		if (n >= 0)
+			break;
+		if (!r->depth)
+			return NULL;
+		fclose(r->src[r->depth--].f); /* an included file ended: back to its includer */
+	}
+	r->src[r->depth].line++;
+	if (!where_add(r))
+		return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
 	if (n >= num - 1) {
 		/* inih would cut it silently; keep the line count right and report it */
-		if (!r->long_line)
-			r->long_line = r->line;
+		if (!r->long_line.line)
+			r->long_line = r->where[r->nwhere - 1];
 		snprintf(str, (size_t)num, "\n");
 		return str;
 	}
 	memcpy(str, r->buf, (size_t)n + 1);
 	r->indented = r->buf[0] == ' ' || r->buf[0] == '\t';
+	if (!r->indented && !strncmp(str, "include", 7) && (str[7] == ' ' || str[7] == '\t')) {
+		p = str + 8;
+		p += strspn(p, " \t");
+		p[strcspn(p, "\r\n")] = '\0';
+		for (size_t len = strlen(p); len && (p[len - 1] == ' ' || p[len - 1] == '\t');)
+			p[--len] = '\0';
+		if (!include(r, p))
+			return NULL;
+		snprintf(str, (size_t)num, "\n"); /* the include line itself is empty to inih */
+		return str;
+	}
+	if (!r->indented && str[0] == '[' && !header(r, str))
+		return NULL;
+	if (!r->tmp && !(r->tmp = malloc((size_t)num)))
+		return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
+	if (!expand_env(str, (size_t)num, r->tmp, r->indented) && !r->long_line.line)
+		r->long_line = r->where[r->nwhere - 1];
 	bare_key(str, (size_t)num, r->indented);
 	return str;
 }
@@ -132,18 +351,13 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		last->len += add;
 		return 1;
 	}
-	if (r->n == r->cap_e) {
-		size_t cap = r->cap_e ? 2 * r->cap_e : 64;
-		struct entry *e = realloc(r->e, cap * sizeof(*e));
-
-		if (!e)
-			goto nomem;
-		r->e = e;
-		r->cap_e = cap;
-	}
+	if (room((void **)&r->e, &r->cap_e, r->n, sizeof(*r->e)))
+		goto nomem;
 	last = &r->e[r->n];
 	memset(last, 0, sizeof(*last));
-	last->line = r->line;
+	last->file = r->src[r->depth].file;
+	last->line = r->src[r->depth].line;
+	last->block = (unsigned)r->nhdr;
 	last->section = sec ? strdup(sec) : NULL;
 	last->key = strdup(name);
 	last->value = strdup(value);
@@ -372,6 +586,9 @@ void sweep_file_free(struct sweep_file *f)
 	for (size_t i = 0; f->engine && i < f->nengines; i++)
 		defaults_free(&f->engine[i]);
 	free(f->engine);
+	for (size_t i = 0; i < f->nfiles; i++)
+		free(f->files[i]);
+	free(f->files);
 	free(f->path);
 	free(f->dir);
 	free(f);
@@ -413,6 +630,7 @@ static int apply_dir(const struct sweep_file *f, struct sweep_dim *d)
 static int add_dim(const struct sweep_file *f, struct sweep_section *s, const struct entry *e,
                    enum sweep_kind kind, const char *name, struct llmio_error *err)
 {
+	const char *file = f->files[e->file];
 	struct sweep_dim *d;
 	struct llmio_error sub = {0};
 	int ret;
@@ -421,33 +639,69 @@ static int add_dim(const struct sweep_file *f, struct sweep_section *s, const st
 		if (!strcmp(s->dims[i].key, name))
 			return llmio_err(
 			        err, -EINVAL,
-			        "%s:%u: %s: given twice in [%s] (also line %u): give one list",
-			        f->path, e->line, e->key, s->name, s->dims[i].line);
+			        "%s:%u: %s: given twice in [%s] (also %s:%u): give one list", file,
+			        e->line, e->key, s->name, s->dims[i].file, s->dims[i].line);
 	d = &s->dims[s->ndims];
 	memset(d, 0, sizeof(*d));
 	d->key = strdup(name);
 	if (!d->key)
 		return -ENOMEM;
 	d->kind = kind;
+	d->file = file;
 	d->line = e->line;
 	s->ndims++;
 	ret = sweep_dim_expand(d, e->value, &sub);
 	if (ret == -EINVAL)
-		llmio_err(err, ret, "%s:%u: %s: %s", f->path, e->line, e->key, sub.msg);
+		llmio_err(err, ret, "%s:%u: %s: %s", file, e->line, e->key, sub.msg);
 	return ret ? ret : apply_dir(f, d);
 }
 
-/* Build section `name` from [global]'s entries and its own (its own win, key by key). */
+/*
+ * Does entry i belong to section `name` whose header is after `first` entries?  Its own keys
+ * do, and a [global]'s above its header (fio: "a job is only affected by a global section
+ * residing above it").
+ */
+static bool in_section(const struct reader *r, size_t i, const char *name, size_t first)
+{
+	const struct entry *e = &r->e[i];
+
+	return e->section ? same_section(e->section, name) : i < first;
+}
+
+/*
+ * Is entry i, a [global] key, set again for the section: by the section itself, or by a later
+ * [global] above it (each [global] applies to the sections after it, the last one wins)?  Two
+ * settings in one [global] are left for add_dim to refuse.
+ */
+static bool superseded(const struct reader *r, size_t i, const char *name, size_t first,
+                       bool workload, const char *key)
+{
+	for (size_t k = 0; k < r->n; k++) {
+		const struct entry *o = &r->e[k];
+		enum sweep_kind kind;
+		const char *other;
+
+		if (k == i || !in_section(r, k, name, first) ||
+		    (!o->section && (k < i || o->block == r->e[i].block)))
+			continue;
+		if (!sweep_classify(o->key, workload, &kind, &other) && !strcmp(other, key))
+			return true;
+	}
+	return false;
+}
+
+/* Build section `name` from the [global]s above it and its own keys (its own win, key by key). */
 static int build_section(struct sweep_file *f, const struct reader *r, const char *name,
-                         unsigned line, struct llmio_error *err)
+                         size_t first, unsigned file, unsigned line, struct llmio_error *err)
 {
 	struct sweep_section *s = &f->sec[f->nsec];
 	bool workload = false, has_model = false;
-	unsigned model_line = 0;
+	const struct entry *model = NULL;
 	int ret = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->name = strdup(name ? name : "global");
+	s->file = f->files[file];
 	s->line = line;
 	s->dims = calloc(r->n ? r->n : 1, sizeof(*s->dims));
 	s->excl = calloc(r->n ? r->n : 1, sizeof(*s->excl));
@@ -457,25 +711,25 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 	for (size_t i = 0; i < r->n; i++) {
 		const struct entry *e = &r->e[i];
 
-		if (!e->section || same_section(e->section, name)) {
+		if (in_section(r, i, name, first)) {
 			workload |= !strcmp(e->key, "workload");
 			if (!strcmp(e->key, "model") && !has_model) {
 				has_model = true;
-				model_line = e->line;
+				model = e;
 			}
 		}
 	}
 	if (has_model && !workload)
 		return llmio_err(err, -EINVAL,
 		                 "%s:%u: model: model= needs workload= in [%s] or [global]",
-		                 f->path, model_line, s->name);
+		                 f->files[model->file], model->line, s->name);
 	for (size_t i = 0; i < r->n && !ret; i++) {
 		const struct entry *e = &r->e[i];
+		const char *path = f->files[e->file];
 		enum sweep_kind kind;
 		const char *key;
-		bool overridden = false;
 
-		if (e->section && !same_section(e->section, name))
+		if (!in_section(r, i, name, first))
 			continue;
 		if (!strcmp(e->key, "exclude")) {
 			struct sweep_exclude *x = &s->excl[s->nexcl];
@@ -484,8 +738,7 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 
 			ret = sweep_expr_parse(e->value, workload, &x->expr, &sub);
 			if (ret == -EINVAL)
-				llmio_err(err, ret, "%s:%u: exclude: %s", f->path, e->line,
-				          sub.msg);
+				llmio_err(err, ret, "%s:%u: exclude: %s", path, e->line, sub.msg);
 			x->line = e->line;
 			s->nexcl += !ret;
 			continue;
@@ -493,24 +746,15 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 		if (sweep_classify(e->key, workload, &kind, &key) && job_fio_refused(e->key))
 			return llmio_err(err, -EINVAL,
 			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
-			                 f->path, e->line, e->key, job_fio_refused(e->key));
+			                 path, e->line, e->key, job_fio_refused(e->key));
 		if (sweep_classify(e->key, workload, &kind, &key))
 			return llmio_err(
 			        err, -EINVAL,
 			        "%s:%u: %s: unknown key (not an option of `llmio run`, an "
 			        "engine option, or a sweep key; see `llmio run --help` and "
 			        "docs/sweeps.md)",
-			        f->path, e->line, e->key);
-		/* a [global] key that the section sets itself is the section's */
-		for (size_t k = 0; !e->section && name && k < r->n && !overridden; k++) {
-			enum sweep_kind kk;
-			const char *other;
-
-			overridden = same_section(r->e[k].section, name) &&
-			             !sweep_classify(r->e[k].key, workload, &kk, &other) &&
-			             !strcmp(other, key);
-		}
-		if (!overridden)
+			        path, e->line, e->key);
+		if (e->section || !superseded(r, i, name, first, workload, key))
 			ret = add_dim(f, s, e, kind, key, err);
 	}
 	return ret;
@@ -523,8 +767,18 @@ static void reader_release(struct reader *r)
 		free(r->e[i].key);
 		free(r->e[i].value);
 	}
+	for (size_t i = 0; i < r->nhdr; i++)
+		free(r->hdr[i].name);
+	while (r->depth)
+		fclose(r->src[r->depth--].f);
+	for (size_t i = 0; i < r->npaths; i++)
+		free(r->paths[i]);
+	free(r->paths);
+	free(r->hdr);
+	free(r->where);
 	free(r->e);
 	free(r->buf);
+	free(r->tmp);
 }
 
 static int file_load(const char *path, const char *dir, struct sweep_file **out,
@@ -545,27 +799,39 @@ static int file_load(const char *path, const char *dir, struct sweep_file **out,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	r.f = fopen(path, "re");
-	if (!r.f) {
+	r.err_out = err;
+	r.paths = calloc(1, sizeof(*r.paths));
+	if (!r.paths || !(r.paths[0] = strdup(path))) {
+		ret = -ENOMEM;
+		goto err_entries;
+	}
+	r.npaths = 1;
+	r.src[0].f = fopen(path, "re");
+	if (!r.src[0].f) {
 		ret = -errno;
 		llmio_err(err, ret, "cannot read job file %s: %s", path, strerror(-ret));
-		goto err_free;
+		goto err_entries;
 	}
 	ret = ini_parse_stream(read_line, &r, on_entry, &r);
-	fclose(r.f);
+	while (r.depth)
+		fclose(r.src[r.depth--].f);
+	fclose(r.src[0].f);
 	if (r.err) {
 		ret = r.err;
 		goto err_entries;
 	}
-	if (r.long_line) {
+	if (r.long_line.line) {
 		ret = llmio_err(err, -EINVAL,
 		                "%s:%u: line too long: continue a list on the next line, indented",
-		                path, r.long_line);
+		                r.paths[r.long_line.file], r.long_line.line);
 		goto err_entries;
 	}
 	if (ret) {
-		ret = llmio_err(err, -EINVAL, "%s:%d: not a key=value line or a [section] header",
-		                path, ret);
+		const struct where *w =
+		        ret > 0 && (size_t)ret <= r.nwhere ? &r.where[ret - 1] : NULL;
+
+		ret = llmio_err(err, -EINVAL, "%s:%u: not a key=value line or a [section] header",
+		                r.paths[w ? w->file : 0], w ? w->line : (unsigned)ret);
 		goto err_entries;
 	}
 	if (!r.n) {
@@ -576,25 +842,31 @@ static int file_load(const char *path, const char *dir, struct sweep_file **out,
 	ret = load_defaults(f);
 	if (ret)
 		goto err_entries;
-	f->sec = calloc(r.n, sizeof(*f->sec));
+	/* the files read are the file's now: its sections' keys point at their names */
+	f->files = r.paths;
+	f->nfiles = r.npaths;
+	r.paths = NULL;
+	r.npaths = 0;
+	f->sec = calloc(r.nhdr + 1, sizeof(*f->sec));
 	if (!f->sec) {
 		ret = -ENOMEM;
 		goto err_entries;
 	}
-	/* sections in the order they first appear; only [global] = one section of its own */
-	for (size_t i = 0; i < r.n && !ret; i++) {
+	/* sections in the order they first appear; only [global]s = one section of their own */
+	for (size_t i = 0; i < r.nhdr && !ret; i++) {
+		const struct header *h = &r.hdr[i];
 		bool seen = false;
 
-		if (!r.e[i].section)
+		if (!h->name)
 			continue;
 		nsec++;
 		for (size_t k = 0; k < i && !seen; k++)
-			seen = r.e[k].section && !strcmp(r.e[k].section, r.e[i].section);
+			seen = r.hdr[k].name && !strcmp(r.hdr[k].name, h->name);
 		if (!seen)
-			ret = build_section(f, &r, r.e[i].section, r.e[i].line, err);
+			ret = build_section(f, &r, h->name, h->first, h->file, h->line, err);
 	}
 	if (!ret && !nsec)
-		ret = build_section(f, &r, NULL, r.e[0].line, err);
+		ret = build_section(f, &r, NULL, r.n, r.e[0].file, r.e[0].line, err);
 	if (ret)
 		goto err_entries;
 	reader_release(&r);

@@ -710,7 +710,7 @@ static int plan_section(const struct sweep_file *f, uint32_t sec, struct sweep_p
 			        e, -EINVAL,
 			        "%s:%u: [%s] has more than %d combinations: shorten its lists or "
 			        "split it into sections",
-			        f->path, s->line, s->name, SWEEP_MAX_COMBINATIONS);
+			        s->file, s->line, s->name, SWEEP_MAX_COMBINATIONS);
 			goto out;
 		}
 	}

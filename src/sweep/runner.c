@@ -104,6 +104,19 @@ int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
 		r->bad_input = ret == -EINVAL || ret == -ENOENT;
 		return ret;
 	}
+	/* a point's record is the journal's: fio's logs are `llmio run`'s, never silently lost */
+	for (size_t i = 0; i < r->file->nsec; i++)
+		for (size_t k = 0; k < r->file->sec[i].ndims; k++) {
+			const struct sweep_dim *d = &r->file->sec[i].dims[k];
+
+			if (!strncmp(d->key, "write_", 6) && strstr(d->key, "_log")) {
+				r->bad_input = true;
+				return llmio_err(e, -EINVAL,
+				                 "%s:%u: %s: fio's logs are written by `llmio run` "
+				                 "(a job file of one point), not by sweep points",
+				                 d->file, d->line, d->key);
+			}
+		}
 	ret = sweep_plan_build(r->file, &r->plan, e);
 	if (ret) {
 		r->bad_input = ret == -EINVAL;

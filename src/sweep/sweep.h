@@ -40,6 +40,7 @@ struct sweep_value {
 struct sweep_dim {
 	char *key; /* canonical name ("blocksize" -> "bs") */
 	enum sweep_kind kind;
+	const char *file; /* where it was given: the job file or one it includes */
 	unsigned line;
 	size_t n;
 	struct sweep_value *v;
@@ -54,6 +55,7 @@ struct sweep_exclude {
 
 struct sweep_section {
 	char *name;
+	const char *file; /* of its header */
 	unsigned line;
 	size_t ndims;
 	struct sweep_dim *dims; /* [global]'s keys first, then the section's own */
@@ -70,6 +72,8 @@ struct sweep_defaults {
 
 struct sweep_file {
 	char *path;
+	char **files; /* every file read: [0] path, then the files it includes */
+	size_t nfiles;
 	char *dir; /* --dir override, or NULL */
 	size_t nsec;
 	struct sweep_section *sec;
