@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "engine_drive.h"
 
 #define BS    4096
 #define DEPTH 4
@@ -78,17 +79,7 @@ static void one_mode(const struct engine_ops *e, int fd, bool fixedbufs, bool re
 		                         .buf_idx = (uint16_t)i,
 		                         .op = i % 2 ? ENGINE_OP_WRITE : ENGINE_OP_READ};
 	}
-	s = (struct engine_setup){.fds = &fd,
-	                          .file_sizes = &size,
-	                          .nfiles = 1,
-	                          .bufs = bufs,
-	                          .nbufs = DEPTH,
-	                          .buf_len = BS,
-	                          .iodepth = DEPTH,
-	                          .writable = true,
-	                          .dev_io_poll = 0,
-	                          .devname = "test",
-	                          .opts = opts};
+	s = drive_setup(&fd, &size, bufs, DEPTH, BS, false, true, opts);
 	if (e->init(&ctx, &s, &err)) {
 		print_message("io_uring unavailable: %s\n", err.msg);
 		free(opts);
