@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bufplace.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/cpu.h"
@@ -361,24 +362,18 @@ static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
 }
 
 /*
- * A host I/O buffer; *mem gets what to free.  The kernel copies between the page cache and
- * these, and where the buffer sits changes the speed of that copy, so placement follows what
- * was measured (the figures: docs/accuracy.md, Buffers; see also docs/performance.md):
- *  - below 64 KiB, page-aligned: small copies ran faster aligned than at the arbitrary
- *    offsets the malloc heap gives;
- *  - through the page cache from 64 KiB up, 16 bytes into a page, where malloc puts a large
- *    block (fio's buffers and most programs' are malloc memory), so that llmio measures the
- *    copy those programs get, which was faster than into a page-aligned buffer;
- *  - written through the page cache above 512 KiB, the same 16 bytes in, but on 2 MiB-aligned
- *    huge pages: the kernel's copy out of them was faster; reads gained nothing;
- *  - under O_DIRECT, aligned, and above 512 KiB 2 MiB-aligned huge pages: physically
- *    contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages, which a
- *    device with a 254-segment limit (virtio-blk) would otherwise split in two.
+ * A host I/O buffer; *mem gets what to free.  It starts where core/bufplace.h says (the
+ * placement that measured fastest for the kernel's copy on this CPU); written through the
+ * page cache above 512 KiB it is on 2 MiB-aligned huge pages, whose copy out into the page
+ * cache was faster (reads gained nothing); under O_DIRECT above 512 KiB also on huge pages:
+ * physically contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages,
+ * which a device with a 254-segment limit (virtio-blk) would otherwise split in two
+ * (docs/engines.md, Buffers; docs/accuracy.md).
  */
 static void *host_buf(uint64_t bs, bool direct, bool writes, void **mem)
 {
 	const size_t huge = 2u << 20;
-	const bool offset = !direct && bs >= (64u << 10); /* 16 bytes into a page */
+	const size_t offset = buf_page_offset(bs, direct);
 	size_t len = offset ? bs + 4096 : bs;
 	void *p = NULL;
 
@@ -392,7 +387,7 @@ static void *host_buf(uint64_t bs, bool direct, bool writes, void **mem)
 		return NULL;
 	}
 	*mem = p;
-	return offset ? (char *)p + 16 : p;
+	return (char *)p + offset;
 }
 
 /*
