@@ -11,7 +11,8 @@ shift || true
 pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-dev libblkid-dev
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
       libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
-      libcurl4-openssl-dev libssl-dev curl s3fs)
+      libcurl4-openssl-dev libssl-dev curl s3fs
+      valgrind) # instructions per I/O (docs/performance.md, callgrind)
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower
 pkgs+=(python3-torch libopenblas0-pthread)

@@ -87,6 +87,27 @@ check("short IOPS, llmio slower off the device",
       abs(s["ratio_at_fio_await"][1] - 0.90) < 0.01 and s["verdict"] == "llmio slower")
 check("page cache: no device excuse",
       summary("rr4k_qd1 buffered psync nj1", 9000, 91.1)["verdict"] == "llmio slower")
+
+
+def cpu_verdict(llmio, fio2):
+    """--fio2: CPU s/GB of llmio and of fio's second run, fio's first at 1.0, 3 reps."""
+    runs = []
+    for l_cpu, f2_cpu in zip(llmio, fio2):
+        runs += [dict(run("llmio", 10000, 80.0), cpu_s_per_gb=l_cpu),
+                 run("fio", 10000, 80.0), dict(run("fio2", 10000, 80.0), cpu_s_per_gb=f2_cpu)]
+    row = v.summarize("rr4k_qd1 direct psync nj1", runs)
+    v.cpu_row(row, runs)
+    return row
+
+
+r = cpu_verdict([0.97, 1.0, 0.99], [1.02, 0.98, 1.0])
+check("CPU s/GB at or below fio's: no worse",
+      r["cpu_verdict"] == "no worse" and abs(r["ratio_cpu_s_per_gb"][1] - 0.99) < 1e-9)
+r = cpu_verdict([1.03, 1.02, 1.04], [1.05, 0.97, 1.0])
+check("above fio's, inside fio's own spread: within fio's spread",
+      r["cpu_verdict"] == "within fio's spread" and abs(r["ratio_aa_cpu_s_per_gb"][2] - 1.05) < 1e-9)
+r = cpu_verdict([1.03, 1.02, 1.04], [1.01, 0.99, 1.0])
+check("above fio's and above fio's spread: worse", r["cpu_verdict"] == "worse")
 sys.exit(1 if fails else 0)
 EOF
 if "$PY" "$T/unit.py" "$VS_FIO" >"$T/unit.log" 2>&1; then

@@ -19,11 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bufplace.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/cpu.h"
 #include "core/verify.h"
 #include "core/job_internal.h"
+#include "stats/lat_run.h"
 
 #define STATE_READY  1
 #define STATE_FAILED 2
@@ -243,10 +245,15 @@ static bool verify_io(struct worker *w, const struct io_req *io)
 	return false;
 }
 
-/* Account one completion; false when the I/O failed and the job must stop. */
-static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
+/*
+ * Account one completion but its latencies (the caller adds those: one by one, or in runs of
+ * equal values, lat_run.h); false when the I/O failed and the job must stop.  hooks: the job
+ * has an io_source with done() or verify=, read once by the caller.
+ */
+static inline bool complete_io(struct worker *w, struct io_req *io, uint64_t t, bool measuring,
+                               bool hooks)
 {
-	if (w->job->o.io_source && w->job->o.io_source->done)
+	if (hooks && w->job->o.io_source && w->job->o.io_source->done)
 		source_done(w, io, t);
 	if (io->res <= 0) {
 		fail_io(w, io);
@@ -254,13 +261,31 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 	}
 	if (io->op == ENGINE_OP_WRITE && w->dirty)
 		w->dirty[io->file] = true;
-	if (w->job->o.verify && !verify_io(w, io))
+	if (hooks && w->job->o.verify && !verify_io(w, io))
 		return false;
 	if (measuring) {
 		struct llmio_op_result *st = &w->st[io->op];
 
 		st->ios++;
 		st->bytes += (uint64_t)io->res;
+	}
+	return true;
+}
+
+/* Whether complete_io() has an io_source's done() or a verify to call. */
+static inline bool complete_hooks(const struct job *j)
+{
+	return (j->o.io_source && j->o.io_source->done) || j->o.verify;
+}
+
+/* Account one completion with its latencies; false when the job must stop. */
+static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
+{
+	if (!complete_io(w, io, t, measuring, complete_hooks(w->job)))
+		return false;
+	if (measuring) {
+		struct llmio_op_result *st = &w->st[io->op];
+
 		llmio_hist_add(&st->clat, t - io->t_submit);
 		llmio_hist_add(&st->lat, t - io->t_queue);
 		if (w->log)
@@ -342,24 +367,18 @@ static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
 }
 
 /*
- * A host I/O buffer; *mem gets what to free.  The kernel copies between the page cache and
- * these, and where the buffer sits changes the speed of that copy, so placement follows what
- * was measured (the figures: docs/accuracy.md, Buffers; see also docs/performance.md):
- *  - below 64 KiB, page-aligned: small copies ran faster aligned than at the arbitrary
- *    offsets the malloc heap gives;
- *  - through the page cache from 64 KiB up, 16 bytes into a page, where malloc puts a large
- *    block (fio's buffers and most programs' are malloc memory), so that llmio measures the
- *    copy those programs get, which was faster than into a page-aligned buffer;
- *  - written through the page cache above 512 KiB, the same 16 bytes in, but on 2 MiB-aligned
- *    huge pages: the kernel's copy out of them was faster; reads gained nothing;
- *  - under O_DIRECT, aligned, and above 512 KiB 2 MiB-aligned huge pages: physically
- *    contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages, which a
- *    device with a 254-segment limit (virtio-blk) would otherwise split in two.
+ * A host I/O buffer; *mem gets what to free.  It starts where core/bufplace.h says (the
+ * placement that measured fastest for the kernel's copy on this CPU); written through the
+ * page cache above 512 KiB it is on 2 MiB-aligned huge pages, whose copy out into the page
+ * cache was faster (reads gained nothing); under O_DIRECT above 512 KiB also on huge pages:
+ * physically contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages,
+ * which a device with a 254-segment limit (virtio-blk) would otherwise split in two
+ * (docs/engines.md, Buffers; docs/accuracy.md).
  */
 static void *host_buf(uint64_t bs, bool direct, bool writes, void **mem)
 {
 	const size_t huge = 2u << 20;
-	const bool offset = !direct && bs >= (64u << 10); /* 16 bytes into a page */
+	const size_t offset = buf_page_offset(bs, direct);
 	size_t len = offset ? bs + 4096 : bs;
 	void *p = NULL;
 
@@ -373,7 +392,7 @@ static void *host_buf(uint64_t bs, bool direct, bool writes, void **mem)
 		return NULL;
 	}
 	*mem = p;
-	return offset ? (char *)p + 16 : p;
+	return (char *)p + offset;
 }
 
 /*
@@ -514,6 +533,10 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
                 bool count)
 {
 	int n = w->job->engine->reap(&w->ctx, min, w->evs, w->depth);
+	const bool counting = measuring && count, hooks = complete_hooks(w->job);
+	struct lat_run run = {NULL, 0, 0, 0}; /* I/Os that moved together: one add per run */
+	unsigned nf = *nfree;
+	bool ok = true;
 	uint64_t t;
 
 	if (n < 0) {
@@ -523,13 +546,18 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 		return n;
 	}
 	t = now_ns();
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && ok; i++) {
 		struct io_req *io = w->evs[i];
 
-		w->free_ios[(*nfree)++] = io;
-		if (!complete(w, io, t, measuring && count))
-			return -EIO;
+		w->free_ios[nf++] = io;
+		ok = complete_io(w, io, t, counting, hooks);
+		if (ok && counting)
+			lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
 	}
+	lat_run_flush(&run, t);
+	*nfree = nf;
+	if (!ok)
+		return -EIO;
 	*inflight -= (unsigned)n;
 	return n;
 }
@@ -586,19 +614,43 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	struct job *j = w->job;
 	const struct engine_ops *e = j->engine;
 	const bool async = e->caps & ENGINE_CAP_ASYNC;
+	const bool stamps = !e->buf_alloc && !(e->caps & ENGINE_CAP_NO_IO);
+	const struct llmio_io_source *src = j->o.io_source;
+	/*
+	 * The job's constants and the loop's counters live in locals for the loop: after the
+	 * engine's queue(), an indirect call, the compiler would reload every one of them through
+	 * w, j and l (a third of the worker's instructions per I/O).  Uniform random offsets in
+	 * one file in a fixed direction (the cached 4 KiB randread job) skip prep()'s switch;
+	 * they draw the same numbers from the same generator.
+	 */
+	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
+	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
+	const int fast_op =
+	        src || j->target.nfiles != 1 || j->o.random_distribution == LLMIO_DIST_ZIPF ? -1
+	        : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
+	        : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
+	                                        : -1;
+	unsigned nfree = l->nfree, nq = *queued, inflight = l->inflight;
+	uint64_t issued = l->issued;
+	int ret = 0;
 
-	while (l->nfree && (!l->io_limit || l->issued < l->io_limit) && !w->src_done) {
-		struct io_req *io = w->free_ios[l->nfree - 1];
+	while (nfree && issued < limit && !w->src_done) {
+		struct io_req *io = w->free_ios[nfree - 1];
 		int q;
 
-		if (l->rate && l->issued * 1e9 > (double)l->rate * (double)(l->t - l->t_start)) {
-			if (l->inflight || *queued)
+		if (rate && issued * 1e9 > (double)rate * (double)(l->t - l->t_start)) {
+			if (inflight || nq)
 				break; /* reap first; the rate check repeats next round */
-			sleep_ns((uint64_t)((double)l->issued * 1e9 / (double)l->rate) -
+			sleep_ns((uint64_t)((double)issued * 1e9 / (double)rate) -
 			         (l->t - l->t_start));
 			l->t = now_ns();
 		}
-		if (!j->o.io_source) {
+		if (fast_op >= 0) {
+			io->off = rng_below(&w->rng, blocks) * bs;
+			io->file = 0;
+			io->len = (uint32_t)bs;
+			io->op = (uint8_t)fast_op;
+		} else if (!src) {
 			prep(w, io);
 		} else {
 			int r = source_fill(w, io, l->t);
@@ -606,19 +658,21 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			*src_wait = r == -EAGAIN;
 			if (*src_wait)
 				break;
-			if (r < 0)
-				return -1;
+			if (r < 0) {
+				ret = -1;
+				break;
+			}
 			if (r == 0)
 				break; /* no more, or an fsync first (below) */
 		}
-		if (io->op == ENGINE_OP_WRITE && !e->buf_alloc && !(e->caps & ENGINE_CAP_NO_IO))
+		if (io->op == ENGINE_OP_WRITE && stamps)
 			stamp(w, io);
 		io->t_queue = l->t;
 		q = e->queue(&w->ctx, io);
 		if (q == ENGINE_Q_BUSY)
 			break;
-		l->nfree--;
-		l->issued += io->len;
+		nfree--;
+		issued += io->len;
 		l->since_think++;
 		if (io->op == ENGINE_OP_WRITE)
 			l->writes_since_sync++;
@@ -626,9 +680,11 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			uint64_t done = now_ns();
 
 			io->t_submit = l->t;
-			w->free_ios[l->nfree++] = io;
-			if (!complete(w, io, done, l->measuring))
-				return -1;
+			w->free_ios[nfree++] = io;
+			if (!complete(w, io, done, l->measuring)) {
+				ret = -1;
+				break;
+			}
 			l->t = done; /* the next I/O is queued now */
 			if (!async) {
 				l->t_fresh = true;
@@ -636,17 +692,21 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			}
 			continue;
 		}
-		w->batch[(*queued)++] = io;
-		l->inflight++;
+		w->batch[nq++] = io;
+		inflight++;
 	}
-	return 0;
+	l->nfree = nfree;
+	l->issued = issued;
+	l->inflight = inflight;
+	*queued = nq;
+	return ret;
 }
 
 /* Commit the batch and stamp its submission time (slat).  \return 0, or -1 (w->err set). */
 static inline int commit_batch(struct worker *w, const struct loop *l, unsigned queued)
 {
 	const struct engine_ops *e = w->job->engine;
-	uint64_t ts;
+	uint64_t ts, n[2] = {0, 0};
 
 	if (e->commit(&w->ctx) < 0) {
 		w->err = -EIO;
@@ -654,11 +714,14 @@ static inline int commit_batch(struct worker *w, const struct loop *l, unsigned 
 		return -1;
 	}
 	ts = now_ns();
+	/* the batch shares one slat: one histogram add per direction */
 	for (unsigned i = 0; i < queued; i++) {
 		w->batch[i]->t_submit = ts;
-		if (l->measuring)
-			llmio_hist_add(&w->st[w->batch[i]->op].slat, ts - l->t);
+		n[w->batch[i]->op]++;
 	}
+	for (int op = 0; l->measuring && op < 2; op++)
+		if (n[op])
+			llmio_hist_add_n(&w->st[op].slat, ts - l->t, n[op]);
 	return 0;
 }
 
