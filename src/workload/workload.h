@@ -107,6 +107,7 @@ struct wl {
 	struct wl_phase phases[WL_MAX_PHASES];
 	unsigned nphases;
 	const struct wl_dist *dist; /* under MPI, else NULL */
+	struct wl_objects *obj;     /* an s3:// --directory (objects.h), else NULL */
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,
