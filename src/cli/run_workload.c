@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "dist/dist.h"
 #include "engine/engine.h"
+#include "workload/objects.h"
 #include "workload/workload.h"
 
 static void print_params(FILE *f, const struct llmio_optdesc *p)
@@ -50,12 +51,20 @@ static void help(FILE *f, const struct recipe *r)
 	        "Every job option of `llmio run` applies to each stream (--engine, --direct, "
 	        "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
 	        "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
-	        "bytes that reached the device.\n\nparameters:\n",
+	        "bytes that reached the device.\n"
+	        "--directory s3://bucket/prefix runs it on objects (--engine s3, s3-agent, "
+	        "cuda-bounce --host=s3:\nbytes on the wire and the client CPU split per phase; "
+	        "docs/object-storage.md).\n\nparameters:\n",
 	        r->name, r->summary);
 	print_params(f, r->params);
 	print_params(f, r->shared);
 	fprintf(f, "  --%-20s %s\n", "scale",
 	        "fraction of the bytes (request sizes and patterns unchanged) [double, default 1]");
+	fprintf(f, "  --%-20s %s\n", "keep",
+	        "with an s3:// --directory: leave the objects the run created [0 or 1, default 0]");
+	fprintf(f, "  --%-20s %s\n", "staging",
+	        "with an s3:// --directory: the local directory file engines run against\n"
+	        "                         (--engine all); default $TMPDIR, else /var/tmp");
 	fprintf(f, "  --%-20s %s\n", "reorder",
 	        "under mpirun: restores read the shards another process wrote (IOR -C; "
 	        "docs/mpi.md)");
@@ -390,17 +399,23 @@ static int draw_chart(const struct wl *w, const char *dir)
 	return 0;
 }
 
-/* Engines --engine all means: every engine that can run here on files, except the no-I/O one. */
-static unsigned all_engines(char names[][32], unsigned cap)
+/*
+ * Engines --engine all means: every engine that can run here on files, except the no-I/O one;
+ * with an s3:// --directory the object engines first, then the file engines on the staging
+ * directory (docs/object-storage.md, "Recipes").
+ */
+static unsigned all_engines(char names[][32], unsigned cap, bool objects)
 {
 	struct llmio_engine_info e;
 	unsigned n = 0;
 	char why[256];
 
-	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
-		if (!(engine_find(e.name)->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) &&
-		    !llmio_engine_probe(e.name, why, sizeof(why)))
-			snprintf(names[n++], 32, "%s", e.name);
+	for (int own = objects; own >= 0; own--)
+		for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
+			if (!(engine_find(e.name)->caps & ENGINE_CAP_NO_IO) &&
+			    !!(engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET) == !!own &&
+			    !llmio_engine_probe(e.name, why, sizeof(why)))
+				snprintf(names[n++], 32, "%s", e.name);
 	return n;
 }
 
@@ -441,7 +456,11 @@ int cmd_run_workload(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	all = engine && !strcmp(engine, "all");
-	n = all ? all_engines(engines, 16) : 1;
+	n = all ? all_engines(engines, 16,
+	                      wl_object_url(arg_value(argc, argv, "--directory")
+	                                            ? arg_value(argc, argv, "--directory")
+	                                            : ""))
+	        : 1;
 	out.runs = calloc(n, sizeof(*out.runs));
 	out.mpi = calloc(n, sizeof(*out.mpi));
 	if (!out.runs || !out.mpi) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "engine/engine.h"
@@ -74,6 +75,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	struct wl_objects *o = calloc(1, sizeof(*o));
 	const char *dir = w->base.directory, *staging;
 	size_t len = strlen(dir);
+	struct stat st;
 
 	if (!o)
 		return llmio_err(e, -ENOMEM, "out of memory");
@@ -87,10 +89,15 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		if (!staging[0])
 			staging = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
 			                                                  : "/var/tmp";
+		if (stat(staging, &st) || !S_ISDIR(st.st_mode))
+			return llmio_err(e, -ENOENT,
+			                 "--staging %s is not a directory: the file engines of an "
+			                 "s3:// run need a local one; create it or choose another",
+			                 staging);
 		w->base.directory[0] = '\0';
 		append(w->base.directory, sizeof(w->base.directory), "%s", staging);
 		append(o->note, sizeof(o->note),
-		         "%s reads files: ran against the local staging directory %s/llmio-work, "
+		         "%s is a file engine: ran against the local staging directory %s/llmio-work, "
 		         "not %s",
 		         w->base.engine, staging, o->url);
 		return 0;

@@ -30,7 +30,7 @@ static const struct llmio_optdesc common_params[] = {
                  "fraction of the bytes to move (request sizes and patterns unchanged); e.g. 0.01 "
                  "fits "
                  "a 70B model's phases on a small disk"),
-        WL_PARAM("keep", OPTD_BOOL, 0, 0, "0",
+        WL_PARAM("keep", OPTD_UINT, 0, 1, "0",
                  "with an s3:// --directory: leave the objects the run created in the bucket"),
         WL_PARAM("staging", OPTD_STRING, 0, 0, "",
                  "with an s3:// --directory: the local directory file engines run against "
