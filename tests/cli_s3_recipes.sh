@@ -100,6 +100,14 @@ check "2 shard objects: 4 x (512 + 64 KiB) + 1024 each" \
 json_check "$T/pt.json" "each sample read with its 512-byte header, one GET each" \
 	"$P[0]['jobs'][0]['read']['io_bytes'] == 8 * (512 + 65536) == $P[0]['promised_bytes'] and $P[0]['metrics']['requests'] == 8"
 
+expect_rc 0 "finetune: the model, the dataset, an adapter save, all objects" run --workload \
+	finetune --model gpt2 --directory s3://llmio/ft --engine s3 --scale 0.02 --files 1 \
+	--samples_per_file 4 --record 64k --batch 2 --steps 2 --compute 1ms --ckpt_every 2 \
+	--quiet --json "$T/ft.json"
+json_check "$T/ft.json" "load, train, checkpoint; the 3 objects it made removed at the end" \
+	"[p['name'] for p in $P] == ['load', 'train', 'checkpoint@step2'] and $P[1]['jobs'][0]['read']['io_bytes'] == 4 * 65536 and '3 created' in $P[-1]['note'] and '3 removed at the end' in $P[-1]['note']"
+check "...and none is left" test "$(obj_list ft/)" = "0 0"
+
 # --- --engine all: the object engines beside the file engines --------------------------------
 mkdir -p "$T/stage"
 expect_rc 0 "--engine all on an s3:// target" run --workload ckpt --model gpt2 --directory \
@@ -130,6 +138,10 @@ expect_rc 1 "a missing bucket is one line" run --workload ckpt --model gpt2 --di
 	s3://nobucket/x --engine s3 --scale 0.01
 expect_err "...naming the bucket and the fix" "bucket nobucket does not exist" "create it"
 check "...one line only" test "$(wc -l <"$T/stderr")" = 1
+expect_rc 2 "a recipe that updates its files in place is refused on objects" run --workload \
+	infer --model gpt2 --directory s3://llmio/x --engine s3
+expect_err "...saying which run there" "workload infer updates its files in place" \
+	"load, pretrain, ckpt, finetune"
 expect_rc 1 "a missing staging directory is one line" run --workload ckpt --model gpt2 \
 	--directory s3://llmio/x --engine psync --scale 0.01 --staging "$T/none"
 expect_err "...naming --staging" "--staging $T/none is not a directory"

@@ -18,8 +18,7 @@ struct llmio_error;
  * HEAD each of n names (s3://bucket/key): sizes[i], or S3_ABSENT.  0, or -errno with one
  * line in e: a missing bucket, refused credentials, no server at the endpoint.
  */
-int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes,
-                    struct llmio_error *e);
+int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes, struct llmio_error *e);
 
 /* DELETE each of n names; *deleted of them went.  0, or -errno with one line in e. */
 int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,

@@ -17,7 +17,7 @@
 #include "workload/objects.h"
 #include "workload/segsrc.h"
 
-#define OBJ_PART (8u << 20) /* parts of an upload: the AWS CLI's multipart_chunksize */
+#define OBJ_PART      (8u << 20) /* parts of an upload: the AWS CLI's multipart_chunksize */
 #define OBJ_UPLOADERS 4
 
 bool wl_object_url(const char *dir)
@@ -70,6 +70,20 @@ static void note_add(char *note, size_t len, const char *text)
 	append(note, len, "%s%s", note[0] ? "; " : "", text);
 }
 
+/*
+ * The recipes whose files are written whole and front to back, as objects are: the others
+ * (infer's KV file, offload's and migrate's tensor store, replay) write at random offsets.
+ */
+static bool on_objects_ok(const struct recipe *r)
+{
+	static const char *const ok[] = {"load", "pretrain", "ckpt", "finetune"};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(r->name, ok[i]))
+			return true;
+	return false;
+}
+
 int wl_objects_begin(struct wl *w, struct llmio_error *e)
 {
 	struct wl_objects *o = calloc(1, sizeof(*o));
@@ -80,11 +94,18 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	if (!o)
 		return llmio_err(e, -ENOMEM, "out of memory");
 	w->obj = o;
+	if (!on_objects_ok(w->recipe))
+		return llmio_err(
+		        e, -EINVAL,
+		        "workload %s updates its files in place, which an object cannot be; "
+		        "give a local --directory (on s3://: load, pretrain, ckpt, finetune)",
+		        w->recipe->name);
 	while (len > 5 && dir[len - 1] == '/')
 		len--;
 	snprintf(o->url, sizeof(o->url), "%.*s", (int)len, dir);
 	if (!engine_resolves(w)) {
-		/* a file engine beside the object engines: files it can open, said in every phase */
+		/* a file engine beside the object engines: files it can open, said in every phase
+		 */
 		staging = wl_str(w, "staging");
 		if (!staging[0])
 			staging = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
@@ -97,9 +118,10 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		w->base.directory[0] = '\0';
 		append(w->base.directory, sizeof(w->base.directory), "%s", staging);
 		append(o->note, sizeof(o->note),
-		         "%s is a file engine: ran against the local staging directory %s/llmio-work, "
-		         "not %s",
-		         w->base.engine, staging, o->url);
+		       "%s is a file engine: ran against the local staging directory "
+		       "%s/llmio-work, "
+		       "not %s",
+		       w->base.engine, staging, o->url);
 		return 0;
 	}
 	o->on_objects = true;
@@ -199,7 +221,8 @@ static void count_reused(struct wl_objects *o, const struct llmio_file *files, u
                          unsigned reused)
 {
 	for (unsigned i = 0; i < o->nseen; i++)
-		if (o->seen_n[i] == n && !strncmp(o->seen[i], files[0].path, sizeof(o->seen[0]) - 1))
+		if (o->seen_n[i] == n &&
+		    !strncmp(o->seen[i], files[0].path, sizeof(o->seen[0]) - 1))
 			return;
 	if (o->nseen < sizeof(o->seen) / sizeof(o->seen[0])) {
 		snprintf(o->seen[o->nseen], sizeof(o->seen[0]), "%s", files[0].path);
@@ -229,7 +252,8 @@ int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
 	/* another size is an object of an earlier run at another --scale: ours to rewrite */
 	for (unsigned i = 0; i < n; i++)
 		if (sizes[i] != files[i].size)
-			todo[m++] = (struct llmio_file){.path = files[i].path, .size = files[i].size};
+			todo[m++] =
+			        (struct llmio_file){.path = files[i].path, .size = files[i].size};
 	if (m)
 		ret = upload(w, todo, m, e);
 	for (unsigned i = 0; i < m && !ret; i++)
@@ -309,18 +333,19 @@ void wl_objects_end(struct wl *w)
 	left[0] = '\0';
 	if (o->ncreated && !keep &&
 	    s3_objects_delete((const char *const *)o->created, o->ncreated, &deleted, &e))
-		append(left, sizeof(left), "objects: %u created under %s/, removing them failed: %s",
-		         o->ncreated, w->base.directory, e.msg);
+		append(left, sizeof(left),
+		       "objects: %u created under %s/, removing them failed: %s", o->ncreated,
+		       w->base.directory, e.msg);
 	else if (o->ncreated && !keep)
 		append(left, sizeof(left),
-		         "objects: %u created under %s/ (%llu bytes), %u removed at the end "
-		         "(--keep 1 keeps them)",
-		         o->ncreated, w->base.directory, (unsigned long long)o->created_bytes,
-		         deleted);
+		       "objects: %u created under %s/ (%llu bytes), %u removed at the end "
+		       "(--keep 1 keeps them)",
+		       o->ncreated, w->base.directory, (unsigned long long)o->created_bytes,
+		       deleted);
 	else if (o->ncreated)
 		append(left, sizeof(left),
-		         "objects: %u created under %s/ (%llu bytes) left in the bucket (--keep 1)",
-		         o->ncreated, w->base.directory, (unsigned long long)o->created_bytes);
+		       "objects: %u created under %s/ (%llu bytes) left in the bucket (--keep 1)",
+		       o->ncreated, w->base.directory, (unsigned long long)o->created_bytes);
 	else
 		append(left, sizeof(left), "objects: none created under %s/", w->base.directory);
 	if (o->reused)

@@ -15,13 +15,13 @@
 #include "workload/workload.h"
 
 struct wl_objects {
-	bool on_objects;             /* the streams' files are objects (else: staging files) */
-	char url[LLMIO_PATH_MAX];    /* --directory as given, s3://bucket/prefix */
-	char note[LLMIO_PATH_MAX];   /* said in every phase: staging, O_DIRECT */
-	char **created;              /* objects this run uploaded or wrote */
+	bool on_objects;           /* the streams' files are objects (else: staging files) */
+	char url[LLMIO_PATH_MAX];  /* --directory as given, s3://bucket/prefix */
+	char note[LLMIO_PATH_MAX]; /* said in every phase: staging, O_DIRECT */
+	char **created;            /* objects this run uploaded or wrote */
 	uint64_t created_bytes;
 	unsigned ncreated, cap;
-	unsigned reused;             /* the run's objects that were there before, read as they are */
+	unsigned reused; /* the run's objects that were there before, read as they are */
 	/* the object sets already prepared (load asks before each phase): name of the first, n */
 	char seen[8][128];
 	unsigned seen_n[8], nseen;

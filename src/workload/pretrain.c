@@ -34,9 +34,9 @@ struct reader {
 struct trainsrc {
 	struct llmio_io_source src;
 	const struct train_cfg *c;
-	uint64_t stride;   /* bytes between samples in a file (record, aligned for O_DIRECT) */
-	uint64_t hdr;      /* bytes read before each record (a tar member's header) */
-	uint64_t spf;      /* samples per file (1: one file or object per sample) */
+	uint64_t stride; /* bytes between samples in a file (record, aligned for O_DIRECT) */
+	uint64_t hdr;    /* bytes read before each record (a tar member's header) */
+	uint64_t spf;    /* samples per file (1: one file or object per sample) */
 	uint64_t nfiles;
 	uint64_t fmult;    /* layout tar: shard k is shard k * fmult mod nfiles */
 	uint64_t nsamples; /* in the dataset */
@@ -197,7 +197,8 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 static int dataset_name(const struct wl *w, const struct train_cfg *c, uint64_t n, char *pool,
                         size_t *used, size_t cap, const char **out)
 {
-	static const char *const fmt[] = {"data-%06llu.bin", "sample-%08llu.bin", "data-%06llu.tar"};
+	static const char *const fmt[] = {"data-%06llu.bin", "sample-%08llu.bin",
+	                                  "data-%06llu.tar"};
 	char path[LLMIO_PATH_MAX];
 	size_t len;
 
@@ -362,8 +363,9 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, struct llmio_error 
 	memset(c, 0, sizeof(*c));
 	if ((ret = wl_u64(w, "seq_len", &seq, e)) || (ret = wl_enum(w, "layout", &ds, e)))
 		return ret;
-	c->layout = !strcmp(ds, "sample") ? TRAIN_SAMPLE : !strcmp(ds, "tar") ? TRAIN_TAR
-	                                                                       : TRAIN_SHARD;
+	c->layout = !strcmp(ds, "sample") ? TRAIN_SAMPLE
+	            : !strcmp(ds, "tar")  ? TRAIN_TAR
+	                                  : TRAIN_SHARD;
 	ds = wl_str(w, "dataset");
 	if (!strcmp(ds, "tokens")) {
 		/* int32 token ids; 6 N T FLOPs per step (Kaplan et al. 2020) */
