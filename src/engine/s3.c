@@ -892,26 +892,34 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	return ret;
 }
 
+/* Configuration and a handle for control requests outside a job (s3.h); h NULL on failure. */
+static int ctl_open(struct s3_cfg *c, CURL **h, struct llmio_error *e)
+{
+	int ret;
+
+	*h = NULL;
+	pthread_once(&curl_once, curl_init_once);
+	ret = s3_config_load(NULL, c, e);
+	if (ret)
+		return ret;
+	*h = curl_easy_init();
+	return *h ? 0 : llmio_err(e, -ENOMEM, "libcurl could not make a handle");
+}
+
 int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes, struct llmio_error *e)
 {
 	char bucket[256], key[1024];
 	struct s3_cfg c;
 	CURL *h;
-	int ret;
+	int ret = ctl_open(&c, &h, e);
 
-	pthread_once(&curl_once, curl_init_once);
-	ret = s3_config_load(NULL, &c, e);
-	if (ret)
-		return ret;
-	h = curl_easy_init();
-	if (!h)
-		return llmio_err(e, -ENOMEM, "libcurl could not make a handle");
 	for (unsigned i = 0; i < n && !ret; i++) {
 		struct llmio_error he = {0};
 
 		ret = split_url(names[i], bucket, sizeof(bucket), key, sizeof(key), e);
-		if (!ret)
-			ret = head_object(h, &c, bucket, key, &sizes[i], &he);
+		if (ret)
+			break;
+		ret = head_object(h, &c, bucket, key, &sizes[i], &he);
 		/* absent is an answer; a missing bucket is the one 404 that is an error */
 		if (ret == -ENOENT && !strstr(he.msg, ": HTTP 404: bucket ")) {
 			sizes[i] = S3_ABSENT;
@@ -931,16 +939,9 @@ int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,
 	struct s3_buf resp = {0};
 	struct s3_cfg c;
 	CURL *h;
-	int ret;
+	int ret = ctl_open(&c, &h, e);
 
 	*deleted = 0;
-	pthread_once(&curl_once, curl_init_once);
-	ret = s3_config_load(NULL, &c, e);
-	if (ret)
-		return ret;
-	h = curl_easy_init();
-	if (!h)
-		return llmio_err(e, -ENOMEM, "libcurl could not make a handle");
 	for (unsigned i = 0; i < n && !ret; i++) {
 		long code;
 
