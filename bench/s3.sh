@@ -10,7 +10,8 @@
 # RECIPE_MODEL (default gpt2) at RECIPE_SCALE (default 1) cold from the bucket (s3, s3-agent)
 # and from the same shards as files in a staging directory (RECIPE_STAGING, default /var/tmp:
 # a disk, where /tmp may be memory) with the file engines, REPS rounds: load time, GB/s and
-# client CPU-s per GB for each strategy side by side.
+# client CPU-s per GB for each strategy side by side (s3-agent: the agent process's share apart;
+# the mmap strategy runs the mmap engine whatever the run's file engine, and has no object row).
 #
 # Every row: wall seconds, GB/s, client CPU seconds (user + system of the client's processes:
 # llmio's cpu.proc_s; curl's rusage; s3fs's /proc/PID/stat delta + the reader's rusage), client
@@ -182,8 +183,8 @@ echo
 echo "Recipe load: $RECIPE_MODEL at scale $RECIPE_SCALE, cold, from the bucket (object engines) and from"
 echo "files in $STAGE (file engines; O_DIRECT where it works), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 echo
-echo "| round | strategy | engine | target | load s | GB/s | client CPU-s/GB | wire or device bytes |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| round | strategy | engine | target | load s | GB/s | client CPU-s/GB | of it the agent's | wire or device bytes |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for rep in $(seq "$REPS"); do
 	# --keep 1: the shards are uploaded in round 1 and read as they are after, as files are
 	"$LLMIO" run --workload load --model "$RECIPE_MODEL" --scale "$RECIPE_SCALE" --cache cold \
@@ -199,8 +200,10 @@ for ph in range(len(d["runs"][0]["phases"])):
         p, m = r["phases"][ph], r["phases"][ph]["metrics"]
         obj = "wire_rx_bytes" in m
         moved = m["wire_rx_bytes"] if obj else m["device_read_bytes"]
-        print("| %s | %s | %s | %s | %.3f | %.3f | %.2f | %.0f |" % (
+        gb = p["jobs"][0]["read"]["io_bytes"] / 1e9
+        agent = "%.2f" % (m["agent_s"] / gb) if "agent_s" in m and gb else "-"
+        print("| %s | %s | %s | %s | %.3f | %.3f | %.2f | %s | %.0f |" % (
             sys.argv[2], p["name"].split("-")[1], r["engine"], "bucket" if obj else "files",
-            m["load_time_s"], m["GBps"], m["client_cpu_s_per_GB"], moved))
+            m["load_time_s"], m["GBps"], m["client_cpu_s_per_GB"], agent, moved))
 PY
 done
