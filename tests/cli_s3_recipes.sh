@@ -61,6 +61,19 @@ json_check "$T/load3.json" "it says it removed what it created" \
 	"'1 created under s3://llmio/gone/llmio-work/' in $P[-1]['note'] and '1 removed at the end' in $P[-1]['note']"
 check "...and the bucket has nothing left under it" test "$(obj_list gone/)" = "0 0"
 
+# into GPU memory: cuda-bounce host=s3 under the strict fake CUDA libraries (tests/cli_s3_gpu.sh)
+FAKE=$(cd "$(dirname "$LLMIO")/tests/fake_cuda" 2>/dev/null && pwd) || FAKE=
+if [ -n "$FAKE" ] && [ -f "$FAKE/libcudart.so.12" ]; then
+	LLMIO_CUDART=$FAKE/libcudart.so.12 LLMIO_FAKE_CUDA=1 LLMIO_FAKE_STRICT=1 expect_rc 0 \
+		"load from the bucket into GPU memory (cuda-bounce --host=s3)" run --workload load \
+		--model gpt2 --directory s3://llmio/m --engine cuda-bounce --host=s3 --scale 0.02 \
+		--strategy sequential --cache cold --quiet --json "$T/gpu.json"
+	json_check "$T/gpu.json" "every byte of the shard objects, copied host-to-device, with wire figures" \
+		"$P[0]['jobs'][0]['read']['io_bytes'] == $want and 'host-to-device' in $P[0]['jobs'][0]['engine_notes'] and $P[0]['metrics']['wire_rx_bytes'] > $want"
+else
+	note "no fake CUDA libraries next to $LLMIO: the GPU landing of a recipe is not checked"
+fi
+
 # --- ckpt: multipart uploads, one writer thread per rank --------------------------------------
 expect_rc 0 "ckpt to a bucket: 2 ranks" run --workload ckpt --model gpt2 --directory \
 	s3://llmio/ck --engine s3 --scale 0.03 --dp 2 --ranks 2 --keep 1 --quiet --json "$T/ck.json"
