@@ -141,6 +141,41 @@ static void compare_table(FILE *f, struct wl *runs, unsigned n)
 	}
 }
 
+/* A phase's metric, or -1 when it has none. */
+static double phase_metric(const struct wl_phase *ph, const char *name)
+{
+	for (unsigned m = 0; m < ph->nmetrics; m++)
+		if (!strcmp(ph->metrics[m].name, name))
+			return ph->metrics[m].value;
+	return -1;
+}
+
+/* With an s3:// --directory: each phase's client CPU per GB by engine, objects beside files. */
+static void compare_cpu(FILE *f, struct wl *runs, unsigned n)
+{
+	if (n < 2 || !runs[0].nphases ||
+	    phase_metric(&runs[0].phases[0], "client_cpu_s_per_GB") < 0)
+		return;
+	fprintf(f, "\nclient CPU-s per GB by engine\n  %-24s", "phase");
+	for (unsigned e = 0; e < n; e++)
+		fprintf(f, " %10s", runs[e].base.engine);
+	fprintf(f, "\n");
+	for (unsigned p = 0; p < runs[0].nphases; p++) {
+		fprintf(f, "  %-24s", runs[0].phases[p].name);
+		for (unsigned e = 0; e < n; e++) {
+			double v = p < runs[e].nphases
+			                   ? phase_metric(&runs[e].phases[p], "client_cpu_s_per_GB")
+			                   : -1;
+
+			if (v < 0)
+				fprintf(f, " %10s", "-");
+			else
+				fprintf(f, " %10.3f", v);
+		}
+		fprintf(f, "\n");
+	}
+}
+
 /* Phases that only computed (no streams) with the same metrics, as columns side by side: the
  * policies of `migrate --policy all`.  A phase without metrics shows its note instead. */
 static void metric_columns(FILE *f, const struct wl *w)
@@ -541,6 +576,8 @@ int cmd_run_workload(int argc, char **argv)
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);
+	if (!quiet && !(json && !strcmp(json, "-")))
+		compare_cpu(stdout, out.runs, out.n);
 	if (json && code != EXIT_USAGE && dist_rank() == 0 &&
 	    (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
