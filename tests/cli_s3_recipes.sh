@@ -135,7 +135,8 @@ json_check "$T/all.json" "the file engines say they ran on the staging directory
 json_check "$T/all.json" "the object engines carry wire figures, the file engines device bytes" \
 	"all('wire_tx_bytes' in r['phases'][0]['metrics'] for r in d['runs'][:2]) and all('wire_tx_bytes' not in r['phases'][0]['metrics'] and 'client_cpu_s_per_GB' in r['phases'][0]['metrics'] for r in d['runs'][2:])"
 check "the phase-by-engine table lines them up" grep -q "phase time (s) and GB/s by engine" "$T/stdout"
-check "...and the client CPU per GB of each" grep -A2 "client CPU-s per GB by engine" "$T/stdout" | grep -Eq "^  save +[0-9.]+ +[0-9.]+ +[0-9.]+"
+cpu_table() { grep -A2 "client CPU-s per GB by engine" "$T/stdout" | grep -Eq "^  save +[0-9.]+ +[0-9.]+ +[0-9.]+"; }
+check "...and the client CPU per GB of each" cpu_table
 check "staging shards on disk" test -f "$T/stage/llmio-work/ckpt-rank00000.pt"
 
 # --- several threads write objects through the s3 engine --------------------------------------
