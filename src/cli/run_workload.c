@@ -120,15 +120,21 @@ static double phase_gbps(const struct wl_phase *ph)
 	return ph->wall_s > 0 ? (double)moved / ph->wall_s / 1e9 : 0;
 }
 
+/* The title and the engines' names over columns of `width`. */
+static void compare_head(FILE *f, const char *title, const struct wl *runs, unsigned n, int width)
+{
+	fprintf(f, "\n%s\n  %-24s", title, "phase");
+	for (unsigned e = 0; e < n; e++)
+		fprintf(f, " %*s", width, runs[e].base.engine);
+	fprintf(f, "\n");
+}
+
 /* Engines side by side: each phase's time and GB/s per engine. */
 static void compare_table(FILE *f, struct wl *runs, unsigned n)
 {
 	if (n < 2)
 		return;
-	fprintf(f, "\nphase time (s) and GB/s by engine\n  %-24s", "phase");
-	for (unsigned e = 0; e < n; e++)
-		fprintf(f, " %18s", runs[e].base.engine);
-	fprintf(f, "\n");
+	compare_head(f, "phase time (s) and GB/s by engine", runs, n, 18);
 	for (unsigned p = 0; p < runs[0].nphases; p++) {
 		fprintf(f, "  %-24s", runs[0].phases[p].name);
 		for (unsigned e = 0; e < n; e++)
@@ -156,10 +162,7 @@ static void compare_cpu(FILE *f, struct wl *runs, unsigned n)
 	if (n < 2 || !runs[0].nphases ||
 	    phase_metric(&runs[0].phases[0], "client_cpu_s_per_GB") < 0)
 		return;
-	fprintf(f, "\nclient CPU-s per GB by engine\n  %-24s", "phase");
-	for (unsigned e = 0; e < n; e++)
-		fprintf(f, " %10s", runs[e].base.engine);
-	fprintf(f, "\n");
+	compare_head(f, "client CPU-s per GB by engine", runs, n, 10);
 	for (unsigned p = 0; p < runs[0].nphases; p++) {
 		fprintf(f, "  %-24s", runs[0].phases[p].name);
 		for (unsigned e = 0; e < n; e++) {

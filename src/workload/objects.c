@@ -5,7 +5,6 @@
  * what each phase cost on the wire and in client CPU, and what is left in the bucket.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,26 +47,9 @@ static bool engine_resolves(const struct wl *w)
 	return own;
 }
 
-/*
- * Append to buf (len bytes), cut when too long (a cut note is still a useful note): through
- * vsnprintf, so that -Wformat-truncation does not ask for a length check on each.
- */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t len, const char *fmt,
-                                                         ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 static void note_add(char *note, size_t len, const char *text)
 {
-	append(note, len, "%s%s", note[0] ? "; " : "", text);
+	engine_appendf(note, len, "%s%s", note[0] ? "; " : "", text);
 }
 
 /*
@@ -116,12 +98,12 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 			                 "s3:// run need a local one; create it or choose another",
 			                 staging);
 		w->base.directory[0] = '\0';
-		append(w->base.directory, sizeof(w->base.directory), "%s", staging);
-		append(o->note, sizeof(o->note),
-		       "%s is a file engine: ran against the local staging directory "
-		       "%s/llmio-work, "
-		       "not %s",
-		       w->base.engine, staging, o->url);
+		engine_appendf(w->base.directory, sizeof(w->base.directory), "%s", staging);
+		engine_appendf(o->note, sizeof(o->note),
+		               "%s is a file engine: ran against the local staging directory "
+		               "%s/llmio-work, "
+		               "not %s",
+		               w->base.engine, staging, o->url);
 		return 0;
 	}
 	o->on_objects = true;
@@ -133,7 +115,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	if (strlen(o->url) + 12 >= sizeof(w->base.directory))
 		return llmio_err(e, -ENAMETOOLONG, "--directory %.64s... is too long", o->url);
 	w->base.directory[0] = '\0';
-	append(w->base.directory, sizeof(w->base.directory), "%s/llmio-work", o->url);
+	engine_appendf(w->base.directory, sizeof(w->base.directory), "%s/llmio-work", o->url);
 	{
 		/* the bucket, credentials and server, asked once before anything is laid out */
 		char probe[LLMIO_PATH_MAX + 16];
@@ -141,7 +123,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		uint64_t size;
 
 		probe[0] = '\0';
-		append(probe, sizeof(probe), "%s/.llmio-check", w->base.directory);
+		engine_appendf(probe, sizeof(probe), "%s/.llmio-check", w->base.directory);
 		return s3_objects_size(&name, 1, &size, e);
 	}
 }
@@ -333,23 +315,26 @@ void wl_objects_end(struct wl *w)
 	left[0] = '\0';
 	if (o->ncreated && !keep &&
 	    s3_objects_delete((const char *const *)o->created, o->ncreated, &deleted, &e))
-		append(left, sizeof(left),
-		       "objects: %u created under %s/, removing them failed: %s", o->ncreated,
-		       w->base.directory, e.msg);
+		engine_appendf(left, sizeof(left),
+		               "objects: %u created under %s/, removing them failed: %s",
+		               o->ncreated, w->base.directory, e.msg);
 	else if (o->ncreated && !keep)
-		append(left, sizeof(left),
-		       "objects: %u created under %s/ (%llu bytes), %u removed at the end "
-		       "(--keep 1 keeps them)",
-		       o->ncreated, w->base.directory, (unsigned long long)o->created_bytes,
-		       deleted);
+		engine_appendf(left, sizeof(left),
+		               "objects: %u created under %s/ (%llu bytes), %u removed at the end "
+		               "(--keep 1 keeps them)",
+		               o->ncreated, w->base.directory, (unsigned long long)o->created_bytes,
+		               deleted);
 	else if (o->ncreated)
-		append(left, sizeof(left),
-		       "objects: %u created under %s/ (%llu bytes) left in the bucket (--keep 1)",
-		       o->ncreated, w->base.directory, (unsigned long long)o->created_bytes);
+		engine_appendf(
+		        left, sizeof(left),
+		        "objects: %u created under %s/ (%llu bytes) left in the bucket (--keep 1)",
+		        o->ncreated, w->base.directory, (unsigned long long)o->created_bytes);
 	else
-		append(left, sizeof(left), "objects: none created under %s/", w->base.directory);
+		engine_appendf(left, sizeof(left), "objects: none created under %s/",
+		               w->base.directory);
 	if (o->reused)
-		append(left, sizeof(left), ", %u there before left as they were", o->reused);
+		engine_appendf(left, sizeof(left), ", %u there before left as they were",
+		               o->reused);
 	if (w->nphases)
 		note_add(w->phases[w->nphases - 1].note, sizeof(w->phases[0].note), left);
 }
