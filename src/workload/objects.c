@@ -66,6 +66,17 @@ static bool on_objects_ok(const struct recipe *r)
 	return false;
 }
 
+/* The bucket, the credentials and the server, asked once before anything is laid out. */
+static int check_bucket(const char *prefix, struct llmio_error *e)
+{
+	char probe[LLMIO_PATH_MAX + 16] = "";
+	const char *name = probe;
+	uint64_t size;
+
+	engine_appendf(probe, sizeof(probe), "%s/.llmio-check", prefix);
+	return s3_objects_size(&name, 1, &size, e);
+}
+
 int wl_objects_begin(struct wl *w, struct llmio_error *e)
 {
 	struct wl_objects *o = calloc(1, sizeof(*o));
@@ -86,8 +97,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		len--;
 	snprintf(o->url, sizeof(o->url), "%.*s", (int)len, dir);
 	if (!engine_resolves(w)) {
-		/* a file engine beside the object engines: files it can open, said in every phase
-		 */
+		/* a file engine beside the object engines: files, said in every phase */
 		staging = wl_str(w, "staging");
 		if (!staging[0])
 			staging = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
@@ -101,8 +111,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		engine_appendf(w->base.directory, sizeof(w->base.directory), "%s", staging);
 		engine_appendf(o->note, sizeof(o->note),
 		               "%s is a file engine: ran against the local staging directory "
-		               "%s/llmio-work, "
-		               "not %s",
+		               "%s/llmio-work, not %s",
 		               w->base.engine, staging, o->url);
 		return 0;
 	}
@@ -116,16 +125,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		return llmio_err(e, -ENAMETOOLONG, "--directory %.64s... is too long", o->url);
 	w->base.directory[0] = '\0';
 	engine_appendf(w->base.directory, sizeof(w->base.directory), "%s/llmio-work", o->url);
-	{
-		/* the bucket, credentials and server, asked once before anything is laid out */
-		char probe[LLMIO_PATH_MAX + 16];
-		const char *name = probe;
-		uint64_t size;
-
-		probe[0] = '\0';
-		engine_appendf(probe, sizeof(probe), "%s/.llmio-check", w->base.directory);
-		return s3_objects_size(&name, 1, &size, e);
-	}
+	return check_bucket(w->base.directory, e);
 }
 
 static int remember(struct wl_objects *o, const char *name, uint64_t size, bool dedupe)
