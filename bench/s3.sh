@@ -6,6 +6,13 @@
 #
 #   bench/s3.sh [LLMIO] [SIZE_MIB] [REPS]        (defaults build/llmio 256 3)
 #
+# Then the recipes (docs/object-storage.md, "Recipes"): `--workload load --engine all` loads
+# RECIPE_MODEL (default gpt2) at RECIPE_SCALE (default 1) cold from the bucket (s3, s3-agent)
+# and from the same shards as files in a staging directory (RECIPE_STAGING, default /var/tmp:
+# a disk, where /tmp may be memory) with the file engines, REPS rounds: load time, GB/s and
+# client CPU-s per GB for each strategy side by side (s3-agent: the agent process's share apart;
+# the mmap strategy runs the mmap engine whatever the run's file engine, and has no object row).
+#
 # Every row: wall seconds, GB/s, client CPU seconds (user + system of the client's processes:
 # llmio's cpu.proc_s; curl's rusage; s3fs's /proc/PID/stat delta + the reader's rusage), client
 # CPU-s per GB, server CPU-s per GB, and system-wide softirq seconds (/proc/stat, all CPUs).
@@ -26,7 +33,9 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/llmio-s3bench.XXXXXX")
 SRV=
 TLS=
 MNT=$W/mnt
+STAGE=
 cleanup() {
+	[ -n "$STAGE" ] && rm -rf "$STAGE"
 	[ -n "$TLS" ] && kill "$TLS" 2>/dev/null && wait "$TLS" 2>/dev/null
 	mountpoint -q "$MNT" 2>/dev/null && fusermount -u "$MNT"
 	[ -n "$SRV" ] && kill "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
@@ -165,4 +174,36 @@ for _ in $(seq "$REPS"); do
 		--iodepth 4 --sha256=1
 	llmio_row "llmio sha256=1 md5=1" --filename s3://bench/put --rw write --bs 8m \
 		--size "${MIB}m" --iodepth 4 --sha256=1 --md5=1
+done
+
+RECIPE_MODEL=${RECIPE_MODEL:-gpt2}
+RECIPE_SCALE=${RECIPE_SCALE:-1}
+STAGE=$(mktemp -d "${RECIPE_STAGING:-/var/tmp}/llmio-s3bench-stage.XXXXXX")
+echo
+echo "Recipe load: $RECIPE_MODEL at scale $RECIPE_SCALE, cold, from the bucket (object engines) and from"
+echo "files in $STAGE (file engines; O_DIRECT where it works), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+echo
+echo "| round | strategy | engine | target | load s | GB/s | client CPU-s/GB | of it the agent's | wire or device bytes |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for rep in $(seq "$REPS"); do
+	# --keep: the shards are uploaded in round 1 and read as they are after, as files are
+	"$LLMIO" run --workload load --model "$RECIPE_MODEL" --scale "$RECIPE_SCALE" --cache cold \
+		--engine all --directory s3://bench/recipe --staging "$STAGE" --keep --quiet \
+		--json "$W/load.json" || true
+	python3 - "$W/load.json" "$rep" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for ph in range(len(d["runs"][0]["phases"])):
+    for r in d["runs"]:
+        if ph >= len(r["phases"]) or not r["phases"][ph]["jobs"]:
+            continue
+        p, m = r["phases"][ph], r["phases"][ph]["metrics"]
+        obj = "wire_rx_bytes" in m
+        moved = m["wire_rx_bytes"] if obj else m["device_read_bytes"]
+        gb = p["jobs"][0]["read"]["io_bytes"] / 1e9
+        agent = "%.2f" % (m["agent_s"] / gb) if "agent_s" in m and gb else "-"
+        print("| %s | %s | %s | %s | %.3f | %.3f | %.2f | %s | %.0f |" % (
+            sys.argv[2], p["name"].split("-")[1], r["engine"], "bucket" if obj else "files",
+            m["load_time_s"], m["GBps"], m["client_cpu_s_per_GB"], agent, moved))
+PY
 done

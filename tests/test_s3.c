@@ -25,6 +25,8 @@
 #include <cmocka.h>
 
 #include "core/error.h"
+#include "engine/engine.h"
+#include "llmio/job.h"
 
 int s3_sign_from_env(CURL *h, struct llmio_error *e);
 
@@ -154,12 +156,55 @@ static void credentials_file(void **state)
 	curl_easy_cleanup(h);
 }
 
+/*
+ * A recipe's objects (engine_target_req.files): names and sizes as the recipe gives them,
+ * which prepared them, with no request; a read of size 0 asks the server (HEAD).  The endpoint
+ * is a closed port, so any request would fail.
+ */
+static void recipe_object_list(void **state)
+{
+	const struct llmio_file files[] = {
+	        {.path = "s3://b/w/llmio-work/ckpt-rank00000.pt", .size = 12345},
+	        {.path = "s3://b/w/llmio-work/ckpt-rank00001.pt", .size = 678},
+	};
+	struct engine_target_req rq = {.bs = 4096, .writes = true, .files = files, .nfiles = 2};
+	struct llmio_file unsized = {.path = "s3://b/w/llmio-work/data.bin"};
+	struct engine_target t = {0};
+	struct llmio_error e = {0};
+
+	(void)state;
+	setenv("AWS_ACCESS_KEY_ID", "K", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
+	setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1", 1);
+	assert_int_equal(engine_target_resolve_defaults(engine_find("s3"), &rq, &t, &e), 0);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.names[1], "s3://b/w/llmio-work/ckpt-rank00001.pt");
+	assert_true(t.sizes[0] == 12345 && t.sizes[1] == 678);
+	for (unsigned i = 0; i < t.n; i++)
+		free(t.names[i]);
+	free(t.names);
+	free(t.sizes);
+	rq.writes = false; /* read as they are: still no request */
+	assert_int_equal(engine_target_resolve_defaults(engine_find("s3"), &rq, &t, &e), 0);
+	for (unsigned i = 0; i < t.n; i++)
+		free(t.names[i]);
+	free(t.names);
+	free(t.sizes);
+	rq.files = &unsized;
+	rq.nfiles = 1;
+	assert_int_equal(engine_target_resolve_defaults(engine_find("s3"), &rq, &t, &e),
+	                 -ECONNREFUSED);
+	assert_non_null(strstr(e.msg, "HEAD http://127.0.0.1:1/b/w/llmio-work/data.bin"));
+	unsetenv("AWS_ENDPOINT_URL");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(aws_doc_get_object),
 	        cmocka_unit_test(no_credentials),
 	        cmocka_unit_test(credentials_file),
+	        cmocka_unit_test(recipe_object_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include "dist/dist.h"
 #include "engine/engine.h"
 #include "workload/leftover.h"
+#include "workload/objects.h"
 #include "workload/workload.h"
 
 static void print_params(FILE *f, const struct llmio_optdesc *p)
@@ -68,12 +69,18 @@ static void help(FILE *f, const struct recipe *r)
 	           "Every job option of `llmio run` applies to each stream (--engine, --direct, "
 	           "--iodepth ...).\nO_DIRECT is the default where the engine and filesystem allow "
 	           "it (--direct=0 to measure\nthrough the page cache); every phase reports the "
-	           "bytes that reached the device.\n\nparameters:\n");
+	           "bytes that reached the device.\n"
+	           "--directory s3://bucket/prefix runs it on objects (--engine s3, s3-agent, "
+	           "cuda-bounce --host=s3:\nbytes on the wire and the client CPU split per phase; "
+	           "docs/object-storage.md).\n\nparameters:\n");
 	print_params(f, r->params);
 	print_params(f, r->shared);
 	fmt_wrapped(f, "  --scale                ", 25,
 	            "fraction of the bytes (request sizes and patterns unchanged) [double, "
 	            "default 1]");
+	fmt_wrapped(f, "  --staging              ", 25,
+	            "with an s3:// --directory: the local directory file engines run against "
+	            "(--engine all); default $TMPDIR, else /var/tmp");
 	fmt_wrapped(f, "  --reorder              ", 25,
 	            "under mpirun: restores read the shards another process wrote (IOR -C; "
 	            "docs/mpi.md)");
@@ -240,6 +247,46 @@ static void compare_table(FILE *f, struct wl *runs, unsigned n)
 			fmt_seconds(t, sizeof(t), runs[e].phases[p].wall_s);
 			fmt_rate(r, sizeof(r), phase_rate(&runs[e].phases[p]));
 			snprintf(row[1 + e], 48, "%s %s", t, r);
+		}
+	}
+	cells_print(f, &c, align_right());
+}
+
+/* A phase's metric, or -1 when it has none. */
+static double phase_metric(const struct wl_phase *ph, const char *name)
+{
+	for (unsigned m = 0; m < ph->nmetrics; m++)
+		if (!strcmp(ph->metrics[m].name, name))
+			return ph->metrics[m].value;
+	return -1;
+}
+
+/* With an s3:// --directory: each phase's client CPU per GB by engine, objects beside files. */
+static void compare_cpu(FILE *f, struct wl *runs, unsigned n)
+{
+	struct cells c;
+
+	if (n < 2 || n >= FMT_TABLE_MAX_COLS || !runs[0].nphases ||
+	    phase_metric(&runs[0].phases[0], "client_cpu_s_per_GB") < 0 ||
+	    cells_init(&c, runs[0].nphases + 1, n + 1))
+		return;
+	fprintf(f, "\nclient CPU seconds per GB by engine\n");
+	snprintf(c.text[0], 48, "phase");
+	for (unsigned e = 0; e < n; e++)
+		snprintf(c.text[1 + e], 48, "%s", runs[e].base.engine);
+	for (unsigned p = 0; p < runs[0].nphases; p++) {
+		char(*row)[48] = &c.text[(p + 1) * c.cols];
+
+		snprintf(row[0], 48, "%s", runs[0].phases[p].name);
+		for (unsigned e = 0; e < n; e++) {
+			double v = p < runs[e].nphases
+			                   ? phase_metric(&runs[e].phases[p], "client_cpu_s_per_GB")
+			                   : -1;
+
+			if (v < 0)
+				snprintf(row[1 + e], 48, "-");
+			else
+				snprintf(row[1 + e], 48, "%.3f", v);
 		}
 	}
 	cells_print(f, &c, align_right());
@@ -518,17 +565,23 @@ static int draw_chart(const struct wl *w, const char *dir)
 	return 0;
 }
 
-/* Engines --engine all means: every engine that can run here on files, except the no-I/O one. */
-static unsigned all_engines(char names[][32], unsigned cap)
+/*
+ * Engines --engine all means: every engine that can run here on files, except the no-I/O one;
+ * with an s3:// --directory the object engines first, then the file engines on the staging
+ * directory (docs/object-storage.md, "Recipes").
+ */
+static unsigned all_engines(char names[][32], unsigned cap, bool objects)
 {
 	struct llmio_engine_info e;
 	unsigned n = 0;
 	char why[256];
 
-	for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
-		if (!(engine_find(e.name)->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) &&
-		    !llmio_engine_probe(e.name, why, sizeof(why)))
-			snprintf(names[n++], 32, "%s", e.name);
+	for (int own = objects; own >= 0; own--)
+		for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
+			if (!(engine_find(e.name)->caps & ENGINE_CAP_NO_IO) &&
+			    !!(engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET) == !!own &&
+			    !llmio_engine_probe(e.name, why, sizeof(why)))
+				snprintf(names[n++], 32, "%s", e.name);
 	return n;
 }
 
@@ -668,7 +721,11 @@ int cmd_run_workload(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	all = engine && !strcmp(engine, "all");
-	n = all ? all_engines(engines, 16) : 1;
+	n = all ? all_engines(engines, 16,
+	                      wl_object_url(arg_value(argc, argv, "--directory")
+	                                            ? arg_value(argc, argv, "--directory")
+	                                            : ""))
+	        : 1;
 	out.runs = calloc(n, sizeof(*out.runs));
 	out.mpi = calloc(n, sizeof(*out.mpi));
 	if (!out.runs || !out.mpi) {
@@ -696,6 +753,7 @@ int cmd_run_workload(int argc, char **argv)
 			code = ret;
 			break;
 		}
+		w->keep = keep;
 		if (dist_rank() != 0) /* one progress line under mpirun: rank 0's */
 			progress_set_mode(PROGRESS_OFF);
 		if (all)
@@ -763,6 +821,8 @@ int cmd_run_workload(int argc, char **argv)
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);
+	if (!quiet && !(json && !strcmp(json, "-")))
+		compare_cpu(stdout, out.runs, out.n);
 	/* every rank has finished its I/O (the reduce above is collective): the files may go */
 	if (wl_leftover_end(&left, keep, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);

@@ -459,12 +459,14 @@ int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool
 	        .size = opts->size,
 	        .bs = opts->bs,
 	        .writes = writes,
+	        .files = opts->nfiles_list ? opts->files : NULL,
+	        .nfiles = opts->nfiles_list,
 	};
 	struct engine_target et = {0};
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (opts->files || (!dir && !opts->filename[0]))
+	if (!rq.files && (!dir && !opts->filename[0]))
 		return llmio_err(e, -EINVAL,
 		                 "engine %s needs --filename or --directory naming "
 		                 "its target (such as s3://bucket/key)",

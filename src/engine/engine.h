@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 struct llmio_error; /* include/llmio/common.h; engines fill it with core/error.h */
+struct llmio_file;  /* include/llmio/job.h */
 
 #include "core/optdesc.h"
 
@@ -65,6 +66,12 @@ struct engine_target_req {
 	uint64_t size; /* --size, 0 when not given */
 	uint64_t bs;
 	bool writes;
+	/*
+	 * A list instead of name (a recipe's objects, names s3://bucket/key): taken as given,
+	 * sizes included; a size of 0 on a read asks the engine (HEAD).  NULL: name.
+	 */
+	const struct llmio_file *files;
+	unsigned nfiles;
 };
 
 /* The resolved target: n names (malloc'd each) and sizes, both arrays malloc'd. */

@@ -36,6 +36,8 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "engine/engine.h"
+#include "engine/s3.h"
+#include "llmio/job.h"
 
 #define S3_MIN_PART (5u << 20) /* S3's smallest part but the last */
 #define S3_URL_MAX  2048
@@ -195,6 +197,11 @@ struct s3_data {
 	unsigned ndone;
 	struct engine_ctx *ctx;
 	struct engine_counters *n; /* the worker's: the measured window's counts */
+	/*
+	 * Threads of the job, each with its own instance: an object is uploaded by the one
+	 * that writes its first byte (ckpt's ranks, numjobs = nrfiles), never by two.
+	 */
+	unsigned nworkers;
 };
 
 /*
@@ -779,6 +786,30 @@ static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 }
 
 /*
+ * A recipe's objects (rq->files): names and sizes as the recipe gives them, which prepared
+ * them (src/workload/objects.c); only a read of size 0 asks the server (HEAD).
+ */
+static int resolve_list(CURL *h, const struct s3_cfg *c, const struct engine_target_req *rq,
+                        struct engine_target *t, struct llmio_error *e)
+{
+	char bucket[256], key[1024];
+	int ret = 0;
+
+	for (unsigned i = 0; i < rq->nfiles && !ret; i++) {
+		uint64_t size = rq->files[i].size;
+
+		ret = split_url(rq->files[i].path, bucket, sizeof(bucket), key, sizeof(key), e);
+		if (!ret && !size && !rq->writes)
+			ret = head_object(h, c, bucket, key, &size, e);
+		if (!ret && !size && rq->writes)
+			ret = llmio_err(e, -EINVAL, "writing %s needs its size", rq->files[i].path);
+		if (!ret)
+			ret = add_object(t, bucket, key, size);
+	}
+	return ret;
+}
+
+/*
  * The objects of a job (engine.h, target_resolve):
  *  - --filename s3://bucket/key: that object; its size from HEAD, or --size for a write;
  *  - --directory s3://bucket/prefix: a write job writes prefix/llmio.0 .. llmio.N-1 of
@@ -798,13 +829,16 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	ret = s3_config_load(opts, &c, e);
 	if (ret)
 		return ret;
-	ret = split_url(rq->name, bucket, sizeof(bucket), rest, sizeof(rest), e);
+	ret = split_url(rq->files ? rq->files[0].path : rq->name, bucket, sizeof(bucket), rest,
+	                sizeof(rest), e);
 	if (ret)
 		return ret;
 	h = curl_easy_init();
 	if (!h)
 		return llmio_err(e, -ENOMEM, "libcurl could not make a handle");
-	if (!rq->directory) {
+	if (rq->files) {
+		ret = resolve_list(h, &c, rq, t, e);
+	} else if (!rq->directory) {
 		if (!rest[0]) {
 			ret = llmio_err(e, -EINVAL, "%s names no key: use s3://%s/KEY", rq->name,
 			                bucket);
@@ -855,6 +889,77 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	curl_easy_cleanup(h);
 	if (ret == -ENOMEM && e && !e->msg[0])
 		llmio_err(e, ret, "out of memory resolving %s", rq->name);
+	return ret;
+}
+
+/* Configuration and a handle for control requests outside a job (s3.h); h NULL on failure. */
+static int ctl_open(struct s3_cfg *c, CURL **h, struct llmio_error *e)
+{
+	int ret;
+
+	*h = NULL;
+	pthread_once(&curl_once, curl_init_once);
+	ret = s3_config_load(NULL, c, e);
+	if (ret)
+		return ret;
+	*h = curl_easy_init();
+	return *h ? 0 : llmio_err(e, -ENOMEM, "libcurl could not make a handle");
+}
+
+int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes, struct llmio_error *e)
+{
+	char bucket[256], key[1024];
+	struct s3_cfg c;
+	CURL *h;
+	int ret = ctl_open(&c, &h, e);
+
+	for (unsigned i = 0; i < n && !ret; i++) {
+		struct llmio_error he = {0};
+
+		ret = split_url(names[i], bucket, sizeof(bucket), key, sizeof(key), e);
+		if (ret)
+			break;
+		ret = head_object(h, &c, bucket, key, &sizes[i], &he);
+		/* absent is an answer; a missing bucket is the one 404 that is an error */
+		if (ret == -ENOENT && !strstr(he.msg, ": HTTP 404: bucket ")) {
+			sizes[i] = S3_ABSENT;
+			ret = 0;
+		} else if (ret) {
+			llmio_err(e, ret, "%s", he.msg);
+		}
+	}
+	curl_easy_cleanup(h);
+	return ret;
+}
+
+int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,
+                      struct llmio_error *e)
+{
+	char bucket[256], key[1024], url[S3_URL_MAX];
+	struct s3_buf resp = {0};
+	struct s3_cfg c;
+	CURL *h;
+	int ret = ctl_open(&c, &h, e);
+
+	*deleted = 0;
+	for (unsigned i = 0; i < n && !ret; i++) {
+		long code;
+
+		ret = split_url(names[i], bucket, sizeof(bucket), key, sizeof(key), e);
+		if (!ret && object_url(&c, bucket, key, url, sizeof(url)))
+			ret = llmio_err(e, -ENAMETOOLONG, "%s: the URL is too long", names[i]);
+		if (ret)
+			break;
+		code = ctl_request(h, &c, "DELETE", url, NULL, &resp, e);
+		if (code < 0)
+			ret = (int)code;
+		else if (code == 204 || code == 200)
+			(*deleted)++;
+		else if (code != 404)
+			ret = http_fail(e, http_errno(code), names[i], code, resp.p);
+	}
+	free(resp.p);
+	curl_easy_cleanup(h);
 	return ret;
 }
 
@@ -1115,11 +1220,6 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 		return llmio_err(e, -EINVAL,
 		                 "the s3 engine needs s3:// targets: --filename "
 		                 "s3://bucket/key or --directory s3://bucket/prefix");
-	if (s->writable && s->nworkers > 1)
-		return llmio_err(e, -EINVAL,
-		                 "s3 writes run with numjobs=1 (an object's parts are "
-		                 "uploaded by one thread); raise iodepth for concurrent "
-		                 "uploads");
 	pthread_once(&curl_once, curl_init_once);
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -1130,6 +1230,7 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 	d->n->known = true;
 	d->o = *(const struct s3_opts *)s->opts;
 	d->bs = (uint32_t)s->buf_len;
+	d->nworkers = s->nworkers;
 	ret = s3_config_load(&d->o, &d->cfg, e);
 	if (ret)
 		goto fail;
@@ -1231,8 +1332,11 @@ static int write_check(struct s3_data *d, struct s3_file *f, const struct io_req
 		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr),
 		       "an object is written sequentially and whole: this write of %u bytes at "
 		       "%" PRIu64 " of %s (%" PRIu64 " bytes) does not follow the previous one; "
-		       "use rw=write (random writes cannot update an object)",
-		       io->len, io->off, f->name, f->size);
+		       "use rw=write (random writes cannot update an object)%s",
+		       io->len, io->off, f->name, f->size,
+		       d->nworkers > 1 ? "; with numjobs > 1 each object is written by one "
+		                         "thread: give nrfiles a multiple of numjobs"
+		                       : "");
 		return -EINVAL;
 	}
 	f->next_off += io->len;

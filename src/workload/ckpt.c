@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/objects.h"
 #include "workload/phases.h"
 #include "core/error.h"
 #include "workload/segsrc.h"
@@ -44,6 +45,27 @@ static void rank_metrics(struct wl *w, struct wl_phase *ph, const struct segsrc 
 	wl_metric(ph, "ranks", n, "");
 }
 
+/*
+ * An object larger than a write is a multipart upload whose parts are the writes: S3 wants
+ * 5 MiB or more but the last, so smaller writes become 8 MiB parts (the AWS CLI's
+ * multipart_chunksize), and the phase says so.
+ */
+static uint64_t object_part(struct wl_phase *ph, const uint64_t *sizes, unsigned n, uint64_t bs)
+{
+	bool multipart = false;
+	size_t used = strlen(ph->note);
+
+	for (unsigned r = 0; r < n; r++)
+		multipart |= sizes[r] > bs;
+	if (!multipart || bs >= (5u << 20))
+		return bs;
+	snprintf(ph->note + used, sizeof(ph->note) - used,
+	         "%sobjects: written as multipart uploads in 8 MiB parts (bs=%llu is below S3's "
+	         "5 MiB part minimum)",
+	         used ? "; " : "", (unsigned long long)bs);
+	return 8u << 20;
+}
+
 static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
                    const uint64_t *sizes, unsigned n, uint64_t bs, bool write,
                    struct llmio_error *e)
@@ -52,6 +74,8 @@ static int one_way(struct wl *w, struct wl_phase *ph, struct llmio_file *files,
 	struct segsrc s;
 	int ret;
 
+	if (write && wl_on_objects(w))
+		bs = object_part(ph, sizes, n, bs);
 	ret = segsrc_init(&s, n, (uint32_t)bs, wl_align(w), write);
 	for (unsigned r = 0; r < n && !ret; r++)
 		ret = segsrc_add(&s, r, r, 0, sizes[r]);
@@ -127,6 +151,9 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 		goto out;
 	ph = wl_phase_new(w, "%s", name);
 	ret = ph ? one_way(w, ph, files, mine, n, bs, true, e) : -E2BIG;
+	/* what a failed upload left is aborted by the engine; what went in is removed later */
+	if (ph && wl_objects_written(w, files, n) && !ret)
+		ret = llmio_err(e, -ENOMEM, "out of memory");
 	if (ret || !restore)
 		goto out;
 	/* now read what was written; with --reorder what another process wrote (IOR -C) */

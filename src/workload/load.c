@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/objects.h"
 #include "workload/phases.h"
 #include "core/error.h"
 #include "workload/segsrc.h"
@@ -118,6 +119,26 @@ static int plan(struct segsrc *s, const struct shard_files *sf, enum load_strate
 	return ret;
 }
 
+/*
+ * Objects (s3://): the shards as objects, uploaded when absent.  mmap maps files: its phase is
+ * kept, without a stream, so that --engine all lines the phases up, and says why.
+ */
+static int load_objects(struct wl *w, const char *name, enum load_strategy strat,
+                        const struct shard_files *sf, struct llmio_error *e)
+{
+	struct wl_phase *ph;
+
+	if (strat != LOAD_MMAP)
+		return wl_objects_prepare(w, sf->files, sf->n, e);
+	ph = wl_phase_new(w, "%s", name);
+	if (!ph)
+		return llmio_err(e, -E2BIG, "too many phases");
+	snprintf(ph->note, sizeof(ph->note),
+	         "mmap maps files: an object has nothing to map (not run; the other strategies "
+	         "read the objects)");
+	return 0;
+}
+
 int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool cold,
                unsigned threads, uint64_t bs, struct llmio_error *e)
 {
@@ -131,8 +152,12 @@ int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool co
 	if (strat != LOAD_PARALLEL)
 		threads = 1;
 	ret = shard_files_make(w, &sf, e);
+	if (!ret && wl_on_objects(w))
+		ret = load_objects(w, name, strat, &sf, e);
 	if (ret)
 		goto out;
+	if (strat == LOAD_MMAP && wl_on_objects(w))
+		goto out; /* its phase says why it has no stream */
 	wl_job_opts(w, &o);
 	if (strat == LOAD_MMAP) {
 		snprintf(o.engine, sizeof(o.engine), "mmap");
@@ -170,6 +195,11 @@ int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool co
 		wl_metric(ph, "device_read_bytes", (double)r->device.read_bytes, "B");
 		wl_metric(ph, "shards", sf.n, "");
 	}
+	if (!cold && wl_on_objects(w))
+		snprintf(ph->note + strlen(ph->note), sizeof(ph->note) - strlen(ph->note),
+		         "%sobjects: no page cache on this host, warm is cold here (the server's "
+		         "own cache is not dropped)",
+		         ph->note[0] ? "; " : "");
 	if (!cold && o.direct) {
 		size_t used = strlen(ph->note);
 

@@ -33,8 +33,17 @@ extern const char *const load_strategy_names[LOAD_NSTRAT];
 int load_phase(struct wl *w, const char *name, enum load_strategy strat, bool cold,
                unsigned threads, uint64_t bs, struct llmio_error *e);
 
+/*
+ * How the dataset's samples are stored: `shard` files of samples_per_file records (read in a
+ * shuffled sample order), `sample` one file or object per sample, `tar` tar-like shards (a
+ * 512-byte header before each record, records padded to 512 bytes, 1024 bytes at the end)
+ * read shard by shard, front to back, in a shuffled shard order, as WebDataset does.
+ */
+enum train_layout { TRAIN_SHARD, TRAIN_SAMPLE, TRAIN_TAR };
+
 /* The data-loading + compute loop of training (MLPerf Storage's accelerator emulation). */
 struct train_cfg {
+	enum train_layout layout;
 	uint64_t record_bytes; /* one sample */
 	uint64_t files;        /* dataset files */
 	uint64_t samples_per_file;

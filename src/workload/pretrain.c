@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/rand.h"
+#include "workload/objects.h"
 #include "workload/phases.h"
 
 struct reader {
@@ -33,7 +34,11 @@ struct reader {
 struct trainsrc {
 	struct llmio_io_source src;
 	const struct train_cfg *c;
-	uint64_t stride;   /* bytes between samples in a file (record, aligned for O_DIRECT) */
+	uint64_t stride; /* bytes between samples in a file (record, aligned for O_DIRECT) */
+	uint64_t hdr;    /* bytes read before each record (a tar member's header) */
+	uint64_t spf;    /* samples per file (1: one file or object per sample) */
+	uint64_t nfiles;
+	uint64_t fmult;    /* layout tar: shard k is shard k * fmult mod nfiles */
 	uint64_t nsamples; /* in the dataset */
 	uint64_t mult;     /* shuffle: sample k is dataset sample k * mult mod nsamples */
 	uint64_t total;    /* samples the run needs: steps x batch */
@@ -59,10 +64,18 @@ static int train_next(void *arg, unsigned t, struct llmio_io *io)
 			return -EAGAIN;
 		if (!atomic_compare_exchange_strong(&s->next, &k, k + 1))
 			return -EAGAIN;
-		ds = (uint64_t)((unsigned __int128)k * s->mult % s->nsamples);
-		r->file = (uint32_t)(ds / s->c->samples_per_file);
-		r->pos = ds % s->c->samples_per_file * s->stride;
-		r->end = r->pos + s->c->record_bytes;
+		if (s->c->layout == TRAIN_TAR) { /* shuffled shards, each front to back */
+			uint64_t kk = k % s->nsamples;
+
+			ds = (uint64_t)((unsigned __int128)(kk / s->spf) * s->fmult % s->nfiles) *
+			             s->spf +
+			     kk % s->spf;
+		} else {
+			ds = (uint64_t)((unsigned __int128)k * s->mult % s->nsamples);
+		}
+		r->file = (uint32_t)(ds / s->spf);
+		r->pos = ds % s->spf * s->stride;
+		r->end = r->pos + s->hdr + s->c->record_bytes;
 		r->busy = true;
 	}
 	start = r->pos / s->align * s->align;
@@ -180,10 +193,31 @@ static int accelerate(struct wl *w, struct trainsrc *s, struct reader_job *rj, s
 	return ret;
 }
 
+/* The dataset's n-th file or object name under the workload's directory, into pool. */
+static int dataset_name(const struct wl *w, const struct train_cfg *c, uint64_t n, char *pool,
+                        size_t *used, size_t cap, const char **out)
+{
+	static const char *const fmt[] = {"data-%06llu.bin", "sample-%08llu.bin",
+	                                  "data-%06llu.tar"};
+	char path[LLMIO_PATH_MAX];
+	size_t len;
+
+	if (wl_path(w, path, sizeof(path), fmt[c->layout], (unsigned long long)n))
+		return -ENAMETOOLONG;
+	len = strlen(path) + 1;
+	if (*used + len > cap)
+		return -ENAMETOOLONG;
+	memcpy(pool + *used, path, len);
+	*out = pool + *used;
+	*used += len;
+	return 0;
+}
+
 int train_phases(struct wl *w, const char *name, const struct train_cfg *c, struct llmio_error *e)
 {
 	uint64_t nfiles = c->files, fsize, all;
-	char(*paths)[LLMIO_PATH_MAX] = NULL;
+	char *paths = NULL; /* the names back to back: a dataset can have a million objects */
+	size_t used = 0, cap;
 	struct llmio_file *files = NULL;
 	struct reader_job rj = {.w = w};
 	struct trainsrc *s = calloc(1, sizeof(*s));
@@ -194,13 +228,20 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, stru
 		goto out;
 	s->c = c;
 	s->align = wl_align(w);
-	s->stride = (c->record_bytes + s->align - 1) / s->align * s->align;
-	fsize = s->stride * c->samples_per_file;
+	s->spf = c->layout == TRAIN_SAMPLE ? 1 : c->samples_per_file;
+	s->hdr = c->layout == TRAIN_TAR ? 512 : 0;
+	s->stride = c->layout == TRAIN_TAR ? 512 + (c->record_bytes + 511) / 512 * 512
+	                                   : c->record_bytes;
+	s->stride = (s->stride + s->align - 1) / s->align * s->align;
+	fsize = s->stride * s->spf + (c->layout == TRAIN_TAR ? 1024 : 0);
 	/* --scale shrinks the dataset (fewer files), never the records */
 	nfiles = (uint64_t)((double)nfiles * w->scale);
 	if (!nfiles)
 		nfiles = 1;
-	paths = calloc(nfiles, sizeof(*paths));
+	if (c->layout == TRAIN_SAMPLE)
+		nfiles *= c->samples_per_file;
+	cap = nfiles * (strlen(w->base.directory) + 32);
+	paths = malloc(cap);
 	files = calloc(nfiles, sizeof(*files));
 	if (!paths || !files)
 		goto out;
@@ -210,24 +251,27 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, stru
 	for (uint64_t f = 0; f < all; f++) {
 		if (!wl_owns(w, (unsigned)f))
 			continue;
-		if (wl_path(w, paths[nfiles], sizeof(paths[nfiles]), "data-%06llu.bin",
-		            (unsigned long long)f)) {
+		if (dataset_name(w, c, f, paths, &used, cap, &files[nfiles].path)) {
 			ret = -ENAMETOOLONG;
 			llmio_err(e, ret, "--directory is too long");
 			goto out;
 		}
-		files[nfiles] = (struct llmio_file){.path = paths[nfiles], .size = fsize};
+		files[nfiles].size = fsize;
 		nfiles++;
 	}
 	if (!nfiles) {
 		ret = llmio_err(e, -EINVAL, "fewer dataset files than MPI ranks: raise --files");
 		goto out;
 	}
-	s->nsamples = nfiles * c->samples_per_file;
+	s->nfiles = nfiles;
+	s->nsamples = nfiles * s->spf;
 	s->total = c->steps * c->batch;
 	s->mult = scatter_multiplier(s->nsamples);
+	s->fmult = scatter_multiplier(nfiles);
 	s->src = (struct llmio_io_source){.next = train_next, .done = train_done, .arg = s};
 	ret = wl_check_space(w, files, (unsigned)nfiles, e);
+	if (!ret && wl_on_objects(w)) /* the dataset as objects: uploaded when absent */
+		ret = wl_objects_prepare(w, files, (unsigned)nfiles, e);
 	if (ret)
 		goto out;
 	wl_job_opts(w, &rj.o);
@@ -243,7 +287,7 @@ int train_phases(struct wl *w, const char *name, const struct train_cfg *c, stru
 		llmio_err(e, ret, "too many phases");
 		goto out;
 	}
-	rj.ph->promised_bytes = s->total * c->record_bytes;
+	rj.ph->promised_bytes = s->total * (s->hdr + c->record_bytes);
 	ret = -pthread_create(&th, NULL, reader_main, &rj);
 	if (ret) {
 		llmio_err(e, ret, "cannot start the reader thread");
@@ -280,6 +324,10 @@ static const struct dataset_preset presets[] = {
 };
 
 const struct llmio_optdesc train_params[] = {
+        WL_ENUM("layout", "shard|sample|tar", "shard",
+                "shard: files of samples_per_file records, read in shuffled sample order | "
+                "sample: one file (object) per sample | tar: tar-like shards read shard by "
+                "shard (WebDataset)"),
         WL_PARAM("dataset", OPTD_STRING, 0, 0, "tokens",
                  "tokens (LLM: records of seq_len token ids, compute from the model) | unet3d | "
                  "resnet50 | cosmoflow (MLPerf Storage, H100 compute times)"),
@@ -313,8 +361,12 @@ int train_cfg_from_params(struct wl *w, struct train_cfg *c, struct llmio_error 
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	if ((ret = wl_u64(w, "seq_len", &seq, e)))
+	if ((ret = wl_u64(w, "seq_len", &seq, e)) || (ret = wl_enum(w, "layout", &ds, e)))
 		return ret;
+	c->layout = !strcmp(ds, "sample") ? TRAIN_SAMPLE
+	            : !strcmp(ds, "tar")  ? TRAIN_TAR
+	                                  : TRAIN_SHARD;
+	ds = wl_str(w, "dataset");
 	if (!strcmp(ds, "tokens")) {
 		/* int32 token ids; 6 N T FLOPs per step (Kaplan et al. 2020) */
 		c->record_bytes = seq * 4;

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
+#include "workload/objects.h"
 #include "workload/workload.h"
 
 static const struct recipe *const recipes[] = {
@@ -29,6 +30,9 @@ static const struct llmio_optdesc common_params[] = {
                  "fraction of the bytes to move (request sizes and patterns unchanged); e.g. 0.01 "
                  "fits "
                  "a 70B model's phases on a small disk"),
+        WL_PARAM("staging", OPTD_STRING, 0, 0, "",
+                 "with an s3:// --directory: the local directory file engines run against "
+                 "(--engine all); default $TMPDIR, else /var/tmp"),
         {.name = NULL},
 };
 
@@ -91,6 +95,7 @@ void wl_release(struct wl *w)
 		for (unsigned s = 0; s < w->phases[p].nstreams; s++)
 			llmio_result_destroy(w->phases[p].streams[s]);
 	w->nphases = 0;
+	wl_objects_release(w);
 }
 
 int wl_set(struct wl *w, const char *key, const char *val, struct llmio_error *e)
@@ -105,11 +110,10 @@ int wl_set(struct wl *w, const char *key, const char *val, struct llmio_error *e
 		for (const struct llmio_optdesc *p = w->recipe->shared;
 		     p && p->name && used < sizeof(list); p++)
 			used += (size_t)snprintf(list + used, sizeof(list) - used, " %s", p->name);
-		return llmio_err(
-		        e, -EINVAL,
-		        "--%s is not a parameter of workload %s; it has:%s scale (see llmio "
-		        "run --workload %s --help)",
-		        key, w->recipe->name, list, w->recipe->name);
+		return llmio_err(e, -EINVAL,
+		                 "--%s is not a parameter of workload %s; it has:%s scale staging "
+		                 "(see llmio run --workload %s --help)",
+		                 key, w->recipe->name, list, w->recipe->name);
 	}
 	for (unsigned i = 0; i < w->nkv; i++)
 		if (!strcmp(w->keys[i], key)) {
@@ -436,6 +440,16 @@ int wl_run(struct wl *w, struct llmio_error *e)
 		        "workload %s needs --directory DIR for its files (a directory on the "
 		        "storage to measure)",
 		        w->recipe->name);
+	if (wl_object_url(w->base.directory)) {
+		/* objects under prefix/llmio-work/, or files in a staging directory */
+		ret = wl_objects_begin(w, e);
+		if (!ret && wl_on_objects(w))
+			ret = w->recipe->run(w, e);
+		if (ret || wl_on_objects(w)) {
+			wl_objects_end(w);
+			return ret;
+		}
+	}
 	/* The recipe's files go in llmio's own directory: their names cannot be a user's. */
 	ret = llmio_work_dir(w->base.directory, work, sizeof(work), e);
 	if (ret)
@@ -446,6 +460,7 @@ int wl_run(struct wl *w, struct llmio_error *e)
 		llmio_work_dir_prune(work); /* a recipe refused before any file: nothing left */
 	for (unsigned p = 0; p < w->nphases; p++)
 		cache_notes(&w->phases[p]);
+	wl_objects_end(w); /* a file engine of an s3:// run: in the staging directory */
 	return ret;
 }
 

@@ -114,6 +114,8 @@ struct wl {
 	void (*on_step)(void *arg, const struct wl *w, const char *stream,
 	                const struct llmio_job_opts *o);
 	void *on_step_arg;
+	struct wl_objects *obj; /* an s3:// --directory (objects.h), else NULL */
+	bool keep;              /* --keep: leave the files or objects the run made */
 };
 
 extern const struct recipe recipe_load, recipe_pretrain, recipe_ckpt, recipe_finetune, recipe_infer,

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recipes against an object store (objects.h): where the recipe's files go for the engine
+ * that runs it, the objects a read phase needs (uploaded when absent, as files are filled),
+ * what each phase cost on the wire and in client CPU, and what is left in the bucket.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "engine/engine.h"
+#include "engine/s3.h"
+#include "workload/objects.h"
+#include "workload/segsrc.h"
+
+#define OBJ_PART      (8u << 20) /* parts of an upload: the AWS CLI's multipart_chunksize */
+#define OBJ_UPLOADERS 4
+
+bool wl_object_url(const char *dir)
+{
+	return !strncmp(dir, "s3://", 5);
+}
+
+bool wl_on_objects(const struct wl *w)
+{
+	return w->obj && w->obj->on_objects;
+}
+
+/* Does the run's engine, with its options, resolve s3:// names itself (s3, cuda-bounce host=s3)? */
+static bool engine_resolves(const struct wl *w)
+{
+	const struct engine_ops *ops = engine_find(w->base.engine);
+	void *opts;
+	bool own;
+
+	if (!ops || !ops->opts_size)
+		return ops && engine_owns_target(ops, NULL);
+	opts = calloc(1, ops->opts_size);
+	if (!opts)
+		return false;
+	own = !engine_opts_parse(ops, w->base.engine_opts, opts, NULL) &&
+	      engine_owns_target(ops, opts);
+	free(opts);
+	return own;
+}
+
+static void note_add(char *note, size_t len, const char *text)
+{
+	engine_appendf(note, len, "%s%s", note[0] ? "; " : "", text);
+}
+
+/*
+ * The recipes whose files are written whole and front to back, as objects are: the others
+ * (infer's KV file, offload's and migrate's tensor store, replay) write at random offsets.
+ */
+static bool on_objects_ok(const struct recipe *r)
+{
+	static const char *const ok[] = {"load", "pretrain", "ckpt", "finetune"};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(r->name, ok[i]))
+			return true;
+	return false;
+}
+
+/* The bucket, the credentials and the server, asked once before anything is laid out. */
+static int check_bucket(const char *prefix, struct llmio_error *e)
+{
+	char probe[LLMIO_PATH_MAX + 16] = "";
+	const char *name = probe;
+	uint64_t size;
+
+	engine_appendf(probe, sizeof(probe), "%s/.llmio-check", prefix);
+	return s3_objects_size(&name, 1, &size, e);
+}
+
+int wl_objects_begin(struct wl *w, struct llmio_error *e)
+{
+	struct wl_objects *o = calloc(1, sizeof(*o));
+	const char *dir = w->base.directory, *staging;
+	size_t len = strlen(dir);
+	struct stat st;
+
+	if (!o)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	w->obj = o;
+	if (!on_objects_ok(w->recipe))
+		return llmio_err(
+		        e, -EINVAL,
+		        "workload %s updates its files in place, which an object cannot be; "
+		        "give a local --directory (on s3://: load, pretrain, ckpt, finetune)",
+		        w->recipe->name);
+	while (len > 5 && dir[len - 1] == '/')
+		len--;
+	snprintf(o->url, sizeof(o->url), "%.*s", (int)len, dir);
+	if (!engine_resolves(w)) {
+		/* a file engine beside the object engines: files, said in every phase */
+		staging = wl_str(w, "staging");
+		if (!staging[0])
+			staging = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
+			                                                  : "/var/tmp";
+		if (stat(staging, &st) || !S_ISDIR(st.st_mode))
+			return llmio_err(e, -ENOENT,
+			                 "--staging %s is not a directory: the file engines of an "
+			                 "s3:// run need a local one; create it or choose another",
+			                 staging);
+		w->base.directory[0] = '\0';
+		engine_appendf(w->base.directory, sizeof(w->base.directory), "%s", staging);
+		engine_appendf(o->note, sizeof(o->note),
+		               "%s is a file engine: ran against the local staging directory "
+		               "%s/llmio-work, not %s",
+		               w->base.engine, staging, o->url);
+		return 0;
+	}
+	o->on_objects = true;
+	if (w->base.direct && !w->direct_auto)
+		snprintf(o->note, sizeof(o->note),
+		         "O_DIRECT does not apply to objects (no local file): ran without it");
+	w->base.direct = false;
+	/* the recipe's objects get llmio's own names under its own prefix, as files do */
+	if (strlen(o->url) + 12 >= sizeof(w->base.directory))
+		return llmio_err(e, -ENAMETOOLONG, "--directory %.64s... is too long", o->url);
+	w->base.directory[0] = '\0';
+	engine_appendf(w->base.directory, sizeof(w->base.directory), "%s/llmio-work", o->url);
+	return check_bucket(w->base.directory, e);
+}
+
+static int remember(struct wl_objects *o, const char *name, uint64_t size, bool dedupe)
+{
+	if (dedupe)
+		for (unsigned i = 0; i < o->ncreated; i++)
+			if (!strcmp(o->created[i], name))
+				return 0;
+	if (o->ncreated == o->cap) {
+		unsigned cap = o->cap ? o->cap * 2 : 16;
+		char **p = realloc(o->created, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		o->created = p;
+		o->cap = cap;
+	}
+	o->created[o->ncreated] = strdup(name);
+	if (!o->created[o->ncreated])
+		return -ENOMEM;
+	o->ncreated++;
+	o->created_bytes += size;
+	return 0;
+}
+
+int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n)
+{
+	int ret = 0;
+
+	for (unsigned i = 0; i < n && !ret && wl_on_objects(w); i++)
+		ret = remember(w->obj, files[i].path, files[i].size, true);
+	return ret;
+}
+
+/*
+ * Upload files (their sizes, llmio's pattern) with the s3 engine: OBJ_UPLOADERS threads, each
+ * its own objects, in 8 MiB parts.  Not a phase: like filling files, it is not measured.
+ */
+static int upload(struct wl *w, const struct llmio_file *files, unsigned n, struct llmio_error *e)
+{
+	unsigned threads = n < OBJ_UPLOADERS ? n : OBJ_UPLOADERS;
+	struct llmio_result *r = NULL;
+	struct llmio_job_opts o;
+	struct segsrc s;
+	int ret;
+
+	ret = segsrc_init(&s, threads, OBJ_PART, 1, 1);
+	for (unsigned t = 0; t < threads && !ret; t++)
+		for (unsigned f = t; f < n && !ret; f += threads)
+			ret = segsrc_add(&s, t, f, 0, files[f].size);
+	if (ret) {
+		segsrc_release(&s);
+		return llmio_err(e, ret, "out of memory");
+	}
+	llmio_job_opts_init(&o);
+	snprintf(o.engine, sizeof(o.engine), "s3");
+	o.files = files;
+	o.nfiles_list = n;
+	o.io_source = &s.src;
+	o.numjobs = threads;
+	o.iodepth = 4;
+	o.bs = OBJ_PART;
+	o.rw = LLMIO_RW_WRITE;
+	o.stop = w->base.stop;
+	ret = llmio_job_run(&o, &r, e);
+	llmio_result_destroy(r);
+	segsrc_release(&s);
+	if (ret)
+		llmio_err_prefix(e, "uploading the recipe's objects");
+	return ret;
+}
+
+/* Objects that were there before, each set once: load prepares the same shards per phase. */
+static void count_reused(struct wl_objects *o, const struct llmio_file *files, unsigned n,
+                         unsigned reused)
+{
+	for (unsigned i = 0; i < o->nseen; i++)
+		if (o->seen_n[i] == n &&
+		    !strncmp(o->seen[i], files[0].path, sizeof(o->seen[0]) - 1))
+			return;
+	if (o->nseen < sizeof(o->seen) / sizeof(o->seen[0])) {
+		snprintf(o->seen[o->nseen], sizeof(o->seen[0]), "%s", files[0].path);
+		o->seen_n[o->nseen++] = n;
+	}
+	o->reused += reused;
+}
+
+int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
+                       struct llmio_error *e)
+{
+	const char **names = calloc(n, sizeof(*names));
+	uint64_t *sizes = calloc(n, sizeof(*sizes));
+	struct llmio_file *todo = calloc(n, sizeof(*todo));
+	unsigned m = 0;
+	int ret = -ENOMEM;
+
+	if (!names || !sizes || !todo) {
+		llmio_err(e, ret, "out of memory");
+		goto out;
+	}
+	for (unsigned i = 0; i < n; i++)
+		names[i] = files[i].path;
+	ret = s3_objects_size(names, n, sizes, e);
+	if (ret)
+		goto out;
+	/* another size is an object of an earlier run at another --scale: ours to rewrite */
+	for (unsigned i = 0; i < n; i++)
+		if (sizes[i] != files[i].size)
+			todo[m++] =
+			        (struct llmio_file){.path = files[i].path, .size = files[i].size};
+	if (m)
+		ret = upload(w, todo, m, e);
+	for (unsigned i = 0; i < m && !ret; i++)
+		ret = remember(w->obj, todo[i].path, todo[i].size, false);
+	if (ret == -ENOMEM)
+		llmio_err(e, ret, "out of memory");
+	if (!ret)
+		count_reused(w->obj, files, n, n - m);
+out:
+	free(todo);
+	free(sizes);
+	free(names);
+	return ret;
+}
+
+/* A phase's bytes on the wire and its client CPU split, from its streams (docs/output.md). */
+static void wire_metrics(struct wl_phase *ph)
+{
+	double proc = 0, agent = 0, hash = 0, copy = 0, soft = 0, rx = 0, tx = 0, req = 0,
+	       retries = 0, moved = 0;
+	bool known = false;
+
+	for (unsigned s = 0; s < ph->nstreams; s++) {
+		const struct llmio_result *r = ph->streams[s];
+
+		moved += (double)(r->read.bytes + r->write.bytes);
+		proc += r->cpu.proc_s;
+		soft += r->softirq_system_s;
+		if (!r->wire.known)
+			continue;
+		known = true;
+		rx += (double)r->wire.rx_bytes;
+		tx += (double)r->wire.tx_bytes;
+		req += (double)r->wire.requests;
+		retries += (double)r->wire.retries;
+		hash += r->wire.hash_s;
+		copy += r->wire.copy_s;
+		agent += r->wire.agent_s;
+	}
+	if (!ph->nstreams)
+		return;
+	/* the client's CPU: the process's threads and, for s3-agent, the agent's */
+	wl_metric(ph, "client_cpu_s_per_GB", moved > 0 ? (proc + agent) / (moved / 1e9) : 0,
+	          "CPU-s/GB");
+	if (!known)
+		return;
+	wl_metric(ph, "wire_rx_bytes", rx, "B");
+	wl_metric(ph, "wire_tx_bytes", tx, "B");
+	wl_metric(ph, "requests", req, "");
+	if (retries > 0)
+		wl_metric(ph, "retries", retries, "");
+	wl_metric(ph, "hash_s", hash, "s");
+	wl_metric(ph, "copy_s", copy, "s");
+	if (agent > 0)
+		wl_metric(ph, "agent_s", agent, "s");
+	wl_metric(ph, "softirq_system_s", soft, "s (all CPUs)");
+}
+
+void wl_objects_end(struct wl *w)
+{
+	struct wl_objects *o = w->obj;
+	struct llmio_error e = {0};
+	char left[LLMIO_PATH_MAX + 256];
+	unsigned deleted = 0;
+	bool keep = w->keep;
+
+	if (!o)
+		return;
+	for (unsigned p = 0; p < w->nphases; p++) {
+		wire_metrics(&w->phases[p]);
+		if (o->note[0])
+			note_add(w->phases[p].note, sizeof(w->phases[p].note), o->note);
+	}
+	if (!o->on_objects)
+		return;
+	left[0] = '\0';
+	if (o->ncreated && !keep &&
+	    s3_objects_delete((const char *const *)o->created, o->ncreated, &deleted, &e))
+		engine_appendf(left, sizeof(left),
+		               "objects: %u created under %s/, removing them failed: %s",
+		               o->ncreated, w->base.directory, e.msg);
+	else if (o->ncreated && !keep)
+		engine_appendf(left, sizeof(left),
+		               "objects: %u created under %s/ (%llu bytes), %u removed at the end "
+		               "(--keep keeps them)",
+		               o->ncreated, w->base.directory, (unsigned long long)o->created_bytes,
+		               deleted);
+	else if (o->ncreated)
+		engine_appendf(
+		        left, sizeof(left),
+		        "objects: %u created under %s/ (%llu bytes) left in the bucket (--keep)",
+		        o->ncreated, w->base.directory, (unsigned long long)o->created_bytes);
+	else
+		engine_appendf(left, sizeof(left), "objects: none created under %s/",
+		               w->base.directory);
+	if (o->reused)
+		engine_appendf(left, sizeof(left), ", %u there before left as they were",
+		               o->reused);
+	if (w->nphases)
+		note_add(w->phases[w->nphases - 1].note, sizeof(w->phases[0].note), left);
+}
+
+void wl_objects_release(struct wl *w)
+{
+	if (!w->obj)
+		return;
+	for (unsigned i = 0; i < w->obj->ncreated; i++)
+		free(w->obj->created[i]);
+	free(w->obj->created);
+	free(w->obj);
+	w->obj = NULL;
+}
