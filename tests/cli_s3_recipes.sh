@@ -137,7 +137,12 @@ json_check "$T/all.json" "the object engines carry wire figures, the file engine
 check "the phase-by-engine table lines them up" grep -q "phase time and rate by engine" "$T/stdout"
 cpu_table() { grep -A2 "client CPU seconds per GB by engine" "$T/stdout" | grep -Eq "^  save +[0-9.]+ +[0-9.]+ +[0-9.]+"; }
 check "...and the client CPU per GB of each" cpu_table
-check "staging shards on disk" test -f "$T/stage/llmio-work/ckpt-rank00000.pt"
+check "the staging files the file engines made are removed, and said so" \
+	bash -c "! test -e '$T/stage/llmio-work/ckpt-rank00000.pt' && grep -q 'removed .* from $T/stage/llmio-work' '$T/stdout'"
+expect_rc 0 "--engine all with --keep" run --workload ckpt --model gpt2 --directory \
+	s3://llmio/all --engine all --scale 0.005 --dp 2 --ranks 2 --staging "$T/stage" \
+	--direct 0 --keep --quiet
+check "...leaves the staging shards" test -f "$T/stage/llmio-work/ckpt-rank00000.pt"
 
 # --- several threads write objects through the s3 engine --------------------------------------
 expect_rc 0 "4 threads write 4 objects at once" run --engine s3 --directory s3://llmio/mt \

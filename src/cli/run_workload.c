@@ -694,7 +694,7 @@ int cmd_run_workload(int argc, char **argv)
 	struct llmio_job_opts base;
 	struct out out = {0};
 	struct wl_dist dist;
-	struct wl_leftover left = {0};
+	struct wl_leftover left = {0}, stage = {0};
 	struct step prog = {0};
 	bool quiet = false, keep = false, all;
 	unsigned n;
@@ -788,6 +788,13 @@ int cmd_run_workload(int argc, char **argv)
 			code = EXIT_RUNTIME;
 			break;
 		}
+		/* an s3:// run's file engines work in the staging directory: the same rule there */
+		if (!stage.active && wl_objects_staging(w) &&
+		    (ret = wl_leftover_begin(&stage, wl_objects_staging(w), &e))) {
+			fprintf(stderr, "llmio: %s\n", e.msg);
+			code = EXIT_RUNTIME;
+			break;
+		}
 		prog.w = w;
 		w->on_step = on_step;
 		w->on_step_arg = &prog;
@@ -828,9 +835,16 @@ int cmd_run_workload(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = code ? code : EXIT_RUNTIME;
 	}
-	if (!quiet && !(json && !strcmp(json, "-")))
+	if (wl_leftover_end(&stage, keep, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		code = code ? code : EXIT_RUNTIME;
+	}
+	if (!quiet && !(json && !strcmp(json, "-"))) {
 		say_leftover(stdout, &left, keep);
+		say_leftover(stdout, &stage, keep);
+	}
 	wl_leftover_release(&left);
+	wl_leftover_release(&stage);
 	if (json && code != EXIT_USAGE && dist_rank() == 0 &&
 	    (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));

@@ -77,6 +77,18 @@ static int check_bucket(const char *prefix, struct llmio_error *e)
 	return s3_objects_size(&name, 1, &size, e);
 }
 
+const char *wl_objects_staging(const struct wl *w)
+{
+	const char *staging;
+
+	if (!wl_object_url(w->base.directory) || engine_resolves(w))
+		return NULL;
+	staging = wl_str(w, "staging");
+	if (!staging[0])
+		staging = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/var/tmp";
+	return staging;
+}
+
 int wl_objects_begin(struct wl *w, struct llmio_error *e)
 {
 	struct wl_objects *o = calloc(1, sizeof(*o));
@@ -98,10 +110,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	snprintf(o->url, sizeof(o->url), "%.*s", (int)len, dir);
 	if (!engine_resolves(w)) {
 		/* a file engine beside the object engines: files, said in every phase */
-		staging = wl_str(w, "staging");
-		if (!staging[0])
-			staging = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
-			                                                  : "/var/tmp";
+		staging = wl_objects_staging(w);
 		if (stat(staging, &st) || !S_ISDIR(st.st_mode))
 			return llmio_err(e, -ENOENT,
 			                 "--staging %s is not a directory: the file engines of an "

@@ -31,6 +31,12 @@ struct wl_objects {
 bool wl_object_url(const char *dir);
 
 /*
+ * The local directory a file engine of an s3:// run works in (--staging, else $TMPDIR, else
+ * /var/tmp), or NULL when w's directory is not s3:// or its engine handles objects itself.
+ */
+const char *wl_objects_staging(const struct wl *w);
+
+/*
  * Before the recipe runs, with --directory s3://...: objects under its llmio-work/ prefix for
  * an engine that resolves them (the bucket checked: a missing one is one line), or the
  * staging directory (--staging, else $TMPDIR or /var/tmp) for a file engine.  0 or -errno.
