@@ -144,6 +144,12 @@ struct llmio_job_opts {
 	 */
 	uint32_t verify;
 	bool do_verify;
+
+	/*
+	 * How often progress is called: 0 = about once a second.  A sweep's steady-state test
+	 * samples at 250 ms (docs/sweeps.md); the control thread wakes on time for it.
+	 */
+	uint64_t progress_interval_ns;
 };
 
 /** One file of an explicit file list. */
