@@ -17,7 +17,9 @@ static void help(FILE *f)
 {
 	fprintf(f,
 	        "usage: llmio sweep FILE -o JOURNAL.jsonl [--resume] [--shuffle [--seed N]]\n"
-	        "                   [--repeat N] [--dir DIR] [--keep-cache] [--quiet]\n"
+	        "                   [--repeat N] [--dir DIR] [--keep-cache | --no-reuse] "
+	        "[--quiet]\n"
+	        "                   [--adaptive [--compare]]\n"
 	        "       llmio sweep FILE --dry-run\n\n"
 	        "Runs every point of a job file: fio's INI form ([global] + named sections), "
 	        "where\n"
@@ -39,11 +41,14 @@ static void help(FILE *f)
 	        "  --dir DIR          put every point's files in DIR (overrides directory=;\n"
 	        "                     a relative filename= is taken inside DIR)\n"
 	        "  --keep-cache       do not drop the page cache between points (done as root)\n"
+	        "  --no-reuse         drop it before every point; by default it is dropped before\n"
+	        "                     the first point and before each one that may read through\n"
+	        "                     it (O_DIRECT points drop their own file's pages)\n"
 	        "  -q, --quiet        no line per point on stdout\n\n"
-	        "steady state (job file keys): ss=iops:5%% (or bw:5%%) ends a point once the last\n"
-	        "ss_window=5s one-second samples lie within 5%% of their mean, after ss_min and "
-	        "at\n"
-	        "most ss_max (default: runtime).\n\n"
+	        "steady state (job file keys): ss=iops:5%% (or bw:5%%) ends a point once the\n"
+	        "samples of the last ss_window=5s lie within 5%% of their mean; ss=iops_ci:2%%\n"
+	        "once the 95%% confidence interval of the mean is within 2%%; one sample per\n"
+	        "ss_interval (1s; 250ms samples finer); after ss_min, at most ss_max (runtime).\n\n"
 	        "exit status: 0 every point ran, 1 a point failed or the sweep was interrupted\n"
 	        "(Ctrl-C; the journal stays valid, continue with --resume), 2 usage or job file\n"
 	        "error.\n");
@@ -51,7 +56,7 @@ static void help(FILE *f)
 
 struct sweep_cli {
 	const char *path, *out, *dir;
-	bool resume, dry_run, shuffle, keep_cache, quiet;
+	bool resume, dry_run, shuffle, keep_cache, no_reuse, quiet;
 	uint64_t seed, repeat;
 
 	struct sweep_runner r;
@@ -163,17 +168,12 @@ static int dry_run(struct sweep_cli *c)
 static int parse_args(struct sweep_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'},
-	        {"resume", no_argument, NULL, 'r'},
-	        {"dry-run", no_argument, NULL, 'n'},
-	        {"shuffle", no_argument, NULL, 's'},
-	        {"seed", required_argument, NULL, 'S'},
-	        {"repeat", required_argument, NULL, 'R'},
-	        {"dir", required_argument, NULL, 'd'},
-	        {"keep-cache", no_argument, NULL, 'k'},
-	        {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'}, {"resume", no_argument, NULL, 'r'},
+	        {"dry-run", no_argument, NULL, 'n'},      {"shuffle", no_argument, NULL, 's'},
+	        {"seed", required_argument, NULL, 'S'},   {"repeat", required_argument, NULL, 'R'},
+	        {"dir", required_argument, NULL, 'd'},    {"keep-cache", no_argument, NULL, 'k'},
+	        {"no-reuse", no_argument, NULL, 'U'},     {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct cli_getopt g = {.cmd = "sweep",
 	                       .argc = argc,
@@ -213,6 +213,9 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 			break;
 		case 'k':
 			c->keep_cache = true;
+			break;
+		case 'U':
+			c->no_reuse = true;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -308,6 +311,7 @@ static int sweep_main(int argc, char **argv)
 	                            .resume = c.resume,
 	                            .shuffle = c.shuffle,
 	                            .keep_cache = c.keep_cache,
+	                            .no_reuse = c.no_reuse,
 	                            .seed = c.seed,
 	                            .repeat = c.repeat,
 	                            .dist = dist_active() ? &dist : NULL};

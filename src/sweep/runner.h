@@ -24,6 +24,13 @@ struct sweep_run_opts {
 	bool resume;         /* leave out the points whose hash is in the journal */
 	bool shuffle;        /* a random order, seeded by seed */
 	bool keep_cache;     /* do not drop the page cache between points */
+	/*
+	 * Drop the page cache before every point (as root), as before sweeps reused state
+	 * between points.  Without it the cache is dropped before the first point and before
+	 * each point that may read through it; an O_DIRECT point with invalidate on (the
+	 * default) has its target's pages written back and dropped by the job itself.
+	 */
+	bool no_reuse;
 	uint64_t seed;
 	uint64_t repeat; /* every point this many times (at least 1) */
 	/* under MPI (docs/mpi.md): every rank runs every point, rank 0 alone journals it */
@@ -77,6 +84,7 @@ struct sweep_runner {
 	size_t skipped; /* points already in the journal */
 	size_t failed;  /* points whose record holds an error */
 	double spent;   /* seconds of the points run */
+	size_t drops;   /* page cache drops done */
 	const char *label;
 };
 
