@@ -319,6 +319,12 @@ static void steady_ci(void **state)
 	for (i = 0; i < 20 && !steady_add(&s, 0.25 * (i + 1), 500); i++)
 		;
 	assert_int_equal(i, 7);
+	/* a window of 2 still waits for 4 samples: 2 that agree by chance prove nothing */
+	cfg.window = 2;
+	steady_init(&s, &cfg);
+	for (i = 0; i < 20 && !steady_add(&s, 0.25 * (i + 1), 500); i++)
+		;
+	assert_int_equal(i, STEADY_CI_MIN_SAMPLES - 1);
 	/* a series that alternates 500 / 1500 never gets within 5 % in 40 samples */
 	cfg.window = 4;
 	cfg.tolerance_pct = 5;

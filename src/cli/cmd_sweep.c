@@ -3,13 +3,17 @@
  * llmio sweep: a job file's matrix of points, run one by one into a results journal.  The
  * runner is the library's (src/sweep/runner.c); this file parses, calls it and prints.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "dist/dist.h"
 #include "report/fmt.h"
+#include "report/report.h"
+#include "sweep/adaptive.h"
 #include "sweep/runner.h"
 #include "workload/workload.h"
 
@@ -44,6 +48,13 @@ static void help(FILE *f)
 	        "  --no-reuse         drop it before every point; by default it is dropped before\n"
 	        "                     the first point and before each one that may read through\n"
 	        "                     it (O_DIRECT points drop their own file's pages)\n"
+	        "  --adaptive         run only the points that can change `llmio advise`'s answer\n"
+	        "                     per phase (seeded per phase, refined around the best,\n"
+	        "                     other datapaths at the best's settings: docs/sweeps.md);\n"
+	        "                     prints the points run and the answers\n"
+	        "  --compare          with --adaptive: then run the rest of the points too and "
+	        "say\n"
+	        "                     whether the adaptive answers equal the full sweep's\n"
 	        "  -q, --quiet        no line per point on stdout\n\n"
 	        "steady state (job file keys): ss=iops:5%% (or bw:5%%) ends a point once the\n"
 	        "samples of the last ss_window=5s lie within 5%% of their mean; ss=iops_ci:2%%\n"
@@ -56,7 +67,8 @@ static void help(FILE *f)
 
 struct sweep_cli {
 	const char *path, *out, *dir;
-	bool resume, dry_run, shuffle, keep_cache, no_reuse, quiet;
+	bool resume, dry_run, shuffle, keep_cache, no_reuse, quiet, adaptive, compare;
+	size_t evaluated; /* --adaptive: points the search asked for */
 	uint64_t seed, repeat;
 
 	struct sweep_runner r;
@@ -87,8 +99,13 @@ static void on_progress(void *arg, double elapsed_s, double eta, double iops, do
 		return;
 	fmt_duration(e, sizeof(e), sweep_runner_eta_s(&c->r, eta));
 	fmt_count(n, sizeof(n), iops);
-	fprintf(stderr, "\r\033[K[point %zu/%zu, ETA %s] %.60s | %s IOPS, %.3f GB/s", c->r.k + 1,
-	        c->r.norder, c->r.ran ? e : "?", c->r.label, n, bw / 1e9);
+	/* at most 100 columns: 30 for the position, 45 for the label, 25 for the figures */
+	if (c->adaptive)
+		fprintf(stderr, "\r\033[K[adaptive point %zu, of %zu] %.45s | %s IOPS, %.2f GB/s",
+		        c->evaluated, c->r.plan.n, c->r.label, n, bw / 1e9);
+	else
+		fprintf(stderr, "\r\033[K[point %zu/%zu, ETA %s] %.45s | %s IOPS, %.2f GB/s",
+		        c->r.k + 1, c->r.norder, c->r.ran ? e : "?", c->r.label, n, bw / 1e9);
 }
 
 static void on_point_ended(void *arg)
@@ -109,8 +126,12 @@ static void on_point_done(void *arg, const struct sweep_point_done *d)
 		        d->message);
 	} else if (!c->quiet) {
 		fmt_count(n, sizeof(n), d->iops);
-		printf("point %zu/%zu %s: %s IOPS, %.3f GB/s%s\n", d->k + 1, c->r.norder, d->label,
-		       n, d->bw / 1e9, d->steady ? ", steady" : "");
+		if (c->adaptive)
+			printf("adaptive point %zu %.60s: %s IOPS, %.3f GB/s%s\n", c->evaluated,
+			       d->label, n, d->bw / 1e9, d->steady ? ", steady" : "");
+		else
+			printf("point %zu/%zu %.60s: %s IOPS, %.3f GB/s%s\n", d->k + 1, c->r.norder,
+			       d->label, n, d->bw / 1e9, d->steady ? ", steady" : "");
 	}
 	fflush(stdout);
 }
@@ -172,7 +193,8 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 	        {"dry-run", no_argument, NULL, 'n'},      {"shuffle", no_argument, NULL, 's'},
 	        {"seed", required_argument, NULL, 'S'},   {"repeat", required_argument, NULL, 'R'},
 	        {"dir", required_argument, NULL, 'd'},    {"keep-cache", no_argument, NULL, 'k'},
-	        {"no-reuse", no_argument, NULL, 'U'},     {"quiet", no_argument, NULL, 'q'},
+	        {"no-reuse", no_argument, NULL, 'U'},     {"adaptive", no_argument, NULL, 'A'},
+	        {"compare", no_argument, NULL, 'C'},      {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct cli_getopt g = {.cmd = "sweep",
@@ -217,6 +239,12 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		case 'U':
 			c->no_reuse = true;
 			break;
+		case 'A':
+			c->adaptive = true;
+			break;
+		case 'C':
+			c->compare = true;
+			break;
 		case 'q':
 			c->quiet = true;
 			break;
@@ -232,6 +260,15 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	c->path = argv[g.next];
+	if (c->compare && !c->adaptive) {
+		fprintf(stderr, "llmio sweep: --compare goes with --adaptive\n");
+		return EXIT_USAGE;
+	}
+	if (c->adaptive && c->shuffle) {
+		fprintf(stderr,
+		        "llmio sweep: --adaptive chooses the order itself: drop --shuffle\n");
+		return EXIT_USAGE;
+	}
 	if (!c->dry_run && !c->out) {
 		fprintf(stderr, "llmio sweep: -o JOURNAL.jsonl is needed (or --dry-run)\n");
 		return EXIT_USAGE;
@@ -273,6 +310,111 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 		        "continue "
 		        "with --resume\n",
 		        r->ran + r->skipped, r->norder);
+	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
+}
+
+/* The adaptive search's evaluator: every repeat of plan point idx, through the runner. */
+static int adapt_eval(void *arg, size_t idx, struct llmio_error *e)
+{
+	struct sweep_cli *c = arg;
+	int ret = 0;
+
+	c->evaluated++;
+	for (unsigned rep = 0; rep < c->r.o.repeat && !ret; rep++) {
+		if (cli_stop)
+			return llmio_err(e, -EINTR, "interrupted");
+		ret = sweep_runner_point(&c->r, idx, rep, e);
+	}
+	return ret;
+}
+
+static int adapt_answers(void *arg, struct adapt_answers *out, struct llmio_error *e)
+{
+	struct sweep_cli *c = arg;
+
+	return advise_journal_answers(c->out, out, e);
+}
+
+static unsigned adapt_classes(void *arg, const struct sweep_config *cfg, unsigned *latency)
+{
+	(void)arg;
+	return advise_config_classes(cfg, latency);
+}
+
+static void print_answers(const char *title, const struct adapt_answers *a)
+{
+	printf("%s\n", title);
+	/* two lines per phase, so that a long datapath label stays within 100 columns */
+	for (size_t i = 0; i < a->n; i++)
+		if (a->a[i].best)
+			printf("  %.40s: %.55s\n      %.92s\n", a->a[i].phase, a->a[i].datapath,
+			       a->a[i].settings);
+}
+
+/* --adaptive [--compare]: the search, its answers; then the rest of the points and the
+ * comparison. */
+static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
+{
+	static volatile int point_stop;
+	struct adapt_ops ops = {adapt_eval, adapt_answers, adapt_classes, c};
+	struct adapt_opts ao = {.repeats = (unsigned)c->r.o.repeat, .tie_pct = 5};
+	struct adapt_answers *ad = malloc(sizeof(*ad)), *full = malloc(sizeof(*full));
+	struct sweep_runner *r = &c->r;
+	struct adapt_stats st = {0};
+	struct llmio_error e = {0};
+	bool paths = false, settings = false;
+	int ret;
+
+	if (!ad || !full) {
+		free(ad);
+		free(full);
+		fprintf(stderr, "llmio: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	cli_install_signals();
+	cli_stop_also = &point_stop;
+	ret = sweep_runner_open(r, ev, &cli_stop, &point_stop, &e);
+	if (!ret)
+		ret = sweep_adaptive(r->file, &r->plan, &ao, &ops, ad, &st, &e);
+	if (!ret && !cli_stop) {
+		printf("adaptive: %zu of %zu points (%.1f %%) in %zu rounds; %zu run now, %zu "
+		       "already in the journal\n",
+		       st.evaluated, st.points,
+		       st.points ? 100.0 * (double)st.evaluated / (double)st.points : 0, st.rounds,
+		       r->ran, r->skipped);
+		print_answers("adaptive answers (llmio advise per phase):", ad);
+	}
+	if (!ret && !cli_stop && c->compare) {
+		/* the rest of the points: what the adaptive run measured is reused, not rerun */
+		c->adaptive = false;
+		ret = sweep_runner_reload(r, &e);
+		for (r->k = 0; !ret && r->k < r->norder && !cli_stop; r->k++)
+			ret = sweep_runner_point(r, r->order[r->k].idx, r->order[r->k].repeat, &e);
+		if (!ret && !cli_stop)
+			ret = advise_journal_answers(c->out, full, &e);
+		if (!ret && !cli_stop) {
+			size_t n = adapt_compare(ad, full, &paths, &settings);
+
+			print_answers("full sweep answers:", full);
+			printf("answer equals the full sweep's: %s (%zu phases: datapaths %s, "
+			       "settings "
+			       "%s); %zu of %zu points (%.1f %%)\n",
+			       paths && settings ? "yes" : "no", n, paths ? "equal" : "differ",
+			       settings ? "equal" : "differ", st.evaluated, st.points,
+			       st.points ? 100.0 * (double)st.evaluated / (double)st.points : 0);
+		}
+	}
+	sweep_runner_close(r);
+	cli_stop_also = NULL;
+	free(ad);
+	free(full);
+	if (ret && !cli_stop)
+		fprintf(stderr, "llmio: %s\n", e.msg);
+	if (cli_stop)
+		fprintf(stderr,
+		        "llmio: interrupted; the journal is valid: continue with --resume\n");
+	if (!r->started)
+		return EXIT_RUNTIME;
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
@@ -320,7 +462,9 @@ static int sweep_main(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = c.r.bad_input ? EXIT_USAGE : EXIT_RUNTIME;
 	} else {
-		code = c.dry_run ? dry_run(&c) : run_all(&c, &ev);
+		code = c.dry_run    ? dry_run(&c)
+		       : c.adaptive ? run_adaptive(&c, &ev)
+		                    : run_all(&c, &ev);
 	}
 	sweep_runner_release(&c.r);
 	return code;

@@ -305,43 +305,82 @@ static int run_one(struct sweep_runner *r, struct journal *j, struct sweep_point
 	return 0;
 }
 
-int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
-                     volatile int *point_stop, struct llmio_error *e)
+int sweep_runner_open(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
+                      volatile int *point_stop, struct llmio_error *e)
 {
-	struct sweep_run_ctx ctx = {.stop = point_stop, .abort = abort};
-	struct sweep_point *p = malloc(sizeof(*p));
-	struct journal j;
 	int ret = 0;
 
-	if (!p)
+	r->pt = malloc(sizeof(*r->pt));
+	r->ctx = calloc(1, sizeof(*r->ctx));
+	if (!r->pt || !r->ctx)
 		return llmio_err(e, -ENOMEM, "out of memory");
-	j = (struct journal){.fd = -1};
+	r->j = (struct journal){.fd = -1};
 	/* under MPI one rank writes the journal */
 	if (!r->o.dist || r->o.dist->writer)
-		ret = journal_open(&j, r->o.journal, e);
-	if (ret) {
-		free(p);
+		ret = journal_open(&r->j, r->o.journal, e);
+	if (ret)
 		return ret;
-	}
-	ctx.dist = r->o.dist;
+	r->ctx->stop = point_stop;
+	r->ctx->abort = abort;
+	r->ctx->dist = r->o.dist;
+	r->ev = ev;
 	r->started = true;
 	r->label = "";
 	if (ev) {
-		ctx.progress = ev->progress;
-		ctx.progress_arg = ev->arg;
+		r->ctx->progress = ev->progress;
+		r->ctx->progress_arg = ev->arg;
 	}
-	for (r->k = 0; r->k < r->norder && !*abort && !ret; r->k++) {
-		ret = sweep_point_make(r->file, &r->plan, r->order[r->k].idx, r->order[r->k].repeat,
-		                       p, e);
-		if (ret)
-			break;
-		if (sweep_runner_is_done(r, p->hash)) {
-			r->skipped++;
-			continue;
-		}
-		ret = run_one(r, &j, p, &ctx, ev, e);
+	return 0;
+}
+
+int sweep_runner_point(struct sweep_runner *r, size_t idx, unsigned repeat, struct llmio_error *e)
+{
+	int ret = sweep_point_make(r->file, &r->plan, idx, repeat, r->pt, e);
+
+	if (ret)
+		return ret;
+	if (sweep_runner_is_done(r, r->pt->hash)) {
+		r->skipped++;
+		return 0;
 	}
-	journal_close(&j);
-	free(p);
+	return run_one(r, &r->j, r->pt, r->ctx, r->ev, e);
+}
+
+void sweep_runner_close(struct sweep_runner *r)
+{
+	if (r->pt)
+		journal_close(&r->j);
+	free(r->pt);
+	free(r->ctx);
+	r->pt = NULL;
+	r->ctx = NULL;
+}
+
+int sweep_runner_reload(struct sweep_runner *r, struct llmio_error *e)
+{
+	struct collect c = {r, NULL};
+	int ret;
+
+	free(r->done);
+	r->done = NULL;
+	r->ndone = 0;
+	if (access(r->o.journal, F_OK))
+		return 0;
+	ret = journal_read(r->o.journal, collect_hash, &c, e);
+	if (ret == -ENOMEM)
+		return llmio_err(e, ret, "out of memory");
+	if (!ret && r->ndone)
+		qsort(r->done, r->ndone, sizeof(*r->done), cmp_u64);
+	return ret;
+}
+
+int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
+                     volatile int *point_stop, struct llmio_error *e)
+{
+	int ret = sweep_runner_open(r, ev, abort, point_stop, e);
+
+	for (r->k = 0; !ret && r->k < r->norder && !*abort; r->k++)
+		ret = sweep_runner_point(r, r->order[r->k].idx, r->order[r->k].repeat, e);
+	sweep_runner_close(r);
 	return ret;
 }

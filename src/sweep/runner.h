@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sweep/journal.h"
 #include "sweep/sweep.h"
 #include "core/error.h"
 
@@ -86,6 +87,12 @@ struct sweep_runner {
 	double spent;   /* seconds of the points run */
 	size_t drops;   /* page cache drops done */
 	const char *label;
+
+	/* between sweep_runner_open() and sweep_runner_close() */
+	struct journal j;
+	struct sweep_point *pt;
+	struct sweep_run_ctx *ctx;
+	const struct sweep_events *ev;
 };
 
 /*
@@ -128,5 +135,18 @@ int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e
  */
 int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
                      volatile int *point_stop, struct llmio_error *e);
+
+/*
+ * The pieces of sweep_runner_run(), for a caller that chooses the points itself (the adaptive
+ * sweep): open the journal; run point idx of the plan for one repeat (left out when its hash
+ * is in the journal already); close.  sweep_runner_close() is due when open was called.
+ */
+int sweep_runner_open(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
+                      volatile int *point_stop, struct llmio_error *e);
+int sweep_runner_point(struct sweep_runner *r, size_t idx, unsigned repeat, struct llmio_error *e);
+void sweep_runner_close(struct sweep_runner *r);
+
+/* Read the journal's hashes again (what --resume skips), after points were added to it. */
+int sweep_runner_reload(struct sweep_runner *r, struct llmio_error *e);
 
 #endif

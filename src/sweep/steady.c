@@ -175,7 +175,8 @@ static bool ci_add(struct steady *s, double elapsed_s, double value)
 		return false;
 	half = steady_t95(s->n - 1) * sqrt(s->m2 / (s->n - 1) / s->n);
 	s->ci_pct = half / s->mean * 100;
-	if (s->n < s->cfg.window || elapsed_s < s->cfg.min_s || s->ci_pct > s->cfg.tolerance_pct)
+	if (s->n < s->cfg.window || s->n < STEADY_CI_MIN_SAMPLES || elapsed_s < s->cfg.min_s ||
+	    s->ci_pct > s->cfg.tolerance_pct)
 		return false;
 	s->reached = true;
 	s->reached_s = elapsed_s;

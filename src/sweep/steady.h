@@ -6,10 +6,10 @@
  *    tolerance_pct of their mean;
  *  - ci (ss=iops_ci:PCT, bw_ci:PCT): the 95 % confidence interval of the mean of every sample
  *    so far (Student's t, n - 1 degrees of freedom) is within +-tolerance_pct of that mean,
- *    after at least `window` samples.  The mean of the samples is the figure the point
- *    reports (I/Os over the measured time), so this stops as soon as that figure is known to
- *    the tolerance.
- * Never before min_s of measurement; max_s bounds it (the job's runtime).
+ *    after at least `window` samples (and never fewer than STEADY_CI_MIN_SAMPLES).  The mean of the
+ * samples is the figure the point reports (I/Os over the measured time), so this stops as soon as
+ * that figure is known to the tolerance. Never before min_s of measurement; max_s bounds it (the
+ * job's runtime).
  */
 #ifndef LLMIO_SWEEP_STEADY_H
 #define LLMIO_SWEEP_STEADY_H
@@ -20,6 +20,9 @@
 #include "core/optdesc.h"
 
 #define STEADY_MAX_WINDOW 600
+/* ci: never on fewer samples, whatever the window: two or three samples that agree by chance
+ * give a narrow interval that means nothing */
+#define STEADY_CI_MIN_SAMPLES 4
 
 enum steady_metric { STEADY_IOPS, STEADY_BW };
 
