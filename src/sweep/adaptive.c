@@ -222,16 +222,21 @@ static size_t neighbours(struct search *s, long i, unsigned c)
 	return s->ntodo - before;
 }
 
-/* Every other group of class c at point i's settings (A3). */
+/* Every other group of class c at point i's settings (A3): one pass, each group has at most
+ * one point there. */
 static void transfer(struct search *s, long i, unsigned c)
 {
+	const struct apt *x;
+
 	if (i < 0)
 		return;
+	x = &s->p[i];
 	for (size_t k = 0; k < s->n; k++) {
 		const struct apt *a = &s->p[k];
 
-		if ((a->cls & c) && a->group != s->p[i].group)
-			add(s, find(s, a->group, c, s->p[i].bs, s->p[i].qd, s->p[i].nj));
+		if ((a->cls & c) && a->group != x->group && a->bs == x->bs && a->qd == x->qd &&
+		    a->nj == x->nj)
+			add(s, (long)k);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/rand.h"
+#include "engine/engine.h"
 #include "core/error.h"
 #include "sweep/journal.h"
 #include "sweep/runner.h"
@@ -226,18 +227,21 @@ static void record_figures(const cJSON *rec, double *iops, double *bw)
  * machine: more than the rest of a point's setup together.  An O_DIRECT plain job whose
  * invalidate is on does not read through the cache, and the job itself writes back and drops
  * its target's pages (fdatasync + POSIX_FADV_DONTNEED), so a buffered point before it leaves
- * nothing behind; every other point (buffered, a recipe, invalidate off) gets the drop, and
- * so does the first point of the run.
+ * nothing behind; a null-engine point touches no file; every other point (buffered, a recipe,
+ * invalidate off) gets the drop, and so does the first point of the run.
  */
 static bool needs_drop(const struct sweep_runner *r, const struct sweep_point *p)
 {
 	const char *direct = sweep_config_get(&p->cfg, "direct");
 	const char *inval = sweep_config_get(&p->cfg, "invalidate");
+	const struct engine_ops *eng = engine_find(sweep_config_get(&p->cfg, "ioengine"));
 
 	if (r->o.keep_cache)
 		return false;
 	if (r->o.no_reuse || !r->drops || p->workload)
 		return true;
+	if (eng && (eng->caps & ENGINE_CAP_NO_IO))
+		return false; /* the null engine touches no file */
 	return !(direct && !strcmp(direct, "1") && inval && !strcmp(inval, "1"));
 }
 
