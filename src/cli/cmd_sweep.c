@@ -264,6 +264,13 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		fprintf(stderr, "llmio sweep: --compare goes with --adaptive\n");
 		return EXIT_USAGE;
 	}
+	if (c->adaptive && dist_active()) {
+		/* every rank would choose its next points from a journal rank 0 alone writes */
+		fprintf(stderr, "llmio sweep: --adaptive does not run under mpirun (the ranks "
+		                "would choose from a journal rank 0 alone writes): run it without "
+		                "mpirun, or the whole sweep under it\n");
+		return EXIT_USAGE;
+	}
 	if (c->adaptive && c->shuffle) {
 		fprintf(stderr,
 		        "llmio sweep: --adaptive chooses the order itself: drop --shuffle\n");

@@ -383,6 +383,8 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		}
 		progress(j, now, &last_t, &last_ios, &last_bytes);
 		sample(j, now);
+		if (stopped_from_outside(j))
+			continue; /* the progress callback stopped it (steady state): at once */
 		/* until the deadline (time-based runs end on time), a worker ends, a tick, or a
 		 * progress call finer than the tick is due (a sweep's steady-state samples) */
 		tick = deadline && deadline - now < CONTROL_TICK_NS ? deadline - now
