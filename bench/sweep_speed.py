@@ -180,12 +180,14 @@ def main():
     after_wall, _ = sweep(args.llmio, variant(secs, sections, args.target, shipped),
                           tag + "after.jsonl", args)
     after = records(tag + "after.jsonl")
-    runs = [("after: shipped (ci 2.5 %, 150 ms samples), default path", after, after_wall)]
+    ss = [l for l in shipped if key_of(l) == "ss"][0]
+    runs = [("after: %s, 150 ms samples, default path" % ss, after, after_wall)]
     if args.before:
         old = ["ss=iops:%s%%" % (args.tolerance or "20"), "ss_window=3s", "ss_min=2s", "ss_max=" + (args.ss_max or "6s")]
         w, _ = sweep(args.llmio, variant(secs, sections, args.target, old),
                      tag + "before.jsonl", args, ["--no-reuse"])
-        runs.insert(0, ("before: ss=iops:20% 3 s window, --no-reuse", records(tag + "before.jsonl"), w))
+        runs.insert(0, ("before: %s 3 s window, --no-reuse" % old[0], records(tag + "before.jsonl"),
+                        w))
     for name, recs, wall in runs:
         reached = sum(1 for r in recs if r["steady_state"]["reached"])
         n = max(1, len(recs))
