@@ -6,7 +6,7 @@
 # The adaptive run prints how many points it ran and the answer per phase; its journal holds
 # exactly those points, once each, and `llmio advise` reads it and gives the same answers.
 # --compare then runs the other points only (none twice) and says whether the answers equal
-# the full sweep's.  Resuming a finished adaptive run runs nothing.  The fast path (the page
+# the full sweep's; --from takes the records from a journal measured before instead.  Resuming a finished adaptive run runs nothing.  The fast path (the page
 # cache dropped only where a point may read through it) records the same points with the same
 # I/O counts as --no-reuse; a file is prepared by the first point and reused untouched.
 
@@ -87,7 +87,24 @@ check "--compare says whether the answers are equal" \
 check "--compare ran every point once (24 records)" [ "$(records "$T/c.jsonl")" = 24 ]
 check "no point twice after --compare" [ "$(dups "$T/c.jsonl")" = 0 ]
 
+# --from: the search over a journal measured before (no I/O): the records it takes are that
+# journal's, byte for byte, and --compare replays the rest
+"$LLMIO" sweep "$T/grid.ini" -o "$T/f.jsonl" --adaptive --from "$T/c.jsonl" --compare -q \
+	>"$T/f.out" 2>"$T/f.err"
+check "--adaptive --from --compare exits 0 ($(head -c 300 "$T/f.err"))" [ $? = 0 ]
+check "--from: the verdict" grep -Eq "^answer equals the full sweep's: (yes|no)" "$T/f.out"
+check "--from: every record is one of the measured journal's, unchanged" \
+	[ "$(sort "$T/f.jsonl" | md5sum)" = "$(sort "$T/c.jsonl" | md5sum)" ]
+head -n 3 "$T/c.jsonl" >"$T/part.jsonl"
+"$LLMIO" sweep "$T/grid.ini" -o "$T/g.jsonl" --adaptive --from "$T/part.jsonl" -q \
+	>/dev/null 2>"$T/g.err"
+check "--from a journal without the point fails (exit 1)" [ $? = 1 ]
+check "and says which point and why: $(head -c 200 "$T/g.err")" \
+	grep -q "has no record of point #" "$T/g.err"
+
 # usage errors
+"$LLMIO" sweep "$T/grid.ini" -o "$T/u.jsonl" --from "$T/c.jsonl" >/dev/null 2>"$T/u.err"
+check "--from without --adaptive is a usage error" [ $? = 2 ]
 "$LLMIO" sweep "$T/grid.ini" -o "$T/u.jsonl" --compare >/dev/null 2>"$T/u.err"
 check "--compare without --adaptive is a usage error" [ $? = 2 ]
 "$LLMIO" sweep "$T/grid.ini" -o "$T/u.jsonl" --adaptive --shuffle >/dev/null 2>"$T/u.err"

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -14,6 +15,7 @@
 #include "report/fmt.h"
 #include "report/report.h"
 #include "sweep/adaptive.h"
+#include "sweep/journal.h"
 #include "sweep/runner.h"
 #include "workload/workload.h"
 
@@ -69,6 +71,9 @@ struct sweep_cli {
 	const char *path, *out, *dir;
 	bool resume, dry_run, shuffle, keep_cache, no_reuse, quiet, adaptive, compare;
 	size_t evaluated; /* --adaptive: points the search asked for */
+	const char *from; /* --from: records looked up there instead of run */
+	cJSON **recs;     /* --from's records, sorted by hash */
+	size_t nrecs;
 	uint64_t seed, repeat;
 
 	struct sweep_runner r;
@@ -189,13 +194,21 @@ static int dry_run(struct sweep_cli *c)
 static int parse_args(struct sweep_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	        {"output", required_argument, NULL, 'o'}, {"resume", no_argument, NULL, 'r'},
-	        {"dry-run", no_argument, NULL, 'n'},      {"shuffle", no_argument, NULL, 's'},
-	        {"seed", required_argument, NULL, 'S'},   {"repeat", required_argument, NULL, 'R'},
-	        {"dir", required_argument, NULL, 'd'},    {"keep-cache", no_argument, NULL, 'k'},
-	        {"no-reuse", no_argument, NULL, 'U'},     {"adaptive", no_argument, NULL, 'A'},
-	        {"compare", no_argument, NULL, 'C'},      {"quiet", no_argument, NULL, 'q'},
-	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	        {"output", required_argument, NULL, 'o'},
+	        {"resume", no_argument, NULL, 'r'},
+	        {"dry-run", no_argument, NULL, 'n'},
+	        {"shuffle", no_argument, NULL, 's'},
+	        {"seed", required_argument, NULL, 'S'},
+	        {"repeat", required_argument, NULL, 'R'},
+	        {"dir", required_argument, NULL, 'd'},
+	        {"keep-cache", no_argument, NULL, 'k'},
+	        {"no-reuse", no_argument, NULL, 'U'},
+	        {"adaptive", no_argument, NULL, 'A'},
+	        {"compare", no_argument, NULL, 'C'},
+	        {"from", required_argument, NULL, 'F'},
+	        {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	struct cli_getopt g = {.cmd = "sweep",
 	                       .argc = argc,
@@ -245,6 +258,9 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		case 'C':
 			c->compare = true;
 			break;
+		case 'F':
+			c->from = optarg;
+			break;
 		case 'q':
 			c->quiet = true;
 			break;
@@ -260,8 +276,9 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	c->path = argv[g.next];
-	if (c->compare && !c->adaptive) {
-		fprintf(stderr, "llmio sweep: --compare goes with --adaptive\n");
+	if ((c->compare || c->from) && !c->adaptive) {
+		fprintf(stderr, "llmio sweep: --%s goes with --adaptive\n",
+		        c->compare ? "compare" : "from");
 		return EXIT_USAGE;
 	}
 	if (c->adaptive && dist_active()) {
@@ -320,7 +337,84 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
-/* The adaptive search's evaluator: every repeat of plan point idx, through the runner. */
+static uint64_t rec_hash(const cJSON *rec)
+{
+	uint64_t h = 0;
+
+	journal_record_hash(rec, &h);
+	return h;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	uint64_t x = rec_hash(*(cJSON *const *)a), y = rec_hash(*(cJSON *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+static int keep_rec(void *arg, unsigned line, const cJSON *rec, const char *skipped)
+{
+	struct sweep_cli *c = arg;
+	cJSON **n;
+
+	(void)line;
+	(void)skipped;
+	if (!rec || !rec_hash(rec))
+		return 0;
+	n = realloc(c->recs, (c->nrecs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->recs = n;
+	c->recs[c->nrecs] = cJSON_Duplicate(rec, true);
+	return c->recs[c->nrecs++] ? 0 : -ENOMEM;
+}
+
+static void free_recs(struct sweep_cli *c)
+{
+	for (size_t i = 0; i < c->nrecs; i++)
+		cJSON_Delete(c->recs[i]);
+	free(c->recs);
+	c->recs = NULL;
+	c->nrecs = 0;
+}
+
+/* --from: the record of the point the runner made, appended to the journal as if run. */
+static int replay_point(struct sweep_cli *c, size_t idx, unsigned rep, struct llmio_error *e)
+{
+	struct sweep_runner *r = &c->r;
+	char hex[20];
+	cJSON *key, **hit;
+	int ret = sweep_point_make(r->file, &r->plan, idx, rep, r->pt, e);
+
+	if (ret)
+		return ret;
+	if (sweep_runner_is_done(r, r->pt->hash)) {
+		r->skipped++;
+		return 0;
+	}
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r->pt->hash);
+	key = cJSON_CreateObject();
+	if (!key || !cJSON_AddStringToObject(key, "config_hash", hex)) {
+		cJSON_Delete(key);
+		return llmio_err(e, -ENOMEM, "out of memory");
+	}
+	hit = c->nrecs ? bsearch(&key, c->recs, c->nrecs, sizeof(*c->recs), cmp_rec) : NULL;
+	cJSON_Delete(key);
+	if (!hit)
+		return llmio_err(
+		        e, -ENOENT,
+		        "%s has no record of point #%zu (config_hash %s): give the journal of "
+		        "a full sweep of the same job file and --dir",
+		        c->from, idx, hex);
+	ret = journal_append(&r->j, *hit);
+	if (ret)
+		return llmio_err(e, ret, "cannot append to %s: %s", c->out, strerror(-ret));
+	r->ran++;
+	return 0;
+}
+
+/* The adaptive search's evaluator: every repeat of plan point idx, through the runner (or
+ * looked up in --from's journal). */
 static int adapt_eval(void *arg, size_t idx, struct llmio_error *e)
 {
 	struct sweep_cli *c = arg;
@@ -330,7 +424,8 @@ static int adapt_eval(void *arg, size_t idx, struct llmio_error *e)
 	for (unsigned rep = 0; rep < c->r.o.repeat && !ret; rep++) {
 		if (cli_stop)
 			return llmio_err(e, -EINTR, "interrupted");
-		ret = sweep_runner_point(&c->r, idx, rep, e);
+		ret = c->from ? replay_point(c, idx, rep, e)
+		              : sweep_runner_point(&c->r, idx, rep, e);
 	}
 	return ret;
 }
@@ -380,7 +475,13 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 	}
 	cli_install_signals();
 	cli_stop_also = &point_stop;
-	ret = sweep_runner_open(r, ev, &cli_stop, &point_stop, &e);
+	ret = c->from ? journal_read(c->from, keep_rec, c, &e) : 0;
+	if (ret == -ENOMEM)
+		llmio_err(&e, ret, "out of memory reading %s", c->from);
+	if (!ret && c->nrecs)
+		qsort(c->recs, c->nrecs, sizeof(*c->recs), cmp_rec);
+	if (!ret)
+		ret = sweep_runner_open(r, ev, &cli_stop, &point_stop, &e);
 	if (!ret)
 		ret = sweep_adaptive(r->file, &r->plan, &ao, &ops, ad, &st, &e);
 	if (!ret && !cli_stop) {
@@ -396,7 +497,10 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 		c->adaptive = false;
 		ret = sweep_runner_reload(r, &e);
 		for (r->k = 0; !ret && r->k < r->norder && !cli_stop; r->k++)
-			ret = sweep_runner_point(r, r->order[r->k].idx, r->order[r->k].repeat, &e);
+			ret = c->from ? replay_point(c, r->order[r->k].idx, r->order[r->k].repeat,
+			                             &e)
+			              : sweep_runner_point(r, r->order[r->k].idx,
+			                                   r->order[r->k].repeat, &e);
 		if (!ret && !cli_stop)
 			ret = advise_journal_answers(c->out, full, &e);
 		if (!ret && !cli_stop) {
@@ -413,6 +517,7 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 	}
 	sweep_runner_close(r);
 	cli_stop_also = NULL;
+	free_recs(c);
 	free(ad);
 	free(full);
 	if (ret && !cli_stop)
