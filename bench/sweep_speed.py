@@ -11,10 +11,10 @@
 - full:   a sample of the points (every k-th of the after run), each at a fixed 6 s (ss=off),
           twice (--repeat 2): the after run's IOPS against the first, and the two against each
           other (the medium's own run-to-run noise);
-- adaptive (--adaptive): `llmio sweep --adaptive --compare`: the points it ran and whether its
-          answers equal the full sweep's.
+- adaptive (--adaptive): `llmio sweep --adaptive --compare --from` the after run's journal: the
+          points the search would have run and whether its answers equal the full sweep's.
 Targets: direct (the matrix as shipped: O_DIRECT on a 1 GiB file in --dir), cache (buffered,
-invalidate=0, the file read into the page cache first: the CPU path with a low noise floor),
+invalidate=0, --keep-cache, a 256 MiB file read into the page cache first: the CPU path),
 null (the null engine: no I/O at all), paced (the null engine at rate_iops=20000 per thread:
 a steady source whatever the load, so its points/hour are the sweep machinery's own).  Points per hour include every point's setup and ramp:
 points x 3600 / the sweep's elapsed wall time.  Prints a Markdown report on stdout.
@@ -86,6 +86,8 @@ def sweep(llmio, ini_text, journal, args, extra_flags=()):
     if os.path.exists(journal):
         os.unlink(journal)
     cmd = [llmio, "sweep", ini, "-o", journal, "--dir", args.dir, "-q"] + list(extra_flags)
+    if args.target == "cache":
+        cmd.append("--keep-cache")  # a buffered point is preceded by a drop otherwise
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -227,9 +229,13 @@ def main():
                   sum(1 for x in d_noise if x <= 5), len(d_noise)))
 
     if args.adaptive:
+        # the search over the after run's records (--from: looked up, not run again), then
+        # the rest replayed: the same measurements on both sides of the comparison
         _, out = sweep(args.llmio, variant(secs, sections, args.target, shipped),
-                       tag + "adaptive.jsonl", args, ["--adaptive", "--compare"])
-        print("```\n%s```\n" % out)
+                       tag + "adaptive.jsonl", args,
+                       ["--adaptive", "--compare", "--from", tag + "after.jsonl"])
+        print("`llmio sweep --adaptive --compare --from %s`:\n\n```\n%s```\n"
+              % (os.path.basename(tag + "after.jsonl"), out))
     load = os.getloadavg()
     print("Load average after: %.1f %.1f %.1f.\n" % load)
 
