@@ -378,21 +378,16 @@ static void free_recs(struct sweep_cli *c)
 	c->nrecs = 0;
 }
 
-/* --from: the record of the point the runner made, appended to the journal as if run. */
-static int replay_point(struct sweep_cli *c, size_t idx, unsigned rep, struct llmio_error *e)
+/* --from: the record of point p, looked up in that journal and appended as if run. */
+static int replay_point(void *arg, struct sweep_runner *r, const struct sweep_point *p,
+                        struct llmio_error *e)
 {
-	struct sweep_runner *r = &c->r;
+	struct sweep_cli *c = arg;
 	char hex[20];
 	cJSON *key, **hit;
-	int ret = sweep_point_make(r->file, &r->plan, idx, rep, r->pt, e);
+	int ret;
 
-	if (ret)
-		return ret;
-	if (sweep_runner_is_done(r, r->pt->hash)) {
-		r->skipped++;
-		return 0;
-	}
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)r->pt->hash);
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)p->hash);
 	key = cJSON_CreateObject();
 	if (!key || !cJSON_AddStringToObject(key, "config_hash", hex)) {
 		cJSON_Delete(key);
@@ -405,7 +400,7 @@ static int replay_point(struct sweep_cli *c, size_t idx, unsigned rep, struct ll
 		        e, -ENOENT,
 		        "%s has no record of point #%zu (config_hash %s): give the journal of "
 		        "a full sweep of the same job file and --dir",
-		        c->from, idx, hex);
+		        c->from, p->index, hex);
 	ret = journal_append(&r->j, *hit);
 	if (ret)
 		return llmio_err(e, ret, "cannot append to %s: %s", c->out, strerror(-ret));
@@ -413,8 +408,8 @@ static int replay_point(struct sweep_cli *c, size_t idx, unsigned rep, struct ll
 	return 0;
 }
 
-/* The adaptive search's evaluator: every repeat of plan point idx, through the runner (or
- * looked up in --from's journal). */
+/* The adaptive search's evaluator: every repeat of plan point idx, through the runner (which
+ * looks it up in --from's journal when given). */
 static int adapt_eval(void *arg, size_t idx, struct llmio_error *e)
 {
 	struct sweep_cli *c = arg;
@@ -424,8 +419,7 @@ static int adapt_eval(void *arg, size_t idx, struct llmio_error *e)
 	for (unsigned rep = 0; rep < c->r.o.repeat && !ret; rep++) {
 		if (cli_stop)
 			return llmio_err(e, -EINTR, "interrupted");
-		ret = c->from ? replay_point(c, idx, rep, e)
-		              : sweep_runner_point(&c->r, idx, rep, e);
+		ret = sweep_runner_point(&c->r, idx, rep, e);
 	}
 	return ret;
 }
@@ -480,6 +474,10 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 		llmio_err(&e, ret, "out of memory reading %s", c->from);
 	if (!ret && c->nrecs)
 		qsort(c->recs, c->nrecs, sizeof(*c->recs), cmp_rec);
+	if (c->from) {
+		r->record = replay_point;
+		r->record_arg = c;
+	}
 	if (!ret)
 		ret = sweep_runner_open(r, ev, &cli_stop, &point_stop, &e);
 	if (!ret)
@@ -497,10 +495,7 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 		c->adaptive = false;
 		ret = sweep_runner_reload(r, &e);
 		for (r->k = 0; !ret && r->k < r->norder && !cli_stop; r->k++)
-			ret = c->from ? replay_point(c, r->order[r->k].idx, r->order[r->k].repeat,
-			                             &e)
-			              : sweep_runner_point(r, r->order[r->k].idx,
-			                                   r->order[r->k].repeat, &e);
+			ret = sweep_runner_point(r, r->order[r->k].idx, r->order[r->k].repeat, &e);
 		if (!ret && !cli_stop)
 			ret = advise_journal_answers(c->out, full, &e);
 		if (!ret && !cli_stop) {

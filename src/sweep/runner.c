@@ -348,6 +348,8 @@ int sweep_runner_point(struct sweep_runner *r, size_t idx, unsigned repeat, stru
 		r->skipped++;
 		return 0;
 	}
+	if (r->record)
+		return r->record(r->record_arg, r, r->pt, e);
 	return run_one(r, &r->j, r->pt, r->ctx, r->ev, e);
 }
 

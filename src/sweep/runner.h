@@ -88,6 +88,15 @@ struct sweep_runner {
 	size_t drops;   /* page cache drops done */
 	const char *label;
 
+	/*
+	 * Set by the caller to record a point without running it (`--adaptive --from`: its
+	 * record looked up in another journal); NULL runs it.  Called by sweep_runner_point()
+	 * for a point not yet in the journal.
+	 */
+	int (*record)(void *arg, struct sweep_runner *r, const struct sweep_point *p,
+	              struct llmio_error *e);
+	void *record_arg;
+
 	/* between sweep_runner_open() and sweep_runner_close() */
 	struct journal j;
 	struct sweep_point *pt;
