@@ -113,7 +113,7 @@ def point_key(rec):
 
 def sample_ini(secs, recs, target, n):
     """One section per sampled point: its own section's keys, its rw, bs, iodepth, numjobs."""
-    step = max(1, len(recs) // n)
+    step = max(1, len(recs) // max(1, n))
     chosen = recs[::step][:n]
     text = variant(secs, {"-"}, target, ["ss=off", "runtime=6s"])
     # [global] only: strip its swept lists, each section sets them
