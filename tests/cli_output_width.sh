@@ -6,7 +6,7 @@
 #  - no figure in exponent notation (1.387e+10 B, 1.632e+04 us);
 #  - the human tables name figures in words: no record key (load_time_s, clat_p99_ns ...) from
 #    the list below.  JSON keeps those keys (checked elsewhere).
-# Not here: `llmio sweep` and `llmio run`'s job table, which have their own tests.
+# Not here: `llmio run`'s job table, which has its own test (cli_fio_compat).
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -63,7 +63,7 @@ done
 
 echo "== --help of every command"
 for c in "" engines quick model "model list" "model show" report advise results "results export" \
-	trace "trace report" replay; do
+	trace "trace report" replay sweep; do
 	# shellcheck disable=SC2086 # the words of c are the command's
 	expect_rc 0 "llmio $c --help" $c --help || continue
 	readable "llmio $c --help" "$T/stdout"
@@ -85,6 +85,25 @@ done
 
 echo "== quick"
 out "quick" quick --dir "$T/q" --size 16m --runtime 100ms
+
+echo "== sweep (a point per line, the dry run's plan, the adaptive answers)"
+cat >"$T/w.ini" <<'INI'
+[global]
+filename=w.dat
+size=4m
+runtime=100ms
+rw=randread
+bs=4k,64k
+iodepth=1,8
+[psync]
+ioengine=psync
+[a-long-section-name-that-would-push-a-point-line-past-the-edge-of-a-terminal]
+ioengine=null
+INI
+mkdir -p "$T/s"
+out "sweep --dry-run" sweep "$T/w.ini" --dry-run --dir "$T/s"
+out "sweep" sweep "$T/w.ini" -o "$T/w.jsonl" --dir "$T/s"
+out "sweep --adaptive" sweep "$T/w.ini" --adaptive -o "$T/wa.jsonl" --dir "$T/s"
 
 echo "== advise and report on the fixture journals"
 for j in sweep thin classes; do

@@ -124,6 +124,6 @@ int main(void)
 
 	printf("\n## Steady state (job files)\n\n"
 	       "Keys of a sweep's job file (docs/sweeps.md), like fio's `ss=`.\n\n");
-	table(steady_optdesc(0), 4, "", true);
+	table(steady_optdesc(0), 5, "", true);
 	return ferror(stdout) ? 1 : 0;
 }

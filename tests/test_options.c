@@ -75,7 +75,7 @@ static void real_tables_refuse_alike(void **state)
 	        e.msg, "io_uring option submit_batch=70000 is out of range: it takes 0..65536");
 
 	assert_int_equal(sweep_canon(SK_STEADY, "ss_window", "700s", &canon, &e), -EINVAL);
-	assert_string_equal(e.msg, "ss_window=700s is out of range: it takes 1s..600s");
+	assert_string_equal(e.msg, "ss_window=700s is out of range: it takes 100ms..600s");
 	assert_int_equal(sweep_canon(SK_JOB, "iodepth", "0", &canon, &e), -EINVAL);
 	assert_string_equal(e.msg, "iodepth=0 is out of range: it takes 1..4096");
 
@@ -134,7 +134,8 @@ static void duration_units(void **state)
 	assert_int_equal(optdesc_format(idle, &v, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "2000000000"); /* canonical times are ns */
 	assert_int_equal(optdesc_parse(idle, "1500us", &v, &e), -EINVAL);
-	assert_int_equal(sweep_canon(SK_STEADY, "ss_window", "1500ms", &(char *){NULL}, &e),
+	/* the steady-state window is a whole number of ms (250 ms samples make sub-second ones) */
+	assert_int_equal(sweep_canon(SK_STEADY, "ss_window", "1500us", &(char *){NULL}, &e),
 	                 -EINVAL);
 }
 
@@ -177,7 +178,7 @@ static void every_table(void **state)
 	(void)state;
 	llmio_job_opts_init(&o);
 	check_table(job_optdesc(0), llmio_job_option_count(), OPTD_SCOPE_JOB, &o);
-	check_table(steady_optdesc(0), 4, OPTD_SCOPE_SWEEP, &ss);
+	check_table(steady_optdesc(0), 5, OPTD_SCOPE_SWEEP, &ss);
 	for (size_t i = 0; i < engine_count(); i++) {
 		const struct engine_ops *en = engine_at(i);
 		void *opts = calloc(1, en->opts_size ? en->opts_size : 1);
@@ -194,7 +195,8 @@ static void every_table(void **state)
 	assert_int_equal(o.bs, 4096);
 	assert_true(o.invalidate);
 	assert_int_equal(o.random_distribution, LLMIO_DIST_UNIFORM);
-	assert_int_equal(ss.window, 5);
+	assert_int_equal(ss.window_ms, 5000);
+	assert_int_equal(ss.interval_ms, 1000);
 }
 
 static void collect(void *arg, const char *key, const struct llmio_optdesc *d,

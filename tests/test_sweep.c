@@ -262,6 +262,110 @@ static void steady_series(void **state)
 		assert_false(steady_add(&s, i, 0));
 }
 
+/*
+ * ss=iops_ci: stops once the 95 % confidence interval of the mean of every sample is within
+ * the tolerance (and at least `window` samples); the statistic's arithmetic is checked by
+ * hand: samples 1000, 1010, 990, 1000 have sd 8.165, so the half-width after 4 samples is
+ * t(3) = 3.182 x 8.165 / 2 = 12.99, 1.30 % of the mean.
+ */
+static void steady_ci(void **state)
+{
+	static const double v[] = {1000, 1010, 990, 1000, 1005, 995};
+	struct steady_cfg cfg;
+	struct steady s;
+	int i;
+
+	(void)state;
+	assert_int_equal(steady_parse("iops_ci:2%", &cfg, NULL), 0);
+	assert_true(cfg.enabled);
+	assert_int_equal(cfg.test, STEADY_CI);
+	assert_int_equal(cfg.metric, STEADY_IOPS);
+	assert_int_equal(steady_parse("bw_ci:1", &cfg, NULL), 0);
+	assert_int_equal(cfg.metric, STEADY_BW);
+	assert_int_equal(cfg.test, STEADY_CI);
+	assert_int_equal(steady_parse("iops_cx:1", &cfg, NULL), -EINVAL);
+	{
+		char buf[32];
+
+		steady_format(&cfg, buf, sizeof(buf));
+		assert_string_equal(buf, "bw_ci:1");
+	}
+	assert_int_equal(steady_window_samples(1.0, 0.25), 4);
+	assert_int_equal(steady_window_samples(0.1, 0.25), 2);
+	assert_int_equal(steady_window_samples(5, 1), 5);
+	assert_true(steady_t95(3) > 3.18 && steady_t95(3) < 3.19);
+	assert_true(steady_t95(1000) > 1.95 && steady_t95(1000) < 1.97);
+
+	/* 1.5 %: not after 3 samples (t(2) = 4.3: 3.6 %), reached at the 4th (1.30 %) */
+	cfg = (struct steady_cfg){.enabled = true,
+	                          .metric = STEADY_IOPS,
+	                          .test = STEADY_CI,
+	                          .window = 3,
+	                          .tolerance_pct = 1.5};
+	steady_init(&s, &cfg);
+	for (i = 0; i < 6 && !steady_add(&s, 0.25 * (i + 1), v[i]); i++)
+		;
+	assert_int_equal(i, 3);
+	assert_true(s.ci_pct > 1.29 && s.ci_pct < 1.31);
+	/* 1.0 %: the 4th is not enough, more agreeing samples narrow it */
+	cfg.tolerance_pct = 1.0;
+	steady_init(&s, &cfg);
+	for (i = 0; i < 6 && !steady_add(&s, 0.25 * (i + 1), v[i]); i++)
+		;
+	assert_int_equal(i, 4);
+	/* the window is a minimum: identical samples still wait for it */
+	cfg.window = 8;
+	steady_init(&s, &cfg);
+	for (i = 0; i < 20 && !steady_add(&s, 0.25 * (i + 1), 500); i++)
+		;
+	assert_int_equal(i, 7);
+	/* a window of 2 still waits for 4 samples: 2 that agree by chance prove nothing */
+	cfg.window = 2;
+	steady_init(&s, &cfg);
+	for (i = 0; i < 20 && !steady_add(&s, 0.25 * (i + 1), 500); i++)
+		;
+	assert_int_equal(i, STEADY_CI_MIN_SAMPLES - 1);
+	/* a series that alternates 500 / 1500 never gets within 5 % in 40 samples */
+	cfg.window = 4;
+	cfg.tolerance_pct = 5;
+	steady_init(&s, &cfg);
+	for (i = 0; i < 40; i++)
+		assert_false(steady_add(&s, 0.25 * (i + 1), i % 2 ? 1500 : 500));
+	/* ... but 40 % is met once the interval has narrowed */
+	cfg.tolerance_pct = 40;
+	steady_init(&s, &cfg);
+	for (i = 0; i < 40 && !steady_add(&s, 0.25 * (i + 1), i % 2 ? 1500 : 500); i++)
+		;
+	assert_true(i < 40);
+}
+
+/* ss_interval is part of a point only when the file sets it, so older journals keep their
+ * hashes; set, it samples finer and the window counts samples of it */
+static void steady_interval_point(void **state)
+{
+	struct llmio_error err = {0};
+	struct sweep_file *f;
+	struct sweep_plan plan;
+	struct sweep_point p;
+
+	(void)state;
+	f = load_ok("[s]\nioengine=null\nruntime=4s\nss=iops_ci:2%\nss_window=1s\n"
+	            "ss_interval=250ms\n");
+	assert_int_equal(sweep_plan_build(f, &plan, &err), 0);
+	assert_int_equal(sweep_point_make(f, &plan, 0, 0, &p, &err), 0);
+	assert_true(p.ss.enabled);
+	assert_int_equal(p.ss.test, STEADY_CI);
+	assert_int_equal(p.ss.window, 4);
+	assert_true(p.ss.interval_s > 0.249 && p.ss.interval_s < 0.251);
+	assert_string_equal(sweep_config_get(&p.cfg, "ss_interval"), "250000000");
+	sweep_plan_release(&plan);
+	sweep_file_free(f);
+	assert_int_not_equal(first_hash("[s]\nss=iops:5%\n", 0),
+	                     first_hash("[s]\nss=iops:5%\nss_interval=250ms\n", 0));
+	assert_int_equal(first_hash("[s]\nss=iops:5%\n", 0),
+	                 first_hash("[s]\nss=iops:5%\nss_window=5s\n", 0));
+}
+
 struct seen {
 	unsigned records, skipped;
 	char msg[256];
@@ -481,10 +585,16 @@ static void bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(lists_and_ranges),  cmocka_unit_test(exclusions),
-	        cmocka_unit_test(parse_errors),      cmocka_unit_test(hashing),
-	        cmocka_unit_test(steady_series),     cmocka_unit_test(torn_journal),
-	        cmocka_unit_test(plan_and_estimate), cmocka_unit_test(run_and_resume),
+	        cmocka_unit_test(lists_and_ranges),
+	        cmocka_unit_test(exclusions),
+	        cmocka_unit_test(parse_errors),
+	        cmocka_unit_test(hashing),
+	        cmocka_unit_test(steady_series),
+	        cmocka_unit_test(steady_ci),
+	        cmocka_unit_test(steady_interval_point),
+	        cmocka_unit_test(torn_journal),
+	        cmocka_unit_test(plan_and_estimate),
+	        cmocka_unit_test(run_and_resume),
 	        cmocka_unit_test(bad_input),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");

@@ -155,6 +155,12 @@ struct llmio_job_opts {
 	char write_lat_log[128];
 	char write_iops_log[128];
 	uint32_t log_avg_msec;
+
+	/*
+	 * How often progress is called: 0 = about once a second.  A sweep's steady-state test
+	 * samples at 250 ms (docs/sweeps.md); the control thread wakes on time for it.
+	 */
+	uint64_t progress_interval_ns;
 };
 
 /** One file of an explicit file list. */

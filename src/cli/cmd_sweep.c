@@ -3,13 +3,20 @@
  * llmio sweep: a job file's matrix of points, run one by one into a results journal.  The
  * runner is the library's (src/sweep/runner.c); this file parses, calls it and prints.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "dist/dist.h"
 #include "report/fmt.h"
+#include "report/report.h"
+#include "sweep/adaptive.h"
+#include "sweep/journal.h"
 #include "sweep/runner.h"
 #include "workload/workload.h"
 
@@ -17,7 +24,9 @@ static void help(FILE *f)
 {
 	fprintf(f,
 	        "usage: llmio sweep FILE -o JOURNAL.jsonl [--resume] [--shuffle [--seed N]]\n"
-	        "                   [--repeat N] [--dir DIR] [--keep-cache] [--quiet]\n"
+	        "                   [--repeat N] [--dir DIR] [--keep-cache | --no-reuse] "
+	        "[--quiet]\n"
+	        "                   [--adaptive [--compare]]\n"
 	        "       llmio sweep FILE --dry-run\n\n"
 	        "Runs every point of a job file: fio's INI form ([global] + named sections), "
 	        "where\n"
@@ -39,11 +48,23 @@ static void help(FILE *f)
 	        "  --dir DIR          put every point's files in DIR (overrides directory=;\n"
 	        "                     a relative filename= is taken inside DIR)\n"
 	        "  --keep-cache       do not drop the page cache between points (done as root)\n"
-	        "  -q, --quiet        no line per point on stdout\n\n"
-	        "steady state (job file keys): ss=iops:5%% (or bw:5%%) ends a point once the last\n"
-	        "ss_window=5s one-second samples lie within 5%% of their mean, after ss_min and "
-	        "at\n"
-	        "most ss_max (default: runtime).\n\n"
+	        "  --no-reuse         drop it before every point; by default it is dropped before\n"
+	        "                     the first point and before each one that may read through\n"
+	        "                     it (O_DIRECT points drop their own file's pages)\n"
+	        "  --adaptive         run only the points that can change `llmio advise`'s answer\n"
+	        "                     per phase (seeded per phase, refined around the best,\n"
+	        "                     other datapaths at the best's settings: docs/sweeps.md);\n"
+	        "                     prints the points run and the answers\n"
+	        "  --compare          with --adaptive: then run the rest of the points too and "
+	        "say\n"
+	        "                     whether the adaptive answers equal the full sweep's\n"
+	        "  -q, --quiet        no line per point on stdout, no progress line\n"
+	        "  --progress         the progress line even when stderr is not a terminal\n"
+	        "  --no-progress      no progress line\n\n"
+	        "steady state (job file keys): ss=iops:5%% (or bw:5%%) ends a point once the\n"
+	        "samples of the last ss_window=5s lie within 5%% of their mean; ss=iops_ci:2%%\n"
+	        "once the 95%% confidence interval of the mean is within 2%%; one sample per\n"
+	        "ss_interval (1s; 250ms samples finer); after ss_min, at most ss_max (runtime).\n\n"
 	        "exit status: 0 every point ran, 1 a point failed or the sweep was interrupted\n"
 	        "(Ctrl-C; the journal stays valid, continue with --resume), 2 usage or job file\n"
 	        "error.\n");
@@ -51,7 +72,11 @@ static void help(FILE *f)
 
 struct sweep_cli {
 	const char *path, *out, *dir;
-	bool resume, dry_run, shuffle, keep_cache, quiet;
+	bool resume, dry_run, shuffle, keep_cache, no_reuse, quiet, adaptive, compare;
+	size_t evaluated; /* --adaptive: points the search asked for */
+	const char *from; /* --from: records looked up there instead of run */
+	cJSON **recs;     /* --from's records, sorted by hash */
+	size_t nrecs;
 	uint64_t seed, repeat;
 
 	struct sweep_runner r;
@@ -78,19 +103,23 @@ static void on_progress(void *arg, double elapsed_s, double eta, double iops, do
 	char e[32], n[32];
 
 	(void)elapsed_s;
-	if (!isatty(STDERR_FILENO))
+	if (!progress_enabled())
 		return;
 	fmt_duration(e, sizeof(e), sweep_runner_eta_s(&c->r, eta));
 	fmt_count(n, sizeof(n), iops);
-	fprintf(stderr, "\r\033[K[point %zu/%zu, ETA %s] %.60s | %s IOPS, %.3f GB/s", c->r.k + 1,
-	        c->r.norder, c->r.ran ? e : "?", c->r.label, n, bw / 1e9);
+	/* at most 100 columns: 30 for the position, 45 for the label, 25 for the figures */
+	if (c->adaptive)
+		progress_draw(false, "[adaptive point %zu, of %zu] %.45s | %s IOPS, %.2f GB/s",
+		              c->evaluated, c->r.plan.n, c->r.label, n, bw / 1e9);
+	else
+		progress_draw(false, "[point %zu/%zu, ETA %s] %.45s | %s IOPS, %.2f GB/s",
+		              c->r.k + 1, c->r.norder, c->r.ran ? e : "?", c->r.label, n, bw / 1e9);
 }
 
 static void on_point_ended(void *arg)
 {
 	(void)arg;
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r\033[K");
+	progress_clear();
 }
 
 /* The line of a point: on stdout, or on stderr when it failed. */
@@ -99,13 +128,18 @@ static void on_point_done(void *arg, const struct sweep_point_done *d)
 	struct sweep_cli *c = arg;
 	char n[32];
 
+	progress_clear();
 	if (d->error) {
 		fprintf(stderr, "llmio: point %zu/%zu %s: %s\n", d->k + 1, c->r.norder, d->label,
 		        d->message);
 	} else if (!c->quiet) {
 		fmt_count(n, sizeof(n), d->iops);
-		printf("point %zu/%zu %s: %s IOPS, %.3f GB/s%s\n", d->k + 1, c->r.norder, d->label,
-		       n, d->bw / 1e9, d->steady ? ", steady" : "");
+		if (c->adaptive)
+			printf("adaptive point %zu %.60s: %s IOPS, %.3f GB/s%s\n", c->evaluated,
+			       d->label, n, d->bw / 1e9, d->steady ? ", steady" : "");
+		else
+			printf("point %zu/%zu %.60s: %s IOPS, %.3f GB/s%s\n", d->k + 1, c->r.norder,
+			       d->label, n, d->bw / 1e9, d->steady ? ", steady" : "");
 	}
 	fflush(stdout);
 }
@@ -171,8 +205,13 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 	        {"repeat", required_argument, NULL, 'R'},
 	        {"dir", required_argument, NULL, 'd'},
 	        {"keep-cache", no_argument, NULL, 'k'},
+	        {"no-reuse", no_argument, NULL, 'U'},
+	        {"adaptive", no_argument, NULL, 'A'},
+	        {"compare", no_argument, NULL, 'C'},
+	        {"from", required_argument, NULL, 'F'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
+	        PROGRESS_LONGOPTS,
 	        {NULL, 0, NULL, 0},
 	};
 	struct cli_getopt g = {.cmd = "sweep",
@@ -185,6 +224,8 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 	c->repeat = 1;
 	c->seed = 1;
 	while ((opt = cli_getopt_next(&g)) != -1) {
+		if (progress_getopt(opt))
+			continue;
 		switch (opt) {
 		case 'o':
 			c->out = optarg;
@@ -214,8 +255,21 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		case 'k':
 			c->keep_cache = true;
 			break;
+		case 'U':
+			c->no_reuse = true;
+			break;
+		case 'A':
+			c->adaptive = true;
+			break;
+		case 'C':
+			c->compare = true;
+			break;
+		case 'F':
+			c->from = optarg;
+			break;
 		case 'q':
 			c->quiet = true;
+			progress_set_mode(PROGRESS_OFF);
 			break;
 		case 'h':
 			help(stdout);
@@ -229,6 +283,23 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	c->path = argv[g.next];
+	if ((c->compare || c->from) && !c->adaptive) {
+		fprintf(stderr, "llmio sweep: --%s goes with --adaptive\n",
+		        c->compare ? "compare" : "from");
+		return EXIT_USAGE;
+	}
+	if (c->adaptive && dist_active()) {
+		/* every rank would choose its next points from a journal rank 0 alone writes */
+		fprintf(stderr, "llmio sweep: --adaptive does not run under mpirun (the ranks "
+		                "would choose from a journal rank 0 alone writes): run it without "
+		                "mpirun, or the whole sweep under it\n");
+		return EXIT_USAGE;
+	}
+	if (c->adaptive && c->shuffle) {
+		fprintf(stderr,
+		        "llmio sweep: --adaptive chooses the order itself: drop --shuffle\n");
+		return EXIT_USAGE;
+	}
 	if (!c->dry_run && !c->out) {
 		fprintf(stderr, "llmio sweep: -o JOURNAL.jsonl is needed (or --dry-run)\n");
 		return EXIT_USAGE;
@@ -261,15 +332,207 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 	if (!r->started)
 		return EXIT_RUNTIME;
-	if (!c->quiet)
-		printf("%zu points run (%zu failed), %zu already in the journal; journal: %s\n",
-		       r->ran, r->failed, r->skipped, c->out);
+	if (!c->quiet) {
+		char path[96];
+
+		fmt_path(path, sizeof(path), c->out, 88);
+		printf("%zu points run (%zu failed), %zu already in the journal\njournal: %s\n",
+		       r->ran, r->failed, r->skipped, path);
+	}
 	if (cli_stop)
 		fprintf(stderr,
 		        "llmio: interrupted after %zu of %zu points; the journal is valid: "
 		        "continue "
 		        "with --resume\n",
 		        r->ran + r->skipped, r->norder);
+	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
+}
+
+static uint64_t rec_hash(const cJSON *rec)
+{
+	uint64_t h = 0;
+
+	journal_record_hash(rec, &h);
+	return h;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	uint64_t x = rec_hash(*(cJSON *const *)a), y = rec_hash(*(cJSON *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+static int keep_rec(void *arg, unsigned line, const cJSON *rec, const char *skipped)
+{
+	struct sweep_cli *c = arg;
+	cJSON **n;
+
+	(void)line;
+	(void)skipped;
+	if (!rec || !rec_hash(rec))
+		return 0;
+	n = realloc(c->recs, (c->nrecs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->recs = n;
+	c->recs[c->nrecs] = cJSON_Duplicate(rec, true);
+	return c->recs[c->nrecs++] ? 0 : -ENOMEM;
+}
+
+static void free_recs(struct sweep_cli *c)
+{
+	for (size_t i = 0; i < c->nrecs; i++)
+		cJSON_Delete(c->recs[i]);
+	free(c->recs);
+	c->recs = NULL;
+	c->nrecs = 0;
+}
+
+/* --from: the record of point p, looked up in that journal and appended as if run. */
+static int replay_point(void *arg, struct sweep_runner *r, const struct sweep_point *p,
+                        struct llmio_error *e)
+{
+	struct sweep_cli *c = arg;
+	char hex[20];
+	cJSON *key, **hit;
+	int ret;
+
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)p->hash);
+	key = cJSON_CreateObject();
+	if (!key || !cJSON_AddStringToObject(key, "config_hash", hex)) {
+		cJSON_Delete(key);
+		return llmio_err(e, -ENOMEM, "out of memory");
+	}
+	hit = c->nrecs ? bsearch(&key, c->recs, c->nrecs, sizeof(*c->recs), cmp_rec) : NULL;
+	cJSON_Delete(key);
+	if (!hit)
+		return llmio_err(
+		        e, -ENOENT,
+		        "%s has no record of point #%zu (config_hash %s): give the journal of "
+		        "a full sweep of the same job file and --dir",
+		        c->from, p->index, hex);
+	ret = journal_append(&r->j, *hit);
+	if (ret)
+		return llmio_err(e, ret, "cannot append to %s: %s", c->out, strerror(-ret));
+	r->ran++;
+	return 0;
+}
+
+/* The adaptive search's evaluator: every repeat of plan point idx, through the runner (which
+ * looks it up in --from's journal when given). */
+static int adapt_eval(void *arg, size_t idx, struct llmio_error *e)
+{
+	struct sweep_cli *c = arg;
+	int ret = 0;
+
+	c->evaluated++;
+	for (unsigned rep = 0; rep < c->r.o.repeat && !ret; rep++) {
+		if (cli_stop)
+			return llmio_err(e, -EINTR, "interrupted");
+		ret = sweep_runner_point(&c->r, idx, rep, e);
+	}
+	return ret;
+}
+
+static int adapt_answers(void *arg, struct adapt_answers *out, struct llmio_error *e)
+{
+	struct sweep_cli *c = arg;
+
+	return advise_journal_answers(c->out, out, e);
+}
+
+static unsigned adapt_classes(void *arg, const struct sweep_config *cfg, unsigned *latency)
+{
+	(void)arg;
+	return advise_config_classes(cfg, latency);
+}
+
+static void print_answers(const char *title, const struct adapt_answers *a)
+{
+	printf("%s\n", title);
+	/* two lines per phase, so that a long datapath label stays within 100 columns */
+	for (size_t i = 0; i < a->n; i++)
+		if (a->a[i].best)
+			printf("  %.40s: %.55s\n      %.92s\n", a->a[i].phase, a->a[i].datapath,
+			       a->a[i].settings);
+}
+
+/* --adaptive [--compare]: the search, its answers; then the rest of the points and the
+ * comparison. */
+static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
+{
+	static volatile int point_stop;
+	struct adapt_ops ops = {adapt_eval, adapt_answers, adapt_classes, c};
+	struct adapt_opts ao = {.repeats = (unsigned)c->r.o.repeat, .tie_pct = 5};
+	struct adapt_answers *ad = malloc(sizeof(*ad)), *full = malloc(sizeof(*full));
+	struct sweep_runner *r = &c->r;
+	struct adapt_stats st = {0};
+	struct llmio_error e = {0};
+	bool paths = false, settings = false;
+	int ret;
+
+	if (!ad || !full) {
+		free(ad);
+		free(full);
+		fprintf(stderr, "llmio: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	cli_install_signals();
+	cli_stop_also = &point_stop;
+	ret = c->from ? journal_read(c->from, keep_rec, c, &e) : 0;
+	if (ret == -ENOMEM)
+		llmio_err(&e, ret, "out of memory reading %s", c->from);
+	if (!ret && c->nrecs)
+		qsort(c->recs, c->nrecs, sizeof(*c->recs), cmp_rec);
+	if (c->from) {
+		r->record = replay_point;
+		r->record_arg = c;
+	}
+	if (!ret)
+		ret = sweep_runner_open(r, ev, &cli_stop, &point_stop, &e);
+	if (!ret)
+		ret = sweep_adaptive(r->file, &r->plan, &ao, &ops, ad, &st, &e);
+	if (!ret && !cli_stop) {
+		printf("adaptive: %zu of %zu points (%.1f %%) in %zu rounds; %zu run now, %zu "
+		       "already in the journal\n",
+		       st.evaluated, st.points,
+		       st.points ? 100.0 * (double)st.evaluated / (double)st.points : 0, st.rounds,
+		       r->ran, r->skipped);
+		print_answers("adaptive answers (llmio advise per phase):", ad);
+	}
+	if (!ret && !cli_stop && c->compare) {
+		/* the rest of the points: what the adaptive run measured is reused, not rerun */
+		c->adaptive = false;
+		ret = sweep_runner_reload(r, &e);
+		for (r->k = 0; !ret && r->k < r->norder && !cli_stop; r->k++)
+			ret = sweep_runner_point(r, r->order[r->k].idx, r->order[r->k].repeat, &e);
+		if (!ret && !cli_stop)
+			ret = advise_journal_answers(c->out, full, &e);
+		if (!ret && !cli_stop) {
+			size_t n = adapt_compare(ad, full, &paths, &settings);
+
+			print_answers("full sweep answers:", full);
+			printf("answer equals the full sweep's: %s (%zu phases: datapaths %s, "
+			       "settings "
+			       "%s); %zu of %zu points (%.1f %%)\n",
+			       paths && settings ? "yes" : "no", n, paths ? "equal" : "differ",
+			       settings ? "equal" : "differ", st.evaluated, st.points,
+			       st.points ? 100.0 * (double)st.evaluated / (double)st.points : 0);
+		}
+	}
+	sweep_runner_close(r);
+	cli_stop_also = NULL;
+	free_recs(c);
+	free(ad);
+	free(full);
+	if (ret && !cli_stop)
+		fprintf(stderr, "llmio: %s\n", e.msg);
+	if (cli_stop)
+		fprintf(stderr,
+		        "llmio: interrupted; the journal is valid: continue with --resume\n");
+	if (!r->started)
+		return EXIT_RUNTIME;
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
@@ -308,6 +571,7 @@ static int sweep_main(int argc, char **argv)
 	                            .resume = c.resume,
 	                            .shuffle = c.shuffle,
 	                            .keep_cache = c.keep_cache,
+	                            .no_reuse = c.no_reuse,
 	                            .seed = c.seed,
 	                            .repeat = c.repeat,
 	                            .dist = dist_active() ? &dist : NULL};
@@ -316,7 +580,9 @@ static int sweep_main(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = c.r.bad_input ? EXIT_USAGE : EXIT_RUNTIME;
 	} else {
-		code = c.dry_run ? dry_run(&c) : run_all(&c, &ev);
+		code = c.dry_run    ? dry_run(&c)
+		       : c.adaptive ? run_adaptive(&c, &ev)
+		                    : run_all(&c, &ev);
 	}
 	sweep_runner_release(&c.r);
 	return code;

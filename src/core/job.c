@@ -261,13 +261,18 @@ static int start_workers(struct job *j, struct llmio_error *e)
 	return ret;
 }
 
+static double progress_interval_s(const struct job *j)
+{
+	return j->o.progress_interval_ns ? (double)j->o.progress_interval_ns / 1e9 : 1.0;
+}
+
 static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *last_ios,
                      uint64_t *last_bytes)
 {
 	uint64_t ios = 0, bytes = 0, done_bytes, total;
 	double dt = (double)(now - *last_t) / 1e9, elapsed, eta = 0;
 
-	if (!j->o.progress || dt < 1.0)
+	if (!j->o.progress || dt < progress_interval_s(j))
 		return;
 	for (unsigned i = 0; i < j->nworkers; i++) {
 		for (int d = 0; d < 2; d++) {
@@ -373,7 +378,7 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 
 	for (;;) {
 		unsigned done = 0;
-		uint64_t now;
+		uint64_t now, tick;
 
 		for (unsigned i = 0; i < j->nworkers; i++)
 			done += atomic_load(&j->workers[i].state) == STATE_DONE;
@@ -396,9 +401,17 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		}
 		progress(j, now, &last_t, &last_ios, &last_bytes);
 		sample(j, now);
-		/* until the deadline (time-based runs end on time), a worker ends, or a tick */
-		wait_wake(j, deadline && deadline - now < CONTROL_TICK_NS ? deadline - now
-		                                                          : CONTROL_TICK_NS);
+		if (stopped_from_outside(j))
+			continue; /* the progress callback stopped it (steady state): at once */
+		/* until the deadline (time-based runs end on time), a worker ends, a tick, or a
+		 * progress call finer than the tick is due (a sweep's steady-state samples) */
+		tick = deadline && deadline - now < CONTROL_TICK_NS ? deadline - now
+		                                                    : CONTROL_TICK_NS;
+		if (j->o.progress && j->o.progress_interval_ns &&
+		    last_t + j->o.progress_interval_ns > now &&
+		    last_t + j->o.progress_interval_ns - now < tick)
+			tick = last_t + j->o.progress_interval_ns - now;
+		wait_wake(j, tick);
 	}
 	for (unsigned i = 0; i < j->nworkers; i++)
 		pthread_join(j->workers[i].thread, NULL);

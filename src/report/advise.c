@@ -8,9 +8,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "stats/result_json.h"
+#include "sweep/adaptive.h"
 #include "report/fmt.h"
 #include "report/report.h"
 
@@ -311,7 +313,10 @@ static int cmp_choice(const void *x, const void *y, const struct class_info *c)
 
 	if (better(c, a->value, b->value))
 		return -1;
-	return better(c, b->value, a->value) ? 1 : 0;
+	if (better(c, b->value, a->value))
+		return 1;
+	/* an exact tie: by name, so the answer does not depend on the journal's order */
+	return strcmp(a->p->s->engine, b->p->s->engine);
 }
 
 static const struct class_info *sort_class;
@@ -369,8 +374,10 @@ static void advise_one(const struct dataset *d, enum phase_class pc, enum svc_cl
 		if (!in_class(p, pc, sc) || is_recipe(p->s) != recipes)
 			continue;
 		a->ncand++;
-		if (p->iops.med > max_iops)
+		if (p->iops.med > max_iops) {
 			max_iops = p->iops.med;
+			a->lead = p;
+		}
 	}
 	for (size_t i = 0; i < d->np; i++) {
 		const struct point *p = &d->p[i];
@@ -397,8 +404,12 @@ static void advise_one(const struct dataset *d, enum phase_class pc, enum svc_cl
 			}
 			continue;
 		}
+		/* an exact tie within a datapath: the first configuration by name, whatever
+		 * the journal's order */
 		if (!paths[k].p || isnan(paths[k].value) ||
-		    better(c, rank_value(c, p), paths[k].value)) {
+		    better(c, rank_value(c, p), paths[k].value) ||
+		    (rank_value(c, p) == paths[k].value &&
+		     strcmp(p->s->group, paths[k].p->s->group) < 0)) {
 			paths[k].p = p;
 			paths[k].value = rank_value(c, p);
 			paths[k].spread_pct = spread_of(c, p);
@@ -412,6 +423,8 @@ static void advise_one(const struct dataset *d, enum phase_class pc, enum svc_cl
 			k++;
 	sort_class = c;
 	qsort(paths, np, sizeof(paths[0]), cmp_choice_q);
+	for (size_t k = 0; k < np && k < ADVICE_RANKED; k++)
+		a->ranked[a->nranked++] = paths[k];
 	if (np)
 		a->best = paths[0];
 	if (np > 1) {
@@ -693,4 +706,71 @@ int advise_write_json(FILE *f, const struct dataset *d, const struct advice_set 
 		cJSON_AddStringToObject(o, "agreement", x->agree_text);
 	}
 	return json_write_doc(f, root);
+}
+
+unsigned advise_config_classes(const struct sweep_config *c, unsigned *latency)
+{
+	const char *rw = sweep_config_get(c, "rw"), *bs = sweep_config_get(c, "bs");
+	const char *fs = sweep_config_get(c, "fsync"), *efs = sweep_config_get(c, "end_fsync");
+	struct sample s = {.workload = "job"};
+	unsigned m;
+
+	*latency = 0;
+	if (sweep_config_get(c, "workload") || !rw || !bs)
+		return 0; /* recipes: their phases are classed by name, after they ran */
+	snprintf(s.rw, sizeof(s.rw), "%s", rw);
+	s.bs = strtoull(bs, NULL, 10);
+	s.fsync = fs ? (unsigned)strtoul(fs, NULL, 10) : 0;
+	s.end_fsync = efs && strcmp(efs, "0");
+	m = class_mask(&s);
+	for (int pc = 0; pc < PC_COUNT; pc++)
+		if ((m >> pc & 1) && classes[pc].latency)
+			*latency |= 1u << pc;
+	return m;
+}
+
+static uint64_t hash_of(const struct point *p)
+{
+	return p ? strtoull(p->s->hash, NULL, 16) : 0;
+}
+
+int advise_journal_answers(const char *journal, struct adapt_answers *out, struct llmio_error *e)
+{
+	struct advice_set *set;
+	struct dataset d;
+	int ret;
+
+	out->n = 0;
+	if (access(journal, F_OK))
+		return 0;
+	set = malloc(sizeof(*set));
+	if (!set)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	memset(&d, 0, sizeof(d));
+	ret = dataset_load(&d, journal, e);
+	if (!ret)
+		advise_all(&d, set);
+	for (size_t i = 0; !ret && i < set->n && out->n < ADAPT_MAX_ANSWERS; i++) {
+		const struct advice *a = &set->a[i];
+		struct adapt_answer *x = &out->a[out->n++];
+
+		memset(x, 0, sizeof(*x));
+		x->cls = a->pc;
+		x->svc = a->sc;
+		x->latency = classes[a->pc].latency;
+		x->best = hash_of(a->best.p);
+		x->lead = x->latency ? hash_of(a->lead) : 0;
+		for (size_t k = 0; k < a->nranked && k < ADAPT_MAX_PATHS; k++)
+			x->path[x->npaths++] =
+			        (struct adapt_path){hash_of(a->ranked[k].p), a->ranked[k].value};
+		snprintf(x->phase, sizeof(x->phase), "%s, %s", classes[a->pc].name,
+		         svc_names[a->sc]);
+		snprintf(x->datapath, sizeof(x->datapath), "%s",
+		         a->best.p ? a->best.p->s->engine : "-");
+		if (a->best.p)
+			advice_settings(a->best.p, x->settings, sizeof(x->settings));
+	}
+	dataset_release(&d);
+	free(set);
+	return ret;
 }

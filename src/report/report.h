@@ -138,7 +138,8 @@ enum phase_class {
 
 /* Who served a point's bytes, for the advisor: it ranks only within one of these. */
 enum svc_class { SC_DEVICE, SC_CACHE, SC_UNKNOWN, SC_COUNT };
-#define ADVICE_MAX (PC_COUNT * SC_COUNT)
+#define ADVICE_MAX    (PC_COUNT * SC_COUNT)
+#define ADVICE_RANKED 16
 
 struct choice {
 	const struct point *p; /* NULL when the datapath has no eligible point */
@@ -161,6 +162,11 @@ struct advice {
 	int agrees;      /* 1 agrees, 0 differs, -1 no answer */
 	char agree_text[256];
 	bool from_recipes; /* the candidates were recipe phases */
+	/* every datapath's best point, best first (before the CPU tie-break), for the adaptive
+	 * sweep; and the point of the most IOPS, which sets the latency classes' bar */
+	struct choice ranked[ADVICE_RANKED];
+	size_t nranked;
+	const struct point *lead;
 };
 
 /* The answers: every phase class for device-bound points first, then the page-cache and
@@ -181,6 +187,16 @@ void advice_vs(const struct advice *a, char *buf, size_t len);
 void advice_evidence(const struct point *p, size_t max, char *buf, size_t len);
 int advise_write_text(FILE *f, const struct dataset *d, const struct advice_set *a);
 int advise_write_json(FILE *f, const struct dataset *d, const struct advice_set *a);
+
+/*
+ * The advisor as the adaptive sweep's scorer (src/sweep/adaptive.h): the phase classes of a
+ * point's configuration (a plain job's; 0 for a recipe), with those ranked by latency in
+ * *latency; and the per-phase answers of a journal (none when it does not exist yet).
+ */
+struct sweep_config;
+struct adapt_answers;
+unsigned advise_config_classes(const struct sweep_config *c, unsigned *latency);
+int advise_journal_answers(const char *journal, struct adapt_answers *out, struct llmio_error *e);
 
 /* doc.c: a document model written as Markdown and as HTML, so both hold the same numbers */
 struct doc;

@@ -326,8 +326,8 @@ static const struct rec_field journal_fields[] = {
         DOC(RK_HOST, REC_OBJ, "", "`hostname`, `kernel`, `cpu_model`, `online_cpus`"),
         DOC(RK_CACHE_DROPPED, REC_BOOL, "", "the page cache of the target was dropped before"),
         DOC(RK_STEADY_STATE, REC_OBJ, "",
-            "`enabled`, `reached`, `metric`, `window_s`, `tolerance_pct`, `min_s`, `max_s`, "
-            "`measured_s`"),
+            "`enabled`, `reached`, `metric`, `window_s`, `tolerance_pct`, `test` (`range`, "
+            "`ci`), `interval_s`, `samples`, `ci_pct` (ci), `min_s`, `max_s`, `measured_s`"),
         DOC(RK_START_EPOCH_MS, REC_INT, "ms", "start of the point, Unix time"),
         DOC(RK_WALL_S, REC_NUM, "s", "wall time of the point"),
         DOC(RK_PHASES, REC_OBJ, "", "the phases run, each a phase record"),

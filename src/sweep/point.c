@@ -45,7 +45,12 @@ int sweep_point_make(const struct sweep_file *f, const struct sweep_plan *plan, 
 	p->workload = sweep_config_get(&p->cfg, "workload");
 	steady_parse(sweep_config_get(&p->cfg, "ss"), &p->ss, NULL); /* checked when loaded */
 	if (p->ss.enabled) {
-		p->ss.window = (unsigned)(canon_u64(&p->cfg, "ss_window") / 1000000000ull);
+		const char *iv = sweep_config_get(&p->cfg, "ss_interval");
+
+		/* ss_interval is in the configuration only when the file sets it: 1 s otherwise */
+		p->ss.interval_s = iv ? (double)strtoull(iv, NULL, 10) / 1e9 : 1.0;
+		p->ss.window = steady_window_samples((double)canon_u64(&p->cfg, "ss_window") / 1e9,
+		                                     p->ss.interval_s);
 		p->ss.min_s = (double)canon_u64(&p->cfg, "ss_min") / 1e9;
 		p->ss.max_s = (double)canon_u64(&p->cfg, "ss_max") / 1e9;
 		if (!p->ss.max_s)
@@ -130,6 +135,8 @@ static int run_plain(const struct sweep_point *p, cJSON **phases, struct llmio_e
 		o.stop = ctx->stop;
 		o.progress = on_progress;
 		o.progress_arg = ctx;
+		if (p->ss.enabled)
+			o.progress_interval_ns = (uint64_t)(p->ss.interval_s * 1e9 + 0.5);
 	}
 	t0 = now_s();
 	if (ctx && ctx->dist) /* under MPI: this rank's share; the merged job on rank 0 */
@@ -206,7 +213,8 @@ double sweep_point_estimate_s(const struct sweep_point *p, double *min_s, bool *
 	double runtime = (double)canon_u64(&p->cfg, "runtime") / 1e9;
 	double ramp = (double)canon_u64(&p->cfg, "ramp_time") / 1e9;
 	double max = p->ss.enabled && p->ss.max_s > 0 ? p->ss.max_s : runtime;
-	double first = p->ss.min_s > p->ss.window ? p->ss.min_s : p->ss.window;
+	double window = p->ss.window * p->ss.interval_s;
+	double first = p->ss.min_s > window ? p->ss.min_s : window;
 
 	*known = !p->workload && max > 0;
 	*min_s = (p->ss.enabled && first < max ? first : max) + ramp;
@@ -258,8 +266,14 @@ static void add_steady(cJSON *rec, const struct sweep_point *p, const cJSON *pha
 	cJSON_AddBoolToObject(ss, "enabled", p->ss.enabled);
 	cJSON_AddBoolToObject(ss, "reached", p->ctx && p->ctx->ss.reached);
 	cJSON_AddStringToObject(ss, "metric", p->ss.metric == STEADY_BW ? "bw" : "iops");
-	cJSON_AddNumberToObject(ss, "window_s", p->ss.enabled ? p->ss.window : 0);
+	cJSON_AddNumberToObject(ss, "window_s",
+	                        p->ss.enabled ? p->ss.window * p->ss.interval_s : 0);
 	cJSON_AddNumberToObject(ss, "tolerance_pct", p->ss.enabled ? p->ss.tolerance_pct : 0);
+	cJSON_AddStringToObject(ss, "test", p->ss.test == STEADY_CI ? "ci" : "range");
+	cJSON_AddNumberToObject(ss, "interval_s", p->ss.enabled ? p->ss.interval_s : 0);
+	cJSON_AddNumberToObject(ss, "samples", p->ctx ? p->ctx->ss.n : 0);
+	if (p->ss.test == STEADY_CI)
+		cJSON_AddNumberToObject(ss, "ci_pct", p->ctx ? p->ctx->ss.ci_pct : 0);
 	cJSON_AddNumberToObject(ss, "min_s", p->ss.min_s);
 	cJSON_AddNumberToObject(ss, "max_s", p->ss.max_s);
 	cJSON_AddNumberToObject(ss, "measured_s", cJSON_IsNumber(rt) ? rt->valuedouble / 1000 : 0);

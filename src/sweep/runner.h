@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sweep/journal.h"
 #include "sweep/sweep.h"
 #include "core/error.h"
 
@@ -24,6 +25,13 @@ struct sweep_run_opts {
 	bool resume;         /* leave out the points whose hash is in the journal */
 	bool shuffle;        /* a random order, seeded by seed */
 	bool keep_cache;     /* do not drop the page cache between points */
+	/*
+	 * Drop the page cache before every point (as root), as before sweeps reused state
+	 * between points.  Without it the cache is dropped before the first point and before
+	 * each point that may read through it; an O_DIRECT point with invalidate on (the
+	 * default) has its target's pages written back and dropped by the job itself.
+	 */
+	bool no_reuse;
 	uint64_t seed;
 	uint64_t repeat; /* every point this many times (at least 1) */
 	/* under MPI (docs/mpi.md): every rank runs every point, rank 0 alone journals it */
@@ -77,7 +85,23 @@ struct sweep_runner {
 	size_t skipped; /* points already in the journal */
 	size_t failed;  /* points whose record holds an error */
 	double spent;   /* seconds of the points run */
+	size_t drops;   /* page cache drops done */
 	const char *label;
+
+	/*
+	 * Set by the caller to record a point without running it (`--adaptive --from`: its
+	 * record looked up in another journal); NULL runs it.  Called by sweep_runner_point()
+	 * for a point not yet in the journal.
+	 */
+	int (*record)(void *arg, struct sweep_runner *r, const struct sweep_point *p,
+	              struct llmio_error *e);
+	void *record_arg;
+
+	/* between sweep_runner_open() and sweep_runner_close() */
+	struct journal j;
+	struct sweep_point *pt;
+	struct sweep_run_ctx *ctx;
+	const struct sweep_events *ev;
 };
 
 /*
@@ -120,5 +144,18 @@ int sweep_runner_estimate(const struct sweep_runner *r, struct sweep_estimate *e
  */
 int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
                      volatile int *point_stop, struct llmio_error *e);
+
+/*
+ * The pieces of sweep_runner_run(), for a caller that chooses the points itself (the adaptive
+ * sweep): open the journal; run point idx of the plan for one repeat (left out when its hash
+ * is in the journal already); close.  sweep_runner_close() is due when open was called.
+ */
+int sweep_runner_open(struct sweep_runner *r, const struct sweep_events *ev, volatile int *abort,
+                      volatile int *point_stop, struct llmio_error *e);
+int sweep_runner_point(struct sweep_runner *r, size_t idx, unsigned repeat, struct llmio_error *e);
+void sweep_runner_close(struct sweep_runner *r);
+
+/* Read the journal's hashes again (what --resume skips), after points were added to it. */
+int sweep_runner_reload(struct sweep_runner *r, struct llmio_error *e);
 
 #endif
