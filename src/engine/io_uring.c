@@ -182,6 +182,7 @@ struct uring_eng {
 	unsigned submit_batch;
 	unsigned reap_batch;
 	bool fixedbufs;
+	unsigned nbufs; /* registered: an io_req whose buf_idx is not one of them is plain */
 	bool regfiles;
 	bool sqpoll;
 	struct spin_window spin; /* sqpoll: how long reap watches the CQ ring before sleeping */
@@ -377,6 +378,7 @@ static void register_buffers(struct uring_eng *p, const struct engine_setup *s, 
 	else
 		engine_appendf(notes, nlen, ", fixedbufs on");
 	p->fixedbufs = ret == 0;
+	p->nbufs = s->nbufs;
 }
 
 static void register_files(struct uring_eng *p, const struct engine_setup *s, char *notes,
@@ -581,7 +583,8 @@ static int uring_queue(struct engine_ctx *ctx, struct io_req *io)
 	if (!sqe)
 		return ENGINE_Q_BUSY;
 	fd = p->regfiles ? io->file : p->fds[io->file];
-	if (p->fixedbufs) {
+	/* the tensor store hands in callers' own buffers too (buf_idx past the registered ones) */
+	if (p->fixedbufs && io->buf_idx < p->nbufs) {
 		if (io->op == ENGINE_OP_WRITE)
 			io_uring_prep_write_fixed(sqe, fd, io->buf, io->len, io->off, io->buf_idx);
 		else
