@@ -80,6 +80,13 @@ json_check "$T/all.json" "all: the store's device bytes written == bytes offload
 json_check "$T/all.json" "all: device bytes read == bytes offloaded" \
 	'd["store"]["device_bytes_read"] == d["offloaded_bytes"]'
 json_check "$T/all.json" "all: a tensor saved twice was written once" 'd["dedup"] > 0'
+# unpack reads into 4 KiB-aligned tensors: every get moved straight into them, no staging copy
+# (the model's tensors are whole 4 KiB units); puts of torch's 64-byte aligned tensors are
+# staged once; each byte moved once each way
+json_check "$T/all.json" "all: gets read straight into aligned tensors (no staged bytes on gets), each byte moved once each way" \
+	'd["store"]["direct_bytes"] >= d["offloaded_bytes"] and d["store"]["staged_bytes"] + d["store"]["direct_bytes"] == 2 * d["offloaded_bytes"]'
+json_check "$T/all.json" "all: read ahead within its window, hook times reported" \
+	'0 < d["peak_ahead_bytes"] <= 2 << 20 and d["wait_s"] <= d["unpack_s"]'
 if [ "$(json_get "$T/all.json" 'd["store_page_cache"]')" = -1 ]; then
 	note "no fincore: the store file's page cache is not checked"
 else

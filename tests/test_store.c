@@ -248,8 +248,8 @@ static void roundtrip_test(void **state)
 	}
 
 /*
- * Page-aligned buffers: borrowed puts are written from the caller's memory and gets (waiting,
- * and not waiting with llmio_store_wait) read straight into it, with no staging copy: the
+ * Page-aligned buffers: borrowed puts are written from the caller's memory and gets, waiting
+ * and not waiting with llmio_store_wait, read straight into it, with no staging copy: the
  * statistics show zero staged bytes and no staging used for tensors of whole 4 KiB units
  * (one and several stripes), exact device bytes, and the data back byte for byte.  A tensor
  * that ends inside a 4 KiB unit stages only that unit (the staged bytes are exactly its tail,

@@ -191,7 +191,8 @@ def main():
     if hooks is not None and hasattr(hooks, "close"):
         hooks.close()
         out.update(offloaded=hooks.offloaded, kept=hooks.kept, kept_bytes=hooks.kept_bytes,
-                   dedup=hooks.dedup)
+                   dedup=hooks.dedup, pack_s=hooks.pack_s, unpack_s=hooks.unpack_s,
+                   wait_s=hooks.wait_s, peak_ahead_bytes=hooks.peak_ahead_bytes)
     if store is not None:
         out["store"] = store.stats()
         out["store_page_cache"] = page_cache(a.dir)

@@ -188,7 +188,7 @@ struct llmio_store_stats {
 	uint64_t bytes_put;                               /* bytes handed to put */
 	uint64_t bytes_got;                               /* bytes returned by get */
 	uint64_t device_bytes_written, device_bytes_read; /* bytes the engine moved */
-	uint64_t stalls;     /* gets (and llmio_store_wait) that had to wait for storage */
+	uint64_t stalls;     /* gets and llmio_store_wait calls that had to wait for storage */
 	uint64_t stall_ns;   /* total time those gets waited */
 	uint64_t io_busy_ns; /* time with at least one I/O in flight */
 	double overlap;      /* 1 - stall_ns / io_busy_ns: I/O hidden behind the caller */
