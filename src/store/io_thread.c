@@ -239,7 +239,8 @@ static struct io_req *io_new(struct io_state *st, uint32_t idx, uint64_t tag, ui
 /*
  * Bytes of piece [lo, hi) with data bytes that can move straight between the caller's memory
  * and the device: the whole alignment units of its data when the caller's address is aligned
- * (host memory, a put or a get; a prefetch fills staging), else 0.
+ * (host memory, a borrowed put or a get; a prefetch fills staging), else 0.  A COPY put never:
+ * its caller has the buffer back as soon as every piece is issued.
  */
 static uint64_t direct_len(const struct llmio_store *s, const struct store_op *op, uint64_t lo,
                            uint64_t data)
@@ -248,7 +249,8 @@ static uint64_t direct_len(const struct llmio_store *s, const struct store_op *o
 	                : op->type == STORE_OP_GET ? (const char *)op->dst
 	                                           : NULL;
 
-	if (!p || s->stg.engine_mem || (uintptr_t)(p + (lo - op->ext.start)) % s->align)
+	if (!p || s->stg.engine_mem || op->wait_copy ||
+	    (uintptr_t)(p + (lo - op->ext.start)) % s->align)
 		return 0;
 	return data / s->align * s->align;
 }
