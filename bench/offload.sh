@@ -24,7 +24,7 @@ PY=/usr/bin/python3
 MODEL_ARGS=(--vocab 8192 --d 384 --layers 6 --heads 6 --seq 256 --batch 8 --steps "$STEPS")
 MODEL_ARGS+=(${OFFLOAD_MODEL_ARGS:-})
 # the store's budgets: staging (puts' copies), borrowed bytes in flight, read-ahead window
-STORE_ARGS=(--staging $((16 << 20)) --inflight $((32 << 20)) --readahead $((8 << 20)) --capacity $((2 << 30)))
+STORE_ARGS=(--staging $((16 << 20)) --inflight $((64 << 20)) --readahead $((64 << 20)) --capacity $((2 << 30)))
 STORE_ARGS+=(${OFFLOAD_STORE_ARGS:-})
 export LLMIO_LIB=${LLMIO_LIB:-$(dirname "$LLMIO")/libllmio.so}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
@@ -33,7 +33,7 @@ export MALLOC_MMAP_THRESHOLD_=65536
 mkdir -p "$DIR/store" "$DIR/torchsave" "$DIR/out"
 trap 'rm -rf "$DIR"' EXIT
 
-cached() { awk '/^Cached:/ {print $2 * 1024}' /proc/meminfo; }
+cached() { awk '/^Cached:/ {printf "%.0f\n", $2 * 1024}' /proc/meminfo; } # mawk prints large products as 2.6e+09
 mode() { # mode NAME ARGS...
 	local name=$1 c0 c1; shift
 	sync

@@ -125,6 +125,7 @@ def main():
     ap.add_argument("--engine", default="")
     ap.add_argument("--direct", type=int, default=1)
     ap.add_argument("--staging", type=int, default=4 << 20)
+    # the hooks' read-ahead window (0: the store's read-ahead budget, half its staging)
     ap.add_argument("--readahead", type=int, default=0)
     ap.add_argument("--inflight", type=int, default=4 << 20)
     ap.add_argument("--capacity", type=int, default=256 << 20)
@@ -145,11 +146,11 @@ def main():
 
         if a.mode != "keep":
             store = llmio_offload.Store([a.dir], engine=a.engine, direct=bool(a.direct),
-                                        capacity=a.capacity, staging_bytes=a.staging,
-                                        readahead_bytes=a.readahead)
+                                        capacity=a.capacity, staging_bytes=a.staging)
         hooks = llmio_offload.Offload(store, policy=a.mode, min_bytes=a.min_bytes, model=model,
                                       layers=list(model.blocks), keep_last=1,
-                                      max_inflight_bytes=a.inflight, trace=a.trace or None)
+                                      max_inflight_bytes=a.inflight, trace=a.trace or None,
+                                      readahead_bytes=a.readahead or None)
     elif a.mode == "torchsave":
         hooks = TorchSave(a.dir, a.min_bytes)
 
