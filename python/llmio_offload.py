@@ -27,6 +27,8 @@ fit ``readahead_bytes`` (default: the store's read-ahead budget).  ``unpack`` th
 (``llmio_store_wait``) for what has not landed; a tensor not read ahead is got the same way
 first.  The handle is released when autograd drops the record.  ``pack_s``, ``unpack_s`` and
 ``wait_s`` count the hooks' time on the compute thread and the part unpack waited for data.
+Tensors saved after the model's forward (the loss's) stay in memory unless
+``keep_after_forward=False``: backward needs them first.
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -387,7 +389,7 @@ class Offload:
 
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
                  keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
-                 readahead_bytes=None):
+                 readahead_bytes=None, keep_after_forward=True):
         import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
@@ -404,6 +406,10 @@ class Offload:
         if readahead_bytes is None:
             readahead_bytes = store.readahead_bytes if store is not None else 0
         self.readahead_bytes = int(readahead_bytes)
+        # tensors saved after the model's forward (the loss's) are the first backward needs:
+        # offloaded, they would be written and at once read back while backward waits
+        self.keep_after_forward = bool(keep_after_forward)
+        self._fwd_over = False
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
         # time in the hooks on the compute thread, and the part of it unpack waited for data
         self.pack_s = self.unpack_s = self.wait_s = 0.0
@@ -437,7 +443,7 @@ class Offload:
         return t.numel() * t.element_size() >= self.min_bytes
 
     def _eligible(self, t):
-        if self.policy == "keep" or not self._offloadable(t):
+        if self.policy == "keep" or self._fwd_over or not self._offloadable(t):
             return False
         if self.policy == "window":
             # outside the blocks (embedding, head) and in the last keep_last blocks: kept, as
@@ -582,10 +588,14 @@ class Offload:
 
         return hook
 
+    def _forward_start(self, mod, inp):
+        self._fwd_over = False
+
     def _forward_done(self, mod, inp, out):
         # The model's forward hook: backward reads the tensors in the reverse order of the
         # puts, starting with the last; reading ahead starts now, so that the first unpacks
         # find their data (the gets queue behind their puts in the store).
+        self._fwd_over = self.keep_after_forward
         if self.store is not None and self.policy != "keep":
             t0 = time.perf_counter()
             self._ahead_pos = len(self._ahead)
@@ -616,6 +626,7 @@ class Offload:
 
         if self.model is not None:
             self._params = {p.data_ptr() for p in self.model.parameters()}
+            self._hooks.append(self.model.register_forward_pre_hook(self._forward_start))
             self._hooks.append(self.model.register_forward_hook(self._forward_done))
         for i, m in enumerate(self.layers):
             self._hooks.append(m.register_forward_pre_hook(self._pre(i)))

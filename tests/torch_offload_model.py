@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--inflight", type=int, default=4 << 20)
     ap.add_argument("--capacity", type=int, default=256 << 20)
     ap.add_argument("--trace", default="")
+    # offload the tensors saved after the model's forward (the loss's) too
+    ap.add_argument("--offload-loss", type=int, default=0)
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
@@ -150,7 +152,8 @@ def main():
         hooks = llmio_offload.Offload(store, policy=a.mode, min_bytes=a.min_bytes, model=model,
                                       layers=list(model.blocks), keep_last=1,
                                       max_inflight_bytes=a.inflight, trace=a.trace or None,
-                                      readahead_bytes=a.readahead or None)
+                                      readahead_bytes=a.readahead or None,
+                                      keep_after_forward=not a.offload_loss)
     elif a.mode == "torchsave":
         hooks = TorchSave(a.dir, a.min_bytes)
 
