@@ -9,6 +9,9 @@
 #
 #   bench/offload.sh [LLMIO] [DIR] [STEPS]   (defaults: build/llmio, ./llmio-bench-offload, 10)
 #
+# OFFLOAD_MODEL_ARGS and OFFLOAD_STORE_ARGS add arguments of tests/torch_offload_model.py (the
+# last of a repeated one wins), e.g. OFFLOAD_STORE_ARGS="--inflight 67108864".
+#
 # Needs /usr/bin/python3 with torch (scripts/bootstrap.sh installs python3-torch and
 # libopenblas0-pthread).  DIR must be on the storage to measure (not tmpfs); it is removed at
 # the end.  Prints a markdown report (the form of bench/results/2026-12-offload.md).
@@ -20,6 +23,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
 MODEL_ARGS=(--vocab 8192 --d 384 --layers 6 --heads 6 --seq 256 --batch 8 --steps "$STEPS")
 MODEL_ARGS+=(${OFFLOAD_MODEL_ARGS:-})
+# the store's budgets: staging (puts' copies), borrowed bytes in flight, read-ahead window
+STORE_ARGS=(--staging $((16 << 20)) --inflight $((64 << 20)) --readahead $((64 << 20)) --capacity $((2 << 30)))
+STORE_ARGS+=(${OFFLOAD_STORE_ARGS:-})
 export LLMIO_LIB=${LLMIO_LIB:-$(dirname "$LLMIO")/libllmio.so}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # large tensors in their own mappings, unmapped when freed: VmHWM follows the live tensors
@@ -27,7 +33,7 @@ export MALLOC_MMAP_THRESHOLD_=65536
 mkdir -p "$DIR/store" "$DIR/torchsave" "$DIR/out"
 trap 'rm -rf "$DIR"' EXIT
 
-cached() { awk '/^Cached:/ {print $2 * 1024}' /proc/meminfo; }
+cached() { awk '/^Cached:/ {printf "%.0f\n", $2 * 1024}' /proc/meminfo; } # mawk prints large products as 2.6e+09
 mode() { # mode NAME ARGS...
 	local name=$1 c0 c1; shift
 	sync
@@ -39,11 +45,10 @@ mode() { # mode NAME ARGS...
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(getconf _NPROCESSORS_ONLN) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "tree $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?'), model ${MODEL_ARGS[*]}, OPENBLAS_NUM_THREADS=1"
+echo "tree $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?'), model ${MODEL_ARGS[*]}, store ${STORE_ARGS[*]}, OPENBLAS_NUM_THREADS=1"
 mode off --mode off
 mode keep --mode keep
-mode store --mode all --dir "$DIR/store" --staging $((16 << 20)) --inflight $((32 << 20)) \
-	--capacity $((2 << 30))
+mode store --mode all --dir "$DIR/store" "${STORE_ARGS[@]}"
 mode torchsave --mode torchsave --dir "$DIR/torchsave"
 
 "$PY" - "$DIR/out" <<'EOF'
@@ -82,6 +87,13 @@ print("store: %d puts, %.1f MiB written on the device, %.1f MiB read, %d stalls 
           s["puts"], s["device_bytes_written"] / MiB, s["device_bytes_read"] / MiB, s["stalls"],
           s["stall_ns"] / 1e9, busy, s["overlap"], s["prefetch_hits"], s["peak_staging_bytes"] / MiB,
           s["cpu_ns"] / 1e9))
+st = r["store"]
+print()
+print("store copies: %.1f MiB staged (copied into or out of staging), %.1f MiB moved straight from/into tensors; "
+      "hooks on the compute thread per step: pack %.3f s (waits for writes beyond the in-flight bound included), "
+      "unpack %.3f s of which %.3f s waiting for reads; read-ahead peak %.1f MiB" % (
+          s.get("staged_bytes", 0) / MiB, s.get("direct_bytes", 0) / MiB, st.get("pack_s", 0) / steps,
+          st.get("unpack_s", 0) / steps, st.get("wait_s", 0) / steps, st.get("peak_ahead_bytes", 0) / MiB))
 print()
 print("| target | measured | met |")
 print("|---|---|---|")

@@ -13,14 +13,22 @@
 Forward: every tensor autograd saves for backward goes through ``pack``; one that is large
 enough (``min_bytes``), a plain CPU tensor, contiguous and not a parameter is handed to the
 store with ``llmio_store_put`` (borrowed: the tensor stays referenced here until the store
-reports it on storage, so pack never copies and never waits for the device) and autograd keeps
-a small record instead of the tensor.  A tensor saved twice (the same storage, offset, shape,
-strides and version) is written once.  At the end of the forward pass the model's forward hook
-gives the store the backward order of the handles (the reverse of the puts) so that it reads
-ahead along it, within its read-ahead budget.  Backward: ``unpack`` allocates ``torch.empty``
-and ``llmio_store_get`` fills it (the store reads straight into it when the address is
-aligned for O_DIRECT, otherwise through its staging buffers); the handle is released when
-autograd drops the record.
+reports it on storage, so pack never copies and waits for the device only when more than
+``max_inflight_bytes`` are unwritten) and autograd keeps a small record instead of the tensor.
+A tensor saved twice (the same storage, offset, shape, strides and version) is written once.
+torch's CPU tensors are 64-byte aligned, so the store's I/O thread copies each into its staging
+once (a 4 KiB-aligned tensor would be written from its own memory).
+
+Backward reads the tensors in the reverse order of the puts.  From the end of the model's
+forward (its forward hook) the hooks read ahead along that order themselves: each tensor gets
+a new 4 KiB-aligned tensor and a ``llmio_store_get`` with ``wait=False`` into it, so the store
+reads straight into it with no staging copy, while the tensors read ahead and not unpacked yet
+fit ``readahead_bytes`` (default: the store's read-ahead budget).  ``unpack`` then only waits
+(``llmio_store_wait``) for what has not landed; a tensor not read ahead is got the same way
+first.  The handle is released when autograd drops the record.  ``pack_s``, ``unpack_s`` and
+``wait_s`` count the hooks' time on the compute thread and the part unpack waited for data.
+Tensors saved after the model's forward (the loss's) stay in memory unless
+``keep_after_forward=False``: backward needs them first.
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -111,6 +119,8 @@ class _Stats(ctypes.Structure):  # struct llmio_store_stats
         ("prefetch_hits", ctypes.c_uint64),
         ("cpu_ns", ctypes.c_uint64),
         ("peak_readahead_bytes", ctypes.c_uint64),
+        ("staged_bytes", ctypes.c_uint64),
+        ("direct_bytes", ctypes.c_uint64),
     ]
 
 
@@ -144,10 +154,10 @@ def _load():
                 "cannot load libllmio (%s, from %s): %s; build it (scripts/bootstrap.sh build), "
                 "install it, or set LLMIO_LIB=/path/to/libllmio.so" % (path, where, ex)
             ) from None
-        if not hasattr(lib, "llmio_store_create"):
+        if not hasattr(lib, "llmio_store_create") or not hasattr(lib, "llmio_store_wait"):
             raise OSError(
-                "%s (from %s) has no tensor store (llmio_store_create): it predates issue 17; "
-                "rebuild it or point LLMIO_LIB at a newer libllmio.so" % (path, where)
+                "%s (from %s) has no tensor store with llmio_store_wait: it predates this "
+                "binding; rebuild it or point LLMIO_LIB at a newer libllmio.so" % (path, where)
             )
         E = ctypes.POINTER(_Error)
         S = ctypes.c_void_p
@@ -158,6 +168,7 @@ def _load():
             "llmio_store_destroy": (None, [S]),
             "llmio_store_put": (ctypes.c_int, [S, ctypes.c_void_p, u64, ctypes.c_uint, pu64, E]),
             "llmio_store_get": (ctypes.c_int, [S, u64, ctypes.c_void_p, u64, ctypes.c_bool, E]),
+            "llmio_store_wait": (ctypes.c_int, [S, u64, E]),
             "llmio_store_prefetch": (ctypes.c_int, [S, u64, E]),
             "llmio_store_hint": (ctypes.c_int, [S, ctypes.c_int, pu64, ctypes.c_size_t, E]),
             "llmio_store_release": (ctypes.c_int, [S, u64, E]),
@@ -212,6 +223,16 @@ class Store:
             _raise(rc, self._err, "llmio_store_create")
         self._evbuf = (_Event * 64)()
         self.direct = bool(direct)
+        # the library's default: half the staging pool (docs/store.md)
+        self.readahead_bytes = int(readahead_bytes or (staging_bytes or 64 << 20) // 2)
+        # The per-tensor calls run on the training's compute thread: the functions, the error
+        # and handle out-arguments are looked up and wrapped once here, not per call.
+        self._eref = ctypes.byref(self._err)
+        self._h = ctypes.c_uint64()
+        self._href = ctypes.byref(self._h)
+        self._put_fn, self._get_fn = self._lib.llmio_store_put, self._lib.llmio_store_get
+        self._wait_fn, self._poll_fn = self._lib.llmio_store_wait, self._lib.llmio_store_poll
+        self._release_fn = self._lib.llmio_store_release
 
     def close(self):
         with self._lock:
@@ -240,14 +261,29 @@ class Store:
 
     def put(self, ptr, nbytes, borrow=True):
         """Start writing nbytes at address ptr; returns the handle.  With borrow the memory must
-        stay valid and unchanged until ``poll`` reports the handle's EV_PUT."""
-        h = ctypes.c_uint64()
-        self._call("llmio_store_put", ctypes.c_void_p(ptr), nbytes, BORROW if borrow else COPY,
-                   ctypes.byref(h))
-        return h.value
+        stay valid and unchanged until ``poll`` reports the handle's EV_PUT (an address aligned
+        to 4096 is then written from that memory itself, with no staging copy)."""
+        with self._lock:
+            rc = self._put_fn(self._s, ptr, nbytes, BORROW if borrow else COPY, self._href,
+                              self._eref)
+            if rc < 0:
+                _raise(rc, self._err, "llmio_store_put")
+            return self._h.value
 
     def get(self, handle, ptr, nbytes, wait=True):
-        self._call("llmio_store_get", handle, ctypes.c_void_p(ptr), nbytes, bool(wait))
+        """Read the tensor into nbytes at ptr (4096-aligned: no staging copy).  wait=False only
+        starts it: ``wait(handle)`` then returns once it landed."""
+        with self._lock:
+            rc = self._get_fn(self._s, handle, ptr, nbytes, wait, self._eref)
+            if rc < 0:
+                _raise(rc, self._err, "llmio_store_get")
+
+    def wait(self, handle):
+        """Wait for the handle's gets started with wait=False; raises the first one's error."""
+        with self._lock:
+            rc = self._wait_fn(self._s, handle, self._eref)
+            if rc < 0:
+                _raise(rc, self._err, "llmio_store_wait")
 
     def prefetch(self, handle):
         self._call("llmio_store_prefetch", handle)
@@ -263,7 +299,10 @@ class Store:
         self._call("llmio_store_hint", ORDER_LIST if handles else ORDER_NONE, arr, len(handles))
 
     def release(self, handle):
-        self._call("llmio_store_release", handle)
+        with self._lock:
+            rc = self._release_fn(self._s, handle, self._eref)
+            if rc < 0:
+                _raise(rc, self._err, "llmio_store_release")
 
     def flush(self):
         self._call("llmio_store_flush")
@@ -273,7 +312,7 @@ class Store:
         out = []
         with self._lock:
             while True:
-                n = self._lib.llmio_store_poll(self._s, self._evbuf, len(self._evbuf))
+                n = self._poll_fn(self._s, self._evbuf, 64)
                 if n < 0:
                     _raise(n, None, "llmio_store_poll")
                 out.extend((e.handle, e.type, e.res) for e in self._evbuf[:n])
@@ -302,17 +341,32 @@ class Store:
 class _Saved:
     """What autograd keeps instead of an offloaded tensor."""
 
-    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "layer", "tensor", "__weakref__")
+    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "layer", "tensor", "pending",
+                 "ahead", "__weakref__")
 
-    def __init__(self, owner, handle, t, layer):
+    def __init__(self, owner, handle, shape, dtype, nbytes, layer):
         self.owner, self.handle, self.layer = owner, handle, layer
-        self.shape, self.dtype, self.nbytes = t.shape, t.dtype, t.numel() * t.element_size()
+        self.shape, self.dtype, self.nbytes = shape, dtype, nbytes
         self.tensor = None  # the data once read back (a tensor saved twice is read once)
+        self.pending = False  # a get with wait=False is filling tensor
+        self.ahead = False  # read ahead, not unpacked yet (counts in the read-ahead window)
 
     def __del__(self):
         # autograd dropped the last reference: the extent is free again.  Only queued here:
-        # this may run inside another store call or on another thread.
-        self.owner._dead.append(self.handle)
+        # this may run inside another store call or on another thread.  A read still landing
+        # in the tensor keeps the tensor alive until it has (the release waits for it).
+        o = self.owner
+        o._dead.append((self.handle, self.tensor if self.pending else None))
+        if self.ahead:
+            o._ahead_bytes -= self.nbytes
+
+
+def _aligned_empty(torch, shape, dtype, nbytes):
+    """An uninitialised tensor whose data starts on a 4 KiB boundary: the store reads into it
+    with O_DIRECT and no staging copy (torch's own allocations are only 64-byte aligned)."""
+    raw = torch.empty(nbytes + 4096, dtype=torch.uint8)
+    off = -raw.data_ptr() & 4095
+    return raw[off:off + nbytes].view(dtype).view(shape)
 
 
 class _Kept:
@@ -334,8 +388,9 @@ class Offload:
     POLICIES = ("keep", "all", "window")
 
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
-                 keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None):
-        import torch  # noqa: F401  (fails here, not at import, where torch is absent)
+                 keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
+                 readahead_bytes=None, keep_after_forward=True):
+        import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
             raise ValueError("policy %r: use one of %s" % (policy, ", ".join(self.POLICIES)))
@@ -347,13 +402,27 @@ class Offload:
         self.model, self.layers = model, list(layers or [])
         self.keep_last, self.copy = int(keep_last), bool(copy)
         self.max_inflight_bytes = int(max_inflight_bytes)
+        # the window of tensors read ahead: by default the store's read-ahead budget
+        if readahead_bytes is None:
+            readahead_bytes = store.readahead_bytes if store is not None else 0
+        self.readahead_bytes = int(readahead_bytes)
+        # tensors saved after the model's forward (the loss's) are the first backward needs:
+        # offloaded, they would be written and at once read back while backward waits
+        self.keep_after_forward = bool(keep_after_forward)
+        self._fwd_over = False
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
+        # time in the hooks on the compute thread, and the part of it unpack waited for data
+        self.pack_s = self.unpack_s = self.wait_s = 0.0
+        self.peak_ahead_bytes = 0
+        self._torch = torch
+        self._Tensor, self._Parameter = torch.Tensor, torch.nn.Parameter
+        self._ahead = []  # weakrefs to _Saved in put order; read ahead from the end
+        self._ahead_pos = 0  # the next to read ahead is _ahead[_ahead_pos - 1]
+        self._ahead_bytes = 0  # read ahead and not unpacked yet
         self._inflight = {}  # handle -> tensor, until the store has written it
         self._inflight_bytes = 0
         self._live = {}  # identity -> weakref to _Saved, for dedup within a step
-        self._order = []  # handles in put order, this step
-        self._hinted = 0  # how many of them the store was told about
-        self._dead = []  # handles whose records autograd dropped
+        self._dead = []  # (handle, tensor still being read into) of records autograd dropped
         self._layer = -1
         self._hooks = []
         self._params = set()
@@ -367,16 +436,14 @@ class Offload:
     # --- hooks ---------------------------------------------------------------------------
     def _offloadable(self, t):
         """Could the tensor go to the store at all (policy ``all``)?"""
-        import torch
-
-        if isinstance(t, torch.nn.Parameter) or t.data_ptr() in self._params:
+        if isinstance(t, self._Parameter) or t.data_ptr() in self._params:
             return False  # parameters stay (and are not the activations to move)
         if t.device.type != "cpu" or t.is_sparse or not t.is_contiguous():
             return False
         return t.numel() * t.element_size() >= self.min_bytes
 
     def _eligible(self, t):
-        if self.policy == "keep" or not self._offloadable(t):
+        if self.policy == "keep" or self._fwd_over or not self._offloadable(t):
             return False
         if self.policy == "window":
             # outside the blocks (embedding, head) and in the last keep_last blocks: kept, as
@@ -386,14 +453,20 @@ class Offload:
 
     def _service(self, block=False):
         """Collect write completions (freeing borrowed tensors) and queued releases."""
+        store = self.store
         while self._dead:
-            h = self._dead.pop()
+            h, landing = self._dead.pop()
             t = self._inflight.pop(h, None)  # released before written: the store waits first
             if t is not None:
                 self._inflight_bytes -= t.numel() * t.element_size()
-            self.store.release(h)
+            if landing is not None:
+                try:
+                    store.wait(h)  # the read must land before its tensor can go
+                except StoreError:
+                    pass  # nobody wants the data any more
+            store.release(h)
         while True:
-            for h, typ, res in self.store.poll():
+            for h, typ, res in store.poll():
                 if res < 0:
                     raise StoreError(-res, "llmio store: handle %d failed: %s"
                                      % (h, os.strerror(-res)))
@@ -403,9 +476,16 @@ class Offload:
                         self._inflight_bytes -= t.numel() * t.element_size()
             if not block or self._inflight_bytes <= self.max_inflight_bytes:
                 return
-            self.store.wait_event(0.05)
+            store.wait_event(0.05)
 
     def _pack(self, t):
+        t0 = time.perf_counter()
+        try:
+            return self._pack_one(t)
+        finally:
+            self.pack_s += time.perf_counter() - t0
+
+    def _pack_one(self, t):
         if not self._eligible(t):
             self.kept += 1
             self.kept_bytes += t.numel() * t.element_size()
@@ -414,8 +494,8 @@ class Offload:
                 self._tl[self._layer][0] += t.numel() * t.element_size()
                 return _Kept(self._layer, t)
             return t
-        key = (t.data_ptr(), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype,
-               t._version)
+        ptr = t.data_ptr()
+        key = (ptr, t.storage_offset(), t.shape, t.stride(), t.dtype, t._version)
         # the same memory only while the first tensor lives (its address could be reused after)
         refs = self._live.get(key)
         rec = refs[1]() if refs is not None and refs[0]() is not None else None
@@ -424,14 +504,15 @@ class Offload:
             return rec
         nbytes = t.numel() * t.element_size()
         if self.copy:
-            h = self.store.put(t.data_ptr(), nbytes, borrow=False)
+            h = self.store.put(ptr, nbytes, borrow=False)
         else:
-            h = self.store.put(t.data_ptr(), nbytes, borrow=True)
+            h = self.store.put(ptr, nbytes, borrow=True)
             self._inflight[h] = t  # referenced until on storage: pack never copies
             self._inflight_bytes += nbytes
-        rec = _Saved(self, h, t, self._layer)
-        self._live[key] = (weakref.ref(t), weakref.ref(rec))
-        self._order.append(h)
+        rec = _Saved(self, h, t.shape, t.dtype, nbytes, self._layer)
+        wrec = weakref.ref(rec)
+        self._live[key] = (weakref.ref(t), wrec)
+        self._ahead.append(wrec)
         self.offloaded += 1
         self.offloaded_bytes += nbytes
         if self._layer in self._tl:
@@ -439,21 +520,52 @@ class Offload:
         self._service(block=not self.copy)
         return rec
 
-    def _unpack(self, obj):
-        import torch
+    def _read_ahead(self):
+        """Start gets (wait=False) into aligned tensors along the backward order (the reverse
+        of the puts), while the tensors read ahead and not unpacked yet fit readahead_bytes:
+        the store reads straight into them, and unpack waits only for what has not landed."""
+        torch, store, ahead = self._torch, self.store, self._ahead
+        while self._ahead_pos > 0:
+            rec = ahead[self._ahead_pos - 1]()
+            if rec is not None and rec.tensor is None:
+                if self._ahead_bytes and self._ahead_bytes + rec.nbytes > self.readahead_bytes:
+                    return
+                out = _aligned_empty(torch, rec.shape, rec.dtype, rec.nbytes)
+                store.get(rec.handle, out.data_ptr(), rec.nbytes, wait=False)
+                rec.tensor, rec.pending, rec.ahead = out, True, True
+                self._ahead_bytes += rec.nbytes
+                if self._ahead_bytes > self.peak_ahead_bytes:
+                    self.peak_ahead_bytes = self._ahead_bytes
+            self._ahead_pos -= 1
 
-        if isinstance(obj, torch.Tensor):
+    def _unpack(self, obj):
+        if type(obj) is not _Saved:
+            if isinstance(obj, _Kept):
+                self._mark_bwd(obj.layer)
+                return obj.tensor
             return obj
-        if isinstance(obj, _Kept):
+        t0 = time.perf_counter()
+        if self._trace:
             self._mark_bwd(obj.layer)
-            return obj.tensor
+        if obj.ahead:
+            obj.ahead = False
+            self._ahead_bytes -= obj.nbytes
         if obj.tensor is None:
-            self._hint()  # saves after the model's forward (the loss) count too
-            self._mark_bwd(obj.layer)
-            self._service()
-            out = torch.empty(obj.shape, dtype=obj.dtype)
-            self.store.get(obj.handle, out.data_ptr(), obj.nbytes, wait=True)
-            obj.tensor = out
+            # not read ahead (saved after the model's forward, the loss, or out of order):
+            # its get goes first, then the read-ahead from the end of the order (skipping
+            # what has its data) queues behind it and overlaps the wait
+            obj.tensor = _aligned_empty(self._torch, obj.shape, obj.dtype, obj.nbytes)
+            self.store.get(obj.handle, obj.tensor.data_ptr(), obj.nbytes, wait=False)
+            obj.pending = True
+            self._ahead_pos = len(self._ahead)
+        self._read_ahead()
+        if obj.pending:
+            w0 = time.perf_counter()
+            self.store.wait(obj.handle)
+            self.wait_s += time.perf_counter() - w0
+            obj.pending = False
+        self._service()
+        self.unpack_s += time.perf_counter() - t0
         return obj.tensor
 
     def _mark_bwd(self, layer):
@@ -476,15 +588,19 @@ class Offload:
 
         return hook
 
-    def _hint(self):
-        # backward reads the handles in the reverse order of the puts: tell the store, which
-        # prefetches along it within its read-ahead budget
-        if self.store is not None and len(self._order) != self._hinted:
-            self.store.hint(list(reversed(self._order)))
-            self._hinted = len(self._order)
+    def _forward_start(self, mod, inp):
+        self._fwd_over = False
 
     def _forward_done(self, mod, inp, out):
-        self._hint()
+        # The model's forward hook: backward reads the tensors in the reverse order of the
+        # puts, starting with the last; reading ahead starts now, so that the first unpacks
+        # find their data (the gets queue behind their puts in the store).
+        self._fwd_over = self.keep_after_forward
+        if self.store is not None and self.policy != "keep":
+            t0 = time.perf_counter()
+            self._ahead_pos = len(self._ahead)
+            self._read_ahead()
+            self.pack_s += time.perf_counter() - t0
 
     def end_step(self):
         """Call after backward: writes the trace's lines of this step and releases what is left."""
@@ -501,7 +617,7 @@ class Offload:
                 self._trace.write("%d %d %.0f %.0f\n" % (i, b, fwd, max(bwd, 0.0)))
             self._trace.flush()
         self._tl = {}
-        self._order, self._hinted = [], 0
+        self._ahead, self._ahead_pos = [], 0
         self._live.clear()
         self._step += 1
 
@@ -510,6 +626,7 @@ class Offload:
 
         if self.model is not None:
             self._params = {p.data_ptr() for p in self.model.parameters()}
+            self._hooks.append(self.model.register_forward_pre_hook(self._forward_start))
             self._hooks.append(self.model.register_forward_hook(self._forward_done))
         for i, m in enumerate(self.layers):
             self._hooks.append(m.register_forward_pre_hook(self._pre(i)))

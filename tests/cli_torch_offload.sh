@@ -54,7 +54,8 @@ train() { # train NAME STEPS ARGS...: one process, its JSON in $T/NAME.json
 
 mkdir -p "$T/store"
 train off "$STEPS" --mode off
-train all "$STEPS" --mode all --dir "$T/store" --trace "$T/trace.txt"
+train all "$STEPS" --mode all --dir "$T/store" --trace "$T/trace.txt" --offload-loss 1
+train all-keeploss "$SHORT" --mode all --dir "$T/store"
 train window "$SHORT" --mode window --dir "$T/store"
 train keep "$SHORT" --mode keep
 
@@ -67,7 +68,7 @@ print("losses %s / %s" % (a["losses"][-1], b["losses"][-1]))
 sys.exit(0 if ok else 1)'
 json_check "$T/off.json" "off trained $STEPS steps" "len(d['losses']) == $STEPS"
 json_check "$T/all.json" "all trained $STEPS steps" "len(d['losses']) == $STEPS"
-for m in all window keep; do
+for m in all all-keeploss window keep; do
 	check "$m: its losses and every gradient bitwise equal to no offload" \
 		"$PY" -c "$cmp_py" "$T/off.json" "$T/$m.json" "$SHORT"
 done
@@ -79,7 +80,18 @@ json_check "$T/all.json" "all: the store's device bytes written == bytes offload
 	'd["store"]["device_bytes_written"] == d["offloaded_bytes"]'
 json_check "$T/all.json" "all: device bytes read == bytes offloaded" \
 	'd["store"]["device_bytes_read"] == d["offloaded_bytes"]'
-json_check "$T/all.json" "all: a tensor saved twice was written once" 'd["dedup"] > 0'
+# the loss's log-softmax output is saved twice (log_softmax, nll_loss): with the loss offloaded
+# it is written once; by default it stays in memory (backward needs it first)
+json_check "$T/all.json" "all, loss offloaded: a tensor saved twice was written once" 'd["dedup"] > 0'
+json_check "$T/all-keeploss.json" "all: the tensors saved after the model's forward (the loss's) stayed in memory" \
+	'd["dedup"] == 0 and 0 < d["offloaded_bytes"] < d["kept_bytes"] + d["offloaded_bytes"]'
+# unpack reads into 4 KiB-aligned tensors: every get moved straight into them, no staging copy
+# (the model's tensors are whole 4 KiB units); puts of torch's 64-byte aligned tensors are
+# staged once; each byte moved once each way
+json_check "$T/all.json" "all: gets read straight into aligned tensors (no staged bytes on gets), each byte moved once each way" \
+	'd["store"]["direct_bytes"] >= d["offloaded_bytes"] and d["store"]["staged_bytes"] + d["store"]["direct_bytes"] == 2 * d["offloaded_bytes"]'
+json_check "$T/all.json" "all: read ahead within its window, hook times reported" \
+	'0 < d["peak_ahead_bytes"] <= 2 << 20 and d["wait_s"] <= d["unpack_s"]'
 if [ "$(json_get "$T/all.json" 'd["store_page_cache"]')" = -1 ]; then
 	note "no fincore: the store file's page cache is not checked"
 else

@@ -8,7 +8,10 @@
  * exceeded under a load many times their size; striping puts each stripe unit on its target;
  * and every error is named: an unknown or released handle, a full store, a user's file, a
  * target truncated under the store (the gets fail with the cause, the buffers are not
- * zero-filled), a raw device without consent.
+ * zero-filled), a raw device without consent.  Page-aligned buffers move with no staging copy
+ * (the statistics show none, only a tensor's last partial 4 KiB unit is staged, and nothing
+ * past a tensor is written); a put that fails with a prefetch and a get queued behind it fails
+ * them with its cause and leaves the read-ahead window empty.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "engine/engine.h"
 #include "llmio/llmio.h"
+#include "store/store_internal.h"
 
 #define STRIPE  (64u << 10)
 #define STAGING (1u << 20)
@@ -239,6 +245,126 @@ static void roundtrip_test(void **state)
 #define ROUNDTRIP(engine)                                                                          \
 	{                                                                                          \
 		"roundtrip_" engine, roundtrip_test, NULL, NULL, (void *)engine                    \
+	}
+
+/*
+ * Page-aligned buffers: borrowed puts are written from the caller's memory and gets, waiting
+ * and not waiting with llmio_store_wait, read straight into it, with no staging copy: the
+ * statistics show zero staged bytes and no staging used for tensors of whole 4 KiB units
+ * (one and several stripes), exact device bytes, and the data back byte for byte.  A tensor
+ * that ends inside a 4 KiB unit stages only that unit (the staged bytes are exactly its tail,
+ * in and out), and a get writes nothing past the tensor.
+ */
+static void no_copy(const char *engine)
+{
+	enum { N = 12 };
+	static const uint64_t whole[N] = {
+	        4096,       8192,     STRIPE,    STRIPE + 4096, 300000 / 4096 * 4096,
+	        3 * STRIPE, 4096 * 5, 4096 * 40, STRIPE - 4096, 2 * STRIPE,
+	        4096 * 7,   4096 * 33};
+	struct llmio_store_stats st = {.stats_size = sizeof(st)};
+	struct llmio_error e = {0};
+	char path[1100], sub[1200];
+	const char *tg[1] = {sub};
+	struct llmio_store *s;
+	unsigned char *src[N], *back[N], *want;
+	uint64_t h[N], sum = 0, tails = 0, len[N];
+
+	if (!runs(engine))
+		return;
+	snprintf(sub, sizeof(sub), "%s-nocopy", at(path, sizeof(path), engine));
+	mkdir(sub, 0755);
+	want = malloc(300000);
+	assert_non_null(want);
+	for (int round = 0; round < 2; round++) {
+		/* round 0: whole 4 KiB units; round 1: tensors ending inside their last unit */
+		s = open_store(engine, tg, 1, 16u << 20, STAGING, 0);
+		sum = tails = 0;
+		for (unsigned i = 0; i < N; i++) {
+			len[i] = whole[i] - (round ? 1 + rnd() % 4095 : 0);
+			assert_int_equal(posix_memalign((void **)&src[i], 4096, whole[i] + 4096),
+			                 0);
+			assert_int_equal(posix_memalign((void **)&back[i], 4096, whole[i] + 4096),
+			                 0);
+			fill(src[i], len[i], i + 40);
+			memset(back[i], 0x5a, whole[i] + 4096);
+			assert_int_equal(
+			        llmio_store_put(s, src[i], len[i], LLMIO_STORE_BORROW, &h[i], &e),
+			        0);
+			sum += len[i];
+			tails += len[i] % 4096;
+		}
+		await_events(s, LLMIO_STORE_EV_PUT, N);
+		for (unsigned i = 0; i < N; i++) {
+			if (i % 2) {
+				assert_int_equal(
+				        llmio_store_get(s, h[i], back[i], len[i], true, &e), 0);
+			} else {
+				assert_int_equal(
+				        llmio_store_get(s, h[i], back[i], len[i], false, &e), 0);
+				assert_int_equal(llmio_store_wait(s, h[i], &e), 0);
+				/* nothing pending any more: returns at once */
+				assert_int_equal(llmio_store_wait(s, h[i], &e), 0);
+			}
+			fill(want, len[i], i + 40);
+			assert_memory_equal(back[i], want, len[i]);
+			/* not a byte past the tensor: the padding of its last unit stays out */
+			for (uint64_t j = len[i]; j < whole[i] + 4096; j++)
+				assert_int_equal(back[i][j], 0x5a);
+		}
+		assert_int_equal(llmio_store_stats(s, &st), 0);
+		assert_int_equal(st.bytes_put, sum);
+		assert_int_equal(st.bytes_got, sum);
+		for (unsigned i = 0; i < N; i++) {
+			assert_int_equal(st.device_bytes_written >= aligned(len[i]), 1);
+			assert_int_equal(llmio_store_release(s, h[i], &e), 0);
+		}
+		/* exact device bytes: each tensor once, in whole units, the padding included */
+		{
+			uint64_t asum = 0;
+
+			for (unsigned i = 0; i < N; i++)
+				asum += aligned(len[i]);
+			assert_int_equal(st.device_bytes_written, asum);
+			assert_int_equal(st.device_bytes_read, asum);
+			/* the direct parts moved both ways, the rest (tails) through staging */
+			assert_int_equal(st.direct_bytes, 2 * (sum - tails));
+		}
+		assert_int_equal(st.staged_bytes, 2 * tails);
+		if (round == 0) {
+			assert_int_equal(st.staged_bytes, 0);
+			assert_int_equal(st.peak_staging_bytes, 0);
+		} else {
+			assert_true(st.peak_staging_bytes > 0);
+		}
+		assert_int_equal(llmio_store_wait(s, h[0], &e), -ENOENT);
+		/* a COPY put of an aligned buffer is still copied: the buffer is the caller's at
+		 * once */
+		fill(src[0], len[0], 99);
+		assert_int_equal(llmio_store_put(s, src[0], len[0], LLMIO_STORE_COPY, &h[0], &e),
+		                 0);
+		memset(src[0], 0xee, len[0]);
+		assert_int_equal(llmio_store_get(s, h[0], back[0], len[0], true, &e), 0);
+		fill(want, len[0], 99);
+		assert_memory_equal(back[0], want, len[0]);
+		assert_int_equal(llmio_store_stats(s, &st), 0);
+		assert_int_equal(st.staged_bytes, 2 * tails + len[0] + len[0] % 4096);
+		llmio_store_destroy(s);
+		for (unsigned i = 0; i < N; i++) {
+			free(src[i]);
+			free(back[i]);
+		}
+	}
+	free(want);
+}
+
+static void no_copy_test(void **state)
+{
+	no_copy(*state);
+}
+#define NO_COPY(engine)                                                                            \
+	{                                                                                          \
+		"no_copy_" engine, no_copy_test, NULL, NULL, (void *)engine                        \
 	}
 
 /* Put n tensors of len bytes (seeded by index); handles into h. */
@@ -645,6 +771,119 @@ static void put_fails(void **state)
 	rmdir(mnt);
 }
 
+/* Whatever a failed check left: the file-size limit lifted, SIGXFSZ back to its default. */
+static int restore_fsize(void **state)
+{
+	struct rlimit r;
+
+	(void)state;
+	if (getrlimit(RLIMIT_FSIZE, &r) == 0) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_FSIZE, &r);
+	}
+	signal(SIGXFSZ, SIG_DFL);
+	return 0;
+}
+
+/*
+ * A put that fails with a prefetch (the order hint's read-ahead, and an explicit one) and a
+ * non-waiting get queued behind it, deterministically: the target refuses writes past 4 MiB
+ * (RLIMIT_FSIZE, so no root is needed; SIGXFSZ ignored), and the I/O thread is held while the
+ * three are queued, so they are all behind the put whatever the timing.  The get fails with
+ * the put's cause and leaves the buffer as it was, the put's event and the next flush return
+ * the cause, the read-ahead window is empty again, and the store goes on working: later
+ * tensors round-trip and are read ahead.
+ */
+static void put_fails_prefetch(const char *engine)
+{
+	const uint64_t limit = 4u << 20, len = 100000;
+	struct llmio_store_stats st = {.stats_size = sizeof(st)};
+	struct llmio_error e = {0};
+	struct rlimit old, lim;
+	char path[1100], sub[1200];
+	const char *tg[1] = {sub};
+	unsigned char *big = malloc(limit), *buf = malloc(len), *back = malloc(len);
+	uint64_t a, b, c, d;
+	struct llmio_store *s;
+	void (*prev)(int);
+
+	if (!runs(engine))
+		return;
+	assert_non_null(big);
+	assert_non_null(buf);
+	assert_non_null(back);
+	snprintf(sub, sizeof(sub), "%s-efbig", at(path, sizeof(path), engine));
+	mkdir(sub, 0755);
+	s = open_store(engine, tg, 1, 16u << 20, STAGING, 512u << 10);
+	/* the first tensor fills the store's first 4 MiB: the next one lands past the limit */
+	fill(big, limit, 1);
+	assert_int_equal(llmio_store_put(s, big, limit, LLMIO_STORE_COPY, &a, &e), 0);
+	assert_int_equal(llmio_store_flush(s, &e), 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = limit;
+	prev = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+	store_hold_io(s, true);
+	fill(buf, len, 2);
+	assert_int_equal(llmio_store_put(s, buf, len, LLMIO_STORE_BORROW, &b, &e), 0);
+	assert_int_equal(llmio_store_hint(s, LLMIO_STORE_ORDER_LIST, &b, 1, &e), 0);
+	assert_int_equal(llmio_store_prefetch(s, b, &e), 0); /* on its way already */
+	assert_true(s->ra_used > 0);                         /* queued behind the put */
+	memset(back, 0xaa, len);
+	assert_int_equal(llmio_store_get(s, b, back, len, false, &e), 0);
+	store_hold_io(s, false);
+	assert_int_equal(llmio_store_wait(s, b, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, "put failed"));
+	for (uint64_t i = 0; i < len; i++)
+		assert_int_equal(back[i], 0xaa);
+	/* events: a's put, then b's put and b's get failing with the cause (all reaped by now) */
+	{
+		struct llmio_store_event ev[8];
+
+		assert_int_equal(llmio_store_poll(s, ev, 8), 3);
+		assert_true(ev[0].handle == a && ev[0].type == LLMIO_STORE_EV_PUT);
+		for (int i = 1; i < 3; i++)
+			assert_true(ev[i].handle == b && ev[i].type == LLMIO_STORE_EV_ERROR &&
+			            ev[i].res == -EFBIG);
+	}
+	assert_int_equal(llmio_store_flush(s, &e), -EFBIG);
+	assert_non_null(strstr(e.msg, sub));
+	assert_int_equal(llmio_store_get(s, b, back, len, true, &e), -EFBIG);
+	assert_int_equal(s->ra_used, 0); /* the failed prefetch gave its window back */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+
+	/* the store goes on: the failed tensor's space is reused, read-ahead hits again */
+	assert_int_equal(llmio_store_release(s, b, &e), 0);
+	assert_int_equal(llmio_store_release(s, a, &e), 0);
+	assert_int_equal(llmio_store_hint(s, LLMIO_STORE_ORDER_REVERSE, NULL, 0, &e), 0);
+	fill(buf, len, 3);
+	assert_int_equal(llmio_store_put(s, buf, len, LLMIO_STORE_COPY, &c, &e), 0);
+	fill(buf, len, 4);
+	assert_int_equal(llmio_store_put(s, buf, len, LLMIO_STORE_COPY, &d, &e), 0);
+	get_check(s, d, 4, len, back, buf);
+	get_check(s, c, 3, len, back, buf);
+	assert_int_equal(llmio_store_stats(s, &st), 0);
+	assert_int_equal(st.prefetch_hits, 2); /* the failed one's get, and c read ahead */
+	assert_int_equal(llmio_store_flush(s, &e), 0);
+	llmio_store_destroy(s);
+	free(big);
+	free(buf);
+	free(back);
+}
+
+static void put_fails_prefetch_test(void **state)
+{
+	put_fails_prefetch(*state);
+}
+#define PUT_FAILS_PREFETCH(engine)                                                                 \
+	{                                                                                          \
+		"put_fails_prefetch_" engine, put_fails_prefetch_test, NULL, restore_fsize,        \
+		        (void *)engine                                                             \
+	}
+
 /*
  * A raw block device (a loop device over a file here): refused without allow_destructive, as
  * jobs refuse it; with it, tensors round-trip on the device itself.  Skipped unless root with
@@ -748,6 +987,12 @@ int main(void)
 	        TARGET_FAILS("io_uring"),
 	        cmocka_unit_test(blockdev),
 	        cmocka_unit_test(put_fails),
+	        NO_COPY("psync"),
+	        NO_COPY("libaio"),
+	        NO_COPY("io_uring"),
+	        NO_COPY("mmap"),
+	        PUT_FAILS_PREFETCH("psync"),
+	        PUT_FAILS_PREFETCH("io_uring"),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

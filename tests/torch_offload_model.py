@@ -125,10 +125,13 @@ def main():
     ap.add_argument("--engine", default="")
     ap.add_argument("--direct", type=int, default=1)
     ap.add_argument("--staging", type=int, default=4 << 20)
+    # the hooks' read-ahead window (0: the store's read-ahead budget, half its staging)
     ap.add_argument("--readahead", type=int, default=0)
     ap.add_argument("--inflight", type=int, default=4 << 20)
     ap.add_argument("--capacity", type=int, default=256 << 20)
     ap.add_argument("--trace", default="")
+    # offload the tensors saved after the model's forward (the loss's) too
+    ap.add_argument("--offload-loss", type=int, default=0)
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
@@ -145,11 +148,12 @@ def main():
 
         if a.mode != "keep":
             store = llmio_offload.Store([a.dir], engine=a.engine, direct=bool(a.direct),
-                                        capacity=a.capacity, staging_bytes=a.staging,
-                                        readahead_bytes=a.readahead)
+                                        capacity=a.capacity, staging_bytes=a.staging)
         hooks = llmio_offload.Offload(store, policy=a.mode, min_bytes=a.min_bytes, model=model,
                                       layers=list(model.blocks), keep_last=1,
-                                      max_inflight_bytes=a.inflight, trace=a.trace or None)
+                                      max_inflight_bytes=a.inflight, trace=a.trace or None,
+                                      readahead_bytes=a.readahead or None,
+                                      keep_after_forward=not a.offload_loss)
     elif a.mode == "torchsave":
         hooks = TorchSave(a.dir, a.min_bytes)
 
@@ -191,7 +195,8 @@ def main():
     if hooks is not None and hasattr(hooks, "close"):
         hooks.close()
         out.update(offloaded=hooks.offloaded, kept=hooks.kept, kept_bytes=hooks.kept_bytes,
-                   dedup=hooks.dedup)
+                   dedup=hooks.dedup, pack_s=hooks.pack_s, unpack_s=hooks.unpack_s,
+                   wait_s=hooks.wait_s, peak_ahead_bytes=hooks.peak_ahead_bytes)
     if store is not None:
         out["store"] = store.stats()
         out["store_page_cache"] = page_cache(a.dir)

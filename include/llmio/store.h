@@ -11,6 +11,10 @@
  * thread-safe against each other); the store owns one internal I/O thread that runs the engine
  * loop, copies into and out of its staging pool and completes requests.
  *
+ * No copy: a put or get whose buffer is aligned to 4096 bytes (host engines) moves between that
+ * buffer and the device with no staging copy; only a last 4 KiB unit the tensor ends inside goes
+ * through staging.  Other buffers are copied into or out of staging by the I/O thread.
+ *
  * Errors: every function returns 0 (or a count) or a negative errno; when `e` is not NULL it
  * receives one line naming the problem and the fix (struct llmio_error, llmio/common.h).
  */
@@ -82,7 +86,8 @@ enum llmio_store_put_flags {
 	 * caller may reuse buf at once.  A tensor larger than the free staging waits, in put,
 	 * for earlier writes to free buffers (write-behind is bounded by staging_bytes). */
 	LLMIO_STORE_COPY = 0,
-	LLMIO_STORE_BORROW = 1, /* caller keeps buf valid and unchanged until LLMIO_STORE_EV_PUT */
+	LLMIO_STORE_BORROW = 1, /* caller keeps buf valid and unchanged until LLMIO_STORE_EV_PUT;
+	                           aligned buf: written from buf itself, no staging copy */
 };
 
 /**
@@ -108,6 +113,16 @@ LLMIO_API int llmio_store_put(struct llmio_store *s, const void *buf, uint64_t l
  */
 LLMIO_API int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t len,
                               bool wait, struct llmio_error *e);
+
+/**
+ * Wait until every get of the tensor started with wait = false has landed (their events are
+ * queued as usual); counts a stall, and its time, when one was still in flight.  With
+ * non-waiting gets into aligned buffers issued ahead of need, a caller reads ahead into its
+ * own memory with no staging copy, and waits here only for what has not arrived.
+ * \return 0; -ENOENT (unknown or released handle); the -errno of the first of those gets that
+ *         failed since the last wait (the message names the cause).
+ */
+LLMIO_API int llmio_store_wait(struct llmio_store *s, uint64_t handle, struct llmio_error *e);
 
 /**
  * Bring a tensor into the memory tier ahead of its get (bounded by readahead_bytes).
@@ -173,15 +188,17 @@ struct llmio_store_stats {
 	uint64_t bytes_put;                               /* bytes handed to put */
 	uint64_t bytes_got;                               /* bytes returned by get */
 	uint64_t device_bytes_written, device_bytes_read; /* bytes the engine moved */
-	uint64_t stalls;                                  /* gets that had to wait for storage */
-	uint64_t stall_ns;                                /* total time those gets waited */
-	uint64_t io_busy_ns;                              /* time with at least one I/O in flight */
-	double overlap; /* 1 - stall_ns / io_busy_ns: I/O hidden behind the caller */
+	uint64_t stalls;     /* gets and llmio_store_wait calls that had to wait for storage */
+	uint64_t stall_ns;   /* total time those gets waited */
+	uint64_t io_busy_ns; /* time with at least one I/O in flight */
+	double overlap;      /* 1 - stall_ns / io_busy_ns: I/O hidden behind the caller */
 	uint64_t peak_staging_bytes;
 	uint64_t prefetch_hits; /* gets served from the memory tier */
 	uint64_t cpu_ns;        /* CPU of the store's I/O thread (user + system) */
 	/* Added after the draft (read only when stats_size covers them): */
 	uint64_t peak_readahead_bytes; /* most staging held or being filled by read-ahead */
+	uint64_t staged_bytes; /* copied between callers' buffers and staging (in and out) */
+	uint64_t direct_bytes; /* moved by the engine straight from / into callers' buffers */
 };
 
 /**

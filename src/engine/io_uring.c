@@ -182,6 +182,7 @@ struct uring_eng {
 	unsigned submit_batch;
 	unsigned reap_batch;
 	bool fixedbufs;
+	unsigned nbufs; /* registered: an io_req whose buf_idx is not one of them is plain */
 	bool regfiles;
 	bool sqpoll;
 	struct spin_window spin; /* sqpoll: how long reap watches the CQ ring before sleeping */
@@ -380,6 +381,7 @@ static void register_buffers(struct uring_eng *p, const struct engine_setup *s, 
 	else
 		engine_appendf(notes, nlen, ", fixedbufs on");
 	p->fixedbufs = ret == 0;
+	p->nbufs = s->nbufs;
 }
 
 static void register_files(struct uring_eng *p, const struct engine_setup *s, char *notes,
@@ -610,6 +612,11 @@ static int uring_queue(struct engine_ctx *ctx, struct io_req *io)
 	sqe->addr = (uint64_t)(uintptr_t)io->buf;
 	sqe->len = io->len;
 	sqe->buf_index = (uint16_t)(io->buf_idx & p->buf_idx_mask);
+	/* the tensor store hands in callers' own buffers too (buf_idx past the registered ones) */
+	if (p->fixedbufs && io->buf_idx >= p->nbufs) {
+		sqe->opcode = io->op == ENGINE_OP_WRITE ? IORING_OP_WRITE : IORING_OP_READ;
+		sqe->buf_index = 0;
+	}
 	io_uring_sqe_set_data(sqe, io);
 	p->inflight++;
 	return ENGINE_Q_QUEUED;

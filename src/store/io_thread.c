@@ -10,8 +10,11 @@
  * piece into its buffer as it is issued; a get copies each piece out as it lands; a prefetch
  * keeps its buffers until a get or a drop consumes them.  Every completion's byte count is
  * checked: a short or failed I/O fails its operation with the cause, and the remaining pieces
- * are not issued.  Nothing here allocates, locks or logs; the clock is read only when the
- * number of I/Os in flight leaves or reaches zero (for io_busy_ns).
+ * are not issued.  A put or get whose caller memory is aligned skips staging: the engine moves
+ * the piece's whole alignment units straight from or into the caller's buffer, and only a last
+ * unit the tensor ends inside goes through a staging buffer (no read or write past the tensor).
+ * Nothing here allocates, locks or logs; the clock is read only when the number of I/Os in flight
+ * leaves or reaches zero (for io_busy_ns).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -56,6 +59,13 @@ static void eventfd_kick(int fd)
 void store_wake_io(struct llmio_store *s)
 {
 	if (__atomic_load_n(&s->io_sleeping, __ATOMIC_SEQ_CST))
+		eventfd_kick(s->wake_fd);
+}
+
+void store_hold_io(struct llmio_store *s, bool hold)
+{
+	__atomic_store_n(&s->hold, hold, __ATOMIC_SEQ_CST);
+	if (!hold)
 		eventfd_kick(s->wake_fd);
 }
 
@@ -117,16 +127,30 @@ static void fail(struct store_op *op, int res, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The tag of an I/O: the piece number, and which part of the piece it moves.  A piece whose
+ * caller memory is aligned goes straight between the caller's buffer and the device (DIRECT);
+ * when its data ends inside its last alignment unit, that unit goes through a staging buffer
+ * (TAIL), so nothing reads or writes past the caller's tensor.  Other pieces take a staging
+ * buffer whole.
+ */
+#define TAG_DIRECT (1ull << 32)
+#define TAG_TAIL   (1ull << 33)
+
 /* The piece's I/O is done (or failed): check its bytes, move the data, free what it held. */
 static void piece_done(struct io_state *st, struct io_req *io)
 {
 	struct llmio_store *s = st->s;
 	uint32_t idx = (uint32_t)io->priv, k = (uint32_t)io->tag;
 	struct store_op *op = &s->ops[idx];
-	uint64_t lo, hi, data;
+	uint64_t lo, hi, data, skip = 0;
 	bool keep = false;
 
 	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
+	if (io->tag & TAG_TAIL) { /* the piece's last unit: its data follows the direct part */
+		skip = (hi - lo) - io->len;
+		data -= skip;
+	}
 	if (io->res > 0)
 		store_add(io->op == ENGINE_OP_WRITE ? &s->dev_written : &s->dev_read,
 		          (uint64_t)io->res);
@@ -143,15 +167,19 @@ static void piece_done(struct io_state *st, struct io_req *io)
 			     "%s of %u bytes at offset %llu of %s moved %lld bytes: the target "
 			     "lost its space (truncated, removed or full?)",
 			     what, io->len, (unsigned long long)io->off, path, (long long)io->res);
+	} else if (io->tag & TAG_DIRECT) {
+		store_add(&s->direct_bytes, io->len); /* no copy: the engine used the caller's */
 	} else if (op->type == STORE_OP_GET && !op->res) {
-		if (staging_out(s, io->buf_idx, 0, (char *)op->dst + (lo - op->ext.start), data))
+		if (staging_out(s, io->buf_idx, 0, (char *)op->dst + (lo - op->ext.start) + skip,
+		                data))
 			fail(op, -EIO, "copying %llu bytes out of GPU staging memory failed",
 			     (unsigned long long)data);
+		store_add(&s->staged_bytes, data);
 	} else if (op->type == STORE_OP_PREFETCH) {
 		op->bufs[k] = io->buf_idx;
 		keep = true;
 	}
-	if (!keep)
+	if (!keep && io->buf_idx != STORE_NO_BUF)
 		staging_put(&s->stg, io->buf_idx);
 	st->free[st->nfree++] = io;
 	op->ndone++;
@@ -168,47 +196,21 @@ static void busy_edge(struct io_state *st, bool up)
 		store_add(&st->s->io_busy_ns, now_ns() - st->busy_t0);
 }
 
-/* Issue one piece of a PUT, GET or PREFETCH.  false: no slot or buffer now. */
-static bool issue_piece(struct io_state *st, uint32_t idx)
+/*
+ * Queue one I/O on the engine (an I/O the engine refuses completes failed).  Its operation
+ * counts it in flight already: a piece's first I/O completing at once must not finish the
+ * operation before its second one is queued.
+ */
+static void submit(struct io_state *st, struct io_req *io)
 {
 	struct llmio_store *s = st->s;
-	struct store_op *op = &s->ops[idx];
-	uint32_t k = op->issued;
-	uint64_t lo, hi, data;
-	struct io_req *io;
-	uint16_t b;
 	int q;
 
-	if (!st->nfree || !staging_get(&s->stg, &b))
-		return false;
-	io = st->free[--st->nfree];
-	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
-	io->buf = s->stg.buf[b];
-	io->buf_idx = b;
-	io->len = (uint32_t)(hi - lo);
-	store_place(s, lo, &io->file, &io->off);
-	io->priv = idx;
-	io->tag = k;
-	io->res = 0;
-	io->op = op->type == STORE_OP_PUT ? ENGINE_OP_WRITE : ENGINE_OP_READ;
-	if (op->type == STORE_OP_PUT) {
-		if (staging_in(s, b, 0, (const char *)op->src + (lo - op->ext.start), data)) {
-			fail(op, -EIO, "copying %llu bytes into GPU staging memory failed",
-			     (unsigned long long)data);
-			staging_put(&s->stg, b);
-			st->free[st->nfree++] = io;
-			return true; /* advance() sees op->res */
-		}
-		if (data < hi - lo)
-			staging_zero_tail(s, b, data, hi - lo);
-	}
-	op->issued++;
-	op->inflight++;
 	busy_edge(st, true);
 	q = s->eng->queue(&s->ctx, io);
 	if (q == ENGINE_Q_QUEUED) {
 		st->dirty = true;
-		return true;
+		return;
 	}
 	busy_edge(st, false);
 	if (q == ENGINE_Q_BUSY)
@@ -216,6 +218,93 @@ static bool issue_piece(struct io_state *st, uint32_t idx)
 	else if (q < 0)
 		io->res = q;
 	piece_done(st, io);
+}
+
+static struct io_req *io_new(struct io_state *st, uint32_t idx, uint64_t tag, uint64_t lo,
+                             uint64_t len)
+{
+	struct llmio_store *s = st->s;
+	struct io_req *io = st->free[--st->nfree];
+
+	io->len = (uint32_t)len;
+	store_place(s, lo, &io->file, &io->off);
+	io->priv = idx;
+	io->tag = tag;
+	io->res = 0;
+	io->op = s->ops[idx].type == STORE_OP_PUT ? ENGINE_OP_WRITE : ENGINE_OP_READ;
+	io->buf_idx = STORE_NO_BUF;
+	return io;
+}
+
+/*
+ * Bytes of piece [lo, hi) with data bytes that can move straight between the caller's memory
+ * and the device: the whole alignment units of its data when the caller's address is aligned
+ * (host memory, a borrowed put or a get; a prefetch fills staging), else 0.  A COPY put never:
+ * its caller has the buffer back as soon as every piece is issued.
+ */
+static uint64_t direct_len(const struct llmio_store *s, const struct store_op *op, uint64_t lo,
+                           uint64_t data)
+{
+	const char *p = op->type == STORE_OP_PUT   ? (const char *)op->src
+	                : op->type == STORE_OP_GET ? (const char *)op->dst
+	                                           : NULL;
+
+	if (!p || s->stg.engine_mem || op->wait_copy ||
+	    (uintptr_t)(p + (lo - op->ext.start)) % s->align)
+		return 0;
+	return data / s->align * s->align;
+}
+
+/* Issue one piece of a PUT, GET or PREFETCH.  false: no slot or buffer now. */
+static bool issue_piece(struct io_state *st, uint32_t idx)
+{
+	struct llmio_store *s = st->s;
+	struct store_op *op = &s->ops[idx];
+	uint32_t k = op->issued;
+	uint64_t lo, hi, data, body;
+	struct io_req *io = NULL, *tail;
+	uint16_t b = STORE_NO_BUF;
+
+	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
+	body = direct_len(s, op, lo, data);
+	/* all or nothing: the slots and the buffer the piece needs */
+	if (st->nfree < (body && body < hi - lo ? 2u : 1u) ||
+	    (body < hi - lo && !staging_get(&s->stg, &b)))
+		return false;
+	if (body) {
+		io = io_new(st, idx, k | TAG_DIRECT, lo, body);
+		io->buf =
+		        (char *)(op->type == STORE_OP_PUT ? (void *)(uintptr_t)op->src : op->dst) +
+		        (lo - op->ext.start);
+	}
+	if (body < hi - lo) {
+		tail = io_new(st, idx, k | (body ? TAG_TAIL : 0), lo + body, hi - lo - body);
+		tail->buf = s->stg.buf[b];
+		tail->buf_idx = b;
+		if (op->type == STORE_OP_PUT) {
+			if (staging_in(s, b, 0, (const char *)op->src + (lo - op->ext.start) + body,
+			               data - body)) {
+				fail(op, -EIO, "copying %llu bytes into GPU staging memory failed",
+				     (unsigned long long)(data - body));
+				staging_put(&s->stg, b);
+				st->free[st->nfree++] = tail;
+				if (io)
+					st->free[st->nfree++] = io;
+				return true; /* advance() sees op->res */
+			}
+			store_add(&s->staged_bytes, data - body);
+			if (data < hi - lo)
+				staging_zero_tail(s, b, data - body, hi - lo - body);
+		}
+	} else {
+		tail = NULL;
+	}
+	op->issued++;
+	op->inflight += (io != NULL) + (tail != NULL);
+	if (io)
+		submit(st, io);
+	if (tail)
+		submit(st, tail);
 	return true;
 }
 
@@ -238,6 +327,7 @@ static void consume_prefetch(struct io_state *st, uint32_t idx)
 				fail(op, -EIO,
 				     "copying %llu bytes out of GPU staging memory failed",
 				     (unsigned long long)data);
+			store_add(&s->staged_bytes, data);
 		}
 		staging_put(&s->stg, pf->bufs[k]);
 		pf->bufs[k] = STORE_NO_BUF;
@@ -314,6 +404,8 @@ static void take_commands(struct io_state *st)
 {
 	uint32_t idx;
 
+	if (__atomic_load_n(&st->s->hold, __ATOMIC_ACQUIRE))
+		return;
 	while (store_ring_pop(&st->s->cmd, &idx)) {
 		struct store_op *op = &st->s->ops[idx];
 
@@ -389,7 +481,8 @@ static void idle(struct llmio_store *s)
 	uint64_t v;
 
 	__atomic_store_n(&s->io_sleeping, 1, __ATOMIC_SEQ_CST);
-	if (store_ring_empty(&s->cmd) && !__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
+	if ((store_ring_empty(&s->cmd) || __atomic_load_n(&s->hold, __ATOMIC_SEQ_CST)) &&
+	    !__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
 		while (read(s->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
 			;
 	__atomic_store_n(&s->io_sleeping, 0, __ATOMIC_SEQ_CST);
@@ -474,7 +567,8 @@ void *store_io_main(void *arg)
 				engine_broke(&st, rc);
 			continue;
 		}
-		if (completed || !store_ring_empty(&s->cmd))
+		if (completed ||
+		    (!store_ring_empty(&s->cmd) && !__atomic_load_n(&s->hold, __ATOMIC_SEQ_CST)))
 			continue;
 		if (!st.fn && __atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
 			break;

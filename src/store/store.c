@@ -133,6 +133,7 @@ static void tensor_maybe_free(struct llmio_store *s, struct store_tensor *t)
 	s->zombies--;
 	extents_free(&s->ext, t->ext.start, t->ext.alen);
 	free(t->errmsg);
+	free(t->get_errmsg);
 	memset(t, 0, sizeof(*t));
 	t->next = s->free_tensor;
 	s->free_tensor = i + 1;
@@ -204,6 +205,14 @@ static void reaped(struct llmio_store *s, uint32_t idx)
 	case STORE_OP_GET:
 		if (!op->res)
 			s->st.bytes_got += op->len;
+		if (op->event && t) { /* wait = false: llmio_store_wait() may ask for it */
+			t->gets_async--;
+			if (op->res && !t->get_err) {
+				t->get_err = op->res;
+				free(t->get_errmsg);
+				t->get_errmsg = strdup(op->msg);
+			}
+		}
 		if (op->event)
 			event_push(s, op->handle,
 			           op->res ? LLMIO_STORE_EV_ERROR : LLMIO_STORE_EV_GOT, op->res);
@@ -555,6 +564,7 @@ void llmio_store_destroy(struct llmio_store *s)
 		uint64_t one = 1;
 
 		/* It finishes every operation pushed so far, then leaves; woken either way. */
+		__atomic_store_n(&s->hold, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
 		while (write(s->wake_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 			;
@@ -562,8 +572,10 @@ void llmio_store_destroy(struct llmio_store *s)
 	}
 	store_targets_close(s);
 	extents_fini(&s->ext);
-	for (size_t i = 0; i < s->ntensors; i++)
+	for (size_t i = 0; i < s->ntensors; i++) {
 		free(s->tensors[i].errmsg);
+		free(s->tensors[i].get_errmsg);
+	}
 	free(s->tensors);
 	free(s->hint);
 	free(s->evq.ev);
@@ -703,6 +715,7 @@ int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t 
 		set_dep(s, &s->ops[idx], t->put_op);
 	}
 	t->pending++;
+	t->gets_async += !wait;
 	s->st.gets++;
 	t0 = now_ns();
 	op_push(s, idx);
@@ -719,6 +732,36 @@ int llmio_store_get(struct llmio_store *s, uint64_t handle, void *buf, uint64_t 
 	if (rc)
 		rc = llmio_err(e, rc, "get of tensor %#llx: %s", (unsigned long long)handle,
 		               s->ops[idx].msg);
+	return rc;
+}
+
+int llmio_store_wait(struct llmio_store *s, uint64_t handle, struct llmio_error *e)
+{
+	struct store_tensor *t;
+	uint32_t ti;
+	uint64_t t0;
+	int rc = tensor_arg(s, handle, "wait", &t, e);
+
+	if (rc)
+		return rc;
+	ti = (uint32_t)(t - s->tensors);
+	if (t->gets_async) {
+		t0 = now_ns();
+		while (s->tensors[ti].gets_async) {
+			wait_io(s, NULL);
+			reap_all(s);
+		}
+		s->st.stalls++;
+		s->st.stall_ns += now_ns() - t0;
+	}
+	t = &s->tensors[ti];
+	if (t->get_err) {
+		rc = llmio_err(e, t->get_err, "get of tensor %#llx: %s", (unsigned long long)handle,
+		               t->get_errmsg ? t->get_errmsg : "");
+		t->get_err = 0;
+		free(t->get_errmsg);
+		t->get_errmsg = NULL;
+	}
 	return rc;
 }
 
@@ -874,6 +917,8 @@ int llmio_store_stats(struct llmio_store *s, struct llmio_store_stats *st)
 	v.device_bytes_written = store_load(&s->dev_written);
 	v.device_bytes_read = store_load(&s->dev_read);
 	v.io_busy_ns = store_load(&s->io_busy_ns);
+	v.staged_bytes = store_load(&s->staged_bytes);
+	v.direct_bytes = store_load(&s->direct_bytes);
 	v.overlap = v.io_busy_ns ? 1.0 - (double)v.stall_ns / (double)v.io_busy_ns : 0.0;
 	if (v.overlap < 0)
 		v.overlap = 0;

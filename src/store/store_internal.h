@@ -148,8 +148,11 @@ struct store_tensor {
 	uint32_t prev;    /* put order: index + 1 of the tensor put before it, or 0 */
 	uint32_t next;
 	bool released;
-	int err;      /* its put failed: gets return this */
-	char *errmsg; /* and this (allocated on failure only) */
+	int err;             /* its put failed: gets return this */
+	char *errmsg;        /* and this (allocated on failure only) */
+	uint32_t gets_async; /* its gets with wait = false not reaped yet (llmio_store_wait) */
+	int get_err;         /* the first of them that failed since the last wait */
+	char *get_errmsg;    /* its cause (allocated on failure only) */
 };
 
 struct store_target {
@@ -188,6 +191,7 @@ struct llmio_store {
 	struct store_ring cmd, done;
 	int wake_fd, done_fd, ev_fd;
 	int io_sleeping, caller_waiting, ev_armed, stop; /* atomics */
+	int hold; /* atomic; tests only (store_hold_io): the I/O thread takes no command */
 	pthread_t thread;
 	bool thread_started;
 
@@ -215,12 +219,20 @@ struct llmio_store {
 	/* Statistics: the caller's, and the I/O thread's (atomics). */
 	struct llmio_store_stats st;
 	uint64_t dev_written, dev_read, io_busy_ns;
+	uint64_t staged_bytes; /* copied between callers' memory and staging */
+	uint64_t direct_bytes; /* moved by the engine straight from / into callers' memory */
 };
 
 /* io_thread.c */
 void *store_io_main(void *arg);
 /* Wake the I/O thread if it sleeps (after pushing on cmd). */
 void store_wake_io(struct llmio_store *s);
+/*
+ * Tests only: while held, the I/O thread takes no new command (those pushed wait on cmd), so a
+ * test can queue operations behind one whose outcome is known (a put that will fail) without
+ * depending on timing.  Releasing the hold wakes the thread.
+ */
+void store_hold_io(struct llmio_store *s, bool hold);
 
 /* targets.c */
 int store_targets_open(struct llmio_store *s, struct llmio_error *e);
