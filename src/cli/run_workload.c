@@ -222,36 +222,6 @@ static const char *align_right(void)
 	return "lrrrrrrrrrrrrrrr";
 }
 
-/* Engines side by side: each phase's time and rate per engine. */
-static void compare_table(FILE *f, struct wl *runs, unsigned n)
-{
-	struct cells c;
-
-	if (n < 2 || n >= FMT_TABLE_MAX_COLS || cells_init(&c, runs[0].nphases + 1, n + 1))
-		return;
-	fprintf(f, "\nphase time and rate by engine\n");
-	snprintf(c.text[0], 48, "phase");
-	for (unsigned e = 0; e < n; e++)
-		snprintf(c.text[1 + e], 48, "%s", runs[e].base.engine);
-	for (unsigned p = 0; p < runs[0].nphases; p++) {
-		char(*row)[48] = &c.text[(p + 1) * c.cols];
-
-		snprintf(row[0], 48, "%s", runs[0].phases[p].name);
-		for (unsigned e = 0; e < n; e++) {
-			char t[20], r[20];
-
-			if (p >= runs[e].nphases) {
-				snprintf(row[1 + e], 48, "-");
-				continue;
-			}
-			fmt_seconds(t, sizeof(t), runs[e].phases[p].wall_s);
-			fmt_rate(r, sizeof(r), phase_rate(&runs[e].phases[p]));
-			snprintf(row[1 + e], 48, "%s %s", t, r);
-		}
-	}
-	cells_print(f, &c, align_right());
-}
-
 /* A phase's metric, or -1 when it has none. */
 static double phase_metric(const struct wl_phase *ph, const char *name)
 {
@@ -261,16 +231,36 @@ static double phase_metric(const struct wl_phase *ph, const char *name)
 	return -1;
 }
 
-/* With an s3:// --directory: each phase's client CPU per GB by engine, objects beside files. */
-static void compare_cpu(FILE *f, struct wl *runs, unsigned n)
+/* A phase's cell in a table by engine: its time and rate. */
+static void cell_time_rate(char *buf, size_t len, const struct wl_phase *ph)
+{
+	char t[20], r[20];
+
+	fmt_seconds(t, sizeof(t), ph->wall_s);
+	fmt_rate(r, sizeof(r), phase_rate(ph));
+	snprintf(buf, len, "%s %s", t, r);
+}
+
+/* A phase's cell in a table by engine: the client's CPU seconds per GB, "-" without. */
+static void cell_client_cpu(char *buf, size_t len, const struct wl_phase *ph)
+{
+	double v = phase_metric(ph, "client_cpu_s_per_GB");
+
+	if (v < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+/* Engines side by side: a row per phase of the first run, a column per engine. */
+static void by_engine(FILE *f, const char *title, struct wl *runs, unsigned n,
+                      void (*cell)(char *buf, size_t len, const struct wl_phase *ph))
 {
 	struct cells c;
 
-	if (n < 2 || n >= FMT_TABLE_MAX_COLS || !runs[0].nphases ||
-	    phase_metric(&runs[0].phases[0], "client_cpu_s_per_GB") < 0 ||
-	    cells_init(&c, runs[0].nphases + 1, n + 1))
+	if (n < 2 || n >= FMT_TABLE_MAX_COLS || cells_init(&c, runs[0].nphases + 1, n + 1))
 		return;
-	fprintf(f, "\nclient CPU seconds per GB by engine\n");
+	fprintf(f, "\n%s\n", title);
 	snprintf(c.text[0], 48, "phase");
 	for (unsigned e = 0; e < n; e++)
 		snprintf(c.text[1 + e], 48, "%s", runs[e].base.engine);
@@ -278,18 +268,22 @@ static void compare_cpu(FILE *f, struct wl *runs, unsigned n)
 		char(*row)[48] = &c.text[(p + 1) * c.cols];
 
 		snprintf(row[0], 48, "%s", runs[0].phases[p].name);
-		for (unsigned e = 0; e < n; e++) {
-			double v = p < runs[e].nphases
-			                   ? phase_metric(&runs[e].phases[p], "client_cpu_s_per_GB")
-			                   : -1;
-
-			if (v < 0)
-				snprintf(row[1 + e], 48, "-");
+		for (unsigned e = 0; e < n; e++)
+			if (p < runs[e].nphases)
+				cell(row[1 + e], 48, &runs[e].phases[p]);
 			else
-				snprintf(row[1 + e], 48, "%.3f", v);
-		}
+				snprintf(row[1 + e], 48, "-");
 	}
 	cells_print(f, &c, align_right());
+}
+
+/* Engines side by side: each phase's time and rate; with an s3:// --directory also the
+ * client CPU per GB, objects beside files. */
+static void compare_table(FILE *f, struct wl *runs, unsigned n)
+{
+	by_engine(f, "phase time and rate by engine", runs, n, cell_time_rate);
+	if (runs[0].nphases && phase_metric(&runs[0].phases[0], "client_cpu_s_per_GB") >= 0)
+		by_engine(f, "client CPU seconds per GB by engine", runs, n, cell_client_cpu);
 }
 
 /* Phases that only computed (no streams) with the same metrics, as columns side by side: the
@@ -828,8 +822,6 @@ int cmd_run_workload(int argc, char **argv)
 	}
 	if (!quiet && !(json && !strcmp(json, "-")))
 		compare_table(stdout, out.runs, out.n);
-	if (!quiet && !(json && !strcmp(json, "-")))
-		compare_cpu(stdout, out.runs, out.n);
 	/* every rank has finished its I/O (the reduce above is collective): the files may go */
 	if (wl_leftover_end(&left, keep, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
