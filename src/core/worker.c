@@ -551,8 +551,12 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 
 		w->free_ios[nf++] = io;
 		ok = complete_io(w, io, t, counting, hooks);
-		if (ok && counting)
-			lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
+		if (!ok || !counting)
+			continue;
+		lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
+		if (w->log) /* fio's logs (write_*_log), per I/O as in complete() */
+			iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res,
+			          io->t_submit - io->t_queue, t - io->t_submit, t - io->t_queue);
 	}
 	lat_run_flush(&run, t);
 	*nfree = nf;
