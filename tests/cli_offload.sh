@@ -65,6 +65,14 @@ expect_rc 0 "offload --tensor 64k (layers in pieces)" run --workload offload \
 json_check "$T/p.json" "pieces: still $want bytes each way" \
 	"$m[0]['metrics']['bytes_written'] == $want == $m[0]['metrics']['bytes_read']"
 
+# through the page cache at queue depth 1: a tensor that ends inside an alignment unit needs a
+# direct part and a staged tail; with one I/O slot it is staged whole (this hung once)
+expect_rc 0 "offload --direct 0 at iodepth 1 ends" run --workload offload --model gpt2 \
+	--steps 1 --layers 2 --fwd_ms 2 --scale 0.01 --directory "$T" --engine psync --direct 0 \
+	--iodepth 1 --json "$T/b.json" --quiet
+json_check "$T/b.json" "...and reads back every byte it wrote" \
+	"$m[0]['metrics']['bytes_written'] == $m[0]['metrics']['bytes_read'] > 0"
+
 # every engine that runs here, side by side
 expect_rc 0 "offload --engine all" run --workload offload --trace "$T/trace.txt" --steps 1 \
 	--fwd_ms 0.1 --directory "$T" --engine all --json "$T/a.json"

@@ -267,6 +267,9 @@ static bool issue_piece(struct io_state *st, uint32_t idx)
 
 	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
 	body = direct_len(s, op, lo, data);
+	/* a direct part plus a staged tail takes two slots at once: with one slot, stage it all */
+	if (body && body < hi - lo && s->depth < 2)
+		body = 0;
 	/* all or nothing: the slots and the buffer the piece needs */
 	if (st->nfree < (body && body < hi - lo ? 2u : 1u) ||
 	    (body < hi - lo && !staging_get(&s->stg, &b)))
