@@ -278,6 +278,14 @@ static inline bool complete_hooks(const struct job *j)
 	return (j->o.io_source && j->o.io_source->done) || j->o.verify;
 }
 
+/* One measured completion into fio's logs (write_*_log), when the job keeps them. */
+static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
+{
+	if (w->log)
+		iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res,
+		          io->t_submit - io->t_queue, t - io->t_submit, t - io->t_queue);
+}
+
 /* Account one completion with its latencies; false when the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
@@ -288,9 +296,7 @@ static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, boo
 
 		llmio_hist_add(&st->clat, t - io->t_submit);
 		llmio_hist_add(&st->lat, t - io->t_queue);
-		if (w->log)
-			iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res,
-			          io->t_submit - io->t_queue, t - io->t_submit, t - io->t_queue);
+		log_io(w, io, t);
 	}
 	return true;
 }
@@ -554,9 +560,7 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 		if (!ok || !counting)
 			continue;
 		lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
-		if (w->log) /* fio's logs (write_*_log), per I/O as in complete() */
-			iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res,
-			          io->t_submit - io->t_queue, t - io->t_submit, t - io->t_queue);
+		log_io(w, io, t);
 	}
 	lat_run_flush(&run, t);
 	*nfree = nf;
