@@ -355,6 +355,29 @@ static void sample_stats(const struct job *j, struct llmio_result *r)
 		}
 }
 
+/*
+ * A time-based window ends at its runtime, or later when a thread has not completed one I/O
+ * in it yet, by at most LATE_MAX_NS.  On a loaded disk a single I/O can outlast a short
+ * runtime; a window that ended then would report a thread that worked as one that did nothing
+ * (fio, too, checks its runtime only between I/Os).  Rates still divide by the window's real
+ * length.  The control thread polls during this grace only.
+ */
+#define LATE_MAX_NS  2000000000ull
+#define LATE_TICK_NS 1000000ull
+
+static bool every_worker_counted(const struct job *j)
+{
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct worker *w = &j->workers[i];
+
+		if (atomic_load(&w->state) != STATE_DONE && !w->err &&
+		    !atomic_load_explicit(&w->live_ios[0], memory_order_relaxed) &&
+		    !atomic_load_explicit(&w->live_ios[1], memory_order_relaxed))
+			return false;
+	}
+	return true;
+}
+
 /* Run the ramp and the measured window; fills start/end snapshots. */
 static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *interrupted)
 {
@@ -392,8 +415,13 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 			atomic_store(&j->stop, 1);
 		}
 		now = now_ns();
-		if (deadline && now >= deadline)
+		if (deadline && now >= deadline) {
+			if (!every_worker_counted(j) && now < deadline + LATE_MAX_NS) {
+				wait_wake(j, LATE_TICK_NS);
+				continue;
+			}
 			atomic_store(&j->stop, 1);
+		}
 		if (atomic_load(&j->stop)) {
 			sample(j, now); /* the last second, when a whole one has passed */
 			snap_take(j, s1);
