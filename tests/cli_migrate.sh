@@ -208,6 +208,8 @@ expect_rc 0 "the bandwidth measured with the step's tensor sizes" run --workload
 	--policy g10 --calib_bytes 4m --json "$T/cal2.json"
 json_check "$T/cal2.json" "and said so" \
 	"all(\"GB/s (measured, step's sizes)\" in p['note'] for p in d['runs'][0]['phases'])"
+json_check "$T/cal2.json" "each way simulated at its own measured rate (the plan books the slower)" \
+	"all(' GB/s out, ' in p['note'] and p['note'].split('(measured, step')[0].split()[-2] == min(p['note'].split('simulated at ')[1].split(' GB/s out, ')[0], p['note'].split(' GB/s out, ')[1].split(' in;')[0], key=float) for p in d['runs'][0]['phases'])"
 expect_rc 0 "--simulate alone" run --workload migrate --lifetimes "$T/small.lt" \
 	--budget 1500000 --simulate --policy g10 --json "$T/cal3.json"
 json_check "$T/cal3.json" "is G10's model: no queue shared, no late kernels" \

@@ -714,6 +714,42 @@ static void one_ssd_queue_and_late_kernels(void **state)
 	lt_release(&s);
 }
 
+/* The SSD measured at different rates each way (the calibration): the planner books 10 GB/s,
+ * the simulation writes at 2 (A's 1 GB out: 0.5 s from kernel 1, due before kernel 2: 0.4 s
+ * of stall) and reads at 5 (back in 0.2 s: in time on its own channel; behind the write on
+ * one queue, 0.1 s late for kernel 3). */
+static void ssd_each_way_at_its_rate(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+	uint32_t a;
+
+	(void)state;
+	assert_int_equal(parse(queue_step, &s, &e), 0);
+	a = tensor_index(&s, "A");
+	plan_cfg_init(&c, 2000000000);
+	c.tier[PLAN_SSD] = (struct plan_tier_spec){.gbps = 10};
+	assert_int_equal(plan_init(&p, "hand", &s, c.budget, &e), 0);
+	assert_int_equal(plan_add(&p, &s, a, PLAN_OUT, PLAN_SSD, 1, 2, &e), 0);
+	assert_int_equal(plan_add(&p, &s, a, PLAN_IN, PLAN_SSD, 2, 3, &e), 0);
+	plan_sort(&p);
+	assert_int_equal(plan_check(&p, &s, &c, &e), 0);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(r.stall_s < 1e-9); /* 0.1 s each way at 10 GB/s */
+	c.tier[PLAN_SSD].write_gbps = 2;
+	c.tier[PLAN_SSD].read_gbps = 5;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - 0.4) < 1e-9);
+	c.ssd_one_queue = true;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - 0.5) < 1e-9);
+	plan_release(&p);
+	lt_release(&s);
+}
+
 /* Unified memory's faults (G10's Base UVM): A (1 GB) lives from kernel 0 to 9, X (1.5 GB) in
  * kernels 5 and 6, 2 GB of budget.  lru evicts A at kernel 5 (waiting for the write) and
  * faults it back in at kernel 9: that fetch, and only it, moves at the fault rate; from the
@@ -1011,6 +1047,7 @@ int main(void)
 	        cmocka_unit_test(forced_eviction_sized_to_deficit),
 	        cmocka_unit_test(g10_never_stalls_more),
 	        cmocka_unit_test(one_ssd_queue_and_late_kernels),
+	        cmocka_unit_test(ssd_each_way_at_its_rate),
 	        cmocka_unit_test(uvm_faults_at_fault_rate),
 	        cmocka_unit_test(flashneuron_as_g10),
 	        cmocka_unit_test(g10_figure_ranking),

@@ -479,7 +479,9 @@ static double xfer_seconds(const struct plan_cfg *c, const struct plan_xfer *x)
 			gbps = t->gbps;
 		return (double)x->bytes / (gbps * 1e9);
 	}
-	return (double)lat / 1e9 + (double)x->bytes / (t->gbps * 1e9);
+	double gbps = x->dir == PLAN_OUT ? t->write_gbps : t->read_gbps;
+
+	return (double)lat / 1e9 + (double)x->bytes / ((gbps > 0 ? gbps : t->gbps) * 1e9);
 }
 
 int plan_simulate(const struct plan *p, const struct lt_step *s, const struct plan_cfg *c,

@@ -27,7 +27,9 @@ enum plan_tier { PLAN_FAST, PLAN_HOST, PLAN_SSD, PLAN_NTIERS };
 enum plan_dir { PLAN_OUT, PLAN_IN };
 
 struct plan_tier_spec {
-	double gbps;           /* bandwidth each way, GB/s (decimal) */
+	double gbps;           /* bandwidth each way, GB/s (decimal): what the planner books */
+	double read_gbps;      /* as measured each way, for the simulation (0: gbps); a disk */
+	double write_gbps;     /* writes and reads at different rates (the calibration) */
 	uint64_t read_lat_ns;  /* per transfer, fetch */
 	uint64_t write_lat_ns; /* per transfer, evict */
 	uint64_t capacity;     /* host: bytes it can hold (0: no host tier); SSD: unlimited */

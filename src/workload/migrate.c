@@ -392,8 +392,11 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 	ret = plan_calibrate(x->st, s, calib, &m, e);
 	if (ret)
 		return ret;
-	if (!given(w, "ssd_gbps"))
+	if (!given(w, "ssd_gbps")) {
 		c->tier[PLAN_SSD].gbps = m.gbps;
+		c->tier[PLAN_SSD].read_gbps = m.read_gbps;
+		c->tier[PLAN_SSD].write_gbps = m.write_gbps;
+	}
 	if (!given(w, "ssd_read_lat"))
 		c->tier[PLAN_SSD].read_lat_ns = m.read_lat_ns;
 	if (!given(w, "ssd_write_lat"))
@@ -401,13 +404,18 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 	/* the figures are bounded (calibration and option ranges); a cut note is still a note */
 	if (snprintf(x->tiers, sizeof(x->tiers),
 	             "SSD tier on %.32s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s); "
-	             "one SSD queue; kernels late %.1f us (measured)",
+	             "simulated at %.3f GB/s out, %.3f in; one SSD queue; kernels late %.1f us "
+	             "(measured)",
 	             w->base.engine, c->tier[PLAN_SSD].gbps,
 	             given(w, "ssd_gbps") ? "given" : "measured, step's sizes",
 	             c->tier[PLAN_SSD].read_lat_ns / 1e3,
 	             given(w, "ssd_read_lat") ? "given" : "measured",
 	             c->tier[PLAN_SSD].write_lat_ns / 1e3,
 	             given(w, "ssd_write_lat") ? "given" : "measured",
+	             c->tier[PLAN_SSD].write_gbps > 0 ? c->tier[PLAN_SSD].write_gbps
+	                                              : c->tier[PLAN_SSD].gbps,
+	             c->tier[PLAN_SSD].read_gbps > 0 ? c->tier[PLAN_SSD].read_gbps
+	                                             : c->tier[PLAN_SSD].gbps,
 	             c->kernel_late_ns / 1e3) >= (int)sizeof(x->tiers))
 		x->tiers[sizeof(x->tiers) - 2] = '~';
 	return 0;
