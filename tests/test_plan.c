@@ -714,6 +714,17 @@ static void one_ssd_queue_and_late_kernels(void **state)
 	lt_release(&s);
 }
 
+/* One transfer of a plan, field by field. */
+static void assert_xfer(const struct plan_xfer *x, uint32_t tensor, enum plan_dir dir,
+                        enum plan_tier tier, uint32_t issue, uint32_t deadline)
+{
+	assert_int_equal(x->tensor, tensor);
+	assert_int_equal(x->dir, dir);
+	assert_int_equal(x->tier, tier);
+	assert_int_equal(x->issue_k, issue);
+	assert_int_equal(x->deadline_k, deadline);
+}
+
 /* The SSD measured at different rates each way (the calibration): the planner books 10 GB/s,
  * the simulation writes at 2 (A's 1 GB out: 0.5 s from kernel 1, due before kernel 2: 0.4 s
  * of stall) and reads at 5 (back in 0.2 s: in time on its own channel; behind the write on
@@ -777,11 +788,9 @@ static void uvm_faults_at_fault_rate(void **state)
 	c.fault_gbps = 0.5;
 	assert_int_equal(plan_build(&p, &policy_lru, &s, &c, &e), 0);
 	assert_int_equal(p.n, 2);
-	assert_int_equal(p.x[0].dir, PLAN_OUT);
+	assert_xfer(&p.x[0], tensor_index(&s, "A"), PLAN_OUT, PLAN_HOST, 5, 5);
 	assert_int_equal(p.x[0].fault, 0);
-	assert_int_equal(p.x[1].dir, PLAN_IN);
-	assert_int_equal(p.x[1].issue_k, 9);
-	assert_int_equal(p.x[1].deadline_k, 9);
+	assert_xfer(&p.x[1], tensor_index(&s, "A"), PLAN_IN, PLAN_HOST, 9, 9);
 	assert_int_equal(p.x[1].fault, 1);
 	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
 	assert_true(fabs(r.stall_s - (write + 2.0)) < 1e-9); /* 1 GB at 0.5 GB/s */
@@ -834,24 +843,11 @@ static void flashneuron_as_g10(void **state)
 	plan_cfg_init(&c, 3500000000);
 	assert_int_equal(plan_build(&p, &policy_flashneuron, &s, &c, &e), 0);
 	assert_int_equal(p.n, 4);
-	/* (tensor, dir, tier, issue, deadline) in plan order */
-	assert_int_equal(p.x[0].tensor, a0);
-	assert_int_equal(p.x[0].dir, PLAN_OUT);
-	assert_int_equal(p.x[0].tier, PLAN_SSD);
-	assert_int_equal(p.x[0].issue_k, 1);
-	assert_int_equal(p.x[0].deadline_k, 2);
-	assert_int_equal(p.x[1].tensor, a1);
-	assert_int_equal(p.x[1].dir, PLAN_OUT);
-	assert_int_equal(p.x[1].issue_k, 2);
-	assert_int_equal(p.x[1].deadline_k, 3);
-	assert_int_equal(p.x[2].tensor, a1);
-	assert_int_equal(p.x[2].dir, PLAN_IN);
-	assert_int_equal(p.x[2].issue_k, 4);
-	assert_int_equal(p.x[2].deadline_k, 4);
-	assert_int_equal(p.x[3].tensor, a0);
-	assert_int_equal(p.x[3].dir, PLAN_IN);
-	assert_int_equal(p.x[3].issue_k, 4);
-	assert_int_equal(p.x[3].deadline_k, 5);
+	/* in plan order: (tensor, direction, tier, issue, deadline) */
+	assert_xfer(&p.x[0], a0, PLAN_OUT, PLAN_SSD, 1, 2);
+	assert_xfer(&p.x[1], a1, PLAN_OUT, PLAN_SSD, 2, 3);
+	assert_xfer(&p.x[2], a1, PLAN_IN, PLAN_SSD, 4, 4);
+	assert_xfer(&p.x[3], a0, PLAN_IN, PLAN_SSD, 4, 5);
 	plan_release(&p);
 	/* 2.1 GB: W and fwd.1's 2 GB leave no room (G10's "inf"), named */
 	c.budget = 2100000000;
