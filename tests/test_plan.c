@@ -856,6 +856,21 @@ static void flashneuron_as_g10(void **state)
 	assert_non_null(strstr(e.msg, "'A1'"));
 	plan_release(&p);
 	lt_release(&s);
+	/* B is used by forward's last kernel and backward's first: no idle kernel to offload it
+	 * in; beside W and bwd.1's 4 GB, 0.9 GB are left at 5 GB, and B's 2 GB stay: named */
+	assert_int_equal(parse("llmio-lifetimes 1\nkernel fwd.0 100000\nkernel fwd.1 100000\n"
+	                       "kernel bwd.1 100000\nkernel bwd.0 100000\n"
+	                       "tensor W 100000000 weight - 0,3\n"
+	                       "tensor A 2000000000 activation 0 2\n"
+	                       "tensor B 2000000000 activation 1 2\n",
+	                       &s, &e),
+	                 0);
+	c.budget = 5000000000;
+	assert_int_equal(plan_build(&p, &policy_flashneuron, &s, &c, &e), -ENOSPC);
+	assert_non_null(strstr(e.msg, "at kernel 2 (bwd.1)"));
+	assert_non_null(strstr(e.msg, "'B' (2000000000 bytes)"));
+	plan_release(&p);
+	lt_release(&s);
 }
 
 /* G10's published figure for BERT, batch 256, 40 GB and G10's tiers (docs/migration.md):

@@ -81,6 +81,7 @@ static int fixed_bytes(const struct lt_step *s, uint64_t budget, uint64_t *fixed
 	}
 	for (uint32_t k = 0; k < s->nkernels; k++)
 		ws = k_bytes[k] > ws ? k_bytes[k] : ws;
+	/* the kernel touching the most is one of these */
 	for (uint32_t k = 0; k < s->nkernels && pers + ws >= budget; k++)
 		if (pers + k_bytes[k] >= budget) {
 			ret = llmio_err(
@@ -94,21 +95,6 @@ static int fixed_bytes(const struct lt_step *s, uint64_t budget, uint64_t *fixed
 			        (unsigned long long)s->tensors[big[k]].bytes);
 			goto out;
 		}
-	if (pers + ws >= budget) { /* no one kernel reaches it: the largest with the rest */
-		for (uint32_t k = 0; k < s->nkernels; k++)
-			if (k_bytes[k] == ws) {
-				ret = llmio_err(
-				        e, -ENOSPC,
-				        "the %llu bytes that live across steps and kernel "
-				        "%u's (%s) %llu leave no room for what backward needs "
-				        "(FlashNeuron keeps both in the fast tier); its "
-				        "largest tensor is '%s' (%llu bytes)",
-				        (unsigned long long)pers, k, s->kernels[k].name,
-				        (unsigned long long)ws, s->tensors[big[k]].name,
-				        (unsigned long long)s->tensors[big[k]].bytes);
-				goto out;
-			}
-	}
 	*fixed = pers + ws;
 out:
 	free(k_bytes);
@@ -155,6 +141,7 @@ static int choose(const struct plan_ctx *x, uint32_t b, uint64_t room, struct ca
 			if (!c[o].iv && (big == UINT32_MAX ||
 			                 s->tensors[c[o].tensor].bytes > s->tensors[big].bytes))
 				big = c[o].tensor;
+		big = big == UINT32_MAX ? c[0].tensor : big; /* (rest > 0: some stayed) */
 		return llmio_err(
 		        e, -ENOSPC,
 		        "at kernel %u (%s), backward's first, %llu bytes of forward's "
