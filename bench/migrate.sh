@@ -110,17 +110,23 @@ tables() { # tables NAME BUDGETS -- ARGS...
 	local name=$1 budgets=$2; shift 3
 	echo "### $name, ratio to ideal (stall s; GB moved, host + SSD, both ways)"
 	echo
-	echo "| budget | lru | prefetch-lru | ssdtrain | flashneuron | g10 | g10's plan |"
-	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	echo "| budget | lru | prefetch-lru | ssdtrain | flashneuron | g10 | g10, no host | g10's plan |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 	for b in $budgets; do
 		"$LLMIO" run --workload migrate "$@" --budget "$b" --simulate --quiet \
 			--json "$OUT/sim-$name-$b.json" >/dev/null || fails=$((fails + 1))
+		# G10-GDS: g10 with the SSD tier alone
+		"$LLMIO" run --workload migrate "$@" --budget "$b" --simulate --quiet --policy g10 \
+			--host_bytes 0 --json "$OUT/sim-$name-$b-gds.json" >/dev/null ||
+			fails=$((fails + 1))
 		python3 - "$OUT/sim-$name-$b.json" "$b" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ph = {p["name"]: p for p in d["runs"][0]["phases"]}
+gds = json.load(open(sys.argv[1][:-5] + "-gds.json"))["runs"][0]["phases"][0]
+ph["simulate-g10-gds"] = gds
 row = [sys.argv[2]]
-for q in ["lru", "prefetch-lru", "ssdtrain", "flashneuron", "g10"]:
+for q in ["lru", "prefetch-lru", "ssdtrain", "flashneuron", "g10", "g10-gds"]:
     m = ph[f"simulate-{q}"]["metrics"]
     if "ratio_to_ideal" not in m:
         row.append("cannot run")
@@ -139,6 +145,34 @@ PY
 	tables ViT-1280 "40g 30g 20g" -- --lifetimes "$ROOT/tests/data/g10/VIT.txt" --batch 1280 \
 		--compute_s 3.71595
 	tables Llama-3.2-1B "80g 60g 40g" -- "${LLAMA[@]}"
+	# against G10's published figure (example_results/overall_performance/all.base.txt of
+	# platformxlab/G10: execution time per policy; ratio = ideal / time; FlashNeuron on ViT:
+	# "inf", it cannot run)
+	python3 - "$OUT" <<'PY'
+import itertools, json, os, sys
+pub = {"BERT-256": {"lru": 8742558777 / 23580084389, "flashneuron": 8742558777 / 12258600000,
+                    "prefetch-lru": 8742558777 / 10992552904,
+                    "g10-gds": 8742558777 / 10851936000, "g10": 8742558777 / 8773229325},
+       "ViT-1280": {"lru": 4459141336 / 29519610761, "flashneuron": 0.0,
+                    "prefetch-lru": 4459141336 / 9069040214,
+                    "g10-gds": 4459141336 / 7891464000, "g10": 4459141336 / 6647685439}}
+print("### Against G10's figure at 40g (ratio to ideal; G10's DeepUM+ = prefetch-lru, "
+      "G10-GDS = g10 with no host)\n")
+print("| step | " + " | ".join(pub["BERT-256"]) + " | pairs ranked alike |")
+print("| --- |" + " --- |" * (len(pub["BERT-256"]) + 1))
+for step, p in pub.items():
+    ph = {q["name"]: q["metrics"] for q in
+          json.load(open(os.path.join(sys.argv[1], f"sim-{step}-40g.json")))["runs"][0]["phases"]}
+    gds = json.load(open(os.path.join(sys.argv[1], f"sim-{step}-40g-gds.json")))
+    ph["simulate-g10-gds"] = gds["runs"][0]["phases"][0]["metrics"]
+    ours = {q: ph[f"simulate-{q}"].get("ratio_to_ideal", 0.0) for q in p}
+    pairs = list(itertools.combinations(p, 2))
+    alike = [a + "/" + b for a, b in pairs if (ours[a] > ours[b]) == (p[a] > p[b])]
+    differ = [a + " vs " + b for a, b in pairs if (ours[a] > ours[b]) != (p[a] > p[b])]
+    print(f"| {step} | " + " | ".join(f"{ours[q]:.3f} ({p[q]:.3f})" for q in p) +
+          f" | {len(alike)} of {len(pairs)}" + (f"; not: {', '.join(differ)}" if differ else "") + " |")
+print("\n(ours (G10's); flashneuron 0.000 in G10's column: it cannot run there)\n")
+PY
 } >"$OUT/tables.md"
 cat "$OUT/tables.md"
 

@@ -46,6 +46,15 @@ json_check "$T/all.json" "g10 moves BIG through the host, exactly 1 GB each way,
 	"[(m['host_out_bytes'], m['host_in_bytes'], m['ssd_out_bytes'], m['stall_s'], m['ratio_to_ideal']) for p in d['runs'][0]['phases'] for m in [p['metrics']] if p['name'] == 'simulate-g10'] == [(1e9, 1e9, 0, 0, 1)]"
 json_check "$T/all.json" "lru fetches BIG on demand and waits for it" \
 	"[p['metrics']['stall_s'] > 0.06 for p in d['runs'][0]['phases'] if p['name'] == 'simulate-lru'] == [True]"
+json_check "$T/all.json" "lru's miss is a fault: BIG's write at PCIe, its fetch at the fault rate (2.17 GB/s)" \
+	"[abs(p['metrics']['stall_s'] - (45e-6 + 1 / 15.754 + 1 / 2.17)) < 1e-6 for p in d['runs'][0]['phases'] if p['name'] == 'simulate-lru'] == [True]"
+expect_rc 0 "--fault_gbps 0: lru's misses at the tier's bandwidth" run --workload migrate \
+	--lifetimes "$T/step.lt" --budget 1500000000 --simulate --policy lru --fault_gbps 0 \
+	--json "$T/nofault.json"
+json_check "$T/nofault.json" "both ways at PCIe, each with its latency" \
+	"abs(d['runs'][0]['phases'][0]['metrics']['stall_s'] - 2 * (45e-6 + 1 / 15.754)) < 1e-6"
+expect_rc 2 "a negative --fault_gbps is refused" run --workload migrate --lifetimes "$T/step.lt" \
+	--budget 1500000000 --simulate --fault_gbps -1
 json_check "$T/all.json" "every plan stays within the budget; step = compute + stall" \
 	"all(p['metrics']['peak_fast_bytes'] <= 1.5e9 and abs(p['metrics']['step_s'] - p['metrics']['compute_s'] - p['metrics']['stall_s']) < 1e-9 for p in d['runs'][0]['phases'] if p['name'] != 'simulate-ssdtrain')"
 json_check "$T/all.json" "ssdtrain cannot: it fetches BIG back as early as the SSD needs, while X is there" \
@@ -63,8 +72,9 @@ check "g10 evicts BIG after kernel 0 (done by kernel 2) and fetches it from kern
 	grep -qzF "policy g10 budget 1500000000
 xfer BIG out host 1000000000 1 2 100000.000 200000.000
 xfer BIG in host 1000000000 8 9 800000.000 900000.000" "$T/p.plan"
-check "lru fetches BIG on demand at kernel 9" \
-	grep -qF "xfer BIG in host 1000000000 9 9 900000.000 900000.000" "$T/p.plan"
+check "lru faults BIG in on demand at kernel 9" \
+	grep -qxF "xfer BIG in host 1000000000 9 9 900000.000 900000.000 fault" "$T/p.plan"
+check "only lru's misses are faults" test "$(grep -c ' fault$' "$T/p.plan")" = 1
 check "a policy that cannot fit says why in the file" grep -qF "# policy ssdtrain cannot run" \
 	"$T/p.plan"
 cp "$T/p.plan" "$T/p.before"
@@ -198,6 +208,8 @@ expect_rc 0 "the bandwidth measured with the step's tensor sizes" run --workload
 	--policy g10 --calib_bytes 4m --json "$T/cal2.json"
 json_check "$T/cal2.json" "and said so" \
 	"all(\"GB/s (measured, step's sizes)\" in p['note'] for p in d['runs'][0]['phases'])"
+json_check "$T/cal2.json" "each way simulated at its own measured rate (the plan books the slower)" \
+	"all(' GB/s out, ' in p['note'] and p['note'].split('(measured, step')[0].split()[-2] == min(p['note'].split('simulated at ')[1].split(' GB/s out, ')[0], p['note'].split(' GB/s out, ')[1].split(' in;')[0], key=float) for p in d['runs'][0]['phases'])"
 expect_rc 0 "--simulate alone" run --workload migrate --lifetimes "$T/small.lt" \
 	--budget 1500000 --simulate --policy g10 --json "$T/cal3.json"
 json_check "$T/cal3.json" "is G10's model: no queue shared, no late kernels" \

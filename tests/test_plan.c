@@ -714,6 +714,210 @@ static void one_ssd_queue_and_late_kernels(void **state)
 	lt_release(&s);
 }
 
+/* One transfer of a plan, field by field. */
+static void assert_xfer(const struct plan_xfer *x, uint32_t tensor, enum plan_dir dir,
+                        enum plan_tier tier, uint32_t issue, uint32_t deadline)
+{
+	assert_int_equal(x->tensor, tensor);
+	assert_int_equal(x->dir, dir);
+	assert_int_equal(x->tier, tier);
+	assert_int_equal(x->issue_k, issue);
+	assert_int_equal(x->deadline_k, deadline);
+}
+
+/* The SSD measured at different rates each way (the calibration): the planner books 10 GB/s,
+ * the simulation writes at 2 (A's 1 GB out: 0.5 s from kernel 1, due before kernel 2: 0.4 s
+ * of stall) and reads at 5 (back in 0.2 s: in time on its own channel; behind the write on
+ * one queue, 0.1 s late for kernel 3). */
+static void ssd_each_way_at_its_rate(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+	uint32_t a;
+
+	(void)state;
+	assert_int_equal(parse(queue_step, &s, &e), 0);
+	a = tensor_index(&s, "A");
+	plan_cfg_init(&c, 2000000000);
+	c.tier[PLAN_SSD] = (struct plan_tier_spec){.gbps = 10};
+	assert_int_equal(plan_init(&p, "hand", &s, c.budget, &e), 0);
+	assert_int_equal(plan_add(&p, &s, a, PLAN_OUT, PLAN_SSD, 1, 2, &e), 0);
+	assert_int_equal(plan_add(&p, &s, a, PLAN_IN, PLAN_SSD, 2, 3, &e), 0);
+	plan_sort(&p);
+	assert_int_equal(plan_check(&p, &s, &c, &e), 0);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(r.stall_s < 1e-9); /* 0.1 s each way at 10 GB/s */
+	c.tier[PLAN_SSD].write_gbps = 2;
+	c.tier[PLAN_SSD].read_gbps = 5;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - 0.4) < 1e-9);
+	c.ssd_one_queue = true;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - 0.5) < 1e-9);
+	plan_release(&p);
+	lt_release(&s);
+}
+
+/* Unified memory's faults (G10's Base UVM): A (1 GB) lives from kernel 0 to 9, X (1.5 GB) in
+ * kernels 5 and 6, 2 GB of budget.  lru evicts A at kernel 5 (waiting for the write) and
+ * faults it back in at kernel 9: that fetch, and only it, moves at the fault rate; from the
+ * SSD at the fault rate x the host's latency / the SSD's.  prefetch-lru fetches A a kernel
+ * ahead: no fault. */
+static const char faulting[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "tensor A 1000000000 activation 0 9\n"
+        "tensor X 1500000000 workspace 5 6\n";
+
+static void uvm_faults_at_fault_rate(void **state)
+{
+	const double write = 45e-6 + 0.5, ssd_write = 61e-6 + 0.5;
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(parse(faulting, &s, &e), 0);
+	plan_cfg_init(&c, 2000000000);
+	assert_true(c.fault_gbps == PLAN_FAULT_GBPS);
+	c.tier[PLAN_HOST].gbps = 2;
+	c.tier[PLAN_SSD].gbps = 2;
+	c.fault_gbps = 0.5;
+	assert_int_equal(plan_build(&p, &policy_lru, &s, &c, &e), 0);
+	assert_int_equal(p.n, 2);
+	assert_xfer(&p.x[0], tensor_index(&s, "A"), PLAN_OUT, PLAN_HOST, 5, 5);
+	assert_int_equal(p.x[0].fault, 0);
+	assert_xfer(&p.x[1], tensor_index(&s, "A"), PLAN_IN, PLAN_HOST, 9, 9);
+	assert_int_equal(p.x[1].fault, 1);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - (write + 2.0)) < 1e-9); /* 1 GB at 0.5 GB/s */
+	c.fault_gbps = 0; /* an execution's simulation: the tier's bandwidth and latency */
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - (write + 45e-6 + 0.5)) < 1e-9);
+	plan_release(&p);
+	/* no host tier: the fault comes from the SSD, 45 us of the system's over its 57 */
+	c.fault_gbps = 0.5;
+	c.tier[PLAN_HOST].capacity = 0;
+	assert_int_equal(plan_build(&p, &policy_lru, &s, &c, &e), 0);
+	assert_int_equal(p.x[1].tier, PLAN_SSD);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(fabs(r.stall_s - (ssd_write + 1.0 / (0.5 * 45.0 / 57.0))) < 1e-9);
+	plan_release(&p);
+	assert_int_equal(plan_build(&p, &policy_prefetch_lru, &s, &c, &e), 0);
+	for (size_t i = 0; i < p.n; i++)
+		assert_int_equal(p.x[i].fault, 0);
+	plan_release(&p);
+	lt_release(&s);
+}
+
+/* FlashNeuron as G10 defines it: forward fwd.0-2, backward bwd.2-0, 100 ms each; W (0.1 GB)
+ * lives across steps; A0 (1 GB), A1 (2 GB), A2 (1 GB) are created in forward and read in
+ * backward.  The largest kernel touches 2 GB, so at 3.5 GB 1.4 GB are left for what backward
+ * needs: A0 and A1, the first created, go (largest first would take A1 alone), A2 stays.  The
+ * curve is over the budget at fwd.2 only: A0's write is due before it, A1's before backward
+ * starts.  Back in backward's order, each as early as there is room, the first not before
+ * backward: both issued before bwd.1. */
+static const char fn_step[] = "llmio-lifetimes 1\n"
+                              "kernel fwd.0 100000\nkernel fwd.1 100000\nkernel fwd.2 100000\n"
+                              "kernel bwd.2 100000\nkernel bwd.1 100000\nkernel bwd.0 100000\n"
+                              "tensor W 100000000 weight - 0,5\n"
+                              "tensor A0 1000000000 activation 0 5\n"
+                              "tensor A1 2000000000 activation 1 4\n"
+                              "tensor A2 1000000000 activation 2 3\n";
+
+static void flashneuron_as_g10(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct lt_step s;
+	struct plan p;
+	uint32_t a0, a1;
+
+	(void)state;
+	assert_int_equal(parse(fn_step, &s, &e), 0);
+	a0 = tensor_index(&s, "A0");
+	a1 = tensor_index(&s, "A1");
+	plan_cfg_init(&c, 3500000000);
+	assert_int_equal(plan_build(&p, &policy_flashneuron, &s, &c, &e), 0);
+	assert_int_equal(p.n, 4);
+	/* in plan order: (tensor, direction, tier, issue, deadline) */
+	assert_xfer(&p.x[0], a0, PLAN_OUT, PLAN_SSD, 1, 2);
+	assert_xfer(&p.x[1], a1, PLAN_OUT, PLAN_SSD, 2, 3);
+	assert_xfer(&p.x[2], a1, PLAN_IN, PLAN_SSD, 4, 4);
+	assert_xfer(&p.x[3], a0, PLAN_IN, PLAN_SSD, 4, 5);
+	plan_release(&p);
+	/* 2.1 GB: W and fwd.1's 2 GB leave no room (G10's "inf"), named */
+	c.budget = 2100000000;
+	assert_int_equal(plan_build(&p, &policy_flashneuron, &s, &c, &e), -ENOSPC);
+	assert_non_null(strstr(e.msg, "kernel 1 (fwd.1)"));
+	assert_non_null(strstr(e.msg, "'A1'"));
+	plan_release(&p);
+	lt_release(&s);
+	/* B is used by forward's last kernel and backward's first: no idle kernel to offload it
+	 * in; beside W and bwd.1's 4 GB, 0.9 GB are left at 5 GB, and B's 2 GB stay: named */
+	assert_int_equal(parse("llmio-lifetimes 1\nkernel fwd.0 100000\nkernel fwd.1 100000\n"
+	                       "kernel bwd.1 100000\nkernel bwd.0 100000\n"
+	                       "tensor W 100000000 weight - 0,3\n"
+	                       "tensor A 2000000000 activation 0 2\n"
+	                       "tensor B 2000000000 activation 1 2\n",
+	                       &s, &e),
+	                 0);
+	c.budget = 5000000000;
+	assert_int_equal(plan_build(&p, &policy_flashneuron, &s, &c, &e), -ENOSPC);
+	assert_non_null(strstr(e.msg, "at kernel 2 (bwd.1)"));
+	assert_non_null(strstr(e.msg, "'B' (2000000000 bytes)"));
+	plan_release(&p);
+	lt_release(&s);
+}
+
+/* G10's published figure for BERT, batch 256, 40 GB and G10's tiers (docs/migration.md):
+ * ratio to ideal Base UVM 0.37 < FlashNeuron 0.71 < DeepUM 0.79, G10-GDS 0.80 < G10 0.997.
+ * llmio's simulation on G10's graph at G10's kernel time keeps lru last, below flashneuron,
+ * g10 without the host (G10-GDS) and prefetch-lru (DeepUM), and g10 first; lru's ratio comes
+ * from the fault rate and lands near G10's. */
+static double ratio_of(const struct plan_policy *pol, const struct lt_step *s,
+                       const struct plan_cfg *c)
+{
+	struct llmio_error e = {0};
+	struct plan_sim r;
+	struct plan p;
+
+	if (plan_build(&p, pol, s, c, &e))
+		fail_msg("%s: %s", pol->name, e.msg);
+	assert_int_equal(plan_simulate(&p, s, c, &r, &e), 0);
+	plan_release(&p);
+	return r.ratio;
+}
+
+static void g10_figure_ranking(void **state)
+{
+	struct lt_g10_opts g = {.batch = 256, .tflops = 312, .total_s = 7.28547, .elem_bytes = 4};
+	double lru, pre, fn, gds, g10;
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct lt_step s;
+
+	(void)state;
+	lt_init(&s);
+	assert_int_equal(lt_read_file(&s, bert_path(), &g, &e), 0);
+	plan_cfg_init(&c, 40ull << 30);
+	lru = ratio_of(&policy_lru, &s, &c);
+	pre = ratio_of(&policy_prefetch_lru, &s, &c);
+	fn = ratio_of(&policy_flashneuron, &s, &c);
+	g10 = ratio_of(&policy_g10, &s, &c);
+	c.tier[PLAN_HOST].capacity = 0;
+	gds = ratio_of(&policy_g10, &s, &c);
+	print_message("BERT-256 at 40 GiB: lru %.3f prefetch-lru %.3f flashneuron %.3f "
+	              "g10-gds %.3f g10 %.3f\n",
+	              lru, pre, fn, gds, g10);
+	assert_true(lru < fn && lru < gds && lru < pre && pre < g10 && gds < g10 && fn < g10);
+	assert_true(lru > 0.25 && lru < 0.45); /* G10's Base UVM: 0.37 */
+	lt_release(&s);
+}
+
 /* Deterministic pseudo-random numbers (xorshift64*), so the property test repeats. */
 static uint64_t rnd(uint64_t *x)
 {
@@ -854,6 +1058,10 @@ int main(void)
 	        cmocka_unit_test(forced_eviction_sized_to_deficit),
 	        cmocka_unit_test(g10_never_stalls_more),
 	        cmocka_unit_test(one_ssd_queue_and_late_kernels),
+	        cmocka_unit_test(ssd_each_way_at_its_rate),
+	        cmocka_unit_test(uvm_faults_at_fault_rate),
+	        cmocka_unit_test(flashneuron_as_g10),
+	        cmocka_unit_test(g10_figure_ranking),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -582,15 +582,19 @@ int plan_calibrate(struct llmio_store *st, const struct lt_step *s, uint64_t byt
 		ret = burst(st, s, bytes, &total, &n, &bw, &br, e);
 		if (ret)
 			return ret;
-		/* the plan has one bandwidth each way: the slower one, so that both fit */
-		ssd->gbps = fmin(burst_gbps(total, n, bw, ssd->write_lat_ns),
-		                 burst_gbps(total, n, br, ssd->read_lat_ns));
+		/* the planner books one bandwidth each way: the slower one, so that both fit;
+		 * the simulation moves each way at its own */
+		ssd->write_gbps = burst_gbps(total, n, bw, ssd->write_lat_ns);
+		ssd->read_gbps = burst_gbps(total, n, br, ssd->read_lat_ns);
+		ssd->gbps = fmin(ssd->write_gbps, ssd->read_gbps);
 		return 0;
 	}
 	/* the plan has one bandwidth each way: the slower one, so that both directions fit */
 	bw = bw > ssd->write_lat_ns ? bw - ssd->write_lat_ns : 1;
 	br = br > ssd->read_lat_ns ? br - ssd->read_lat_ns : 1;
-	ssd->gbps = (double)bytes / (double)(bw > br ? bw : br);
+	ssd->write_gbps = (double)bytes / (double)bw;
+	ssd->read_gbps = (double)bytes / (double)br;
+	ssd->gbps = fmin(ssd->write_gbps, ssd->read_gbps);
 	return 0;
 }
 

@@ -47,6 +47,7 @@ void plan_cfg_init(struct plan_cfg *c, uint64_t budget)
 	        .gbps = 3.2, .read_lat_ns = 57000, .write_lat_ns = 61000, .capacity = 0};
 	c->margin = 0.5;
 	c->lookahead = 1;
+	c->fault_gbps = PLAN_FAULT_GBPS;
 }
 
 int plan_init(struct plan *p, const char *policy, const struct lt_step *s, uint64_t budget,
@@ -127,10 +128,11 @@ int plan_write(const struct plan *p, const struct lt_step *s, FILE *f)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_xfer *x = &p->x[i];
 
-		fprintf(f, "xfer %s %s %s %llu %u %u %.3f %.3f\n", s->tensors[x->tensor].name,
+		fprintf(f, "xfer %s %s %s %llu %u %u %.3f %.3f%s\n", s->tensors[x->tensor].name,
 		        x->dir == PLAN_OUT ? "out" : "in", tier_names[x->tier],
 		        (unsigned long long)x->bytes, x->issue_k, x->deadline_k,
-		        (double)x->issue_ns / 1e3, (double)x->deadline_ns / 1e3);
+		        (double)x->issue_ns / 1e3, (double)x->deadline_ns / 1e3,
+		        x->fault ? " fault" : "");
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -465,7 +467,21 @@ static double xfer_seconds(const struct plan_cfg *c, const struct plan_xfer *x)
 	const struct plan_tier_spec *t = &c->tier[x->tier];
 	uint64_t lat = x->dir == PLAN_OUT ? t->write_lat_ns : t->read_lat_ns;
 
-	return (double)lat / 1e9 + (double)x->bytes / (t->gbps * 1e9);
+	if (x->fault && c->fault_gbps > 0) {
+		/* G10's fault model: the rate already holds the fault handling's latency; a
+		 * fault served from the SSD waits for the SSD's latency on top of the system's */
+		const struct plan_tier_spec *h = &c->tier[PLAN_HOST];
+		double gbps = c->fault_gbps;
+
+		if (x->tier == PLAN_SSD && t->read_lat_ns > h->read_lat_ns)
+			gbps *= (double)h->read_lat_ns / (double)t->read_lat_ns;
+		if (gbps > t->gbps)
+			gbps = t->gbps;
+		return (double)x->bytes / (gbps * 1e9);
+	}
+	double gbps = x->dir == PLAN_OUT ? t->write_gbps : t->read_gbps;
+
+	return (double)lat / 1e9 + (double)x->bytes / ((gbps > 0 ? gbps : t->gbps) * 1e9);
 }
 
 int plan_simulate(const struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
@@ -681,7 +697,6 @@ int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum pla
 	double bw = ts->gbps * 1e9, out_need, in_need;
 	uint32_t v0, vb;
 	long f, pv;
-	int ret;
 
 	vrange(x, iv, &v0, &vb);
 	out_need = (double)tt->bytes + (double)ts->write_lat_ns / 1e9 * bw;
@@ -734,16 +749,41 @@ int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum pla
 	}
 	if (f >= pv || (iv->wraps && (f > N || pv < N)))
 		return 1;
-	if (t == PLAN_HOST && !ts->capacity)
-		return 1; /* no host tier */
-	if (t == PLAN_HOST)
-		for (long v = v0; v < (long)vb; v++)
-			if (x->host[v % N] + tt->bytes > ts->capacity)
-				return 1;
+	if (!plan_tier_room(x, iv, t))
+		return 1;
 	if (flags & PLAN_TRY_BANDWIDTH) {
 		book(x, t, PLAN_OUT, v0, 1, v0, vb, out_need, true);
 		book(x, t, PLAN_IN, (long)vb - 1, -1, f, vb, in_need, true);
 	}
+	return plan_place_interval(x, iv, t, f, pv, e);
+}
+
+bool plan_tier_room(const struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t)
+{
+	const struct plan_tier_spec *ts = &x->c->tier[t];
+	const long N = x->s->nkernels;
+	uint32_t v0, vb;
+
+	if (t != PLAN_HOST)
+		return true;
+	if (!ts->capacity)
+		return false; /* no host tier */
+	vrange(x, iv, &v0, &vb);
+	for (long v = v0; v < (long)vb; v++)
+		if (x->host[v % N] + x->s->tensors[iv->tensor].bytes > ts->capacity)
+			return false;
+	return true;
+}
+
+int plan_place_interval(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t, long f,
+                        long pv, struct llmio_error *e)
+{
+	const struct lt_tensor *tt = &x->s->tensors[iv->tensor];
+	const long N = x->s->nkernels;
+	uint32_t v0, vb;
+	int ret;
+
+	vrange(x, iv, &v0, &vb);
 	if (t == PLAN_HOST)
 		for (long v = v0; v < (long)vb; v++)
 			x->host[v % N] += tt->bytes;

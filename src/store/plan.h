@@ -27,11 +27,17 @@ enum plan_tier { PLAN_FAST, PLAN_HOST, PLAN_SSD, PLAN_NTIERS };
 enum plan_dir { PLAN_OUT, PLAN_IN };
 
 struct plan_tier_spec {
-	double gbps;           /* bandwidth each way, GB/s (decimal) */
+	double gbps;           /* bandwidth each way, GB/s (decimal): what the planner books */
+	double read_gbps;      /* as measured each way, for the simulation (0: gbps); a disk */
+	double write_gbps;     /* writes and reads at different rates (the calibration) */
 	uint64_t read_lat_ns;  /* per transfer, fetch */
 	uint64_t write_lat_ns; /* per transfer, evict */
 	uint64_t capacity;     /* host: bytes it can hold (0: no host tier); SSD: unlimited */
 };
+
+/* Unified memory's fault-handling rate from the host, GB/s (G10's Base UVM): what G10's profile
+ * of BERT-Base at batch 256 gives, see plan_cfg.fault_gbps and docs/migration.md. */
+#define PLAN_FAULT_GBPS 2.17
 
 struct plan_cfg {
 	uint64_t budget;                         /* fast tier */
@@ -44,16 +50,23 @@ struct plan_cfg {
 	 * added to every kernel, the emulated kernels' late wake-ups. */
 	bool ssd_one_queue;
 	uint64_t kernel_late_ns;
+	/* Unified memory's fault handling (G10's Base UVM): a fetch a kernel faulted on
+	 * (plan_xfer.fault) moves at this rate from the host, GB/s, and from the SSD at this rate x
+	 * the host's latency / the SSD's (at most the SSD's bandwidth), G10's performance_model();
+	 * 0: at the tier's bandwidth (an execution: the tensor store has no faults). */
+	double fault_gbps;
 };
 
 /* G10's defaults (genconfigs.py): PCIe 15.754 GB/s, SSD 3.2 GB/s, latencies 12/16 us plus
- * 45 us of system latency, 128 GB of host memory, delta 0.5; lookahead 1 kernel. */
+ * 45 us of system latency, 128 GB of host memory, delta 0.5; lookahead 1 kernel; faults at
+ * PLAN_FAULT_GBPS. */
 void plan_cfg_init(struct plan_cfg *c, uint64_t budget);
 
 struct plan_xfer {
 	uint32_t tensor;
-	uint8_t dir;  /* enum plan_dir */
-	uint8_t tier; /* PLAN_HOST or PLAN_SSD */
+	uint8_t dir;   /* enum plan_dir */
+	uint8_t tier;  /* PLAN_HOST or PLAN_SSD */
+	uint8_t fault; /* a fetch the kernel faulted on (lru's on-demand misses): cfg.fault_gbps */
 	uint64_t bytes;
 	uint32_t issue_k, deadline_k;
 	uint64_t issue_ns, deadline_ns; /* on the ideal timeline */
@@ -155,6 +168,14 @@ int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum pla
  * booking sees less than there is, never more).  The plan's two transfers are marked dead
  * (tensor UINT32_MAX) and dropped by plan_build(). */
 void plan_undo_interval(struct plan_ctx *x, const struct lt_interval *iv);
+/* Can tier t hold the tensor over the interval (the host: within its capacity)? */
+bool plan_tier_room(const struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t);
+/* Offload the interval through tier t with the window already chosen: fast memory freed over
+ * virtual kernels [f, pv), the eviction issued after iv->after and due before f, the fetch
+ * issued at pv and due before iv->before; what plan_try_interval() does once it has chosen
+ * (no bandwidth booked).  0 or -errno. */
+int plan_place_interval(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t, long f,
+                        long pv, struct llmio_error *e);
 /* The tensor's longest inactive interval (an activation's: forward to backward), or NULL. */
 const struct lt_interval *plan_longest_interval(const struct plan_ctx *x, uint32_t tensor);
 /* Is a kernel of the interval over the budget (one outside the window it already has)? */

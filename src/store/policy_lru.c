@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Policy `lru`: what unified memory does on its own.  A tensor is fetched when a kernel needs it
- * and is not resident (the kernel waits for it); when the fast tier lacks room, the least
- * recently used resident tensors that the kernel does not need are evicted, to the host while it
- * has room and else to the SSD, and the kernel waits for those writes too.
+ * and is not resident: the kernel faults on it and waits while unified memory migrates it at
+ * its fault-handling rate (plan_xfer.fault; G10's Base UVM); when the fast tier lacks room, the
+ * least recently used resident tensors that the kernel does not need are evicted, to the host while
+ * it has room and else to the SSD, and the kernel waits for those writes too.
  *
  * The step is planned twice in a row and the second pass is the plan: the first one only leaves
  * the fast tier as a step in a loop finds it.  Tensors that live across steps and end the second
@@ -158,7 +159,11 @@ static int kernel(struct lru *l, uint32_t k, uint64_t v, uint32_t lookahead, str
 			l->where[i] = PLAN_FAST;
 			l->mem += s->tensors[i].bytes;
 		} else if (l->where[i] != PLAN_FAST) {
+			/* a miss: unified memory faults it in (the kernel waits, at the fault rate)
+			 */
 			ret = move(l, i, PLAN_IN, l->where[i], k, k, e);
+			if (!ret && l->record)
+				l->p->x[l->p->n - 1].fault = 1;
 		}
 		l->last[i] = v;
 	}

@@ -69,6 +69,9 @@ static const struct llmio_optdesc params[] = {
         WL_PARAM("ssd_gbps", OPTD_DOUBLE, 0, 0, "3.2", "SSD tier bandwidth, GB/s"),
         WL_PARAM("ssd_read_lat", OPTD_DURATION, 0, 0, "57us", "SSD latency per fetch"),
         WL_PARAM("ssd_write_lat", OPTD_DURATION, 0, 0, "61us", "SSD latency per eviction"),
+        WL_PARAM("fault_gbps", OPTD_DOUBLE, 0, 0, "2.17",
+                 "lru's misses: unified memory's fault-handling rate from the host, GB/s "
+                 "(G10's profile; 0: the tier's bandwidth)"),
         WL_PARAM("margin", OPTD_DOUBLE, 0, 0, "0.5",
                  "g10: evict when idle > round trip x (1 + margin)"),
         WL_PARAM("lookahead", OPTD_UINT, 1, 1024, "1", "prefetch-lru: kernels fetched ahead"),
@@ -81,7 +84,7 @@ static const struct llmio_optdesc params[] = {
 static int read_cfg(struct wl *w, struct plan_cfg *c, struct llmio_error *e)
 {
 	uint64_t budget, host, hl, srl, swl, la;
-	double hg, sg, margin;
+	double hg, sg, margin, fault;
 	int ret;
 
 	if (!wl_str(w, "budget")[0])
@@ -91,17 +94,21 @@ static int read_cfg(struct wl *w, struct plan_cfg *c, struct llmio_error *e)
 	    (ret = wl_u64(w, "host_lat", &hl, e)) || (ret = wl_u64(w, "ssd_read_lat", &srl, e)) ||
 	    (ret = wl_u64(w, "ssd_write_lat", &swl, e)) || (ret = wl_u64(w, "lookahead", &la, e)) ||
 	    (ret = wl_double(w, "host_gbps", &hg, e)) || (ret = wl_double(w, "ssd_gbps", &sg, e)) ||
-	    (ret = wl_double(w, "margin", &margin, e)))
+	    (ret = wl_double(w, "margin", &margin, e)) ||
+	    (ret = wl_double(w, "fault_gbps", &fault, e)))
 		return ret;
-	if (!(hg > 0) || !(sg > 0) || !(margin >= 0))
-		return llmio_err(e, -EINVAL,
-		                 "--host_gbps and --ssd_gbps must be > 0 and --margin >= 0");
+	if (!(hg > 0) || !(sg > 0) || !(margin >= 0) || !(fault >= 0))
+		return llmio_err(
+		        e, -EINVAL,
+		        "--host_gbps and --ssd_gbps must be > 0, --margin and --fault_gbps "
+		        ">= 0");
 	plan_cfg_init(c, budget);
 	c->tier[PLAN_HOST] = (struct plan_tier_spec){
 	        .gbps = hg, .read_lat_ns = hl, .write_lat_ns = hl, .capacity = host};
 	c->tier[PLAN_SSD] =
 	        (struct plan_tier_spec){.gbps = sg, .read_lat_ns = srl, .write_lat_ns = swl};
 	c->margin = margin;
+	c->fault_gbps = fault;
 	c->lookahead = (uint32_t)la;
 	return 0;
 }
@@ -367,8 +374,10 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 		                        targets[0], (double)o.capacity / 1e9);
 	/* the simulation beside an execution models the execution: the store's one queue for
 	 * the SSD's reads and writes, and the emulated kernels' late wake-ups (measured on a
-	 * sleep of the step's mean kernel, 10 us to 5 ms) */
+	 * sleep of the step's mean kernel, 10 us to 5 ms); and no faults: the store moves lru's
+	 * misses at its own rate */
 	c->ssd_one_queue = true;
+	c->fault_gbps = 0;
 	c->kernel_late_ns = plan_timer_late_ns(
 	        s->nkernels ? fmin(fmax((double)s->start_ns[s->nkernels] / s->nkernels, 1e4), 5e6)
 	                    : 1e4);
@@ -383,8 +392,11 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 	ret = plan_calibrate(x->st, s, calib, &m, e);
 	if (ret)
 		return ret;
-	if (!given(w, "ssd_gbps"))
+	if (!given(w, "ssd_gbps")) {
 		c->tier[PLAN_SSD].gbps = m.gbps;
+		c->tier[PLAN_SSD].read_gbps = m.read_gbps;
+		c->tier[PLAN_SSD].write_gbps = m.write_gbps;
+	}
 	if (!given(w, "ssd_read_lat"))
 		c->tier[PLAN_SSD].read_lat_ns = m.read_lat_ns;
 	if (!given(w, "ssd_write_lat"))
@@ -392,13 +404,18 @@ static int open_store(struct wl *w, const struct lt_step *s, struct plan_cfg *c,
 	/* the figures are bounded (calibration and option ranges); a cut note is still a note */
 	if (snprintf(x->tiers, sizeof(x->tiers),
 	             "SSD tier on %.32s: %.3f GB/s (%s), read %.1f us (%s), write %.1f us (%s); "
-	             "one SSD queue; kernels late %.1f us (measured)",
+	             "simulated at %.3f GB/s out, %.3f in; one SSD queue; kernels late %.1f us "
+	             "(measured)",
 	             w->base.engine, c->tier[PLAN_SSD].gbps,
 	             given(w, "ssd_gbps") ? "given" : "measured, step's sizes",
 	             c->tier[PLAN_SSD].read_lat_ns / 1e3,
 	             given(w, "ssd_read_lat") ? "given" : "measured",
 	             c->tier[PLAN_SSD].write_lat_ns / 1e3,
 	             given(w, "ssd_write_lat") ? "given" : "measured",
+	             c->tier[PLAN_SSD].write_gbps > 0 ? c->tier[PLAN_SSD].write_gbps
+	                                              : c->tier[PLAN_SSD].gbps,
+	             c->tier[PLAN_SSD].read_gbps > 0 ? c->tier[PLAN_SSD].read_gbps
+	                                             : c->tier[PLAN_SSD].gbps,
 	             c->kernel_late_ns / 1e3) >= (int)sizeof(x->tiers))
 		x->tiers[sizeof(x->tiers) - 2] = '~';
 	return 0;
