@@ -16,17 +16,24 @@ store with ``llmio_store_put`` (borrowed: the tensor stays referenced here until
 reports it on storage, so pack never copies and waits for the device only when more than
 ``max_inflight_bytes`` are unwritten) and autograd keeps a small record instead of the tensor.
 A tensor saved twice (the same storage, offset, shape, strides and version) is written once.
-torch's CPU tensors are 64-byte aligned, so the store's I/O thread copies each into its staging
-once (a 4 KiB-aligned tensor would be written from its own memory).
+The store places each put at a file offset congruent to the tensor's address modulo 4096, so
+its whole 4 KiB units go to the device straight from the tensor with O_DIRECT (torch's CPU
+tensors are only 64-byte aligned); only the partial units at its head and tail (under 4 KiB
+each) are copied through the store's staging.
 
 Backward reads the tensors in the reverse order of the puts.  From the end of the model's
 forward (its forward hook) the hooks read ahead along that order themselves: each tensor gets
-a new 4 KiB-aligned tensor and a ``llmio_store_get`` with ``wait=False`` into it, so the store
-reads straight into it with no staging copy, while the tensors read ahead and not unpacked yet
-fit ``readahead_bytes`` (default: the store's read-ahead budget).  ``unpack`` then only waits
+a tensor whose data starts at the same offset in its 4 KiB page as the tensor put had, and a
+``llmio_store_get`` with ``wait=False`` into it, so the store reads its whole units straight
+into it, while the tensors read ahead and not unpacked yet fit ``readahead_bytes`` (default:
+the store's read-ahead budget).  Those tensors come from a pool of recycled page-backed blocks
+(``torch.frombuffer`` over memory the hooks own, back in the pool when torch frees the tensor),
+so backward does not fault in and unmap fresh pages every step; at most ``pool_bytes`` (default
+``readahead_bytes``) of free blocks are kept.  ``unpack`` then only waits
 (``llmio_store_wait``) for what has not landed; a tensor not read ahead is got the same way
 first.  The handle is released when autograd drops the record.  ``pack_s``, ``unpack_s`` and
-``wait_s`` count the hooks' time on the compute thread and the part unpack waited for data.
+``wait_s`` count the hooks' time on the compute thread and the part unpack waited for data;
+``pack_wait_s`` the part pack waited for writes beyond ``max_inflight_bytes``.
 Tensors saved after the model's forward (the loss's) stay in memory unless
 ``keep_after_forward=False``: backward needs them first.
 
@@ -341,12 +348,13 @@ class Store:
 class _Saved:
     """What autograd keeps instead of an offloaded tensor."""
 
-    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "layer", "tensor", "pending",
-                 "ahead", "__weakref__")
+    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "pad", "layer", "tensor",
+                 "pending", "ahead", "__weakref__")
 
-    def __init__(self, owner, handle, shape, dtype, nbytes, layer):
+    def __init__(self, owner, handle, shape, dtype, nbytes, pad, layer):
         self.owner, self.handle, self.layer = owner, handle, layer
         self.shape, self.dtype, self.nbytes = shape, dtype, nbytes
+        self.pad = pad  # the put's offset in its 4 KiB page: the store's file offset mod 4096
         self.tensor = None  # the data once read back (a tensor saved twice is read once)
         self.pending = False  # a get with wait=False is filling tensor
         self.ahead = False  # read ahead, not unpacked yet (counts in the read-ahead window)
@@ -361,12 +369,48 @@ class _Saved:
             o._ahead_bytes -= self.nbytes
 
 
-def _aligned_empty(torch, shape, dtype, nbytes):
-    """An uninitialised tensor whose data starts on a 4 KiB boundary: the store reads into it
-    with O_DIRECT and no staging copy (torch's own allocations are only 64-byte aligned)."""
-    raw = torch.empty(nbytes + 4096, dtype=torch.uint8)
-    off = -raw.data_ptr() & 4095
-    return raw[off:off + nbytes].view(dtype).view(shape)
+class _Pool:
+    """Page-backed blocks for the tensors unpack returns, recycled across steps.
+
+    ``take`` hands out a tensor whose data starts ``pad`` bytes into a 4 KiB page (the offset the
+    store placed the tensor's bytes at, so that it reads the whole units straight into it).  The
+    tensor is ``torch.frombuffer`` over a ctypes view of a block the pool owns; when torch frees
+    the tensor's storage it drops the view, whose finalizer gives the block back.  A block is
+    reused for any tensor of the same number of pages: its pages stay mapped and resident, so
+    backward neither faults fresh pages in nor unmaps them every step.  Free blocks beyond
+    ``cap`` bytes are dropped (their memory counts in the process's peak)."""
+
+    def __init__(self, torch, cap):
+        self._torch, self.cap = torch, int(cap)
+        self._free = {}  # bytes of the block -> [backing tensors]
+        self._views = {}  # bytes of the block -> ctypes array type over a block
+        self.free_bytes = 0
+        self.hits = self.misses = 0
+
+    def take(self, shape, dtype, nbytes, pad):
+        torch = self._torch
+        size = (pad + nbytes + 4095) & ~4095
+        free = self._free.get(size)
+        if free:
+            back = free.pop()
+            self.free_bytes -= size
+            self.hits += 1
+        else:  # 4 KiB more: the block starts on the first page boundary inside
+            back = torch.empty(size + 4096, dtype=torch.uint8)
+            self.misses += 1
+        view = self._views.get(size)
+        if view is None:  # a subclass: ctypes arrays themselves take no weak references
+            view = self._views[size] = type("_Block", (ctypes.c_char * size,), {})
+        block = view.from_address((back.data_ptr() + 4095) & ~4095)
+        weakref.finalize(block, self._give, size, back)
+        t = torch.frombuffer(block, dtype=torch.uint8, count=nbytes, offset=pad)
+        return t.view(dtype).view(shape)
+
+    def _give(self, size, back):
+        # torch freed the tensor (any thread, with the GIL held): keep the block within cap
+        if self.free_bytes + size <= self.cap:
+            self._free.setdefault(size, []).append(back)
+            self.free_bytes += size
 
 
 class _Kept:
@@ -383,13 +427,17 @@ class Offload:
 
     Counters after a run: ``offloaded_bytes`` / ``offloaded`` (tensors handed to the store),
     ``kept_bytes`` / ``kept`` (saved tensors left in memory), ``dedup`` (saves that reused a
-    tensor already offloaded)."""
+    tensor already offloaded), ``edge_bytes`` (the offloaded bytes in partial 4 KiB units at a
+    tensor's head and tail: what the store stages, once each way), ``unit_bytes`` (the whole
+    4 KiB units the offloaded tensors span at their addresses: what the store writes and reads
+    on the device), ``pool_hits`` /
+    ``pool_misses`` (unpack's tensors from recycled blocks / from fresh memory)."""
 
     POLICIES = ("keep", "all", "window")
 
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
                  keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
-                 readahead_bytes=None, keep_after_forward=True):
+                 readahead_bytes=None, keep_after_forward=True, pool_bytes=None):
         import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
@@ -406,13 +454,16 @@ class Offload:
         if readahead_bytes is None:
             readahead_bytes = store.readahead_bytes if store is not None else 0
         self.readahead_bytes = int(readahead_bytes)
+        # free blocks kept for unpack's tensors (0: a fresh torch.empty for each, never pooled)
+        self._pool = _Pool(torch, self.readahead_bytes if pool_bytes is None else pool_bytes)
         # tensors saved after the model's forward (the loss's) are the first backward needs:
         # offloaded, they would be written and at once read back while backward waits
         self.keep_after_forward = bool(keep_after_forward)
         self._fwd_over = False
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
+        self.edge_bytes = self.unit_bytes = 0
         # time in the hooks on the compute thread, and the part of it unpack waited for data
-        self.pack_s = self.unpack_s = self.wait_s = 0.0
+        self.pack_s = self.unpack_s = self.wait_s = self.pack_wait_s = 0.0
         self.peak_ahead_bytes = 0
         self._torch = torch
         self._Tensor, self._Parameter = torch.Tensor, torch.nn.Parameter
@@ -476,7 +527,9 @@ class Offload:
                         self._inflight_bytes -= t.numel() * t.element_size()
             if not block or self._inflight_bytes <= self.max_inflight_bytes:
                 return
+            w0 = time.perf_counter()
             store.wait_event(0.05)
+            self.pack_wait_s += time.perf_counter() - w0
 
     def _pack(self, t):
         t0 = time.perf_counter()
@@ -509,12 +562,17 @@ class Offload:
             h = self.store.put(ptr, nbytes, borrow=True)
             self._inflight[h] = t  # referenced until on storage: pack never copies
             self._inflight_bytes += nbytes
-        rec = _Saved(self, h, t.shape, t.dtype, nbytes, self._layer)
+        rec = _Saved(self, h, t.shape, t.dtype, nbytes, ptr & 4095, self._layer)
         wrec = weakref.ref(rec)
         self._live[key] = (weakref.ref(t), wrec)
         self._ahead.append(wrec)
         self.offloaded += 1
         self.offloaded_bytes += nbytes
+        # its bytes in partial 4 KiB units at its head and tail (at its address): what the
+        # store copies through staging, the rest moving straight from and into tensors
+        head, tail = -ptr & 4095, (ptr + nbytes) & 4095
+        self.edge_bytes += nbytes if nbytes - tail <= head else head + tail
+        self.unit_bytes += ((ptr & 4095) + nbytes + 4095) & ~4095
         if self._layer in self._tl:
             self._tl[self._layer][0] += nbytes
         self._service(block=not self.copy)
@@ -524,13 +582,13 @@ class Offload:
         """Start gets (wait=False) into aligned tensors along the backward order (the reverse
         of the puts), while the tensors read ahead and not unpacked yet fit readahead_bytes:
         the store reads straight into them, and unpack waits only for what has not landed."""
-        torch, store, ahead = self._torch, self.store, self._ahead
+        store, ahead = self.store, self._ahead
         while self._ahead_pos > 0:
             rec = ahead[self._ahead_pos - 1]()
             if rec is not None and rec.tensor is None:
                 if self._ahead_bytes and self._ahead_bytes + rec.nbytes > self.readahead_bytes:
                     return
-                out = _aligned_empty(torch, rec.shape, rec.dtype, rec.nbytes)
+                out = self._pool.take(rec.shape, rec.dtype, rec.nbytes, rec.pad)
                 store.get(rec.handle, out.data_ptr(), rec.nbytes, wait=False)
                 rec.tensor, rec.pending, rec.ahead = out, True, True
                 self._ahead_bytes += rec.nbytes
@@ -554,7 +612,7 @@ class Offload:
             # not read ahead (saved after the model's forward, the loss, or out of order):
             # its get goes first, then the read-ahead from the end of the order (skipping
             # what has its data) queues behind it and overlaps the wait
-            obj.tensor = _aligned_empty(self._torch, obj.shape, obj.dtype, obj.nbytes)
+            obj.tensor = self._pool.take(obj.shape, obj.dtype, obj.nbytes, obj.pad)
             self.store.get(obj.handle, obj.tensor.data_ptr(), obj.nbytes, wait=False)
             obj.pending = True
             self._ahead_pos = len(self._ahead)
@@ -567,6 +625,14 @@ class Offload:
         self._service()
         self.unpack_s += time.perf_counter() - t0
         return obj.tensor
+
+    @property
+    def pool_hits(self):
+        return self._pool.hits
+
+    @property
+    def pool_misses(self):
+        return self._pool.misses
 
     def _mark_bwd(self, layer):
         tl = self._tl.get(layer)

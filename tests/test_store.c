@@ -173,7 +173,11 @@ static void roundtrip(const char *engine)
 		if (i % 2 == 0) /* a copy: the buffer is ours again at once */
 			memset(data_of(&t[i]), 0xee, t[i].len);
 		sum += t[i].len;
-		asum += aligned(t[i].len);
+		/* a borrowed put from host memory starts at its address's offset in its 4 KiB
+		 * page (the GPU engines' staging is their own memory: no such placement) */
+		asum += aligned(t[i].len + (i % 2 && !engine_find(engine)->buf_alloc
+		                                    ? (uintptr_t)data_of(&t[i]) % 4096
+		                                    : 0));
 	}
 	/* every put says when it is on storage; the borrowed buffers are free after that */
 	await_events(s, LLMIO_STORE_EV_PUT, N);
@@ -365,6 +369,111 @@ static void no_copy_test(void **state)
 #define NO_COPY(engine)                                                                            \
 	{                                                                                          \
 		"no_copy_" engine, no_copy_test, NULL, NULL, (void *)engine                        \
+	}
+
+/*
+ * A borrowed put is placed at a file offset congruent to its buffer's address modulo 4096: its
+ * whole 4 KiB units move straight from the caller's memory, and only the partial units at its
+ * head and tail are staged.  A get into a buffer at the same offset in its page reads straight
+ * into it the same way; a get at another offset is staged whole.  Random sizes (some inside one
+ * unit, some over several stripes) at random in-page offsets: the data comes back byte for
+ * byte, nothing around the get's buffer is touched, and the staged, direct and device bytes are
+ * exactly those of that split.
+ */
+static void congruent(const char *engine)
+{
+	enum { N = 36 };
+	struct llmio_store_stats st = {.stats_size = sizeof(st)};
+	struct llmio_error e = {0};
+	char path[1100], sub[1200];
+	const char *tg[1] = {sub};
+	struct llmio_store *s;
+	unsigned char *src[N], *back = NULL, *want;
+	uint64_t h[N], len[N], pad[N], staged = 0, direct = 0, dev = 0;
+
+	if (!runs(engine))
+		return;
+	snprintf(sub, sizeof(sub), "%s-congruent", at(path, sizeof(path), engine));
+	mkdir(sub, 0755);
+	s = open_store(engine, tg, 1, 32u << 20, STAGING, 0);
+	for (unsigned i = 0; i < N; i++) {
+		/* every 6th inside one unit, every 4th over several stripes */
+		len[i] = 1 + rnd() % (i % 6 == 0 ? 4096 : i % 4 == 0 ? 4 * STRIPE : 70000);
+		pad[i] = i % 9 == 0 ? 0 : rnd() % 4096;
+		assert_int_equal(posix_memalign((void **)&src[i], 4096, pad[i] + len[i]), 0);
+		fill(src[i] + pad[i], len[i], i + 200);
+		assert_int_equal(
+		        llmio_store_put(s, src[i] + pad[i], len[i], LLMIO_STORE_BORROW, &h[i], &e),
+		        0);
+		dev += aligned(pad[i] + len[i]);
+	}
+	await_events(s, LLMIO_STORE_EV_PUT, N);
+	for (unsigned i = 0; i < N; i++) {
+		/* the split of a tensor at pad: whole units direct, the partial ones staged */
+		uint64_t hb = aligned(pad[i]), tb = (pad[i] + len[i]) / 4096 * 4096;
+		uint64_t body = tb > hb ? tb - hb : 0;
+		/* the get's buffer: at the put's offset in its page, at 0, or another one */
+		uint64_t at = i % 3 == 0   ? pad[i]
+		              : i % 3 == 1 ? 0
+		                           : (pad[i] + 1 + rnd() % 4095) % 4096;
+		uint64_t size = 4096 + at + len[i] + 4096;
+
+		staged += len[i] - body; /* the put */
+		direct += body;
+		if (at == pad[i]) {
+			staged += len[i] - body;
+			direct += body;
+		} else {
+			staged += len[i];
+		}
+		dev += aligned(pad[i] + len[i]);
+		assert_int_equal(posix_memalign((void **)&back, 4096, size), 0);
+		assert_non_null(back);
+		memset(back, 0x5a, size);
+		assert_int_equal(llmio_store_get(s, h[i], back + 4096 + at, len[i], i % 2, &e), 0);
+		if (i % 2 == 0)
+			assert_int_equal(llmio_store_wait(s, h[i], &e), 0);
+		assert_memory_equal(back + 4096 + at, src[i] + pad[i], len[i]);
+		/* not a byte before or after the tensor */
+		for (uint64_t j = 0; j < size; j++)
+			if (j < 4096 + at || j >= 4096 + at + len[i])
+				assert_int_equal(back[j], 0x5a);
+		free(back);
+	}
+	assert_int_equal(llmio_store_stats(s, &st), 0);
+	assert_int_equal(st.staged_bytes, staged);
+	assert_int_equal(st.direct_bytes, direct);
+	assert_int_equal(st.device_bytes_written + st.device_bytes_read, dev);
+	assert_true(st.peak_staging_bytes <= STAGING);
+	/* a COPY put is staged whole and starts on a unit: the caller has the buffer back */
+	want = malloc(len[1]);
+	assert_non_null(want);
+	memcpy(want, src[1] + pad[1], len[1]);
+	assert_int_equal(llmio_store_put(s, src[1] + pad[1], len[1], LLMIO_STORE_COPY, &h[1], &e),
+	                 0);
+	memset(src[1], 0xee, pad[1] + len[1]);
+	assert_int_equal(llmio_store_flush(s, &e), 0);
+	assert_int_equal(llmio_store_stats(s, &st), 0);
+	assert_int_equal(st.staged_bytes, staged + len[1]);
+	assert_int_equal(st.device_bytes_written + st.device_bytes_read, dev + aligned(len[1]));
+	back = malloc(len[1]);
+	assert_non_null(back);
+	assert_int_equal(llmio_store_get(s, h[1], back, len[1], true, &e), 0);
+	assert_memory_equal(back, want, len[1]);
+	free(back);
+	free(want);
+	llmio_store_destroy(s);
+	for (unsigned i = 0; i < N; i++)
+		free(src[i]);
+}
+
+static void congruent_test(void **state)
+{
+	congruent(*state);
+}
+#define CONGRUENT(engine)                                                                          \
+	{                                                                                          \
+		"congruent_" engine, congruent_test, NULL, NULL, (void *)engine                    \
 	}
 
 /* Put n tensors of len bytes (seeded by index); handles into h. */
@@ -991,6 +1100,10 @@ int main(void)
 	        NO_COPY("libaio"),
 	        NO_COPY("io_uring"),
 	        NO_COPY("mmap"),
+	        CONGRUENT("psync"),
+	        CONGRUENT("libaio"),
+	        CONGRUENT("io_uring"),
+	        CONGRUENT("mmap"),
 	        PUT_FAILS_PREFETCH("psync"),
 	        PUT_FAILS_PREFETCH("io_uring"),
 	};

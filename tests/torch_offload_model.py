@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import resource
 import sys
 import time
 
@@ -132,6 +133,8 @@ def main():
     ap.add_argument("--trace", default="")
     # offload the tensors saved after the model's forward (the loss's) too
     ap.add_argument("--offload-loss", type=int, default=0)
+    # free blocks the hooks keep for unpack's tensors (-1: the default, the read-ahead window)
+    ap.add_argument("--pool", type=int, default=-1)
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
@@ -153,14 +156,19 @@ def main():
                                       layers=list(model.blocks), keep_last=1,
                                       max_inflight_bytes=a.inflight, trace=a.trace or None,
                                       readahead_bytes=a.readahead or None,
-                                      keep_after_forward=not a.offload_loss)
+                                      keep_after_forward=not a.offload_loss,
+                                      pool_bytes=None if a.pool < 0 else a.pool)
     elif a.mode == "torchsave":
         hooks = TorchSave(a.dir, a.min_bytes)
 
     rss0 = vmhwm()
-    losses, grads, times = [], [], []
+    losses, grads, times, cpu, thread_cpu, faults = [], [], [], [], [], []
     for step in range(a.steps):
         x, y = data[step][:, :-1], data[step][:, 1:]
+        # CPU seconds (the process's: every thread; this thread's: the compute) and minor page
+        # faults per step: figures that a busy machine inflates less than wall time
+        c0, tc0 = time.process_time(), time.thread_time()
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         if isinstance(hooks, TorchSave):
@@ -177,6 +185,9 @@ def main():
             hooks.end_step()
         opt.step()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        thread_cpu.append(time.thread_time() - tc0)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
         losses.append(loss.item().hex())
         h = hashlib.sha256()
         for p in model.parameters():
@@ -188,6 +199,9 @@ def main():
         "losses": losses,
         "grads": grads,
         "step_s": times,
+        "cpu_s": cpu,
+        "thread_cpu_s": thread_cpu,
+        "minflt": faults,
         "vmhwm_start": rss0,
         "vmhwm": vmhwm(),
         "offloaded_bytes": getattr(hooks, "offloaded_bytes", 0),
@@ -197,6 +211,10 @@ def main():
         out.update(offloaded=hooks.offloaded, kept=hooks.kept, kept_bytes=hooks.kept_bytes,
                    dedup=hooks.dedup, pack_s=hooks.pack_s, unpack_s=hooks.unpack_s,
                    wait_s=hooks.wait_s, peak_ahead_bytes=hooks.peak_ahead_bytes)
+        if hasattr(hooks, "edge_bytes"):
+            out.update(pack_wait_s=hooks.pack_wait_s, edge_bytes=hooks.edge_bytes,
+                       unit_bytes=hooks.unit_bytes,
+                       pool_hits=hooks.pool_hits, pool_misses=hooks.pool_misses)
     if store is not None:
         out["store"] = store.stats()
         out["store_page_cache"] = page_cache(a.dir)

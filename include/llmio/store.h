@@ -11,9 +11,12 @@
  * thread-safe against each other); the store owns one internal I/O thread that runs the engine
  * loop, copies into and out of its staging pool and completes requests.
  *
- * No copy: a put or get whose buffer is aligned to 4096 bytes (host engines) moves between that
- * buffer and the device with no staging copy; only a last 4 KiB unit the tensor ends inside goes
- * through staging.  Other buffers are copied into or out of staging by the I/O thread.
+ * No copy but the edges: with a host engine, a borrowed put is placed at a file offset congruent
+ * to its buffer's address modulo 4096, so its whole 4 KiB units move between the buffer and the
+ * device with no staging copy; only the partial units at its head and tail (under 4 KiB of the
+ * tensor each) go through staging.  A get into a buffer at the same offset in its 4 KiB page as
+ * the put's (4096-aligned for an aligned put) moves the same way; other buffers, COPY puts and
+ * the GPU engines are copied into or out of staging by the I/O thread.
  *
  * Errors: every function returns 0 (or a count) or a negative errno; when `e` is not NULL it
  * receives one line naming the problem and the fix (struct llmio_error, llmio/common.h).
@@ -87,7 +90,9 @@ enum llmio_store_put_flags {
 	 * for earlier writes to free buffers (write-behind is bounded by staging_bytes). */
 	LLMIO_STORE_COPY = 0,
 	LLMIO_STORE_BORROW = 1, /* caller keeps buf valid and unchanged until LLMIO_STORE_EV_PUT;
-	                           aligned buf: written from buf itself, no staging copy */
+	                           host engines: written from buf itself, at a file offset
+	                           congruent to buf modulo 4096; only the partial 4 KiB units
+	                           at its edges are copied through staging */
 };
 
 /**

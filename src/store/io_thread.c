@@ -10,9 +10,11 @@
  * piece into its buffer as it is issued; a get copies each piece out as it lands; a prefetch
  * keeps its buffers until a get or a drop consumes them.  Every completion's byte count is
  * checked: a short or failed I/O fails its operation with the cause, and the remaining pieces
- * are not issued.  A put or get whose caller memory is aligned skips staging: the engine moves
- * the piece's whole alignment units straight from or into the caller's buffer, and only a last
- * unit the tensor ends inside goes through a staging buffer (no read or write past the tensor).
+ * are not issued.  A borrowed put or a get whose caller memory lines up with the file (a put is
+ * placed at a file offset congruent to its address) skips staging: the engine moves the piece's
+ * whole alignment units straight from or into the caller's buffer, and only the partial units
+ * at the tensor's head and tail go through a staging buffer (no read or write outside the
+ * tensor).
  * Nothing here allocates, locks or logs; the clock is read only when the number of I/Os in flight
  * leaves or reaches zero (for io_busy_ns).
  */
@@ -129,13 +131,25 @@ static void fail(struct store_op *op, int res, const char *fmt, ...)
 
 /*
  * The tag of an I/O: the piece number, and which part of the piece it moves.  A piece whose
- * caller memory is aligned goes straight between the caller's buffer and the device (DIRECT);
- * when its data ends inside its last alignment unit, that unit goes through a staging buffer
- * (TAIL), so nothing reads or writes past the caller's tensor.  Other pieces take a staging
- * buffer whole.
+ * caller memory lines up with the file (the caller's address of every aligned logical offset is
+ * aligned: the put placed the data at an offset congruent to its address) moves its whole
+ * alignment units straight between the caller's buffer and the device (DIRECT); the partial
+ * unit at its head (the extent's pad before the data) and at its tail (the data ends inside its
+ * last unit) go through one staging buffer (HEAD, TAIL), so nothing reads or writes outside the
+ * caller's tensor.  Other pieces take a staging buffer whole (no flag).  Byte j of a piece's
+ * staging buffer is logical byte lo + j of the piece.
  */
 #define TAG_DIRECT (1ull << 32)
-#define TAG_TAIL   (1ull << 33)
+#define TAG_HEAD   (1ull << 33)
+#define TAG_TAIL   (1ull << 34)
+
+/* The caller's memory: logical data byte d is at mem + (d - first). */
+static char *caller_mem(const struct store_op *op)
+{
+	return op->type == STORE_OP_PUT   ? (char *)(uintptr_t)op->src
+	       : op->type == STORE_OP_GET ? (char *)op->dst
+	                                  : NULL;
+}
 
 /* The piece's I/O is done (or failed): check its bytes, move the data, free what it held. */
 static void piece_done(struct io_state *st, struct io_req *io)
@@ -143,14 +157,14 @@ static void piece_done(struct io_state *st, struct io_req *io)
 	struct llmio_store *s = st->s;
 	uint32_t idx = (uint32_t)io->priv, k = (uint32_t)io->tag;
 	struct store_op *op = &s->ops[idx];
-	uint64_t lo, hi, data, skip = 0;
+	uint64_t lo, hi, d0, d1, ilo, c0, c1;
+	uint16_t b = io->buf_idx;
 	bool keep = false;
 
-	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
-	if (io->tag & TAG_TAIL) { /* the piece's last unit: its data follows the direct part */
-		skip = (hi - lo) - io->len;
-		data -= skip;
-	}
+	store_piece(s, &op->ext, op->len, k, &lo, &hi, &d0, &d1);
+	ilo = io->tag & TAG_TAIL ? hi - io->len : lo; /* a staged I/O's logical start */
+	c0 = d0 > ilo ? d0 : ilo;                     /* and the data bytes it holds */
+	c1 = d1 < ilo + io->len ? d1 : ilo + io->len;
 	if (io->res > 0)
 		store_add(io->op == ENGINE_OP_WRITE ? &s->dev_written : &s->dev_read,
 		          (uint64_t)io->res);
@@ -169,18 +183,20 @@ static void piece_done(struct io_state *st, struct io_req *io)
 			     what, io->len, (unsigned long long)io->off, path, (long long)io->res);
 	} else if (io->tag & TAG_DIRECT) {
 		store_add(&s->direct_bytes, io->len); /* no copy: the engine used the caller's */
-	} else if (op->type == STORE_OP_GET && !op->res) {
-		if (staging_out(s, io->buf_idx, 0, (char *)op->dst + (lo - op->ext.start) + skip,
-		                data))
+	} else if (op->type == STORE_OP_GET && !op->res && c1 > c0) {
+		char *dst = (char *)op->dst + (c0 - (op->ext.start + op->ext.pad));
+
+		if (staging_out(s, b, c0 - lo, dst, c1 - c0))
 			fail(op, -EIO, "copying %llu bytes out of GPU staging memory failed",
-			     (unsigned long long)data);
-		store_add(&s->staged_bytes, data);
+			     (unsigned long long)(c1 - c0));
+		store_add(&s->staged_bytes, c1 - c0);
 	} else if (op->type == STORE_OP_PREFETCH) {
-		op->bufs[k] = io->buf_idx;
+		op->bufs[k] = b;
 		keep = true;
 	}
-	if (!keep && io->buf_idx != STORE_NO_BUF)
-		staging_put(&s->stg, io->buf_idx);
+	/* a head and a tail share their buffer: it is free once both are done */
+	if (b != STORE_NO_BUF && --s->stg.users[b] == 0 && !keep)
+		staging_put(&s->stg, b);
 	st->free[st->nfree++] = io;
 	op->ndone++;
 	op->inflight--;
@@ -221,7 +237,7 @@ static void submit(struct io_state *st, struct io_req *io)
 }
 
 static struct io_req *io_new(struct io_state *st, uint32_t idx, uint64_t tag, uint64_t lo,
-                             uint64_t len)
+                             uint64_t len, void *buf, uint16_t b)
 {
 	struct llmio_store *s = st->s;
 	struct io_req *io = st->free[--st->nfree];
@@ -232,82 +248,101 @@ static struct io_req *io_new(struct io_state *st, uint32_t idx, uint64_t tag, ui
 	io->tag = tag;
 	io->res = 0;
 	io->op = s->ops[idx].type == STORE_OP_PUT ? ENGINE_OP_WRITE : ENGINE_OP_READ;
-	io->buf_idx = STORE_NO_BUF;
+	io->buf = buf;
+	io->buf_idx = b;
+	if (b != STORE_NO_BUF)
+		s->stg.users[b]++;
 	return io;
 }
 
 /*
- * Bytes of piece [lo, hi) with data bytes that can move straight between the caller's memory
- * and the device: the whole alignment units of its data when the caller's address is aligned
- * (host memory, a borrowed put or a get; a prefetch fills staging), else 0.  A COPY put never:
- * its caller has the buffer back as soon as every piece is issued.
+ * Fill staging buffer b for the logical run [r0, r1) of a put's piece starting at lo: the data
+ * bytes of the run copied in, the rest (alignment padding) zeros, never another tensor's bytes.
  */
-static uint64_t direct_len(const struct llmio_store *s, const struct store_op *op, uint64_t lo,
-                           uint64_t data)
+static int stage_in(struct llmio_store *s, const struct store_op *op, uint16_t b, uint64_t lo,
+                    uint64_t r0, uint64_t r1, uint64_t d0, uint64_t d1)
 {
-	const char *p = op->type == STORE_OP_PUT   ? (const char *)op->src
-	                : op->type == STORE_OP_GET ? (const char *)op->dst
-	                                           : NULL;
+	uint64_t c0 = d0 > r0 ? d0 : r0, c1 = d1 < r1 ? d1 : r1;
 
-	if (!p || s->stg.engine_mem || op->wait_copy ||
-	    (uintptr_t)(p + (lo - op->ext.start)) % s->align)
+	if (c1 <= c0) {
+		staging_zero(s, b, r0 - lo, r1 - lo);
 		return 0;
-	return data / s->align * s->align;
+	}
+	if (staging_in(s, b, c0 - lo, (const char *)op->src + (c0 - (op->ext.start + op->ext.pad)),
+	               c1 - c0))
+		return -EIO;
+	staging_zero(s, b, r0 - lo, c0 - lo);
+	staging_zero(s, b, c1 - lo, r1 - lo);
+	store_add(&s->staged_bytes, c1 - c0);
+	return 0;
 }
 
-/* Issue one piece of a PUT, GET or PREFETCH.  false: no slot or buffer now. */
+/*
+ * Issue one piece of a PUT, GET or PREFETCH.  false: no slot or buffer now.
+ *
+ * The piece [lo, hi) with data [d0, d1) is cut at the alignment units of its data: head [lo, hb)
+ * (the extent's pad and the first data bytes), body [hb, tb) (whole units), tail [tb, hi) (the
+ * last data bytes and padding).  The body goes direct when the caller's memory lines up with the
+ * file (a borrowed put or a get from host memory; a COPY put's caller has its buffer back once
+ * every piece is issued, a prefetch fills staging); head and tail share one staging buffer.
+ * Otherwise, or with fewer I/O slots than the parts need, the whole piece is staged.
+ */
 static bool issue_piece(struct io_state *st, uint32_t idx)
 {
 	struct llmio_store *s = st->s;
 	struct store_op *op = &s->ops[idx];
 	uint32_t k = op->issued;
-	uint64_t lo, hi, data, body;
-	struct io_req *io = NULL, *tail;
+	uint64_t lo, hi, d0, d1, hb = 0, tb = 0, first = op->ext.start + op->ext.pad;
+	struct io_req *io[3];
+	unsigned nio = 0, need;
+	char *mem = caller_mem(op);
 	uint16_t b = STORE_NO_BUF;
+	bool body = false;
 
-	store_piece(s, &op->ext, op->len, k, &lo, &hi, &data);
-	body = direct_len(s, op, lo, data);
-	/* a direct part plus a staged tail takes two slots at once: with one slot, stage it all */
-	if (body && body < hi - lo && s->depth < 2)
-		body = 0;
-	/* all or nothing: the slots and the buffer the piece needs */
-	if (st->nfree < (body && body < hi - lo ? 2u : 1u) ||
-	    (body < hi - lo && !staging_get(&s->stg, &b)))
-		return false;
-	if (body) {
-		io = io_new(st, idx, k | TAG_DIRECT, lo, body);
-		io->buf =
-		        (char *)(op->type == STORE_OP_PUT ? (void *)(uintptr_t)op->src : op->dst) +
-		        (lo - op->ext.start);
+	store_piece(s, &op->ext, op->len, k, &lo, &hi, &d0, &d1);
+	if (mem && !s->stg.engine_mem && !op->wait_copy &&
+	    ((uintptr_t)mem - first) % s->align == 0) {
+		hb = (d0 + s->align - 1) / s->align * s->align;
+		tb = d1 / s->align * s->align;
+		body = tb > hb;
 	}
-	if (body < hi - lo) {
-		tail = io_new(st, idx, k | (body ? TAG_TAIL : 0), lo + body, hi - lo - body);
-		tail->buf = s->stg.buf[b];
-		tail->buf_idx = b;
-		if (op->type == STORE_OP_PUT) {
-			if (staging_in(s, b, 0, (const char *)op->src + (lo - op->ext.start) + body,
-			               data - body)) {
-				fail(op, -EIO, "copying %llu bytes into GPU staging memory failed",
-				     (unsigned long long)(data - body));
-				staging_put(&s->stg, b);
-				st->free[st->nfree++] = tail;
-				if (io)
-					st->free[st->nfree++] = io;
-				return true; /* advance() sees op->res */
-			}
-			store_add(&s->staged_bytes, data - body);
-			if (data < hi - lo)
-				staging_zero_tail(s, b, data - body, hi - lo - body);
+	need = body ? 1u + (hb > lo) + (tb < hi) : 1u;
+	if (need > s->depth) { /* the parts of one piece must be in flight together */
+		body = false;
+		need = 1;
+	}
+	/* all or nothing: the slots and the buffer the piece needs */
+	if (st->nfree < need || ((!body || need > 1) && !staging_get(&s->stg, &b)))
+		return false;
+	if (op->type == STORE_OP_PUT) {
+		int rc = body ? 0 : stage_in(s, op, b, lo, lo, hi, d0, d1);
+
+		if (body && hb > lo)
+			rc = stage_in(s, op, b, lo, lo, hb, d0, d1);
+		if (body && tb < hi && !rc)
+			rc = stage_in(s, op, b, lo, tb, hi, d0, d1);
+		if (rc) {
+			fail(op, -EIO, "copying %llu bytes into GPU staging memory failed",
+			     (unsigned long long)(d1 - d0));
+			staging_put(&s->stg, b);
+			return true; /* advance() sees op->res */
 		}
+	}
+	if (!body) {
+		io[nio++] = io_new(st, idx, k, lo, hi - lo, s->stg.buf[b], b);
 	} else {
-		tail = NULL;
+		if (hb > lo)
+			io[nio++] = io_new(st, idx, k | TAG_HEAD, lo, hb - lo, s->stg.buf[b], b);
+		io[nio++] = io_new(st, idx, k | TAG_DIRECT, hb, tb - hb, mem + (hb - first),
+		                   STORE_NO_BUF);
+		if (tb < hi)
+			io[nio++] = io_new(st, idx, k | TAG_TAIL, tb, hi - tb,
+			                   (char *)s->stg.buf[b] + (tb - lo), b);
 	}
 	op->issued++;
-	op->inflight += (io != NULL) + (tail != NULL);
-	if (io)
-		submit(st, io);
-	if (tail)
-		submit(st, tail);
+	op->inflight += nio;
+	for (unsigned i = 0; i < nio; i++)
+		submit(st, io[i]);
 	return true;
 }
 
@@ -316,7 +351,7 @@ static void consume_prefetch(struct io_state *st, uint32_t idx)
 {
 	struct llmio_store *s = st->s;
 	struct store_op *op = &s->ops[idx], *pf = &s->ops[op->dep - 1];
-	uint64_t lo, hi, data;
+	uint64_t lo, hi, d0, d1;
 
 	if (op->type == STORE_OP_GET && pf->res) {
 		op->res = pf->res;
@@ -324,13 +359,14 @@ static void consume_prefetch(struct io_state *st, uint32_t idx)
 	}
 	for (uint32_t k = 0; k < pf->ext.npieces && !pf->res; k++) {
 		if (op->type == STORE_OP_GET && !op->res) {
-			store_piece(s, &pf->ext, pf->len, k, &lo, &hi, &data);
-			if (staging_out(s, pf->bufs[k], 0, (char *)op->dst + (lo - pf->ext.start),
-			                data))
+			store_piece(s, &pf->ext, pf->len, k, &lo, &hi, &d0, &d1);
+			if (staging_out(s, pf->bufs[k], d0 - lo,
+			                (char *)op->dst + (d0 - (pf->ext.start + pf->ext.pad)),
+			                d1 - d0))
 				fail(op, -EIO,
 				     "copying %llu bytes out of GPU staging memory failed",
-				     (unsigned long long)data);
-			store_add(&s->staged_bytes, data);
+				     (unsigned long long)(d1 - d0));
+			store_add(&s->staged_bytes, d1 - d0);
 		}
 		staging_put(&s->stg, pf->bufs[k]);
 		pf->bufs[k] = STORE_NO_BUF;

@@ -22,7 +22,8 @@ int staging_alloc(struct llmio_store *s, struct llmio_error *e)
 
 	p->buf = calloc(p->nbufs, sizeof(*p->buf));
 	p->free = calloc(p->nbufs, sizeof(*p->free));
-	if (!p->buf || !p->free)
+	p->users = calloc(p->nbufs, sizeof(*p->users));
+	if (!p->buf || !p->free || !p->users)
 		return llmio_err(e, -ENOMEM, "out of memory for the store's staging pool");
 	if (s->eng->buf_alloc) {
 		void *zero = calloc(1, p->buf_len);
@@ -70,6 +71,8 @@ void staging_release(struct llmio_store *s)
 	free(p->host);
 	free(p->buf);
 	free(p->free);
+	free(p->users);
+	p->users = NULL;
 	p->host = NULL;
 	p->buf = NULL;
 	p->free = NULL;
@@ -99,8 +102,8 @@ int staging_out(struct llmio_store *s, uint16_t idx, size_t at, void *dst, size_
 	return rt && !rt->Memcpy(dst, b, n, cudaMemcpyDeviceToHost) ? 0 : -EIO;
 }
 
-/* The alignment padding after a tensor's last byte: zeros, not another tensor's bytes. */
-void staging_zero_tail(struct llmio_store *s, uint16_t idx, size_t from, size_t to)
+/* Alignment padding around a tensor's bytes: zeros, not another tensor's bytes. */
+void staging_zero(struct llmio_store *s, uint16_t idx, size_t from, size_t to)
 {
 	static const char zeros[4096];
 

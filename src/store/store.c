@@ -610,7 +610,11 @@ int llmio_store_put(struct llmio_store *s, const void *buf, uint64_t len, unsign
 	if (flags & ~(unsigned)LLMIO_STORE_BORROW)
 		return llmio_err(e, -EINVAL, "put: unknown flags %#x", flags);
 	reap_all(s); /* extents of released tensors come back */
-	x.alen = (len + s->align - 1) / s->align * s->align;
+	/* a borrowed host buffer: its file offset congruent to its address (store_internal.h) */
+	x.pad = flags & LLMIO_STORE_BORROW && !s->eng->buf_alloc
+	                ? (uint32_t)((uintptr_t)buf % s->align)
+	                : 0;
+	x.alen = (x.pad + len + s->align - 1) / s->align * s->align;
 	if (extents_reserve(&s->ext, s->ext.n + 2) || tensor_new(s, &ti))
 		return llmio_err(e, -ENOMEM, "put: out of memory for the tensor table");
 	rc = extents_alloc(&s->ext, x.alen, &x.start);

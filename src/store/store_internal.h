@@ -41,11 +41,19 @@ enum store_op_type {
 	STORE_OP_START,    /* the I/O thread's own start-up result (engine init) */
 };
 
-/* Where a tensor lives: a run of the logical space striped over the targets. */
+/*
+ * Where a tensor lives: a run of the logical space striped over the targets.  Its data starts
+ * pad bytes into the run: a borrowed put from host memory is placed at a logical offset
+ * congruent to its buffer's address modulo the alignment (pad = address % alignment), so that
+ * every whole alignment unit of the file maps onto an aligned run of the caller's memory and
+ * moves with O_DIRECT straight from or into it; only the partial units at the head and the
+ * tail go through staging.
+ */
 struct store_extent {
 	uint64_t start;   /* logical byte offset (a multiple of the alignment) */
-	uint64_t alen;    /* bytes reserved: len rounded up to the alignment */
-	uint32_t npieces; /* stripe units it touches = I/Os = staging buffers at a time */
+	uint64_t alen;    /* bytes reserved: pad + len rounded up to the alignment */
+	uint32_t npieces; /* stripe units it touches = staging buffers at a time */
+	uint32_t pad;     /* the data starts at start + pad (< the alignment) */
 };
 
 struct store_op {
@@ -111,6 +119,7 @@ struct store_staging {
 	uint16_t *free; /* stack of free buffer numbers */
 	unsigned nbufs, nfree;
 	size_t buf_len;
+	uint8_t *users;  /* I/Os in flight on each buffer (a piece's head and tail share one) */
 	void *host;      /* one allocation behind buf[] for host engines */
 	bool engine_mem; /* the engine's buf_alloc made them (GPU memory) */
 	uint64_t peak;   /* most buffers in use at once */
@@ -135,7 +144,7 @@ static inline void staging_put(struct store_staging *p, uint16_t idx)
 /* Copy between caller memory and staging buffer idx (host memcpy, or the GPU's copy). */
 int staging_in(struct llmio_store *s, uint16_t idx, size_t at, const void *src, size_t n);
 int staging_out(struct llmio_store *s, uint16_t idx, size_t at, void *dst, size_t n);
-void staging_zero_tail(struct llmio_store *s, uint16_t idx, size_t from, size_t to);
+void staging_zero(struct llmio_store *s, uint16_t idx, size_t from, size_t to);
 
 /* One tensor of the handle table (caller thread). */
 struct store_tensor {
@@ -240,9 +249,13 @@ void store_targets_close(struct llmio_store *s);
 /* (file, offset) of logical byte off, and bytes to the end of its stripe unit. */
 void store_place(const struct llmio_store *s, uint64_t off, uint16_t *file, uint64_t *foff);
 
-/* Piece k of an extent: logical [lo, hi) and its data bytes (the rest is alignment padding). */
+/*
+ * Piece k of an extent (its part of one stripe unit): logical [lo, hi), of which [d0, d1) is
+ * the tensor's data (the rest is alignment padding before and after it).  Logical byte d of
+ * the data is byte d - (start + pad) of the caller's buffer.
+ */
 void store_piece(const struct llmio_store *s, const struct store_extent *x, uint64_t len,
-                 uint32_t k, uint64_t *lo, uint64_t *hi, uint64_t *data);
+                 uint32_t k, uint64_t *lo, uint64_t *hi, uint64_t *d0, uint64_t *d1);
 
 static inline uint64_t store_load(const uint64_t *p)
 {

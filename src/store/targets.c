@@ -34,13 +34,17 @@ void store_place(const struct llmio_store *s, uint64_t off, uint16_t *file, uint
 }
 
 void store_piece(const struct llmio_store *s, const struct store_extent *x, uint64_t len,
-                 uint32_t k, uint64_t *lo, uint64_t *hi, uint64_t *data)
+                 uint32_t k, uint64_t *lo, uint64_t *hi, uint64_t *d0, uint64_t *d1)
 {
 	uint64_t u = x->start / s->stripe + k, end = x->start + x->alen;
+	uint64_t first = x->start + x->pad, last = first + len;
 
 	*lo = k ? u * s->stripe : x->start;
 	*hi = (u + 1) * s->stripe < end ? (u + 1) * s->stripe : end;
-	*data = x->start + len < *hi ? x->start + len - *lo : *hi - *lo;
+	*d0 = first > *lo ? first : *lo;
+	*d1 = last < *hi ? last : *hi;
+	if (*d1 < *d0) /* a last unit of padding only (cannot happen with pad < alignment) */
+		*d1 = *d0;
 }
 
 /* The path of the store file for target i in a user's directory (llmio's directory in it). */
