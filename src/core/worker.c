@@ -646,6 +646,7 @@ struct loop {
 	uint64_t issued, since_think, writes_since_sync;
 	uint64_t t;        /* the last clock read: the queue time of the next I/O */
 	unsigned inflight; /* queued and not reaped */
+	int batch_op;      /* this round's batch is all this enum engine_op (fill_batch), or -1 */
 	unsigned nfree;    /* w->free_ios[0 .. nfree) */
 	bool measuring;    /* past the ramp: completions are counted */
 	bool t_fresh;      /* l->t was read right after the previous I/O completed */
@@ -713,6 +714,7 @@ static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued,
 		l->writes_since_sync += (unsigned)k;
 	l->inflight += (unsigned)k;
 	*queued += (unsigned)k;
+	l->batch_op = op;
 	return 0;
 }
 
@@ -831,10 +833,13 @@ static inline int commit_batch(struct worker *w, const struct loop *l, unsigned 
 	}
 	ts = now_ns();
 	/* the batch shares one slat: one histogram add per direction */
-	for (unsigned i = 0; i < queued; i++) {
+	for (unsigned i = 0; i < queued; i++)
 		w->batch[i]->t_submit = ts;
-		n[w->batch[i]->op]++;
-	}
+	if (l->batch_op >= 0)
+		n[l->batch_op] = queued;
+	else
+		for (unsigned i = 0; i < queued; i++)
+			n[w->batch[i]->op]++;
 	for (int op = 0; l->measuring && op < 2; op++)
 		if (n[op])
 			llmio_hist_add_n(&w->st[op].slat, ts - l->t, n[op]);
@@ -931,6 +936,7 @@ static void run(struct worker *w)
 		if (!l.t_fresh)
 			l.t = now_ns();
 		l.t_fresh = false;
+		l.batch_op = -1;
 		if (fill_queue(w, &l, &queued, &src_wait))
 			return;
 		if (queued && commit_batch(w, &l, queued))
