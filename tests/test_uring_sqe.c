@@ -130,31 +130,30 @@ static void one_mode(const struct engine_ops *e, int fd, bool fixedbufs, bool re
 		free(bufs[i]);
 }
 
-static void template_equals_liburing(void **state)
+/* one_mode() in all four register modes. */
+static void all_modes(enum way way)
 {
 	const struct engine_ops *e = engine_find("io_uring");
 	int fd = open_file();
 
-	(void)state;
 	assert_non_null(e);
 	for (int fb = 0; fb < 2; fb++)
 		for (int rf = 0; rf < 2; rf++)
-			one_mode(e, fd, fb, rf, ONE_BY_ONE);
+			one_mode(e, fd, fb, rf, way);
 	close(fd);
+}
+
+static void template_equals_liburing(void **state)
+{
+	(void)state;
+	all_modes(ONE_BY_ONE);
 }
 
 /* queue_batch() writes the very SQEs queue() writes, in order, and stops where the ring is full. */
 static void batch_equals_liburing(void **state)
 {
-	const struct engine_ops *e = engine_find("io_uring");
-	int fd = open_file();
-
 	(void)state;
-	assert_non_null(e);
-	for (int fb = 0; fb < 2; fb++)
-		for (int rf = 0; rf < 2; rf++)
-			one_mode(e, fd, fb, rf, BATCH);
-	close(fd);
+	all_modes(BATCH);
 }
 
 /*
