@@ -683,12 +683,12 @@ static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued,
 	                      : l->issued >= l->io_limit ? 0
 	                                                 : (l->io_limit - l->issued - 1) / bs + 1;
 	const unsigned n = left < l->nfree ? (unsigned)left : l->nfree;
-	struct io_req **batch = w->batch + *queued, **free_top = w->free_ios + l->nfree - 1;
+	struct io_req **batch = w->batch + *queued;
 	struct rng rng = w->rng;
 	int k;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct io_req *io = free_top[-(int)i];
+		struct io_req *io = w->free_ios[l->nfree - 1 - i]; /* fill_queue()'s order */
 
 		io->off = rng_below(&rng, blocks) * bs;
 		io->file = 0;
