@@ -3,7 +3,9 @@
  * The queue / commit / reap cycle that the engine conformance tests (host engines in
  * test_engines.c, GPU engines in test_gpu.c) drive an engine through, exactly as the worker
  * does: queue while slots are free, commit what was queued, reap at least one.  An I/O the
- * engine completes inside queue() is handed to done() at once.
+ * engine completes inside queue() is handed to done() at once.  drive_ios_batched(): an engine
+ * that has queue_batch() gets every free slot's I/O in one call, as the worker's batched
+ * path does.
  */
 #ifndef LLMIO_TEST_ENGINE_DRIVE_H
 #define LLMIO_TEST_ENGINE_DRIVE_H
@@ -44,8 +46,8 @@ static inline struct engine_setup drive_setup(const int *fd, const uint64_t *siz
 	};
 }
 
-/* Run I/Os 0 .. n-1 with up to d->depth in flight. */
-static inline void drive_ios(const struct drive *d, unsigned n)
+/* Run I/Os 0 .. n-1 with up to d->depth in flight; batch: through queue_batch() if any. */
+static inline void drive_ios_batched(const struct drive *d, unsigned n, bool batch)
 {
 	unsigned number[DRIVE_MAX_DEPTH], next = 0, inflight = 0, nfree = d->depth;
 	struct io_req *freel[DRIVE_MAX_DEPTH], *evs[DRIVE_MAX_DEPTH];
@@ -56,7 +58,29 @@ static inline void drive_ios(const struct drive *d, unsigned n)
 	while (next < n || inflight) {
 		unsigned queued = 0;
 
-		while (nfree && next < n) {
+		if (batch && d->e->queue_batch) {
+			struct io_req *b[DRIVE_MAX_DEPTH];
+			unsigned m = 0;
+			int k;
+
+			for (; m < nfree && next + m < n; m++) {
+				struct io_req *io = freel[nfree - 1 - m];
+
+				io->file = 0;
+				io->res = -12345;
+				d->prep(d->arg, io, next + m);
+				number[io->buf_idx] = next + m;
+				b[m] = io;
+			}
+			k = m ? d->e->queue_batch(d->ctx, b, m) : 0;
+			assert_true(k >= 0 && (unsigned)k <= m);
+			/* the slots past k were not taken: prepared again next round */
+			nfree -= (unsigned)k;
+			next += (unsigned)k;
+			queued += (unsigned)k;
+			inflight += (unsigned)k;
+		}
+		while (nfree && next < n && !(batch && d->e->queue_batch)) {
 			struct io_req *io = freel[nfree - 1];
 			int q;
 
@@ -91,6 +115,12 @@ static inline void drive_ios(const struct drive *d, unsigned n)
 			inflight -= (unsigned)got;
 		}
 	}
+}
+
+/* Run I/Os 0 .. n-1 with up to d->depth in flight, one queue() each. */
+static inline void drive_ios(const struct drive *d, unsigned n)
+{
+	drive_ios_batched(d, n, false);
 }
 
 #endif

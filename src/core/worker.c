@@ -534,25 +534,55 @@ static void teardown(struct worker *w)
 	free(w->fds);
 }
 
-/* Wait until `min` I/Os completed (all of them when draining), accounting them. */
-static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree, bool measuring,
-                bool count)
+/*
+ * reap()'s loop for the common case: counted, no io_source done() or verify, no fio logs.
+ * Counts and bytes add up in locals and go to w->st once per reap, where complete_io()
+ * updates them in memory per I/O; the histograms get the same runs.  Equal to the general
+ * loop in every counter and bucket (tests/test_batch.c).  false: an I/O failed (w->err set).
+ */
+static inline bool reap_counted(struct worker *w, unsigned n, uint64_t t, unsigned *nfree)
 {
-	int n = w->job->engine->reap(&w->ctx, min, w->evs, w->depth);
-	const bool counting = measuring && count, hooks = complete_hooks(w->job);
+	struct io_req **evs = w->evs, **fr = w->free_ios + *nfree;
+	uint64_t ios[2] = {0, 0}, bytes[2] = {0, 0};
+	struct lat_run run = {NULL, 0, 0, 0};
+	bool *dirty = w->dirty;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct io_req *io = evs[i];
+
+		fr[i] = io;
+		if (io->res <= 0)
+			break;
+		if (io->op == ENGINE_OP_WRITE && dirty)
+			dirty[io->file] = true;
+		ios[io->op]++;
+		bytes[io->op] += (uint64_t)io->res;
+		lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
+	}
+	lat_run_flush(&run, t);
+	for (int op = 0; op < 2; op++) {
+		w->st[op].ios += ios[op];
+		w->st[op].bytes += bytes[op];
+	}
+	if (i < n) {
+		*nfree += i + 1; /* the failed one too, as in the general loop */
+		fail_io(w, evs[i]);
+		return false;
+	}
+	*nfree += n;
+	return true;
+}
+
+/* reap()'s loop for everything else, one completion at a time; false: the job must stop. */
+static bool reap_each(struct worker *w, unsigned n, uint64_t t, bool counting, bool hooks,
+                      unsigned *nfree)
+{
 	struct lat_run run = {NULL, 0, 0, 0}; /* I/Os that moved together: one add per run */
 	unsigned nf = *nfree;
 	bool ok = true;
-	uint64_t t;
 
-	if (n < 0) {
-		w->err = n;
-		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to reap completions: %s",
-		         w->job->engine->name, strerror(-n));
-		return n;
-	}
-	t = now_ns();
-	for (int i = 0; i < n && ok; i++) {
+	for (unsigned i = 0; i < n && ok; i++) {
 		struct io_req *io = w->evs[i];
 
 		w->free_ios[nf++] = io;
@@ -564,6 +594,29 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 	}
 	lat_run_flush(&run, t);
 	*nfree = nf;
+	return ok;
+}
+
+/* Wait until `min` I/Os completed (all of them when draining), accounting them. */
+static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree, bool measuring,
+                bool count)
+{
+	int n = w->job->engine->reap(&w->ctx, min, w->evs, w->depth);
+	const bool counting = measuring && count, hooks = complete_hooks(w->job);
+	bool ok;
+	uint64_t t;
+
+	if (n < 0) {
+		w->err = n;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to reap completions: %s",
+		         w->job->engine->name, strerror(-n));
+		return n;
+	}
+	t = now_ns();
+	if (counting && !hooks && !w->log)
+		ok = reap_counted(w, (unsigned)n, t, nfree);
+	else
+		ok = reap_each(w, (unsigned)n, t, counting, hooks, nfree);
 	if (!ok)
 		return -EIO;
 	*inflight -= (unsigned)n;
@@ -593,6 +646,7 @@ struct loop {
 	uint64_t issued, since_think, writes_since_sync;
 	uint64_t t;        /* the last clock read: the queue time of the next I/O */
 	unsigned inflight; /* queued and not reaped */
+	int batch_op;      /* this round's batch is all this enum engine_op (fill_batch), or -1 */
 	unsigned nfree;    /* w->free_ios[0 .. nfree) */
 	bool measuring;    /* past the ramp: completions are counted */
 	bool t_fresh;      /* l->t was read right after the previous I/O completed */
@@ -609,6 +663,59 @@ static inline void new_epoch(struct worker *w, struct loop *l)
 	reset_stats(w);
 	l->issued = 0; /* io_size counts from the end of the ramp */
 	l->measuring = true;
+}
+
+/*
+ * The batched fill: uniform random offsets into one file in one direction, no rate limit,
+ * and an engine with queue_batch (io_uring, null).  Every free slot gets its I/O first, with
+ * the generator's state in locals for the batch, then one indirect call queues them all
+ * where fill_queue() makes one per I/O.  The slots, their order and the offsets drawn are
+ * fill_queue()'s (tests/test_batch.c checks both paths count the same).  \return 0, or -1
+ * when the job must stop (w->err set).
+ */
+static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued, uint8_t op,
+                             bool stamps)
+{
+	const struct job *j = w->job;
+	const uint64_t bs = j->o.bs, blocks = j->total_blocks, t = l->t;
+	/* io_size: the I/Os that start while fewer than io_limit bytes were issued */
+	const uint64_t left = !l->io_limit               ? UINT64_MAX
+	                      : l->issued >= l->io_limit ? 0
+	                                                 : (l->io_limit - l->issued - 1) / bs + 1;
+	const unsigned n = left < l->nfree ? (unsigned)left : l->nfree;
+	struct io_req **batch = w->batch + *queued;
+	struct rng rng = w->rng;
+	int k;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct io_req *io = w->free_ios[l->nfree - 1 - i]; /* fill_queue()'s order */
+
+		io->off = rng_below(&rng, blocks) * bs;
+		io->file = 0;
+		io->len = (uint32_t)bs;
+		io->op = op;
+		io->t_queue = t;
+		batch[i] = io;
+	}
+	w->rng = rng;
+	for (unsigned i = 0; stamps && op == ENGINE_OP_WRITE && i < n; i++)
+		stamp(w, batch[i]);
+	k = n ? j->engine->queue_batch(&w->ctx, batch, n) : 0;
+	if (k < 0) {
+		w->err = k;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to queue I/O: %s",
+		         j->engine->name, strerror(-k));
+		return -1;
+	}
+	l->nfree -= (unsigned)k;
+	l->issued += (uint64_t)k * bs;
+	l->since_think += (unsigned)k;
+	if (op == ENGINE_OP_WRITE)
+		l->writes_since_sync += (unsigned)k;
+	l->inflight += (unsigned)k;
+	*queued += (unsigned)k;
+	l->batch_op = op;
+	return 0;
 }
 
 /*
@@ -634,13 +741,16 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
 	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
 	const int fast_op =
-	        src || j->target.nfiles != 1 || j->o.random_distribution == LLMIO_DIST_ZIPF ? -1
+	        src || j->target.nfiles > 1 || j->o.random_distribution == LLMIO_DIST_ZIPF ? -1
 	        : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
 	        : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
 	                                        : -1;
 	unsigned nfree = l->nfree, nq = *queued, inflight = l->inflight;
 	uint64_t issued = l->issued;
 	int ret = 0;
+
+	if (fast_op >= 0 && !rate && e->queue_batch)
+		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
 	while (nfree && issued < limit && !w->src_done) {
 		struct io_req *io = w->free_ios[nfree - 1];
@@ -723,10 +833,13 @@ static inline int commit_batch(struct worker *w, const struct loop *l, unsigned 
 	}
 	ts = now_ns();
 	/* the batch shares one slat: one histogram add per direction */
-	for (unsigned i = 0; i < queued; i++) {
+	for (unsigned i = 0; i < queued; i++)
 		w->batch[i]->t_submit = ts;
-		n[w->batch[i]->op]++;
-	}
+	if (l->batch_op >= 0)
+		n[l->batch_op] = queued;
+	else
+		for (unsigned i = 0; i < queued; i++)
+			n[w->batch[i]->op]++;
 	for (int op = 0; l->measuring && op < 2; op++)
 		if (n[op])
 			llmio_hist_add_n(&w->st[op].slat, ts - l->t, n[op]);
@@ -823,6 +936,7 @@ static void run(struct worker *w)
 		if (!l.t_fresh)
 			l.t = now_ns();
 		l.t_fresh = false;
+		l.batch_op = -1;
 		if (fill_queue(w, &l, &queued, &src_wait))
 			return;
 		if (queued && commit_batch(w, &l, queued))

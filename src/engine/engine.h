@@ -9,6 +9,7 @@
  *	queue(io)  -> ENGINE_Q_COMPLETED   done synchronously, io->res is set
  *	           -> ENGINE_Q_QUEUED      accepted; will be submitted by commit()
  *	           -> ENGINE_Q_BUSY        no room now: reap something first, then retry
+ *	queue_batch(ios, n)  optional: queue() of n I/Os in one call (see below)
  *	commit()   submits everything queued since the last commit (may be lazy, see io_uring)
  *	reap(min)  waits until at least `min` I/Os completed, returns up to `max` of them
  *
@@ -200,6 +201,17 @@ struct engine_ops {
 	 * NULL: ENGINE_CAP_OWN_TARGET alone decides.
 	 */
 	bool (*owns_target)(const void *opts);
+
+	/*
+	 * Optional, for an ENGINE_CAP_ASYNC engine whose queue() never completes an I/O at once:
+	 * queue ios[0 .. n) in order, exactly as n calls of queue() would, with one indirect call
+	 * for the batch instead of one per I/O (the worker's hot loop: docs/performance.md).
+	 * Returns k, how many it took (0 .. n): ios[0 .. k) are queued (ENGINE_Q_QUEUED each; a
+	 * failure found at once, such as a file index out of range, is reaped later as that
+	 * I/O's completion with res = -errno), and ios[k] found no room (ENGINE_Q_BUSY).  A
+	 * negative value: the engine broke.  NULL: the worker calls queue() per I/O.
+	 */
+	int (*queue_batch)(struct engine_ctx *ctx, struct io_req *const *ios, unsigned n);
 };
 
 /* Whether the job's target is the engine's to resolve (target_resolve) with these options. */

@@ -589,6 +589,36 @@ free_state:
 	return ret;
 }
 
+/*
+ * The op's template, then this I/O's fields: the SQE liburing's io_uring_prep_read_fixed() (or
+ * _write, _read, _write_fixed) and IOSQE_FIXED_FILE would make, with a third of the
+ * instructions (tests/test_uring_sqe.c compares the two).  A file index out of range becomes a
+ * plain descriptor of -1, which the kernel completes with -EBADF.
+ */
+static inline void sqe_fill(const struct uring_eng *p, struct io_uring_sqe *sqe,
+                            const struct io_req *io)
+{
+	*sqe = p->tmpl[io->op];
+	if (p->regfiles) {
+		sqe->fd = io->file;
+	} else if (io->file < p->nfiles) {
+		sqe->fd = p->fds[io->file];
+	} else {
+		sqe->fd = -1;
+		sqe->flags = 0;
+	}
+	sqe->off = io->off;
+	sqe->addr = (uint64_t)(uintptr_t)io->buf;
+	sqe->len = io->len;
+	sqe->buf_index = (uint16_t)(io->buf_idx & p->buf_idx_mask);
+	/* the tensor store hands in callers' own buffers too (buf_idx past the registered ones) */
+	if (p->fixedbufs && io->buf_idx >= p->nbufs) {
+		sqe->opcode = io->op == ENGINE_OP_WRITE ? IORING_OP_WRITE : IORING_OP_READ;
+		sqe->buf_index = 0;
+	}
+	io_uring_sqe_set_data(sqe, (void *)io);
+}
+
 static int uring_queue(struct engine_ctx *ctx, struct io_req *io)
 {
 	struct uring_eng *p = ctx->priv;
@@ -601,25 +631,32 @@ static int uring_queue(struct engine_ctx *ctx, struct io_req *io)
 	sqe = io_uring_get_sqe(&p->ring);
 	if (!sqe)
 		return ENGINE_Q_BUSY;
-	/*
-	 * The op's template, then this I/O's fields: the SQE liburing's io_uring_prep_read_fixed()
-	 * (or _write, _read, _write_fixed) and IOSQE_FIXED_FILE would make, with a third of the
-	 * instructions (tests/test_uring_sqe.c compares the two).
-	 */
-	*sqe = p->tmpl[io->op];
-	sqe->fd = p->regfiles ? io->file : p->fds[io->file];
-	sqe->off = io->off;
-	sqe->addr = (uint64_t)(uintptr_t)io->buf;
-	sqe->len = io->len;
-	sqe->buf_index = (uint16_t)(io->buf_idx & p->buf_idx_mask);
-	/* the tensor store hands in callers' own buffers too (buf_idx past the registered ones) */
-	if (p->fixedbufs && io->buf_idx >= p->nbufs) {
-		sqe->opcode = io->op == ENGINE_OP_WRITE ? IORING_OP_WRITE : IORING_OP_READ;
-		sqe->buf_index = 0;
-	}
-	io_uring_sqe_set_data(sqe, io);
+	sqe_fill(p, sqe, io);
 	p->inflight++;
 	return ENGINE_Q_QUEUED;
+}
+
+/*
+ * queue() of n I/Os: the free SQ slots are counted once and the tail moved once, where
+ * io_uring_get_sqe() reads the kernel's head and writes the tail for every SQE.  The ring is
+ * never set up with IORING_SETUP_SQE128, so SQE i of the batch is at (tail + i) & mask.  A
+ * file index out of range is not completed here (queue_batch's contract): with registered
+ * files the kernel refuses the index, without them sqe_fill() gives it descriptor -1; either
+ * way its completion carries -EBADF.
+ */
+static int uring_queue_batch(struct engine_ctx *ctx, struct io_req *const *ios, unsigned n)
+{
+	struct uring_eng *p = ctx->priv;
+	struct io_uring_sq *sq = &p->ring.sq;
+	const unsigned tail = sq->sqe_tail, room = io_uring_sq_space_left(&p->ring);
+
+	if (n > room)
+		n = room;
+	for (unsigned i = 0; i < n; i++)
+		sqe_fill(p, &sq->sqes[(tail + i) & sq->ring_mask], ios[i]);
+	sq->sqe_tail = tail + n;
+	p->inflight += n;
+	return (int)n;
 }
 
 static int uring_commit(struct engine_ctx *ctx)
@@ -875,4 +912,5 @@ const struct engine_ops engine_io_uring = {
         .cleanup = uring_cleanup,
         .fio_option = uring_fio_option,
         .test_variants = uring_variants,
+        .queue_batch = uring_queue_batch,
 };
