@@ -814,8 +814,12 @@ int cmd_run_workload(int argc, char **argv)
 	if (chart && !code && !cli_stop && dist_rank() == 0)
 		code = draw_chart(&out.runs[0], chart);
 	/* interrupted: the phases measured so far are written, but the run was cut short */
-	if (cli_stop && !code)
+	if (cli_stop && !code) {
+		fprintf(stderr, "llmio: interrupted: the phases that ended before the signal are "
+		                "reported%s\n",
+		        json ? " and written" : "");
 		code = EXIT_RUNTIME;
+	}
 	for (unsigned i = 0; i < out.n; i++) {
 		wl_release(&out.runs[i]);
 		cJSON_Delete(out.mpi[i]);
