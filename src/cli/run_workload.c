@@ -815,8 +815,9 @@ int cmd_run_workload(int argc, char **argv)
 		code = draw_chart(&out.runs[0], chart);
 	/* interrupted: the phases measured so far are written, but the run was cut short */
 	if (cli_stop && !code) {
-		fprintf(stderr, "llmio: interrupted: the phases that ended before the signal are "
-		                "reported%s\n",
+		fprintf(stderr,
+		        "llmio: interrupted: the phases that ended before the signal are "
+		        "reported%s\n",
 		        json ? " and written" : "");
 		code = EXIT_RUNTIME;
 	}
