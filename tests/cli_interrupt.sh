@@ -22,27 +22,35 @@ done
 PID=
 on_exit() { [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null; }
 
-# interrupt SIG DESC ARGS...: starts llmio run ARGS --runtime 30, sends SIG after 1 s and
-# checks how and how fast it ended, and what it wrote.
-interrupt() {
-	local sig=$1 desc=$2 out=$T/$1.json start waited rc; shift 2
-	echo "+ llmio run $* --runtime 30 --json $out   (then SIG$sig after 1 s)" | sed "s|$T|\$T|g"
-	"$LLMIO" run "$@" --runtime 30 --json "$out" >"$T/stdout" 2>"$T/stderr" &
+# signal_after SIG DESC CMD...: starts CMD (its output in $T/stdout and $T/stderr), sends SIG
+# after 1 s and waits up to 5 s for it to end (one still going then has ignored the signal):
+# REAPED is its exit status, WAITED the ms from the signal.  1 when CMD ended before it.
+signal_after() {
+	local sig=$1 desc=$2 start; shift 2
+	"$@" >"$T/stdout" 2>"$T/stderr" &
 	PID=$!
 	sleep 1
 	if ! kill -0 "$PID" 2>/dev/null; then
 		wait "$PID"
 		fail "$desc: llmio ended before the signal (exit $?): $(head -c 300 "$T/stderr")"
 		PID=
-		return
+		return 1
 	fi
 	start=$(date +%s%N)
 	kill -"$sig" "$PID"
-	# a run still going 5 s later has ignored the signal
 	reap "$PID" 5 "$desc: after SIG$sig"
-	rc=$REAPED
 	PID=
-	waited=$((($(date +%s%N) - start) / 1000000))
+	WAITED=$((($(date +%s%N) - start) / 1000000))
+}
+
+# interrupt SIG DESC ARGS...: starts llmio run ARGS --runtime 30, sends SIG after 1 s and
+# checks how and how fast it ended, and what it wrote.
+interrupt() {
+	local sig=$1 desc=$2 out=$T/$1.json waited rc; shift 2
+	echo "+ llmio run $* --runtime 30 --json $out   (then SIG$sig after 1 s)" | sed "s|$T|\$T|g"
+	signal_after "$sig" "$desc" "$LLMIO" run "$@" --runtime 30 --json "$out" || return
+	rc=$REAPED
+	waited=$WAITED
 	if [ "$rc" -eq 1 ]; then
 		pass "$desc: exit 1, ${waited} ms after SIG$sig"
 	else
@@ -83,18 +91,7 @@ interrupt_recipe() {
 	rm -rf "$T/rd" && mkdir -p "$T/rd"
 	echo "+ llmio run $* --directory \$T/rd --json $out   (then SIG$sig after 1 s)" |
 		sed "s|$T|\$T|g"
-	"$LLMIO" run "$@" --directory "$T/rd" --json "$out" >"$T/stdout" 2>"$T/stderr" &
-	PID=$!
-	sleep 1
-	if ! kill -0 "$PID" 2>/dev/null; then
-		wait "$PID"
-		fail "$desc: llmio ended before the signal (exit $?): $(head -c 300 "$T/stderr")"
-		PID=
-		return
-	fi
-	kill -"$sig" "$PID"
-	reap "$PID" 5 "$desc: after SIG$sig"
-	PID=
+	signal_after "$sig" "$desc" "$LLMIO" run "$@" --directory "$T/rd" --json "$out" || return
 	check "$desc: exit 1" test "$REAPED" -eq 1
 	expect_err "$desc: says it was interrupted" "llmio: interrupted"
 	json_check "$out" "$desc: the JSON holds the phases that ended, not '$phase'" \

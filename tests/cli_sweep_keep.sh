@@ -18,16 +18,6 @@ on_exit() { [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null; }
 
 W=$T/w
 mkdir -p "$W"
-# said DESC TEXT...: stdout says every TEXT, its wrapped lines joined (a long path wraps)
-said() {
-	local desc=$1 t; shift
-	sed -e ':a' -e 'N' -e '$!ba' -e 's/\n  */ /g' "$T/stdout" >"$T/joined"
-	for t in "$@"; do
-		grep -qF -- "$t" "$T/joined" || { fail "$desc: stdout lacks '$t'"; return 0; }
-	done
-	pass "$desc"
-}
-fp() { echo "$(md5sum <"$1") $(stat -c '%s %Y' "$1")"; }
 echo "user data" >"$W/notes.txt"
 USER_FP=$(fp "$W/notes.txt")
 
