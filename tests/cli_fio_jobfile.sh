@@ -130,4 +130,51 @@ printf 'bs=4k,${LLMIO_T_BS}\n' > "$D/inc/sweep.inc"
 expect_rc 0 "a sweep with an include and a \${VAR}" sweep "$D/sweep.fio" --dry-run
 expect_out "four points, the bs list from the include, 8k from the environment" "4 points" \
 	"bs=8k iodepth=2"
+echo "== fio's reserved keywords and arithmetic"
+PAGE=$(getconf PAGESIZE)
+NCPUS=$(getconf _NPROCESSORS_ONLN)
+cat > "$D/arith.fio" <<'F'
+[global]
+ioengine=null
+[a]
+rw=read
+bs=$pagesize*2
+size=${LLMIO_T_SZ}*4
+runtime=(1000*250)
+description=$ncpus CPUs and $mb_memory MiB
+F
+export LLMIO_T_SZ=1m
+expect_rc 0 "bs=\$pagesize*2, size=\${SZ}*4, runtime=(1000*250)" \
+	run "$D/arith.fio" --output-format=json --output "$J"
+json_check "$J" "bs is two pages ($((PAGE * 2)) B), size 4 MiB" \
+	"j['job options']['bs'] == $((PAGE * 2)) and j['read']['io_bytes'] == 4 << 20"
+json_check "$J" "(1000*250) in a time option is microseconds, as in fio: 0.25 s" \
+	"j['job options']['runtime_s'] == 0.25"
+json_check "$J" "keywords in text are this machine's values" \
+	"j['desc'].startswith('$NCPUS CPUs and ') and int(j['desc'].split()[3]) > 0"
+cat > "$D/arith_sweep.fio" <<'F'
+[global]
+ioengine=null
+size=(2^20)
+[s]
+rw=read
+bs=(4*1024),(2*$pagesize),16k
+iodepth=1..$ncpus:+1
+F
+expect_rc 0 "a sweep with arithmetic in its lists and a keyword in a range" \
+	sweep "$D/arith_sweep.fio" --dry-run
+expect_out "3 block sizes x \$ncpus depths" "$((3 * NCPUS)) points"
+expect_rc 0 "its sample" sweep "$D/arith_sweep.fio" --dry-run
+check "the evaluated block sizes are in the points" grep -q "bs=$((2 * PAGE))" "$T/stdout"
+for bad in "bs=(4096*)|not an arithmetic expression" "size=(1m/0)|divides by zero" \
+	"size=(1m-2m)|comes out negative"; do
+	printf '[a]\nioengine=null\nrw=read\n%s\n' "${bad%%|*}" > "$D/bad.fio"
+	expect_rc 2 "${bad%%|*} refused" run "$D/bad.fio"
+	expect_err "${bad%%|*}: named with its file and line" "bad.fio:4: ${bad%%|*}: ${bad##*|}"
+done
+printf '[a]\nioengine=null\nrw=read\nsize=1m\ndescription=(not arithmetic)\n' > "$D/text.fio"
+expect_rc 0 "parentheses in a text option are text" run "$D/text.fio" --output-format=json \
+	--output "$J"
+json_check "$J" "the description as written" 'j["desc"] == "(not arithmetic)"'
+
 finish

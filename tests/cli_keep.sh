@@ -18,16 +18,6 @@ CKPT=(run --workload ckpt --model gpt2 --scale 0.005 --dp 2 --ranks 2 --director
 	--engine psync --direct 0)
 LOAD=(run --workload load --model gpt2 --scale 0.02 --strategy sequential --cache cold
 	--directory "$W" --engine psync --direct 0)
-# said DESC TEXT...: stdout says every TEXT, its wrapped lines joined (a long path wraps)
-said() {
-	local desc=$1 t; shift
-	sed -e ':a' -e 'N' -e '$!ba' -e 's/\n  */ /g' "$T/stdout" >"$T/joined"
-	for t in "$@"; do
-		grep -qF -- "$t" "$T/joined" || { fail "$desc: stdout lacks '$t'"; return 0; }
-	done
-	pass "$desc"
-}
-fp() { echo "$(md5sum <"$1") $(stat -c '%s %Y' "$1")"; }
 echo "user data" >"$W/notes.txt"
 USER_FP=$(fp "$W/notes.txt")
 

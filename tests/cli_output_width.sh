@@ -1,7 +1,8 @@
 #!/bin/bash
 # cli_output_width.sh: what a person reads fits a terminal and reads as words and units.
 #
-# Every command's default output (and --help) at a tiny scale, on the psync engine:
+# Every command's default output (and --help) at a tiny scale, on the psync engine (model
+# list/show with --tensors, engines, quick, sweep, advise, report, trace, replay, recipes):
 #  - no line is longer than 100 columns;
 #  - no figure in exponent notation (1.387e+10 B, 1.632e+04 us);
 #  - the human tables name figures in words: no record key (load_time_s, clat_p99_ns ...) from
@@ -81,7 +82,10 @@ out "engines --brief" engines --brief
 out "model list" model list
 for m in $("$LLMIO" model list | awk 'NR > 1 && $2 ~ /^[0-9]+$/ { print $1 }'); do
 	out "model show $m" model show "$m"
+	out "model show $m --tensors" model show "$m" --tensors
 done
+mkdir -p "$T/gemma" && cp "$DATA/gemma-2-9b.json" "$T/gemma/config.json"
+out "model show (a config.json) --tensors" model show "$T/gemma" --tensors
 
 echo "== quick"
 out "quick" quick --dir "$T/q" --size 16m --runtime 100ms

@@ -131,4 +131,16 @@ else
 	fail "example binary '$EXAMPLE' not given or not executable"
 fi
 
+echo "== numjobs: a table per thread without group_reporting (fio's clones), one with it"
+expect_rc 0 "numjobs=3" run --ioengine null --rw read --bs 4k --size 1m --numjobs 3 --name cl
+for k in 1 2 3; do
+	check "a table for thread $k of 3" grep -qx "cl: (groupid=0, thread $k of 3)" "$T/stdout"
+done
+check "then the three together" grep -qx "cl: (groupid=0) all 3 threads together" "$T/stdout"
+check "four tables" test "$(grep -c '^  read ' "$T/stdout")" -eq 4
+expect_rc 0 "numjobs=3 --group_reporting" run --ioengine null --rw read --bs 4k --size 1m \
+	--numjobs 3 --name cl --group_reporting
+check "group_reporting: one table, no thread's" test "$(grep -c '^  read ' "$T/stdout")" -eq 1 \
+	-a -z "$(grep 'thread 1 of 3' "$T/stdout")"
+
 finish

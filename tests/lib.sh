@@ -172,6 +172,20 @@ no_outputs() {
 	rm -f -- "${left[@]}"
 }
 
+# said DESC TEXT...: the last command's stdout says every TEXT, its wrapped lines joined (a
+# long path wraps onto an indented next line).
+said() {
+	local desc=$1 t; shift
+	sed -e ':a' -e 'N' -e '$!ba' -e 's/\n  */ /g' "$T/stdout" >"$T/joined"
+	for t in "$@"; do
+		grep -qF -- "$t" "$T/joined" || { fail "$desc: stdout lacks '$t'"; return 0; }
+	done
+	pass "$desc"
+}
+
+# fp FILE: a fingerprint of FILE (content, size, mtime), to check that it was left alone.
+fp() { echo "$(md5sum <"$1") $(stat -c '%s %Y' "$1")"; }
+
 finish() {
 	if [ "$FAILS" -ne 0 ]; then
 		echo "$FAILS of $CHECKS checks failed"

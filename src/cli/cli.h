@@ -96,6 +96,17 @@ void cli_install_signals(void);
 void cli_progress(void *arg, double elapsed_s, double eta_s, double iops, double bw_bytes);
 void cli_progress_clear(void);
 
+/*
+ * What a run leaves on disk, and where: "removed N files, X from DIR (--keep leaves them)" or
+ * "left N files, X in DIR (--keep)", with the files that were there before and stay (the
+ * recipes' and the sweep's one wording); the set form says it of every directory and of the
+ * files named by filename=.
+ */
+struct wl_leftover;
+struct wl_leftovers;
+void cli_say_leftover(FILE *f, const struct wl_leftover *l, bool keep);
+void cli_say_leftovers(FILE *f, const struct wl_leftovers *s, bool keep);
+
 /* Exit code for an llmio_job_run() failure: 2 for usage (-EINVAL), 1 otherwise. */
 int cli_exit_code(int ret);
 

@@ -16,6 +16,7 @@
 #include "core/options.h"
 #include "engine/engine.h"
 #include "report/fmt.h"
+#include "workload/leftover.h"
 
 volatile int cli_stop;
 volatile int *cli_stop_also;
@@ -477,4 +478,59 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* One line: what the run leaves on disk, and where. */
+void cli_say_leftover(FILE *f, const struct wl_leftover *l, bool keep)
+{
+	char ours[32], theirs[32], dir[LLMIO_PATH_MAX], text[LLMIO_PATH_MAX + 256];
+	int n;
+
+	if (!l->active)
+		return;
+	fmt_bytes(ours, sizeof(ours), (double)l->ours_bytes);
+	fmt_bytes(theirs, sizeof(theirs), (double)l->theirs_bytes);
+	/* the whole path (never shortened: it says where the data is), wrapped as a word */
+	snprintf(dir, sizeof(dir), "%s", l->dir);
+	if (!l->ours && !l->theirs)
+		n = snprintf(text, sizeof(text), "no files left on disk (%s %s)",
+		             l->dir_removed ? "removed" : "kept", dir);
+	else if (keep)
+		n = snprintf(text, sizeof(text), "left %u file%s, %s in %s (--keep)", l->ours,
+		             l->ours == 1 ? "" : "s", ours, dir);
+	else
+		n = snprintf(text, sizeof(text),
+		             "removed %u file%s, %s from %s (--keep leaves them)", l->removed,
+		             l->removed == 1 ? "" : "s", ours, dir);
+	if (l->theirs && n > 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n,
+		         "; %u file%s, %s that %s there before the run %s left as %s", l->theirs,
+		         l->theirs == 1 ? "" : "s", theirs, l->theirs == 1 ? "was" : "were",
+		         l->theirs == 1 ? "is" : "are", l->theirs == 1 ? "it was" : "they were");
+	fputc('\n', f);
+	fmt_wrapped(f, "", 2, text);
+}
+
+void cli_say_leftovers(FILE *f, const struct wl_leftovers *s, bool keep)
+{
+	char bytes[32], text[LLMIO_PATH_MAX + 256];
+
+	for (size_t i = 0; i < s->ndirs; i++)
+		cli_say_leftover(f, &s->dirs[i], keep);
+	if (!s->files_ours)
+		return;
+	fmt_bytes(bytes, sizeof(bytes), (double)s->files_bytes);
+	/* the first file's whole path says where; the rest are named by the job file */
+	if (keep)
+		snprintf(text, sizeof(text),
+		         "left %u file%s, %s named by filename= (%s%s) (--keep)", s->files_ours,
+		         s->files_ours == 1 ? "" : "s", bytes, s->files[0],
+		         s->nfiles > 1 ? ", ..." : "");
+	else
+		snprintf(text, sizeof(text),
+		         "removed %u file%s, %s named by filename= (%s%s) (--keep leaves them)",
+		         s->files_removed, s->files_removed == 1 ? "" : "s", bytes, s->files[0],
+		         s->nfiles > 1 ? ", ..." : "");
+	fputc('\n', f);
+	fmt_wrapped(f, "", 2, text);
 }

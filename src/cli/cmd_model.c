@@ -632,14 +632,21 @@ static void show_text(const struct show *s)
 	       (unsigned long long)s->global_batch, s->seq_len);
 }
 
+/*
+ * The tensors, file by file: a line naming the file, then one row per tensor.  The columns
+ * fit 100 with a tensor name of up to 54 characters; a longer one is shortened with an
+ * ellipsis (the JSON has them whole).
+ */
 static void tensors_text(const struct show *s)
 {
 	const struct llmio_shard_layout *l = s->layout;
 	struct llmio_tensor t;
-	char shape[48];
+	char shape[48], name[64];
 
-	printf("\n%-34s %14s %14s  %-20s %s\n", "file", "offset", "bytes", "shape", "tensor");
 	for (size_t sh = 0; sh < l->nshards; sh++) {
+		printf("\n%s: %zu tensor%s\n", l->shards[sh].filename, l->shards[sh].count,
+		       l->shards[sh].count == 1 ? "" : "s");
+		printf("  %12s %12s  %-16s %s\n", "offset", "bytes", "shape", "tensor");
 		for (size_t k = 0; k < l->shards[sh].count; k++) {
 			const struct llmio_shard_entry *e = &l->entries[l->shards[sh].first + k];
 
@@ -651,9 +658,9 @@ static void tensors_text(const struct show *s)
 			else
 				snprintf(shape, sizeof(shape), "[%llu]",
 				         (unsigned long long)t.shape[0]);
-			printf("%-34s %14llu %14llu  %-20s %s\n", l->shards[sh].filename,
-			       (unsigned long long)e->file_offset, (unsigned long long)e->bytes,
-			       shape, t.name);
+			fmt_path(name, sizeof(name), t.name, 54);
+			printf("  %12llu %12llu  %-16s %s\n", (unsigned long long)e->file_offset,
+			       (unsigned long long)e->bytes, shape, name);
 		}
 	}
 }

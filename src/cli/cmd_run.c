@@ -140,6 +140,7 @@ static int write_out(FILE *f, void *arg)
 	int ret;
 
 	part.json = false;
+	part.together = o->mpi != NULL; /* the ranks' threads are merged: no clone to show */
 	ret = run_out_write(f, &part);
 	if (!ret && part.normal && o->mpi)
 		fprintf(f,

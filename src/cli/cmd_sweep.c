@@ -18,15 +18,17 @@
 #include "sweep/adaptive.h"
 #include "sweep/journal.h"
 #include "sweep/runner.h"
+#include "engine/engine.h"
+#include "workload/leftover.h"
 #include "workload/workload.h"
 
 static void help(FILE *f)
 {
 	fprintf(f,
 	        "usage: llmio sweep FILE -o JOURNAL.jsonl [--resume] [--shuffle [--seed N]]\n"
-	        "                   [--repeat N] [--dir DIR] [--keep-cache | --no-reuse] "
-	        "[--quiet]\n"
-	        "                   [--adaptive [--compare]]\n"
+	        "                   [--repeat N] [--dir DIR] [--keep] [--keep-cache | --no-reuse]\n"
+	        "                   [--quiet]"
+	        " [--adaptive [--compare]]\n"
 	        "       llmio sweep FILE --dry-run\n\n"
 	        "Runs every point of a job file: fio's INI form ([global] + named sections), "
 	        "where\n"
@@ -47,6 +49,8 @@ static void help(FILE *f)
 	        "hash)\n"
 	        "  --dir DIR          put every point's files in DIR (overrides directory=;\n"
 	        "                     a relative filename= is taken inside DIR)\n"
+	        "  --keep             keep the files the points made (removed after the last\n"
+	        "                     point, or on Ctrl-C; files there before are never removed)\n"
 	        "  --keep-cache       do not drop the page cache between points (done as root)\n"
 	        "  --no-reuse         drop it before every point; by default it is dropped before\n"
 	        "                     the first point and before each one that may read through\n"
@@ -72,7 +76,7 @@ static void help(FILE *f)
 
 struct sweep_cli {
 	const char *path, *out, *dir;
-	bool resume, dry_run, shuffle, keep_cache, no_reuse, quiet, adaptive, compare;
+	bool resume, dry_run, shuffle, keep, keep_cache, no_reuse, quiet, adaptive, compare;
 	size_t evaluated; /* --adaptive: points the search asked for */
 	const char *from; /* --from: records looked up there instead of run */
 	cJSON **recs;     /* --from's records, sorted by hash */
@@ -204,6 +208,7 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 	        {"seed", required_argument, NULL, 'S'},
 	        {"repeat", required_argument, NULL, 'R'},
 	        {"dir", required_argument, NULL, 'd'},
+	        {"keep", no_argument, NULL, 'K'},
 	        {"keep-cache", no_argument, NULL, 'k'},
 	        {"no-reuse", no_argument, NULL, 'U'},
 	        {"adaptive", no_argument, NULL, 'A'},
@@ -251,6 +256,9 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 			break;
 		case 'd':
 			c->dir = optarg;
+			break;
+		case 'K':
+			c->keep = true;
 			break;
 		case 'k':
 			c->keep_cache = true;
@@ -536,6 +544,36 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
+/*
+ * Note what is on disk where the points write, before the first one runs: their work
+ * directories (plain points with directory=, recipes) and the files they name (filename=)
+ * that do not exist yet.  A point of the null engine touches no file.
+ */
+static int note_targets(const struct sweep_runner *r, struct wl_leftovers *left,
+                        struct llmio_error *e)
+{
+	struct sweep_point *p = malloc(sizeof(*p));
+	int ret = 0;
+
+	if (!p)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->plan.n && !ret; i++) {
+		const struct engine_ops *eng;
+
+		ret = sweep_point_make(r->file, &r->plan, i, 0, p, e);
+		if (ret)
+			break;
+		eng = engine_find(sweep_config_get(&p->cfg, "ioengine"));
+		if (!p->workload && eng && (eng->caps & ENGINE_CAP_NO_IO))
+			continue;
+		ret = wl_leftovers_add_dir(left, sweep_config_get(&p->cfg, "directory"), e);
+		if (!ret && !p->workload)
+			ret = wl_leftovers_add_file(left, sweep_config_get(&p->cfg, "filename"), e);
+	}
+	free(p);
+	return ret;
+}
+
 /* A plain point under mpirun: every rank its region of one shared file, as `llmio run`. */
 static int dist_point(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
                       struct llmio_error *e)
@@ -553,6 +591,7 @@ static int sweep_main(int argc, char **argv)
 	                          .skipped_line = on_skipped_line,
 	                          .arg = &c};
 	struct sweep_run_opts o;
+	struct wl_leftovers left = {0};
 	struct llmio_error e = {0};
 	int ret, code;
 
@@ -576,6 +615,11 @@ static int sweep_main(int argc, char **argv)
 	                            .repeat = c.repeat,
 	                            .dist = dist_active() ? &dist : NULL};
 	ret = sweep_runner_prepare(&c.r, &o, &ev, &e);
+	if (!ret && !c.dry_run) {
+		ret = note_targets(&c.r, &left, &e);
+		/* every rank has noted what was there before any rank's point makes files */
+		dist_barrier();
+	}
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = c.r.bad_input ? EXIT_USAGE : EXIT_RUNTIME;
@@ -584,6 +628,14 @@ static int sweep_main(int argc, char **argv)
 		       : c.adaptive ? run_adaptive(&c, &ev)
 		                    : run_all(&c, &ev);
 	}
+	/* after the last point, or the one Ctrl-C cut short: what the sweep made goes */
+	if (wl_leftovers_end(&left, c.keep, &e)) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		code = code ? code : EXIT_RUNTIME;
+	}
+	if (!c.quiet)
+		cli_say_leftovers(stdout, &left, c.keep);
+	wl_leftovers_release(&left);
 	sweep_runner_release(&c.r);
 	return code;
 }

@@ -68,7 +68,7 @@ int run_out_write(FILE *f, void *arg)
 		const struct llmio_result *r = x->r[i];
 		const char *name = r->opts.name[0] ? r->opts.name : "job";
 
-		if (x->group && fio_per_clone(r)) {
+		if (!x->together && fio_per_clone(r)) {
 			/* fio's clones: numjobs threads without group_reporting, one report each */
 			for (uint32_t k = 0; k < r->nthreads && !ret; k++) {
 				struct llmio_result *c = fio_clone_result(r, k);
@@ -78,9 +78,17 @@ int run_out_write(FILE *f, void *arg)
 					break;
 				}
 				fprintf(f, "%s%s: (groupid=%u, thread %u of %u)\n",
-				        i || k ? "\n" : "", name, x->group[i], k + 1, r->nthreads);
+				        i || k ? "\n" : "", name, x->group ? x->group[i] : 0, k + 1,
+				        r->nthreads);
 				table_print_result(f, c);
 				llmio_result_destroy(c);
+			}
+			/* a command line's job: then its threads together, as fio's group status
+			 * line sums its jobs (and as llmio's --json record keeps them) */
+			if (!x->group && !ret) {
+				fprintf(f, "\n%s: (groupid=0) all %u threads together\n", name,
+				        r->nthreads);
+				table_print_result(f, r);
 			}
 			continue;
 		}

@@ -17,8 +17,9 @@ struct run_out {
 	bool normal, json, plus; /* normal (the table), json, json+ (clat_ns bins) */
 	const char *path;        /* --output FILE; NULL = stdout */
 	struct llmio_result **r;
-	const unsigned *group; /* fio groupid of each result; NULL = all 0 */
+	const unsigned *group; /* fio groupid of each result; NULL = all 0 (a command line) */
 	size_t n;
+	bool together; /* a job's threads in one table only (under mpirun: the merged job) */
 };
 
 /*

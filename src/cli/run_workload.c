@@ -645,37 +645,6 @@ static void on_job_progress(void *arg, double elapsed_s, double eta_s, double io
 	              rate, eta);
 }
 
-/* One line: what the run leaves on disk, and where. */
-static void say_leftover(FILE *f, const struct wl_leftover *l, bool keep)
-{
-	char ours[32], theirs[32], dir[LLMIO_PATH_MAX], text[LLMIO_PATH_MAX + 256];
-	int n;
-
-	if (!l->active)
-		return;
-	fmt_bytes(ours, sizeof(ours), (double)l->ours_bytes);
-	fmt_bytes(theirs, sizeof(theirs), (double)l->theirs_bytes);
-	/* the whole path (never shortened: it says where the data is), wrapped as a word */
-	snprintf(dir, sizeof(dir), "%s", l->dir);
-	if (!l->ours && !l->theirs)
-		n = snprintf(text, sizeof(text), "no files left on disk (%s %s)",
-		             l->dir_removed ? "removed" : "kept", dir);
-	else if (keep)
-		n = snprintf(text, sizeof(text), "left %u file%s, %s in %s (--keep)", l->ours,
-		             l->ours == 1 ? "" : "s", ours, dir);
-	else
-		n = snprintf(text, sizeof(text),
-		             "removed %u file%s, %s from %s (--keep leaves them)", l->removed,
-		             l->removed == 1 ? "" : "s", ours, dir);
-	if (l->theirs && n > 0 && (size_t)n < sizeof(text))
-		snprintf(text + n, sizeof(text) - (size_t)n,
-		         "; %u file%s, %s that %s there before the run %s left as %s", l->theirs,
-		         l->theirs == 1 ? "" : "s", theirs, l->theirs == 1 ? "was" : "were",
-		         l->theirs == 1 ? "is" : "are", l->theirs == 1 ? "it was" : "they were");
-	fputc('\n', f);
-	fmt_wrapped(f, "", 2, text);
-}
-
 int cmd_run_workload(int argc, char **argv)
 {
 	const char *name = arg_value(argc, argv, "--workload"),
@@ -832,8 +801,8 @@ int cmd_run_workload(int argc, char **argv)
 		code = code ? code : EXIT_RUNTIME;
 	}
 	if (!quiet && !(json && !strcmp(json, "-"))) {
-		say_leftover(stdout, &left, keep);
-		say_leftover(stdout, &stage, keep);
+		cli_say_leftover(stdout, &left, keep);
+		cli_say_leftover(stdout, &stage, keep);
 	}
 	wl_leftover_release(&left);
 	wl_leftover_release(&stage);
@@ -845,8 +814,13 @@ int cmd_run_workload(int argc, char **argv)
 	if (chart && !code && !cli_stop && dist_rank() == 0)
 		code = draw_chart(&out.runs[0], chart);
 	/* interrupted: the phases measured so far are written, but the run was cut short */
-	if (cli_stop && !code)
+	if (cli_stop && !code) {
+		fprintf(stderr,
+		        "llmio: interrupted: the phases that ended before the signal are "
+		        "reported%s\n",
+		        json ? " and written" : "");
 		code = EXIT_RUNTIME;
+	}
 	for (unsigned i = 0; i < out.n; i++) {
 		wl_release(&out.runs[i]);
 		cJSON_Delete(out.mpi[i]);

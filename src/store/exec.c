@@ -34,7 +34,17 @@ struct run {
 	bool computing;      /* a kernel is being emulated: transfers now overlap it */
 	uint64_t last_ns;    /* when overlap was last accounted */
 	double overlap_s;
+	volatile int *stop; /* may be NULL */
 };
+
+static bool stopped(const struct run *x)
+{
+	return x->stop && *x->stop;
+}
+
+/* How long a wait may block before it looks at the stop flag again: a signal that lands just
+ * before ppoll() would otherwise wait for the next event. */
+#define STOP_POLL_NS 50000000u
 
 static void *alloc_buf(uint64_t bytes)
 {
@@ -287,7 +297,9 @@ static int meet_deadlines(struct run *x, const size_t *byd, size_t *d, uint32_t 
 
 		while (!x->done[i] && !(ret = drain(x, e)) && !x->done[i]) {
 			r->stall_tensor[k] = x->p->x[i].tensor;
-			sleep_events(x->efd, UINT64_MAX);
+			if (stopped(x))
+				return -EINTR;
+			sleep_events(x->efd, x->stop ? now_ns() + STOP_POLL_NS : UINT64_MAX);
 		}
 	}
 	return ret;
@@ -296,8 +308,14 @@ static int meet_deadlines(struct run *x, const size_t *byd, size_t *d, uint32_t 
 int plan_execute(const struct plan *p, const struct lt_step *s, struct llmio_store *st,
                  struct plan_exec *r, struct llmio_error *e)
 {
+	return plan_execute_stop(p, s, st, NULL, r, e);
+}
+
+int plan_execute_stop(const struct plan *p, const struct lt_step *s, struct llmio_store *st,
+                      volatile int *stop, struct plan_exec *r, struct llmio_error *e)
+{
 	const uint32_t N = s->nkernels;
-	struct run x = {.p = p, .s = s, .st = st, .efd = llmio_store_eventfd(st)};
+	struct run x = {.p = p, .s = s, .st = st, .efd = llmio_store_eventfd(st), .stop = stop};
 	size_t *byd = NULL, d = 0, i = 0;
 	uint64_t t0, t;
 	int ret, slack;
@@ -351,8 +369,9 @@ int plan_execute(const struct plan *p, const struct lt_step *s, struct llmio_sto
 		account(&x, end);
 		end += s->kernels[k].dur_ns;
 		while (!ret && (t = now_ns()) < end) {
-			sleep_events(x.efd, end);
-			ret = drain(&x, e);
+			sleep_events(x.efd,
+			             stop && end - t > STOP_POLL_NS ? t + STOP_POLL_NS : end);
+			ret = stopped(&x) ? -EINTR : drain(&x, e);
 		}
 		/* a wake-up late past `end` is the emulated kernel running long, not stall */
 		account(&x, t);

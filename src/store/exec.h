@@ -29,6 +29,12 @@ int plan_execute(const struct plan *p, const struct lt_step *s, struct llmio_sto
                  struct plan_exec *r, struct llmio_error *e);
 void plan_exec_release(struct plan_exec *r);
 
+/* plan_execute() that ends early with -EINTR (no message) once *stop is set (SIGINT/SIGTERM):
+ * its waits for transfers and emulated kernels look at it at least every 50 ms.  What is in
+ * flight lands before it returns. */
+int plan_execute_stop(const struct plan *p, const struct lt_step *s, struct llmio_store *st,
+                      volatile int *stop, struct plan_exec *r, struct llmio_error *e);
+
 /* Measure the SSD tier through st: latency per transfer (the median of nine 4 KiB puts and
  * gets) and bandwidth, the slower way.  With a step s, the bandwidth of the load the step puts
  * on the store: its tensors in its order, those at least as large as the byte-weighted median

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,15 +130,18 @@ static const char *src_path(const struct reader *r)
 
 /*
  * fio's ${VAR}: the environment variable's value, the empty string when it is unset (fio's
- * rule), in the value part of a line (right of '=', or a whole continuation line).  false
- * when the result does not fit in cap.
+ * rule); and fio's reserved keywords $pagesize, $mb_memory, $ncpus: this machine's values.
+ * Both in the value part of a line (right of '=', or a whole continuation line).  false when
+ * the result does not fit in cap; *subst says whether anything was substituted.
  */
-static bool expand_env(char *line, size_t cap, char *tmp, bool indented)
+static bool expand_vars(char *line, size_t cap, char *tmp, bool indented, bool *subst)
 {
 	char *v = indented ? line : strchr(line, '=');
+	char num[32];
 	size_t used, i;
 
-	if (!v || !strstr(v, "${"))
+	*subst = false;
+	if (!v || !strchr(v, '$'))
 		return true;
 	used = (size_t)(v - line);
 	memcpy(tmp, line, used);
@@ -154,6 +158,12 @@ static bool expand_env(char *line, size_t cap, char *tmp, bool indented)
 			val = val ? val : "";
 			len = strlen(val);
 			i = (size_t)(close - line) + 1;
+			*subst = true;
+		} else if (line[i] == '$' &&
+		           (val = sweep_keyword(line + i + 1, &len, num, sizeof(num)))) {
+			i += 1 + len;
+			len = strlen(val);
+			*subst = true;
 		} else {
 			val = line + i++;
 			len = 1;
@@ -168,10 +178,134 @@ static bool expand_env(char *line, size_t cap, char *tmp, bool indented)
 	return true;
 }
 
+/* The type of option key (a job, engine or steady-state option); false when none is. */
+static bool key_type(const char *key, enum llmio_optdesc_type *type)
+{
+	const struct llmio_optdesc *d = job_opt_find(key);
+
+	if (!d)
+		d = steady_opt_find(key);
+	for (size_t i = 0; !d && i < engine_count(); i++)
+		d = engine_opt_find(engine_at(i), key);
+	if (d)
+		*type = d->type;
+	return d != NULL;
+}
+
 static void *fail(struct reader *r, int err, const char *fmt, const char *a, const char *b)
 {
 	r->err = llmio_err(r->err_out, err, fmt, src_path(r), r->src[r->depth].line, a, b);
 	return NULL;
+}
+
+/*
+ * fio's arithmetic in a value: an element (between commas) in parentheses is evaluated
+ * ("bs=(4096*2)"), and so is one that a keyword or ${VAR} made into an expression of numbers
+ * ("bs=$pagesize*2", "size=${SZ}*4"); not in options that take text.  In a time option a
+ * parenthesised expression counts microseconds, as in fio.  false (r->err set) when an
+ * expression in parentheses is not one, divides by zero or comes out negative.
+ */
+static bool arithmetic(struct reader *r, char *line, size_t cap, bool subst)
+{
+	enum llmio_optdesc_type type = OPTD_STRING;
+	char *v = r->indented ? line : strchr(line, '='), key[64] = "", *out;
+	size_t used = 0, end;
+	bool known;
+
+	if (!v || (!subst && !strchr(v, '(')))
+		return true;
+	if (r->indented) {
+		if (r->n)
+			snprintf(key, sizeof(key), "%s", r->e[r->n - 1].key);
+	} else {
+		size_t kl = (size_t)(v - line);
+
+		while (kl && (line[kl - 1] == ' ' || line[kl - 1] == '\t'))
+			kl--;
+		snprintf(key, sizeof(key), "%.*s", (int)kl, line);
+		v++;
+	}
+	known = key_type(key, &type);
+	if (type == OPTD_STRING || type == OPTD_ENUM || type == OPTD_BOOL) {
+		/* text, or a key of no option: only a recipe's parameters hold numbers */
+		if (known || !strcmp(key, "exclude") || !strcmp(key, "workload") ||
+		    !strcmp(key, "model") || !strcmp(key, "include"))
+			return true;
+	}
+	/* the value ends at the line's end or an inline comment (" ;"), kept as it is */
+	for (end = 0; v[end] && v[end] != '\r' && v[end] != '\n'; end++)
+		if (v[end] == ';' && end && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+			break;
+	out = malloc(cap);
+	if (!out) {
+		fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
+		return false;
+	}
+	for (size_t i = 0; i <= end;) {
+		size_t j = i, a, b;
+		bool paren;
+
+		while (j < end && v[j] != ',')
+			j++;
+		for (a = i; a < j && (v[a] == ' ' || v[a] == '\t'); a++)
+			;
+		for (b = j; b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'); b--)
+			;
+		paren = b - a >= 2 && v[a] == '(' && v[b - 1] == ')';
+		if (paren || (subst && sweep_arith_has_op(v + a, b - a))) {
+			char elem[256], num[64];
+			double x;
+			int rc = sweep_arith_eval(v + a, b - a, &x);
+
+			snprintf(elem, sizeof(elem), "%s=%.*s", key, (int)(b - a), v + a);
+			if (!rc && x < 0)
+				rc = -ERANGE;
+			if (rc && (paren || rc != -EINVAL)) {
+				free(out);
+				fail(r, -EINVAL,
+				     "%s:%u: %s: %s (fio's arithmetic: numbers with k/m/g/t/p, "
+				     "+ - * / %% ^ and parentheses)",
+				     elem,
+				     rc == -EDOM     ? "divides by zero"
+				     : rc == -ERANGE ? "comes out negative"
+				                     : "not an arithmetic expression");
+				return false;
+			}
+			if (!rc) {
+				if (x == floor(x) && x < 9e18)
+					snprintf(num, sizeof(num), "%lld%s", (long long)x,
+					         paren && type == OPTD_DURATION ? "us" : "");
+				else
+					snprintf(num, sizeof(num), "%.15g%s", x,
+					         paren && type == OPTD_DURATION ? "us" : "");
+				/* the element's blanks around it go: inih trims them anyway */
+				if (used + strlen(num) + 2 > cap)
+					goto too_long;
+				memcpy(out + used, num, strlen(num));
+				used += strlen(num);
+				goto next;
+			}
+		}
+		if (used + (j - i) + 2 > cap)
+			goto too_long;
+		memcpy(out + used, v + i, j - i);
+		used += j - i;
+	next:
+		if (j < end)
+			out[used++] = ',';
+		i = j + 1;
+	}
+	if (used + strlen(v + end) + 1 > cap)
+		goto too_long;
+	memcpy(out + used, v + end, strlen(v + end) + 1);
+	memcpy(v, out, strlen(out) + 1);
+	free(out);
+	return true;
+too_long:
+	free(out);
+	if (!r->long_line.line)
+		r->long_line = r->where[r->nwhere - 1];
+	return true;
 }
 
 /*
@@ -272,6 +406,7 @@ static bool where_add(struct reader *r)
 static char *read_line(char *str, int num, void *stream)
 {
 	struct reader *r = stream;
+	bool subst;
 	ssize_t n;
 	char *p;
 
@@ -312,8 +447,10 @@ static char *read_line(char *str, int num, void *stream)
 		return NULL;
 	if (!r->tmp && !(r->tmp = malloc((size_t)num)))
 		return fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
-	if (!expand_env(str, (size_t)num, r->tmp, r->indented) && !r->long_line.line)
+	if (!expand_vars(str, (size_t)num, r->tmp, r->indented, &subst) && !r->long_line.line)
 		r->long_line = r->where[r->nwhere - 1];
+	if (!arithmetic(r, str, (size_t)num, subst))
+		return NULL;
 	bare_key(str, (size_t)num, r->indented);
 	return str;
 }

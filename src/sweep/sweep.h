@@ -93,6 +93,18 @@ int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
                     struct llmio_error *e);
 void sweep_file_free(struct sweep_file *f);
 
+/*
+ * fio's arithmetic and reserved keywords in values (jobexpr.c).  sweep_arith_eval: the
+ * expression s[0..len) (numbers with k/m/g/t/p, + - * / % ^, parentheses) into *out; 0,
+ * -EINVAL (not an expression) or -EDOM (division by zero, no finite result).
+ * sweep_arith_has_op: does s[0..len) hold an operator after its first character?
+ * sweep_keyword: the value of the keyword at name ("ncpus..." after the '$') in buf, its
+ * length in *len; NULL when name starts with none of pagesize, mb_memory, ncpus.
+ */
+int sweep_arith_eval(const char *s, size_t len, double *out);
+bool sweep_arith_has_op(const char *s, size_t len);
+const char *sweep_keyword(const char *name, size_t *len, char *buf, size_t cap);
+
 /* Split one value on ',' and expand ranges (matrix.c); used by the loader. */
 int sweep_dim_expand(struct sweep_dim *d, const char *text, struct llmio_error *e);
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,4 +100,79 @@ void wl_leftover_release(struct wl_leftover *l)
 	free(l->before);
 	l->before = NULL;
 	l->nbefore = 0;
+}
+
+int wl_leftovers_add_dir(struct wl_leftovers *s, const char *directory, struct llmio_error *e)
+{
+	struct wl_leftover l, *dirs;
+	int ret = wl_leftover_begin(&l, directory, e);
+
+	if (ret || !l.active)
+		return ret;
+	for (size_t i = 0; i < s->ndirs; i++)
+		if (!strcmp(s->dirs[i].dir, l.dir)) { /* "d" and "d/" are one directory */
+			wl_leftover_release(&l);
+			return 0;
+		}
+	dirs = realloc(s->dirs, (s->ndirs + 1) * sizeof(*dirs));
+	if (!dirs) {
+		wl_leftover_release(&l);
+		return llmio_err(e, -ENOMEM, "out of memory noting %s", l.dir);
+	}
+	s->dirs = dirs;
+	s->dirs[s->ndirs++] = l;
+	return 0;
+}
+
+int wl_leftovers_add_file(struct wl_leftovers *s, const char *path, struct llmio_error *e)
+{
+	struct stat st;
+	void *files;
+
+	if (!path[0] || lstat(path, &st) == 0 || errno != ENOENT)
+		return 0; /* there already (or unknowable): never the run's to remove */
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i], path))
+			return 0;
+	files = realloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+	if (!files)
+		return llmio_err(e, -ENOMEM, "out of memory noting %s", path);
+	s->files = files;
+	snprintf(s->files[s->nfiles++], sizeof(*s->files), "%s", path);
+	return 0;
+}
+
+int wl_leftovers_end(struct wl_leftovers *s, bool keep, struct llmio_error *e)
+{
+	struct stat st;
+	int ret = 0;
+
+	for (size_t i = 0; i < s->ndirs; i++) {
+		int r = wl_leftover_end(&s->dirs[i], keep, e);
+
+		ret = ret ? ret : r;
+	}
+	for (size_t i = 0; i < s->nfiles; i++) {
+		if (lstat(s->files[i], &st) || !S_ISREG(st.st_mode))
+			continue; /* never made, or not a file llmio makes */
+		s->files_ours++;
+		s->files_bytes += (uint64_t)st.st_size;
+		if (keep)
+			continue;
+		if (unlink(s->files[i]) == 0 || errno == ENOENT)
+			s->files_removed++;
+		else if (!ret)
+			ret = llmio_err(e, -errno, "cannot remove %s: %s", s->files[i],
+			                strerror(errno));
+	}
+	return ret;
+}
+
+void wl_leftovers_release(struct wl_leftovers *s)
+{
+	for (size_t i = 0; i < s->ndirs; i++)
+		wl_leftover_release(&s->dirs[i]);
+	free(s->dirs);
+	free(s->files);
+	memset(s, 0, sizeof(*s));
 }

@@ -46,4 +46,32 @@ int wl_leftover_end(struct wl_leftover *l, bool keep, struct llmio_error *e);
 
 void wl_leftover_release(struct wl_leftover *l);
 
+/*
+ * What a run of many jobs (a sweep) leaves: one wl_leftover per work directory its points use,
+ * and the files its points name themselves (filename=) that did not exist before it.  Those
+ * are this run's own too: removed at the end unless keep; a named file that existed before
+ * (a user's file, a device) is never noted, so never removed.
+ */
+struct wl_leftovers {
+	struct wl_leftover *dirs;
+	size_t ndirs;
+	char (*files)[LLMIO_PATH_MAX]; /* named files missing before the run */
+	size_t nfiles;
+	/* after wl_leftovers_end(): of the named files, those the run made */
+	unsigned files_ours, files_removed;
+	uint64_t files_bytes;
+};
+
+/* Note the work directory of `directory` (once per directory).  \return 0 or -ENOMEM. */
+int wl_leftovers_add_dir(struct wl_leftovers *s, const char *directory, struct llmio_error *e);
+
+/* Note a file a job names, when nothing is at that path yet.  \return 0 or -ENOMEM. */
+int wl_leftovers_add_file(struct wl_leftovers *s, const char *path, struct llmio_error *e);
+
+/* wl_leftover_end() of every directory, and the same for the named files (plain files only,
+ * never through a link).  \return 0 or the first -errno of a removal. */
+int wl_leftovers_end(struct wl_leftovers *s, bool keep, struct llmio_error *e);
+
+void wl_leftovers_release(struct wl_leftovers *s);
+
 #endif

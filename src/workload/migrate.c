@@ -200,7 +200,12 @@ static int execute(struct wl *w, const struct plan *p, const struct lt_step *s,
 
 	if (!ph)
 		return llmio_err(e, -E2BIG, "too many phases");
-	ret = plan_execute(p, s, x->st, &r, e);
+	ret = plan_execute_stop(p, s, x->st, w->base.stop, &r, e);
+	if (ret == -EINTR) { /* a signal: the phases before this one are the results */
+		plan_exec_release(&r);
+		w->nphases--;
+		return ret;
+	}
 	if (ret) {
 		plan_exec_release(&r);
 		return llmio_err_prefix(e, "executing the %s plan", p->policy);
@@ -462,10 +467,12 @@ static int run(struct wl *w, struct llmio_error *e)
 			        "# step: %s\n",
 			        s.origin);
 	}
-	for (size_t i = 0; i < plan_policy_count() && !ret; i++)
+	for (size_t i = 0; i < plan_policy_count() && !ret && !(w->base.stop && *w->base.stop); i++)
 		if (!strcmp(policy, "all") || !strcmp(policy, plan_policy_at(i)->name))
 			ret = one(w, plan_policy_at(i), &s, &c, strcmp(policy, "all") != 0, out, &x,
 			          e);
+	if (ret == -EINTR) /* stopped by a signal: not a failure; the CLI says it was cut short */
+		ret = 0;
 	if (out && fclose(out) && !ret)
 		ret = llmio_err(e, -EIO, "cannot write %s: %s", wl_str(w, "plan_file"),
 		                strerror(errno));

@@ -65,13 +65,20 @@ struct run {
 	unsigned maxpieces;
 	void *src, *dst;
 	uint64_t inflight, peak_inflight; /* borrowed put bytes not yet on storage */
+	volatile int *stop;               /* set by SIGINT / SIGTERM: the step ends early */
 };
 
-static void sleep_ns(uint64_t ns)
+static bool stopped(const struct run *r)
+{
+	return r->stop && *r->stop;
+}
+
+/* The emulated compute; a signal (which ends nanosleep early) ends it when it stops the run. */
+static void sleep_ns(const struct run *r, uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 
-	while (ns && nanosleep(&ts, &ts) == -1 && errno == EINTR)
+	while (ns && !stopped(r) && nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
 }
 
@@ -174,7 +181,8 @@ struct step_out {
 	uint64_t compute_ns, wall_ns;
 };
 
-/* One forward + backward; returns the step's times. */
+/* One forward + backward; returns the step's times.  -EINTR (no message) when the run was
+ * stopped: checked between pieces, so a signal waits for one transfer at most. */
 static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 {
 	uint64_t t0 = now_ns();
@@ -186,11 +194,13 @@ static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 	r->inflight = r->peak_inflight = 0;
 	o->compute_ns = 0;
 	for (unsigned l = 0; l < r->n; l++) {
-		sleep_ns(r->layers[l].fwd_ns); /* the layer computes its activations... */
+		sleep_ns(r, r->layers[l].fwd_ns); /* the layer computes its activations... */
 		o->compute_ns += r->layers[l].fwd_ns;
 		for (unsigned k = 0; k < r->npieces[l]; k++) { /* ...which go out behind the next */
 			uint64_t len = piece_len(r, l, k);
 
+			if (stopped(r))
+				return -EINTR;
 			ret = llmio_store_put(r->s, r->src, len, LLMIO_STORE_BORROW,
 			                      &r->pieces[r->handles[l] + k], e);
 			if (ret) {
@@ -213,6 +223,8 @@ static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 		for (unsigned k = r->npieces[l]; k-- > 0;) {
 			uint64_t h = r->pieces[r->handles[l] + k];
 
+			if (stopped(r))
+				return -EINTR;
 			ret = llmio_store_get(r->s, h, r->dst, piece_len(r, l, k), true, e);
 			if (!ret)
 				ret = llmio_store_release(r->s, h, e);
@@ -223,7 +235,7 @@ static int step(struct run *r, struct step_out *o, struct llmio_error *e)
 		}
 		if ((ret = drain(r, e)))
 			return ret;
-		sleep_ns(r->layers[l].bwd_ns);
+		sleep_ns(r, r->layers[l].bwd_ns);
 		o->compute_ns += r->layers[l].bwd_ns;
 	}
 	o->wall_ns = now_ns() - t0;
@@ -380,6 +392,7 @@ static int run(struct wl *w, struct llmio_error *e)
 		llmio_err_prefix(e, "offload");
 		goto out;
 	}
+	r.stop = w->base.stop;
 	for (uint64_t i = 0; i < c.steps && !(w->base.stop && *w->base.stop); i++) {
 		struct llmio_store_stats a = {.stats_size = sizeof(a)},
 		                         b = {.stats_size = sizeof(b)};
@@ -398,6 +411,11 @@ static int run(struct wl *w, struct llmio_error *e)
 		         so.direct ? "O_DIRECT" : "buffered: reads may come from the page cache");
 		llmio_store_stats(r.s, &a);
 		ret = step(&r, &o, e);
+		if (ret == -EINTR) { /* a signal: the steps before this one are the results */
+			w->nphases--;
+			ret = 0;
+			break;
+		}
 		if (!ret)
 			ret = llmio_store_stats(r.s, &b);
 		if (ret)
