@@ -650,7 +650,7 @@ static void on_layout(void *arg, uint64_t done, uint64_t total)
 {
 	const struct step *st = arg;
 	const struct wl *w = st->w;
-	char prefix[96];
+	char prefix[256]; /* cut to the line's 99 columns when drawn */
 
 	if (!w->nphases) {
 		progress_layout_cb(NULL, done, total);
