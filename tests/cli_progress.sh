@@ -1,12 +1,14 @@
 #!/bin/bash
 # shellcheck disable=SC2317 # screen and lines run from check
-# cli_progress.sh: the progress line of quick, the workload recipes, replay and report.
+# cli_progress.sh: the progress line of quick, run, the workload recipes, replay and report.
 #
 #  - without a terminal nothing is drawn; --progress draws into a file anyway, --no-progress
 #    and --quiet never, and on a terminal (script(1)'s pty) it is drawn unasked;
 #  - its format: quick says point k of N (every k once, N the points run) and the ETA; a
 #    recipe says the phase, the stream, the bytes done of the phase's, the rate and the ETA;
-#    report says its step; no line is wider than 99 columns (it must never wrap);
+#    report says its step; a job laying out its files (run, a recipe's stream) says the bytes
+#    done of its files', then the rate and the ETA; no line is wider than 99 columns (it must
+#    never wrap);
 #  - nothing is printed over it: with stdout and stderr in one file, what a terminal would
 #    show (\r returns to the start, ESC[K erases) holds no progress fragment, and the tables
 #    are whole.
@@ -88,6 +90,50 @@ check "ckpt: bytes done of the phase's, rate and ETA" grep -qE \
 	'^\[phase [12]: save(-restore)?\] ranks-(write|read): [0-9.]+ [KM]iB of [0-9.]+ MiB, [0-9.]+ (kB|MB)/s, ETA [0-9.]+ (ns|us|ms|s)$' \
 	"$T/cl"
 
+echo "== --progress into a file: a job laying out its files (bytes of the total, rate, ETA)"
+# layout LINES PREFIX TOTAL: every layout line of LINES is PREFIX's, with bytes done of TOTAL
+# never going back; the first says 0 B (drawn before the first write), every later one has
+# the rate and the ETA; none wider than 99 columns
+layout() {
+	python3 - "$@" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]).read().splitlines() if sys.argv[2] in l]
+pat = re.compile(re.escape(sys.argv[2]) + r" ([0-9.]+) (B|KiB|MiB|GiB) of " + re.escape(sys.argv[3])
+                 + r"(, [0-9.]+ (B|kB|MB|GB)/s(, ETA [0-9.]+ (ns|us|ms|s))?)?$")
+mult = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+bad, last = [], -1
+for i, l in enumerate(lines):
+    m = pat.match(l)
+    if not m or len(l) > 99:
+        bad.append(l)
+        continue
+    done = float(m.group(1)) * mult[m.group(2)]
+    if done < last or (i == 0) != (done == 0) or (i > 0 and not m.group(3)):
+        bad.append(l)
+    last = done
+if not lines or bad:
+    print("layout lines:", lines[:3], "bad:", bad[:3])
+    sys.exit(1)
+PY
+}
+expect_rc 0 "run --progress, a new 192 MiB file to read" run --ioengine=psync \
+	--filename="$T/lay" --size=192m --rw=read --io_size=1m --progress
+lines "$T/stderr" >"$T/ll"
+check "run: the layout drawn, 0 B first, then bytes of 192 MiB with rate and ETA" \
+	layout "$T/ll" "[laying out files]" "192 MiB"
+expect_rc 0 "the same file again, complete" run --ioengine=psync --filename="$T/lay" \
+	--size=192m --rw=read --io_size=1m --progress
+check "run: nothing to lay out, nothing drawn of it" absent 'laying out' "$T/stderr"
+rm -f "$T/lay"
+mkdir -p "$T/ld"
+expect_rc 0 "a load recipe --progress" run --workload load --model gpt2 --scale 0.01 \
+	--strategy sequential --directory "$T/ld" --engine psync --direct 0 --progress
+lines "$T/stderr" >"$T/ll"
+check "load: the phase and stream laying out their file, then its bytes" \
+	layout "$T/ll" "[phase 1: load-sequential-cold] sequential: laying out" "6.77 MiB"
+check "load: the phase's own progress after it" \
+	grep -q '^\[phase 2: load-sequential-warm\] starting$' "$T/ll"
+
 echo "== --progress into a file: report's steps"
 expect_rc 0 "report --progress" report "$SRC/tests/data/sweep.jsonl" -o "$T/rep" --no-charts \
 	--progress
@@ -125,6 +171,14 @@ if command -v script >/dev/null && script -qfec true /dev/null >/dev/null 2>&1; 
 	check "--no-progress: the table still printed" grep -q 'removed 2 files' "$T/tty"
 	tty_run "$T/tty" "${CKPT[@]}" --quiet
 	check "--quiet: nothing drawn" absent '\[phase ' "$T/tty"
+	tty_run "$T/tty" run --ioengine=psync --filename="$T/lay" --size=64m --rw=read \
+		--io_size=1m
+	check "run on a terminal: the layout drawn unasked" grep -q 'laying out files\] 0 B of 64' \
+		"$T/tty"
+	screen "$T/tty" >"$T/seen"
+	check "run on a terminal: erased before the table" absent 'laying out' "$T/seen"
+	check "run on a terminal: the table printed" grep -q 'read' "$T/seen"
+	rm -f "$T/lay"
 else
 	note "script(1) cannot make a terminal here: the terminal checks are skipped"
 fi

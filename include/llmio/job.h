@@ -145,11 +145,13 @@ struct llmio_job_opts {
 	uint32_t verify;
 	bool do_verify;
 	/*
-	 * fio's logs (docs/fio.md): a non-empty name keeps, per thread, one entry per
-	 * log_avg_msec of the measured window (I/Os, bytes and latency sums per direction) in the
-	 * result's threads[].log; the report layer writes NAME_bw.N.log, NAME_iops.N.log and
-	 * NAME_{slat,clat,lat}.N.log from it.  log_avg_msec: default 1000, and 0 = 1000 (fio's
-	 * 0 logs each I/O; llmio never records single I/Os).
+	 * fio's logs (docs/fio.md): a non-empty name logs the measured window of every thread N
+	 * into NAME_bw.N.log, NAME_iops.N.log and NAME_{slat,clat,lat}.N.log in the current
+	 * directory.  log_avg_msec 0 (the default, as fio's): one line per I/O, written by the
+	 * job itself (files created before the run, written out between I/Os when a thread's
+	 * buffer of 2^18 I/Os is full, and at its end).  log_avg_msec N: one entry per N ms (I/Os,
+	 * bytes and latency sums per direction) in the result's threads[].log, from which the
+	 * report layer writes the files.  log_offset (below): the offset column.
 	 */
 	char write_bw_log[128];
 	char write_lat_log[128];
@@ -161,6 +163,17 @@ struct llmio_job_opts {
 	 * samples at 250 ms (docs/sweeps.md); the control thread wakes on time for it.
 	 */
 	uint64_t progress_interval_ns;
+
+	/* fio's log_offset: the logs carry each I/O's offset (0 in averaged lines) */
+	bool log_offset;
+	/*
+	 * Called while the job lays out its files (creates them and writes the data a read will
+	 * find), from the thread that called llmio_job_run(), after every MiB written and once
+	 * at the start of each file: done bytes of total (the job's files together; files found
+	 * complete count as done at once; total 0 when not known).  May be NULL; must not block.
+	 */
+	void (*prepare_progress)(void *arg, uint64_t done, uint64_t total);
+	void *prepare_arg;
 };
 
 /** One file of an explicit file list. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_fio.h"
 #include "core/options.h"
 #include "dist/dist.h"
@@ -71,6 +72,9 @@ static void help(FILE *f)
 	           "stdout)\n"
 	           "  --csv FILE       results as one CSV line with a header (- = stdout)\n"
 	           "  --quiet          no table on stdout\n"
+	           "  --progress       the progress line (laying out files: bytes, rate, ETA;\n"
+	           "                   then the run's IOPS and rate) even when stderr is not a\n"
+	           "                   terminal; --no-progress: never\n"
 	           "  --emit-fio       print the equivalent fio job file and exit without running\n"
 	           "                   (fio's option names and units; '; differs:' comments name\n"
 	           "                   what fio cannot express the same way)\n\n"
@@ -250,6 +254,7 @@ static int run_job(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--emit-fio")) {
 			emit = true;
+		} else if (progress_option(a)) { /* --progress, --no-progress: its mode is set */
 		} else if (!strncmp(a, "--mpi_layout=", 13)) {
 			if (dist_layout_parse(a + 13, &layout, &e)) {
 				fprintf(stderr, "llmio: %s\n", e.msg);
@@ -319,9 +324,11 @@ static int run_job(int argc, char **argv)
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
+	o.prepare_progress = progress_layout_cb;
 	if (dist_active()) {
 		/* the merged job on rank 0; a rank that fails ends the MPI job itself */
 		o.progress = NULL;
+		o.prepare_progress = NULL;
 		ret = dist_job_run(&o, layout, reorder, &r, &jout.mpi, &e);
 	} else {
 		ret = llmio_job_run(&o, &r, &e);

@@ -15,6 +15,12 @@
 static enum progress_mode mode = PROGRESS_AUTO;
 static bool shown;
 static unsigned long long last_ns;
+/* The file layout being drawn (progress_layout): where it started, to measure its rate. */
+static struct {
+	unsigned long long t0;
+	uint64_t done0, last;
+	bool active;
+} layout;
 
 static unsigned long long mono_ns(void)
 {
@@ -76,6 +82,7 @@ void progress_draw(bool force, const char *fmt, ...)
 
 void progress_clear(void)
 {
+	layout.active = false; /* the next layout measures its own rate */
 	if (!shown)
 		return;
 	fprintf(stderr, "\r\033[K");
@@ -93,4 +100,45 @@ void progress_eta(char *buf, unsigned long len, double eta_s)
 	}
 	fmt_seconds(t, sizeof(t), eta_s);
 	snprintf(buf, len, ", ETA %s", t);
+}
+
+void progress_layout(const char *prefix, uint64_t done, uint64_t total)
+{
+	char d[32], tot[32], rate[40] = "", eta[48] = "";
+	unsigned long long now;
+	bool first;
+	double s;
+
+	if (!progress_enabled())
+		return;
+	now = mono_ns();
+	first = !layout.active || done < layout.last;
+	if (first) { /* a new step: drawn at once, like any */
+		layout.t0 = now;
+		layout.done0 = done;
+		layout.active = true;
+	}
+	layout.last = done;
+	s = (double)(now - layout.t0) / 1e9;
+	fmt_bytes(d, sizeof(d), (double)done);
+	/* from the second draw on (draws are 250 ms apart at least): the first has no rate yet */
+	if (s > 0 && done > layout.done0) {
+		double bps = (double)(done - layout.done0) / s;
+		char r[32];
+
+		fmt_rate(r, sizeof(r), bps);
+		snprintf(rate, sizeof(rate), ", %s", r);
+		if (total > done)
+			progress_eta(eta, sizeof(eta), (double)(total - done) / bps);
+	}
+	if (total)
+		fmt_bytes(tot, sizeof(tot), (double)total);
+	progress_draw(first, "%s%s %s%s%s%s%s", prefix ? prefix : "",
+	              prefix ? ": laying out" : "[laying out files]", d, total ? " of " : " done",
+	              total ? tot : "", rate, eta);
+}
+
+void progress_layout_cb(void *arg, uint64_t done, uint64_t total)
+{
+	progress_layout(arg, done, total);
 }

@@ -5,6 +5,9 @@
  * four times a second, and erased before anything else is printed, so that no output line
  * ever lands on a progress fragment.
  *
+ * File preparation (a job laying out its files before it runs) is shown the same way, with
+ * bytes done, rate and ETA (progress_layout).
+ *
  * Shown when stderr is a terminal; --progress shows it anyway (into a file, for a log or a
  * test), --no-progress and --quiet never.  The library never prints: it calls back (a
  * llmio_job_opts.progress, a workload's on_step) and the CLI draws here.
@@ -14,6 +17,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 enum progress_mode {
 	PROGRESS_AUTO, /* when stderr is a terminal (the default) */
@@ -54,5 +58,17 @@ void progress_clear(void);
 
 /* ", ETA 12.0 s" into buf, or "" when eta_s is not known (0, negative or NaN). */
 void progress_eta(char *buf, unsigned long len, double eta_s);
+
+/*
+ * A job laying out its files (llmio_job_opts.prepare_progress): "PREFIX: laying out 12.0 MiB
+ * of 48.0 MiB, 812 MB/s, ETA 1.20 s", or without a prefix (NULL) "[laying out files] 12.0 MiB
+ * of ..."; without a total, "12.0 MiB done".  The rate (from the second draw on) is measured
+ * from the first call of this layout (a call whose done is below the last one's starts a new
+ * layout), so files found complete, counted at once, do not inflate it.
+ */
+void progress_layout(const char *prefix, uint64_t done, uint64_t total);
+
+/* progress_layout() as a prepare_progress callback: arg is the prefix, or NULL. */
+void progress_layout_cb(void *arg, uint64_t done, uint64_t total);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_fio.h"
 #include "core/options.h"
 #include "report/fio_json.h"
@@ -367,6 +368,9 @@ static void run_wave(struct fio_job *jobs, size_t first, size_t n)
 		jobs[i].o.stop = &cli_stop;
 		if (n == 1) {
 			jobs[i].o.progress = cli_progress;
+			/* one job at a time: its file layout drawn too (jobs running together would
+			 * draw over each other) */
+			jobs[i].o.prepare_progress = progress_layout_cb;
 			job_thread(&jobs[i]);
 			cli_progress_clear();
 		} else if (pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i])) {

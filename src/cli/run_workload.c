@@ -645,6 +645,22 @@ static void on_job_progress(void *arg, double elapsed_s, double eta_s, double io
 	              rate, eta);
 }
 
+/* A stream's job laying out its files: the phase and the stream, then bytes, rate and ETA. */
+static void on_layout(void *arg, uint64_t done, uint64_t total)
+{
+	const struct step *st = arg;
+	const struct wl *w = st->w;
+	char prefix[256]; /* cut to the line's 99 columns when drawn */
+
+	if (!w->nphases) {
+		progress_layout_cb(NULL, done, total);
+		return;
+	}
+	snprintf(prefix, sizeof(prefix), "[phase %u: %s]%s%s", w->nphases,
+	         w->phases[w->nphases - 1].name, st->stream[0] ? " " : "", st->stream);
+	progress_layout(prefix, done, total);
+}
+
 int cmd_run_workload(int argc, char **argv)
 {
 	const char *name = arg_value(argc, argv, "--workload"),
@@ -763,6 +779,8 @@ int cmd_run_workload(int argc, char **argv)
 		w->on_step_arg = &prog;
 		w->base.progress = on_job_progress;
 		w->base.progress_arg = &prog;
+		w->base.prepare_progress = on_layout;
+		w->base.prepare_arg = &prog;
 		llmio_error_init(&e); /* one carrier per engine: no stale reason from the last */
 		ret = wl_run(w, &e);
 		progress_clear();

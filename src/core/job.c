@@ -221,12 +221,19 @@ static int start_workers(struct job *j, struct llmio_error *e)
 
 	if (iolog_wanted(&j->o)) {
 		j->logs = calloc(j->nworkers, sizeof(*j->logs));
-		for (; j->logs && j->nlogs < j->nworkers; j->nlogs++)
-			if (iolog_init(&j->logs[j->nlogs], &j->o))
-				break;
-		if (j->nlogs < j->nworkers) {
+		const bool slat = j->engine->caps & ENGINE_CAP_ASYNC; /* fio: none for psync */
+
+		if (!j->logs) {
 			j->nworkers = 0; /* none started */
 			return llmio_err(e, -ENOMEM, "no memory for the logs (write_*_log)");
+		}
+		for (; j->nlogs < j->nworkers; j->nlogs++) {
+			ret = iolog_init(&j->logs[j->nlogs], &j->o, j->nlogs, slat, e);
+			if (ret) {
+				j->nlogs++; /* released with the others */
+				j->nworkers = 0;
+				return ret;
+			}
 		}
 	}
 	j->workers = calloc(j->nworkers, sizeof(*j->workers));
@@ -498,6 +505,8 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->opts.stop = NULL;
 	r->opts.progress = NULL;
 	r->opts.progress_arg = NULL;
+	r->opts.prepare_progress = NULL;
+	r->opts.prepare_arg = NULL;
 	r->opts.files = NULL;
 	r->opts.io_source = NULL;
 	r->direct_in_effect = j->target.direct;

@@ -283,6 +283,8 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 		        "--size %llu is smaller than bs=%llu for %s; use --size %llu or more",
 		        (unsigned long long)opts->size, (unsigned long long)opts->bs, name,
 		        (unsigned long long)opts->bs);
+	/* the layout's progress: the job's size, or the file's own (0 when it does not exist) */
+	t->prep_total = opts->size ? opts->size : (uint64_t)st.st_size;
 	return target_prepare_file(t, 0, opts->size, opts, writes, e);
 }
 
@@ -341,6 +343,7 @@ static int open_directory(struct target *t, const struct llmio_job_opts *opts, b
 	target_file_dev_facts(t, dir, &st);
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
 	rc = target_check_bs(t, dir, opts->bs, e);
+	t->prep_total = per * n; /* 0 without --size: the files' own sizes, not known yet */
 	for (i = 0; i < n && !rc; i++)
 		rc = target_prepare_file(t, i, per, opts, writes, e);
 	if (rc && made)
@@ -401,6 +404,9 @@ static int open_list(struct target *t, const struct llmio_job_opts *opts, bool w
 	target_file_dev_facts(t, parent, &st);
 	t->align = t->dev.logical_block_size > 512 ? t->dev.logical_block_size : 512;
 	rc = target_check_bs(t, parent, opts->bs, e);
+	for (i = 0; i < opts->nfiles_list; i++)
+		if (!(opts->files[i].flags & LLMIO_FILE_FRESH)) /* a fresh file is not laid out */
+			t->prep_total += opts->files[i].size;
 	for (i = 0; i < opts->nfiles_list && !rc; i++) {
 		if (opts->files[i].flags & LLMIO_FILE_FRESH)
 			rc = open_fresh(t, i, opts->files[i].size, opts, e);

@@ -30,6 +30,8 @@ struct target {
 	unsigned irqs[IRQ_MAX];         /* the device's interrupts (core/irq.h) */
 	unsigned nirqs;
 	struct llmio_device_result dev; /* facts; counters filled by the job */
+	/* the layout's progress (llmio_job_opts.prepare_progress): bytes of the files handled */
+	uint64_t prep_done, prep_total;
 };
 
 /*

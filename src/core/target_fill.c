@@ -130,10 +130,24 @@ static int no_space(struct llmio_error *e, const char *path, uint64_t size)
 	                 path, (unsigned long long)size);
 }
 
-/* Write the pattern over [start, end) of the file. */
-static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, uint64_t end,
-                      uint64_t seed, unsigned char *buf, volatile int *stop, struct llmio_error *e)
+/*
+ * The layout's progress (llmio_job_opts.prepare_progress): t->prep_done of t->prep_total
+ * bytes, told after every chunk written.
+ */
+static void tell(const struct target *t, const struct llmio_job_opts *opts)
 {
+	if (opts->prepare_progress)
+		opts->prepare_progress(opts->prepare_arg, t->prep_done,
+		                       t->prep_total > t->prep_done ? t->prep_total : t->prep_done);
+}
+
+/* Write the pattern over [start, end) of file i. */
+static int fill_range(struct target *t, const struct llmio_job_opts *opts, int fd, unsigned i,
+                      uint64_t start, uint64_t end, unsigned char *buf, struct llmio_error *e)
+{
+	const char *path = t->paths[i];
+	const uint64_t size = t->sizes[i], seed = FILL_SEED + i;
+	volatile int *stop = opts->stop;
 	uint64_t word;
 	size_t n, skip;
 	int rc;
@@ -156,6 +170,8 @@ static int fill_range(int fd, const char *path, uint64_t size, uint64_t start, u
 			return llmio_err(e, rc, "cannot write %s to fill it: %s", path,
 			                 strerror(-rc));
 		start += n;
+		t->prep_done += n;
+		tell(t, opts);
 	}
 	return 0;
 }
@@ -187,9 +203,11 @@ static int next_hole(int fd, uint64_t off, uint64_t end, uint64_t *hole)
  * Write the pattern over every hole of [from, min(old, size)) and over all of [old, size).
  * `from` is the first hole already found.
  */
-static int fill_file(int fd, const char *path, uint64_t old, uint64_t size, uint64_t from,
-                     uint64_t seed, volatile int *stop, struct llmio_error *e)
+static int fill_file(struct target *t, const struct llmio_job_opts *opts, int fd, unsigned i,
+                     uint64_t old, uint64_t from, struct llmio_error *e)
 {
+	const char *path = t->paths[i];
+	const uint64_t size = t->sizes[i];
 	uint64_t data_end = min_u64(old, size), off = from, hole, next;
 	unsigned char *buf;
 	off_t d;
@@ -217,13 +235,13 @@ static int fill_file(int fd, const char *path, uint64_t old, uint64_t size, uint
 		/* Only a file changing under us answers like this; move on by one page. */
 		if (next <= hole)
 			next = min_u64((hole | 4095) + 1, data_end);
-		rc = fill_range(fd, path, size, hole, next, seed, buf, stop, e);
+		rc = fill_range(t, opts, fd, i, hole, next, buf, e);
 		if (rc)
 			goto free_buf;
 		off = next;
 	}
 	if (old < size)
-		rc = fill_range(fd, path, size, old, size, seed, buf, stop, e);
+		rc = fill_range(t, opts, fd, i, old, size, buf, e);
 free_buf:
 	free(buf);
 	return rc;
@@ -265,7 +283,7 @@ static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, st
  * kept, and the next run fills only what is still missing.  Existing files are never removed
  * or shortened.
  */
-int target_prepare_file(struct target *t, unsigned i, uint64_t want,
+static int prepare_file(struct target *t, unsigned i, uint64_t want,
                         const struct llmio_job_opts *opts, bool writes, struct llmio_error *e)
 {
 	const char *path = t->paths[i];
@@ -354,7 +372,8 @@ int target_prepare_file(struct target *t, unsigned i, uint64_t want,
 	if (rc)
 		goto close_fill_fd;
 	filling = true;
-	rc = fill_file(fd, path, old, size, hole, FILL_SEED + i, opts->stop, e);
+	tell(t, opts); /* where the layout stands before this file's first write */
+	rc = fill_file(t, opts, fd, i, old, hole, e);
 	if (rc)
 		goto close_fill_fd;
 	if (fdatasync(fd)) {
@@ -391,5 +410,18 @@ close_fill_fd:
 			          "removed it",
 			          path);
 	}
+	return rc;
+}
+
+/* prepare_file(), telling the layout's progress (t->prep_done). */
+int target_prepare_file(struct target *t, unsigned i, uint64_t want,
+                        const struct llmio_job_opts *opts, bool writes, struct llmio_error *e)
+{
+	const uint64_t before = t->prep_done;
+	/* the file's bytes count as laid out once it is ready, written or found complete */
+	int rc = prepare_file(t, i, want, opts, writes, e);
+
+	if (!rc)
+		t->prep_done = before + t->sizes[i];
 	return rc;
 }

@@ -282,8 +282,8 @@ static inline bool complete_hooks(const struct job *j)
 static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
 {
 	if (w->log)
-		iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res,
-		          io->t_submit - io->t_queue, t - io->t_submit, t - io->t_queue);
+		iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res, io->off,
+		          io->t_submit - io->t_queue, t - io->t_submit);
 }
 
 /* Account one completion with its latencies; false when the job must stop. */
@@ -902,8 +902,15 @@ static void finish(struct worker *w, struct loop *l)
 		return;
 	if (!atomic_load(&j->stop))
 		w->t_end = now_ns();
-	if (w->log)
-		iolog_finish(w->log, w->t_end);
+	if (w->log) {
+		struct llmio_error le = {0};
+
+		/* a log that could not be written fails the job; what was measured stays */
+		w->err = iolog_finish(w->log, w->t_end, &le);
+		if (w->err)
+			snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1,
+			         le.msg);
+	}
 	publish(w);
 	if (j->o.io_source && j->o.io_source->end)
 		j->o.io_source->end(j->o.io_source->arg, w->idx);

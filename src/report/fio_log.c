@@ -14,29 +14,26 @@
 
 #include "core/error.h"
 #include "report/fio_log.h"
-
-enum kind { K_BW, K_IOPS, K_SLAT, K_CLAT, K_LAT };
-
-static const char *const suffix[] = {"bw", "iops", "slat", "clat", "lat"};
+#include "stats/iolog.h"
 
 /* The value of one line, false when the interval has none (latency without I/O). */
-static bool value(enum kind k, const struct llmio_log_sample *s, int d, uint64_t step_ms,
+static bool value(enum iolog_kind k, const struct llmio_log_sample *s, int d, uint64_t step_ms,
                   uint64_t *v)
 {
 	switch (k) {
-	case K_BW:
+	case IOLOG_BW:
 		*v = s->bytes[d] * 1000 / (step_ms * 1024);
 		return true;
-	case K_IOPS:
+	case IOLOG_IOPS:
 		*v = s->ios[d] * 1000 / step_ms;
 		return true;
-	case K_SLAT:
+	case IOLOG_SLAT:
 		*v = s->ios[d] ? s->slat_ns[d] / s->ios[d] : 0;
 		break;
-	case K_CLAT:
+	case IOLOG_CLAT:
 		*v = s->ios[d] ? s->clat_ns[d] / s->ios[d] : 0;
 		break;
-	case K_LAT:
+	default: /* IOLOG_LAT */
 		*v = s->ios[d] ? s->lat_ns[d] / s->ios[d] : 0;
 		break;
 	}
@@ -44,15 +41,15 @@ static bool value(enum kind k, const struct llmio_log_sample *s, int d, uint64_t
 }
 
 static int write_one(const struct llmio_thread_result *t, const char *name, unsigned idx,
-                     enum kind k, uint64_t step_ms, struct llmio_error *e)
+                     enum iolog_kind k, uint64_t step_ms, bool offset, struct llmio_error *e)
 {
 	const struct llmio_op_result *op[2] = {&t->read, &t->write};
 	char path[LLMIO_PATH_MAX];
 	FILE *f;
-	int n = snprintf(path, sizeof(path), "%s_%s.%u.log", name, suffix[k], idx);
+	int ret = iolog_path(path, sizeof(path), name, iolog_kind_name[k], idx, e);
 
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return llmio_err(e, -ENAMETOOLONG, "log name %s: too long", name);
+	if (ret)
+		return ret;
 	f = fopen(path, "we");
 	if (!f)
 		return llmio_err(e, -errno, "cannot write the log %s: %s", path, strerror(errno));
@@ -60,11 +57,11 @@ static int write_one(const struct llmio_thread_result *t, const char *name, unsi
 		for (int d = 0; d < 2; d++) {
 			uint64_t v;
 
-			if (!op[d]->ios || (k == K_SLAT && !op[d]->slat.count))
+			if (!op[d]->ios || (k == IOLOG_SLAT && !op[d]->slat.count))
 				continue;
 			if (value(k, &t->log[i], d, step_ms, &v))
-				fprintf(f, "%" PRIu64 ", %" PRIu64 ", %d, 0, 0\n", t->log[i].t_ms,
-				        v, d);
+				fprintf(f, "%" PRIu64 ", %" PRIu64 ", %d, 0, %s0\n", t->log[i].t_ms,
+				        v, d, offset ? "0, " : "");
 		}
 	if (ferror(f) | fclose(f))
 		return llmio_err(e, -EIO, "cannot write the log %s", path);
@@ -84,8 +81,10 @@ int fio_log_write(const struct llmio_result *r, bool *truncated, struct llmio_er
 
 		if (!t->log)
 			continue;
-		for (int k = K_BW; k <= K_LAT; k++) {
-			int ret = names[k][0] ? write_one(t, names[k], i + 1, k, step_ms, e) : 0;
+		for (int k = IOLOG_BW; k <= IOLOG_LAT; k++) {
+			int ret = names[k][0] ? write_one(t, names[k], i, k, step_ms,
+			                                  r->opts.log_offset, e)
+			                      : 0;
 
 			if (ret)
 				return ret;

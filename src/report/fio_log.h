@@ -13,12 +13,14 @@
 #include "llmio/result.h"
 
 /*
- * Write the logs r's options ask for, one file per thread N (1-based) and kind, in the current
- * directory as fio does: NAME_bw.N.log (KiB/s), NAME_iops.N.log, NAME_slat.N.log,
- * NAME_clat.N.log, NAME_lat.N.log (mean ns).  Each line is fio's "time, value, direction, bs,
- * prio": the end of the interval in ms, its value, 0 read / 1 write, and 0, 0 (fio's averaged
- * lines carry no block size or priority).  *truncated (may be NULL): a thread ran past its
- * log's buffer.  0, or -errno with e naming the file.
+ * Write the averaged logs r's options ask for (log_avg_msec > 0; the per-I/O logs of
+ * log_avg_msec 0 were written by the job itself, stats/iolog.h), one file per thread N
+ * (1-based) and kind, in the current directory as fio does: NAME_bw.N.log (KiB/s),
+ * NAME_iops.N.log, NAME_slat.N.log, NAME_clat.N.log, NAME_lat.N.log (mean ns).  Each line is
+ * fio's "time, value, direction, bs, [offset,] prio": the end of the interval in ms, its
+ * value, 0 read / 1 write, and 0 for the rest (fio's averaged lines carry no block size,
+ * offset or priority; the offset column only with log_offset).  *truncated (may be NULL): a
+ * thread ran past its log's buffer.  0, or -errno with e naming the file.
  */
 int fio_log_write(const struct llmio_result *r, bool *truncated, struct llmio_error *e);
 
