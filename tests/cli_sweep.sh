@@ -176,6 +176,17 @@ sys.exit(0 if setup and not setup & destroy else 1)
 PYEOF
 fi
 
+echo "== a paced point measures its rate, ramp or not"
+# The rate limiter's clock restarts with the measured window, like its byte count: before, a
+# point with ramp_time began its window with a burst of ramp_time x rate (1 s of ramp at 1,000
+# IOPS then 1 s measured: 2,000 IOPS), which no steady-state test could call steady.  Load only
+# lowers a paced rate, so the bound cannot fail on a busy machine.
+printf '[global]\nioengine=null\nrw=randread\nbs=4k\nrate_iops=1000\nruntime=1s\n' >"$T/paced.ini"
+printf 'time_based=1\n[p]\nramp_time=1s\n' >>"$T/paced.ini"
+expect_rc 0 "paced sweep point with a 1 s ramp" sweep "$T/paced.ini" -o "$T/paced.jsonl"
+json_check "$T/paced.jsonl" "its IOPS are within 25 % above rate_iops=1000, not twice it" \
+	'0 < d["phases"][0]["jobs"][0]["read"]["iops"] <= 1250'
+
 echo "== results export"
 X=$T/out.csv
 expect_rc 0 "export" results export "$J" --csv -o "$X"
