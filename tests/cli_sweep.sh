@@ -133,6 +133,60 @@ check "exit 1 (interrupted)" test "$RC" -eq 1
 expect_err "says how to continue" "interrupted after 0 of 2 points" "--resume"
 check "the journal holds no cut-short record" test ! -s "$T/int.jsonl"
 
+echo "== per-point setup: no cache drop for null points, libaio probed once"
+# A null-engine point touches no file, so no point of an all-null sweep is preceded by the
+# system-wide page cache drop (the first one was, which cost a null-engine sweep a second).
+expect_rc 0 "null-engine sweep on the default path" sweep "$T/tiny.ini" -o "$T/nodrop.jsonl"
+if [ "$(id -u)" = 0 ]; then
+	check "no null-engine point has the cache dropped, the first neither" python3 -c \
+		'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(r) == 4 and not any(x["cache_dropped"] for x in r) else 1)' "$T/nodrop.jsonl"
+else
+	note "not root: no page cache drops to count"
+fi
+# libaio's probe (io_setup + io_destroy, whose RCU wait cost each point 36 ms) runs once per
+# process, and a worker hands its idle context to another thread to destroy: counted in the
+# system calls of a sweep of three libaio points at QD 2 (the probe's context has 1 slot).
+printf '[global]\nioengine=libaio\nrw=randread\nsize=1m\nruntime=100ms\nfilename=aio.dat\n' \
+	>"$T/aio.ini"
+printf 'iodepth=2\n[a]\nbs=4k,8k,16k\n' >>"$T/aio.ini"
+mkdir -p "$T/aio"
+if ! command -v strace >/dev/null; then
+	note "no strace: the libaio probe count is not checked"
+elif ! "$LLMIO" run --ioengine libaio --filename "$T/aio/probe" --size 64k --rw read \
+	--bs 4k >/dev/null 2>&1; then
+	note "libaio cannot run here: the probe count is not checked"
+elif ! strace -f -qq -e trace=io_setup,io_destroy -o "$T/aio.st" "$LLMIO" sweep "$T/aio.ini" \
+	-o "$T/aio.jsonl" --dir "$T/aio" -q --keep-cache >"$T/aio.out" 2>&1; then
+	note "strace cannot trace here ($(head -c 200 "$T/aio.out")): the probe count is not checked"
+else
+	check "3 libaio points: one probe context ($(grep -c 'io_setup(1,' "$T/aio.st"))" \
+		test "$(grep -c 'io_setup(1,' "$T/aio.st")" -eq 1
+	check "and one context per point ($(grep -c 'io_setup(2,' "$T/aio.st"))" \
+		test "$(grep -c 'io_setup(2,' "$T/aio.st")" -eq 3
+	# the threads that set up the points' contexts never destroy one themselves
+	check "no worker waits for its own context's destruction" python3 - "$T/aio.st" <<'PYEOF'
+import re, sys
+setup, destroy = set(), set()
+for line in open(sys.argv[1]):
+    m = re.match(r"(\d+)\s+io_(setup\(2,|destroy\()", line)
+    if m:
+        (setup if m.group(2).startswith("setup") else destroy).add(m.group(1))
+sys.exit(0 if setup and not setup & destroy else 1)
+PYEOF
+fi
+
+echo "== a paced point measures its rate, ramp or not"
+# The rate limiter's clock restarts with the measured window, like its byte count: before, a
+# point with ramp_time began its window with a burst of ramp_time x rate (1 s of ramp at 1,000
+# IOPS then 1 s measured: 2,000 IOPS), which no steady-state test could call steady.  Load only
+# lowers a paced rate, so the bound cannot fail on a busy machine.
+printf '[global]\nioengine=null\nrw=randread\nbs=4k\nrate_iops=1000\nruntime=1s\n' >"$T/paced.ini"
+printf 'time_based=1\n[p]\nramp_time=1s\n' >>"$T/paced.ini"
+expect_rc 0 "paced sweep point with a 1 s ramp" sweep "$T/paced.ini" -o "$T/paced.jsonl"
+json_check "$T/paced.jsonl" "its IOPS are within 25 % above rate_iops=1000, not twice it" \
+	'0 < d["phases"][0]["jobs"][0]["read"]["iops"] <= 1250'
+
 echo "== results export"
 X=$T/out.csv
 expect_rc 0 "export" results export "$J" --csv -o "$X"

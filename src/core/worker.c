@@ -662,6 +662,9 @@ static inline void new_epoch(struct worker *w, struct loop *l)
 	w->epoch_seen = epoch;
 	reset_stats(w);
 	l->issued = 0; /* io_size counts from the end of the ramp */
+	/* so does the rate: with the ramp's time kept and its bytes forgotten, the window began
+	 * with a burst of ramp_time x rate (a paced job measured 8 % above its rate_iops) */
+	l->t_start = now_ns();
 	l->measuring = true;
 }
 

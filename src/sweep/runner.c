@@ -241,8 +241,9 @@ static void record_figures(const cJSON *rec, double *iops, double *bw)
  * machine: more than the rest of a point's setup together.  An O_DIRECT plain job whose
  * invalidate is on does not read through the cache, and the job itself writes back and drops
  * its target's pages (fdatasync + POSIX_FADV_DONTNEED), so a buffered point before it leaves
- * nothing behind; a null-engine point touches no file; every other point (buffered, a recipe,
- * invalidate off) gets the drop, and so does the first point of the run.
+ * nothing behind; a null-engine point touches no file (not even the run's first one, whose drop
+ * cost a null-engine sweep a second); every other point (buffered, a recipe, invalidate off)
+ * gets the drop, and so does the first point of the run that touches a file.
  */
 static bool needs_drop(const struct sweep_runner *r, const struct sweep_point *p)
 {
@@ -252,10 +253,12 @@ static bool needs_drop(const struct sweep_runner *r, const struct sweep_point *p
 
 	if (r->o.keep_cache)
 		return false;
-	if (r->o.no_reuse || !r->drops || p->workload)
+	if (r->o.no_reuse || p->workload)
 		return true;
 	if (eng && (eng->caps & ENGINE_CAP_NO_IO))
-		return false; /* the null engine touches no file */
+		return false; /* the null engine touches no file, first point or not */
+	if (!r->drops)
+		return true;
 	return !(direct && !strcmp(direct, "1") && inval && !strcmp(inval, "1"));
 }
 
