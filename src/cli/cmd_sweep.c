@@ -49,8 +49,9 @@ static void help(FILE *f)
 	        "hash)\n"
 	        "  --dir DIR          put every point's files in DIR (overrides directory=;\n"
 	        "                     a relative filename= is taken inside DIR)\n"
-	        "  --keep             keep the files the points made (removed after the last\n"
-	        "                     point, or on Ctrl-C; files there before are never removed)\n"
+	        "  --keep             keep the files and objects the points made (removed after\n"
+	        "                     the last point or on Ctrl-C, a recipe's objects after its\n"
+	        "                     point; what was there before is never removed)\n"
 	        "  --keep-cache       do not drop the page cache between points (done as root)\n"
 	        "  --no-reuse         drop it before every point; by default it is dropped before\n"
 	        "                     the first point and before each one that may read through\n"
@@ -610,6 +611,7 @@ static int sweep_main(int argc, char **argv)
 	                            .resume = c.resume,
 	                            .shuffle = c.shuffle,
 	                            .keep_cache = c.keep_cache,
+	                            .keep = c.keep,
 	                            .no_reuse = c.no_reuse,
 	                            .seed = c.seed,
 	                            .repeat = c.repeat,

@@ -195,7 +195,8 @@ static int run_workload(const struct sweep_point *p, cJSON **phases, struct llmi
 	if (p->ctx)
 		o.stop = p->ctx->stop;
 	return wl_run_params(p->workload, sweep_config_get(&p->cfg, "model"), &o, direct_given,
-	                     keys, vals, n, phases, p->ctx ? &p->ctx->mpi : &mpi, e);
+	                     p->ctx && p->ctx->keep, keys, vals, n, phases,
+	                     p->ctx ? &p->ctx->mpi : &mpi, e);
 }
 
 int sweep_run_point(const struct sweep_point *p, cJSON **phases, struct llmio_error *e)

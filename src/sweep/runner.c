@@ -344,6 +344,7 @@ int sweep_runner_open(struct sweep_runner *r, const struct sweep_events *ev, vol
 	r->ctx->stop = point_stop;
 	r->ctx->abort = abort;
 	r->ctx->dist = r->o.dist;
+	r->ctx->keep = r->o.keep;
 	r->ev = ev;
 	r->started = true;
 	r->label = "";

@@ -25,6 +25,7 @@ struct sweep_run_opts {
 	bool resume;         /* leave out the points whose hash is in the journal */
 	bool shuffle;        /* a random order, seeded by seed */
 	bool keep_cache;     /* do not drop the page cache between points */
+	bool keep;           /* recipe points leave the files and objects they made */
 	/*
 	 * Drop the page cache before every point (as root), as before sweeps reused state
 	 * between points.  Without it the cache is dropped before the first point and before

@@ -205,6 +205,9 @@ struct sweep_run_ctx {
 	 * its share, merged on rank 0 (*r NULL elsewhere, a failing rank ends them all).
 	 */
 	const struct sweep_dist *dist;
+	/* --keep: a recipe point leaves the files and objects it made (objects are removed by the
+	 * recipe itself, files by the sweep at its end: src/cli/cmd_sweep.c) */
+	bool keep;
 
 	/* out */
 	struct steady ss;

@@ -503,8 +503,8 @@ cJSON *wl_json(const struct wl *w)
 }
 
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
-                  bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, cJSON **mpi, struct llmio_error *e)
+                  bool direct_given, bool keep, const char *const *keys, const char *const *vals,
+                  size_t n, cJSON **phases, cJSON **mpi, struct llmio_error *e)
 {
 	const struct recipe *r = recipe_find(recipe);
 	struct wl *w;
@@ -521,6 +521,7 @@ int wl_run_params(const char *recipe, const char *model, const struct llmio_job_
 	if (!w)
 		return -ENOMEM;
 	wl_init(w, r, base);
+	w->keep = keep;
 	if (model && model[0]) {
 		ret = llmio_model_resolve(model, &w->model, e);
 		w->has_model = ret == 0;

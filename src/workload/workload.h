@@ -172,13 +172,14 @@ uint32_t wl_align(const struct wl *w);
  * Run recipe `recipe` for `model` (catalog name or config.json) with job options `base` and
  * the recipe parameters keys[i] = vals[i], for callers without a struct wl (sweeps).
  * direct_given: base->direct was chosen by the user (else O_DIRECT where the engine can).
+ * keep: leave the files and objects the run made (the sweep's --keep).
  * *phases = the "phases" array of wl_json() (also on failure, with what was measured); under
  * MPI (wl_dist_default()) the streams merged over the ranks and, on rank 0, *mpi the ranks'
  * records (else NULL).
  */
 int wl_run_params(const char *recipe, const char *model, const struct llmio_job_opts *base,
-                  bool direct_given, const char *const *keys, const char *const *vals, size_t n,
-                  cJSON **phases, cJSON **mpi, struct llmio_error *e);
+                  bool direct_given, bool keep, const char *const *keys, const char *const *vals,
+                  size_t n, cJSON **phases, cJSON **mpi, struct llmio_error *e);
 
 /* The whole run as one JSON object (the journal's "phases" layout). */
 cJSON *wl_json(const struct wl *w);
