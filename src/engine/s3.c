@@ -1007,6 +1007,18 @@ static void set_lowat(struct s3_xfer *x, int want)
 	x->lowat = want;
 }
 
+/*
+ * This thread's CPU time, for the split of the client's CPU (copies, hashing): CPU, not the
+ * time a busy machine preempted the thread meanwhile.
+ */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* GET body: straight into the I/O buffer; an error response's XML into x->body. */
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
@@ -1027,16 +1039,17 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 		return 0; /* more than the range asked for: the server is broken; fail the I/O */
 	/*
 	 * libcurl hands a body over in pieces of 16 KiB (CURL_MAX_WRITE_SIZE), 65536 per GB: one
-	 * piece in S3_COPY_SAMPLE is timed, and its time per byte counts for the bytes of the
-	 * pieces since the last one timed (a sixteenth of the clock reads).
+	 * piece in S3_COPY_SAMPLE is timed, and its CPU time per byte counts for the bytes of the
+	 * pieces since the last one timed (a sixteenth of the clock reads, which are system
+	 * calls: a preemption in a sampled copy would count sixteen-fold on the wall clock).
 	 */
 	x->d->copy_untimed += len;
 	if (++x->d->copies % S3_COPY_SAMPLE) {
 		memcpy((char *)x->io->buf + x->pos, p, len);
 	} else {
-		t0 = now_ns();
+		t0 = thread_cpu_ns();
 		memcpy((char *)x->io->buf + x->pos, p, len);
-		x->d->n->copy_ns += (now_ns() - t0) * x->d->copy_untimed / len;
+		x->d->n->copy_ns += (thread_cpu_ns() - t0) * x->d->copy_untimed / len;
 		x->d->copy_untimed = 0;
 	}
 	x->pos += len;
@@ -1049,12 +1062,12 @@ static size_t on_upload(char *p, size_t size, size_t n, void *arg)
 	struct s3_xfer *x = arg;
 	size_t len = size * n, left = x->io->len - x->pos;
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = thread_cpu_ns();
 
 	if (len > left)
 		len = left;
 	memcpy(p, (const char *)x->io->buf + x->pos, len);
-	x->d->n->copy_ns += now_ns() - t0;
+	x->d->n->copy_ns += thread_cpu_ns() - t0;
 	x->pos += len;
 	return len;
 }
@@ -1181,19 +1194,6 @@ static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
 	if (d->cfg.token[0])
 		s3_fmt(x->h_token, sizeof(x->h_token), "x-amz-security-token: %s", d->cfg.token);
 	return 0;
-}
-
-/*
- * This thread's CPU time: a payload's hash takes milliseconds, long enough for a busy machine
- * to preempt it, and the split of the client's CPU counts CPU, not the wait (a copy's 16 KiB
- * takes microseconds: the wall clock of the vDSO times it without a system call).
- */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Point slot x at io and prepare its request (no network yet). */
