@@ -24,6 +24,7 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "s3_loopback.h"
 #include "engine/s3.h"
 
 #define OBJ_SIZE (256u * 1024 + 123) /* an odd tail: the last block is short of bs */
@@ -79,40 +80,6 @@ static void *conn(void *arg)
 	}
 	close(fd);
 	return NULL;
-}
-
-static void *server(void *arg)
-{
-	int lfd = (int)(intptr_t)arg, fd;
-	pthread_t t;
-
-	while ((fd = accept(lfd, NULL, NULL)) >= 0)
-		if (!pthread_create(&t, NULL, conn, (void *)(intptr_t)fd))
-			pthread_detach(t);
-	return NULL;
-}
-
-static int serve(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	char url[64];
-	pthread_t t;
-
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 16), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
-	setenv("AWS_ENDPOINT_URL", url, 1);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	assert_int_equal(pthread_create(&t, NULL, server, (void *)(intptr_t)lfd), 0);
-	pthread_detach(t);
-	return lfd;
 }
 
 struct rig {
@@ -302,6 +269,6 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < sizeof(obj); i++)
 		obj[i] = (unsigned char)(i * 2654435761u >> 13);
-	serve();
+	s3_loopback_serve(conn);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,13 +25,13 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "s3_loopback.h"
 
 #define BS       (1024u * 1024 - 5000) /* not a multiple of rcvlowat: a short last piece */
 #define OBJ_SIZE (3 * BS)
 #define PIECE    4096u
 
 static unsigned char obj[OBJ_SIZE];
-static unsigned accepts;
 
 /* Write n bytes as PIECE-byte writes 200 us apart: a segment per write, as a slow server. */
 static void trickle(int fd, const unsigned char *p, size_t n)
@@ -88,41 +88,6 @@ static void *conn(void *arg)
 	}
 	close(fd);
 	return NULL;
-}
-
-static void *server(void *arg)
-{
-	int lfd = (int)(intptr_t)arg, fd;
-	pthread_t t;
-
-	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
-		__atomic_add_fetch(&accepts, 1, __ATOMIC_SEQ_CST);
-		if (!pthread_create(&t, NULL, conn, (void *)(intptr_t)fd))
-			pthread_detach(t);
-	}
-	return NULL;
-}
-
-static void serve(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	char url[64];
-	pthread_t t;
-
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 16), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
-	setenv("AWS_ENDPOINT_URL", url, 1);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	assert_int_equal(pthread_create(&t, NULL, server, (void *)(intptr_t)lfd), 0);
-	pthread_detach(t);
 }
 
 /* Voluntary context switches of this thread: its sleeps, one per wake-up. */
@@ -184,14 +149,14 @@ static long read_all(const char *opts, unsigned char *into)
 static void wakes_per_lowat(void **state)
 {
 	static unsigned char got[OBJ_SIZE];
-	unsigned before = accepts;
+	unsigned before = s3_loopback_accepts;
 	long slept;
 
 	(void)state;
 	slept = read_all("", got);
 	assert_memory_equal(got, obj, OBJ_SIZE);
 	/* one connection for the three GETs: the socket's SO_RCVLOWAT was put back each time */
-	assert_int_equal(accepts - before, 1);
+	assert_int_equal(s3_loopback_accepts - before, 1);
 	/*
 	 * 3 bodies of ~1 MiB in 768 writes: about 4 wake-ups a body with rcvlowat=256k, one for
 	 * the status line, one for the short last piece; every write without it.  The bound
@@ -221,6 +186,6 @@ int main(void)
 
 	for (size_t i = 0; i < sizeof(obj); i++)
 		obj[i] = (unsigned char)(i * 2654435761u >> 13);
-	serve();
+	s3_loopback_serve(conn);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
