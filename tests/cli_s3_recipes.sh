@@ -163,6 +163,11 @@ expect_rc 2 "a recipe that updates its files in place is refused on objects" run
 	infer --model gpt2 --directory s3://llmio/x --engine s3
 expect_err "...saying which run there" "workload infer updates its files in place" \
 	"load, pretrain, ckpt, finetune"
+# the engine's cleanup=1 would delete ckpt's save before its restore reads it
+expect_rc 2 "cleanup=1 in a recipe is refused" run --workload ckpt --model gpt2 --directory \
+	s3://llmio/cl --engine s3 --cleanup=1 --scale 0.005 --dp 1
+expect_err "...with the reason and the fix" "before a later phase reads them" "drop cleanup=1"
+check "...before anything is written" test "$(obj_list cl/)" = "0 0"
 expect_rc 1 "a missing staging directory is one line" run --workload ckpt --model gpt2 \
 	--directory s3://llmio/x --engine psync --scale 0.01 --staging "$T/none"
 expect_err "...naming --staging" "--staging $T/none is not a directory"

@@ -24,6 +24,8 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "s3_loopback.h"
+#include "engine/s3.h"
 
 #define OBJ_SIZE (256u * 1024 + 123) /* an odd tail: the last block is short of bs */
 #define BS       (64u * 1024)
@@ -78,40 +80,6 @@ static void *conn(void *arg)
 	}
 	close(fd);
 	return NULL;
-}
-
-static void *server(void *arg)
-{
-	int lfd = (int)(intptr_t)arg, fd;
-	pthread_t t;
-
-	while ((fd = accept(lfd, NULL, NULL)) >= 0)
-		if (!pthread_create(&t, NULL, conn, (void *)(intptr_t)fd))
-			pthread_detach(t);
-	return NULL;
-}
-
-static int serve(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(sa);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	char url[64];
-	pthread_t t;
-
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 16), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
-	setenv("AWS_ENDPOINT_URL", url, 1);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	assert_int_equal(pthread_create(&t, NULL, server, (void *)(intptr_t)lfd), 0);
-	pthread_detach(t);
-	return lfd;
 }
 
 struct rig {
@@ -212,6 +180,64 @@ static void bytes_identical(void **state)
 	rig_down(&g);
 }
 
+/*
+ * The agent is a fresh process (posix_spawn of this program in its agent mode), not a fork of
+ * this one: this test's server threads run, and a forked child would have inherited their
+ * locks.  A program that cannot be the agent fails init with one line naming the fix.
+ */
+static void agent_spawned(void **state)
+{
+	struct rig g = {0};
+	struct engine_ctx ctx = {0};
+	struct llmio_error e = {0};
+	char path[64], cmd[256] = "";
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	rig_up(&g);
+	p = strstr(g.ctx.notes, "agent process ");
+	assert_non_null(p);
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", strtol(p + 14, NULL, 10));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	/* argv is NUL-separated: argv[1] follows argv[0] */
+	assert_true(n > strlen(cmd) + 1);
+	assert_string_equal(cmd + strlen(cmd) + 1, S3_AGENT_ARG);
+	rig_down(&g);
+
+	/* /bin/true starts and exits at once: the application is told, not left waiting */
+	{
+		const struct engine_ops *eng = engine_find("s3-agent");
+		const char *names[] = {"s3://b/obj"};
+		const uint64_t sizes[] = {OBJ_SIZE};
+		void *opts = calloc(1, eng->opts_size), *buf = NULL;
+		struct engine_setup s = {.names = names,
+		                         .file_sizes = sizes,
+		                         .nfiles = 1,
+		                         .bufs = &buf,
+		                         .nbufs = 1,
+		                         .buf_len = BS,
+		                         .iodepth = 1,
+		                         .nworkers = 1,
+		                         .opts = opts};
+
+		assert_non_null(opts);
+		assert_int_equal(engine_opts_parse(eng, "", opts, &e), 0);
+		assert_int_equal(eng->buf_alloc(opts, &buf, BS, NULL, &e), 0);
+		setenv("LLMIO_AGENT_EXE", "/bin/true", 1);
+		assert_true(eng->init(&ctx, &s, &e) < 0);
+		unsetenv("LLMIO_AGENT_EXE");
+		assert_non_null(strstr(e.msg, "exited at start"));
+		assert_non_null(strstr(e.msg, "LLMIO_AGENT_EXE"));
+		eng->buf_free(opts, buf);
+		free(opts);
+	}
+}
+
 static void agent_killed(void **state)
 {
 	struct rig g = {0};
@@ -230,15 +256,19 @@ static void agent_killed(void **state)
 	rig_down(&g);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* the agent process: s3-agent starts this program again */
+	if (argc == 2 && !strcmp(argv[1], S3_AGENT_ARG))
+		return s3_agent_serve(S3_AGENT_FD);
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(bytes_identical),
+	        cmocka_unit_test(agent_spawned),
 	        cmocka_unit_test(agent_killed),
 	};
 
 	for (size_t i = 0; i < sizeof(obj); i++)
 		obj[i] = (unsigned char)(i * 2654435761u >> 13);
-	serve();
+	s3_loopback_serve(conn);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/s3.h"
 
 static const struct cmd commands[] = {
         {"run", cmd_run, "run one job (fio-style options) and measure it"},
@@ -33,6 +34,9 @@ int main(int argc, char **argv)
 {
 	int code;
 
+	/* the agent process of --engine s3-agent (src/engine/s3_agent.c) */
+	if (argc == 2 && !strcmp(argv[1], S3_AGENT_ARG))
+		return s3_agent_serve(S3_AGENT_FD);
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 			usage(stdout);

@@ -61,6 +61,10 @@ int dist_merge(const struct dist_rank *ranks, unsigned n, struct llmio_result *a
 	memset(s, 0, sizeof(*s));
 	/* rank 0's options, host facts and device description; every count below is rebuilt */
 	*agg = *ranks[0].r;
+	/* the per-thread logs are each process's own memory (fio's logs are not merged): the copy
+	 * must not own rank 0's, which its caller frees, nor another rank's pointers */
+	agg->threads = NULL;
+	agg->nthreads = 0;
 	op_clear(&agg->read);
 	op_clear(&agg->write);
 	llmio_hist_init(&agg->sync_lat);

@@ -31,7 +31,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -42,14 +45,21 @@
 #define S3_MIN_PART (5u << 20) /* S3's smallest part but the last */
 #define S3_URL_MAX  2048
 #define S3_BODY_MAX 512 /* what an error response's XML keeps, for its <Code> */
+/*
+ * libcurl's receive and send buffers (16 and 64 KiB by default): one recv() or send() moves up
+ * to this much, as curl's own tool does with 100 KiB.
+ */
+#define S3_XFER_BUF    (512 * 1024)
+#define S3_COPY_SAMPLE 16
 
 struct s3_opts {
-	int sha256;  /* sign the payload's SHA-256 instead of UNSIGNED-PAYLOAD */
-	int md5;     /* send Content-MD5 with writes */
-	int tls;     /* 0 auto (the endpoint's scheme), 1 on, 2 off */
-	int http;    /* 0 HTTP/1.1, 1 HTTP/2 */
-	int retries; /* attempts after a 503/500 */
-	int cleanup; /* delete the objects this run created, at the end */
+	int sha256;   /* sign the payload's SHA-256 instead of UNSIGNED-PAYLOAD */
+	int md5;      /* send Content-MD5 with writes */
+	int tls;      /* 0 auto (the endpoint's scheme), 1 on, 2 off */
+	int http;     /* 0 HTTP/1.1, 1 HTTP/2 */
+	int retries;  /* attempts after a 503/500 */
+	int cleanup;  /* delete the objects this run created, at the end */
+	int rcvlowat; /* wake for a GET's body every this many bytes; 0: per segment */
 };
 
 /* fio's nearest, its http engine in http_mode=s3, has none of these: `--emit-fio` says so */
@@ -123,6 +133,21 @@ static const struct llmio_optdesc s3_options[] = {
                 .help = "delete, at the end, the objects this run created (never one that existed)",
                 S3_NO_FIO,
         },
+        {
+                .name = "rcvlowat",
+                .alias = NULL,
+                .type = OPTD_SIZE,
+                OPTD_FIELD(struct s3_opts, rcvlowat),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "256k",
+                .min = 0,
+                .max = 4 << 20,
+                .help = "wake up for a GET's body once this many bytes have arrived "
+                        "(SO_RCVLOWAT), not for every TCP segment: fewer wake-ups per GB; "
+                        "0: every segment, as curl does; plain HTTP/1.1 only",
+                .sweep_if_set = true,
+                S3_NO_FIO,
+        },
         {.name = NULL},
 };
 
@@ -159,6 +184,9 @@ struct s3_xfer {
 	unsigned attempts; /* retries so far */
 	uint64_t due_ns;   /* a retry waits until then */
 	bool busy;
+	long code; /* the response's HTTP status, from its status line (on_header) */
+	int lowat; /* SO_RCVLOWAT set on the connection's socket; 0: the default (1) */
+	int fd;    /* the connection's socket while the transfer runs, else -1 */
 	struct curl_slist hdr[4]; /* caller-owned nodes: no allocation per request */
 	char h_range[64], h_sha[96], h_md5[64], h_token[2100];
 	char url[S3_URL_MAX];
@@ -202,6 +230,11 @@ struct s3_data {
 	 * that writes its first byte (ckpt's ranks, numjobs = nrfiles), never by two.
 	 */
 	unsigned nworkers;
+	int lowat; /* SO_RCVLOWAT for GET bodies (rcvlowat), 0 when off or not plain HTTP/1.1 */
+	unsigned copies;       /* body pieces copied, for sampling their time (on_body) */
+	uint64_t copy_untimed; /* bytes copied since the last piece timed */
+	int ep;                /* epoll of the transfers' sockets (libcurl's socket interface) */
+	uint64_t timer_ns;     /* libcurl's timer: run its timeouts at this now_ns(); 0: none */
 };
 
 /*
@@ -966,16 +999,34 @@ int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,
 /* ---------------------------------------------------------------------------------------- */
 /* The data path                                                                            */
 
+static void set_lowat(struct s3_xfer *x, int want)
+{
+	if (want == x->lowat || x->fd < 0)
+		return;
+	setsockopt(x->fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want));
+	x->lowat = want;
+}
+
+/*
+ * This thread's CPU time, for the split of the client's CPU (copies, hashing): CPU, not the
+ * time a busy machine preempted the thread meanwhile.
+ */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* GET body: straight into the I/O buffer; an error response's XML into x->body. */
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
 	struct s3_xfer *x = arg;
 	size_t len = size * n;
 	uint64_t t0;
-	long code = 0;
 
-	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
-	if (code >= 300 || x->kind != XFER_GET) {
+	if (x->code >= 300 || x->kind != XFER_GET) {
 		size_t keep =
 		        len < S3_BODY_MAX - 1 - x->body_len ? len : S3_BODY_MAX - 1 - x->body_len;
 
@@ -986,9 +1037,21 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	}
 	if (x->pos + len > x->io->len)
 		return 0; /* more than the range asked for: the server is broken; fail the I/O */
-	t0 = now_ns();
-	memcpy((char *)x->io->buf + x->pos, p, len);
-	x->d->n->copy_ns += now_ns() - t0;
+	/*
+	 * libcurl hands a body over in pieces of 16 KiB (CURL_MAX_WRITE_SIZE), 65536 per GB: one
+	 * piece in S3_COPY_SAMPLE is timed, and its CPU time per byte counts for the bytes of the
+	 * pieces since the last one timed (a sixteenth of the clock reads, which are system
+	 * calls: a preemption in a sampled copy would count sixteen-fold on the wall clock).
+	 */
+	x->d->copy_untimed += len;
+	if (++x->d->copies % S3_COPY_SAMPLE) {
+		memcpy((char *)x->io->buf + x->pos, p, len);
+	} else {
+		t0 = thread_cpu_ns();
+		memcpy((char *)x->io->buf + x->pos, p, len);
+		x->d->n->copy_ns += (thread_cpu_ns() - t0) * x->d->copy_untimed / len;
+		x->d->copy_untimed = 0;
+	}
 	x->pos += len;
 	return len;
 }
@@ -999,12 +1062,12 @@ static size_t on_upload(char *p, size_t size, size_t n, void *arg)
 	struct s3_xfer *x = arg;
 	size_t len = size * n, left = x->io->len - x->pos;
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = thread_cpu_ns();
 
 	if (len > left)
 		len = left;
 	memcpy(p, (const char *)x->io->buf + x->pos, len);
-	x->d->n->copy_ns += now_ns() - t0;
+	x->d->n->copy_ns += thread_cpu_ns() - t0;
 	x->pos += len;
 	return len;
 }
@@ -1027,6 +1090,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 
 	if (len > 6 && !strncasecmp(p, "ETag:", 5))
 		copy_trim(x->etag, sizeof(x->etag), p + 5);
+	else if (len > 12 && !strncmp(p, "HTTP/", 5))
+		x->code = strtol(p + strcspn(p, " "), NULL, 10);
 	return len;
 }
 
@@ -1045,9 +1110,53 @@ static void link_headers(struct s3_xfer *x, const char *const *h, unsigned n)
 	curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, n ? x->hdr : NULL);
 }
 
+/*
+ * libcurl's socket interface: it says which sockets to watch (on_socket) and when to run its
+ * timeouts (on_timer); reap waits in epoll and hands libcurl only the sockets that are ready.
+ * curl_multi_perform would try every transfer at each wake-up, one recv() each.
+ */
+static int on_socket(CURL *h, curl_socket_t fd, int what, void *arg, void *sockp)
+{
+	struct s3_data *d = arg;
+	struct s3_xfer *x = NULL;
+	struct epoll_event ev = {.data.fd = fd};
+
+	curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x);
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(d->ep, EPOLL_CTL_DEL, fd, NULL);
+		curl_multi_assign(d->multi, fd, NULL);
+		if (x && x->fd == fd) {
+			if (x->lowat > 1)
+				set_lowat(x, 1); /* the connection may serve another transfer */
+			x->fd = -1;
+		}
+		return 0;
+	}
+	if (x && x->fd != fd) {
+		x->fd = fd;
+		x->lowat = 0; /* another connection: the kernel's default */
+	}
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+	if (epoll_ctl(d->ep, sockp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) && !sockp &&
+	    errno == EEXIST)
+		epoll_ctl(d->ep, EPOLL_CTL_MOD, fd, &ev);
+	curl_multi_assign(d->multi, fd, d);
+	return 0;
+}
+
+static int on_timer(CURLM *m, long timeout_ms, void *arg)
+{
+	struct s3_data *d = arg;
+
+	(void)m;
+	d->timer_ns = timeout_ms < 0 ? 0 : now_ns() + (uint64_t)timeout_ms * 1000000;
+	return 0;
+}
+
 static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
 {
 	x->d = d;
+	x->fd = -1;
 	x->h = curl_easy_init();
 	if (!x->h)
 		return -ENOMEM;
@@ -1063,6 +1172,8 @@ static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
 	curl_easy_setopt(x->h, CURLOPT_SEEKFUNCTION, on_seek);
 	curl_easy_setopt(x->h, CURLOPT_SEEKDATA, x);
 	curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(x->h, CURLOPT_BUFFERSIZE, (long)S3_XFER_BUF);
+	curl_easy_setopt(x->h, CURLOPT_UPLOAD_BUFFERSIZE, (long)S3_XFER_BUF);
 	/* a server that stops sending without closing fails the I/O instead of hanging the job */
 	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, 60L);
@@ -1098,6 +1209,7 @@ static void xfer_prepare(struct s3_data *d, struct s3_xfer *x)
 	x->body[0] = '\0';
 	x->etag[0] = '\0';
 	x->errbuf[0] = '\0';
+	x->code = 0;
 	if (x->kind == XFER_GET) {
 		s3_fmt(x->h_range, sizeof(x->h_range), "Range: bytes=%" PRIu64 "-%" PRIu64, io->off,
 		       io->off + io->len - 1);
@@ -1118,19 +1230,19 @@ static void xfer_prepare(struct s3_data *d, struct s3_xfer *x)
 		curl_easy_setopt(x->h, CURLOPT_UPLOAD, 1L);
 		curl_easy_setopt(x->h, CURLOPT_INFILESIZE_LARGE, put_len(x));
 		if (d->o.sha256) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = thread_cpu_ns();
 
 			sha256_header(io->buf, io->len, x->h_sha, sizeof(x->h_sha));
-			d->n->hash_ns += now_ns() - t0;
+			d->n->hash_ns += thread_cpu_ns() - t0;
 			h[nh++] = x->h_sha;
 		} else {
 			h[nh++] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
 		}
 		if (d->o.md5) {
-			uint64_t t0 = now_ns();
+			uint64_t t0 = thread_cpu_ns();
 
 			md5_header(io->buf, io->len, x->h_md5, sizeof(x->h_md5));
-			d->n->hash_ns += now_ns() - t0;
+			d->n->hash_ns += thread_cpu_ns() - t0;
 			h[nh++] = x->h_md5;
 		}
 	}
@@ -1225,6 +1337,7 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 	if (!d)
 		return -ENOMEM;
 	ctx->priv = d;
+	d->ep = -1;
 	d->ctx = ctx;
 	d->n = &ctx->counters;
 	d->n->known = true;
@@ -1234,23 +1347,33 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 	ret = s3_config_load(&d->o, &d->cfg, e);
 	if (ret)
 		goto fail;
+	/*
+	 * TLS reads whole records ahead into OpenSSL's buffer and HTTP/2 interleaves streams on
+	 * one socket: only plain HTTP/1.1 knows how many bytes its socket has still to bring.
+	 */
+	d->lowat = !d->o.http && strncmp(d->cfg.endpoint, "https", 5) ? (int)d->o.rcvlowat : 0;
 	if (d->o.http && !(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2)) {
 		ret = llmio_err(e, -ENOTSUP, "http=2: this libcurl has no HTTP/2; use http=1.1");
 		goto fail;
 	}
 	d->multi = curl_multi_init();
 	d->ctl = curl_easy_init();
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
 	d->depth = s->iodepth;
 	d->x = calloc(d->depth, sizeof(*d->x));
 	d->done = calloc(d->depth, sizeof(*d->done));
 	d->files = calloc(s->nfiles, sizeof(*d->files));
 	ret = -ENOMEM;
-	if (!d->multi || !d->ctl || !d->x || !d->done || !d->files) {
+	if (!d->multi || !d->ctl || !d->x || !d->done || !d->files || d->ep < 0) {
 		llmio_err(e, ret, "out of memory for the s3 engine");
 		goto fail;
 	}
 	d->nfiles = s->nfiles;
 	curl_multi_setopt(d->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
+	curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
 	for (unsigned i = 0; i < d->depth; i++)
 		if (xfer_setup(d, &d->x[i])) {
 			llmio_err(e, ret, "out of memory for the s3 engine");
@@ -1306,6 +1429,10 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 	               d->cfg.endpoint, d->o.http ? "2" : "1.1",
 	               d->o.sha256 ? "SHA-256 signed" : "UNSIGNED-PAYLOAD",
 	               d->o.md5 ? ", Content-MD5" : "", d->cfg.region);
+	if (d->lowat)
+		engine_appendf(ctx->notes, sizeof(ctx->notes),
+		               ", GET bodies wake the worker every %d KiB (rcvlowat)",
+		               d->lowat >> 10);
 	return 0;
 
 fail:
@@ -1402,14 +1529,28 @@ static void add_due(struct s3_data *d, uint64_t now, uint64_t *next)
 	}
 }
 
+/* Run libcurl's timeouts when due (a handle just added is due at once). */
+static int run_timeouts(struct s3_data *d, uint64_t now)
+{
+	int running;
+
+	if (!d->timer_ns || d->timer_ns > now)
+		return 0;
+	d->timer_ns = 0;
+	return curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running) == CURLM_OK
+	               ? 0
+	               : -EIO;
+}
+
 static int s3_commit(struct engine_ctx *ctx)
 {
 	struct s3_data *d = ctx->priv;
 	uint64_t next = 0;
-	int running;
 
-	add_due(d, now_ns(), &next);
-	return curl_multi_perform(d->multi, &running) == CURLM_OK ? 0 : -EIO;
+	uint64_t now = now_ns();
+
+	add_due(d, now, &next);
+	return run_timeouts(d, now);
 }
 
 static void finish_io(struct s3_data *d, struct s3_xfer *x, int64_t res)
@@ -1430,6 +1571,8 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 	long code = 0, hdr = 0, req = 0;
 	char what[S3_URL_MAX + 96];
 
+	if (x->lowat > 1)
+		set_lowat(x, 1); /* the connection serves the next transfer from its status line */
 	curl_multi_remove_handle(d->multi, x->h);
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_getinfo(x->h, CURLINFO_SIZE_DOWNLOAD_T, &rx);
@@ -1510,18 +1653,38 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 	finish_io(d, x, (int64_t)io->len);
 }
 
+/*
+ * Wake up for a GET's body in pieces of rcvlowat bytes, not for every segment that arrives: fewer
+ * wake-ups, epoll_waits and recv()s per GB.  libcurl has handed out all it received when reap
+ * waits, so a body's bytes still to come are exactly the rest of its range, and SO_RCVLOWAT
+ * never asks for more than that (the last piece wakes at its last byte, as without it).
+ */
+static void batch_wakeups(struct s3_data *d)
+{
+	for (unsigned i = 0; i < d->depth; i++) {
+		struct s3_xfer *x = &d->x[i];
+		uint64_t left;
+
+		if (!x->busy || x->due_ns || x->kind != XFER_GET || !x->pos || x->code >= 300)
+			continue;
+		left = x->io->len - x->pos;
+		set_lowat(x, left >= (uint64_t)d->lowat ? d->lowat : left ? (int)left : 1);
+	}
+}
+
 static int s3_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, unsigned max)
 {
 	struct s3_data *d = ctx->priv;
+	struct epoll_event ev[16];
 	unsigned n;
 
-	while (d->ndone < min) {
+	for (;;) {
 		uint64_t now = now_ns(), next = 0;
-		int running = 0, left;
+		int running = 0, left, nev, wait_ms;
 		CURLMsg *m;
 
 		add_due(d, now, &next);
-		if (curl_multi_perform(d->multi, &running) != CURLM_OK)
+		if (run_timeouts(d, now))
 			return -EIO;
 		while ((m = curl_multi_info_read(d->multi, &left))) {
 			struct s3_xfer *x = NULL;
@@ -1531,16 +1694,30 @@ static int s3_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, un
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
 			transfer_done(d, x, m->data.result);
 		}
-		if (d->ndone >= min)
+		if (d->ndone >= min && (min || d->ndone))
 			break;
-		{
-			int wait_ms = 1000;
+		if (d->lowat)
+			batch_wakeups(d);
+		/* until libcurl's next timeout or a retry's backoff ends, 1 s at most */
+		if (d->timer_ns && (!next || d->timer_ns < next))
+			next = d->timer_ns;
+		wait_ms = !next ? 1000 : next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+		if (wait_ms > 1000 || d->ndone >= min)
+			wait_ms = wait_ms > 1000 ? 1000 : 0;
+		nev = epoll_wait(d->ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), wait_ms);
+		if (nev < 0 && errno != EINTR)
+			return -EIO;
+		for (int i = 0; i < nev; i++) {
+			int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+			           (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+			           (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
 
-			if (next)
-				wait_ms = next > now ? (int)((next - now) / 1000000 + 1) : 0;
-			if (curl_multi_poll(d->multi, NULL, 0, wait_ms, NULL) != CURLM_OK)
+			if (curl_multi_socket_action(d->multi, ev[i].data.fd, mask, &running) !=
+			    CURLM_OK)
 				return -EIO;
 		}
+		if (nev <= 0 && d->ndone >= min)
+			break;
 	}
 	n = d->ndone < max ? d->ndone : max;
 	memcpy(evs, d->done, n * sizeof(*evs));
@@ -1594,6 +1771,8 @@ static void s3_cleanup(struct engine_ctx *ctx)
 	}
 	if (d->multi)
 		curl_multi_cleanup(d->multi);
+	if (d->ep >= 0)
+		close(d->ep);
 	if (d->ctl)
 		curl_easy_cleanup(d->ctl);
 	free(d->x);

@@ -24,4 +24,15 @@ int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes, struc
 int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,
                       struct llmio_error *e);
 
+/*
+ * s3-agent's agent process (src/engine/s3_agent.c): the application starts its own program
+ * again as `PROGRAM __s3-agent` with a socket on fd 3, and main() hands that socket here
+ * (llmio's main does; another program that links libllmio and uses s3-agent does the same, or
+ * names llmio in LLMIO_AGENT_EXE).  Serves until the application closes its end; the exit
+ * code.
+ */
+#define S3_AGENT_ARG "__s3-agent"
+#define S3_AGENT_FD  3
+int s3_agent_serve(int sock);
+
 #endif

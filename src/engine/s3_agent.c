@@ -9,11 +9,12 @@
  * agent's (wire.agent_s) apart: the agent's is the CPU a DPU would take off the host.  It is
  * a stand-in: the agent still runs on this host's CPUs and memory bus.
  *
- *  - buffers: buf_alloc maps them MAP_SHARED | MAP_ANONYMOUS (shmem), so the agent, forked
- *    at init, shares them at the same addresses;
- *  - the agent is fork()ed on the worker thread, not exec'd: it runs only the s3 engine's
- *    code (its own curl handles; glibc's fork keeps malloc usable in the child) and leaves
- *    with _exit, never touching the parent's stdio;
+ *  - buffers: buf_alloc makes each a memfd mapped MAP_SHARED; init passes the memfds to the
+ *    agent over its socket (SCM_RIGHTS), and the agent maps the same pages;
+ *  - the agent is a fresh process: posix_spawn of this program (/proc/self/exe, or
+ *    LLMIO_AGENT_EXE) as `PROGRAM __s3-agent`, its socket on fd 3 (s3_agent_serve()), never a
+ *    fork of this multithreaded process, whose other threads may hold locks (OpenSSL's, the
+ *    loader's) that a forked child would find held forever;
  *  - requests and completions travel as SOCK_SEQPACKET messages on a socketpair, one message
  *    per commit or per batch of completions (the doorbell a DPU queue would ring); each
  *    completion message carries the agent's CPU time and wire counters since the last one;
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,27 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "engine/s3.h"
+
+extern char **environ;
+
+/* What the application tells the agent at start, then one agent_file per object. */
+struct agent_setup {
+	uint64_t buf_len;
+	uint32_t iodepth, nfiles, nbufs, nworkers, writable;
+	int32_t cpu;
+};
+
+struct agent_file {
+	uint64_t size;
+	char name[2048];
+};
+
+/* The first page of a buffer's mapping: what passing it to the agent needs. */
+struct agent_buf_head {
+	size_t map;
+	int fd;
+};
 
 struct agent_opts {
 	int cpu; /* the agent's CPU; -1: the last CPU this thread may use */
@@ -129,7 +152,7 @@ static void agent_done_io(struct agent_hdr *h, struct engine_ctx *ctx, const str
 }
 
 /* The agent process: the s3 engine on the shared buffers, driven by the socket. */
-static void agent_main(int sock, const struct engine_setup *s, int cpu)
+static int agent_main(int sock, const struct engine_setup *s, int cpu)
 {
 	const struct engine_ops *s3 = engine_find("s3");
 	struct engine_setup hs = *s;
@@ -145,9 +168,8 @@ static void agent_main(int sock, const struct engine_setup *s, int cpu)
 	unsigned nflight = 0;
 	cpu_set_t set;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the application */
 	if (!h || !rq || !ios || !evs || !opts)
-		_exit(1);
+		return 1;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	h->rc = sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
@@ -162,7 +184,7 @@ static void agent_main(int sock, const struct engine_setup *s, int cpu)
 	snprintf(h->text, sizeof(h->text), "%s", h->rc ? e.msg : ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
 	if (h->rc)
-		_exit(1);
+		return 1;
 	for (;;) {
 		ssize_t got = recv(sock, rq, s->iodepth * sizeof(*rq), nflight ? MSG_DONTWAIT : 0);
 
@@ -201,7 +223,99 @@ static void agent_main(int sock, const struct engine_setup *s, int cpu)
 	h->rc = 1;
 	snprintf(h->text, sizeof(h->text), "%s", ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
-	_exit(0);
+	return 0;
+}
+
+/* One message and the fd it carries (SCM_RIGHTS), or -1; its length, or -1 / 0 at the end. */
+static ssize_t recv_fd(int sock, void *buf, size_t len, int *fd)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr m = {.msg_iov = &iov,
+	                   .msg_iovlen = 1,
+	                   .msg_control = ctl,
+	                   .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(c), sizeof(*fd));
+	return n;
+}
+
+static int send_fd(int sock, const void *buf, size_t len, int fd)
+{
+	char ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr m = {.msg_iov = &iov,
+	                   .msg_iovlen = 1,
+	                   .msg_control = ctl,
+	                   .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+}
+
+int s3_agent_serve(int sock)
+{
+	struct agent_setup su;
+	struct engine_setup s = {0};
+	struct agent_file *f = NULL;
+	const char **names = NULL;
+	uint64_t *sizes = NULL;
+	void **bufs = NULL;
+	int fd, ret = 1;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the application */
+	if (recv(sock, &su, sizeof(su), 0) != (ssize_t)sizeof(su) || !su.nfiles || !su.nbufs)
+		return 1;
+	f = calloc(1, sizeof(*f));
+	names = calloc(su.nfiles, sizeof(*names));
+	sizes = calloc(su.nfiles, sizeof(*sizes));
+	bufs = calloc(su.nbufs, sizeof(*bufs));
+	for (uint32_t i = 0; f && names && sizes && bufs && i < su.nfiles; i++) {
+		ssize_t n = recv(sock, f, sizeof(*f) - 1, 0);
+
+		if (n <= (ssize_t)sizeof(f->size))
+			goto out;
+		((char *)f)[n] = '\0';
+		sizes[i] = f->size;
+		names[i] = strdup(f->name);
+		if (!names[i])
+			goto out;
+	}
+	for (uint32_t i = 0; bufs && i < su.nbufs; i++) {
+		struct agent_buf_head head;
+		char *p;
+
+		if (recv_fd(sock, &head, sizeof(head), &fd) != (ssize_t)sizeof(head) || fd < 0)
+			goto out;
+		p = mmap(NULL, head.map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p == MAP_FAILED)
+			goto out;
+		bufs[i] = p + sysconf(_SC_PAGESIZE);
+	}
+	s.names = names;
+	s.file_sizes = sizes;
+	s.nfiles = su.nfiles;
+	s.bufs = bufs;
+	s.nbufs = su.nbufs;
+	s.buf_len = su.buf_len;
+	s.iodepth = su.iodepth;
+	s.nworkers = su.nworkers;
+	s.writable = su.writable;
+	ret = agent_main(sock, &s, su.cpu);
+out:
+	/* the process ends here: its mappings and names go with it */
+	free(f);
+	return ret;
 }
 
 /* The last CPU in this thread's mask, and the mask less it (the application's). */
@@ -270,6 +384,79 @@ static void agent_free(struct agent *a)
 	free(a);
 }
 
+/* The program the agent runs: this one, unless LLMIO_AGENT_EXE names another. */
+static const char *agent_exe(void)
+{
+	const char *exe = getenv("LLMIO_AGENT_EXE");
+
+	return exe && *exe ? exe : "/proc/self/exe";
+}
+
+static int agent_gone(struct llmio_error *e)
+{
+	return llmio_err(e, -EIO,
+	                 "s3-agent: the agent process exited at start: it runs as `%s " S3_AGENT_ARG
+	                 "`; a program other than llmio sets LLMIO_AGENT_EXE to llmio's path",
+	                 agent_exe());
+}
+
+/* Start the agent: this program anew, `PROGRAM __s3-agent`, with sock as its fd 3. */
+static int agent_spawn(struct agent *a, int sock, struct llmio_error *e)
+{
+	char *argv[] = {(char *)"llmio-s3-agent", (char *)S3_AGENT_ARG, NULL};
+	posix_spawn_file_actions_t fa;
+	int ret;
+
+	ret = posix_spawn_file_actions_init(&fa);
+	/* dup2 onto fd 3 clears its close-on-exec; sock is never 3 itself (fds 0-2 are open) */
+	if (!ret)
+		ret = posix_spawn_file_actions_adddup2(&fa, sock, S3_AGENT_FD);
+	if (!ret)
+		ret = posix_spawn(&a->pid, agent_exe(), &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret) {
+		a->pid = 0;
+		return llmio_err(e, -ret, "s3-agent: starting the agent process (%s): %s",
+		                 agent_exe(), strerror(ret));
+	}
+	return 0;
+}
+
+/* Tell the agent its job: the setup, each object, each buffer's memfd. */
+static int agent_hello(struct agent *a, const struct engine_setup *s, struct llmio_error *e)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const struct agent_setup su = {.buf_len = s->buf_len,
+	                               .iodepth = a->depth,
+	                               .nfiles = s->nfiles,
+	                               .nbufs = s->nbufs,
+	                               .nworkers = s->nworkers,
+	                               .writable = s->writable,
+	                               .cpu = a->cpu};
+	struct agent_file f;
+	int ret = 0;
+
+	if (send(a->sock, &su, sizeof(su), MSG_NOSIGNAL) != (ssize_t)sizeof(su))
+		ret = -errno;
+	for (unsigned i = 0; !ret && i < s->nfiles; i++) {
+		size_t len = strlen(s->names[i]);
+
+		if (len >= sizeof(f.name))
+			return llmio_err(e, -ENAMETOOLONG, "s3-agent: %s: the name is too long",
+			                 s->names[i]);
+		f.size = s->file_sizes[i];
+		memcpy(f.name, s->names[i], len);
+		if (send(a->sock, &f, sizeof(f.size) + len, MSG_NOSIGNAL) < 0)
+			ret = -errno;
+	}
+	for (unsigned i = 0; !ret && i < s->nbufs; i++) {
+		const struct agent_buf_head *head = (const void *)((const char *)s->bufs[i] - page);
+
+		ret = send_fd(a->sock, head, sizeof(*head), head->fd);
+	}
+	return ret ? agent_gone(e) : 0;
+}
+
 static int agent_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
 	const struct agent_opts *o = s->opts;
@@ -297,22 +484,16 @@ static int agent_init(struct engine_ctx *ctx, const struct engine_setup *s, stru
 		ret = llmio_err(e, -errno, "s3-agent: socketpair: %s", strerror(errno));
 		goto fail;
 	}
-	a->pid = fork();
-	if (a->pid == 0) {
-		close(sv[0]);
-		agent_main(sv[1], s, a->cpu);
-	}
-	close(sv[1]);
 	a->sock = sv[0];
-	if (a->pid < 0) {
-		ret = llmio_err(e, -errno, "s3-agent: starting the agent process: %s",
-		                strerror(errno));
+	ret = agent_spawn(a, sv[1], e);
+	close(sv[1]);
+	if (!ret)
+		ret = agent_hello(a, s, e);
+	if (ret)
 		goto fail;
-	}
 	ret = agent_recv(ctx, a, true);
 	if (ret < 0 || a->msg->rc) {
-		ret = ret < 0 ? llmio_err(e, -EIO, "s3-agent: the agent process exited at start")
-		              : llmio_err(e, a->msg->rc, "%s", a->msg->text);
+		ret = ret < 0 ? agent_gone(e) : llmio_err(e, a->msg->rc, "%s", a->msg->text);
 		goto fail;
 	}
 	a->notes_len = strlen(a->msg->text);
@@ -437,20 +618,31 @@ static void agent_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* Shared memory both processes map: the agent, forked after, sees it at the same address. */
+/*
+ * Shared memory both processes map: a memfd, whose fd init passes to the agent.  The first
+ * page of the mapping keeps the fd and the mapping's length (struct agent_buf_head).
+ */
 static int agent_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
                            struct llmio_error *e)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t map = page + (len + page - 1) / page * page;
-	char *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct agent_buf_head head = {.map = page + (len + page - 1) / page * page};
+	char *p = MAP_FAILED;
 
 	(void)opts;
-	if (p == MAP_FAILED)
-		return llmio_err(e, -errno,
+	head.fd = memfd_create("llmio-s3-agent", MFD_CLOEXEC);
+	if (head.fd >= 0 && !ftruncate(head.fd, (off_t)head.map))
+		p = mmap(NULL, head.map, PROT_READ | PROT_WRITE, MAP_SHARED, head.fd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		if (head.fd >= 0)
+			close(head.fd);
+		return llmio_err(e, -err,
 		                 "s3-agent: %zu bytes of shared memory: %s; lower bs or iodepth",
-		                 len, strerror(errno));
-	memcpy(p, &map, sizeof(map)); /* the first page keeps the mapping's length */
+		                 len, strerror(err));
+	}
+	memcpy(p, &head, sizeof(head));
 	if (init)
 		memcpy(p + page, init, len);
 	*buf = p + page;
@@ -461,11 +653,12 @@ static void agent_buf_free(const void *opts, void *buf)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	char *p = (char *)buf - page;
-	size_t map;
+	struct agent_buf_head head;
 
 	(void)opts;
-	memcpy(&map, p, sizeof(map));
-	munmap(p, map);
+	memcpy(&head, p, sizeof(head));
+	close(head.fd);
+	munmap(p, head.map);
 }
 
 /* The agent's PUT returned 200 before the write completed: durable, nothing to flush. */

@@ -47,6 +47,26 @@ static bool engine_resolves(const struct wl *w)
 	return own;
 }
 
+/*
+ * Is the engine's cleanup=1 (s3) given?  It deletes a job's objects when the job ends: in a
+ * recipe, each phase's, before a later phase reads them (ckpt's restore).
+ */
+static bool engine_cleans_up(const struct wl *w)
+{
+	const struct engine_ops *ops = engine_find(w->base.engine);
+	const struct llmio_optdesc *od = ops ? engine_opt_find(ops, "cleanup") : NULL;
+	bool on = false;
+	void *opts;
+
+	if (!od || !ops->opts_size)
+		return false;
+	opts = calloc(1, ops->opts_size);
+	if (opts && !engine_opts_parse(ops, w->base.engine_opts, opts, NULL))
+		on = *(const int *)((const char *)opts + od->offset) != 0;
+	free(opts);
+	return on;
+}
+
 static void note_add(char *note, size_t len, const char *text)
 {
 	engine_appendf(note, len, "%s%s", note[0] ? "; " : "", text);
@@ -124,6 +144,12 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		               w->base.engine, staging, o->url);
 		return 0;
 	}
+	if (engine_cleans_up(w))
+		return llmio_err(
+		        e, -EINVAL,
+		        "cleanup=1 deletes a phase's objects when it ends, before a later "
+		        "phase reads them (ckpt's restore); a recipe removes the objects it "
+		        "created at its end by itself (--keep keeps them): drop cleanup=1");
 	o->on_objects = true;
 	if (w->base.direct && !w->direct_auto)
 		snprintf(o->note, sizeof(o->note),
@@ -222,8 +248,8 @@ static void count_reused(struct wl_objects *o, const struct llmio_file *files, u
 	o->reused += reused;
 }
 
-int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
-                       struct llmio_error *e)
+static int prepare_here(struct wl *w, const struct llmio_file *files, unsigned n,
+                        struct llmio_error *e)
 {
 	const char **names = calloc(n, sizeof(*names));
 	uint64_t *sizes = calloc(n, sizeof(*sizes));
@@ -257,6 +283,29 @@ out:
 	free(todo);
 	free(sizes);
 	free(names);
+	return ret;
+}
+
+/*
+ * Under MPI the ranks take turns, rank 0 first, a barrier between turns: a rank uploads only
+ * the objects no rank before it did (the same shards are uploaded once, by rank 0, instead of
+ * by every rank at once), and it alone removes them at the end (wl_objects_end).  A rank that
+ * fails still waits its turns out, so that every rank passes the same barriers; its error ends
+ * the run at the phase's barrier.
+ */
+int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
+                       struct llmio_error *e)
+{
+	int ret = 0;
+
+	if (!w->dist || w->dist->size < 2)
+		return prepare_here(w, files, n, e);
+	for (unsigned r = 0; r < w->dist->size; r++) {
+		w->dist->barrier();
+		if (r == w->dist->rank)
+			ret = prepare_here(w, files, n, e);
+	}
+	w->dist->barrier();
 	return ret;
 }
 
@@ -303,7 +352,7 @@ static void wire_metrics(struct wl_phase *ph)
 	wl_metric(ph, "softirq_system_s", soft, "s (all CPUs)");
 }
 
-void wl_objects_end(struct wl *w)
+void wl_objects_end(struct wl *w, int ret)
 {
 	struct wl_objects *o = w->obj;
 	struct llmio_error e = {0};
@@ -320,6 +369,9 @@ void wl_objects_end(struct wl *w)
 	}
 	if (!o->on_objects)
 		return;
+	/* no rank removes what it uploaded while another may still read it */
+	if (w->dist && w->dist->size > 1 && !ret)
+		w->dist->barrier();
 	left[0] = '\0';
 	if (o->ncreated && !keep &&
 	    s3_objects_delete((const char *const *)o->created, o->ncreated, &deleted, &e))

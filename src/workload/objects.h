@@ -48,7 +48,8 @@ bool wl_on_objects(const struct wl *w);
 
 /*
  * A read phase's objects: each must exist at its size; those that do not are uploaded first
- * (outside the measurement, as files are filled), and removed at the end unless --keep.
+ * (outside the measurement, as files are filled), and removed at the end unless --keep.  Under
+ * MPI every rank calls it: the ranks take turns (rank 0 first), so an object is uploaded once.
  */
 int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
                        struct llmio_error *e);
@@ -57,10 +58,12 @@ int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
 int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n);
 
 /*
- * After the recipe: every phase's wire bytes and client CPU split as metrics, the notes, and
- * the created objects removed unless --keep; the last phase says what is left in the bucket.
+ * After the recipe (ret: its result): every phase's wire bytes and client CPU split as
+ * metrics, the notes, and the created objects removed unless --keep (under MPI after a barrier,
+ * when the recipe succeeded on this rank: no rank still reads them); the last phase says what is
+ * left in the bucket.
  */
-void wl_objects_end(struct wl *w);
+void wl_objects_end(struct wl *w, int ret);
 
 void wl_objects_release(struct wl *w);
 

@@ -446,7 +446,7 @@ int wl_run(struct wl *w, struct llmio_error *e)
 		if (!ret && wl_on_objects(w))
 			ret = w->recipe->run(w, e);
 		if (ret || wl_on_objects(w)) {
-			wl_objects_end(w);
+			wl_objects_end(w, ret);
 			return ret;
 		}
 	}
@@ -460,7 +460,7 @@ int wl_run(struct wl *w, struct llmio_error *e)
 		llmio_work_dir_prune(work); /* a recipe refused before any file: nothing left */
 	for (unsigned p = 0; p < w->nphases; p++)
 		cache_notes(&w->phases[p]);
-	wl_objects_end(w); /* a file engine of an s3:// run: in the staging directory */
+	wl_objects_end(w, ret); /* a file engine of an s3:// run: in the staging directory */
 	return ret;
 }
 

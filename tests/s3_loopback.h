@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A loopback HTTP server for the s3 engine's unit tests (test_s3_agent.c, test_s3_wake.c):
+ * s3_loopback_serve(conn) listens on 127.0.0.1 at a free port, points the AWS_* variables at it
+ * (credentials the engine signs with; nothing checks them), and runs conn(fd) on a thread of
+ * its own for each connection it accepts; s3_loopback_accepts counts them.
+ */
+#ifndef LLMIO_TEST_S3_LOOPBACK_H
+#define LLMIO_TEST_S3_LOOPBACK_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+static unsigned s3_loopback_accepts;
+static void *(*s3_loopback_conn)(void *);
+
+static void *s3_loopback_accept(void *arg)
+{
+	int lfd = (int)(intptr_t)arg, fd;
+	pthread_t t;
+
+	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+		__atomic_add_fetch(&s3_loopback_accepts, 1, __ATOMIC_SEQ_CST);
+		if (!pthread_create(&t, NULL, s3_loopback_conn, (void *)(intptr_t)fd))
+			pthread_detach(t);
+	}
+	return NULL;
+}
+
+static void s3_loopback_serve(void *(*conn)(void *))
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	char url[64];
+	pthread_t t;
+
+	s3_loopback_conn = conn;
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 16), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	setenv("AWS_ENDPOINT_URL", url, 1);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+	setenv("AWS_REGION", "us-east-1", 1);
+	unsetenv("AWS_ENDPOINT_URL_S3");
+	assert_int_equal(pthread_create(&t, NULL, s3_loopback_accept, (void *)(intptr_t)lfd), 0);
+	pthread_detach(t);
+}
+
+#endif
