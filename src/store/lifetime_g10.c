@@ -229,19 +229,32 @@ struct g10_build {
 	int64_t *out;                   /* per op: its output value */
 };
 
+/* Room for one more element in the array at *pp (a pointer to the array's pointer) of n
+ * elements (capacity *cap, doubling from first): 0 or -ENOMEM.  The pointer is copied in and
+ * out with memcpy, so any element type's pointer can be passed. */
+static int grow(void *pp, uint32_t n, uint32_t *cap, size_t elem, uint32_t first)
+{
+	uint32_t c;
+	void *p, *q;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : first;
+	memcpy(&p, pp, sizeof(p));
+	q = realloc(p, (size_t)c * elem);
+	if (!q)
+		return -ENOMEM;
+	memcpy(pp, &q, sizeof(q));
+	*cap = c;
+	return 0;
+}
+
 static int add_use(struct tinfo *t, uint32_t k)
 {
 	if (t->nuses && t->uses[t->nuses - 1] == k)
 		return 0;
-	if (t->nuses == t->cap) {
-		uint32_t c = t->cap ? t->cap * 2 : 8;
-		uint32_t *p = realloc(t->uses, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->uses = p;
-		t->cap = c;
-	}
+	if (grow(&t->uses, t->nuses, &t->cap, sizeof(*t->uses), 8))
+		return -ENOMEM;
 	t->uses[t->nuses++] = k;
 	return 0;
 }
@@ -268,15 +281,8 @@ static void sort_uses(struct tinfo *t)
 /* A new tensor's index, or -1 when out of memory. */
 static int64_t new_tensor(struct g10_build *b, long id)
 {
-	if (b->nts == b->tcap) {
-		uint32_t c = b->tcap ? b->tcap * 2 : 256;
-		struct tinfo *p = realloc(b->ts, c * sizeof(*p));
-
-		if (!p)
-			return -1;
-		b->ts = p;
-		b->tcap = c;
-	}
+	if (grow(&b->ts, b->nts, &b->tcap, sizeof(*b->ts), 256))
+		return -1;
 	memset(&b->ts[b->nts], 0, sizeof(b->ts[0]));
 	b->ts[b->nts].id = id;
 	b->ts[b->nts].next_dout = -1;
@@ -295,15 +301,8 @@ static int64_t value_of(const struct g10_build *b, long id)
 /* Append a kernel; its index, or -1 when out of memory. */
 static int64_t kernel(struct g10_build *b, bool fwd, long id, const char *what, double sec)
 {
-	if (b->nks == b->kcap) {
-		uint32_t c = b->kcap ? b->kcap * 2 : 1024;
-		struct g10_kern *p = realloc(b->ks, c * sizeof(*p));
-
-		if (!p)
-			return -1;
-		b->ks = p;
-		b->kcap = c;
-	}
+	if (grow(&b->ks, b->nks, &b->kcap, sizeof(*b->ks), 1024))
+		return -1;
 	snprintf(b->ks[b->nks].name, sizeof(b->ks[0].name), "%s.%ld.%s", fwd ? "fwd" : "bwd", id,
 	         what);
 	b->ks[b->nks].sec = sec;
