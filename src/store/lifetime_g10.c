@@ -13,16 +13,18 @@
  * softmax then has the last one's id); so do we.  G10's other graphs (the printed PyTorch module
  * trees of ResNet, Inception ...) are not operator lists and are refused with that reason.
  *
- * What we build: one forward kernel per operator; then one backward kernel per operator in
- * reverse order, which reads the operator's inputs and the gradient of its output and writes
- * the gradients of its inputs.  Parameters live across steps; their gradient is created by the
- * first backward kernel that touches the parameter and applied by the last one.  An input
- * that no record produces and that has the batch dimension is the step's data (or the value of
- * an operator G10's parser dropped, a Reshape or Broadcast): it appears at its first reader. Kernel
- *time: FLOPs (2*M*N*K for Dot/BatchMatMul, one per input element otherwise) at `tflops` plus the
- * bytes touched at 1555 GB/s (the A100-40GB that G10 simulates); backward takes twice its
- * forward.  With total_s > 0 the times are scaled so that the step's compute is total_s (the
- * sum of G10's measured kernel times for that batch, results/<model>/cudnn<batch>.txt).
+ * What we build is G10's step (transformer_op_datalow_pass() and
+ * transformer_scheduling_kernels() in its src/analysis.cc, read, not copied), so that the
+ * kernels, the tensors and their lifetimes, hence the bytes a policy moves, are G10's: one
+ * forward kernel per operator, the loss, then backward in reverse order (backward_op()).  An
+ * input no record produces is a parameter when its id is below G10's border, else the step's
+ * data (or the value of an operator G10's parser dropped, a Reshape or Broadcast), which
+ * appears at its first reader.  Kernel time: FLOPs (2*M*N*K for Dot/BatchMatMul, one per input
+ * element otherwise) at `tflops` plus the bytes touched at 1555 GB/s (the A100-40GB that G10
+ * simulates); each backward gradient kernel as long as the operator's forward; sums, updates
+ * and the loss the bytes they stream.  With total_s > 0 the times are scaled so that the
+ * step's compute is total_s (the sum of G10's measured kernel times for that batch,
+ * results/<model>/cudnn<batch>.txt).
  */
 #include <errno.h>
 #include <stdlib.h>
