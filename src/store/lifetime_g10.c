@@ -13,16 +13,18 @@
  * softmax then has the last one's id); so do we.  G10's other graphs (the printed PyTorch module
  * trees of ResNet, Inception ...) are not operator lists and are refused with that reason.
  *
- * What we build: one forward kernel per operator; then one backward kernel per operator in
- * reverse order, which reads the operator's inputs and the gradient of its output and writes
- * the gradients of its inputs.  Parameters live across steps; their gradient is created by the
- * first backward kernel that touches the parameter and applied by the last one.  An input
- * that no record produces and that has the batch dimension is the step's data (or the value of
- * an operator G10's parser dropped, a Reshape or Broadcast): it appears at its first reader. Kernel
- *time: FLOPs (2*M*N*K for Dot/BatchMatMul, one per input element otherwise) at `tflops` plus the
- * bytes touched at 1555 GB/s (the A100-40GB that G10 simulates); backward takes twice its
- * forward.  With total_s > 0 the times are scaled so that the step's compute is total_s (the
- * sum of G10's measured kernel times for that batch, results/<model>/cudnn<batch>.txt).
+ * What we build is G10's step (transformer_op_datalow_pass() and
+ * transformer_scheduling_kernels() in its src/analysis.cc, read, not copied), so that the
+ * kernels, the tensors and their lifetimes, hence the bytes a policy moves, are G10's: one
+ * forward kernel per operator, the loss, then backward in reverse order (backward_op()).  An
+ * input no record produces is a parameter when its id is below G10's border, else the step's
+ * data (or the value of an operator G10's parser dropped, a Reshape or Broadcast), which
+ * appears at its first reader.  Kernel time: FLOPs (2*M*N*K for Dot/BatchMatMul, one per input
+ * element otherwise) at `tflops` plus the bytes touched at 1555 GB/s (the A100-40GB that G10
+ * simulates); each backward gradient kernel as long as the operator's forward; sums, updates
+ * and the loss the bytes they stream.  With total_s > 0 the times are scaled so that the
+ * step's compute is total_s (the sum of G10's measured kernel times for that batch,
+ * results/<model>/cudnn<batch>.txt).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -199,29 +201,62 @@ static long op_index(const struct g10_op *ops, uint32_t n, long id)
 	return -1;
 }
 
+/* A tensor of the step: a forward value (keyed by the id of the operator that produces it or,
+ * for a parameter or the data, the id readers name) or a gradient (one per consumer and input,
+ * as G10 makes them; key -1).  Its touches are the kernels that read or write it. */
 struct tinfo {
 	long id;
 	uint64_t bytes;
-	bool param, data;
-	uint32_t created;
+	bool param, data, grad;
+	long from;         /* a gradient: the consumer op's id */
+	int64_t next_dout; /* a gradient: the next one into the same producer, or -1 */
 	uint32_t *uses;
 	uint32_t nuses, cap;
 	unsigned line;
 };
 
+struct g10_kern {
+	char name[LT_NAME_MAX];
+	double sec;
+};
+
+struct g10_build {
+	struct tinfo *ts;
+	uint32_t nts, tcap;
+	struct g10_kern *ks;
+	uint32_t nks, kcap;
+	int64_t *dout_head, *dout_tail; /* per op: gradients of its output, G10's order */
+	int64_t (*din)[G10_MAX_INPUTS]; /* per op and input: its gradient, or -1 (a constant) */
+	int64_t (*vin)[G10_MAX_INPUTS]; /* per op and input: its forward value */
+	int64_t *out;                   /* per op: its output value */
+};
+
+/* Room for one more element in the array at *pp (a pointer to the array's pointer) of n
+ * elements (capacity *cap, doubling from first): 0 or -ENOMEM.  The pointer is copied in and
+ * out with memcpy, so any element type's pointer can be passed. */
+static int grow(void *pp, uint32_t n, uint32_t *cap, size_t elem, uint32_t first)
+{
+	uint32_t c;
+	void *p, *q;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : first;
+	memcpy(&p, pp, sizeof(p));
+	q = realloc(p, (size_t)c * elem);
+	if (!q)
+		return -ENOMEM;
+	memcpy(pp, &q, sizeof(q));
+	*cap = c;
+	return 0;
+}
+
 static int add_use(struct tinfo *t, uint32_t k)
 {
 	if (t->nuses && t->uses[t->nuses - 1] == k)
 		return 0;
-	if (t->nuses == t->cap) {
-		uint32_t c = t->cap ? t->cap * 2 : 8;
-		uint32_t *p = realloc(t->uses, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->uses = p;
-		t->cap = c;
-	}
+	if (grow(&t->uses, t->nuses, &t->cap, sizeof(*t->uses), 8))
+		return -ENOMEM;
 	t->uses[t->nuses++] = k;
 	return 0;
 }
@@ -233,7 +268,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sort a tensor's uses and drop repeats (an operator may read one value twice). */
+/* Sort a tensor's touches and drop repeats (a kernel may read one value twice). */
 static void sort_uses(struct tinfo *t)
 {
 	uint32_t n = 0;
@@ -245,24 +280,136 @@ static void sort_uses(struct tinfo *t)
 	t->nuses = n;
 }
 
-/* Tensor info for id (found or added); NULL when out of memory. */
-static struct tinfo *tensor_of(struct tinfo **ts, uint32_t *n, uint32_t *cap, long id)
+/* A new tensor's index, or -1 when out of memory. */
+static int64_t new_tensor(struct g10_build *b, long id)
 {
-	for (uint32_t i = 0; i < *n; i++)
-		if ((*ts)[i].id == id)
-			return &(*ts)[i];
-	if (*n == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 256;
-		struct tinfo *p = realloc(*ts, c * sizeof(*p));
+	if (grow(&b->ts, b->nts, &b->tcap, sizeof(*b->ts), 256))
+		return -1;
+	memset(&b->ts[b->nts], 0, sizeof(b->ts[0]));
+	b->ts[b->nts].id = id;
+	b->ts[b->nts].next_dout = -1;
+	return b->nts++;
+}
 
-		if (!p)
-			return NULL;
-		*ts = p;
-		*cap = c;
+/* The forward value with this id, or -1. */
+static int64_t value_of(const struct g10_build *b, long id)
+{
+	for (uint32_t i = 0; i < b->nts; i++)
+		if (!b->ts[i].grad && b->ts[i].id == id)
+			return i;
+	return -1;
+}
+
+/* Append a kernel; its index, or -1 when out of memory. */
+static int64_t kernel(struct g10_build *b, bool fwd, long id, const char *what, double sec)
+{
+	if (grow(&b->ks, b->nks, &b->kcap, sizeof(*b->ks), 1024))
+		return -1;
+	snprintf(b->ks[b->nks].name, sizeof(b->ks[0].name), "%s.%ld.%s", fwd ? "fwd" : "bwd", id,
+	         what);
+	b->ks[b->nks].sec = sec;
+	return b->nks++;
+}
+
+/* Kernel k reads or writes tensor t (-1: a constant, nothing to record). */
+static int touch(struct g10_build *b, int64_t k, int64_t t)
+{
+	return t < 0 || k < 0 ? 0 : add_use(&b->ts[t], (uint32_t)k);
+}
+
+/* Time of a kernel that only streams these bytes (a gradient sum, an update, the loss). */
+static double stream_s(const struct g10_build *b, int64_t t, int n)
+{
+	return t < 0 ? 0 : (double)b->ts[t].bytes * n / (G10_HBM_GBPS * 1e9);
+}
+
+/* A kernel of op i's backward that reads r0, r1, r2 and writes w0, w1 (-1: none); -1 when out
+ * of memory. */
+static int bkernel(struct g10_build *b, const struct g10_op *op, const char *what, double sec,
+                   int64_t r0, int64_t r1, int64_t r2, int64_t w0, int64_t w1)
+{
+	int64_t k = kernel(b, false, op->id, what, sec);
+
+	if (k < 0 || touch(b, k, r0) || touch(b, k, r1) || touch(b, k, r2) || touch(b, k, w0) ||
+	    touch(b, k, w1))
+		return -ENOMEM;
+	return 0;
+}
+
+/* G10's backward of op i (transformer_scheduling_kernels() in its src/analysis.cc, read, not
+ * copied): the gradients of its output are summed first when there are several; then one
+ * kernel per input gradient, each reading the gradient of the output and the forward values
+ * that operator's derivative needs; then a parameter's update (read its gradient and itself,
+ * write itself). */
+static int backward_op(struct g10_build *b, const struct g10_op *op, uint32_t i, double sec)
+{
+	const int64_t *v = b->vin[i], *d = b->din[i];
+	int64_t d0 = b->dout_head[i];
+	int w = -1, x = -1, ret = 0;
+	const char *ty = op->type;
+
+	if (d0 < 0)
+		return 0; /* nothing reads its output: no gradient reaches it */
+	for (uint32_t j = 0; j < op->nin; j++)
+		if (b->ts[v[j]].param)
+			w = (int)j;
+		else
+			x = (int)j;
+	if (b->ts[d0].next_dout >= 0) {
+		int64_t k = kernel(b, false, op->id, "AddMultiGradient", 0);
+		int n = 0;
+
+		if (k < 0)
+			return -ENOMEM;
+		for (int64_t g = d0; g >= 0 && !ret; g = b->ts[g].next_dout, n++)
+			ret = touch(b, k, g);
+		b->ks[k].sec = stream_s(b, d0, n + 1);
 	}
-	memset(&(*ts)[*n], 0, sizeof(**ts));
-	(*ts)[*n].id = id;
-	return &(*ts)[(*n)++];
+	if (!strcmp(ty, "Dot") || !strcmp(ty, "Convolution") || !strcmp(ty, "GatherV2")) {
+		bool gather = !strcmp(ty, "GatherV2");
+
+		ret = ret
+		              ?: bkernel(b, op, gather ? "Backward" : "BackwardWeight", sec, d0,
+		                         x >= 0 ? v[x] : -1, -1, w >= 0 ? d[w] : -1,
+		                         gather && x >= 0 ? d[x] : -1);
+		if (!gather && x >= 0 && d[x] >= 0)
+			ret = ret
+			              ?: bkernel(b, op, "BackwardInput", sec, w >= 0 ? v[w] : -1,
+			                         d0, -1, d[x], -1);
+	} else if (!strcmp(ty, "Add") || !strcmp(ty, "Subtract")) {
+		int64_t k = kernel(b, false, op->id, "Backward", stream_s(b, d0, 1 + (int)op->nin));
+
+		ret = ret ?: k < 0 ? -ENOMEM : touch(b, k, d0);
+		for (uint32_t j = 0; j < op->nin && !ret; j++)
+			ret = touch(b, k, d[j]);
+	} else if ((!strcmp(ty, "BatchMatMul") || !strcmp(ty, "Multiply") ||
+	            !strcmp(ty, "Divide")) &&
+	           op->nin == 2) {
+		bool div = !strcmp(ty, "Divide");
+
+		/* d(a*b): the other factor; d(a/b) by a: b; by b: b and the quotient */
+		if (d[0] >= 0)
+			ret = ret ?: bkernel(b, op, "BackwardA", sec, d0, v[1], -1, d[0], -1);
+		if (d[1] >= 0)
+			ret = ret
+			              ?: bkernel(b, op, "BackwardB", sec, d0, div ? v[1] : v[0],
+			                         div ? b->out[i] : -1, d[1], -1);
+	} else if (!strcmp(ty, "Power") && op->nin == 2) {
+		ret = ret ?: bkernel(b, op, "Backward", sec, d0, v[0], v[1], d[0], -1);
+	} else {
+		/* Relu, SoftmaxBasic, Sqrt, Sum, Tanh, Erf: the input and the output's gradient;
+		 * an operator G10 does not know: the same over every input */
+		int64_t k = kernel(b, false, op->id, "Backward", sec);
+
+		ret = ret ?: k < 0 ? -ENOMEM : touch(b, k, d0);
+		for (uint32_t j = 0; j < op->nin && !ret; j++)
+			ret = touch(b, k, v[j]) ?: touch(b, k, d[j]);
+	}
+	if (w >= 0 && d[w] >= 0)
+		ret = ret
+		              ?: bkernel(b, op, "ApplyGrad", stream_s(b, v[w], 3), d[w], v[w], -1,
+		                         -1, -1);
+	return ret;
 }
 
 int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g10_opts *g,
@@ -270,8 +417,9 @@ int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g1
 {
 	struct tok t = {.f = f, .path = path, .line = 1};
 	struct g10_op *ops = NULL, skip;
-	struct tinfo *ts = NULL, *gr = NULL;
-	uint32_t nops = 0, opcap = 0, nts = 0, tcap = 0, ngr = 0, gcap = 0, nk;
+	struct g10_build b = {0};
+	uint32_t nops = 0, opcap = 0;
+	long border = 0;
 	double total = 0, scale = 1;
 	char name[LT_NAME_MAX];
 	int ret;
@@ -325,98 +473,155 @@ int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g1
 		goto out;
 	}
 	snprintf(s->origin, sizeof(s->origin), "%s (G10 graph, batch %u)", path, g->batch);
-	nk = 2 * nops;
-	/* kernels: forward in order, backward in reverse */
+	b.dout_head = malloc(nops * sizeof(*b.dout_head));
+	b.dout_tail = malloc(nops * sizeof(*b.dout_tail));
+	b.din = malloc(nops * sizeof(*b.din));
+	b.vin = malloc(nops * sizeof(*b.vin));
+	b.out = malloc(nops * sizeof(*b.out));
+	if (!b.dout_head || !b.dout_tail || !b.din || !b.vin || !b.out)
+		goto nomem;
+	/* G10's parameters are the ids below its "trans_borden" (210 for BERT, 184 for ViT in
+	 * its configurations): its files number the parameters first, the step's inputs next.
+	 * Some parameters are broadcast at the batch's shape (a LayerNorm's constants), so the
+	 * batch dimension cannot tell; the border is one past the largest parameter that has no
+	 * batch dimension, which gives G10's border on both of its transformer files. */
 	for (uint32_t i = 0; i < nops; i++)
-		total += 3 * op_seconds(&ops[i], g);
-	if (g->total_s > 0 && total > 0)
-		scale = g->total_s / total;
-	for (uint32_t k = 0; k < nk && !ret; k++) {
-		const struct g10_op *op = &ops[k < nops ? k : nk - 1 - k];
-		double sec = op_seconds(op, g) * (k < nops ? 1 : 2) * scale;
-
-		snprintf(name, sizeof(name), "%s.%ld.%s", k < nops ? "fwd" : "bwd", op->id,
-		         op->type);
-		ret = lt_add_kernel(s, name, sec, e);
-	}
-	if (ret)
-		goto out;
-	/* forward values: an input id is produced by an op (an activation) or not (a parameter
-	 * or the data); kernel i and kernel nk-1-i both read op i's inputs */
-	for (uint32_t i = 0; i < nops; i++)
+		for (uint32_t j = 0; j < ops[i].nin; j++)
+			if (!ops[i].in[j].batch && ops[i].in[j].id >= border &&
+			    op_index(ops, nops, ops[i].in[j].id) < 0)
+				border = ops[i].in[j].id + 1;
+	/* forward values, sized where they are read: an input id is produced by an op (an
+	 * activation) or not (a parameter below the border, else the data) */
+	for (uint32_t i = 0; i < nops; i++) {
+		b.dout_head[i] = b.dout_tail[i] = -1;
 		for (uint32_t j = 0; j < ops[i].nin; j++) {
 			const struct g10_input *in = &ops[i].in[j];
-			long p = op_index(ops, nops, in->id);
-			struct tinfo *ti = tensor_of(&ts, &nts, &tcap, in->id);
-			struct tinfo *gi;
+			int64_t vt = value_of(&b, in->id);
 
-			if (!ti) {
-				ret = llmio_err(e, -ENOMEM, "out of memory reading %s", path);
-				goto out;
+			if (vt < 0) {
+				bool produced = op_index(ops, nops, in->id) >= 0;
+
+				vt = new_tensor(&b, in->id);
+				if (vt < 0)
+					goto nomem;
+				b.ts[vt].bytes = numel(in) * g->elem_bytes;
+				b.ts[vt].line = ops[i].line;
+				b.ts[vt].param = !produced && in->id < border;
+				b.ts[vt].data = !produced && in->id >= border;
 			}
-			if (!ti->bytes) {
-				ti->bytes = numel(in) * g->elem_bytes;
-				ti->line = ops[i].line;
-				ti->param = p < 0 && !in->batch;
-				ti->data = p < 0 && in->batch;
-				/* data (or a value of an operator G10's parser dropped) appears
-				 * when it is first read */
-				ti->created = p >= 0 ? (uint32_t)p : ti->param ? LT_PERSISTENT : i;
-			}
-			if (add_use(ti, i) || add_use(ti, nk - 1 - i)) {
-				ret = llmio_err(e, -ENOMEM, "out of memory reading %s", path);
-				goto out;
-			}
-			/* gradient of this input: written by this op's backward kernel; read by the
-			 * producer's backward (an activation) or applied at its last use (a param)
-			 */
-			if (ti->data)
-				continue;
-			gi = tensor_of(&gr, &ngr, &gcap, in->id);
-			if (!gi) {
-				ret = llmio_err(e, -ENOMEM, "out of memory reading %s", path);
-				goto out;
-			}
-			if (!gi->bytes) {
-				gi->bytes = ti->bytes;
-				gi->param = ti->param;
-				gi->line = ops[i].line;
-			}
-			if (add_use(gi, nk - 1 - i) ||
-			    (p >= 0 && add_use(gi, nk - 1 - (uint32_t)p))) {
-				ret = llmio_err(e, -ENOMEM, "out of memory reading %s", path);
-				goto out;
-			}
+			b.vin[i][j] = vt;
 		}
-	for (uint32_t i = 0; i < nts && !ret; i++) {
-		sort_uses(&ts[i]);
-		snprintf(name, sizeof(name), "%s%ld", ts[i].param ? "w" : "a", ts[i].id);
-		ret = lt_add_tensor(s, name, ts[i].bytes, ts[i].param ? LT_WEIGHT : LT_ACTIVATION,
-		                    ts[i].created, ts[i].uses, ts[i].nuses, e);
-		if (!ret)
-			s->tensors[s->ntensors - 1].line = ts[i].line;
 	}
-	for (uint32_t i = 0; i < ngr && !ret; i++) {
-		/* created by the first backward kernel that touches it (the last consumer's) */
-		sort_uses(&gr[i]);
-		gr[i].created = gr[i].uses[0];
-		memmove(gr[i].uses, gr[i].uses + 1, (gr[i].nuses - 1) * sizeof(uint32_t));
-		gr[i].nuses--;
-		snprintf(name, sizeof(name), "g%ld", gr[i].id);
-		ret = lt_add_tensor(s, name, gr[i].bytes, LT_GRADIENT, gr[i].created, gr[i].uses,
-		                    gr[i].nuses, e);
+	/* an output nothing reads (the last op's) is sized like its first input, as G10 does */
+	for (uint32_t i = 0; i < nops; i++) {
+		int64_t vt = value_of(&b, ops[i].id);
+
+		if (vt < 0) {
+			vt = new_tensor(&b, ops[i].id);
+			if (vt < 0)
+				goto nomem;
+			b.ts[vt].bytes = ops[i].nin ? b.ts[b.vin[i][0]].bytes : g->elem_bytes;
+			b.ts[vt].line = ops[i].line;
+		}
+		b.out[i] = vt;
+	}
+	/* gradients, G10's way: one per consumer and input, for what an op produced and for a
+	 * parameter (but not a Power's exponent); each joins its producer's list, in forward order
+	 */
+	for (uint32_t i = 0; i < nops; i++)
+		for (uint32_t j = 0; j < ops[i].nin; j++) {
+			long p = op_index(ops, nops, ops[i].in[j].id);
+			const struct tinfo *v = &b.ts[b.vin[i][j]];
+			int64_t d;
+
+			b.din[i][j] = -1;
+			if (p < 0 && (!v->param || !strcmp(ops[i].type, "Power")))
+				continue;
+			d = new_tensor(&b, v->id);
+			if (d < 0)
+				goto nomem;
+			b.ts[d].grad = true;
+			b.ts[d].from = ops[i].id;
+			b.ts[d].bytes = b.ts[b.vin[i][j]].bytes;
+			b.ts[d].line = ops[i].line;
+			b.din[i][j] = d;
+			if (p < 0)
+				continue;
+			if (b.dout_tail[p] >= 0)
+				b.ts[b.dout_tail[p]].next_dout = d;
+			else
+				b.dout_head[p] = d;
+			b.dout_tail[p] = d;
+		}
+	/* kernels: forward in order, the loss, backward in reverse */
+	for (uint32_t i = 0; i < nops && !ret; i++) {
+		int64_t k = kernel(&b, true, ops[i].id, ops[i].type, op_seconds(&ops[i], g));
+
+		if (k < 0)
+			goto nomem;
+		for (uint32_t j = 0; j < ops[i].nin && !ret; j++)
+			ret = touch(&b, k, b.vin[i][j]);
+		ret = ret ?: touch(&b, k, b.out[i]);
+	}
+	if (!ret) {
+		int64_t last = b.out[nops - 1], loss = new_tensor(&b, -1), k;
+
+		if (loss < 0)
+			goto nomem;
+		b.ts[loss].grad = true;
+		b.ts[loss].bytes = b.ts[last].bytes;
+		b.dout_head[nops - 1] = loss; /* nothing reads the last op's output */
+		k = kernel(&b, false, ops[nops - 1].id, "makeLoss", stream_s(&b, last, 2));
+		ret = k < 0 ? -ENOMEM : touch(&b, k, last) ?: touch(&b, k, loss);
+	}
+	for (uint32_t i = nops; i-- > 0 && !ret;)
+		ret = backward_op(&b, &ops[i], i, op_seconds(&ops[i], g));
+	if (ret)
+		goto nomem;
+	for (uint32_t k = 0; k < b.nks; k++)
+		total += b.ks[k].sec;
+	if (g->total_s > 0 && total > 0)
+		scale = g->total_s / total;
+	for (uint32_t k = 0; k < b.nks && !ret; k++)
+		ret = lt_add_kernel(s, b.ks[k].name, b.ks[k].sec * scale, e);
+	/* a parameter lives across steps; anything else from its first touch to its last */
+	for (uint32_t i = 0; i < b.nts && !ret; i++) {
+		struct tinfo *ti = &b.ts[i];
+		bool persist = ti->param && !ti->grad;
+
+		if (!ti->nuses)
+			continue;
+		sort_uses(ti);
+		if (ti->grad && ti->id < 0)
+			snprintf(name, sizeof(name), "loss");
+		else if (ti->grad)
+			snprintf(name, sizeof(name), "g%ld.%ld", ti->id, ti->from);
+		else
+			snprintf(name, sizeof(name), "%s%ld", persist ? "w" : "a", ti->id);
+		ret = lt_add_tensor(s, name, ti->bytes,
+		                    ti->grad  ? LT_GRADIENT
+		                    : persist ? LT_WEIGHT
+		                              : LT_ACTIVATION,
+		                    persist ? LT_PERSISTENT : ti->uses[0], ti->uses + !persist,
+		                    ti->nuses - !persist, e);
 		if (!ret)
-			s->tensors[s->ntensors - 1].line = gr[i].line;
+			s->tensors[s->ntensors - 1].line = ti->line;
 	}
 	if (!ret)
 		ret = lt_finish(s, e);
+	goto out;
+nomem:
+	ret = llmio_err(e, -ENOMEM, "out of memory reading %s", path);
 out:
-	for (uint32_t i = 0; i < nts; i++)
-		free(ts[i].uses);
-	for (uint32_t i = 0; i < ngr; i++)
-		free(gr[i].uses);
-	free(ts);
-	free(gr);
+	for (uint32_t i = 0; i < b.nts; i++)
+		free(b.ts[i].uses);
+	free(b.ts);
+	free(b.ks);
+	free(b.dout_head);
+	free(b.dout_tail);
+	free(b.din);
+	free(b.vin);
+	free(b.out);
 	free(ops);
 	return ret;
 }
