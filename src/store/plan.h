@@ -35,9 +35,10 @@ struct plan_tier_spec {
 	uint64_t capacity;     /* host: bytes it can hold (0: no host tier); SSD: unlimited */
 };
 
-/* Unified memory's fault-handling rate from the host, GB/s (G10's Base UVM): what G10's profile
- * of BERT-Base at batch 256 gives, see plan_cfg.fault_gbps and docs/migration.md. */
-#define PLAN_FAULT_GBPS 2.17
+/* Unified memory's fault-handling rate from the host, GB/s (G10's Base UVM): the bytes the
+ * kernels of G10's BERT-256 and ViT-1280 steps touch over the time G10's profiles add when every
+ * touch faults (docs/migration.md; test_plan's fault_rate_derivation redoes it). */
+#define PLAN_FAULT_GBPS 2.56
 
 struct plan_cfg {
 	uint64_t budget;                         /* fast tier */

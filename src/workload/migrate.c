@@ -69,7 +69,7 @@ static const struct llmio_optdesc params[] = {
         WL_PARAM("ssd_gbps", OPTD_DOUBLE, 0, 0, "3.2", "SSD tier bandwidth, GB/s"),
         WL_PARAM("ssd_read_lat", OPTD_DURATION, 0, 0, "57us", "SSD latency per fetch"),
         WL_PARAM("ssd_write_lat", OPTD_DURATION, 0, 0, "61us", "SSD latency per eviction"),
-        WL_PARAM("fault_gbps", OPTD_DOUBLE, 0, 0, "2.17",
+        WL_PARAM("fault_gbps", OPTD_DOUBLE, 0, 0, "2.56",
                  "lru's misses: unified memory's fault-handling rate from the host, GB/s "
                  "(G10's profile; 0: the tier's bandwidth)"),
         WL_PARAM("margin", OPTD_DOUBLE, 0, 0, "0.5",
