@@ -6,28 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/s3_server.sh"
 
-command -v mpirun >/dev/null || skip_all "mpirun is not installed (scripts/bootstrap.sh installs openmpi-bin)"
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca btl "self,vader"
-	--mca btl_vader_single_copy_mechanism none)
-mpi() { # mpi N ARGS...: llmio ARGS under mpirun -np N, with lib.sh's watchdog
-	local n=$1; shift
-	_show mpirun -np "$n" llmio "$@"
-	_run "${MPIRUN[@]}" -np "$n" "$LLMIO" "$@"
-}
+. "$(dirname "$0")/mpi_lib.sh"
 on_exit() { s3_stop; }
 s3_start llmio
 
-mpi 1 run --filename="$T/probe" --size=64k --bs=64k --rw=write --quiet
-grep -q "built without MPI" "$T/stderr" && skip_all "this llmio was built without MPI"
-[ "$RC" -eq 0 ] || skip_all "mpirun cannot start here: $(head -c 300 "$T/stderr")"
-
-obj_list() { # obj_list PREFIX: "COUNT BYTES" of the objects under PREFIX
-	s3_curl "$S3_URL/llmio?list-type=2&prefix=$1" | python3 -c '
-import re, sys
-sizes = [int(s) for s in re.findall(r"<Size>(\d+)</Size>", sys.stdin.read())]
-print(len(sizes), sum(sizes))'
-}
 P='d["runs"][0]["phases"]'
 
 # every rank loads the whole model: the shard is uploaded once, read by both, removed once

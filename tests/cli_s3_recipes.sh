@@ -12,13 +12,6 @@
 on_exit() { s3_stop; }
 s3_start llmio
 
-# obj_list PREFIX: "COUNT BYTES" of the objects under PREFIX, as the server lists them.
-obj_list() {
-	s3_curl "$S3_URL/llmio?list-type=2&prefix=$1" | python3 -c '
-import re, sys
-sizes = [int(s) for s in re.findall(r"<Size>(\d+)</Size>", sys.stdin.read())]
-print(len(sizes), sum(sizes))'
-}
 disk_sum() { stat -c %s "$@" | awk '{s += $1} END {print s}'; }
 P='d["runs"][0]["phases"]'
 

@@ -8,10 +8,7 @@
 on_exit() { s3_stop; }
 s3_start llmio
 
-# obj_count PREFIX: the number of objects under PREFIX, as the server lists them
-obj_count() {
-	s3_curl "$S3_URL/llmio?list-type=2&prefix=$1" | grep -o "<Key>" | wc -l
-}
+obj_count() { obj_list "$1" | cut -d' ' -f1; }
 
 cat >"$T/load.ini" <<EOF2
 [global]

@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static unsigned s3_loopback_accepts;
 static void *(*s3_loopback_conn)(void *);
@@ -53,6 +55,59 @@ static void s3_loopback_serve(void *(*conn)(void *))
 	unsetenv("AWS_ENDPOINT_URL_S3");
 	assert_int_equal(pthread_create(&t, NULL, s3_loopback_accept, (void *)(intptr_t)lfd), 0);
 	pthread_detach(t);
+}
+
+/*
+ * Serve one keep-alive connection over an object of `size` bytes: HEAD gives its size, GET
+ * with Range the bytes of the range, handed to send(fd, bytes, n) (a plain write, or one that
+ * trickles them).  Returns when the client closes.
+ */
+static void s3_loopback_object(int fd, const unsigned char *obj, unsigned long size,
+                               void (*send)(int fd, const unsigned char *p, size_t n))
+{
+	char req[4096];
+	size_t used = 0;
+
+	for (;;) {
+		char *end = strstr(req, "\r\n\r\n"), hdr[256];
+		unsigned long a = 0, b = size - 1;
+		const char *r;
+		ssize_t n;
+		int len;
+
+		if (!used || !end) {
+			n = read(fd, req + used, sizeof(req) - 1 - used);
+			if (n <= 0)
+				break;
+			used += (size_t)n;
+			req[used] = '\0';
+			continue;
+		}
+		r = strstr(req, "Range: bytes=");
+		if (!r)
+			r = strstr(req, "range: bytes=");
+		if (r && r < end)
+			sscanf(r + 13, "%lu-%lu", &a, &b);
+		if (b >= size)
+			b = size - 1;
+		if (!strncmp(req, "HEAD ", 5)) {
+			len = snprintf(hdr, sizeof(hdr),
+			               "HTTP/1.1 200 OK\r\nContent-Length: %lu\r\n\r\n", size);
+			(void)!write(fd, hdr, (size_t)len);
+		} else {
+			len = snprintf(hdr, sizeof(hdr),
+			               "HTTP/1.1 206 Partial Content\r\nContent-Length: %lu\r\n"
+			               "Content-Range: bytes %lu-%lu/%lu\r\n\r\n",
+			               b - a + 1, a, b, size);
+			(void)!write(fd, hdr, (size_t)len);
+			send(fd, obj + a, b - a + 1);
+		}
+		end += 4;
+		used -= (size_t)(end - req);
+		memmove(req, end, used);
+		req[used] = '\0';
+	}
+	close(fd);
 }
 
 #endif

@@ -58,3 +58,12 @@ s3_curl() {
 	curl -sS --aws-sigv4 aws:amz:us-east-1:s3 --user S3RVER:S3RVER \
 		-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"
 }
+
+# obj_list PREFIX: "COUNT BYTES" of the objects under PREFIX in bucket llmio, as the server
+# lists them.
+obj_list() {
+	s3_curl "$S3_URL/llmio?list-type=2&prefix=$1" | python3 -c '
+import re, sys
+sizes = [int(s) for s in re.findall(r"<Size>(\d+)</Size>", sys.stdin.read())]
+print(len(sizes), sum(sizes))'
+}

@@ -51,42 +51,9 @@ static void trickle(int fd, const unsigned char *p, size_t n)
 static void *conn(void *arg)
 {
 	int fd = (int)(intptr_t)arg, one = 1;
-	char req[4096];
-	size_t used = 0;
 
 	setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
-	for (;;) {
-		char *end = strstr(req, "\r\n\r\n"), hdr[256];
-		unsigned long a = 0, b = OBJ_SIZE - 1;
-		const char *r;
-		ssize_t n;
-		int len;
-
-		if (!used || !end) {
-			n = read(fd, req + used, sizeof(req) - 1 - used);
-			if (n <= 0)
-				break;
-			used += (size_t)n;
-			req[used] = '\0';
-			continue;
-		}
-		r = strstr(req, "Range: bytes=");
-		if (r && r < end)
-			sscanf(r + 13, "%lu-%lu", &a, &b);
-		if (b >= OBJ_SIZE)
-			b = OBJ_SIZE - 1;
-		len = snprintf(hdr, sizeof(hdr),
-		               "HTTP/1.1 206 Partial Content\r\nContent-Length: %lu\r\n"
-		               "Content-Range: bytes %lu-%lu/%u\r\n\r\n",
-		               b - a + 1, a, b, OBJ_SIZE);
-		(void)!write(fd, hdr, (size_t)len);
-		trickle(fd, obj + a, b - a + 1);
-		end += 4;
-		used -= (size_t)(end - req);
-		memmove(req, end, used);
-		req[used] = '\0';
-	}
-	close(fd);
+	s3_loopback_object(fd, obj, OBJ_SIZE, trickle);
 	return NULL;
 }
 
