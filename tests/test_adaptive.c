@@ -179,18 +179,7 @@ static unsigned synth_classes(void *arg, const struct sweep_config *c, unsigned 
 	return advise_config_classes(c, latency);
 }
 
-static const char *write_file(const char *name, const char *text)
-{
-	static char path[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
+#include "write_file.h"
 
 /* The study matrix's grid (examples/sweeps/study_cpu_matrix.ini): 225 points. */
 static const char study[] =

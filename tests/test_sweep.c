@@ -25,24 +25,13 @@
 
 static char dir[4096];
 
-static const char *write_ini(const char *name, const char *text)
-{
-	static char path[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
+#include "write_file.h"
 
 static struct sweep_file *load_ok(const char *text)
 {
 	struct sweep_file *f = NULL;
 	struct llmio_error err = {0};
-	int ret = sweep_file_load(write_ini("ok.ini", text), NULL, &f, &err);
+	int ret = sweep_file_load(write_file("ok.ini", text), NULL, &f, &err);
 
 	if (ret)
 		print_message("load: %s\n", err.msg);
@@ -135,7 +124,7 @@ static void expect_error(const char *text, const char *want1, const char *want2)
 {
 	struct sweep_file *f = NULL;
 	struct llmio_error err = {0};
-	int ret = sweep_file_load(write_ini("bad.ini", text), NULL, &f, &err);
+	int ret = sweep_file_load(write_file("bad.ini", text), NULL, &f, &err);
 
 	if (ret != -EINVAL || !strstr(err.msg, want1) || (want2 && !strstr(err.msg, want2)))
 		print_message("got %d: %s\n(wanted '%s' and '%s')\n", ret, err.msg, want1,
@@ -466,7 +455,7 @@ static void on_skipped(void *arg, const char *message)
 
 static void plan_and_estimate(void **state)
 {
-	struct sweep_run_opts o = {.path = write_ini("plan.ini", tiny), .repeat = 3};
+	struct sweep_run_opts o = {.path = write_file("plan.ini", tiny), .repeat = 3};
 	struct sweep_runner r;
 	struct sweep_estimate e;
 	struct llmio_error err = {0};
@@ -510,7 +499,7 @@ static void run_and_resume(void **state)
 {
 	struct llmio_error err = {0};
 	char journal[4200];
-	struct sweep_run_opts o = {.path = write_ini("run.ini", tiny), .keep_cache = true};
+	struct sweep_run_opts o = {.path = write_file("run.ini", tiny), .keep_cache = true};
 	struct events_seen s = {0};
 	struct sweep_events ev = {.point_ended = on_ended,
 	                          .point_done = on_done,
@@ -566,7 +555,7 @@ static void run_and_resume(void **state)
 
 static void bad_input(void **state)
 {
-	struct sweep_run_opts o = {.path = write_ini("bad.ini", "[s]\nbs=4k,banana\n")};
+	struct sweep_run_opts o = {.path = write_file("bad.ini", "[s]\nbs=4k,banana\n")};
 	struct sweep_runner r;
 	struct llmio_error err = {0};
 
