@@ -92,6 +92,11 @@ has "cpus_allowed=0" "cpus_allowed_policy=split"
 emit unpinned --ioengine psync --filename "$T/f" --rw randread --size 8m
 lacks "cpus_allowed"
 
+echo "== noatime: fio has none, so the default is named as a difference"
+has "; differs: noatime=1: llmio opens the files with O_NOATIME where permitted; fio's reads update the access time"
+emit atime --ioengine psync --filename "$T/f" --rw randread --size 8m --noatime=0
+lacks "; differs: noatime"
+
 echo "== numjobs: group_reporting, per-clone sizes"
 emit seq2 --ioengine psync --filename "$T/f" --rw read --bs 64k --numjobs 2 --size 8m
 has "numjobs=2" "group_reporting=1" "size=4194304" "offset_increment=4194304" "iodepth=1"

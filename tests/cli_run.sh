@@ -143,4 +143,30 @@ expect_rc 0 "numjobs=3 --group_reporting" run --ioengine null --rw read --bs 4k 
 check "group_reporting: one table, no thread's" test "$(grep -c '^  read ' "$T/stdout")" -eq 1 \
 	-a -z "$(grep 'thread 1 of 3' "$T/stdout")"
 
+echo "== noatime: reads leave the access time alone unless --noatime=0 (and others' files open)"
+# relatime (the usual mount) updates an access time older than the modification time, so an
+# access time set back two days moves on the first read unless the file was opened O_NOATIME.
+A=$T/atime.dat
+atime() { stat -c %X "$A"; }
+expect_rc 0 "lay out a file" run --filename "$A" --size 1m --rw read --bs 64k --ioengine psync
+touch -a -d '2 days ago' "$A"
+before=$(atime)
+expect_rc 0 "read with the default" run --filename "$A" --rw read --bs 64k --ioengine psync \
+	--invalidate 0
+check "default: the access time is unchanged" test "$(atime)" = "$before"
+expect_rc 0 "read with --noatime=0" run --filename "$A" --rw read --bs 64k --ioengine psync \
+	--invalidate 0 --noatime=0
+if [ "$(atime)" = "$before" ]; then
+	note "the filesystem of $T does not update access times (noatime mount): --noatime=0 unchecked"
+else
+	check "--noatime=0: the read updated the access time" test "$(atime)" -gt "$before"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# O_NOATIME is the owner's privilege: anyone else's read falls back to a plain open.
+	chmod 755 "$T" && chmod 644 "$A"
+	check "someone else's file: read as nobody with the default" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$LLMIO" run --filename "$A" \
+		--rw read --bs 64k --ioengine psync --invalidate 0 --quiet
+fi
+
 finish

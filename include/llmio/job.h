@@ -59,6 +59,7 @@ struct llmio_job_opts {
 	double zipf_theta;
 	uint64_t randseed;     /* seed of all random choices (default fixed, so runs repeat) */
 	bool invalidate;       /* drop the target's page cache before the run (default on) */
+	bool noatime;          /* open with O_NOATIME where permitted (default on) */
 	uint32_t fsync;        /* fsync after every N writes; 0 = never */
 	bool end_fsync;        /* fsync at the end of a write job */
 	uint64_t rate;         /* bytes per second for the whole job; 0 = unlimited */

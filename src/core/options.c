@@ -286,6 +286,10 @@ static const struct llmio_optdesc opts_table[] = {
             FIO_CUSTOM),
         JOB("invalidate", NULL, OPTD_BOOL, invalidate, "1",
             "drop the target's page cache before the run", FIO),
+        JOB("noatime", NULL, OPTD_BOOL, noatime, "1",
+            "open files with O_NOATIME where permitted: reads skip the access-time update "
+            "(0 = measure it too)",
+            FIO_CUSTOM, .sweep_if_set = true),
         JOB("fsync", NULL, OPTD_UINT, fsync, "0", "fsync after every N writes; 0 = never",
             FIO_CUSTOM),
         JOB("end_fsync", NULL, OPTD_BOOL, end_fsync, "0", "fsync when a write job ends", FIO),

@@ -24,6 +24,7 @@ struct target {
 	uint64_t total_size; /* sum of sizes */
 	bool is_blockdev;
 	bool direct;                    /* O_DIRECT is set on the fds */
+	bool noatime;                   /* ask for O_NOATIME (dropped where the kernel refuses) */
 	bool writable;                  /* opened O_RDWR */
 	uint32_t align;                 /* O_DIRECT alignment needed for buffer, offset and size */
 	char stat_path[LLMIO_PATH_MAX]; /* /sys/dev/block/M:m/stat, "" when no device */

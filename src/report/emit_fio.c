@@ -247,6 +247,13 @@ static void emit_destructive(struct emit *x)
 		              "device without asking (allow_mounted_write=1 for a mounted one)\n");
 }
 
+static void emit_noatime(struct emit *x)
+{
+	if (x->o->noatime)
+		fprintf(x->f, "; differs: noatime=1: llmio opens the files with O_NOATIME where "
+		              "permitted; fio's reads update the access time\n");
+}
+
 static void emit_cpus(struct emit *x)
 {
 	if (!x->o->cpus_allowed[0])
@@ -277,6 +284,7 @@ static const struct {
         {"ramp_time", emit_ramp},
         {"random_distribution", emit_distribution},
         {"randseed", emit_randseed},
+        {"noatime", emit_noatime},
         {"fsync", emit_fsync},
         {"rate", emit_rate},
         {"thinktime", emit_thinktime},
