@@ -5,6 +5,9 @@
 #    "Maximum IOPS" line; without --t-io-uring or --fio-src the script gives the reason.
 # 2. With fio installed: table 1 on a small file, one repetition, without t/io_uring: every
 #    other tool has its row with IOPS, and the table says why t/io_uring was left out.
+# 3. The paired table (two CPUs) with a stand-in t/io_uring that prints fixed per-second
+#    lines and the CPUs it was allowed: llmio's row, t/io_uring's, their ratio, and the
+#    stand-in ran once on each CPU.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -80,4 +83,26 @@ for row in "llmio defaults" "fio io_uring, fio's defaults" "fio io_uring hand-tu
 done
 check "table 1 says why t/io_uring is not in it" grep -q "t/io_uring skipped: no t/io_uring" \
 	"$T/out/tables.md"
+if [ "$(nproc)" -lt 2 ]; then
+	note "one CPU: the paired table is not checked"
+	finish
+fi
+cat >"$T/tio" <<EOF
+#!/bin/bash
+# t/io_uring's stand-in: -rN seconds of per-second lines; the CPUs it may use go to a file
+taskset -pc \$\$ | sed 's/.*: //' >>"$T/tio.cpus"
+n=1; for a in "\$@"; do case \$a in -r*) n=\${a#-r};; esac; done
+for ((i = 0; i < n; i++)); do sleep 0.2; echo "IOPS=100.00K, BW=390MiB/s, IOS/call=32/32"; done
+EOF
+chmod +x "$T/tio"
+run "$PEAK" --llmio "$LLMIO" --dir "$T" --size 64m --reps 1 --runtime 1 --tables paired \
+	--t-io-uring "$T/tio" --out "$T/pair"
+check "the paired table runs (exit $RC)" test "$RC" = 0
+check "paired: llmio's row has IOPS" grep -qE "^\| llmio defaults \| [0-9.]+[kM]? / \*\*" \
+	"$T/pair/tables.md"
+check "paired: t/io_uring at its per-second mean, with the ratio" \
+	grep -qE "^\| t/io_uring \| 100k / \*\*100k\*\* / 100k \| [0-9.]+/[0-9.]+/[0-9.]+ \|" \
+	"$T/pair/tables.md"
+check "paired: the stand-in ran once pinned to each of two CPUs" \
+	test "$(sort -u "$T/tio.cpus" | grep -cE '^[0-9]+$')" = 2 -a "$(wc -l <"$T/tio.cpus")" = 2
 finish
