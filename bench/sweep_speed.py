@@ -15,7 +15,8 @@
 - adaptive (--adaptive): `llmio sweep --adaptive --compare --from` the after run's journal: the
           points the search would have run and whether its answers equal the full sweep's.
 Targets: direct (the matrix as shipped: O_DIRECT on a 1 GiB file in --dir), cache (buffered,
-invalidate=0, --keep-cache, a 256 MiB file read into the page cache first: the CPU path),
+invalidate=0, --keep-cache, a 256 MiB file read into the page cache and locked there for the
+whole run, as bench/vs_fio's Pin does: the CPU path),
 null (the null engine: no I/O at all), paced (the null engine at rate_iops=20000 per thread:
 a steady source whatever the load, so its points/hour are the sweep machinery's own).
 Points per hour include every point's setup and ramp: points x 3600 / the sweep's elapsed
@@ -25,6 +26,8 @@ record and the journal's fsync).  --ramp 0 leaves the study's ramp out, so that 
 beyond the measured window is the machinery's own.  Prints a Markdown report on stdout.
 """
 import argparse
+import importlib.machinery
+import importlib.util
 import json
 import os
 import re
@@ -203,8 +206,21 @@ def main():
                         "--invalidate", "0" if args.target == "cache" else "1"],
                        capture_output=True, check=True)
 
+    pin = None
+    if args.target == "cache":
+        loader = importlib.machinery.SourceFileLoader(
+            "vs_fio", os.path.join(os.path.dirname(os.path.abspath(__file__)), "vs_fio"))
+        spec = importlib.util.spec_from_loader("vs_fio", loader)
+        vs_fio = importlib.util.module_from_spec(spec)
+        loader.exec_module(vs_fio)
+        # resident whatever reclaims the page cache meanwhile (released when the script ends)
+        pin = vs_fio.Pin(os.path.join(args.dir, "llmio-study.dat"))
+
     print("## target %s, sections %s\n" % (args.target, args.sections or "all"))
     print("Load average before: %.1f %.1f %.1f on %d CPUs.\n" % (load + (os.cpu_count(),)))
+    if pin:
+        print("The file stays in the page cache: %s.\n" % (
+            "locked (MAP_LOCKED)" if pin.locked else "mapped and touched (locking refused)"))
     print("| run | points | elapsed s | points/hour | s/point | measured s/point | "
           "other s/point | setup + teardown s (median) | between points s (median) | "
           "cache drops | steady reached |")
