@@ -69,6 +69,19 @@ expect_rc 0 "read job on $LOOP" run "${RD[@]}" --json "$T/r.json"
 	'j["target_bytes"] == 64 << 20 and j["read"]["total_ios"] > 0 and j["device"]["known"] and j["device"]["name"] == "'"${LOOP#/dev/}"'"'
 expect_rc 2 "--size beyond the device is a usage error" run "${RD[@]}" --size 128m
 
+echo "== reads leave the device node's access time alone unless --noatime=0"
+atime() { stat -c %X "$LOOP"; }
+touch -a -d '2 days ago' "$LOOP"
+before=$(atime)
+expect_rc 0 "read with the default" run "${RD[@]}" --direct=0
+check "default: the access time of $LOOP is unchanged" test "$(atime)" = "$before"
+expect_rc 0 "read with --noatime=0" run "${RD[@]}" --direct=0 --noatime=0
+if [ "$(atime)" = "$before" ]; then
+	note "/dev does not update access times here: --noatime=0 unchecked"
+else
+	check "--noatime=0: the read updated the access time" test "$(atime)" -gt "$before"
+fi
+
 echo "== writes need --allow-destructive"
 expect_rc 2 "write without --allow-destructive" run "${WR[@]}" &&
 	expect_err "refusal names --allow-destructive" "--allow-destructive"

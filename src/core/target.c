@@ -36,19 +36,26 @@ int target_path_fail(struct llmio_error *e, int errnum, const char *what, const 
 	return llmio_err(e, -errnum, "%s %s failed: %s", what, path, strerror(errnum));
 }
 
+/*
+ * open() of a file or device the job does I/O to.  O_NOATIME (t->noatime) spares every read
+ * the access-time check (t/io_uring opens its files so too), but only the owner (or
+ * CAP_FOWNER) may ask: anyone else's file opens without it.
+ */
+int target_open_data(const struct target *t, const char *path, int flags)
+{
+	int fd = open(path, flags | (t->noatime ? O_NOATIME : 0));
+
+	if (fd < 0 && errno == EPERM && t->noatime)
+		fd = open(path, flags);
+	return fd;
+}
+
 /* Open the job's descriptor, naming the fix when the filesystem refuses O_DIRECT. */
 int target_open_job_fd(struct target *t, unsigned i, bool writes, bool direct,
                        struct llmio_error *e)
 {
 	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0);
-	int fd = open(t->paths[i], flags | (t->noatime ? O_NOATIME : 0));
-
-	/*
-	 * O_NOATIME spares every read the access-time check (t/io_uring opens its files so too),
-	 * but only the file's owner (or CAP_FOWNER) may ask: anyone else reads with atime.
-	 */
-	if (fd < 0 && errno == EPERM && t->noatime)
-		fd = open(t->paths[i], flags);
+	int fd = target_open_data(t, t->paths[i], flags);
 
 	if (fd < 0 && errno == EINVAL && direct)
 		return llmio_err(e, -EINVAL,

@@ -167,7 +167,7 @@ int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, co
 		if (rc)
 			return rc;
 		/* O_EXCL also catches swap and other exclusive users, and keeps them out. */
-		fd = open(path, flags | O_EXCL);
+		fd = target_open_data(t, path, flags | O_EXCL);
 		if (fd < 0 && errno == EBUSY)
 			return llmio_err(
 			        e, -EBUSY,
@@ -175,7 +175,7 @@ int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, co
 			        "another program); release it first",
 			        path);
 	} else {
-		fd = open(path, flags);
+		fd = target_open_data(t, path, flags);
 	}
 	if (fd < 0)
 		return target_path_fail(e, errno, writes ? "opening for writing" : "opening", path);

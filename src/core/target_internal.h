@@ -36,6 +36,7 @@ static inline void copy_str(char *dst, size_t size, const char *src)
 }
 
 /* target.c: the job's descriptor and the O_DIRECT checks. */
+int target_open_data(const struct target *t, const char *path, int flags);
 int target_open_job_fd(struct target *t, unsigned i, bool writes, bool direct,
                        struct llmio_error *e);
 int target_check_bs(const struct target *t, const char *path, uint64_t bs, struct llmio_error *e);
