@@ -57,6 +57,13 @@ static void s3_loopback_serve(void *(*conn)(void *))
 	pthread_detach(t);
 }
 
+/* The object's bytes: a fixed pattern, so that a byte served from the wrong offset shows. */
+static void s3_loopback_pattern(unsigned char *obj, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		obj[i] = (unsigned char)(i * 2654435761u >> 13);
+}
+
 /*
  * Serve one keep-alive connection over an object of `size` bytes: HEAD gives its size, GET
  * with Range the bytes of the range, handed to send(fd, bytes, n) (a plain write, or one that

@@ -229,8 +229,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(agent_killed),
 	};
 
-	for (size_t i = 0; i < sizeof(obj); i++)
-		obj[i] = (unsigned char)(i * 2654435761u >> 13);
+	s3_loopback_pattern(obj, sizeof(obj));
 	s3_loopback_serve(conn);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,8 +151,7 @@ int main(void)
 	        cmocka_unit_test(lowat_off_same_bytes),
 	};
 
-	for (size_t i = 0; i < sizeof(obj); i++)
-		obj[i] = (unsigned char)(i * 2654435761u >> 13);
+	s3_loopback_pattern(obj, sizeof(obj));
 	s3_loopback_serve(conn);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
