@@ -7,7 +7,7 @@ CTEST_ARGS ?= --output-on-failure -j2
 
 .PHONY: all build run test test-asan test-clang format check-format clean bench-fio check-perf \
 	check-builds
-.PHONY: fuzz test-fuzz test-tsan
+.PHONY: fuzz test-fuzz test-tsan test-fresh test-loaded
 
 all: build
 
@@ -36,6 +36,15 @@ test: build check-format
 	scripts/bootstrap.sh $(BUILD_ASAN) -DLLMIO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest $(CTEST_ARGS) -LE perf
+
+# CI's two stages of a day-one machine (docs/testing.md): `make run` on a machine that lacks one
+# of the project's packages (scripts/ci_fresh.sh removes a leaf package first: root only), and
+# the gcc suite again with two busy loops per core beside it (scripts/ci_loaded.sh).
+test-fresh:
+	scripts/ci_fresh.sh
+
+test-loaded: build
+	scripts/ci_loaded.sh $(BUILD)
 
 # The performance tests (ctest label perf): thresholds against the clock, one at a time.  Each
 # skips, naming the 1-minute load average and the CPU count, while the machine is busy (load

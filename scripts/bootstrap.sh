@@ -18,27 +18,28 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
 pkgs+=(python3-torch libopenblas0-pthread)
 # shellcheck disable=SC2206 # tests add a package that cannot be installed, to reach the refusal
 pkgs+=(${BOOTSTRAP_EXTRA_PKGS:-})
-# where apt would fetch from (the first source apt is configured with): without it (a GPU
-# machine lent offline) apt-get would only hang
-net_host=${BOOTSTRAP_NET_HOST:-$(grep -rhoE '^(URIs:|deb) +https?://[^/ ]+' /etc/apt/sources.list \
-	/etc/apt/sources.list.d/ 2>/dev/null | sed -E 's#.*://##' | sed -n 1p || true)}
-net_host=${net_host:-deb.debian.org}
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Can apt fetch?  Decided from the sources apt itself reads (scripts/apt_sources.sh: not the
+# disabled files beside them) by reaching one of them; without that (a GPU machine lent offline)
+# apt-get would only hang.  BOOTSTRAP_APT_ETC: another apt configuration (the tests' fakes).
 if [ ${#missing[@]} -gt 0 ]; then
-	if ! timeout 5 bash -c "exec 3<>/dev/tcp/$net_host/80" 2>/dev/null &&
-		! timeout 5 bash -c "exec 3<>/dev/tcp/$net_host/443" 2>/dev/null; then
-		echo "bootstrap: ${missing[*]} not installed and no network ($net_host cannot be" \
-			"reached), so apt-get cannot fetch them: install them, or build where there is" \
-			"a network and carry the build (scripts/gpu_pack.sh)" >&2
+	if ! why=$(scripts/apt_sources.sh --reachable "${BOOTSTRAP_APT_ETC:-/etc/apt}" 2>&1); then
+		echo "bootstrap: ${missing[*]} not installed and $why, so apt-get cannot fetch them:" \
+			"install them, or build where apt can fetch and carry the build" \
+			"(scripts/gpu_pack.sh)" >&2
 		exit 1
 	fi
 	echo "bootstrap: installing ${missing[*]}"
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	$sudo apt-get update -qq
+	# a source that answers the probe but stalls mid-transfer must not hang the build either
+	if ! timeout 600 $sudo apt-get update -qq; then
+		echo "bootstrap: apt-get update failed or took over 10 minutes (above)" >&2
+		exit 1
+	fi
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 

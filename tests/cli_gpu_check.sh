@@ -71,7 +71,9 @@ check "no binary: says so, and what to carry" grep -q 'scripts/gpu_pack.sh.*buil
 check "no binary: the summary is still there" test -f "$T/out2/summary.txt"
 
 echo "== scripts/bootstrap.sh without a network"
-run "${clean[@]}" BOOTSTRAP_EXTRA_PKGS=llmio-no-such-package BOOTSTRAP_NET_HOST=no-network.invalid \
+mkdir -p "$T/apt/sources.list.d"
+echo "deb http://no-network.invalid/debian bookworm main" >"$T/apt/sources.list"
+run "${clean[@]}" BOOTSTRAP_EXTRA_PKGS=llmio-no-such-package BOOTSTRAP_APT_ETC="$T/apt" \
 	"$SRC/scripts/bootstrap.sh" "$T/bs"
 check "bootstrap: exit 1" test "$RC" -eq 1
 expect_err "bootstrap: refuses apt-get without a network, saying so" "llmio-no-such-package" \

@@ -150,6 +150,41 @@ check "ckpt: the table's header line is whole" grep -qE '^  phase +time +rate +m
 	"$T/seen"
 check "ckpt: the file line is whole" grep -qE '^removed 2 files, [0-9.]+ MiB from ' "$T/seen"
 check "ckpt: the progress was drawn, in that same file" grep -q '\[phase 1: save\]' "$T/both"
+# The same case 20 times with two busy loops per core beside it (a loaded machine is where a
+# draw that raced an erase showed), and pretrain, whose readers draw from their own thread
+# while its checkpoints draw from the recipe's: every run's screen whole.
+busy=()
+for _ in $(seq $((2 * $(nproc)))); do
+	timeout 600 sh -c 'while :; do :; done' &
+	busy+=($!)
+done
+on_exit() { kill "${busy[@]}" 2>/dev/null; }
+PT=(run --workload pretrain --model gpt2 --files 4 --samples_per_file 8 --seq_len 512
+	--steps 6 --ckpt_every 2 --scale 0.01 --directory "$W" --engine psync --direct 0)
+bad=0
+for i in $(seq 20); do
+	"$LLMIO" "${CKPT[@]}" --rate 64m --progress >"$T/both" 2>&1
+	screen "$T/both" >"$T/seen"
+	if grep -qE '\[phase [0-9]+: ' "$T/seen" || ! grep -qE '^removed 2 files, [0-9.]+ MiB from ' \
+		"$T/seen" || ! grep -q '\[phase 1: save\]' "$T/both"; then
+		bad=$((bad + 1))
+		cp "$T/both" "$T/bad-ckpt-$i"
+	fi
+done
+check "ckpt under load: 20 of 20 screens whole ($bad not; kept as \$T/bad-ckpt-N)" test "$bad" -eq 0
+bad=0
+for i in $(seq 5); do
+	"$LLMIO" "${PT[@]}" --progress >"$T/both" 2>&1 || { bad=$((bad + 1)); continue; }
+	screen "$T/both" >"$T/seen"
+	if grep -qE '\[phase [0-9]+: ' "$T/seen" || ! grep -qE '^  phase +time +rate +moved' "$T/seen"
+	then
+		bad=$((bad + 1))
+		cp "$T/both" "$T/bad-pretrain-$i"
+	fi
+done
+check "pretrain (readers and checkpoints drawing from two threads) under load: 5 of 5 whole" \
+	test "$bad" -eq 0
+kill "${busy[@]}" 2>/dev/null
 _show "llmio quick ... --progress >FILE 2>&1"
 "$LLMIO" quick --dir "$T/q" --size 16m --runtime 100ms --progress >"$T/both" 2>&1
 screen "$T/both" >"$T/seen"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The progress line (progress.h). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,13 @@
 #define REDRAW_NS 250000000ull
 
 static enum progress_mode mode = PROGRESS_AUTO;
+/*
+ * One lock for the line: a recipe draws from more than one thread (pretrain's readers beside
+ * its checkpoints), and a draw that raced an erase would leave a fragment for the next output
+ * line to land on.  Held while the line is drawn or erased, and by progress_lock()'s callers
+ * around the state their lines are drawn from (recursive: they draw while holding it).
+ */
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static bool shown;
 static unsigned long long last_ns;
 /* The file layout being drawn (progress_layout): where it started, to measure its rate. */
@@ -67,9 +75,12 @@ void progress_draw(bool force, const char *fmt, ...)
 
 	if (!progress_enabled())
 		return;
+	pthread_mutex_lock(&lock);
 	now = mono_ns();
-	if (!force && shown && now - last_ns < REDRAW_NS)
+	if (!force && shown && now - last_ns < REDRAW_NS) {
+		pthread_mutex_unlock(&lock);
 		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap); /* cut at FMT_COLUMNS - 1: never wraps */
 	va_end(ap);
@@ -78,16 +89,29 @@ void progress_draw(bool force, const char *fmt, ...)
 	fflush(stderr);
 	shown = true;
 	last_ns = now;
+	pthread_mutex_unlock(&lock);
 }
 
 void progress_clear(void)
 {
+	pthread_mutex_lock(&lock);
 	layout.active = false; /* the next layout measures its own rate */
-	if (!shown)
-		return;
-	fprintf(stderr, "\r\033[K");
-	fflush(stderr);
-	shown = false;
+	if (shown) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+		shown = false;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void progress_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void progress_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
 }
 
 void progress_eta(char *buf, unsigned long len, double eta_s)
@@ -111,6 +135,7 @@ void progress_layout(const char *prefix, uint64_t done, uint64_t total)
 
 	if (!progress_enabled())
 		return;
+	pthread_mutex_lock(&lock);
 	now = mono_ns();
 	first = !layout.active || done < layout.last;
 	if (first) { /* a new step: drawn at once, like any */
@@ -136,6 +161,7 @@ void progress_layout(const char *prefix, uint64_t done, uint64_t total)
 	progress_draw(first, "%s%s %s%s%s%s%s", prefix ? prefix : "",
 	              prefix ? ": laying out" : "[laying out files]", d, total ? " of " : " done",
 	              total ? tot : "", rate, eta);
+	pthread_mutex_unlock(&lock);
 }
 
 void progress_layout_cb(void *arg, uint64_t done, uint64_t total)

@@ -56,6 +56,13 @@ void progress_draw(bool force, const char *fmt, ...) __attribute__((format(print
 /* Erase the line, if one is shown.  Call before printing anything else. */
 void progress_clear(void);
 
+/*
+ * The line's lock, for a caller whose progress state is updated from more than one thread (a
+ * recipe's streams running together): hold it around the update and the draw.  Recursive.
+ */
+void progress_lock(void);
+void progress_unlock(void);
+
 /* ", ETA 12.0 s" into buf, or "" when eta_s is not known (0, negative or NaN). */
 void progress_eta(char *buf, unsigned long len, double eta_s);
 

@@ -128,6 +128,51 @@ static bool shown_in_row(const struct row_figures *row, const char *metric, cons
 	return false;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/*
+ * A phase without streams (a migration step run on the tensor store, or simulated) measured no
+ * job: its row shows its own step (step_s, else its wall time) and the bytes its transfers
+ * moved between tiers (the *_out_bytes and *_in_bytes metrics), and "-" for the device bytes
+ * and cores that no job counted, instead of a row of zeros.
+ */
+static void streamless_row(const struct wl_phase *ph, struct row_figures *row)
+{
+	double t = ph->wall_s, moved = 0;
+	bool any = false;
+
+	for (unsigned m = 0; m < ph->nmetrics; m++) {
+		const struct wl_metric *x = &ph->metrics[m];
+
+		if (!strcmp(x->name, "step_s"))
+			t = x->value;
+		else if (ends_with(x->name, "_out_bytes") || ends_with(x->name, "_in_bytes")) {
+			moved += x->value;
+			any = true;
+		}
+	}
+	if (t > 0)
+		fmt_seconds(row->time, sizeof(row->time), t);
+	else
+		snprintf(row->time, sizeof(row->time), "-");
+	if (any) {
+		fmt_bytes(row->moved, sizeof(row->moved), moved);
+		if (t > 0)
+			fmt_rate(row->rate, sizeof(row->rate), moved / t);
+		else
+			snprintf(row->rate, sizeof(row->rate), "-");
+	} else {
+		snprintf(row->moved, sizeof(row->moved), "-");
+		snprintf(row->rate, sizeof(row->rate), "-");
+	}
+	snprintf(row->dev, sizeof(row->dev), "-");
+}
+
 static void phase_table(FILE *f, const struct wl *w)
 {
 	fprintf(f, "%s%s%s  engine=%s  direct=%d  scale=%g\n", w->recipe->name,
@@ -148,13 +193,19 @@ static void phase_table(FILE *f, const struct wl *w)
 			dev += r->device.read_bytes + r->device.write_bytes;
 			cores += r->cpu.cores_busy;
 		}
-		fmt_seconds(row.time, sizeof(row.time), ph->wall_s);
-		fmt_rate(row.rate, sizeof(row.rate),
-		         ph->wall_s > 0 ? (double)moved / ph->wall_s : 0);
-		fmt_bytes(row.moved, sizeof(row.moved), (double)moved);
-		fmt_bytes(row.dev, sizeof(row.dev), (double)dev);
-		fprintf(f, "  %-24s %9s %10s %9s %9s %6.2f\n", ph->name, row.time, row.rate,
-		        row.moved, row.dev, cores);
+		if (!ph->nstreams) {
+			streamless_row(ph, &row);
+			fprintf(f, "  %-24s %9s %10s %9s %9s %6s\n", ph->name, row.time, row.rate,
+			        row.moved, row.dev, "-");
+		} else {
+			fmt_seconds(row.time, sizeof(row.time), ph->wall_s);
+			fmt_rate(row.rate, sizeof(row.rate),
+			         ph->wall_s > 0 ? (double)moved / ph->wall_s : 0);
+			fmt_bytes(row.moved, sizeof(row.moved), (double)moved);
+			fmt_bytes(row.dev, sizeof(row.dev), (double)dev);
+			fprintf(f, "  %-24s %9s %10s %9s %9s %6.2f\n", ph->name, row.time, row.rate,
+			        row.moved, row.dev, cores);
+		}
 		for (unsigned m = 0; m < ph->nmetrics; m++) {
 			char name[64], v[48];
 
@@ -596,10 +647,13 @@ static void on_step(void *arg, const struct wl *w, const char *stream,
 	const struct wl_phase *ph = w->nphases ? &w->phases[w->nphases - 1] : NULL;
 
 	(void)o;
+	progress_lock(); /* pretrain's readers and its checkpoints step from two threads */
 	snprintf(st->stream, sizeof(st->stream), "%s", stream ? stream : "");
 	st->bytes = st->last_elapsed = st->before = 0;
-	if (!ph)
+	if (!ph) {
+		progress_unlock();
 		return;
+	}
 	/* the recipe says what the phase moves before its streams run (0 when time decides) */
 	st->total = (double)ph->promised_bytes;
 	for (unsigned k = 0; k < ph->nstreams; k++)
@@ -610,15 +664,14 @@ static void on_step(void *arg, const struct wl *w, const char *stream,
 	else
 		progress_draw(true, "[phase %u: %s] starting", w->nphases,
 		              w->phases[w->nphases - 1].name);
+	progress_unlock();
 }
 
-static void on_job_progress(void *arg, double elapsed_s, double eta_s, double iops, double bw)
+static void job_progress(struct step *st, double elapsed_s, double eta_s, double bw)
 {
-	struct step *st = arg;
 	const struct wl *w = st->w;
 	char done[32], rate[32], eta[48];
 
-	(void)iops;
 	if (elapsed_s < st->last_elapsed) /* a stream the recipe started without wl_job() */
 		st->bytes = st->last_elapsed = 0;
 	st->bytes += bw * (elapsed_s - st->last_elapsed);
@@ -645,6 +698,14 @@ static void on_job_progress(void *arg, double elapsed_s, double eta_s, double io
 	              rate, eta);
 }
 
+static void on_job_progress(void *arg, double elapsed_s, double eta_s, double iops, double bw)
+{
+	(void)iops;
+	progress_lock(); /* the step's state is shared by the streams that run together */
+	job_progress(arg, elapsed_s, eta_s, bw);
+	progress_unlock();
+}
+
 /* A stream's job laying out its files: the phase and the stream, then bytes, rate and ETA. */
 static void on_layout(void *arg, uint64_t done, uint64_t total)
 {
@@ -652,13 +713,15 @@ static void on_layout(void *arg, uint64_t done, uint64_t total)
 	const struct wl *w = st->w;
 	char prefix[256]; /* cut to the line's 99 columns when drawn */
 
-	if (!w->nphases) {
+	progress_lock();
+	if (!w->nphases)
 		progress_layout_cb(NULL, done, total);
-		return;
+	else {
+		snprintf(prefix, sizeof(prefix), "[phase %u: %s]%s%s", w->nphases,
+		         w->phases[w->nphases - 1].name, st->stream[0] ? " " : "", st->stream);
+		progress_layout(prefix, done, total);
 	}
-	snprintf(prefix, sizeof(prefix), "[phase %u: %s]%s%s", w->nphases,
-	         w->phases[w->nphases - 1].name, st->stream[0] ? " " : "", st->stream);
-	progress_layout(prefix, done, total);
+	progress_unlock();
 }
 
 int cmd_run_workload(int argc, char **argv)
@@ -818,7 +881,8 @@ int cmd_run_workload(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = code ? code : EXIT_RUNTIME;
 	}
-	if (!quiet && !(json && !strcmp(json, "-"))) {
+	/* a usage error ran nothing: no word about files it never made */
+	if (!quiet && !(json && !strcmp(json, "-")) && code != EXIT_USAGE) {
 		cli_say_leftover(stdout, &left, keep);
 		cli_say_leftover(stdout, &stage, keep);
 	}

@@ -64,8 +64,14 @@ int wl_leftover_end(struct wl_leftover *l, bool keep, struct llmio_error *e)
 	int ret = 0;
 	DIR *d;
 
-	if (!l->active || !(d = opendir(l->dir)))
+	if (!l->active)
 		return 0;
+	if (!(d = opendir(l->dir))) {
+		/* a recipe that stopped early prunes the directory it made (llmio_work_dir_prune)
+		 */
+		l->dir_removed = errno == ENOENT && l->made;
+		return 0;
+	}
 	while ((de = readdir(d))) {
 		/* plain files only: a recipe makes nothing else, and a link is never followed */
 		if (!strcmp(de->d_name, OWNED_MARK) ||
