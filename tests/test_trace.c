@@ -155,7 +155,13 @@ static void synthetic(void **state)
 	j = report_json(t);
 	n = 0;
 	cJSON_ArrayForEach(keys, j) n++;
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5); /* files, processes, phases, totals, distribution */
+	assert_string_equal(
+	        cJSON_GetObjectItem(
+	                cJSON_GetObjectItem(cJSON_GetObjectItem(j, "distribution"), "bytes"),
+	                "verdict")
+	                ->valuestring,
+	        "too few files");
 	assert_true(num(j, "totals", "bytes_read", NULL) == 1050);
 	assert_true(num(j, "totals", "bytes_written", NULL) == 50);
 	assert_true(num(j, "totals", "read_calls", NULL) == 11);

@@ -11,7 +11,9 @@
  *   unknown (pipes) are in neither class;
  * - I/O time: the sum of the calls' durations (threads add up, so it can exceed the wall time);
  * - concentration: the smallest fraction of the files touched that carries 50 / 90 / 99 % of
- *   all bytes read and written.
+ *   all bytes read and written;
+ * - distribution over files: the bytes (read + written) and the accesses (read and write
+ *   calls) of each file touched, fitted as a power law (trace_fit.h) with a Gini coefficient.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "core/error.h"
 #include "report/fmt.h" /* fmt_ns: durations as the other tables print them */
 #include "llmio/llmio.h"
+#include "trace/trace_fit.h"
 #include "trace/trace_map.h"
 #include "trace/trace_report.h"
 
@@ -66,7 +69,12 @@ struct trace_analysis {
 	size_t nfp;
 	uint32_t *by_bytes; /* file indexes, most bytes first */
 	size_t nthreads;
+	struct fit_result fit[2]; /* FIT_BYTES, FIT_ACCESSES over the files */
 };
+
+enum { FIT_BYTES, FIT_ACCESSES };
+/* bootstrap samples of the goodness of fit: p to about +-0.05, in a second for 10^4 files */
+#define FIT_BOOTS 100
 
 /* ---- analysis ---- */
 
@@ -183,6 +191,27 @@ static int cmp_bytes_desc(const void *x, const void *y, void *arg)
 	return bp > bq ? -1 : bp < bq;
 }
 
+/* The power-law fits of bytes and accesses over the files touched. */
+static int fit_files(struct trace_analysis *a)
+{
+	double *v = malloc((a->nfile + 1) * sizeof(*v));
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (int k = FIT_BYTES; k <= FIT_ACCESSES && !ret; k++) {
+		for (size_t i = 0; i < a->nfile; i++) {
+			const struct totals *s = &a->file[i].t;
+
+			v[i] = (double)(k == FIT_BYTES ? s->rbytes + s->wbytes
+			                               : s->rcalls + s->wcalls);
+		}
+		ret = trace_fit_power_law(v, a->nfile, FIT_BOOTS, &a->fit[k]);
+	}
+	free(v);
+	return ret;
+}
+
 static int analyse(struct trace_analysis *a)
 {
 	struct trace *t = a->t;
@@ -228,7 +257,7 @@ static int analyse(struct trace_analysis *a)
 		a->by_bytes[k] = (uint32_t)k;
 	qsort_r(a->by_bytes, a->nfile, sizeof(*a->by_bytes), cmp_bytes_desc, a);
 	trace_threads(t, &a->nthreads);
-	ret = 0;
+	ret = fit_files(a);
 out:
 	tmap_release(&fm);
 	tmap_release(&fpm);
@@ -393,6 +422,38 @@ static void print_overview(const struct trace_analysis *a, FILE *f)
 	        100 * trace_analysis_concentration(a, 0.99));
 }
 
+static void print_fit(FILE *f, const char *what, const struct fit_result *r, bool bytes)
+{
+	char xmin[32], text[640];
+
+	if (!r->fitted) {
+		snprintf(text, sizeof(text),
+		         "%s over files: Gini %.3f; too few files to fit (%zu; a fit needs %d, and "
+		         "25 of them at or above one value of 6 or more)",
+		         what, r->gini, r->n, FIT_MIN_N);
+		fmt_wrapped(f, "", 2, text);
+		return;
+	}
+	if (bytes)
+		fmt_bytes(xmin, sizeof(xmin), r->xmin);
+	else
+		snprintf(xmin, sizeof(xmin), "%.0f calls", r->xmin);
+	snprintf(text, sizeof(text),
+	         "%s over files: %s: alpha %.3f +- %.3f above %s (%zu of %zu files), KS D %.4f, "
+	         "p %.2f (%u bootstrap samples); against lognormal R %.2f (p %.3g), exponential R "
+	         "%.2f (p %.3g); Gini %.3f",
+	         what, trace_fit_verdict(r), r->alpha, r->sigma, xmin, r->n_tail, r->n, r->ks,
+	         r->p_gof, r->boots, r->lognormal.R, r->lognormal.p, r->exponential.R,
+	         r->exponential.p, r->gini);
+	fmt_wrapped(f, "", 2, text);
+}
+
+static void print_distribution(const struct trace_analysis *a, FILE *f)
+{
+	print_fit(f, "bytes", &a->fit[FIT_BYTES], true);
+	print_fit(f, "accesses", &a->fit[FIT_ACCESSES], false);
+}
+
 static void print_phases(const struct trace_analysis *a, FILE *f)
 {
 	char label[96];
@@ -429,6 +490,7 @@ int trace_report_text(const struct trace_analysis *a, FILE *f, unsigned top)
 	const struct trace *t = a->t;
 
 	print_overview(a, f);
+	print_distribution(a, f);
 	print_phases(a, f);
 	fprintf(f, "\nper process\n");
 	print_totals_head(f, "pid parent command");
@@ -573,6 +635,49 @@ static cJSON *processes_json(const struct trace_analysis *a)
 	return procs;
 }
 
+static cJSON *fit_json(const struct fit_result *r)
+{
+	cJSON *o = cJSON_CreateObject(), *c;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "verdict", trace_fit_verdict(r));
+	cJSON_AddNumberToObject(o, "files", (double)r->n);
+	cJSON_AddNumberToObject(o, "gini", r->gini);
+	if (!r->fitted)
+		return o;
+	cJSON_AddNumberToObject(o, "xmin", r->xmin);
+	cJSON_AddNumberToObject(o, "files_in_tail", (double)r->n_tail);
+	cJSON_AddNumberToObject(o, "alpha", r->alpha);
+	cJSON_AddNumberToObject(o, "alpha_stderr", r->sigma);
+	cJSON_AddNumberToObject(o, "ks_distance", r->ks);
+	cJSON_AddNumberToObject(o, "p_value", r->p_gof);
+	cJSON_AddNumberToObject(o, "bootstrap_samples", r->boots);
+	if ((c = cJSON_AddObjectToObject(o, "vs_lognormal"))) {
+		cJSON_AddNumberToObject(c, "R", r->lognormal.R);
+		cJSON_AddNumberToObject(c, "p", r->lognormal.p);
+		cJSON_AddNumberToObject(c, "mu", r->lognormal.param1);
+		cJSON_AddNumberToObject(c, "sigma", r->lognormal.param2);
+	}
+	if ((c = cJSON_AddObjectToObject(o, "vs_exponential"))) {
+		cJSON_AddNumberToObject(c, "R", r->exponential.R);
+		cJSON_AddNumberToObject(c, "p", r->exponential.p);
+		cJSON_AddNumberToObject(c, "lambda", r->exponential.param1);
+	}
+	return o;
+}
+
+static cJSON *distribution_json(const struct trace_analysis *a)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "bytes", fit_json(&a->fit[FIT_BYTES]));
+	cJSON_AddItemToObject(o, "accesses", fit_json(&a->fit[FIT_ACCESSES]));
+	return o;
+}
+
 int trace_report_json(const struct trace_analysis *a, FILE *f)
 {
 	const struct trace *t = a->t;
@@ -615,6 +720,7 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 		}
 	}
 	cJSON_AddItemToObject(root, "totals", tot);
+	cJSON_AddItemToObject(root, "distribution", distribution_json(a));
 	return json_write_doc(f, root);
 }
 
@@ -641,6 +747,36 @@ static int run_gnuplot(const char *dir, const char *script)
 	snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s' 2>/dev/null", dir, script);
 	st = system(cmd);
 	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/*
+ * ranksize.gp: bytes of each file against its rank, log-log, into ranksize.svg and .png, with
+ * the fitted power law's line over its tail: a file of rank r (of n) has about xmin (r /
+ * n_tail)^(-1 / (alpha - 1)) bytes there (the fitted tail's share of files above x).
+ */
+static int ranksize_script(const struct trace_analysis *a, const char *dir, struct llmio_error *e)
+{
+	const struct fit_result *r = &a->fit[FIT_BYTES];
+	char path[4096], fit[512] = "", text[2048];
+
+	if (r->fitted)
+		snprintf(fit, sizeof(fit),
+		         ", (x <= %zu ? %.17g * (x / %zu.0) ** (-1.0 / (%.17g - 1)) : 1/0) with "
+		         "lines "
+		         "dt 2 lw 2 title 'power law, alpha %.2f (%s)'",
+		         r->n_tail, r->xmin, r->n_tail, r->alpha, r->alpha, trace_fit_verdict(r));
+	snprintf(
+	        text, sizeof(text),
+	        "pngterm = strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0 ? \"pngcairo\" : \"png\"\n"
+	        "set title 'Bytes per file by rank (log-log)'\nset xlabel 'rank (1 = most bytes)'\n"
+	        "set ylabel 'bytes'\nset logscale xy\nset grid\nset key right top\n"
+	        "set samples 400\nplot 'ranksize.dat' using 1:($2 > 0 ? $2 : 1/0) with points pt 7 "
+	        "ps 0.5 title 'files'%s\n"
+	        "set terminal @pngterm size 640,480\nset output 'ranksize.png'\nreplot\n"
+	        "set terminal svg size 640,480\nset output 'ranksize.svg'\nreplot\n",
+	        fit);
+	snprintf(path, sizeof(path), "%s/ranksize.gp", dir);
+	return write_text(path, text, e);
 }
 
 int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
@@ -671,6 +807,22 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	}
 	if (fclose(f))
 		goto io;
+	/* rank-size: files by bytes, most first; rank 1 = the largest, log-log */
+	snprintf(path, sizeof(path), "%s/ranksize.dat", dir);
+	f = fopen(path, "w");
+	if (!f)
+		goto io;
+	fprintf(f, "# rank bytes accesses\n");
+	for (size_t k = 0; k < a->nfile; k++) {
+		const struct totals *s = &a->file[a->by_bytes[k]].t;
+
+		fprintf(f, "%zu %" PRIu64 " %" PRIu64 "\n", k + 1, s->rbytes + s->wbytes,
+		        s->rcalls + s->wcalls);
+	}
+	if (fclose(f))
+		goto io;
+	if ((ret = ranksize_script(a, dir, e)))
+		return ret;
 	snprintf(path, sizeof(path), "%s/sizes.dat", dir);
 	f = fopen(path, "w");
 	if (!f)
@@ -701,7 +853,8 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	                      "'reads', '' using ($1+1):($3+0.1) with linespoints title 'writes'\n",
 	                      e)))
 		return ret;
-	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0;
+	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0 &&
+	           run_gnuplot(dir, "ranksize.gp") == 0;
 	return 0;
 io:
 	ret = -errno;
