@@ -78,6 +78,7 @@ static cJSON *report_json(struct trace *t)
 
 	assert_non_null(a);
 	assert_non_null(m);
+	assert_int_equal(trace_analysis_fit(a), 0); /* as `llmio trace report` does */
 	assert_int_equal(trace_report_json(a, m), 0);
 	fclose(m);
 	j = cJSON_Parse(text);

@@ -375,7 +375,8 @@ static int open_analyse(const char *cmd, const char *path, struct trace **t,
 		return ret == -EINVAL || ret == -ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	*a = trace_analyze(*t);
-	if (!*a) {
+	if (!*a || trace_analysis_fit(*a)) {
+		trace_analysis_destroy(*a);
 		fprintf(stderr, "llmio trace %s: out of memory\n", cmd);
 		trace_close(*t);
 		return EXIT_RUNTIME;

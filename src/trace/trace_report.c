@@ -70,11 +70,22 @@ struct trace_analysis {
 	uint32_t *by_bytes; /* file indexes, most bytes first */
 	size_t nthreads;
 	struct fit_result fit[2]; /* FIT_BYTES, FIT_ACCESSES over the files */
+	bool fitted;              /* trace_analysis_fit() was called */
 };
 
 enum { FIT_BYTES, FIT_ACCESSES };
-/* bootstrap samples of the goodness of fit: p to about +-0.05, in a second for 10^4 files */
-#define FIT_BOOTS 100
+
+/*
+ * Bootstrap samples of the goodness of fit: 100 (p to about +-0.05; a second for 10^4 files),
+ * fewer above 2 * 10^4 files so that a fit of any trace takes seconds (each sample is a whole
+ * fit: 128 candidate cut-offs over every file), never fewer than 20.
+ */
+static unsigned fit_boots(size_t nfile)
+{
+	const size_t budget = 2000000; /* files x samples */
+
+	return nfile * 100 <= budget ? 100 : nfile * 20 >= budget ? 20 : (unsigned)(budget / nfile);
+}
 
 /* ---- analysis ---- */
 
@@ -191,12 +202,14 @@ static int cmp_bytes_desc(const void *x, const void *y, void *arg)
 	return bp > bq ? -1 : bp < bq;
 }
 
-/* The power-law fits of bytes and accesses over the files touched. */
-static int fit_files(struct trace_analysis *a)
+int trace_analysis_fit(struct trace_analysis *a)
 {
-	double *v = malloc((a->nfile + 1) * sizeof(*v));
+	double *v;
 	int ret = 0;
 
+	if (a->fitted)
+		return 0;
+	v = malloc((a->nfile + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (int k = FIT_BYTES; k <= FIT_ACCESSES && !ret; k++) {
@@ -206,9 +219,10 @@ static int fit_files(struct trace_analysis *a)
 			v[i] = (double)(k == FIT_BYTES ? s->rbytes + s->wbytes
 			                               : s->rcalls + s->wcalls);
 		}
-		ret = trace_fit_power_law(v, a->nfile, FIT_BOOTS, &a->fit[k]);
+		ret = trace_fit_power_law(v, a->nfile, fit_boots(a->nfile), &a->fit[k]);
 	}
 	free(v);
+	a->fitted = !ret;
 	return ret;
 }
 
@@ -257,7 +271,7 @@ static int analyse(struct trace_analysis *a)
 		a->by_bytes[k] = (uint32_t)k;
 	qsort_r(a->by_bytes, a->nfile, sizeof(*a->by_bytes), cmp_bytes_desc, a);
 	trace_threads(t, &a->nthreads);
-	ret = fit_files(a);
+	ret = 0;
 out:
 	tmap_release(&fm);
 	tmap_release(&fpm);
@@ -450,6 +464,8 @@ static void print_fit(FILE *f, const char *what, const struct fit_result *r, boo
 
 static void print_distribution(const struct trace_analysis *a, FILE *f)
 {
+	if (!a->fitted)
+		return;
 	print_fit(f, "bytes", &a->fit[FIT_BYTES], true);
 	print_fit(f, "accesses", &a->fit[FIT_ACCESSES], false);
 }
@@ -720,7 +736,8 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 		}
 	}
 	cJSON_AddItemToObject(root, "totals", tot);
-	cJSON_AddItemToObject(root, "distribution", distribution_json(a));
+	if (a->fitted)
+		cJSON_AddItemToObject(root, "distribution", distribution_json(a));
 	return json_write_doc(f, root);
 }
 
@@ -759,7 +776,7 @@ static int ranksize_script(const struct trace_analysis *a, const char *dir, stru
 	const struct fit_result *r = &a->fit[FIT_BYTES];
 	char path[4096], fit[512] = "", text[2048];
 
-	if (r->fitted)
+	if (a->fitted && r->fitted)
 		snprintf(fit, sizeof(fit),
 		         ", (x <= %zu ? %.17g * (x / %zu.0) ** (-1.0 / (%.17g - 1)) : 1/0) with "
 		         "lines "

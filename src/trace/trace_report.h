@@ -18,6 +18,13 @@ struct trace_analysis;
 struct trace_analysis *trace_analyze(struct trace *t);
 void trace_analysis_destroy(struct trace_analysis *a);
 
+/*
+ * Fit the distributions of bytes and accesses over the files (trace_fit.h): seconds for a
+ * trace of many files, so apart from trace_analyze(); the text and JSON reports and the
+ * rank-size plot's line include them once fitted.  0 or -ENOMEM.
+ */
+int trace_analysis_fit(struct trace_analysis *a);
+
 /* The full text report (top: how many files to list). */
 int trace_report_text(const struct trace_analysis *a, FILE *f, unsigned top);
 /* One JSON object with keys files, processes, phases, totals (docs/tracing.md). */
