@@ -156,7 +156,7 @@ static void synthetic(void **state)
 	j = report_json(t);
 	n = 0;
 	cJSON_ArrayForEach(keys, j) n++;
-	assert_int_equal(n, 5); /* files, processes, phases, totals, distribution */
+	assert_int_equal(n, 6); /* files, processes, phases, totals, distribution, time */
 	assert_string_equal(
 	        cJSON_GetObjectItem(
 	                cJSON_GetObjectItem(cJSON_GetObjectItem(j, "distribution"), "bytes"),

@@ -30,6 +30,7 @@
 #include "trace/trace_fit.h"
 #include "trace/trace_map.h"
 #include "trace/trace_report.h"
+#include "trace/trace_time.h"
 
 #define NSIZES 48 /* request sizes: bucket 0 = 0 bytes, b = [2^(b-1), 2^b) */
 
@@ -69,8 +70,10 @@ struct trace_analysis {
 	size_t nfp;
 	uint32_t *by_bytes; /* file indexes, most bytes first */
 	size_t nthreads;
-	struct fit_result fit[2]; /* FIT_BYTES, FIT_ACCESSES over the files */
-	bool fitted;              /* trace_analysis_fit() was called */
+	struct phase_time *ptime;   /* t->nphase: each phase's time in calls and between them */
+	struct trace_timeseries ts; /* bytes and calls over time, per phase and process */
+	struct fit_result fit[2];   /* FIT_BYTES, FIT_ACCESSES over the files */
+	bool fitted;                /* trace_analysis_fit() was called */
 };
 
 enum { FIT_BYTES, FIT_ACCESSES };
@@ -271,6 +274,9 @@ static int analyse(struct trace_analysis *a)
 		a->by_bytes[k] = (uint32_t)k;
 	qsort_r(a->by_bytes, a->nfile, sizeof(*a->by_bytes), cmp_bytes_desc, a);
 	trace_threads(t, &a->nthreads);
+	a->ptime = calloc(t->nphase + 1, sizeof(*a->ptime));
+	if (!a->ptime || trace_phase_times(t, a->ptime) || trace_timeseries_build(t, &a->ts))
+		goto out;
 	ret = 0;
 out:
 	tmap_release(&fm);
@@ -312,6 +318,8 @@ void trace_analysis_destroy(struct trace_analysis *a)
 	free(a->file);
 	free(a->fp);
 	free(a->by_bytes);
+	free(a->ptime);
+	trace_timeseries_release(&a->ts);
 	free(a);
 }
 
@@ -483,6 +491,28 @@ static void print_phases(const struct trace_analysis *a, FILE *f)
 			                 &a->phase[i].t);
 }
 
+static void print_verdicts(const struct trace_analysis *a, FILE *f)
+{
+	char label[96];
+
+	fprintf(f, "\nper phase, its threads' time: inside I/O calls and between them\n");
+	fprintf(f, "  %-24s %7s %10s %10s %10s %6s  %s\n", "phase", "threads", "in calls",
+	        "between", "span", "I/O", "verdict");
+	for (size_t i = 0; i < a->t->nphase; i++) {
+		const struct phase_time *p = &a->ptime[i];
+		char io[32], between[32], span[32];
+
+		if (!p->threads)
+			continue;
+		fmt_ns(io, sizeof(io), p->io_ns);
+		fmt_ns(between, sizeof(between), p->span_ns - p->io_ns);
+		fmt_ns(span, sizeof(span), p->span_ns);
+		fprintf(f, "  %-24.24s %7u %10s %10s %10s %5.1f%%  %s\n",
+		        phase_label(a, i, label, sizeof(label)), p->threads, io, between, span,
+		        pct(p->io_ns, p->span_ns), trace_phase_verdict(p));
+	}
+}
+
 static void print_top(const struct trace_analysis *a, FILE *f, unsigned top)
 {
 	fprintf(f, "\ntop files by bytes\n");
@@ -508,6 +538,7 @@ int trace_report_text(const struct trace_analysis *a, FILE *f, unsigned top)
 	print_overview(a, f);
 	print_distribution(a, f);
 	print_phases(a, f);
+	print_verdicts(a, f);
 	fprintf(f, "\nper process\n");
 	print_totals_head(f, "pid parent command");
 	for (size_t k = 0; k < t->nproc; k++) {
@@ -683,6 +714,66 @@ static cJSON *fit_json(const struct fit_result *r)
 	return o;
 }
 
+/* A series of the cells at stride (one phase's or one process's, bin by bin). */
+static cJSON *series_json(const struct trace_timeseries *ts, const struct time_cell *c,
+                          size_t stride)
+{
+	static const char *const keys[] = {"read_bytes", "write_bytes", "read_calls",
+	                                   "write_calls"};
+	cJSON *o = cJSON_CreateObject();
+
+	for (unsigned k = 0; o && k < 4; k++) {
+		cJSON *arr = cJSON_AddArrayToObject(o, keys[k]);
+
+		for (unsigned b = 0; arr && b < ts->nbins; b++) {
+			const struct time_cell *x = &c[(size_t)b * stride];
+			const uint64_t v[4] = {x->rbytes, x->wbytes, x->rcalls, x->wcalls};
+
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v[k]));
+		}
+	}
+	return o;
+}
+
+static cJSON *time_json(const struct trace_analysis *a)
+{
+	const struct trace *t = a->t;
+	const struct trace_timeseries *ts = &a->ts;
+	cJSON *o = cJSON_CreateObject(), *ph, *pr;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "bin_s", (double)ts->bin_ns / 1e9);
+	cJSON_AddNumberToObject(o, "bins", ts->nbins);
+	ph = cJSON_AddObjectToObject(o, "phases");
+	for (size_t i = 0; ph && i < t->nphase; i++) {
+		const struct phase_time *p = &a->ptime[i];
+		cJSON *x;
+
+		if (!p->threads || !(x = cJSON_CreateObject()))
+			continue;
+		cJSON_AddNumberToObject(x, "threads", p->threads);
+		cJSON_AddNumberToObject(x, "in_calls_s", (double)p->io_ns / 1e9);
+		cJSON_AddNumberToObject(x, "between_s", (double)(p->span_ns - p->io_ns) / 1e9);
+		cJSON_AddNumberToObject(x, "span_s", (double)p->span_ns / 1e9);
+		cJSON_AddNumberToObject(x, "io_share",
+		                        p->span_ns ? (double)p->io_ns / (double)p->span_ns : 0);
+		cJSON_AddStringToObject(x, "verdict", trace_phase_verdict(p));
+		if (ts->nbins)
+			cJSON_AddItemToObject(x, "series",
+			                      series_json(ts, ts->by_phase + i, t->nphase));
+		cJSON_AddItemToObject(ph, i ? t->phase_name[i] : "(none)", x);
+	}
+	pr = cJSON_AddObjectToObject(o, "processes");
+	for (size_t k = 0; pr && ts->nbins && k < t->nproc; k++) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%u", t->proc[k].pid);
+		cJSON_AddItemToObject(pr, pid, series_json(ts, ts->by_proc + k, t->nproc));
+	}
+	return o;
+}
+
 static cJSON *distribution_json(const struct trace_analysis *a)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -738,6 +829,7 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 	cJSON_AddItemToObject(root, "totals", tot);
 	if (a->fitted)
 		cJSON_AddItemToObject(root, "distribution", distribution_json(a));
+	cJSON_AddItemToObject(root, "time", time_json(a));
 	return json_write_doc(f, root);
 }
 
@@ -796,6 +888,126 @@ static int ranksize_script(const struct trace_analysis *a, const char *dir, stru
 	return write_text(path, text, e);
 }
 
+/* A CSV field as RFC 4180 quotes it: in double quotes (doubled inside) when it needs them. */
+static void csv_field(FILE *f, const char *v)
+{
+	if (!v[strcspn(v, ",\"\r\n")]) {
+		fputs(v, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *v; v++) {
+		if (*v == '"')
+			fputc('"', f);
+		fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+/* One CSV of the time series: a row per bin and phase (or process) that made calls. */
+static int timeseries_csv(const struct trace_analysis *a, const char *path, bool phases,
+                          struct llmio_error *e)
+{
+	const struct trace *t = a->t;
+	const struct trace_timeseries *ts = &a->ts;
+	const size_t n = phases ? t->nphase : t->nproc;
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return llmio_err(e, -errno, "cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "t_s,%s,read_bytes,write_bytes,read_calls,write_calls\n",
+	        phases ? "phase" : "pid");
+	for (unsigned b = 0; b < ts->nbins; b++)
+		for (size_t i = 0; i < n; i++) {
+			const struct time_cell *c = phases ? &ts->by_phase[(size_t)b * n + i]
+			                                   : &ts->by_proc[(size_t)b * n + i];
+
+			if (!c->rcalls && !c->wcalls)
+				continue;
+			fprintf(f, "%.9f,", (double)b * (double)ts->bin_ns / 1e9);
+			if (phases)
+				csv_field(f, i ? t->phase_name[i] : "(none)");
+			else
+				fprintf(f, "%u", t->proc[i].pid);
+			fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", c->rbytes,
+			        c->wbytes, c->rcalls, c->wcalls);
+		}
+	if (fclose(f))
+		return llmio_err(e, -EIO, "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/*
+ * The time series: timeseries_phases.csv and timeseries_processes.csv, and timeseries.dat
+ * (a column per phase: bytes read and written per second in each bin) with timeseries.gp,
+ * drawn into timeseries.png and .svg.
+ */
+static int timeseries_files(const struct trace_analysis *a, const char *dir, struct llmio_error *e)
+{
+	const struct trace *t = a->t;
+	const struct trace_timeseries *ts = &a->ts;
+	char path[4096], *gp = NULL;
+	size_t gplen = 0;
+	FILE *f, *g;
+	int ret, col = 2;
+
+	snprintf(path, sizeof(path), "%s/timeseries_phases.csv", dir);
+	if ((ret = timeseries_csv(a, path, true, e)))
+		return ret;
+	snprintf(path, sizeof(path), "%s/timeseries_processes.csv", dir);
+	if ((ret = timeseries_csv(a, path, false, e)))
+		return ret;
+	if (!ts->nbins)
+		return 0;
+	snprintf(path, sizeof(path), "%s/timeseries.dat", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return llmio_err(e, -errno, "cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "# t_s, then bytes per second of each phase with calls\n");
+	for (unsigned b = 0; b < ts->nbins; b++) {
+		fprintf(f, "%.9f", (double)b * (double)ts->bin_ns / 1e9);
+		for (size_t i = 0; i < t->nphase; i++)
+			if (a->ptime[i].threads) {
+				const struct time_cell *c =
+				        &ts->by_phase[(size_t)b * t->nphase + i];
+
+				fprintf(f, " %.6g",
+				        (double)(c->rbytes + c->wbytes) /
+				                ((double)ts->bin_ns / 1e9));
+			}
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		return llmio_err(e, -EIO, "cannot write %s: %s", path, strerror(errno));
+	g = open_memstream(&gp, &gplen);
+	if (!g)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	fprintf(g, "pngterm = strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0 ? \"pngcairo\" : \"png\"\n"
+	           "set title 'Bytes read and written over time, per phase' noenhanced\n"
+	           "set xlabel 'seconds from the first call'\nset ylabel 'bytes per second'\n"
+	           "set grid\nset key outside right top noenhanced\nplot ");
+	for (size_t i = 0; i < t->nphase; i++) {
+		char label[96];
+
+		if (!a->ptime[i].threads)
+			continue;
+		phase_label(a, i, label, sizeof(label));
+		for (char *q = label; *q; q++)
+			if (*q == '\'' || *q == '\\')
+				*q = '_';
+		fprintf(g, "%s'timeseries.dat' using 1:%d with steps lw 2 title '%s'",
+		        col > 2 ? ", " : "", col, label);
+		col++;
+	}
+	fprintf(g, "\nset terminal @pngterm size 800,480\nset output 'timeseries.png'\nreplot\n"
+	           "set terminal svg size 800,480\nset output 'timeseries.svg'\nreplot\n");
+	fclose(g);
+	snprintf(path, sizeof(path), "%s/timeseries.gp", dir);
+	ret = gp ? write_text(path, gp, e) : llmio_err(e, -ENOMEM, "out of memory");
+	free(gp);
+	return ret;
+}
+
 int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
                        struct llmio_error *e)
 {
@@ -838,7 +1050,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	}
 	if (fclose(f))
 		goto io;
-	if ((ret = ranksize_script(a, dir, e)))
+	if ((ret = ranksize_script(a, dir, e)) || (ret = timeseries_files(a, dir, e)))
 		return ret;
 	snprintf(path, sizeof(path), "%s/sizes.dat", dir);
 	f = fopen(path, "w");
@@ -871,7 +1083,8 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	                      e)))
 		return ret;
 	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0 &&
-	           run_gnuplot(dir, "ranksize.gp") == 0;
+	           run_gnuplot(dir, "ranksize.gp") == 0 &&
+	           (!a->ts.nbins || run_gnuplot(dir, "timeseries.gp") == 0);
 	return 0;
 io:
 	ret = -errno;
