@@ -6,7 +6,8 @@
 #     + between = span; the sleeps, 20 x 30 ms, are at least in train's between);
 #   - the time series: summed over its bins, each phase's bytes and calls equal the phase's
 #     totals, each process's its totals, in the JSON and in the CSV files of -o DIR; the
-#     chart is drawn where gnuplot is installed.
+#     chart is drawn where gnuplot is installed;
+#   - -o DIR's report.html holds the text report and the charts inline (one file).
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -96,6 +97,16 @@ for fname, key, totals in (("timeseries_phases.csv", "phase", {k: v for k, v in 
 PY
 if command -v gnuplot >/dev/null; then
 	check "the chart: PNG and SVG" test -s "$T/plots/timeseries.png" -a -s "$T/plots/timeseries.svg"
+	check "report.html: self-contained (the text report, four charts inline, no file named)" \
+		python3 - "$T/plots/report.html" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+assert h.startswith("<!DOCTYPE html>") and h.rstrip().endswith("</html>"), h[:80]
+assert h.count("<svg") == 4, h.count("<svg")
+assert not re.search(r'(src|href)="(?!#|data:|http://www\.w3\.org)', h), re.findall(r'(?:src|href)="[^"]*"', h)[:5]
+assert "compute-bound" in h and "bytes over files" in h
+PY
 fi
+expect_out "the report names its page" "the report with its charts: $T/plots/report.html"
 
 finish

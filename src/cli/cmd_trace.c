@@ -445,8 +445,10 @@ static int report(int argc, char **argv)
 		goto out;
 	}
 	if (plots && !json)
-		printf("\nplots: %s/lorenz.%s, %s/sizes.%s\n", plots,
-		       plotted ? "svg" : "gp (no gnuplot)", plots, plotted ? "svg" : "gp");
+		printf("\nthe report with its charts: %s/report.html%s\n", plots,
+		       plotted ? ""
+		               : " (no charts: gnuplot is not installed; their .gp scripts are "
+		                 "there)");
 out:
 	trace_analysis_destroy(a);
 	trace_close(t);

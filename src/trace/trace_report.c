@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "stats/result_json.h"
 #include "core/error.h"
@@ -1008,6 +1009,112 @@ static int timeseries_files(const struct trace_analysis *a, const char *dir, str
 	return ret;
 }
 
+static void html_escaped(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		default:
+			fputc(s[i], f);
+		}
+	}
+}
+
+/* An SVG chart of dir, pasted into the page (from its <svg element on); nothing if absent. */
+static void html_svg(FILE *f, const char *dir, const char *name, const char *caption)
+{
+	char path[4096], buf[65536];
+	FILE *in;
+	size_t n;
+	bool started = false;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	in = fopen(path, "r");
+	if (!in)
+		return;
+	fputs("<figure>\n", f);
+	while ((n = fread(buf, 1, sizeof(buf) - 1, in)) > 0) {
+		char *from = buf;
+
+		buf[n] = '\0';
+		if (!started) { /* the XML declaration and doctype stay out of an HTML page */
+			from = strstr(buf, "<svg");
+			if (!from)
+				continue;
+			started = true;
+		}
+		fwrite(from, 1, n - (size_t)(from - buf), f);
+	}
+	fclose(in);
+	fputs("<figcaption>", f);
+	html_escaped(f, caption, strlen(caption));
+	fputs("</figcaption></figure>\n", f);
+}
+
+/*
+ * report.html: the whole text report and every chart in one self-contained page (the charts'
+ * SVG inline, no other file needed), written whole or not at all (temporary file + rename).
+ */
+static int report_html(const struct trace_analysis *a, const char *dir, struct llmio_error *e)
+{
+	static const struct {
+		const char *svg, *caption;
+	} charts[] = {
+	        {"timeseries.svg", "Bytes read and written over time, per phase"},
+	        {"ranksize.svg", "Bytes per file by rank, log-log, with the fitted power law"},
+	        {"lorenz.svg", "Concentration of bytes over files (Lorenz curve)"},
+	        {"sizes.svg", "Request sizes"},
+	};
+	char path[4096], tmp[4200], *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len), *f;
+	int ret;
+
+	if (!m)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	ret = trace_report_text(a, m, 20);
+	fclose(m);
+	if (ret || !text) {
+		free(text);
+		return llmio_err(e, ret ? ret : -ENOMEM, "cannot format the report");
+	}
+	snprintf(path, sizeof(path), "%s/report.html", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.report.html.tmp", dir);
+	f = fopen(tmp, "w");
+	if (!f) {
+		free(text);
+		return llmio_err(e, -errno, "cannot write %s: %s", tmp, strerror(errno));
+	}
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<title>llmio trace report</title>\n<style>\nbody{font-family:system-ui,sans-serif;"
+	      "margin:2em auto;max-width:72em;padding:0 1em;color:#222}\npre{font-size:.85em;"
+	      "background:#fafafa;border:1px solid #ddd;padding:1em;overflow-x:auto}\n"
+	      "figure{margin:1.5em 0}svg{max-width:100%;height:auto}\n"
+	      "figcaption{font-size:.85em;color:#555}\n</style>\n</head>\n<body>\n"
+	      "<h1>llmio trace report</h1>\n<pre>",
+	      f);
+	html_escaped(f, text, len);
+	fputs("</pre>\n", f);
+	free(text);
+	for (size_t i = 0; i < sizeof(charts) / sizeof(charts[0]); i++)
+		html_svg(f, dir, charts[i].svg, charts[i].caption);
+	fputs("</body>\n</html>\n", f);
+	if (ferror(f) | fclose(f) || rename(tmp, path)) {
+		ret = -errno;
+		unlink(tmp);
+		return llmio_err(e, ret ? ret : -EIO, "cannot write %s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
 int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
                        struct llmio_error *e)
 {
@@ -1085,7 +1192,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0 &&
 	           run_gnuplot(dir, "ranksize.gp") == 0 &&
 	           (!a->ts.nbins || run_gnuplot(dir, "timeseries.gp") == 0);
-	return 0;
+	return report_html(a, dir, e);
 io:
 	ret = -errno;
 	return llmio_err(e, ret, "cannot write %s: %s", path, strerror(errno));
