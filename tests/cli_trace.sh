@@ -118,7 +118,7 @@ cp "$T/stdout" "$T/report.json"
 check "report --json: keys, per-file bytes, by_pid, phases, stdio counted once" python3 - "$T/report.json" "$D" "$main_pid" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1])); d = sys.argv[2]; pid = sys.argv[3]
-assert sorted(r) == ["distribution", "files", "phases", "processes", "time", "totals"], sorted(r)
+assert sorted(r) == ["distribution", "files", "phases", "processes", "tails", "time", "totals"], sorted(r)
 f = r["files"]
 assert f[d + "/t0"]["bytes_written"] == 40960 and f[d + "/t0"]["write_calls"] == 10
 assert f[d + "/s"]["bytes_written"] == 300, f[d + "/s"]

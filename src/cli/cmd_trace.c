@@ -552,17 +552,24 @@ static int dump(int argc, char **argv)
 	for (size_t i = 0; i < t->npev; i++)
 		printf("# phase %" PRIu64 " pid %u tid %u %s\n", t->pev[i].ts - t->hdr.t_start,
 		       t->pev[i].pid, t->pev[i].tid, t->phase_name[t->pev[i].phase]);
-	printf("# ts_ns pid tid phase type fd offset req result dur_ns path [path2]\n");
+	printf("# ts_ns pid tid phase type fd offset req result dur_ns path [rename target | "
+	       "served=cache|device]\n");
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct trace_rec *r = &t->rec[i];
+		const char *served = trace_rec_served(r);
 
 		printf("%" PRIu64 " %u %u %s %s %d %" PRId64 " %" PRIu64 " %" PRId64 " %" PRIu64
 		       " %s%s%s\n",
 		       r->ts - t->hdr.t_start, r->pid, r->tid,
 		       r->phase ? t->phase_name[r->phase] : "-", trace_type_name(r->type), r->fd,
 		       r->offset == TRACE_OFF_NONE ? (int64_t)-1 : (int64_t)r->offset, r->req,
-		       r->result, r->dur, trace_rec_path(t, r), r->path2 ? " " : "",
-		       trace_str(t, r->path2));
+		       r->result, r->dur, trace_rec_path(t, r),
+		       r->type == TR_RENAME ? " "
+		       : served             ? " served="
+		                            : "",
+		       r->type == TR_RENAME ? trace_str(t, r->path2)
+		       : served             ? (r->path2 == TRACE_SERVED_CACHE ? "cache" : "device")
+		                            : "");
 	}
 	trace_close(t);
 	return 0;

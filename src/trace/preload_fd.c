@@ -4,6 +4,8 @@
  * lazily on first use) and the bracketing of a call on a descriptor: time it, record it, move
  * the offset.
  */
+#include <sys/stat.h>
+
 #include "trace/preload_internal.h"
 
 /* ---- per-descriptor state ---- */
@@ -52,6 +54,12 @@ static void fd_bind(int fd, struct fdent *e, int known_flags)
 	}
 	if (fl >= 0 && (fl & O_APPEND))
 		e->flags |= FDF_APPEND;
+	{
+		struct stat st;
+
+		if (!syscall(SYS_fstat, fd, &st) && S_ISREG(st.st_mode))
+			e->flags |= FDF_REGULAR;
+	}
 	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
 hwm:
 	hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
@@ -136,6 +144,7 @@ bool fd_begin(int fd, struct fdcall *c)
 		return false;
 	}
 	c->fd = fd;
+	c->served = TRACE_SERVED_UNKNOWN;
 	c->t0 = now_ns();
 	return true;
 }
@@ -167,7 +176,7 @@ void fd_end(struct fdcall *c, uint16_t type, uint64_t off, uint64_t req, int64_t
 			e->off = off + (uint64_t)res;
 		}
 	}
-	emit(type, c->fd, e->path, 0, off, req, res, c->t0, t1);
+	emit(type, c->fd, e->path, c->served, off, req, res, c->t0, t1);
 	errno = saved;
 	leave();
 }

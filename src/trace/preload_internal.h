@@ -61,8 +61,9 @@ size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FIL
 #define OFF_CUR   (UINT64_MAX - 1) /* "at the descriptor's current offset" */
 
 enum { FD_UNKNOWN = 0, FD_TRACED, FD_EXCLUDED, FD_BUSY };
-#define FDF_APPEND 1u
-#define FDF_NOSEEK 2u
+#define FDF_APPEND  1u
+#define FDF_NOSEEK  2u
+#define FDF_REGULAR 4u /* a regular file: its reads can be asked of the page cache first */
 
 struct fdent {
 	uint32_t state;
@@ -221,6 +222,7 @@ struct fdcall {
 	struct fdent *e;
 	uint64_t t0;
 	int fd;
+	uint32_t served; /* TRACE_SERVED_*, recorded in the read's path2 */
 };
 
 int fd_path(int fd, char *buf, size_t len);

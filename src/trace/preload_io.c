@@ -16,13 +16,6 @@
  * real function, (its arguments)).  A call whose descriptor is not traced goes straight through.
  */
 #define FD_WRAPPERS(X)                                                                             \
-	X(ssize_t, read, (int fd, void *buf, size_t n), TR_READ, OFF_CUR, n, read, (fd, buf, n))   \
-	X(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), TR_PREAD, (uint64_t)off, n,    \
-	  pread, (fd, buf, n, off))                                                                \
-	X(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), TR_READV, OFF_CUR,           \
-	  iov_bytes(iov, cnt), readv, (fd, iov, cnt))                                              \
-	X(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off), TR_PREADV,       \
-	  (uint64_t)off, iov_bytes(iov, cnt), preadv2, (fd, iov, cnt, off, 0))                     \
 	X(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),      \
 	  TR_PREADV, POS(off), iov_bytes(iov, cnt), preadv2, (fd, iov, cnt, off, flags))           \
 	X(ssize_t, write, (int fd, const void *buf, size_t n), TR_WRITE, OFF_CUR, n, write,        \
@@ -131,20 +124,127 @@ NAME_WRAPPERS(NAME_WRAPPER)
 	X(int, ftruncate64, (int fd, off_t len), ftruncate)                                        \
 	X(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, off_t off), mmap)
 
+/* ---- reads: from the page cache, or the device? ---- */
+
+#define SERVED_IOV_MAX 64 /* a readv of more buffers is read as it is (served unknown) */
+
+/* Set when the kernel or a filesystem refuses RWF_NOWAIT: this process asks no more. */
+static int nowait_refused;
+
+/*
+ * A read of a regular file (off -1: at the descriptor's offset, as preadv2 takes it), asked of
+ * the page cache first: RWF_NOWAIT returns only what it holds, or EAGAIN when that is nothing
+ * (an O_DIRECT read, which would block on the device, too).  All of it: a hit, one call as
+ * untraced.  Less: the rest is read as usual, and it was the device's unless that read finds
+ * the file's end.  So a miss costs one more call; the program gets the same bytes, offset and
+ * errors (a call that fails fails again the usual way, and that is what it sees).
+ */
+static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, off_t off)
+{
+	struct iovec rest[SERVED_IOV_MAX];
+	size_t want = (size_t)iov_bytes(iov, cnt), skip;
+	ssize_t n, m;
+	int k = 0;
+
+	if (!(c->e->flags & FDF_REGULAR) || cnt > SERVED_IOV_MAX ||
+	    __atomic_load_n(&nowait_refused, __ATOMIC_RELAXED))
+		return REAL(preadv2)(c->fd, iov, cnt, off, 0);
+	n = REAL(preadv2)(c->fd, iov, cnt, off, RWF_NOWAIT);
+	if (n >= 0 && ((size_t)n == want || n == 0)) {
+		c->served = TRACE_SERVED_CACHE; /* all of it, or the file's end: no I/O */
+		return n;
+	}
+	if (n < 0) {
+		if (errno == EOPNOTSUPP || errno == EINVAL)
+			__atomic_store_n(&nowait_refused, 1, __ATOMIC_RELAXED);
+		if (errno != EAGAIN) /* not a question it can answer: the read as it is */
+			return REAL(preadv2)(c->fd, iov, cnt, off, 0);
+		n = 0;
+	}
+	/* the buffers past the n bytes the page cache gave */
+	for (skip = (size_t)n; k < cnt && skip >= iov[k].iov_len; k++)
+		skip -= iov[k].iov_len;
+	for (int i = k; i < cnt; i++) {
+		rest[i - k] = iov[i];
+		if (i == k) {
+			rest[0].iov_base = (char *)iov[i].iov_base + skip;
+			rest[0].iov_len -= skip;
+		}
+	}
+	m = REAL(preadv2)(c->fd, rest, cnt - k, off < 0 ? -1 : off + n, 0);
+	if (m < 0)
+		return n ? n : m; /* a short read is what a read may return */
+	c->served = m ? TRACE_SERVED_DEVICE : TRACE_SERVED_CACHE;
+	return n + m;
+}
+
+#define READ_CALL(type, fd, off, req, iov, cnt, pos)                                               \
+	do {                                                                                       \
+		struct fdcall c_;                                                                  \
+		ssize_t r_;                                                                        \
+                                                                                                   \
+		if (!fd_begin(fd, &c_))                                                            \
+			return REAL(preadv2)(fd, iov, cnt, pos, 0);                                \
+		r_ = served_read(&c_, iov, cnt, pos);                                              \
+		fd_end(&c_, type, off, req, ret_of(r_));                                           \
+		return r_;                                                                         \
+	} while (0)
+
+static ssize_t read_common(int fd, void *buf, size_t n)
+{
+	const struct iovec v = {buf, n};
+
+	READ_CALL(TR_READ, fd, OFF_CUR, n, &v, 1, -1);
+}
+
+static ssize_t pread_common(int fd, void *buf, size_t n, off_t off)
+{
+	const struct iovec v = {buf, n};
+
+	if (off < 0) { /* preadv2 would read at the current offset: the real error instead */
+		FD_CALL(TR_PREAD, fd, (uint64_t)off, n, REAL(pread)(fd, buf, n, off));
+	}
+	READ_CALL(TR_PREAD, fd, (uint64_t)off, n, &v, 1, off);
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	return read_common(fd, buf, n);
+}
+
+EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	return pread_common(fd, buf, n, off);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	READ_CALL(TR_READV, fd, OFF_CUR, iov_bytes(iov, cnt), iov, cnt, -1);
+}
+
+EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	if (off < 0) {
+		FD_CALL(TR_PREADV, fd, (uint64_t)off, iov_bytes(iov, cnt),
+		        REAL(preadv2)(fd, iov, cnt, off, 0));
+	}
+	READ_CALL(TR_PREADV, fd, (uint64_t)off, iov_bytes(iov, cnt), iov, cnt, off);
+}
+
 /* ---- the calls that need more than a table row ---- */
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	if (n > buflen)
 		abort();
-	FD_CALL(TR_READ, fd, OFF_CUR, n, REAL(read)(fd, buf, n));
+	return read_common(fd, buf, n);
 }
 
 EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	if (n > buflen)
 		abort();
-	FD_CALL(TR_PREAD, fd, (uint64_t)off, n, REAL(pread)(fd, buf, n, off));
+	return pread_common(fd, buf, n, off);
 }
 
 static off_t lseek_common(int fd, off_t off, int whence)

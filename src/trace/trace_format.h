@@ -97,10 +97,21 @@ struct trace_rec {
 	uint32_t tid;
 	int32_t fd;
 	uint32_t path;  /* raw: string id; merged: offset in the string blob (0 = none) */
-	uint32_t path2; /* rename target, same encoding */
+	uint32_t path2; /* rename target, same encoding; for a read, how it was served (below) */
 	uint16_t phase; /* raw: process-local phase id; merged: index in the phase table */
 	uint16_t type;  /* enum trace_type; stored last in raw files */
 };
+
+/*
+ * How a read (read, pread, readv, preadv of a regular file) was served, in its path2: the
+ * tracer first asks for the bytes with RWF_NOWAIT, which returns only what the page cache
+ * holds; CACHE when that was all of them (or the rest was the file's end), DEVICE when the rest
+ * had to be read as usual.  UNKNOWN (0) for every other call, and for reads the kernel or the
+ * filesystem cannot ask so (docs/tracing.md).
+ */
+#define TRACE_SERVED_UNKNOWN 0u
+#define TRACE_SERVED_CACHE   1u
+#define TRACE_SERVED_DEVICE  2u
 
 /* Header page of a raw per-process file. */
 struct trace_raw_hdr {

@@ -142,7 +142,13 @@ static int pass_records(struct trace_builder *b, const struct trace_rec *r, stru
 		return -ERANGE;
 	x = *r;
 	x.path = idmap_get(&m->str, r->path);
-	x.path2 = idmap_get(&m->str, r->path2);
+	/* a rename's second path is a string; a read's path2 is how it was served (a value
+	 * no tracer writes, from a damaged file, is "unknown") */
+	if (r->type == TR_RENAME)
+		x.path2 = idmap_get(&m->str, r->path2);
+	else
+		x.path2 = trace_type_is_read(r->type) && r->path2 <= TRACE_SERVED_DEVICE ? r->path2
+		                                                                         : 0;
 	x.phase = (uint16_t)idmap_get(&m->phase, r->phase);
 	return trace_builder_rec(b, &x);
 }

@@ -95,6 +95,15 @@ const char *trace_str(const struct trace *t, uint32_t off)
 	return off < t->str_len ? t->str + off : "";
 }
 
+const char *trace_rec_served(const struct trace_rec *r)
+{
+	if (r->type == TR_RENAME)
+		return NULL;
+	return r->path2 == TRACE_SERVED_CACHE    ? "page cache"
+	       : r->path2 == TRACE_SERVED_DEVICE ? "device"
+	                                         : NULL;
+}
+
 const char *trace_rec_path(const struct trace *t, const struct trace_rec *r)
 {
 	return trace_str(t, r->path);
@@ -162,8 +171,11 @@ static int check(struct trace *t, const char *name, struct llmio_error *e)
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct trace_rec *r = &t->rec[i];
 
-		if (r->path >= t->str_len || r->path2 >= t->str_len || r->phase >= t->nphase ||
-		    r->type == TR_NONE || r->type >= TR_NTYPES) {
+		if (r->path >= t->str_len || r->phase >= t->nphase || r->type == TR_NONE ||
+		    r->type >= TR_NTYPES ||
+		    (r->type == TR_RENAME ? r->path2 >= t->str_len
+		                          : r->path2 > TRACE_SERVED_DEVICE ||
+		                                    (r->path2 && !trace_type_is_read(r->type)))) {
 			return llmio_err(e, -EINVAL, "%s: trace record %zu is damaged", name, i);
 		}
 		if (trace_rec_check(r, why, sizeof(why)))

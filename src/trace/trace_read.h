@@ -69,6 +69,8 @@ void trace_close(struct trace *t);
 const char *trace_str(const struct trace *t, uint32_t off);
 /* The file a record is about ("" when none: munmap of an unknown mapping, a pipe...). */
 const char *trace_rec_path(const struct trace *t, const struct trace_rec *r);
+/* How a read was served (TRACE_SERVED_*): "page cache", "device", or NULL when not known. */
+const char *trace_rec_served(const struct trace_rec *r);
 /* The process entry of pid, or NULL. */
 const struct trace_proc *trace_proc_find(const struct trace *t, uint32_t pid);
 /* Build (once) and return the per-thread index; *n threads.  NULL: out of memory. */

@@ -41,10 +41,19 @@ struct totals {
 	uint64_t first, last; /* first call, end of the last */
 };
 
+/*
+ * Reads by how they were served (TRACE_SERVED_*: unknown, page cache, device): all of them,
+ * and those at or above their call type's p99 and p99.9 over the whole trace.
+ */
+struct tail_stat {
+	uint64_t all[3], p99[3], p999[3];
+};
+
 struct file_stat {
 	uint32_t path;
 	int64_t head; /* first (file, pid) entry */
 	struct totals t;
+	struct tail_stat tail;
 };
 
 struct file_pid {
@@ -56,6 +65,7 @@ struct file_pid {
 
 struct phase_stat {
 	struct totals t;
+	struct tail_stat tail;
 	uint64_t rsize[NSIZES], wsize[NSIZES];
 	struct llmio_hist *lat[TR_NTYPES];
 };
@@ -71,6 +81,9 @@ struct trace_analysis {
 	size_t nfp;
 	uint32_t *by_bytes; /* file indexes, most bytes first */
 	size_t nthreads;
+	uint64_t thr99[TR_NTYPES], thr999[TR_NTYPES]; /* a read type's p99, p99.9 (ns) */
+	struct tail_stat tail_type[TR_NTYPES];
+	bool served_known;          /* some read says how it was served */
 	struct phase_time *ptime;   /* t->nphase: each phase's time in calls and between them */
 	struct trace_timeseries ts; /* bytes and calls over time, per phase and process */
 	struct fit_result fit[2];   /* FIT_BYTES, FIT_ACCESSES over the files */
@@ -230,18 +243,66 @@ int trace_analysis_fit(struct trace_analysis *a)
 	return ret;
 }
 
+static void tail_add(struct tail_stat *s, const struct trace_rec *r, uint64_t t99, uint64_t t999)
+{
+	const unsigned k = r->path2 <= TRACE_SERVED_DEVICE ? r->path2 : TRACE_SERVED_UNKNOWN;
+
+	s->all[k]++;
+	if (t99 && r->dur >= t99)
+		s->p99[k]++;
+	if (t999 && r->dur >= t999)
+		s->p999[k]++;
+}
+
+/*
+ * The latency tail of reads, explained: each read type's p99 and p99.9 over the trace, then
+ * every read counted by how it was served, overall and in those tails, per type, phase and
+ * file.  fidx[i]: record i's file index (-1: none).
+ */
+static void tails(struct trace_analysis *a, const int64_t *fidx)
+{
+	const struct trace *t = a->t;
+
+	for (unsigned k = 0; k < TR_NTYPES; k++)
+		if (trace_type_is_read(k) && a->all.lat[k]) {
+			/* from the low edge of the percentile's bucket: the calls the histogram
+			 * puts there are in the tail, whatever their place inside it */
+			a->thr99[k] = llmio_hist_bucket_low(
+			        llmio_hist_index(llmio_hist_percentile(a->all.lat[k], 99)));
+			a->thr999[k] = llmio_hist_bucket_low(
+			        llmio_hist_index(llmio_hist_percentile(a->all.lat[k], 99.9)));
+		}
+	for (size_t i = 0; i < t->nrec; i++) {
+		const struct trace_rec *r = &t->rec[i];
+		const uint64_t t99 = a->thr99[r->type], t999 = a->thr999[r->type];
+
+		if (!trace_type_is_read(r->type))
+			continue;
+		a->served_known |= trace_rec_served(r) != NULL;
+		tail_add(&a->tail_type[r->type], r, t99, t999);
+		tail_add(&a->all.tail, r, t99, t999);
+		tail_add(&a->phase[r->phase].tail, r, t99, t999);
+		if (fidx[i] >= 0)
+			tail_add(&a->file[fidx[i]].tail, r, t99, t999);
+	}
+}
+
 static int analyse(struct trace_analysis *a)
 {
 	struct trace *t = a->t;
 	struct tmap fm = {0}, fpm = {0};
 	size_t fcap = 0, fpcap = 0;
+	int64_t *fidx = malloc((t->nrec + 1) * sizeof(*fidx));
 	int ret = -ENOMEM;
 
+	if (!fidx)
+		return -ENOMEM;
 	for (size_t i = 0; i < t->nrec; i++) {
 		const struct trace_rec *r = &t->rec[i];
 		struct file_pid *e = NULL;
 		int seq = -1;
 
+		fidx[i] = -1;
 		if (r->path) {
 			size_t before = fm.n;
 			int64_t fi = tmap_index(&fm, r->path);
@@ -254,6 +315,7 @@ static int analyse(struct trace_analysis *a)
 				a->file[fi].head = -1;
 				a->nfile = fm.n;
 			}
+			fidx[i] = fi;
 			if (file_pid_entry(a, &fpm, &fpcap, (size_t)fi, r, &e))
 				goto out;
 			seq = classify_seq(e, r);
@@ -278,8 +340,10 @@ static int analyse(struct trace_analysis *a)
 	a->ptime = calloc(t->nphase + 1, sizeof(*a->ptime));
 	if (!a->ptime || trace_phase_times(t, a->ptime) || trace_timeseries_build(t, &a->ts))
 		goto out;
+	tails(a, fidx);
 	ret = 0;
 out:
+	free(fidx);
 	tmap_release(&fm);
 	tmap_release(&fpm);
 	return ret;
@@ -514,6 +578,72 @@ static void print_verdicts(const struct trace_analysis *a, FILE *f)
 	}
 }
 
+static void tail_cells(const uint64_t *c, char *buf, size_t len)
+{
+	const uint64_t n = c[0] + c[1] + c[2];
+
+	if (!n)
+		snprintf(buf, len, "%7s %6s %6s", "0", "-", "-");
+	else
+		snprintf(buf, len, "%7" PRIu64 " %5.1f%% %5.1f%%", n,
+		         100.0 * (double)c[TRACE_SERVED_DEVICE] / (double)n,
+		         100.0 * (double)c[TRACE_SERVED_CACHE] / (double)n);
+}
+
+static void print_tail_row(FILE *f, const char *label, const struct tail_stat *t)
+{
+	char all[48], p99[48], p999[48], name[40];
+
+	tail_cells(t->all, all, sizeof(all));
+	tail_cells(t->p99, p99, sizeof(p99));
+	tail_cells(t->p999, p999, sizeof(p999));
+	fmt_path(name, sizeof(name), label, 24);
+	fprintf(f, "  %-24s %s  %s  %s\n", name, all, p99, p999);
+}
+
+/* The reads' latency tail and how much of it went to the device. */
+static void print_tails(const struct trace_analysis *a, FILE *f, unsigned top)
+{
+	char label[96];
+	unsigned shown = 0;
+
+	if (!a->served_known)
+		return;
+	fprintf(f, "\nlatency tail of reads: served by the device or the page cache (each read "
+	           "asked of the page\ncache first); p99 and p99.9 of each call type over the "
+	           "trace\n");
+	fprintf(f, "  %-24s %7s %6s %6s  %7s %6s %6s  %7s %6s %6s\n", "", "reads", "device",
+	        "cache", ">=p99", "device", "cache", ">=p99.9", "device", "cache");
+	for (unsigned k = 0; k < TR_NTYPES; k++)
+		if (a->tail_type[k].all[0] + a->tail_type[k].all[1] + a->tail_type[k].all[2]) {
+			char ty[64], p99[32];
+
+			fmt_ns(p99, sizeof(p99), a->thr99[k]);
+			snprintf(ty, sizeof(ty), "%s (p99 %s)", trace_type_name(k), p99);
+			print_tail_row(f, ty, &a->tail_type[k]);
+		}
+	print_tail_row(f, "all reads", &a->all.tail);
+	for (size_t i = 0; a->t->nphase > 1 && i < a->t->nphase; i++) {
+		const struct tail_stat *t = &a->phase[i].tail;
+
+		if (t->all[0] + t->all[1] + t->all[2]) {
+			char name[112];
+
+			snprintf(name, sizeof(name), "phase %s",
+			         phase_label(a, i, label, sizeof(label)));
+			print_tail_row(f, name, t);
+		}
+	}
+	for (size_t k = 0; k < a->nfile && shown < top; k++) {
+		const struct file_stat *s = &a->file[a->by_bytes[k]];
+
+		if (!(s->tail.p99[0] + s->tail.p99[1] + s->tail.p99[2]))
+			continue;
+		print_tail_row(f, trace_str(a->t, s->path), &s->tail);
+		shown++;
+	}
+}
+
 static void print_top(const struct trace_analysis *a, FILE *f, unsigned top)
 {
 	fprintf(f, "\ntop files by bytes\n");
@@ -552,6 +682,7 @@ int trace_report_text(const struct trace_analysis *a, FILE *f, unsigned top)
 	}
 	print_top(a, f, top);
 	print_latency(f, &a->all);
+	print_tails(a, f, top);
 	for (size_t i = 1; i < t->nphase && t->nphase > 2; i++) {
 		char label[96];
 
@@ -775,6 +906,62 @@ static cJSON *time_json(const struct trace_analysis *a)
 	return o;
 }
 
+static cJSON *tail_json(const struct tail_stat *t)
+{
+	static const char *const names[] = {"unknown", "page_cache", "device"};
+	const uint64_t *sets[] = {t->all, t->p99, t->p999};
+	static const char *const set_names[] = {"reads", "p99_and_above", "p99_9_and_above"};
+	cJSON *o = cJSON_CreateObject();
+
+	for (int s = 0; o && s < 3; s++) {
+		cJSON *x = cJSON_AddObjectToObject(o, set_names[s]);
+		const uint64_t n = sets[s][0] + sets[s][1] + sets[s][2];
+
+		for (int k = 0; x && k < 3; k++)
+			cJSON_AddNumberToObject(x, names[k], (double)sets[s][k]);
+		if (x)
+			cJSON_AddNumberToObject(x, "device_share",
+			                        n ? (double)sets[s][TRACE_SERVED_DEVICE] / (double)n
+			                          : 0);
+	}
+	return o;
+}
+
+static cJSON *tails_json(const struct trace_analysis *a)
+{
+	cJSON *o = cJSON_CreateObject(), *ty, *ph, *fi;
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "all_reads", tail_json(&a->all.tail));
+	ty = cJSON_AddObjectToObject(o, "by_call");
+	for (unsigned k = 0; ty && k < TR_NTYPES; k++) {
+		cJSON *x;
+
+		if (!(a->tail_type[k].all[0] + a->tail_type[k].all[1] + a->tail_type[k].all[2]) ||
+		    !(x = tail_json(&a->tail_type[k])))
+			continue;
+		cJSON_AddNumberToObject(x, "p99_ns", (double)a->thr99[k]);
+		cJSON_AddNumberToObject(x, "p99_9_ns", (double)a->thr999[k]);
+		cJSON_AddItemToObject(ty, trace_type_name(k), x);
+	}
+	ph = cJSON_AddObjectToObject(o, "by_phase");
+	for (size_t i = 0; ph && i < a->t->nphase; i++) {
+		const struct tail_stat *t = &a->phase[i].tail;
+
+		if (t->all[0] + t->all[1] + t->all[2])
+			cJSON_AddItemToObject(ph, i ? a->t->phase_name[i] : "(none)", tail_json(t));
+	}
+	fi = cJSON_AddObjectToObject(o, "by_file");
+	for (size_t k = 0; fi && k < a->nfile; k++) {
+		const struct file_stat *s = &a->file[k];
+
+		if (s->tail.all[0] + s->tail.all[1] + s->tail.all[2])
+			cJSON_AddItemToObject(fi, trace_str(a->t, s->path), tail_json(&s->tail));
+	}
+	return o;
+}
+
 static cJSON *distribution_json(const struct trace_analysis *a)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -831,6 +1018,7 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 	if (a->fitted)
 		cJSON_AddItemToObject(root, "distribution", distribution_json(a));
 	cJSON_AddItemToObject(root, "time", time_json(a));
+	cJSON_AddItemToObject(root, "tails", tails_json(a));
 	return json_write_doc(f, root);
 }
 
