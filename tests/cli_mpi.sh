@@ -109,7 +109,7 @@ json_check "$T/hosts.json" "CPU per host = its ranks' sum" \
 mkdir -p "$T/bad.00000001"
 mpi 2 run --filename="$T/bad" --size=1m --bs=64k --rw=write --mpi_layout=file-per-process \
 	--quiet
-check "a failing rank ends the run, non-zero (exit $RC, 124 = hung)" [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]
+check "a failing rank ends the run, non-zero (exit $RC, 124 = hung)" [ "$RC" -ne 0 -a "$RC" -ne 124 ]
 expect_err "the failing rank's message" "llmio: rank 1 on" "bad.00000001"
 
 # a rank whose disk is full (a 4 MiB tmpfs under rank 1's file) ends the run with "no space"
@@ -124,7 +124,7 @@ else
 	mpi 2 run --filename="$T/nospace" --size=64m --bs=1m --rw=write \
 		--mpi_layout=file-per-process --quiet
 	check "a rank out of space ends the run, non-zero (exit $RC, 124 = hung)" \
-		[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]
+		[ "$RC" -ne 0 -a "$RC" -ne 124 ]
 	expect_err "the full rank's message" "llmio: rank 1 on" "no space"
 fi
 
