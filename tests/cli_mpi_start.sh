@@ -17,8 +17,7 @@ for np in 2 4; do
 		for i in $(seq "$RUNS"); do
 			d=$T/$np-$layout-$i
 			mkdir "$d"
-			rw=read
-			[ $((i % 2)) -eq 0 ] && rw=write
+			rw=$([ $((i % 2)) -eq 0 ] && echo write || echo read)
 			# quiet: 80 runs would flood the log; a failing run shows its command below
 			_run "${MPIRUN[@]}" -np "$np" "$LLMIO" run --ioengine psync --rw "$rw" --bs 64k \
 				--size 1m --io_size 256k --directory "$d" --mpi_layout "$layout" \
