@@ -8,23 +8,9 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-SRC=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tests/torch_lib.sh
+. "$(dirname "$0")/torch_lib.sh"
 HELP=$SRC/tests/store_python.py
-[ -x "$PY" ] || skip_all "no $PY (Debian's python3-torch is built for it)"
-"$PY" -c 'import torch' 2>/dev/null ||
-	skip_all "torch absent: $PY cannot import torch (scripts/bootstrap.sh installs python3-torch)"
-export LLMIO_LIB
-LLMIO_LIB=$(dirname "$LLMIO")/libllmio.so
-[ -e "$LLMIO_LIB" ] || { fail "no $LLMIO_LIB next to $LLMIO"; finish; }
-# a sanitizer build's library needs its runtime loaded first (python's own leaks are not ours)
-for rt in asan ubsan; do
-	if ldd "$LLMIO_LIB" | grep -q "lib$rt" && [ -z "${LD_PRELOAD:-}" ]; then
-		export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
-		LD_PRELOAD=$(gcc -print-file-name="lib$rt.so")
-	fi
-done
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 py() { # py NAME SUBCOMMAND: one helper process; its checks counted here
 	mkdir -p "$T/$1"
