@@ -568,9 +568,8 @@ class Offload:
         store = self.store
         while self._dead:
             h, landing = self._dead.pop()
-            t = self._inflight.pop(h, None)  # released before written: the store waits first
-            if t is not None:
-                self._inflight_bytes -= t.numel() * t.element_size()
+            # a put still in flight keeps reading its borrowed tensor after the release (the
+            # store does not wait for it): the tensor stays in _inflight until its EV_PUT
             if landing is not None:
                 try:
                     store.wait(h)  # the read must land before its tensor can go

@@ -12,12 +12,13 @@ export SRC
 export LLMIO_LIB
 LLMIO_LIB=$(dirname "$LLMIO")/libllmio.so
 [ -e "$LLMIO_LIB" ] || { fail "no $LLMIO_LIB next to $LLMIO"; finish; }
-# an ASan build's library needs its runtime loaded first (and python's own leaks are not ours);
-# without a quarantine the peak RSS follows the live tensors, not the last 256 MiB freed (the
-# store's use-after-free checks with a quarantine are test_store's)
+# an ASan build's library needs its runtime loaded first (and python's own leaks are not ours),
+# and libstdc++ beside it, or ASan cannot pass on the C++ exceptions torch throws when a hook
+# raises; without a quarantine the peak RSS follows the live tensors, not the last 256 MiB
+# freed (the store's use-after-free checks with a quarantine are test_store's)
 if ldd "$LLMIO_LIB" | grep -q libasan; then
 	export LD_PRELOAD
-	LD_PRELOAD=$(gcc -print-file-name=libasan.so)
+	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)"
 	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:quarantine_size_mb=0
 fi
 if ldd "$LLMIO_LIB" | grep -q libubsan && [ -z "${LD_PRELOAD:-}" ]; then
