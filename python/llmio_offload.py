@@ -50,20 +50,37 @@ Trace: ``Offload(..., trace=PATH)`` writes, per step, one line per layer of ``la
 its backward time, microseconds) after a ``# llmio-offload-trace 1`` header; step boundaries
 are lines ``# step N``.  ``llmio run --workload offload --trace PATH`` replays it.
 
+Errors: every failed store call raises ``StoreError`` (an ``OSError``: ``errno`` and the
+library's one-line message).  torch turns an exception raised inside its hooks into a
+``RuntimeError``; the hooks keep the ``StoreError`` and raise it in its place at the end of the
+``with`` block (forward) and from ``Offload.backward(loss)`` (backward), chained to torch's.
+A put that failed for lack of space leaves the store usable: the records autograd dropped are
+released before every put, so the next step's tensors that fit go in.
+
+Cleanup: ``Store.close()`` (or ``with``) removes the store's file; so do interpreter exit (a
+``KeyboardInterrupt`` from Ctrl-C included) and SIGTERM, for which the first ``Store`` installs
+a handler when the program has none (it closes every store, then dies of SIGTERM as before).  A
+process killed outright (SIGKILL) leaves its file, preallocated to ``capacity``: the next store
+in that directory removes it and says so with a ``StoreWarning`` (``Store.reclaimed_files``,
+``reclaimed_bytes``).
+
 No dependencies beyond the standard library and torch (imported only by ``offload``).
 """
 
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
 import glob
 import os
 import select
+import signal
 import threading
 import time
+import warnings
 import weakref
 
-__all__ = ["Store", "Offload", "offload", "find_library", "StoreError"]
+__all__ = ["Store", "Offload", "offload", "find_library", "StoreError", "StoreWarning"]
 
 _ERROR_MSG_MAX = 1024  # LLMIO_ERROR_MSG_MAX, include/llmio/common.h
 
@@ -74,6 +91,10 @@ COPY, BORROW = 0, 1
 
 class StoreError(OSError):
     """A store call failed: errno and the library's one-line message."""
+
+
+class StoreWarning(UserWarning):
+    """Something the store did that the program should hear of (stale files it removed)."""
 
 
 class _Error(ctypes.Structure):
@@ -128,6 +149,8 @@ class _Stats(ctypes.Structure):  # struct llmio_store_stats
         ("peak_readahead_bytes", ctypes.c_uint64),
         ("staged_bytes", ctypes.c_uint64),
         ("direct_bytes", ctypes.c_uint64),
+        ("reclaimed_files", ctypes.c_uint64),
+        ("reclaimed_bytes", ctypes.c_uint64),
     ]
 
 
@@ -196,6 +219,34 @@ def _raise(rc, err, what):
     raise StoreError(-rc, "%s: %s" % (what, msg or os.strerror(-rc)))
 
 
+# Every open store, closed (its file removed) at interpreter exit and on SIGTERM.
+_open_stores = weakref.WeakSet()
+_term_installed = False
+
+
+def _close_all():
+    for st in list(_open_stores):
+        st.close()
+
+
+def _on_term(signum, frame):
+    # the program had no SIGTERM handler: remove the stores' files, then end as SIGTERM would
+    _close_all()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _watch(store):
+    global _term_installed
+    _open_stores.add(store)
+    if _term_installed or threading.current_thread() is not threading.main_thread():
+        return
+    _term_installed = True
+    atexit.register(_close_all)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_term)
+
+
 class Store:
     """One llmio tensor store (``llmio_store_create``); ``close()`` or ``with`` removes its files.
 
@@ -228,6 +279,7 @@ class Store:
                                           ctypes.byref(self._err))
         if rc < 0:
             _raise(rc, self._err, "llmio_store_create")
+        _watch(self)
         self._evbuf = (_Event * 64)()
         self.direct = bool(direct)
         # the library's default: half the staging pool (docs/store.md)
@@ -240,6 +292,14 @@ class Store:
         self._put_fn, self._get_fn = self._lib.llmio_store_put, self._lib.llmio_store_get
         self._wait_fn, self._poll_fn = self._lib.llmio_store_wait, self._lib.llmio_store_poll
         self._release_fn = self._lib.llmio_store_release
+        st = self.stats()
+        self.reclaimed_files, self.reclaimed_bytes = st["reclaimed_files"], st["reclaimed_bytes"]
+        if self.reclaimed_files:
+            warnings.warn(
+                "llmio store: removed %d stale store file(s) (%d bytes) from llmio's directory "
+                "of %s, left by processes that were killed" % (
+                    self.reclaimed_files, self.reclaimed_bytes,
+                    ", ".join(os.fsdecode(t) for t in targets)), StoreWarning, stacklevel=2)
 
     def close(self):
         with self._lock:
@@ -478,6 +538,7 @@ class Offload:
         self._hooks = []
         self._params = set()
         self._trace = open(trace, "w") if trace else None
+        self._error = None  # the StoreError a hook raised, which torch hands on as RuntimeError
         self._step = 0
         self._tl = {}  # layer -> [bytes, fwd_start, fwd_us, bwd_first_unpack]
         if self._trace:
@@ -502,20 +563,24 @@ class Offload:
             return 0 <= self._layer < len(self.layers) - self.keep_last
         return True
 
-    def _service(self, block=False):
-        """Collect write completions (freeing borrowed tensors) and queued releases."""
+    def _release_dead(self):
+        """Release the records autograd dropped (queued by _Saved.__del__)."""
         store = self.store
         while self._dead:
             h, landing = self._dead.pop()
-            t = self._inflight.pop(h, None)  # released before written: the store waits first
-            if t is not None:
-                self._inflight_bytes -= t.numel() * t.element_size()
+            # a put still in flight keeps reading its borrowed tensor after the release (the
+            # store does not wait for it): the tensor stays in _inflight until its EV_PUT
             if landing is not None:
                 try:
                     store.wait(h)  # the read must land before its tensor can go
                 except StoreError:
                     pass  # nobody wants the data any more
             store.release(h)
+
+    def _service(self, block=False):
+        """Collect write completions (freeing borrowed tensors) and queued releases."""
+        store = self.store
+        self._release_dead()
         while True:
             for h, typ, res in store.poll():
                 if res < 0:
@@ -535,8 +600,40 @@ class Offload:
         t0 = time.perf_counter()
         try:
             return self._pack_one(t)
+        except StoreError as ex:
+            self._error = self._error or ex  # torch raises a RuntimeError in its place
+            raise
         finally:
             self.pack_s += time.perf_counter() - t0
+
+    def _unpack(self, obj):
+        try:
+            return self._unpack_one(obj)
+        except StoreError as ex:
+            self._error = self._error or ex
+            raise
+
+    def _store_error(self, ex):
+        """The StoreError behind torch's RuntimeError ex (raised in a hook), or None."""
+        err, self._error = self._error, None
+        if err is not None and isinstance(ex, RuntimeError) and "StoreError" in str(ex):
+            return err
+        return None
+
+    def backward(self, tensor, *args, **kw):
+        """``tensor.backward(...)``, raising a store failure in an unpack as ``StoreError``
+        (torch hands it on as a ``RuntimeError``)."""
+        self._error = None
+        try:
+            tensor.backward(*args, **kw)
+        except RuntimeError as ex:
+            err = self._store_error(ex)
+            if err is None:
+                raise
+            try:
+                raise err from ex
+            finally:
+                del err  # no cycle through this frame: the step's tensors go at once
 
     def _pack_one(self, t):
         if not self._eligible(t):
@@ -556,6 +653,9 @@ class Offload:
             self.dedup += 1
             return rec
         nbytes = t.numel() * t.element_size()
+        # the space of records dropped since (a step cut short by a failed put) comes back
+        # before this put asks for it
+        self._release_dead()
         if self.copy:
             h = self.store.put(ptr, nbytes, borrow=False)
         else:
@@ -596,7 +696,7 @@ class Offload:
                     self.peak_ahead_bytes = self._ahead_bytes
             self._ahead_pos -= 1
 
-    def _unpack(self, obj):
+    def _unpack_one(self, obj):
         if type(obj) is not _Saved:
             if isinstance(obj, _Kept):
                 self._mark_bwd(obj.layer)
@@ -699,6 +799,7 @@ class Offload:
             self._hooks.append(m.register_forward_hook(self._post(i)))
         self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
         self._ctx.__enter__()
+        self._error = None
         return self
 
     def __exit__(self, *exc):
@@ -706,6 +807,12 @@ class Offload:
         for h in self._hooks:
             h.remove()
         self._hooks = []
+        err = self._store_error(exc[1])
+        if err is not None:
+            try:
+                raise err from exc[1]
+            finally:
+                del err, exc  # no cycle through this frame: the step's tensors go at once
         return False
 
     def close(self):

@@ -193,6 +193,42 @@ json_check "$T/fast.json" "no kernel waited for a transfer" \
 	"$(phase fast run-g10)['stalled_kernels'] == 0"
 check "and the note says so" grep -q "no kernel waited for a transfer" "$T/stdout"
 
+# G10's graphs executed by every policy, at a tiny scale: the overlap is time within the step
+# (once it counted from the clock's zero, the seconds since boot, thousands for a 1 s step)
+DIR_G10=$(dirname "$0")/data/g10
+for b in 40g 10g; do
+	expect_rc 0 "BERT-256 at $b executed by every policy that can plan it" run --workload migrate \
+		--lifetimes "$DIR_G10/BERT_Base.txt" --batch 256 --compute_s 7.28547 --budget "$b" \
+		--policy all --host_bytes 0 --directory "$T/d" --scale 0.002 --time_scale 0.05 \
+		"${GIVEN[@]}" --json "$T/bert-x-$b.json"
+	json_check "$T/bert-x-$b.json" "BERT-256 at $b: 0 <= overlap <= step for every executed policy" \
+		"(lambda ms: len(ms) >= 3 and all(0 <= m['overlap_s'] <= m['step_s'] for m in ms))([p['metrics'] for p in d['runs'][0]['phases'] if p['name'].startswith('run-')])"
+done
+json_check "$T/bert-x-40g.json" "at 40g every policy executes" \
+	"sorted(p['name'] for p in d['runs'][0]['phases'] if p['name'].startswith('run-')) == ['run-flashneuron', 'run-g10', 'run-lru', 'run-prefetch-lru', 'run-ssdtrain']"
+
+# lru and prefetch-lru plan G10's graphs at every budget where g10 can (at the first kernel
+# nothing was evictable, and they refused: "kernel 0 needs its tensors resident together")
+for g in "BERT_Base.txt --batch 256" "VIT.txt --batch 1280"; do
+	read -r file gargs <<<"$g"
+	ran=0 bad=""
+	for b in 40g 16g 8g 4g 2g; do
+		# shellcheck disable=SC2086 # gargs: the graph's two words
+		_run "$LLMIO" run --workload migrate --lifetimes "$DIR_G10/$file" $gargs --budget "$b" \
+			--simulate --policy g10 --quiet
+		[ "$RC" -eq 0 ] || continue
+		ran=$((ran + 1))
+		for pol in lru prefetch-lru; do
+			# shellcheck disable=SC2086
+			_run "$LLMIO" run --workload migrate --lifetimes "$DIR_G10/$file" $gargs \
+				--budget "$b" --simulate --policy "$pol" --quiet
+			[ "$RC" -eq 0 ] || bad+=" $pol@$b ($(head -c 160 "$T/stderr"))"
+		done
+	done
+	check "$file: g10 plans at $ran of 5 budgets; lru and prefetch-lru at each of them${bad:+; refused:$bad}" \
+		[ "$ran" -ge 3 -a -z "$bad" ]
+done
+
 # calibration: measured unless given, and said so
 expect_rc 0 "the SSD tier measured on the store" run --workload migrate \
 	--lifetimes "$T/small.lt" --budget 1500000 --directory "$T/d" --time_scale 0.01 \

@@ -109,7 +109,7 @@ json_check "$T/hosts.json" "CPU per host = its ranks' sum" \
 mkdir -p "$T/bad.00000001"
 mpi 2 run --filename="$T/bad" --size=1m --bs=64k --rw=write --mpi_layout=file-per-process \
 	--quiet
-check "a failing rank ends the run, non-zero (exit $RC, 124 = hung)" [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]
+check "a failing rank ends the run, non-zero (exit $RC, 124 = hung)" [ "$RC" -ne 0 -a "$RC" -ne 124 ]
 expect_err "the failing rank's message" "llmio: rank 1 on" "bad.00000001"
 
 # a rank whose disk is full (a 4 MiB tmpfs under rank 1's file) ends the run with "no space"
@@ -124,7 +124,7 @@ else
 	mpi 2 run --filename="$T/nospace" --size=64m --bs=1m --rw=write \
 		--mpi_layout=file-per-process --quiet
 	check "a rank out of space ends the run, non-zero (exit $RC, 124 = hung)" \
-		[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]
+		[ "$RC" -ne 0 -a "$RC" -ne 124 ]
 	expect_err "the full rank's message" "llmio: rank 1 on" "no space"
 fi
 
@@ -148,11 +148,22 @@ _show "mpirun -np 2 llmio run --runtime=100s ... & (then SIGINT to mpirun)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
 	--runtime=100s --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
-for _ in $(seq 100); do
-	[ "$(pgrep -P "$mpipid" -x llmio | wc -l)" -eq 2 ] && break
+# SIGINT only once both ranks catch it: their SigCgt masks hold SIGINT and SIGTERM (bits 2 and
+# 15), which llmio sets just before its job; a signal before that would end a rank outright
+catching() { # catching PID: the process has handlers for SIGINT and SIGTERM
+	local m
+	m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$m" ] && [ $((16#$m & 0x4002)) -eq $((0x4002)) ]
+}
+ready=0
+for _ in $(seq 600); do
+	ranks=$(pgrep -P "$mpipid" -x llmio)
+	ready=0
+	for p in $ranks; do catching "$p" && ready=$((ready + 1)); done
+	[ "$ready" -eq 2 ] && break
 	sleep 0.1
 done
-sleep 1
+check "Ctrl-C: both ranks catch SIGINT before it is sent" [ "$ready" -eq 2 ]
 kill -INT "$mpipid"
 reap "$mpipid" 60 "mpirun after Ctrl-C"
 check "Ctrl-C: non-zero (exit $REAPED)" [ "$REAPED" -ne 0 ]

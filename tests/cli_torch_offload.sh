@@ -10,36 +10,15 @@
 # Skips (77) where /usr/bin/python3 has no torch (scripts/bootstrap.sh installs python3-torch).
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-SRC=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tests/torch_lib.sh
+. "$(dirname "$0")/torch_lib.sh"
 MODEL=$SRC/tests/torch_offload_model.py
-[ -x "$PY" ] || skip_all "no $PY (Debian's python3-torch is built for it)"
-"$PY" -c 'import torch' 2>/dev/null ||
-	skip_all "torch absent: $PY cannot import torch (scripts/bootstrap.sh installs python3-torch and libopenblas0-pthread)"
-
-# the library of the build under test, next to its binary
-export LLMIO_LIB
-LLMIO_LIB=$(dirname "$LLMIO")/libllmio.so
-[ -e "$LLMIO_LIB" ] || { fail "no $LLMIO_LIB next to $LLMIO"; finish; }
 # the two trainings that are compared run STEPS steps, the other policies SHORT (their steps
 # are the same); a sanitizer build runs fewer: each step of torch there takes seconds
 STEPS=10 SHORT=3
 if ldd "$LLMIO_LIB" | grep -q 'libasan\|libubsan'; then
 	STEPS=2 SHORT=2
 fi
-# an ASan build's library needs its runtime loaded first (and python's own leaks are not ours);
-# without a quarantine the peak RSS follows the live tensors, not the last 256 MiB freed (the
-# store's use-after-free checks with a quarantine are test_store's)
-if ldd "$LLMIO_LIB" | grep -q libasan; then
-	export LD_PRELOAD
-	LD_PRELOAD=$(gcc -print-file-name=libasan.so)
-	export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:quarantine_size_mb=0
-fi
-if ldd "$LLMIO_LIB" | grep -q libubsan && [ -z "${LD_PRELOAD:-}" ]; then
-	export LD_PRELOAD
-	LD_PRELOAD=$(gcc -print-file-name=libubsan.so)
-fi
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # every tensor of 64 KiB or more in its own mapping, unmapped when freed: the RSS high-water
 # mark then follows the live tensors instead of glibc's heap reuse (the same in every mode)
 export MALLOC_MMAP_THRESHOLD_=65536

@@ -96,6 +96,7 @@ static void moves_the_plans_bytes(enum plan_tier tier)
 	if (tier == PLAN_HOST)
 		assert_int_equal(r.stalled_kernels, 0);
 	assert_true(r.m.step_s >= r.m.stall_s);
+	assert_true(r.m.overlap_s >= 0 && r.m.overlap_s <= r.m.step_s);
 	plan_exec_release(&r);
 	plan_release(&p);
 	lt_release(&s);

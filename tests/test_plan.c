@@ -457,6 +457,41 @@ static void known_long_idle_evicted(void **state)
 	lt_release(&s);
 }
 
+/* A weight W (1 GB, lives across steps, used by kernel 9) starts the step resident, and kernel
+ * 0 creates A (0.8 GB): within 1.5 GB lru must evict W at kernel 0, which needs only A.  Once,
+ * a cold start protected everything resident at kernel 0 and lru refused ("kernel 0 needs its
+ * tensors resident together"), though any plan a policy can make it must run. */
+static const char weight_first[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "tensor W 1000000000 weight - 9\n"
+        "tensor A 800000000 activation 0 1\n";
+
+static void lru_evicts_at_kernel_0(void **state)
+{
+	const struct plan_policy *pols[] = {&policy_lru, &policy_prefetch_lru, &policy_g10};
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct lt_step s;
+
+	(void)state;
+	assert_int_equal(parse(weight_first, &s, &e), 0);
+	plan_cfg_init(&c, 1500000000);
+	for (size_t i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+		struct plan_sim r;
+		struct plan p;
+		int rc = plan_build(&p, pols[i], &s, &c, &e);
+
+		if (rc)
+			print_message("%s: %s\n", pols[i]->name, e.msg);
+		assert_int_equal(rc, 0);
+		assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+		assert_true(r.peak_fast <= c.budget);
+		assert_true(r.bytes[PLAN_HOST][PLAN_OUT] + r.bytes[PLAN_SSD][PLAN_OUT] >=
+		            1000000000);
+		plan_release(&p);
+	}
+	lt_release(&s);
+}
+
 /* BIG (4 GB) is idle for two kernels only (200 ms, less than its round trip of ~500 ms): it
  * stays, although its "area" is the larger; LONG (0.4 GB, idle 800 ms) goes instead. */
 static const char idle_short[] =
@@ -1154,6 +1189,7 @@ int main(void)
 	        cmocka_unit_test(g10_bounds),
 	        cmocka_unit_test(model_step),
 	        cmocka_unit_test(known_long_idle_evicted),
+	        cmocka_unit_test(lru_evicts_at_kernel_0),
 	        cmocka_unit_test(known_short_idle_kept),
 	        cmocka_unit_test(impossible_named),
 	        cmocka_unit_test(invariants_bert),

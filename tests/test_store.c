@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -723,6 +724,96 @@ static void errors_user_file(void **state)
 	assert_int_equal(access(p, F_OK), -1);
 }
 
+/* A child process that opens a store in `where` and waits to be killed; its pid. */
+static pid_t store_holder(const char *where)
+{
+	int fds[2];
+	char c = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct llmio_store_opts o;
+		struct llmio_store *s = NULL;
+		const char *tg[1] = {where};
+
+		llmio_store_opts_init(&o);
+		snprintf(o.engine, sizeof(o.engine), "psync");
+		o.targets = tg;
+		o.ntargets = 1;
+		o.capacity = 1u << 20;
+		c = llmio_store_create(&o, &s, NULL) ? 'x' : 'y';
+		if (write(fds[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	assert_int_equal(c, 'y');
+	return pid;
+}
+
+/* Store files in work (the holders' and ours). */
+static unsigned store_files(const char *work)
+{
+	char cmd[1200];
+	unsigned n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c '^store\\.'", work);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%u", &n), 1);
+	pclose(f);
+	return n;
+}
+
+static void kill_holder(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/*
+ * A store file left by a process killed outright (SIGKILL: no destroy ran) is removed by the
+ * next store in that directory, and counted; the file of a live store is left alone.
+ */
+static void stale_files(void **state)
+{
+	struct llmio_store_stats st = {.stats_size = sizeof(st)};
+	char where[1100], work[1200];
+	const char *tg[1] = {where};
+	struct llmio_store *s;
+	pid_t dead, live;
+
+	(void)state;
+	at(where, sizeof(where), "stale");
+	mkdir(where, 0755);
+	snprintf(work, sizeof(work), "%s/llmio-work", where);
+	dead = store_holder(where);
+	live = store_holder(where);
+	kill_holder(dead);
+	assert_int_equal(store_files(work), 2); /* the dead one's file is still there */
+	s = open_store("psync", tg, 1, 1u << 20, STAGING, 0);
+	assert_int_equal(llmio_store_stats(s, &st), 0);
+	assert_int_equal(st.reclaimed_files, 1);
+	assert_int_equal(st.reclaimed_bytes, 1u << 20);
+	assert_int_equal(store_files(work), 2); /* the live one's and ours */
+	llmio_store_destroy(s);
+	assert_int_equal(store_files(work), 1);
+
+	kill_holder(live);
+	s = open_store("psync", tg, 1, 1u << 20, STAGING, 0);
+	assert_int_equal(llmio_store_stats(s, &st), 0);
+	assert_int_equal(st.reclaimed_files, 1);
+	llmio_store_destroy(s);
+	assert_int_equal(store_files(work), 0);
+}
+
 /* The next event is one error of code res; returns its handle. */
 static uint64_t await_error(struct llmio_store *s, int res)
 {
@@ -1092,6 +1183,7 @@ int main(void)
 	        cmocka_unit_test(errors_handles),
 	        cmocka_unit_test(errors_full),
 	        cmocka_unit_test(errors_user_file),
+	        cmocka_unit_test(stale_files),
 	        TARGET_FAILS("psync"),
 	        TARGET_FAILS("io_uring"),
 	        cmocka_unit_test(blockdev),

@@ -204,6 +204,8 @@ struct llmio_store_stats {
 	uint64_t peak_readahead_bytes; /* most staging held or being filled by read-ahead */
 	uint64_t staged_bytes; /* copied between callers' buffers and staging (in and out) */
 	uint64_t direct_bytes; /* moved by the engine straight from / into callers' buffers */
+	/* Stale store files of dead processes that create removed from llmio's directory: */
+	uint64_t reclaimed_files, reclaimed_bytes;
 };
 
 /**

@@ -255,8 +255,13 @@ static int run_job(int argc, char **argv)
 		} else if (!strcmp(a, "--emit-fio")) {
 			emit = true;
 		} else if (progress_option(a)) { /* --progress, --no-progress: its mode is set */
-		} else if (!strncmp(a, "--mpi_layout=", 13)) {
-			if (dist_layout_parse(a + 13, &layout, &e)) {
+		} else if (!strcmp(a, "--mpi_layout") || !strncmp(a, "--mpi_layout=", 13)) {
+			if (!a[12] && i + 1 >= argc) {
+				fprintf(stderr, "llmio: --mpi_layout needs a value (shared-file or "
+				                "file-per-process)\n");
+				return EXIT_USAGE;
+			}
+			if (dist_layout_parse(a[12] ? a + 13 : argv[++i], &layout, &e)) {
 				fprintf(stderr, "llmio: %s\n", e.msg);
 				return EXIT_USAGE;
 			}

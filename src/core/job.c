@@ -652,6 +652,39 @@ static void job_release(struct job *j)
 		close(j->wake_fd);
 }
 
+/* j set up from the caller's opts, validated, its target opened (and laid out). */
+static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llmio_error *e)
+{
+	int ret;
+
+	memset(j, 0, sizeof(*j));
+	j->wake_fd = -1;
+	llmio_job_opts_init(&j->o);
+	/* an older caller's struct is shorter: take what it has, defaults for the rest */
+	memcpy(&j->o, opts, opts->opts_size < sizeof(j->o) ? opts->opts_size : sizeof(j->o));
+	j->o.opts_size = sizeof(j->o);
+	j->nworkers = j->o.numjobs;
+
+	ret = validate(j, e);
+	if (ret)
+		return ret;
+	if (engine_owns_target(j->engine, j->engine_opts))
+		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
+		                          j->engine_opts, e);
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
+		return target_open(&j->target, &j->o, job_writes(&j->o), e);
+	return 0;
+}
+
+int target_prepare_job(const struct llmio_job_opts *opts, struct llmio_error *e)
+{
+	struct job j;
+	int ret = job_open(&j, opts, e);
+
+	job_release(&j);
+	return ret;
+}
+
 static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
                    struct llmio_error *e)
 {
@@ -663,27 +696,9 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	int ret;
 
 	*out = NULL;
-	memset(&j, 0, sizeof(j));
-	j.wake_fd = -1;
-	llmio_job_opts_init(&j.o);
-	/* an older caller's struct is shorter: take what it has, defaults for the rest */
-	memcpy(&j.o, opts, opts->opts_size < sizeof(j.o) ? opts->opts_size : sizeof(j.o));
-	j.o.opts_size = sizeof(j.o);
-	j.nworkers = j.o.numjobs;
-
-	ret = validate(&j, e);
+	ret = job_open(&j, opts, e);
 	if (ret)
 		goto out_release;
-	if (engine_owns_target(j.engine, j.engine_opts)) {
-		ret = target_open_engine(&j.target, &j.o, job_writes(&j.o), j.engine, j.engine_opts,
-		                         e);
-		if (ret)
-			goto out_release;
-	} else if (!(j.engine->caps & ENGINE_CAP_NO_IO)) {
-		ret = target_open(&j.target, &j.o, job_writes(&j.o), e);
-		if (ret)
-			goto out_release;
-	}
 	ret = layout(&j, e);
 	if (!ret)
 		ret = verify_prepare(&j, e);

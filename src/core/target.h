@@ -66,6 +66,15 @@ struct engine_ops;
 int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool writes,
                        const struct engine_ops *eng, const void *eopts, struct llmio_error *e);
 
+/*
+ * Prepare the target of a job as llmio_job_run() would before its first I/O (options checked,
+ * engine resolved, files created, filled and checked), then close it: for processes that are
+ * about to run jobs on one file (MPI ranks), so that one of them lays it out while the others
+ * wait, and they all find it complete.  Targets an engine resolves itself are opened the same
+ * way.  Defined in job.c, which resolves the engine.  \return 0, or -errno with one line in e.
+ */
+int target_prepare_job(const struct llmio_job_opts *opts, struct llmio_error *e);
+
 /* Close the files and free everything; safe on a zeroed or half-opened target. */
 void target_close(struct target *t);
 

@@ -4,13 +4,12 @@
  * result gathered whole to rank 0 and merged there.  A rank that fails ends the MPI job.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/target.h"
 #include "dist/dist.h"
 #include "llmio/job.h"
 
@@ -91,19 +90,13 @@ int dist_job_run(struct llmio_job_opts *o, enum dist_layout layout, bool reorder
 	if (ret)
 		return dist_fail(ret == -EINVAL ? 2 : 1, e);
 	/*
-	 * One shared file, created once: rank 0 makes it before the others open it, so that no
-	 * two ranks race to create the same name.  Reads use the file as it is.
+	 * One shared file, laid out once: rank 0 creates and fills it (as its job would) while the
+	 * others wait at the barrier, so that no two ranks race to create or fill the same name.
+	 * Every rank's job then finds the file complete and reuses it untouched.
 	 */
-	if (layout == DIST_SHARED_FILE && o->rw != LLMIO_RW_READ && o->rw != LLMIO_RW_RANDREAD &&
-	    dist_rank() == 0) {
-		int fd = open(sh.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-
-		if (fd < 0) {
-			llmio_err(e, -errno, "cannot create the shared file %s: %s", sh.path,
-			          strerror(errno));
-			return dist_fail(1, e);
-		}
-		close(fd);
+	if (layout == DIST_SHARED_FILE && dist_rank() == 0 && (ret = target_prepare_job(o, e))) {
+		dist_share_release(&sh);
+		return dist_fail(ret == -EINVAL ? 2 : 1, e);
 	}
 	dist_barrier();
 	ret = llmio_job_run(o, &r, &je);

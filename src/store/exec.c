@@ -341,7 +341,7 @@ int plan_execute_stop(const struct plan *p, const struct lt_step *s, struct llmi
 	/* the default 50 us of timer slack would lengthen every emulated kernel */
 	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	(void)prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
-	t0 = t = now_ns();
+	t0 = t = x.last_ns = now_ns();
 	for (uint32_t k = 0; k <= N && !ret; k++) {
 		uint64_t end;
 
@@ -364,9 +364,10 @@ int plan_execute_stop(const struct plan *p, const struct lt_step *s, struct llmi
 			t = end;
 			break;
 		}
-		/* compute: the kernel's duration, reading completions as they come */
-		x.computing = true;
+		/* compute: the kernel's duration, reading completions as they come; what was in
+		 * flight before it started (the stall above) overlapped nothing */
 		account(&x, end);
+		x.computing = true;
 		end += s->kernels[k].dur_ns;
 		while (!ret && (t = now_ns()) < end) {
 			sleep_events(x.efd,

@@ -26,7 +26,7 @@ struct lru {
 	uint64_t mem, host;
 	uint8_t *where; /* PLAN_FAST (also on its way in), PLAN_HOST, PLAN_SSD; 0xff: not alive */
 	uint64_t *last; /* virtual kernel of the last touch */
-	uint32_t *need; /* virtual kernel up to which a tensor must stay (protected) */
+	int64_t *need;  /* virtual kernel up to which a tensor must stay (protected); -1: none */
 	uint32_t **by_kernel; /* tensors each kernel uses or creates */
 	uint32_t *nby;
 };
@@ -93,7 +93,7 @@ static int make_room(struct lru *l, uint64_t want, uint32_t k, uint64_t v, bool 
 	uint64_t freeable = 0;
 
 	for (uint32_t i = 0; dry && i < l->s->ntensors; i++)
-		if (l->where[i] == PLAN_FAST && l->need[i] < v)
+		if (l->where[i] == PLAN_FAST && l->need[i] < (int64_t)v)
 			freeable += l->s->tensors[i].bytes;
 	if (dry)
 		return l->mem + want - freeable <= l->c->budget || l->mem + want <= l->c->budget;
@@ -104,7 +104,7 @@ static int make_room(struct lru *l, uint64_t want, uint32_t k, uint64_t v, bool 
 		int ret;
 
 		for (uint32_t i = 0; i < l->s->ntensors; i++)
-			if (l->where[i] == PLAN_FAST && l->need[i] < v &&
+			if (l->where[i] == PLAN_FAST && l->need[i] < (int64_t)v &&
 			    (victim == UINT32_MAX || l->last[i] < l->last[victim]))
 				victim = i;
 		if (victim == UINT32_MAX)
@@ -128,13 +128,13 @@ static int kernel(struct lru *l, uint32_t k, uint64_t v, uint32_t lookahead, str
 	for (uint32_t a = lookahead; a >= 1; a--)
 		for (uint32_t j = 0; k + a < s->nkernels && j < l->nby[k + a]; j++)
 			if (l->where[l->by_kernel[k + a][j]] == PLAN_FAST)
-				l->need[l->by_kernel[k + a][j]] = (uint32_t)(v + a);
+				l->need[l->by_kernel[k + a][j]] = (int64_t)(v + a);
 	/* what this kernel touches is protected, and must be here */
 	for (uint32_t j = 0; j < l->nby[k]; j++) {
 		uint32_t i = l->by_kernel[k][j];
 
-		if (l->need[i] < v)
-			l->need[i] = (uint32_t)v;
+		if (l->need[i] < (int64_t)v)
+			l->need[i] = (int64_t)v;
 		if (l->where[i] != PLAN_FAST)
 			want += s->tensors[i].bytes;
 	}
@@ -175,7 +175,7 @@ static int kernel(struct lru *l, uint32_t k, uint64_t v, uint32_t lookahead, str
 
 			if (l->where[i] == NOT_ALIVE || l->where[i] == PLAN_FAST)
 				continue;
-			l->need[i] = (uint32_t)(v + a);
+			l->need[i] = (int64_t)(v + a);
 			if (make_room(l, b, k, v, true, e) != 1)
 				continue;
 			ret = make_room(l, b, k, v, false, e);
@@ -208,7 +208,7 @@ int plan_lru(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, 
 
 	l.where = malloc(T ? T : 1);
 	l.last = calloc(T ? T : 1, sizeof(*l.last));
-	l.need = calloc(T ? T : 1, sizeof(*l.need));
+	l.need = malloc((T ? T : 1) * sizeof(*l.need));
 	if (!l.where || !l.last || !l.need) {
 		ret = llmio_err(e, -ENOMEM, "out of memory");
 		goto out;
@@ -221,6 +221,7 @@ int plan_lru(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, 
 		bool pers = s->tensors[i].created == LT_PERSISTENT;
 
 		l.where[i] = NOT_ALIVE;
+		l.need[i] = -1; /* a cold start protects nothing: kernel 0 may evict */
 		if (pers && l.mem + s->tensors[i].bytes <= c->budget) {
 			l.where[i] = PLAN_FAST;
 			l.mem += s->tensors[i].bytes;

@@ -169,6 +169,7 @@ struct store_target {
 	char path[4096];    /* the file the store uses */
 	char workdir[4096]; /* llmio's directory it was made in ("" for a named file) */
 	bool created;       /* ours: removed on destroy */
+	int lock_fd;        /* created: holds flock(LOCK_EX) on the file while we live, else -1 */
 	uint64_t size;      /* bytes used (capacity) */
 };
 

@@ -7,6 +7,14 @@
  * jobs (target_open: --allow-destructive, --force).  Files the store created are removed when
  * it is destroyed.
  *
+ * Stale files.  A store file in llmio's directory is named store.PID.ADDRESS.TARGET and its
+ * creator holds flock(LOCK_EX) on it for as long as the store lives; the kernel drops the lock
+ * when the process ends, however it ends.  A process killed outright (SIGKILL, a crash) leaves
+ * its file behind, preallocated to the full capacity, so a new store in that directory removes
+ * every store file whose lock it can take and whose process is gone (both: a live creator may
+ * not have locked its file yet, and a PID may have been reused by a process that never locked
+ * it), and counts them in its statistics (reclaimed_files, reclaimed_bytes).
+ *
  * Striping: the logical space is cut into stripe units; unit u lives on target u % ntargets at
  * offset (u / ntargets) * stripe, so a tensor larger than one unit spreads over every target
  * (SSDTrain stripes activations over several SSDs the same way).
@@ -16,7 +24,10 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +58,41 @@ void store_piece(const struct llmio_store *s, const struct store_extent *x, uint
 		*d1 = *d0;
 }
 
+/* Remove name in work if it is a store file of a process that is gone (see the top). */
+static void reclaim_one(struct llmio_store *s, int dirfd, const char *name)
+{
+	char *end;
+	long pid = strtol(name + 6, &end, 10);
+	struct stat sb;
+	int fd;
+
+	if (strncmp(name, "store.", 6) || end == name + 6 || *end != '.' || pid <= 0 ||
+	    pid == (long)getpid())
+		return;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) && !flock(fd, LOCK_EX | LOCK_NB) &&
+	    kill((pid_t)pid, 0) && errno == ESRCH && !unlinkat(dirfd, name, 0)) {
+		s->st.reclaimed_files++;
+		s->st.reclaimed_bytes += (uint64_t)sb.st_size;
+	}
+	close(fd); /* drops the lock */
+}
+
+/* Remove the stale store files of dead processes from llmio's directory work. */
+static void reclaim_stale(struct llmio_store *s, const char *work)
+{
+	DIR *d = opendir(work);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		reclaim_one(s, dirfd(d), de->d_name);
+	closedir(d);
+}
+
 /* The path of the store file for target i in a user's directory (llmio's directory in it). */
 static int dir_file(struct llmio_store *s, struct store_target *st, const char *dir, unsigned i,
                     struct llmio_error *e)
@@ -57,6 +103,7 @@ static int dir_file(struct llmio_store *s, struct store_target *st, const char *
 		llmio_err_prefix(e, "store target %s", dir);
 		return rc;
 	}
+	reclaim_stale(s, st->workdir);
 	if ((size_t)snprintf(st->path, sizeof(st->path), "%s/store.%ld.%p.%u", st->workdir,
 	                     (long)getpid(), (void *)s, i) >= sizeof(st->path))
 		return llmio_err(e, -ENAMETOOLONG, "store target %s: the path is too long", dir);
@@ -86,8 +133,15 @@ static int open_file(struct llmio_store *s, struct store_target *st, struct llmi
 		return llmio_err(e, -err, "cannot create store file %s: %s", st->path,
 		                 strerror(err));
 	}
-	close(fd);
 	st->created = true;
+	/* held until the store is destroyed: tells a later store that this file is in use */
+	if (flock(fd, LOCK_EX)) {
+		err = errno;
+		close(fd);
+		free(jo);
+		return llmio_err(e, -err, "cannot lock store file %s: %s", st->path, strerror(err));
+	}
+	st->lock_fd = fd;
 	llmio_job_opts_init(jo);
 	jo->files = &f;
 	jo->nfiles_list = 1;
@@ -175,6 +229,7 @@ int store_targets_open(struct llmio_store *s, struct llmio_error *e)
 		const char *p = s->o.targets[i];
 
 		s->ntg = i + 1;
+		st->lock_fd = -1;
 		st->size = s->o.capacity;
 		if (!p || !p[0])
 			return llmio_err(e, -EINVAL,
@@ -208,6 +263,9 @@ void store_targets_close(struct llmio_store *s)
 		target_close(&st->t);
 		if (st->created)
 			unlink(st->path);
+		if (st->lock_fd >= 0)
+			close(st->lock_fd); /* after the unlink: no later store sees the file
+			                       unlocked */
 		if (st->workdir[0])
 			llmio_work_dir_prune(st->workdir);
 	}
