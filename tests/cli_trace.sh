@@ -143,7 +143,7 @@ fi
 llmio trace -q -o "$T/kill.trace" -- "$PROG" "$D" kill
 check "traced program whose child was SIGKILLed exits 0" [ "$RC" -eq 0 ]
 n=$("$LLMIO" trace dump "$T/kill.trace" | awk '!/^#/ && $5 == "write" && $11 ~ /killed$/' | wc -l)
-check "SIGKILLed child lost at most the last records ($n of 1000 writes)" [ "$n" -ge 995 ] && [ "$n" -le 1000 ]
+check "SIGKILLed child lost at most the last records ($n of 1000 writes)" test "$n" -ge 995 -a "$n" -le 1000
 
 # ---- exec and spawn carry the phase (issue 14.7: an exec'd child's bytes were "(none)") ----
 llmio trace -q -o "$T/exec.trace" -- "$PROG" "$D" exec
