@@ -19,6 +19,7 @@
 #ifndef LLMIO_ENGINE_INTERNAL_H
 #define LLMIO_ENGINE_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,6 +99,13 @@ struct engine_setup {
 	const char *devname;      /* block device name for messages ("vda"), or "" */
 	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */
 	const void *opts;         /* the engine's option struct, parsed from its table */
+	/*
+	 * The job's stop flag, set when the run must end (runtime over, Ctrl-C, another thread
+	 * failed), or NULL.  An engine whose I/Os can wait on another machine (s3) reads it in
+	 * reap and completes what it abandons with -ECANCELED, which the worker then neither
+	 * counts nor reports as an error.
+	 */
+	const atomic_int *stop;
 };
 
 struct engine_ctx {
