@@ -74,6 +74,9 @@ struct engine_target_req {
 	 */
 	const struct llmio_file *files;
 	unsigned nfiles;
+	/* set from outside (Ctrl-C) while resolving: stop waiting on a server (the job's
+	 * llmio_job_opts.stop, read atomically), or NULL */
+	const volatile int *stop;
 };
 
 /* The resolved target: n names (malloc'd each) and sizes, both arrays malloc'd. */

@@ -212,7 +212,8 @@ struct s3_cfg {
 	/* the job's retries, stall and timeout for control requests (the defaults outside one) */
 	int retries;
 	long stall_ms, timeout_ms;
-	const atomic_int *stop; /* the job's stop flag (runtime, Ctrl-C), or NULL */
+	const atomic_int *stop;           /* the job's stop flag (runtime, Ctrl-C), or NULL */
+	const volatile int *outside_stop; /* resolving targets: Ctrl-C (engine_target_req) */
 };
 
 /* A growable buffer for control requests (HEAD, list, multipart): never on the I/O path. */
@@ -806,6 +807,8 @@ static int ctl_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, 
 	(void)ut;
 	if (stopped(w->c->stop))
 		return 1;
+	if (w->c->outside_stop && __atomic_load_n(w->c->outside_stop, __ATOMIC_RELAXED))
+		return 1;
 	if (!w->since || dn + un != w->moved) {
 		w->moved = dn + un;
 		w->since = now;
@@ -1208,6 +1211,7 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	ret = s3_config_load(opts, &c, e);
 	if (ret)
 		return ret;
+	c.outside_stop = rq->stop;
 	ret = split_url(rq->files ? rq->files[0].path : rq->name, bucket, sizeof(bucket), rest,
 	                sizeof(rest), e);
 	if (ret)
