@@ -10,7 +10,7 @@
 #  2. what the server says is text: an ETag is escaped into the multipart complete, a listed key
 #     with a '..' segment or outside the prefix is refused, a key with CR LF is read whole;
 #  3. listings: a repeated continuation token or page fails, a 1024-byte key is listed, a page
-#     is at most 16 MiB, and 200,000 listed objects cost the same memory with 1 or 4 threads;
+#     is at most 16 MiB, and 100,000 listed objects cost the same memory with 1 or 4 threads;
 #  4. time: an unanswered request ends at stall=, --runtime and Ctrl-C end a run within a
 #     second whatever the server does, a slow but moving transfer does not trip stall=, a
 #     503's retries wait 10 ms, doubling;
@@ -38,7 +38,7 @@ fault() {
 	S3_FAULT_LIFETIME=300 python3 "$(dirname "$0")/s3_fault_server.py" "$1" "${2:-1048576}" \
 		"$T/fault.port" "$T/fault.log" &
 	FAULT_PID=$!
-	for _ in $(seq 100); do [ -s "$T/fault.port" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ -s "$T/fault.port" ] && break; sleep 0.1; done
 	[ -s "$T/fault.port" ] || skip_all "the fault server did not start"
 	AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$T/fault.port")
 	export AWS_ENDPOINT_URL
@@ -161,10 +161,10 @@ within "a listing page of 20 MiB" 20 1 "${LIST[@]}"
 expect_err "...fails" "the answer is larger than 16 MiB, more than any S3 reply"
 read -r rc kb < <(maxrss "$LLMIO" "${LIST[@]}" --json "$T/huge")
 check "...holding at most 16 MiB of it (exit $rc, max RSS $kb KiB)" test "$rc" -eq 1 -a "$kb" -lt 100000
-fault list-many:200000 4096
+fault list-many:100000 4096
 read -r rc1 kb1 < <(maxrss "$LLMIO" "${LIST[@]}" --runtime 1 --numjobs 1 --json "$T/many1")
 read -r rc4 kb4 < <(maxrss "$LLMIO" "${LIST[@]}" --runtime 1 --numjobs 4 --json "$T/many4")
-check "200,000 listed objects, 1 and 4 threads (exit $rc1 $rc4): $(head -c 300 "$T/many4.err")" \
+check "100,000 listed objects, 1 and 4 threads (exit $rc1 $rc4): $(head -c 300 "$T/many4.err")" \
 	test "$rc1" -eq 0 -a "$rc4" -eq 0
 check "...the 3 more threads hold at most 40 MiB more ($kb1 KiB, $kb4 KiB)" \
 	test $((kb4 - kb1)) -lt 40960

@@ -999,19 +999,27 @@ static int split_url(const char *name, char *bucket, size_t blen, char *rest, si
 	return key_check(name, rest, -EINVAL, e);
 }
 
+/*
+ * One more object in t.  The arrays double when n reaches a power of two (t has no capacity of
+ * its own): a listing of N objects copies O(N) pointers, not O(N^2).
+ */
 static int add_object(struct engine_target *t, const char *bucket, const char *key, uint64_t size)
 {
-	char **names = realloc(t->names, (t->n + 1) * sizeof(*names));
-	uint64_t *sizes;
 	size_t len = strlen(bucket) + strlen(key) + 8;
 
-	if (!names)
-		return -ENOMEM;
-	t->names = names;
-	sizes = realloc(t->sizes, (t->n + 1) * sizeof(*sizes));
-	if (!sizes)
-		return -ENOMEM;
-	t->sizes = sizes;
+	if (!(t->n & (t->n - 1))) {
+		size_t cap = t->n ? 2 * (size_t)t->n : 1;
+		char **names = realloc(t->names, cap * sizeof(*names));
+		uint64_t *sizes;
+
+		if (!names)
+			return -ENOMEM;
+		t->names = names;
+		sizes = realloc(t->sizes, cap * sizeof(*sizes));
+		if (!sizes)
+			return -ENOMEM;
+		t->sizes = sizes;
+	}
 	t->names[t->n] = malloc(len);
 	if (!t->names[t->n])
 		return -ENOMEM;
