@@ -15,7 +15,11 @@
  *    x-amz-content-sha256 header the caller supplies: UNSIGNED-PAYLOAD unless sha256=1
  *    (hashing every payload costs about 1.15 CPU-s per GB here), so each cost can be priced
  *    apart; Content-MD5 likewise with md5=1;
- *  - 503 SlowDown (and 500) are retried with exponential backoff, and counted.
+ *  - 503 SlowDown (and 500) are retried with exponential backoff, and counted;
+ *  - a server is taken at its word only for what was asked: no redirect is followed (the
+ *    credentials stay with the endpoint), a GET must get its range, a listing must move on
+ *    in key order, and every request ends when no byte moves for stall ms, after timeout ms,
+ *    or when the job stops (docs/object-storage.md, "What llmio trusts of a server").
  *
  * Targets (s3://bucket/key, s3://bucket/prefix) are resolved by s3_target_resolve() on the
  * control thread before the workers start: HEAD gives an object's size, a ListObjectsV2 of a
