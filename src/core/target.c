@@ -482,6 +482,7 @@ int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool
 	        .writes = writes,
 	        .files = opts->nfiles_list ? opts->files : NULL,
 	        .nfiles = opts->nfiles_list,
+	        .stop = opts->stop,
 	};
 	struct engine_target et = {0};
 	int rc;

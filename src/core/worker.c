@@ -245,6 +245,12 @@ static bool verify_io(struct worker *w, const struct io_req *io)
 	return false;
 }
 
+/* An I/O the engine abandoned because the job stopped (engine_setup.stop): not a failure. */
+static inline bool abandoned(const struct worker *w, const struct io_req *io)
+{
+	return io->res == -ECANCELED && atomic_load_explicit(&w->job->stop, memory_order_relaxed);
+}
+
 /*
  * Account one completion but its latencies (the caller adds those: one by one, or in runs of
  * equal values, lat_run.h); false when the I/O failed and the job must stop.  hooks: the job
@@ -289,6 +295,8 @@ static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
 /* Account one completion with its latencies; false when the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
+	if (abandoned(w, io))
+		return true;
 	if (!complete_io(w, io, t, measuring, complete_hooks(w->job)))
 		return false;
 	if (measuring) {
@@ -501,6 +509,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .devname = j->target.dev.known ? j->target.dev.name : "",
 	        .names = (const char *const *)j->target.paths,
 	        .opts = j->engine_opts,
+	        .stop = &j->stop,
 	};
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */
@@ -597,6 +606,27 @@ static bool reap_each(struct worker *w, unsigned n, uint64_t t, bool counting, b
 	return ok;
 }
 
+/*
+ * The I/Os an engine abandoned because the job stopped (engine_setup.stop, -ECANCELED) out of
+ * the n completions in w->evs: neither counted nor failed.  Returns how many are left.
+ */
+static unsigned drop_abandoned(struct worker *w, unsigned n, unsigned *inflight, unsigned *nfree)
+{
+	unsigned k = 0;
+
+	if (!atomic_load_explicit(&w->job->stop, memory_order_relaxed))
+		return n;
+	for (unsigned i = 0; i < n; i++) {
+		if (abandoned(w, w->evs[i])) {
+			w->free_ios[(*nfree)++] = w->evs[i];
+			(*inflight)--;
+		} else {
+			w->evs[k++] = w->evs[i];
+		}
+	}
+	return k;
+}
+
 /* Wait until `min` I/Os completed (all of them when draining), accounting them. */
 static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree, bool measuring,
                 bool count)
@@ -612,6 +642,7 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 		         w->job->engine->name, strerror(-n));
 		return n;
 	}
+	n = (int)drop_abandoned(w, (unsigned)n, inflight, nfree);
 	t = now_ns();
 	if (counting && !hooks && !w->log)
 		ok = reap_counted(w, (unsigned)n, t, nfree);

@@ -19,6 +19,7 @@
 #ifndef LLMIO_ENGINE_INTERNAL_H
 #define LLMIO_ENGINE_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +74,9 @@ struct engine_target_req {
 	 */
 	const struct llmio_file *files;
 	unsigned nfiles;
+	/* set from outside (Ctrl-C) while resolving: stop waiting on a server (the job's
+	 * llmio_job_opts.stop, read atomically), or NULL */
+	const volatile int *stop;
 };
 
 /* The resolved target: n names (malloc'd each) and sizes, both arrays malloc'd. */
@@ -98,6 +102,13 @@ struct engine_setup {
 	const char *devname;      /* block device name for messages ("vda"), or "" */
 	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */
 	const void *opts;         /* the engine's option struct, parsed from its table */
+	/*
+	 * The job's stop flag, set when the run must end (runtime over, Ctrl-C, another thread
+	 * failed), or NULL.  An engine whose I/Os can wait on another machine (s3) reads it in
+	 * reap and completes what it abandons with -ECANCELED, which the worker then neither
+	 * counts nor reports as an error.
+	 */
+	const atomic_int *stop;
 };
 
 struct engine_ctx {

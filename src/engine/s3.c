@@ -15,7 +15,11 @@
  *    x-amz-content-sha256 header the caller supplies: UNSIGNED-PAYLOAD unless sha256=1
  *    (hashing every payload costs about 1.15 CPU-s per GB here), so each cost can be priced
  *    apart; Content-MD5 likewise with md5=1;
- *  - 503 SlowDown (and 500) are retried with exponential backoff, and counted.
+ *  - 503 SlowDown (and 500) are retried with exponential backoff, and counted;
+ *  - a server is taken at its word only for what was asked: no redirect is followed (the
+ *    credentials stay with the endpoint), a GET must get its range, a listing must move on
+ *    in key order, and every request ends when no byte moves for stall ms, after timeout ms,
+ *    or when the job stops (docs/object-storage.md, "What llmio trusts of a server").
  *
  * Targets (s3://bucket/key, s3://bucket/prefix) are resolved by s3_target_resolve() on the
  * control thread before the workers start: HEAD gives an object's size, a ListObjectsV2 of a
@@ -28,10 +32,12 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,8 +49,21 @@
 #include "llmio/job.h"
 
 #define S3_MIN_PART (5u << 20) /* S3's smallest part but the last */
-#define S3_URL_MAX  2048
-#define S3_BODY_MAX 512 /* what an error response's XML keeps, for its <Code> */
+#define S3_URL_MAX  4096       /* endpoint, bucket and a 1024-byte key, every byte escaped */
+#define S3_BODY_MAX 512        /* what an error response's XML keeps, for its <Code> */
+#define S3_KEY_MAX  1024       /* S3's longest key, in bytes */
+/*
+ * The largest answer to a control request: a listing page of 1000 keys of 1024 bytes, each
+ * character escaped in XML, is under 7 MiB; more is not an S3 server's answer.
+ */
+#define S3_CTL_BODY_MAX (16u << 20)
+/* Defaults of retries, stall and timeout, for the options table and for control requests
+ * made outside a job (s3_objects_size, s3_objects_delete) */
+#define S3_RETRIES   5
+#define S3_STALL_S   30
+#define S3_TIMEOUT_S 600
+#define S3_STR_(x)   #x
+#define S3_STR(x)    S3_STR_(x)
 /*
  * libcurl's receive and send buffers (16 and 64 KiB by default): one recv() or send() moves up
  * to this much, as curl's own tool does with 100 KiB.
@@ -60,6 +79,8 @@ struct s3_opts {
 	int retries;  /* attempts after a 503/500 */
 	int cleanup;  /* delete the objects this run created, at the end */
 	int rcvlowat; /* wake for a GET's body every this many bytes; 0: per segment */
+	int stall;    /* ms: a request on which no byte moved for this long fails; 0: never */
+	int timeout;  /* ms: the total deadline of each request; 0: none */
 };
 
 /* fio's nearest, its http engine in http_mode=s3, has none of these: `--emit-fio` says so */
@@ -118,7 +139,8 @@ static const struct llmio_optdesc s3_options[] = {
                 OPTD_FIELD(struct s3_opts, retries),
                 .scope = OPTD_SCOPE_ENGINE,
                 .def = "5",
-                .help = "attempts after a 503 SlowDown or 500, with exponential backoff from 10 ms",
+                .help = "attempts after a 503 SlowDown or 500 (data and control requests alike), "
+                        "with exponential backoff from 10 ms",
                 .min = 0,
                 .max = 20,
                 S3_NO_FIO,
@@ -148,6 +170,37 @@ static const struct llmio_optdesc s3_options[] = {
                 .sweep_if_set = true,
                 S3_NO_FIO,
         },
+        {
+                .name = "stall",
+                .alias = NULL,
+                .type = OPTD_DURATION,
+                .bare_ns = 1000000000, /* a bare number is seconds */
+                .store_ns = 1000000,   /* the field holds ms */
+                OPTD_FIELD(struct s3_opts, stall),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = S3_STR(S3_STALL_S) "s",
+                .min = 0,
+                .max = 3600e9,
+                .help = "fail a request on which no byte has moved for this long (a server "
+                        "that stopped answering); a slow transfer that moves never trips it; "
+                        "0: never",
+                S3_NO_FIO,
+        },
+        {
+                .name = "timeout",
+                .alias = NULL,
+                .type = OPTD_DURATION,
+                .bare_ns = 1000000000,
+                .store_ns = 1000000,
+                OPTD_FIELD(struct s3_opts, timeout),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = S3_STR(S3_TIMEOUT_S) "s",
+                .min = 0,
+                .max = 86400e9,
+                .help = "the total deadline of each request (HEAD, listing page, multipart "
+                        "initiate / complete, and each GET or PUT of one block); 0: none",
+                S3_NO_FIO,
+        },
         {.name = NULL},
 };
 
@@ -160,12 +213,18 @@ struct s3_cfg {
 	char token[2048];
 	char sigv4[96]; /* "aws:amz:REGION:s3" */
 	char ca[1024];  /* AWS_CA_BUNDLE: certificates to trust for https, "" = the system's */
+	/* the job's retries, stall and timeout for control requests (the defaults outside one) */
+	int retries;
+	long stall_ms, timeout_ms;
+	const atomic_int *stop;           /* the job's stop flag (runtime, Ctrl-C), or NULL */
+	const volatile int *outside_stop; /* resolving targets: Ctrl-C (engine_target_req) */
 };
 
 /* A growable buffer for control requests (HEAD, list, multipart): never on the I/O path. */
 struct s3_buf {
 	char *p;
 	size_t len, cap;
+	bool over; /* the answer passed S3_CTL_BODY_MAX */
 };
 
 enum xfer_kind { XFER_GET, XFER_PUT, XFER_PART };
@@ -194,6 +253,10 @@ struct s3_xfer {
 	char body[S3_BODY_MAX]; /* an error response's XML */
 	size_t body_len;
 	char errbuf[CURL_ERROR_SIZE];
+	int64_t cr_lo, cr_hi; /* a GET's Content-Range, -1 when none came */
+	char bad[200];        /* why the answer is not the one asked for (on_body), "" */
+	uint64_t moved;       /* bytes moved at moved_ns (xfer_moved), for the stall check */
+	uint64_t moved_ns;    /* 0: not checked since the transfer was added */
 };
 
 /* One object of the job. */
@@ -218,8 +281,11 @@ struct s3_data {
 	CURL *ctl; /* control requests (multipart initiate/complete, delete) */
 	struct s3_xfer *x;
 	unsigned depth;
-	struct s3_file *files;
+	struct s3_file *files; /* the job's objects when it writes; NULL for a read-only job */
 	unsigned nfiles;
+	const char *const *names; /* the job's objects (engine_setup), shared by its threads */
+	const uint64_t *sizes;
+	struct s3_file *rfiles; /* read-only job: the object each slot reads (slot_file) */
 	uint32_t bs;
 	struct io_req **done; /* completed, not yet reaped */
 	unsigned ndone;
@@ -235,6 +301,10 @@ struct s3_data {
 	uint64_t copy_untimed; /* bytes copied since the last piece timed */
 	int ep;                /* epoll of the transfers' sockets (libcurl's socket interface) */
 	uint64_t timer_ns;     /* libcurl's timer: run its timeouts at this now_ns(); 0: none */
+
+	const atomic_int *stop; /* the job's stop flag (engine_setup), or NULL */
+	uint64_t check_ns;      /* the next stall check, now_ns() */
+	unsigned abandoned;     /* requests unanswered when the job stopped */
 };
 
 /*
@@ -360,9 +430,9 @@ static int s3_config_load(const struct s3_opts *o, struct s3_cfg *c, struct llmi
 		s3_fmt(c->endpoint, sizeof(c->endpoint), "https://s3.%s.amazonaws.com", c->region);
 	while (strlen(c->endpoint) && c->endpoint[strlen(c->endpoint) - 1] == '/')
 		c->endpoint[strlen(c->endpoint) - 1] = '\0';
-	if (!strstr(c->endpoint, "://"))
+	if (strncmp(c->endpoint, "http://", 7) && strncmp(c->endpoint, "https://", 8))
 		return llmio_err(e, -EINVAL,
-		                 "endpoint %s has no scheme: set AWS_ENDPOINT_URL to "
+		                 "endpoint %s is not http:// or https://: set AWS_ENDPOINT_URL to "
 		                 "http://HOST:PORT or https://HOST",
 		                 c->endpoint);
 	if (o && o->tls) {
@@ -392,6 +462,9 @@ static int s3_config_load(const struct s3_opts *o, struct s3_cfg *c, struct llmi
 			                 path);
 	}
 	s3_fmt(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->region);
+	c->retries = o ? o->retries : S3_RETRIES;
+	c->stall_ms = o ? o->stall : S3_STALL_S * 1000L;
+	c->timeout_ms = o ? o->timeout : S3_TIMEOUT_S * 1000L;
 	if (env("AWS_CA_BUNDLE"))
 		copy_trim(c->ca, sizeof(c->ca), env("AWS_CA_BUNDLE"));
 	return 0;
@@ -405,8 +478,30 @@ static int s3_config_load(const struct s3_opts *o, struct s3_cfg *c, struct llmi
  * signs the headers it is given (Debian's 7.88 does not add x-amz-content-sha256 itself, and S3
  * requires it), so the caller's list already holds it.
  */
+/*
+ * Keep every request of h on the endpoint: http and https only, and no redirect followed.
+ * libcurl would send the caller's headers, the session token among them, to wherever a redirect
+ * points, and the redirected request unsigned (it drops the credentials for another host); the
+ * 3xx is reported instead, with where it pointed (redirect_fail).  The path goes out as the
+ * key spells it: libcurl would resolve a "/../" in it into another bucket's path.
+ */
+static void s3_confine(CURL *h)
+{
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+}
+
 static void s3_sign(CURL *h, const struct s3_cfg *c)
 {
+	s3_confine(h);
 	if (c->ca[0])
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
 	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
@@ -469,6 +564,10 @@ static size_t buf_write(char *p, size_t size, size_t n, void *arg)
 	struct s3_buf *b = arg;
 	size_t len = size * n;
 
+	if (b->len + len > S3_CTL_BODY_MAX) {
+		b->over = true;
+		return 0;
+	}
 	if (b->len + len + 1 > b->cap) {
 		size_t cap = (b->len + len + 1) * 2;
 		char *q = realloc(b->p, cap);
@@ -508,7 +607,41 @@ static bool xml_get(const char *xml, const char *tag, char *out, size_t len, con
 	return true;
 }
 
-/* XML's five entities in place (a key "a&b" is listed as "a&amp;b"). */
+/*
+ * A character reference (&#13; &#x0A;) at *s, as UTF-8 at *w, both advanced; false when *s
+ * is not one.  A key with CR or LF in it is listed so.
+ */
+static bool char_ref(char **s, char **w)
+{
+	const char *p = *s + 2 + (*(*s + 2) == 'x');
+	char *end;
+	unsigned long cp;
+	unsigned char *o = (unsigned char *)*w;
+
+	cp = strtoul(p, &end, p[-1] == 'x' ? 16 : 10);
+	if (end == p || *end != ';' || !cp || cp > 0x10ffff)
+		return false;
+	if (cp < 0x80) {
+		*o++ = (unsigned char)cp;
+	} else if (cp < 0x800) {
+		*o++ = (unsigned char)(0xc0 | cp >> 6);
+		*o++ = (unsigned char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		*o++ = (unsigned char)(0xe0 | cp >> 12);
+		*o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (cp & 0x3f));
+	} else {
+		*o++ = (unsigned char)(0xf0 | cp >> 18);
+		*o++ = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (cp & 0x3f));
+	}
+	*w = (char *)o;
+	*s = end + 1;
+	return true;
+}
+
+/* XML's five entities and character references in place (a key "a&b" is listed as "a&amp;b"). */
 static void xml_unescape(char *s)
 {
 	static const struct {
@@ -529,11 +662,36 @@ static void xml_unescape(char *s)
 		if (*s == '&' && i < sizeof(ents) / sizeof(ents[0])) {
 			*w++ = ents[i].ch;
 			s += n;
+		} else if (s[0] == '&' && s[1] == '#' && char_ref(&s, &w)) {
+			continue;
 		} else {
 			*w++ = *s++;
 		}
 	}
 	*w = '\0';
+}
+
+/* s with XML's special characters escaped into out; false when it does not fit. */
+static bool xml_escape(const char *s, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (; *s; s++) {
+		const char *ent = *s == '&'    ? "&amp;"
+		                  : *s == '<'  ? "&lt;"
+		                  : *s == '>'  ? "&gt;"
+		                  : *s == '"'  ? "&quot;"
+		                  : *s == '\'' ? "&apos;"
+		                               : NULL;
+		size_t n = ent ? strlen(ent) : 1;
+
+		if (used + n >= len)
+			return false;
+		memcpy(out + used, ent ? ent : s, n);
+		used += n;
+	}
+	out[used] = '\0';
+	return true;
 }
 
 /* What a failed HTTP status means to a user, with the fix. */
@@ -594,22 +752,95 @@ static const char *curl_hint(CURLcode rc)
 	case CURLE_COULDNT_CONNECT:
 		return "the server went away, or none runs at the endpoint (AWS_ENDPOINT_URL)";
 	case CURLE_OPERATION_TIMEDOUT:
-		return "the server stopped answering";
+		return "the server stopped answering, or is slower than the request's deadline: "
+		       "raise timeout= (or stall=) for a slow server";
+	case CURLE_ABORTED_BY_CALLBACK:
+		return "the run was stopped (its runtime ended, or Ctrl-C) while the server had "
+		       "not "
+		       "answered";
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		return "llmio speaks only http and https to an S3 endpoint";
 	default:
 		return "the server went away, or speaks TLS where tls=off sent plain HTTP";
 	}
 }
 
+/* A 3xx: not followed (s3_confine), one line saying where it pointed; returns -EREMOTE. */
+static int redirect_fail(struct llmio_error *e, const char *what, long code, CURL *h,
+                         const struct s3_cfg *c)
+{
+	const char *to = NULL;
+
+	curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
+	return llmio_err(e, -EREMOTE,
+	                 "%s: HTTP %ld redirect to %s: not followed, credentials stay with the "
+	                 "endpoint %s; set AWS_ENDPOINT_URL (and AWS_REGION) to where the bucket "
+	                 "is served",
+	                 what, code, to ? to : "(no Location)", c->endpoint);
+}
+
+static bool stopped(const atomic_int *stop)
+{
+	return stop && atomic_load_explicit(stop, memory_order_relaxed);
+}
+
+/* The line for a request on which no byte moved for too long (what: the request). */
+static void stall_msg(char *buf, size_t len, const char *what, uint64_t idle_ns, long stall_ms)
+{
+	s3_fmt(buf, len,
+	       "%s: no byte moved for %.1f s (stall=%.1fs): the server stopped answering; raise "
+	       "stall= for a server that pauses longer",
+	       what, (double)idle_ns / 1e9, (double)stall_ms / 1e3);
+}
+
+/* A control request's watch: the job stopping, or no byte moving for stall_ms, ends it. */
+struct ctl_watch {
+	const struct s3_cfg *c;
+	curl_off_t moved;
+	uint64_t since; /* now_ns() when moved last changed; 0: not yet seen */
+	bool stalled;
+};
+
+/* libcurl's progress callback on a control request (called about once a second, or more). */
+static int ctl_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct ctl_watch *w = arg;
+	uint64_t now = now_ns();
+
+	(void)dt;
+	(void)ut;
+	if (stopped(w->c->stop))
+		return 1;
+	if (w->c->outside_stop && __atomic_load_n(w->c->outside_stop, __ATOMIC_RELAXED))
+		return 1;
+	if (!w->since || dn + un != w->moved) {
+		w->moved = dn + un;
+		w->since = now;
+		return 0;
+	}
+	w->stalled = w->c->stall_ms && now - w->since >= (uint64_t)w->c->stall_ms * 1000000;
+	return w->stalled;
+}
+
+/* The wait before retry number n (1, 2, ...) of a throttled request: 10 ms, doubling. */
+static uint64_t backoff_ns(unsigned n)
+{
+	return 10000000ull << (n - 1);
+}
+
 /*
  * A blocking control request on h (HEAD, list, multipart initiate/complete/abort, delete):
- * method, url, optional body; the response body into resp.  Returns the HTTP status, or
- * -errno for a transport failure (message in e).
+ * method, url, optional body; the response body into resp.  A 503 or 500 is sent again as the
+ * data path does (retries, backoff_ns); no byte moving for stall_ms, the whole request past
+ * timeout_ms, or the job stopping ends it.  Returns the HTTP status, or -errno for a transport
+ * failure or a redirect (message in e).
  */
 static long ctl_request(CURL *h, const struct s3_cfg *c, const char *method, const char *url,
                         const char *body, struct s3_buf *resp, struct llmio_error *e)
 {
 	struct curl_slist *hdrs = NULL, *t;
-	char errbuf[CURL_ERROR_SIZE] = "", sha[96];
+	char errbuf[CURL_ERROR_SIZE] = "", sha[96], what[S3_URL_MAX + 16];
+	struct ctl_watch w = {.c = c};
 	long code = 0;
 	CURLcode rc;
 
@@ -634,6 +865,10 @@ static long ctl_request(CURL *h, const struct s3_cfg *c, const char *method, con
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, ctl_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	s3_sign(h, c);
 	if (!strcmp(method, "HEAD"))
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
@@ -647,16 +882,48 @@ static long ctl_request(CURL *h, const struct s3_cfg *c, const char *method, con
 	}
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
-	if (resp->p)
-		resp->p[0] = '\0';
-	resp->len = 0;
-	rc = curl_easy_perform(h);
+	for (unsigned attempt = 0;; attempt++) {
+		if (resp->p)
+			resp->p[0] = '\0';
+		resp->len = 0;
+		resp->over = false;
+		w.since = 0;
+		rc = curl_easy_perform(h);
+		code = 0;
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		if (rc || (code != 503 && code != 500) || attempt >= (unsigned)c->retries ||
+		    stopped(c->stop))
+			break;
+		uint64_t ns = backoff_ns(attempt + 1);
+		struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000),
+		                      .tv_nsec = (long)(ns % 1000000000)};
+
+		nanosleep(&ts, NULL);
+	}
 	curl_slist_free_all(hdrs);
+	s3_fmt(what, sizeof(what), "%s %s", method, url);
+	if (rc == CURLE_ABORTED_BY_CALLBACK && w.stalled) {
+		char msg[LLMIO_ERROR_MSG_MAX];
+
+		stall_msg(msg, sizeof(msg), what, now_ns() - w.since, c->stall_ms);
+		return llmio_err(e, -ETIMEDOUT, "%s", msg);
+	}
+	/* the job stopped: the I/O that waited on this is abandoned, not failed (engine.h) */
+	if (rc == CURLE_ABORTED_BY_CALLBACK)
+		return llmio_err(e, -ECANCELED, "%s: %s", what, curl_hint(rc));
+	if (rc == CURLE_WRITE_ERROR && resp->over)
+		return llmio_err(
+		        e, -EFBIG,
+		        "%s %s: the answer is larger than %u MiB, more than any S3 reply "
+		        "(a listing page of 1000 keys is under 7 MiB): the endpoint is not "
+		        "an S3 server, or a broken one",
+		        method, url, S3_CTL_BODY_MAX >> 20);
 	if (rc)
 		return llmio_err(e, rc == CURLE_COULDNT_CONNECT ? -ECONNREFUSED : -EIO,
 		                 "%s %s: %s (%s)", method, url,
 		                 errbuf[0] ? errbuf : curl_easy_strerror(rc), curl_hint(rc));
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 300 && code < 400)
+		return redirect_fail(e, what, code, h, c);
 	return code;
 }
 
@@ -684,11 +951,37 @@ static int object_url(const struct s3_cfg *c, const char *bucket, const char *ke
 /* ---------------------------------------------------------------------------------------- */
 /* Targets                                                                                  */
 
-/* s3://bucket/rest -> bucket, rest.  -EINVAL when the name is not one. */
+/*
+ * A key that cannot change the request's bucket or path: none of its segments is "." or ".."
+ * (which a server or proxy resolves, into another path or bucket).  0, or rc with the reason
+ * in e (-EINVAL for a name the user gave, -EPROTO for one a server listed).  name: how the
+ * message names the key.
+ */
+static int key_check(const char *name, const char *key, int rc, struct llmio_error *e)
+{
+	for (const char *p = key; *p; p += strcspn(p, "/"), p += *p == '/') {
+		size_t n = strcspn(p, "/");
+
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return llmio_err(
+			        e, rc,
+			        "%s: the key has a '%.*s' segment, which servers and proxies "
+			        "resolve into another path (or bucket): llmio does not send it; "
+			        "rename the object",
+			        name, (int)n, p);
+	}
+	return 0;
+}
+
+/*
+ * s3://bucket/rest -> bucket, rest, rest exactly as given (a key may hold any byte, CR and LF
+ * too).  -EINVAL when the name is not one, -ENAMETOOLONG when a part does not fit.
+ */
 static int split_url(const char *name, char *bucket, size_t blen, char *rest, size_t rlen,
                      struct llmio_error *e)
 {
 	const char *b, *slash;
+	size_t n;
 
 	if (strncmp(name, "s3://", 5))
 		return llmio_err(e, -EINVAL,
@@ -702,23 +995,35 @@ static int split_url(const char *name, char *bucket, size_t blen, char *rest, si
 		                 name);
 	memcpy(bucket, b, (size_t)(slash - b));
 	bucket[slash - b] = '\0';
-	copy_trim(rest, rlen, slash + 1);
-	return 0;
+	n = strlen(slash + 1);
+	if (n >= rlen || n > S3_KEY_MAX)
+		return llmio_err(e, -ENAMETOOLONG, "%s: the key is longer than S3's %u bytes", name,
+		                 S3_KEY_MAX);
+	memcpy(rest, slash + 1, n + 1);
+	return key_check(name, rest, -EINVAL, e);
 }
 
+/*
+ * One more object in t.  The arrays double when n reaches a power of two (t has no capacity of
+ * its own): a listing of N objects copies O(N) pointers, not O(N^2).
+ */
 static int add_object(struct engine_target *t, const char *bucket, const char *key, uint64_t size)
 {
-	char **names = realloc(t->names, (t->n + 1) * sizeof(*names));
-	uint64_t *sizes;
 	size_t len = strlen(bucket) + strlen(key) + 8;
 
-	if (!names)
-		return -ENOMEM;
-	t->names = names;
-	sizes = realloc(t->sizes, (t->n + 1) * sizeof(*sizes));
-	if (!sizes)
-		return -ENOMEM;
-	t->sizes = sizes;
+	if (!(t->n & (t->n - 1))) {
+		size_t cap = t->n ? 2 * (size_t)t->n : 1;
+		char **names = realloc(t->names, cap * sizeof(*names));
+		uint64_t *sizes;
+
+		if (!names)
+			return -ENOMEM;
+		t->names = names;
+		sizes = realloc(t->sizes, cap * sizeof(*sizes));
+		if (!sizes)
+			return -ENOMEM;
+		t->sizes = sizes;
+	}
 	t->names[t->n] = malloc(len);
 	if (!t->names[t->n])
 		return -ENOMEM;
@@ -745,7 +1050,14 @@ static int head_object(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 		return (int)code;
 	if (code == 200) {
 		curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
-		*size = len > 0 ? (uint64_t)len : 0;
+		if (len < 0)
+			return llmio_err(
+			        e, -EPROTO,
+			        "HEAD s3://%s/%s: HTTP 200 without a Content-Length: the "
+			        "server does not say the object's size (S3 always does); see "
+			        "the server's log",
+			        bucket, key);
+		*size = (uint64_t)len;
 		return 0;
 	}
 	if (code == 404) {
@@ -764,18 +1076,25 @@ static int head_object(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 	return http_fail(e, http_errno(code), what, code, "");
 }
 
-/* Every object under prefix (ListObjectsV2, following continuation tokens). */
+/*
+ * Every object under prefix (ListObjectsV2, following continuation tokens).  The answer is
+ * checked as far as it decides what is read: each key under the prefix, in ascending order
+ * (as S3 lists them; a repeated page goes back), a token that moves on, nothing cut short.
+ */
 static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, const char *prefix,
                        struct engine_target *t, struct llmio_error *e)
 {
-	char token[1024] = "", url[S3_URL_MAX * 2], what[S3_URL_MAX];
+	char token[1024] = "", sent[1024], last[S3_KEY_MAX + 1] = "", url[S3_URL_MAX * 2];
+	char what[S3_URL_MAX + 32], name[S3_URL_MAX];
 	struct s3_buf resp = {0};
 	int ret = 0;
 
+	s3_fmt(what, sizeof(what), "listing s3://%s/%s", bucket, prefix);
 	for (;;) {
 		char *ep = curl_easy_escape(h, prefix, 0), *et = curl_easy_escape(h, token, 0);
 		const char *at = NULL;
-		char key[1024], size[32], trunc[16] = "";
+		/* a key's XML text: each of its 1024 bytes may be an entity of up to 6 */
+		char key[S3_KEY_MAX * 6 + 1], size[32], trunc[16] = "";
 		long code;
 
 		if (!ep || !et) {
@@ -790,27 +1109,69 @@ static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 		       token[0] ? "continuation-token=" : "", et, token[0] ? "&" : "", ep);
 		curl_free(ep);
 		curl_free(et);
+		memcpy(sent, token, sizeof(token));
 		code = ctl_request(h, c, "GET", url, NULL, &resp, e);
 		if (code < 0) {
 			ret = (int)code;
 			break;
 		}
 		if (code != 200) {
-			s3_fmt(what, sizeof(what), "listing s3://%s/%s", bucket, prefix);
 			ret = http_fail(e, http_errno(code), what, code, resp.p);
 			break;
 		}
-		while (xml_get(resp.p, "Key", key, sizeof(key), &at) &&
-		       xml_get(resp.p, "Size", size, sizeof(size), &at)) {
-			xml_unescape(key);
-			ret = add_object(t, bucket, key, strtoull(size, NULL, 10));
-			if (ret)
+		while (!ret && resp.p && strstr(at ? at : resp.p, "<Key>")) {
+			if (!xml_get(resp.p, "Key", key, sizeof(key), &at) ||
+			    (xml_unescape(key), strlen(key) > S3_KEY_MAX)) {
+				ret = llmio_err(
+				        e, -EPROTO,
+				        "%s: a listed key is longer than S3's %u bytes, or its "
+				        "<Key> is not closed: not an S3 answer; see the server's "
+				        "log",
+				        what, S3_KEY_MAX);
 				break;
+			}
+			s3_fmt(name, sizeof(name), "listed key s3://%s/%s", bucket, key);
+			if (!xml_get(resp.p, "Size", size, sizeof(size), &at))
+				ret = llmio_err(e, -EPROTO,
+				                "%s: %s has no <Size>: not an S3 answer", what,
+				                name);
+			else if (strncmp(key, prefix, strlen(prefix)))
+				ret = llmio_err(
+				        e, -EPROTO,
+				        "%s: %s is outside the prefix asked: not an S3 answer; "
+				        "see the server's log",
+				        what, name);
+			else if (last[0] && strcmp(key, last) <= 0)
+				ret = llmio_err(
+				        e, -EPROTO,
+				        "%s: the server listed key %s after %s, out of S3's key "
+				        "order (a page listed again?): see the server's log",
+				        what, key, last);
+			else
+				ret = key_check(name, key, -EPROTO, e);
+			if (!ret) {
+				memcpy(last, key, strlen(key) + 1);
+				ret = add_object(t, bucket, key, strtoull(size, NULL, 10));
+			}
 		}
 		xml_get(resp.p, "IsTruncated", trunc, sizeof(trunc), NULL);
-		if (ret || strcmp(trunc, "true") ||
-		    !xml_get(resp.p, "NextContinuationToken", token, sizeof(token), NULL))
+		if (ret || strcmp(trunc, "true"))
 			break;
+		if (!xml_get(resp.p, "NextContinuationToken", token, sizeof(token), NULL)) {
+			ret = llmio_err(e, -EPROTO,
+			                "%s: a truncated page without a NextContinuationToken (or "
+			                "with one over %zu bytes): not an S3 answer",
+			                what, sizeof(token) - 1);
+			break;
+		}
+		if (!strcmp(token, sent)) {
+			ret = llmio_err(
+			        e, -EPROTO,
+			        "%s: the server answered continuation token '%s' with itself: "
+			        "the listing would repeat forever; see the server's log",
+			        what, token);
+			break;
+		}
 	}
 	free(resp.p);
 	if (ret == -ENOMEM)
@@ -825,7 +1186,7 @@ static int list_prefix(CURL *h, const struct s3_cfg *c, const char *bucket, cons
 static int resolve_list(CURL *h, const struct s3_cfg *c, const struct engine_target_req *rq,
                         struct engine_target *t, struct llmio_error *e)
 {
-	char bucket[256], key[1024];
+	char bucket[256], key[S3_KEY_MAX + 1];
 	int ret = 0;
 
 	for (unsigned i = 0; i < rq->nfiles && !ret; i++) {
@@ -852,7 +1213,7 @@ static int resolve_list(CURL *h, const struct s3_cfg *c, const struct engine_tar
 static int s3_target_resolve(const void *opts, const struct engine_target_req *rq,
                              struct engine_target *t, struct llmio_error *e)
 {
-	char bucket[256], rest[1024], key[1100];
+	char bucket[256], rest[S3_KEY_MAX + 1], key[S3_KEY_MAX + 16];
 	struct s3_cfg c;
 	uint64_t size;
 	CURL *h;
@@ -862,6 +1223,7 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	ret = s3_config_load(opts, &c, e);
 	if (ret)
 		return ret;
+	c.outside_stop = rq->stop;
 	ret = split_url(rq->files ? rq->files[0].path : rq->name, bucket, sizeof(bucket), rest,
 	                sizeof(rest), e);
 	if (ret)
@@ -941,7 +1303,7 @@ static int ctl_open(struct s3_cfg *c, CURL **h, struct llmio_error *e)
 
 int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes, struct llmio_error *e)
 {
-	char bucket[256], key[1024];
+	char bucket[256], key[S3_KEY_MAX + 1];
 	struct s3_cfg c;
 	CURL *h;
 	int ret = ctl_open(&c, &h, e);
@@ -968,7 +1330,7 @@ int s3_objects_size(const char *const *names, unsigned n, uint64_t *sizes, struc
 int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,
                       struct llmio_error *e)
 {
-	char bucket[256], key[1024], url[S3_URL_MAX];
+	char bucket[256], key[S3_KEY_MAX + 1], url[S3_URL_MAX];
 	struct s3_buf resp = {0};
 	struct s3_cfg c;
 	CURL *h;
@@ -1019,6 +1381,38 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Whether a GET's answer is the range asked: 206 with that Content-Range, or 200 with a whole
+ * object that is the range.  Else x->bad says what came instead, and the body is refused: data
+ * from another offset would pass as the block's.
+ */
+static bool range_ok(struct s3_xfer *x)
+{
+	const struct io_req *io = x->io;
+
+	if (x->code == 206 && x->cr_lo == (int64_t)io->off &&
+	    x->cr_hi == (int64_t)(io->off + io->len - 1))
+		return true;
+	if (x->code == 200 && !io->off && io->len == x->file->size)
+		return true;
+	if (x->code == 206 && x->cr_lo >= 0)
+		s3_fmt(x->bad, sizeof(x->bad),
+		       "HTTP 206 with Content-Range bytes %" PRId64 "-%" PRId64
+		       ", not the range asked: "
+		       "the server sent other bytes; see its log",
+		       x->cr_lo, x->cr_hi);
+	else if (x->code == 206)
+		s3_fmt(x->bad, sizeof(x->bad),
+		       "HTTP 206 without a Content-Range: not an S3 answer; see the server's log");
+	else
+		s3_fmt(x->bad, sizeof(x->bad),
+		       "HTTP %ld to a ranged GET: the server ignored the Range (and sent the "
+		       "object "
+		       "from its start); use a server that serves Range requests",
+		       x->code);
+	return false;
+}
+
 /* GET body: straight into the I/O buffer; an error response's XML into x->body. */
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
@@ -1035,8 +1429,16 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 		x->body[x->body_len] = '\0';
 		return len;
 	}
-	if (x->pos + len > x->io->len)
-		return 0; /* more than the range asked for: the server is broken; fail the I/O */
+	if (!x->pos && !range_ok(x))
+		return 0;
+	if (x->pos + len > x->io->len) {
+		s3_fmt(x->bad, sizeof(x->bad),
+		       "the body is longer than the %u bytes asked (HTTP %ld): the server sends "
+		       "more "
+		       "than the range; see its log",
+		       x->io->len, x->code);
+		return 0;
+	}
 	/*
 	 * libcurl hands a body over in pieces of 16 KiB (CURL_MAX_WRITE_SIZE), 65536 per GB: one
 	 * piece in S3_COPY_SAMPLE is timed, and its CPU time per byte counts for the bytes of the
@@ -1090,6 +1492,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 
 	if (len > 6 && !strncasecmp(p, "ETag:", 5))
 		copy_trim(x->etag, sizeof(x->etag), p + 5);
+	else if (len > 20 && !strncasecmp(p, "Content-Range:", 14) &&
+	         sscanf(p + 14, " bytes %" SCNd64 "-%" SCNd64, &x->cr_lo, &x->cr_hi) != 2)
+		x->cr_lo = x->cr_hi = -1;
 	else if (len > 12 && !strncmp(p, "HTTP/", 5))
 		x->code = strtol(p + strcspn(p, " "), NULL, 10);
 	return len;
@@ -1174,12 +1579,12 @@ static int xfer_setup(struct s3_data *d, struct s3_xfer *x)
 	curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(x->h, CURLOPT_BUFFERSIZE, (long)S3_XFER_BUF);
 	curl_easy_setopt(x->h, CURLOPT_UPLOAD_BUFFERSIZE, (long)S3_XFER_BUF);
-	/* a server that stops sending without closing fails the I/O instead of hanging the job */
-	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, 60L);
-	/* S3 redirects (307 to another region, AIStore's targets) are re-signed by libcurl */
-	curl_easy_setopt(x->h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(x->h, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	/*
+	 * The total deadline; a server that stops sending without closing is found by
+	 * check_stalls (curl's low-speed check sees no byte that SO_RCVLOWAT holds back).
+	 * Redirects are not followed (s3_confine, in s3_sign).
+	 */
+	curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, (long)d->o.timeout);
 	curl_easy_setopt(x->h, CURLOPT_HTTP_VERSION,
 	                 d->o.http ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
 	                           : (long)CURL_HTTP_VERSION_1_1);
@@ -1210,6 +1615,9 @@ static void xfer_prepare(struct s3_data *d, struct s3_xfer *x)
 	x->etag[0] = '\0';
 	x->errbuf[0] = '\0';
 	x->code = 0;
+	x->cr_lo = x->cr_hi = -1;
+	x->bad[0] = '\0';
+	x->moved_ns = 0;
 	if (x->kind == XFER_GET) {
 		s3_fmt(x->h_range, sizeof(x->h_range), "Range: bytes=%" PRIu64 "-%" PRIu64, io->off,
 		       io->off + io->len - 1);
@@ -1278,10 +1686,14 @@ static int multipart_start(struct s3_data *d, struct s3_file *f, struct llmio_er
 	}
 	if (code >= 0) {
 		s3_fmt(what, sizeof(what), "starting the multipart upload of %s", f->name);
-		/* 200 without an UploadId is a server fault; the message keeps the HTTP status */
-		long status = code == 200 ? 500 : code;
-
-		code = http_fail(e, http_errno(status), what, status, resp.p);
+		if (code == 200)
+			code = llmio_err(
+			        e, -EPROTO,
+			        "%s: HTTP 200 without an <UploadId> (or one over %zu bytes): "
+			        "not an S3 answer; see the server's log",
+			        what, sizeof(f->upload_id) - 1);
+		else
+			code = http_fail(e, http_errno(code), what, code, resp.p);
 	}
 	free(resp.p);
 	return (int)code;
@@ -1290,7 +1702,7 @@ static int multipart_start(struct s3_data *d, struct s3_file *f, struct llmio_er
 /* Every part is in: complete the upload (a blocking control request, once per object). */
 static int multipart_complete(struct s3_data *d, struct s3_file *f, struct llmio_error *e)
 {
-	size_t cap = 128 + (size_t)f->nparts * 160, used = 0;
+	size_t cap = 128 + (size_t)f->nparts * (64 + 6 * sizeof(f->etags[0])), used = 0;
 	char *body = malloc(cap), url[S3_URL_MAX + 300], what[S3_URL_MAX + 64];
 	struct s3_buf resp = {0};
 	long code;
@@ -1298,10 +1710,16 @@ static int multipart_complete(struct s3_data *d, struct s3_file *f, struct llmio
 	if (!body)
 		return llmio_err(e, -ENOMEM, "out of memory completing %s", f->name);
 	used += (size_t)s3_fmt(body + used, cap - used, "<CompleteMultipartUpload>");
-	for (unsigned i = 0; i < f->nparts; i++)
+	for (unsigned i = 0; i < f->nparts; i++) {
+		/* the server's ETag is text in the XML, never markup (each byte escapes to 6 at
+		 * most) */
+		char etag[6 * sizeof(f->etags[0])];
+
+		xml_escape(f->etags[i], etag, sizeof(etag));
 		used += (size_t)s3_fmt(body + used, cap - used,
 		                       "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
-		                       i + 1, f->etags[i]);
+		                       i + 1, etag);
+	}
 	s3_fmt(body + used, cap - used, "</CompleteMultipartUpload>");
 	s3_fmt(url, sizeof(url), "%s?uploadId=%s", f->url, f->upload_id);
 	code = ctl_request(d->ctl, &d->cfg, "POST", url, body, &resp, e);
@@ -1347,6 +1765,7 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 	ret = s3_config_load(&d->o, &d->cfg, e);
 	if (ret)
 		goto fail;
+	d->stop = d->cfg.stop = s->stop;
 	/*
 	 * TLS reads whole records ahead into OpenSSL's buffer and HTTP/2 interleaves streams on
 	 * one socket: only plain HTTP/1.1 knows how many bytes its socket has still to bring.
@@ -1362,9 +1781,19 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 	d->depth = s->iodepth;
 	d->x = calloc(d->depth, sizeof(*d->x));
 	d->done = calloc(d->depth, sizeof(*d->done));
-	d->files = calloc(s->nfiles, sizeof(*d->files));
+	/*
+	 * Per-object state only where objects are written: a read-only job's slots name the
+	 * object each one reads (slot_file), so that every thread's memory stays independent
+	 * of how many objects a listing returned.
+	 */
+	if (s->writable)
+		d->files = calloc(s->nfiles, sizeof(*d->files));
+	else
+		d->rfiles = calloc(d->depth, sizeof(*d->rfiles));
+	d->names = s->names;
+	d->sizes = s->file_sizes;
 	ret = -ENOMEM;
-	if (!d->multi || !d->ctl || !d->x || !d->done || !d->files || d->ep < 0) {
+	if (!d->multi || !d->ctl || !d->x || !d->done || (!d->files && !d->rfiles) || d->ep < 0) {
 		llmio_err(e, ret, "out of memory for the s3 engine");
 		goto fail;
 	}
@@ -1379,9 +1808,9 @@ static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct 
 			llmio_err(e, ret, "out of memory for the s3 engine");
 			goto fail;
 		}
-	for (unsigned i = 0; i < s->nfiles; i++) {
+	for (unsigned i = 0; d->files && i < s->nfiles; i++) {
 		struct s3_file *f = &d->files[i];
-		char bucket[256], key[1024];
+		char bucket[256], key[S3_KEY_MAX + 1];
 		uint64_t sz;
 
 		f->name = s->names[i];
@@ -1479,10 +1908,35 @@ static int write_check(struct s3_data *d, struct s3_file *f, const struct io_req
 	return 0;
 }
 
+/*
+ * The object a read-only job's slot x reads (no per-object state: s3_init): its name, size
+ * and URL, made again only when the slot moves to another object.  NULL, with the reason in
+ * ctx->ioerr, when the name is not one.
+ */
+static struct s3_file *slot_file(struct s3_data *d, struct s3_xfer *x, unsigned idx)
+{
+	struct s3_file *f = &d->rfiles[x - d->x];
+	char bucket[256], key[S3_KEY_MAX + 1];
+	struct llmio_error e = {0};
+
+	if (f->name == d->names[idx])
+		return f;
+	f->name = NULL;
+	if (split_url(d->names[idx], bucket, sizeof(bucket), key, sizeof(key), &e) ||
+	    object_url(&d->cfg, bucket, key, f->url, sizeof(f->url))) {
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s",
+		       e.msg[0] ? e.msg : "the object's URL is too long");
+		return NULL;
+	}
+	f->name = d->names[idx];
+	f->size = d->sizes[idx];
+	return f;
+}
+
 static int s3_queue(struct engine_ctx *ctx, struct io_req *io)
 {
 	struct s3_data *d = ctx->priv;
-	struct s3_file *f = &d->files[io->file];
+	struct s3_file *f;
 	struct s3_xfer *x = NULL;
 
 	for (unsigned i = 0; i < d->depth && !x; i++)
@@ -1490,6 +1944,11 @@ static int s3_queue(struct engine_ctx *ctx, struct io_req *io)
 			x = &d->x[i];
 	if (!x)
 		return ENGINE_Q_BUSY;
+	f = d->files ? &d->files[io->file] : slot_file(d, x, io->file);
+	if (!f) {
+		io->res = -EINVAL;
+		return ENGINE_Q_COMPLETED;
+	}
 	x->io = io;
 	x->file = f;
 	x->attempts = 0;
@@ -1563,6 +2022,91 @@ static void finish_io(struct s3_data *d, struct s3_xfer *x, int64_t res)
 	d->done[d->ndone++] = io;
 }
 
+/* What transfer x asks, for its messages: "GET s3://b/k bytes=A-B", "PUT s3://b/k part N ...". */
+static void xfer_what(const struct s3_xfer *x, char *what, size_t len)
+{
+	const struct io_req *io = x->io;
+
+	if (x->kind == XFER_GET)
+		s3_fmt(what, len, "GET %s bytes=%" PRIu64 "-%" PRIu64, x->file->name, io->off,
+		       io->off + io->len - 1);
+	else if (x->kind == XFER_PART)
+		s3_fmt(what, len, "PUT %s part %u (offset %" PRIu64 ")", x->file->name, x->part + 1,
+		       io->off);
+	else
+		s3_fmt(what, len, "PUT %s", x->file->name);
+}
+
+/*
+ * End transfer x before libcurl does (it stalled, or the job stopped): its I/O completes with
+ * res, and the connection closes.
+ */
+static void xfer_abort(struct s3_data *d, struct s3_xfer *x, int res)
+{
+	if (!x->due_ns) {
+		if (x->lowat > 1)
+			set_lowat(x, 1);
+		curl_multi_remove_handle(d->multi, x->h);
+	}
+	finish_io(d, x, res);
+}
+
+/*
+ * Bytes transfer x has moved, those its socket holds unread included: SO_RCVLOWAT keeps them
+ * from libcurl until enough have come, and a slow transfer is still moving.
+ */
+static uint64_t xfer_moved(const struct s3_xfer *x)
+{
+	curl_off_t rx = 0, tx = 0;
+	int unread = 0;
+
+	curl_easy_getinfo(x->h, CURLINFO_SIZE_DOWNLOAD_T, &rx);
+	curl_easy_getinfo(x->h, CURLINFO_SIZE_UPLOAD_T, &tx);
+	if (x->fd < 0 || ioctl(x->fd, FIONREAD, &unread))
+		unread = 0;
+	return (uint64_t)rx + (uint64_t)tx + (uint64_t)unread;
+}
+
+/* Fail every transfer on which no byte has moved for stall ms (checked a few times a second). */
+static void check_stalls(struct s3_data *d, uint64_t now)
+{
+	const uint64_t stall_ns = (uint64_t)d->o.stall * 1000000;
+	char what[S3_URL_MAX + 96];
+
+	if (!d->o.stall || now < d->check_ns)
+		return;
+	d->check_ns = now + 200000000;
+	for (unsigned i = 0; i < d->depth; i++) {
+		struct s3_xfer *x = &d->x[i];
+		uint64_t moved;
+
+		if (!x->busy || x->due_ns)
+			continue;
+		moved = xfer_moved(x);
+		if (!x->moved_ns || moved != x->moved) {
+			x->moved = moved;
+			x->moved_ns = now;
+			continue;
+		}
+		if (now - x->moved_ns < stall_ns)
+			continue;
+		xfer_what(x, what, sizeof(what));
+		stall_msg(d->ctx->ioerr, sizeof(d->ctx->ioerr), what, now - x->moved_ns,
+		          d->o.stall);
+		xfer_abort(d, x, -ETIMEDOUT);
+	}
+}
+
+/* The job stopped (runtime over, Ctrl-C, another thread failed): drop what is in flight. */
+static void abandon_all(struct s3_data *d)
+{
+	for (unsigned i = 0; i < d->depth; i++)
+		if (d->x[i].busy) {
+			d->abandoned++;
+			xfer_abort(d, &d->x[i], -ECANCELED);
+		}
+}
+
 /* A transfer ended: account it, retry it, or fail its I/O with one line saying why. */
 static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 {
@@ -1582,21 +2126,27 @@ static void transfer_done(struct s3_data *d, struct s3_xfer *x, CURLcode rc)
 	d->n->wire_rx += (uint64_t)rx + (uint64_t)hdr;
 	d->n->wire_tx += (uint64_t)tx + (uint64_t)req;
 	d->n->requests++;
-	if (x->kind == XFER_GET)
-		s3_fmt(what, sizeof(what), "GET %s bytes=%" PRIu64 "-%" PRIu64, x->file->name,
-		       io->off, io->off + io->len - 1);
-	else if (x->kind == XFER_PART)
-		s3_fmt(what, sizeof(what), "PUT %s part %u (offset %" PRIu64 ")", x->file->name,
-		       x->part + 1, io->off);
-	else
-		s3_fmt(what, sizeof(what), "PUT %s", x->file->name);
+	xfer_what(x, what, sizeof(what));
 
 	if (!rc && (code == 503 || code == 500) && x->attempts < (unsigned)d->o.retries) {
-		/* throttled: back off (10 ms doubling) and send it again */
+		/* throttled: back off and send it again */
 		x->attempts++;
 		d->n->retries++;
 		xfer_prepare(d, x);
-		x->due_ns = now_ns() + (10000000ull << (x->attempts - 1));
+		x->due_ns = now_ns() + backoff_ns(x->attempts);
+		return;
+	}
+	if (x->bad[0]) {
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s: %s", what, x->bad);
+		finish_io(d, x, -EPROTO);
+		return;
+	}
+	if (code >= 300 && code < 400) {
+		struct llmio_error he = {0};
+
+		redirect_fail(&he, what, code, x->h, &d->cfg);
+		s3_fmt(d->ctx->ioerr, sizeof(d->ctx->ioerr), "%s", he.msg);
+		finish_io(d, x, -EREMOTE);
 		return;
 	}
 	if (rc) {
@@ -1694,16 +2244,23 @@ static int s3_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, un
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
 			transfer_done(d, x, m->data.result);
 		}
+		add_due(d, now, &next); /* a retry just scheduled: its backoff bounds the wait */
+		if (stopped(d->stop))
+			abandon_all(d);
+		check_stalls(d, now);
 		if (d->ndone >= min && (min || d->ndone))
 			break;
 		if (d->lowat)
 			batch_wakeups(d);
-		/* until libcurl's next timeout or a retry's backoff ends, 1 s at most */
+		/*
+		 * until libcurl's next timeout or a retry's backoff ends, 200 ms at most: a stop
+		 * and a stall are seen that soon
+		 */
 		if (d->timer_ns && (!next || d->timer_ns < next))
 			next = d->timer_ns;
-		wait_ms = !next ? 1000 : next <= now ? 0 : (int)((next - now) / 1000000 + 1);
-		if (wait_ms > 1000 || d->ndone >= min)
-			wait_ms = wait_ms > 1000 ? 1000 : 0;
+		wait_ms = !next ? 200 : next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+		if (wait_ms > 200 || d->ndone >= min)
+			wait_ms = wait_ms > 200 ? 200 : 0;
 		nev = epoll_wait(d->ep, ev, (int)(sizeof(ev) / sizeof(ev[0])), wait_ms);
 		if (nev < 0 && errno != EINTR)
 			return -EIO;
@@ -1741,6 +2298,7 @@ static void s3_cleanup(struct engine_ctx *ctx)
 
 	if (!d)
 		return;
+	d->cfg.stop = NULL; /* the aborts below are sent after the job stopped */
 	for (unsigned i = 0; d->files && i < d->nfiles; i++) {
 		struct s3_file *f = &d->files[i];
 		struct s3_buf resp = {0};
@@ -1762,6 +2320,11 @@ static void s3_cleanup(struct engine_ctx *ctx)
 	if (d->o.cleanup)
 		engine_appendf(ctx->notes, sizeof(ctx->notes), "; %u created objects deleted",
 		               deleted);
+	if (d->abandoned)
+		engine_appendf(ctx->notes, sizeof(ctx->notes),
+		               "; the run stopped with %u request%s unanswered: abandoned, not "
+		               "counted",
+		               d->abandoned, d->abandoned > 1 ? "s" : "");
 	for (unsigned i = 0; d->x && i < d->depth; i++) {
 		if (d->x[i].h) {
 			if (d->multi)
@@ -1778,6 +2341,7 @@ static void s3_cleanup(struct engine_ctx *ctx)
 	free(d->x);
 	free(d->done);
 	free(d->files);
+	free(d->rfiles);
 	free(d);
 	ctx->priv = NULL;
 }
