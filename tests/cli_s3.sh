@@ -40,6 +40,24 @@ expect_rc 0 "multipart with 3 parts in flight" run --engine s3 --filename s3://l
 	--rw write --bs 5m --size 15m --iodepth 3
 s3_curl -o "$T/big2.got" "$S3_URL/llmio/dir/big2"
 check "concurrent parts: 15 MiB object" test "$(stat -c %s "$T/big2.got")" = 15728640
+# a write that did not land is never a success: a size bs does not divide is refused up front
+# (the job writes whole blocks), an upload cut short is aborted and fails the job
+expect_rc 2 "a size that is not a multiple of bs is refused up front" run --engine s3 \
+	--filename s3://llmio/x23 --rw write --bs 5m --size 23m
+expect_err "...saying why and the sizes to use" "not a multiple of bs=5242880" \
+	"last 3145728 bytes would never be sent" "use --size 20971520 or 26214400"
+expect_rc 1 "an upload cut short by io_size fails the job" run --engine s3 \
+	--filename s3://llmio/cut --rw write --bs 5m --size 20m --io_size 10m --json "$T/cut.json"
+expect_err "...with one line saying the object was not written" \
+	"s3://llmio/cut: the job ended with 2 of the 4 parts" "aborted" "not written"
+json_check "$T/cut.json" "...in the result too" '"not written" in j["error_msg"]'
+check "...and the object is not there" test "$(obj_list cut)" = "0 0"
+s3_curl "$S3_URL/llmio?uploads" >"$T/uploads"
+if grep -q ListMultipartUploadsResult "$T/uploads"; then
+	check "...nor an upload left open" test "$(grep -c '<UploadId>' "$T/uploads")" = 0
+else
+	note "this server does not list multipart uploads: the open-upload check is skipped"
+fi
 expect_rc 2 "parts below 5 MiB are refused up front" run --engine s3 --filename \
 	s3://llmio/small-parts --rw write --bs 1m --size 3m
 expect_err "...saying the fix" "below S3's 5 MiB part minimum" "bs=5m"

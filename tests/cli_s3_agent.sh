@@ -20,6 +20,11 @@ json_check "$T/w.json" "the agent's CPU is reported apart from the application's
 	'j["wire"]["agent_s"] > 0 and j["cpu"]["proc_s"] >= 0'
 s3_curl -o "$T/got" "$S3_URL/llmio/ag/w"
 check "the object holds 10 MiB" test "$(stat -c %s "$T/got")" = 10485760
+expect_rc 1 "an upload cut short by io_size fails the job through the agent too" run \
+	--engine s3-agent --filename s3://llmio/ag/cut --rw write --bs 5m --size 20m --io_size 10m
+expect_err "...with the s3 engine's line" "s3://llmio/ag/cut: the job ended with 2 of the 4" \
+	"not written"
+check "...and the object is not there" test "$(obj_list ag/cut)" = "0 0"
 FAKE=$(cd "$(dirname "$LLMIO")/tests/fake_cuda" 2>/dev/null && pwd)
 if [ -f "$FAKE/libcudart.so.12" ]; then
 	# both engines hand the worker's pattern to buffers of their own once (buf_alloc)

@@ -720,8 +720,11 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		         "in the path; its bytes are on the wire (`wire`)");
 	notes(&j, r);
 	r->interrupted = interrupted;
-	for (unsigned i = 0; i < j.nworkers; i++) {
-		if (j.workers[i].err) {
+	/* a failed I/O first: an upload left incomplete (err_at_end) may only follow from one */
+	for (int pass = 0; pass < 2 && !ret; pass++) {
+		for (unsigned i = 0; i < j.nworkers; i++) {
+			if (!j.workers[i].err || j.workers[i].err_at_end != (pass == 1))
+				continue;
 			ret = j.workers[i].err;
 			r->error = ret;
 			if (ret == -EINVAL)

@@ -903,6 +903,11 @@ static void finish(struct worker *w, struct loop *l)
 		return;
 	if (j->o.end_fsync && sync_files(w, l->measuring))
 		return;
+	if (j->engine->finish && (w->err = j->engine->finish(&w->ctx))) {
+		w->err_at_end = true;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", w->ctx.ioerr);
+		return;
+	}
 	if (!atomic_load(&j->stop))
 		w->t_end = now_ns();
 	if (w->log) {

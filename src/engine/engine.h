@@ -212,6 +212,14 @@ struct engine_ops {
 	 * negative value: the engine broke.  NULL: the worker calls queue() per I/O.
 	 */
 	int (*queue_batch)(struct engine_ctx *ctx, struct io_req *const *ios, unsigned n);
+
+	/*
+	 * Optional: the worker's loop ended and every I/O is reaped (its stop included).  An engine
+	 * whose writes land only as a whole (an object: a PUT, or a multipart upload completed
+	 * with its last part) says here that one did not: the job then fails, for the bytes it
+	 * counted never reached the target.  0, or -errno with the line in ctx->ioerr.  NULL: 0.
+	 */
+	int (*finish)(struct engine_ctx *ctx);
 };
 
 /* Whether the job's target is the engine's to resolve (target_resolve) with these options. */

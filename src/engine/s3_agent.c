@@ -81,11 +81,13 @@ static const struct llmio_optdesc agent_options[] = {
         {.name = NULL},
 };
 
-/* A request: the I/O on buffer idx. */
+/* A request: the I/O on buffer idx; or, op AGENT_FINISH, the job's end (s3's finish). */
 struct agent_req {
 	uint64_t off;
 	uint32_t len, idx, file, op;
 };
+
+#define AGENT_FINISH 0xf1u
 
 struct agent_done {
 	int64_t res;
@@ -190,6 +192,13 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 
 		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
 			break; /* the application is done (or gone) */
+		if (got == (ssize_t)sizeof(*rq) && rq->op == AGENT_FINISH) {
+			/* everything is reaped: the answer is one message of no completions */
+			h->rc = s3->finish(&ctx);
+			memcpy(h->text, ctx.ioerr, sizeof(ctx.ioerr));
+			agent_send(sock, h, &ctx, &cpu0);
+			continue;
+		}
 		for (unsigned i = 0; got > 0 && i < (size_t)got / sizeof(*rq); i++) {
 			struct io_req *io = &ios[rq[i].idx];
 
@@ -661,6 +670,30 @@ static void agent_buf_free(const void *opts, void *buf)
 	munmap(p, head.map);
 }
 
+/* The job ended: the agent's s3 engine says whether every object it began was written. */
+static int agent_finish(struct engine_ctx *ctx)
+{
+	struct agent *a = ctx->priv;
+	const struct agent_req rq = {.op = AGENT_FINISH};
+	int r;
+
+	if (a->dead || send(a->sock, &rq, sizeof(rq), MSG_NOSIGNAL) < 0)
+		r = -EPIPE;
+	else
+		r = agent_recv(ctx, a, true);
+	if (r < 0) {
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr),
+		         "s3-agent: the agent process %d exited before the job's end: whether its "
+		         "uploads completed is unknown",
+		         (int)a->pid);
+		return r;
+	}
+	if (a->msg->rc)
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr), "%.*s", (int)sizeof(ctx->ioerr) - 1,
+		         a->msg->text);
+	return a->msg->rc;
+}
+
 /* The agent's PUT returned 200 before the write completed: durable, nothing to flush. */
 static int agent_sync(struct engine_ctx *ctx, unsigned file)
 {
@@ -694,4 +727,5 @@ const struct engine_ops engine_s3_agent = {
         .buf_alloc = agent_buf_alloc,
         .buf_free = agent_buf_free,
         .target_resolve = agent_target_resolve,
+        .finish = agent_finish,
 };
