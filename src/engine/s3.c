@@ -842,6 +842,21 @@ static int resolve_list(CURL *h, const struct s3_cfg *c, const struct engine_tar
 	return ret;
 }
 
+/* A job writes whole blocks: an object's last part that bs does not fill would never go. */
+static int whole_blocks(const struct engine_target_req *rq, struct llmio_error *e)
+{
+	const uint64_t tail = rq->bs ? rq->size % rq->bs : 0, down = rq->size - tail;
+
+	if (!tail || rq->size < rq->bs)
+		return 0;
+	return llmio_err(e, -EINVAL,
+	                 "writing %s: --size %" PRIu64 " is not a multiple of bs=%" PRIu64
+	                 ": a job writes whole blocks, so the object's last %" PRIu64
+	                 " bytes would never be sent and its upload never completed; use "
+	                 "--size %" PRIu64 " or %" PRIu64,
+	                 rq->name, rq->size, rq->bs, tail, down, down + rq->bs);
+}
+
 /*
  * The objects of a job (engine.h, target_resolve):
  *  - --filename s3://bucket/key: that object; its size from HEAD, or --size for a write;
@@ -882,20 +897,7 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 				        "writing %s needs --size (an object has no size until "
 				        "it is written)",
 				        rq->name);
-			else if (rq->bs && rq->size > rq->bs && rq->size % rq->bs)
-				/* the job writes whole blocks: the upload's last part would never
-				 * go */
-				ret = llmio_err(e, -EINVAL,
-				                "writing %s: --size %" PRIu64
-				                " is not a multiple of bs=%" PRIu64
-				                ", and a job writes whole blocks: the object's "
-				                "last %" PRIu64 " bytes would never be sent and "
-				                                "its upload never completed; "
-				                "use --size %" PRIu64 " or %" PRIu64,
-				                rq->name, rq->size, rq->bs, rq->size % rq->bs,
-				                rq->size - rq->size % rq->bs,
-				                rq->size - rq->size % rq->bs + rq->bs);
-			else
+			else if (!(ret = whole_blocks(rq, e)))
 				ret = add_object(t, bucket, rest, rq->size);
 		} else {
 			ret = head_object(h, &c, bucket, rest, &size, e);
