@@ -40,6 +40,17 @@ expect_rc 0 "multipart with 3 parts in flight" run --engine s3 --filename s3://l
 	--rw write --bs 5m --size 15m --iodepth 3
 s3_curl -o "$T/big2.got" "$S3_URL/llmio/dir/big2"
 check "concurrent parts: 15 MiB object" test "$(stat -c %s "$T/big2.got")" = 15728640
+# verify: a write reads every block back through the engine (no file to pread), a read checks
+# each block it reads
+expect_rc 0 "verify on a multipart write reads each block back" run --engine s3 --filename \
+	s3://llmio/ver --rw write --bs 5m --size 10m --iodepth 2 --verify crc32c
+expect_rc 0 "...and a read with verify checks each block" run --engine s3 --filename \
+	s3://llmio/ver --rw read --bs 5m --iodepth 2 --verify crc32c --json "$T/ver.json"
+json_check "$T/ver.json" "...all of them" 'j["read"]["io_bytes"] == 10485760'
+expect_rc 1 "verify finds an object not written with it" run --engine s3 --filename \
+	s3://llmio/dir/big --rw read --bs 5m --verify crc32c
+expect_err "...naming the object and the offset" "verify: s3://llmio/dir/big at offset 0"
+
 # a write that did not land is never a success: a size bs does not divide is refused up front
 # (the job writes whole blocks), an upload cut short is aborted and fails the job
 expect_rc 2 "a size that is not a multiple of bs is refused up front" run --engine s3 \

@@ -294,7 +294,8 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 
 	if (!o->verify)
 		return 0;
-	if ((j->engine->caps & ENGINE_CAP_NO_IO) || j->engine->buf_alloc)
+	if ((j->engine->caps & ENGINE_CAP_NO_IO) ||
+	    (j->engine->buf_alloc && !(j->engine->caps & ENGINE_CAP_HOST_BUFS)))
 		return llmio_err(
 		        e, -EINVAL,
 		        "verify needs an engine whose buffers are in host memory: %s is not "
@@ -325,6 +326,87 @@ void verify_mark(struct job *j, unsigned file, uint64_t off)
 	__atomic_fetch_or(&j->verify_written[b / 8], (uint8_t)(1u << (b % 8)), __ATOMIC_RELAXED);
 }
 
+/*
+ * The read-back of a target the engine resolved itself (s3://): no file descriptor to pread,
+ * so the job's engine reads each block back, one instance of it on this thread, iodepth 1.
+ */
+struct readback {
+	struct engine_ctx ctx;
+	void *buf;
+	bool own_buf; /* the engine's buf_alloc made buf */
+};
+
+static int readback_open(struct job *j, struct readback *rb, struct llmio_error *e)
+{
+	struct engine_setup s;
+	int ret;
+
+	if (j->engine->buf_alloc) {
+		ret = j->engine->buf_alloc(j->engine_opts, &rb->buf, j->o.bs, NULL, e);
+		if (ret)
+			return ret;
+		rb->own_buf = true;
+	} else if (posix_memalign(&rb->buf, 4096, j->o.bs)) {
+		rb->buf = NULL;
+		return llmio_err(e, -ENOMEM, "verify: out of memory for a %" PRIu64 "-byte buffer",
+		                 j->o.bs);
+	}
+	s = (struct engine_setup){
+	        .fds = j->target.fds,
+	        .file_sizes = j->target.sizes,
+	        .nfiles = j->target.nfiles,
+	        .bufs = &rb->buf,
+	        .nbufs = 1,
+	        .buf_len = j->o.bs,
+	        .iodepth = 1,
+	        .nworkers = 1,
+	        .dev_io_poll = -1,
+	        .devname = "",
+	        .names = (const char *const *)j->target.paths,
+	        .opts = j->engine_opts,
+	};
+	ret = j->engine->init(&rb->ctx, &s, e);
+	if (ret && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "verify: engine %s could not start to read back: %s",
+		          j->engine->name, strerror(-ret));
+	return ret;
+}
+
+/* Block off of file f into rb->buf: 0, or -errno with the line in e. */
+static int readback_block(struct job *j, struct readback *rb, unsigned f, uint64_t off,
+                          struct llmio_error *e)
+{
+	struct io_req io = {
+	        .buf = rb->buf, .off = off, .len = (uint32_t)j->o.bs, .file = (uint16_t)f};
+	struct io_req *ev = NULL;
+	int q = j->engine->queue(&rb->ctx, &io), n = 0;
+
+	if (q == ENGINE_Q_QUEUED && j->engine->commit)
+		n = j->engine->commit(&rb->ctx);
+	while (q == ENGINE_Q_QUEUED && n >= 0 && !ev)
+		n = j->engine->reap(&rb->ctx, 1, &ev, 1);
+	if (q == ENGINE_Q_BUSY || n < 0)
+		io.res = n < 0 ? n : -EIO;
+	if (io.res == (int64_t)j->o.bs)
+		return 0;
+	return llmio_err(e, io.res < 0 ? (int)io.res : -EIO,
+	                 "verify: cannot read back %s at offset %" PRIu64 ": %s",
+	                 j->target.paths[f], off,
+	                 rb->ctx.ioerr[0] ? rb->ctx.ioerr
+	                 : io.res < 0     ? strerror((int)-io.res)
+	                                  : "short read");
+}
+
+static void readback_close(struct job *j, struct readback *rb)
+{
+	if (rb->ctx.priv)
+		j->engine->cleanup(&rb->ctx);
+	if (rb->own_buf)
+		j->engine->buf_free(j->engine_opts, rb->buf);
+	else
+		free(rb->buf);
+}
+
 int verify_pass(struct job *j, struct llmio_error *e)
 {
 	const size_t align = j->target.align > 4096 ? j->target.align : 4096;
@@ -333,6 +415,25 @@ int verify_pass(struct job *j, struct llmio_error *e)
 
 	if (!j->verify_written)
 		return 0;
+	if (engine_owns_target(j->engine, j->engine_opts)) {
+		struct readback rb = {0};
+
+		ret = readback_open(j, &rb, e);
+		for (unsigned f = 0; f < j->target.nfiles && !ret; f++)
+			for (uint64_t b = j->file_first_block[f];
+			     b < j->file_first_block[f + 1] && !ret; b++) {
+				const uint64_t off = (b - j->file_first_block[f]) * j->o.bs;
+
+				if (!(j->verify_written[b / 8] & (1u << (b % 8))))
+					continue;
+				ret = readback_block(j, &rb, f, off, e);
+				if (!ret)
+					ret = verify_check(j->o.verify, rb.buf, (uint32_t)j->o.bs,
+					                   off, j->target.paths[f], e);
+			}
+		readback_close(j, &rb);
+		return ret;
+	}
 	if (posix_memalign(&buf, align, j->o.bs))
 		return -ENOMEM;
 	for (unsigned f = 0; f < j->target.nfiles && !ret; f++) {

@@ -58,6 +58,9 @@ struct io_req {
 #define ENGINE_CAP_POLLED     (1u << 5) /* can poll for submissions / completions (SQPOLL, IOPOLL) */
 /* Its targets are not files but names it resolves itself (s3://bucket/key): target_resolve */
 #define ENGINE_CAP_OWN_TARGET (1u << 6)
+/* Its own buffers (buf_alloc) are host memory this process maps (s3-agent's shared memory): the
+ * worker may stamp and check them (verify=) */
+#define ENGINE_CAP_HOST_BUFS (1u << 7)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {

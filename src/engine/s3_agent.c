@@ -714,7 +714,7 @@ const struct engine_ops engine_s3_agent = {
         .name = "s3-agent",
         .summary = "s3 in a separate agent process on its own CPU, data in shared memory: a "
                    "stand-in for an off-host (DPU) object client",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_OWN_TARGET,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_OWN_TARGET | ENGINE_CAP_HOST_BUFS,
         .opts = agent_options,
         .opts_size = sizeof(struct agent_opts),
         .probe = agent_probe,
