@@ -82,6 +82,12 @@ json_check "$T/ck.json" "two writer threads, each its own object" \
 	"$P[0]['jobs'][0]['job options']['numjobs'] == 2 and $P[0]['metrics']['ranks'] == 2"
 json_check "$T/ck.json" "restore: 1 MiB Range GETs" \
 	"$P[1]['jobs'][0]['wire']['requests'] == 2 * -(-$each // 1048576)"
+expect_rc 0 "ckpt again over the objects it kept, without --keep" run --workload ckpt \
+	--model gpt2 --directory s3://llmio/ck --engine s3 --scale 0.03 --dp 2 --ranks 2 --quiet \
+	--json "$T/ck2.json"
+json_check "$T/ck2.json" "none created: the 2 there before rewritten and kept" \
+	"'objects: none created' in $P[-1]['note'] and '2 there before rewritten and kept' in $P[-1]['note']"
+check "...and both are still there" test "$(obj_list ck/llmio-work/ckpt-rank)" = "2 $want"
 expect_rc 0 "ckpt with 5 MiB parts, without --keep" run --workload ckpt --model gpt2 \
 	--directory s3://llmio/ck5 --engine s3 --scale 0.03 --dp 2 --ranks 2 --bs 5m --quiet \
 	--json "$T/ck5.json"
