@@ -87,6 +87,11 @@ json_check "$T/get.json" "the CPU split: threads, system-wide softirq, copies ap
 json_check "$T/put.json" "a write counts its body sent" \
 	'1048576 < j["wire"]["tx_bytes"] < 1048576 + 4096'
 json_check "$T/one.json" "a file engine has no wire figures" 'not j["wire"]["known"]' 
+head -c 3000 /dev/urandom >"$T/small"
+s3_curl -T "$T/small" "$S3_URL/llmio/small"
+expect_rc 2 "an object smaller than bs: one line with its size" run --engine s3 --filename \
+	s3://llmio/small --rw read --bs 1m
+expect_err "...and the fix" "s3://llmio/small is 3000 bytes, smaller than bs=1048576" "lower --bs"
 expect_rc 0 "random 64k Range GETs" run --engine s3 --filename s3://llmio/dir/big \
 	--rw randread --bs 64k --iodepth 8 --io_size 4m --json "$T/rr.json"
 json_check "$T/rr.json" "4 MiB read in 64 ranges" \
@@ -119,7 +124,13 @@ json_check "$T/nj.json" "...6 MiB in 6 requests between them" \
 	'j["read"]["io_bytes"] == 6 * 1048576 and j["wire"]["requests"] == 6'
 # two threads writing objects: each its own (ckpt's ranks); tests/cli_s3_recipes.sh has more
 expect_rc 0 "two threads write two objects, each its own" run --engine s3 \
-	--directory s3://llmio/nj --nrfiles 2 --rw write --bs 1m --size 2m --numjobs 2
+	--directory s3://llmio/nj --nrfiles 2 --rw write --bs 1m --size 2m --numjobs 2 \
+	--output-format=json
+python3 -c 'import json, sys
+print(" ".join(str(j["wire"]["requests"]) for j in json.load(open(sys.argv[1]))["jobs"]))' \
+	"$T/stdout" >"$T/clones"
+check "...each thread's section has its own request, not the job's two ($(cat "$T/clones"))" \
+	test "$(cat "$T/clones")" = "1 1"
 expect_rc 1 "an empty prefix is one line" run --engine s3 --directory s3://llmio/empty \
 	--rw read --bs 1m
 expect_err "...saying what to do" "no objects under s3://llmio/empty"
@@ -143,9 +154,12 @@ expect_err "...naming the engine to use" "--engine s3"
 expect_rc 2 "--direct=1 does not apply to objects" run --engine s3 --filename s3://llmio/one \
 	--rw read --bs 4k --direct=1
 expect_err "...and the line says why" "no local file I/O" "--direct=0"
-expect_rc 1 "random writes cannot update an object" run --engine s3 --filename s3://llmio/rw \
+expect_rc 2 "random writes are refused up front" run --engine s3 --filename s3://llmio/rw \
 	--rw randwrite --bs 5m --size 20m --randseed 3
-expect_err "...saying so" "an object is written sequentially"
+expect_err "...saying why and what to use" "an object is written sequentially" "--rw write"
+expect_rc 2 "...randrw too" run --engine s3 --filename s3://llmio/rw --rw randrw --bs 5m \
+	--size 20m
+check "...and nothing was written" test "$(obj_list rw)" = "0 0"
 
 # TLS: s3rver with a self-signed certificate, trusted through AWS_CA_BUNDLE
 if command -v openssl >/dev/null &&

@@ -157,6 +157,7 @@ expect_err "...naming it" "each object is written by one thread"
 expect_rc 1 "a missing bucket is one line" run --workload ckpt --model gpt2 --directory \
 	s3://nobucket/x --engine s3 --scale 0.01
 expect_err "...naming the bucket and the fix" "bucket nobucket does not exist" "create it"
+check "...with no stray errno after it" test "$(grep -c '(No such file or directory)' "$T/stderr")" = 0
 check "...one line only" test "$(wc -l <"$T/stderr")" = 1
 expect_rc 2 "a recipe that updates its files in place is refused on objects" run --workload \
 	infer --model gpt2 --directory s3://llmio/x --engine s3

@@ -70,6 +70,7 @@ struct engine_target_req {
 	uint64_t size; /* --size, 0 when not given */
 	uint64_t bs;
 	bool writes;
+	bool random_writes; /* writes at random offsets (rw=randwrite, randrw) */
 	/*
 	 * A list instead of name (a recipe's objects, names s3://bucket/key): taken as given,
 	 * sizes included; a size of 0 on a read asks the engine (HEAD).  NULL: name.

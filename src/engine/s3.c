@@ -874,6 +874,12 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	int ret;
 
 	memset(t, 0, sizeof(*t));
+	if (rq->random_writes)
+		return llmio_err(
+		        e, -EINVAL,
+		        "%s: an object is written sequentially and whole, so random "
+		        "writes cannot update it; use --rw write (randread reads at random)",
+		        rq->name);
 	ret = s3_config_load(opts, &c, e);
 	if (ret)
 		return ret;
