@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # s3-agent, the off-host client stand-in (issue 19): the s3 client in a separate agent process
-# pinned to its own CPU, the data in shared memory.  Against s3rver on loopback: exact bytes of
+# pinned to its own CPU, the data in shared memory.  Against an S3 server on loopback (tests/s3_server.sh): exact bytes of
 # a multipart upload from the shared buffers, a read with the same wire figures as the s3
 # engine's, the application's CPU and the agent's reported apart (and within what one pinned
 # CPU can give), the output saying plainly that it is a stand-in, errors as one line.

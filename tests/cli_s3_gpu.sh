@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Objects into GPU memory (issue 19): cuda-bounce with host=s3 reads objects from a real S3
-# server (s3rver, on loopback) into pinned host buffers and copies them to GPU memory
+# server (s3rver or fauxqs, on loopback) into pinned host buffers and copies them to GPU memory
 # asynchronously; writes copy GPU memory back and upload it.  Under the strict fake CUDA
 # libraries (LLMIO_FAKE_STRICT=1: host memory stands in for the GPU's, every CUDA rule
 # enforced).  Exact bytes: an object written from GPU memory holds what cuda-bounce writes to a

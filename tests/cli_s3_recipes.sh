@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Recipes on object targets (issue 19, "Workloads") against a real S3 server (s3rver, started
-# here on loopback): load reads the model's safetensors shards as objects (uploaded when
+# Recipes on object targets (issue 19, "Workloads") against a real S3 server (s3rver or fauxqs,
+# started here on loopback): load reads the model's safetensors shards as objects (uploaded when
 # absent), pretrain reads samples as objects (one per sample, or tar-like shards), ckpt writes
 # its ranks' shards as multipart uploads from one thread per rank; --engine all runs the object
 # engines beside the file engines (on a staging directory, said so).  Exact byte totals (the
@@ -177,4 +177,5 @@ expect_rc 0 "--direct 1 on objects runs without O_DIRECT and says so" run --work
 json_check "$T/dio.json" "...in every phase's note" \
 	"all('O_DIRECT does not apply to objects' in p['note'] for p in $P) and not d['runs'][0]['direct']"
 
+s3_stop
 finish
