@@ -264,6 +264,9 @@ if /usr/bin/python3 -c 'import botocore' 2>/dev/null; then
 	s3_resign llmio/secret/Key "$T/fault.log"
 	check "botocore signs llmio's requests alike: $(tail -c 600 "$T/resign.out")" test "$RC" = 0
 	check "...all 5 of them (PUT, initiate, 2 parts, complete)" grep -q '^5 signatures' "$T/resign.out"
+	sed '2s/Signature=[0-9a-f]/Signature=x/' "$T/fault.log" >"$T/tampered.log"
+	s3_resign llmio/secret/Key "$T/tampered.log"
+	check "...and a signature changed by one digit is caught" grep -q '^MISMATCH' "$T/resign.out"
 	json_check "$T/sha.json" "hashing counted apart" 'j["wire"]["hash_s"] > 0'
 	check "...with the payload's SHA-256 signed when asked" \
 		grep -q '"x-amz-content-sha256": "[0-9a-f]\{64\}"' "$T/fault.log"
