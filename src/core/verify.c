@@ -327,30 +327,36 @@ void verify_mark(struct job *j, unsigned file, uint64_t off)
 }
 
 /*
- * The read-back of a target the engine resolved itself (s3://): no file descriptor to pread,
- * so the job's engine reads each block back, one instance of it on this thread, iodepth 1.
+ * The read-back: pread on the job's files, or, for a target the engine resolved itself
+ * (s3://, no file descriptor to pread), the job's engine reading each block back, one instance
+ * of it on this thread, iodepth 1.
  */
 struct readback {
 	struct engine_ctx ctx;
+	bool engine; /* through the engine */
 	void *buf;
 	bool own_buf; /* the engine's buf_alloc made buf */
 };
 
 static int readback_open(struct job *j, struct readback *rb, struct llmio_error *e)
 {
+	const size_t align = j->target.align > 4096 ? j->target.align : 4096;
 	struct engine_setup s;
 	int ret;
 
-	if (j->engine->buf_alloc) {
+	rb->engine = engine_owns_target(j->engine, j->engine_opts);
+	if (rb->engine && j->engine->buf_alloc) {
 		ret = j->engine->buf_alloc(j->engine_opts, &rb->buf, j->o.bs, NULL, e);
 		if (ret)
 			return ret;
 		rb->own_buf = true;
-	} else if (posix_memalign(&rb->buf, 4096, j->o.bs)) {
+	} else if (posix_memalign(&rb->buf, align, j->o.bs)) {
 		rb->buf = NULL;
 		return llmio_err(e, -ENOMEM, "verify: out of memory for a %" PRIu64 "-byte buffer",
 		                 j->o.bs);
 	}
+	if (!rb->engine)
+		return 0;
 	s = (struct engine_setup){
 	        .fds = j->target.fds,
 	        .file_sizes = j->target.sizes,
@@ -379,14 +385,21 @@ static int readback_block(struct job *j, struct readback *rb, unsigned f, uint64
 	struct io_req io = {
 	        .buf = rb->buf, .off = off, .len = (uint32_t)j->o.bs, .file = (uint16_t)f};
 	struct io_req *ev = NULL;
-	int q = j->engine->queue(&rb->ctx, &io), n = 0;
+	int q, n = 0;
 
-	if (q == ENGINE_Q_QUEUED && j->engine->commit)
-		n = j->engine->commit(&rb->ctx);
-	while (q == ENGINE_Q_QUEUED && n >= 0 && !ev)
-		n = j->engine->reap(&rb->ctx, 1, &ev, 1);
-	if (q == ENGINE_Q_BUSY || n < 0)
-		io.res = n < 0 ? n : -EIO;
+	if (!rb->engine) {
+		io.res = pread(j->target.fds[f], rb->buf, j->o.bs, (off_t)off);
+		if (io.res < 0)
+			io.res = -errno;
+	} else if ((q = j->engine->queue(&rb->ctx, &io)) == ENGINE_Q_QUEUED) {
+		n = j->engine->commit ? j->engine->commit(&rb->ctx) : 0;
+		while (n >= 0 && !ev)
+			n = j->engine->reap(&rb->ctx, 1, &ev, 1);
+		if (n < 0)
+			io.res = n;
+	} else if (q == ENGINE_Q_BUSY) {
+		io.res = -EIO;
+	}
 	if (io.res == (int64_t)j->o.bs)
 		return 0;
 	return llmio_err(e, io.res < 0 ? (int)io.res : -EIO,
@@ -409,54 +422,26 @@ static void readback_close(struct job *j, struct readback *rb)
 
 int verify_pass(struct job *j, struct llmio_error *e)
 {
-	const size_t align = j->target.align > 4096 ? j->target.align : 4096;
-	void *buf = NULL;
-	int ret = 0;
+	struct readback rb = {0};
+	int ret;
 
 	if (!j->verify_written)
 		return 0;
-	if (engine_owns_target(j->engine, j->engine_opts)) {
-		struct readback rb = {0};
-
-		ret = readback_open(j, &rb, e);
-		for (unsigned f = 0; f < j->target.nfiles && !ret; f++)
-			for (uint64_t b = j->file_first_block[f];
-			     b < j->file_first_block[f + 1] && !ret; b++) {
-				const uint64_t off = (b - j->file_first_block[f]) * j->o.bs;
-
-				if (!(j->verify_written[b / 8] & (1u << (b % 8))))
-					continue;
-				ret = readback_block(j, &rb, f, off, e);
-				if (!ret)
-					ret = verify_check(j->o.verify, rb.buf, (uint32_t)j->o.bs,
-					                   off, j->target.paths[f], e);
-			}
-		readback_close(j, &rb);
-		return ret;
-	}
-	if (posix_memalign(&buf, align, j->o.bs))
-		return -ENOMEM;
+	ret = readback_open(j, &rb, e);
 	for (unsigned f = 0; f < j->target.nfiles && !ret; f++) {
 		for (uint64_t b = j->file_first_block[f]; b < j->file_first_block[f + 1] && !ret;
 		     b++) {
 			const uint64_t off = (b - j->file_first_block[f]) * j->o.bs;
-			ssize_t n;
 
 			if (!(j->verify_written[b / 8] & (1u << (b % 8))))
 				continue;
-			n = pread(j->target.fds[f], buf, j->o.bs, (off_t)off);
-			if (n != (ssize_t)j->o.bs)
-				ret = llmio_err(e, n < 0 ? -errno : -EIO,
-				                "verify: cannot read back %s at offset %" PRIu64
-				                ": %s",
-				                j->target.paths[f], off,
-				                n < 0 ? strerror(errno) : "short read");
-			else
-				ret = verify_check(j->o.verify, buf, (uint32_t)j->o.bs, off,
+			ret = readback_block(j, &rb, f, off, e);
+			if (!ret)
+				ret = verify_check(j->o.verify, rb.buf, (uint32_t)j->o.bs, off,
 				                   j->target.paths[f], e);
 		}
 	}
-	free(buf);
+	readback_close(j, &rb);
 	return ret;
 }
 
