@@ -897,6 +897,7 @@ static int sync_and_think(struct worker *w, struct loop *l)
 static void finish(struct worker *w, struct loop *l)
 {
 	struct job *j = w->job;
+	int ret;
 
 	w->t_end = now_ns();
 	/* I/Os still in flight when time ran out finish uncounted, as in fio */
@@ -904,7 +905,10 @@ static void finish(struct worker *w, struct loop *l)
 		return;
 	if (j->o.end_fsync && sync_files(w, l->measuring))
 		return;
-	if (j->engine->finish && (w->err = j->engine->finish(&w->ctx))) {
+	/* the engine's word on what the job wrote (s3: every upload it began completed) */
+	ret = j->engine->finish ? j->engine->finish(&w->ctx) : 0;
+	if (ret) {
+		w->err = ret;
 		w->err_at_end = true;
 		snprintf(w->errmsg, sizeof(w->errmsg), "%s", w->ctx.ioerr);
 		return;
