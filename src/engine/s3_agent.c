@@ -169,9 +169,10 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	uint64_t cpu0 = cpu_ns();
 	unsigned nflight = 0;
 	cpu_set_t set;
+	int ret = 1;
 
 	if (!h || !rq || !ios || !evs || !opts)
-		return 1;
+		goto out;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	h->rc = sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
@@ -186,7 +187,7 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	snprintf(h->text, sizeof(h->text), "%s", h->rc ? e.msg : ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
 	if (h->rc)
-		return 1;
+		goto out;
 	for (;;) {
 		ssize_t got = recv(sock, rq, s->iodepth * sizeof(*rq), nflight ? MSG_DONTWAIT : 0);
 
@@ -232,7 +233,14 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	h->rc = 1;
 	snprintf(h->text, sizeof(h->text), "%s", ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
-	return 0;
+	ret = 0;
+out:
+	free(opts);
+	free(evs);
+	free(ios);
+	free(rq);
+	free(h);
+	return ret;
 }
 
 /* One message and the fd it carries (SCM_RIGHTS), or -1; its length, or -1 / 0 at the end. */
@@ -322,7 +330,12 @@ int s3_agent_serve(int sock)
 	s.writable = su.writable;
 	ret = agent_main(sock, &s, su.cpu);
 out:
-	/* the process ends here: its mappings and names go with it */
+	/* the process ends here: the buffers' mappings go with it */
+	for (uint32_t i = 0; names && i < su.nfiles; i++)
+		free((char *)names[i]);
+	free(names);
+	free(sizes);
+	free(bufs);
 	free(f);
 	return ret;
 }
