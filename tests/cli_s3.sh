@@ -47,6 +47,10 @@ expect_rc 0 "verify on a multipart write reads each block back" run --engine s3 
 expect_rc 0 "...and a read with verify checks each block" run --engine s3 --filename \
 	s3://llmio/ver --rw read --bs 5m --iodepth 2 --verify crc32c --json "$T/ver.json"
 json_check "$T/ver.json" "...all of them" 'j["read"]["io_bytes"] == 10485760'
+expect_rc 2 "verify with cleanup=1 is refused up front (it would delete before the read-back)" \
+	run --engine s3 --filename s3://llmio/verc --rw write --bs 5m --size 10m --verify crc32c \
+	--cleanup=1
+expect_err "...saying which to drop" "cleanup=1 deletes it then" "drop cleanup=1"
 expect_rc 1 "verify finds an object not written with it" run --engine s3 --filename \
 	s3://llmio/dir/big --rw read --bs 5m --verify crc32c
 expect_err "...naming the object and the offset" "verify: s3://llmio/dir/big at offset 0"

@@ -291,6 +291,7 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 	const struct llmio_job_opts *o = &j->o;
 	const bool writes = o->rw != LLMIO_RW_READ && o->rw != LLMIO_RW_RANDREAD;
 	const bool random = o->rw == LLMIO_RW_RANDWRITE || o->rw == LLMIO_RW_RANDRW;
+	const struct llmio_optdesc *cleanup;
 
 	if (!o->verify)
 		return 0;
@@ -315,6 +316,16 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 		        "of one block at once could mix); or write sequentially");
 	if (!writes || !o->do_verify)
 		return 0;
+	/* an engine's cleanup=1 (s3) deletes what the job wrote as the job ends: before the
+	 * read-back */
+	cleanup = engine_opt_find(j->engine, "cleanup");
+	if (cleanup && j->engine_opts &&
+	    *(const int *)((const char *)j->engine_opts + cleanup->offset))
+		return llmio_err(e, -EINVAL,
+		                 "verify reads back what the job wrote once it ends, and %s's "
+		                 "cleanup=1 deletes it then: drop cleanup=1, or verify with a read "
+		                 "job before deleting",
+		                 j->engine->name);
 	j->verify_written = calloc(j->total_blocks / 8 + 1, 1);
 	return j->verify_written ? 0 : -ENOMEM;
 }
