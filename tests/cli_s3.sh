@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The s3 engine against a real S3 server (s3rver or fauxqs, tests/s3_server.sh, started here on
-# loopback) and a tiny fault server: PUT, multipart, GET, Range, HEAD, list, delete with exact byte counts and content, and
-# every error a user meets (403, 404 bucket / key, server killed mid-run, 503 SlowDown retried,
-# short reads), each one clear line with the results kept.
+# loopback) and a tiny fault server: PUT, multipart, GET, Range, HEAD, list, delete with exact
+# byte counts and content, verify, and every error a user meets (403, 404 bucket / key, server
+# killed mid-run, 503 SlowDown retried, short reads, a write that did not land), each one clear
+# line with the results kept; every request llmio sends signed again by botocore.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/s3_server.sh"
 
