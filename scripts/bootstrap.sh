@@ -12,6 +12,7 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
       libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
       libcurl4-openssl-dev libssl-dev curl s3fs
+      python3-botocore # the s3 tests' second SigV4 signer: every request llmio signs, signed again
       valgrind) # instructions per I/O (docs/performance.md, callgrind)
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower
@@ -43,12 +44,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# s3rver, the light S3 server the s3 tests start on loopback (Node is on these machines; npm's
-# registry is needed here only, never at test time): into .tools/, which git ignores.
-if command -v npm >/dev/null && [ ! -x .tools/node_modules/.bin/s3rver ]; then
-	echo "bootstrap: installing s3rver 3.7.1 from npm into .tools/"
-	npm install --silent --no-audit --no-fund --prefix .tools s3rver@3.7.1 >/dev/null ||
-		echo "bootstrap: s3rver not installed; the s3 tests will skip"
+# The two S3 servers the s3 tests start on loopback, implementations that share no code (Node is
+# on these machines; npm's registry is needed here only, never at test time), into .tools/, which
+# git ignores: s3rver, and fauxqs (on fastify; 1.9.2 is its last release for Node 20).
+if command -v npm >/dev/null && { [ ! -x .tools/node_modules/.bin/s3rver ] ||
+	[ ! -f .tools/node_modules/fauxqs/dist/app.js ]; }; then
+	echo "bootstrap: installing s3rver 3.7.1 and fauxqs 1.9.2 from npm into .tools/"
+	npm install --silent --no-audit --no-fund --prefix .tools s3rver@3.7.1 fauxqs@1.9.2 \
+		>/dev/null || echo "bootstrap: the S3 servers are not installed; the s3 tests will skip"
 fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Objects into GPU memory (issue 19): cuda-bounce with host=s3 reads objects from a real S3
-# server (s3rver, on loopback) into pinned host buffers and copies them to GPU memory
+# server (s3rver or fauxqs, on loopback) into pinned host buffers and copies them to GPU memory
 # asynchronously; writes copy GPU memory back and upload it.  Under the strict fake CUDA
 # libraries (LLMIO_FAKE_STRICT=1: host memory stands in for the GPU's, every CUDA rule
 # enforced).  Exact bytes: an object written from GPU memory holds what cuda-bounce writes to a
@@ -54,6 +54,12 @@ expect_err "...naming HTTP 404 and the fix" "HTTP 404" "write it first"
 expect_rc 2 "O_DIRECT does not apply to objects" run --engine cuda-bounce --host=s3 \
 	--filename s3://llmio/gpu/w --rw read --bs 1m --direct=1
 expect_err "...saying so" "no local file I/O" "--direct=0"
+expect_rc 1 "an upload cut short from GPU memory fails the job (the host engine's finish)" run \
+	--engine cuda-bounce --host=s3 --filename s3://llmio/gpu/cut --rw write --bs 5m --size 20m \
+	--io_size 10m
+expect_err "...with the s3 engine's line" "s3://llmio/gpu/cut: the job ended with 2 of the 4" \
+	"not written"
+check "...and the object is not there" test "$(obj_list gpu/cut)" = "0 0"
 expect_rc 2 "the file hosts still refuse an s3:// URL" run --engine cuda-bounce \
 	--filename s3://llmio/gpu/w --rw read --bs 1m
 s3_stop

@@ -32,4 +32,5 @@ json_check "$T/ck.json" "the restore read back what the save wrote" \
 	"$P[0]['jobs'][0]['write']['io_bytes'] == $P[1]['jobs'][0]['read']['io_bytes'] > 0"
 check "...and nothing is left in the bucket" test "$(obj_list ck/)" = "0 0"
 
+s3_stop
 finish

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Recipes on object targets (issue 19, "Workloads") against a real S3 server (s3rver, started
-# here on loopback): load reads the model's safetensors shards as objects (uploaded when
+# Recipes on object targets (issue 19, "Workloads") against a real S3 server (s3rver or fauxqs,
+# started here on loopback): load reads the model's safetensors shards as objects (uploaded when
 # absent), pretrain reads samples as objects (one per sample, or tar-like shards), ckpt writes
 # its ranks' shards as multipart uploads from one thread per rank; --engine all runs the object
 # engines beside the file engines (on a staging directory, said so).  Exact byte totals (the
@@ -82,6 +82,12 @@ json_check "$T/ck.json" "two writer threads, each its own object" \
 	"$P[0]['jobs'][0]['job options']['numjobs'] == 2 and $P[0]['metrics']['ranks'] == 2"
 json_check "$T/ck.json" "restore: 1 MiB Range GETs" \
 	"$P[1]['jobs'][0]['wire']['requests'] == 2 * -(-$each // 1048576)"
+expect_rc 0 "ckpt again over the objects it kept, without --keep" run --workload ckpt \
+	--model gpt2 --directory s3://llmio/ck --engine s3 --scale 0.03 --dp 2 --ranks 2 --quiet \
+	--json "$T/ck2.json"
+json_check "$T/ck2.json" "none created: the 2 there before rewritten and kept" \
+	"'objects: none created' in $P[-1]['note'] and '2 there before rewritten and kept' in $P[-1]['note']"
+check "...and both are still there" test "$(obj_list ck/llmio-work/ckpt-rank)" = "2 $want"
 expect_rc 0 "ckpt with 5 MiB parts, without --keep" run --workload ckpt --model gpt2 \
 	--directory s3://llmio/ck5 --engine s3 --scale 0.03 --dp 2 --ranks 2 --bs 5m --quiet \
 	--json "$T/ck5.json"
@@ -151,6 +157,7 @@ expect_err "...naming it" "each object is written by one thread"
 expect_rc 1 "a missing bucket is one line" run --workload ckpt --model gpt2 --directory \
 	s3://nobucket/x --engine s3 --scale 0.01
 expect_err "...naming the bucket and the fix" "bucket nobucket does not exist" "create it"
+check "...with no stray errno after it" test "$(grep -c '(No such file or directory)' "$T/stderr")" = 0
 check "...one line only" test "$(wc -l <"$T/stderr")" = 1
 expect_rc 2 "a recipe that updates its files in place is refused on objects" run --workload \
 	infer --model gpt2 --directory s3://llmio/x --engine s3
@@ -170,4 +177,5 @@ expect_rc 0 "--direct 1 on objects runs without O_DIRECT and says so" run --work
 json_check "$T/dio.json" "...in every phase's note" \
 	"all('O_DIRECT does not apply to objects' in p['note'] for p in $P) and not d['runs'][0]['direct']"
 
+s3_stop
 finish

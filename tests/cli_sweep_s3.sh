@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A sweep's recipe points on an object target (s3rver on loopback): each point removes the
+# A sweep's recipe points on an object target (an S3 server on loopback): each point removes the
 # objects it created, as `llmio run --workload` does, and `llmio sweep --keep` leaves them for
 # the next point and after the sweep (docs/sweeps.md).
 . "$(dirname "$0")/lib.sh"
@@ -40,4 +40,5 @@ sys.exit(0 if "left in the bucket (--keep)" in notes[0] and "objects: none creat
 PY
 }
 check "the first point left its object, the second read it as it was" notes_ok "$T/j2.jsonl"
+s3_stop
 finish

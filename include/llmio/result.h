@@ -193,6 +193,9 @@ struct llmio_result {
 	 */
 	uint32_t nthreads;
 	struct llmio_thread_result *threads;
+	/* each thread's own wire figures (nthreads entries beside threads; wire is their sum), or
+	 * NULL when the engine counted none */
+	struct llmio_wire *thread_wire;
 };
 
 /**

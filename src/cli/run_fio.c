@@ -274,6 +274,7 @@ static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size
 				return NULL;
 			memcpy(m, r, sizeof(*m));
 			m->threads = NULL; /* each job's own: one report for the group */
+			m->thread_wire = NULL;
 			m->nthreads = 0;
 			continue;
 		}

@@ -852,15 +852,16 @@ int cmd_run_workload(int argc, char **argv)
 		if (w->dist && w->dist->reduce(w, &out.mpi[i], &e))
 			return w->dist->fail(EXIT_RUNTIME, &e);
 		if (ret) {
-			/* the reason once: the message often ends with strerror() already; a recipe
-			 * that does no I/O (migrate --simulate) has no engine to name */
+			/* the reason once: a message names the problem and its fix (an errno after
+			 * it would be noise); a recipe that does no I/O (migrate --simulate) has no
+			 * engine to name */
 			if (r->no_directory && e.msg[0])
 				fprintf(stderr, "llmio: %s\n", e.msg);
-			else if (e.msg[0] && strstr(e.msg, strerror(-ret)))
+			else if (e.msg[0])
 				fprintf(stderr, "llmio: %s: %s\n", w->base.engine, e.msg);
 			else
-				fprintf(stderr, "llmio: %s: %s (%s)\n", w->base.engine,
-				        e.msg[0] ? e.msg : "failed", strerror(-ret));
+				fprintf(stderr, "llmio: %s: failed (%s)\n", w->base.engine,
+				        strerror(-ret));
 			code = cli_exit_code(ret);
 			if (!all || code == EXIT_USAGE)
 				break;

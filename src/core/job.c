@@ -137,6 +137,13 @@ static int layout(struct job *j, struct llmio_error *e)
 			o->size = j->target.total_size;
 		return 0;
 	}
+	/* the size a read takes from its target (an object's HEAD, a file's) is the target's */
+	if (!j->total_blocks && !o->size)
+		return llmio_err(e, -EINVAL,
+		                 "%s is %" PRIu64 " bytes, smaller than bs=%" PRIu64
+		                 ": lower --bs to at most its size",
+		                 j->target.nfiles == 1 ? j->target.paths[0] : "the target",
+		                 j->target.total_size, o->bs);
 	if (!j->total_blocks)
 		return llmio_err(e, -EINVAL,
 		                 "size %" PRIu64 " is smaller than bs=%" PRIu64
@@ -490,6 +497,18 @@ static void thread_results(struct job *j, struct llmio_result *r, uint64_t t_end
 	}
 }
 
+static void wire_add(struct llmio_wire *w, const struct engine_counters *c)
+{
+	w->known = true;
+	w->rx_bytes += c->wire_rx;
+	w->tx_bytes += c->wire_tx;
+	w->requests += c->requests;
+	w->retries += c->retries;
+	w->hash_s += (double)c->hash_ns / 1e9;
+	w->copy_s += (double)c->copy_ns / 1e9;
+	w->agent_s += (double)c->agent_cpu_ns / 1e9;
+}
+
 static void fill_result(struct job *j, struct llmio_result *r, const struct snap *s0,
                         const struct snap *s1)
 {
@@ -590,14 +609,11 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 
 		if (!c->known)
 			continue;
-		r->wire.known = true;
-		r->wire.rx_bytes += c->wire_rx;
-		r->wire.tx_bytes += c->wire_tx;
-		r->wire.requests += c->requests;
-		r->wire.retries += c->retries;
-		r->wire.hash_s += (double)c->hash_ns / 1e9;
-		r->wire.copy_s += (double)c->copy_ns / 1e9;
-		r->wire.agent_s += (double)c->agent_cpu_ns / 1e9;
+		wire_add(&r->wire, c);
+		if (!r->thread_wire && r->threads)
+			r->thread_wire = calloc(r->nthreads, sizeof(*r->thread_wire));
+		if (r->thread_wire)
+			wire_add(&r->thread_wire[i], c);
 	}
 }
 
@@ -735,8 +751,11 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		         "in the path; its bytes are on the wire (`wire`)");
 	notes(&j, r);
 	r->interrupted = interrupted;
-	for (unsigned i = 0; i < j.nworkers; i++) {
-		if (j.workers[i].err) {
+	/* a failed I/O first: an upload left incomplete (err_at_end) may only follow from one */
+	for (int pass = 0; pass < 2 && !ret; pass++) {
+		for (unsigned i = 0; i < j.nworkers; i++) {
+			if (!j.workers[i].err || j.workers[i].err_at_end != (pass == 1))
+				continue;
 			ret = j.workers[i].err;
 			r->error = ret;
 			if (ret == -EINVAL)
@@ -779,8 +798,10 @@ void llmio_result_destroy(struct llmio_result *r)
 {
 	for (uint32_t i = 0; r && r->threads && i < r->nthreads; i++)
 		free(r->threads[i].log);
-	if (r)
+	if (r) {
 		free(r->threads);
+		free(r->thread_wire);
+	}
 	free(r);
 }
 

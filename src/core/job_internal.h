@@ -57,6 +57,7 @@ struct worker {
 	/* set by the worker, polled by the control thread while the worker runs */
 	atomic_int err;
 	char errmsg[512]; /* read only once the worker has failed or finished (state) or joined */
+	bool err_at_end;  /* err is the engine's finish(): reported when no thread's I/O failed */
 };
 
 struct job {

@@ -480,6 +480,8 @@ int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool
 	        .size = opts->size,
 	        .bs = opts->bs,
 	        .writes = writes,
+	        .random_writes =
+	                writes && (opts->rw == LLMIO_RW_RANDWRITE || opts->rw == LLMIO_RW_RANDRW),
 	        .files = opts->nfiles_list ? opts->files : NULL,
 	        .nfiles = opts->nfiles_list,
 	        .stop = opts->stop,

@@ -291,10 +291,12 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 	const struct llmio_job_opts *o = &j->o;
 	const bool writes = o->rw != LLMIO_RW_READ && o->rw != LLMIO_RW_RANDREAD;
 	const bool random = o->rw == LLMIO_RW_RANDWRITE || o->rw == LLMIO_RW_RANDRW;
+	const struct llmio_optdesc *cleanup;
 
 	if (!o->verify)
 		return 0;
-	if ((j->engine->caps & ENGINE_CAP_NO_IO) || j->engine->buf_alloc)
+	if ((j->engine->caps & ENGINE_CAP_NO_IO) ||
+	    (j->engine->buf_alloc && !(j->engine->caps & ENGINE_CAP_HOST_BUFS)))
 		return llmio_err(
 		        e, -EINVAL,
 		        "verify needs an engine whose buffers are in host memory: %s is not "
@@ -314,6 +316,16 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 		        "of one block at once could mix); or write sequentially");
 	if (!writes || !o->do_verify)
 		return 0;
+	/* an engine's cleanup=1 (s3) deletes what the job wrote as the job ends: before the
+	 * read-back */
+	cleanup = engine_opt_find(j->engine, "cleanup");
+	if (cleanup && j->engine_opts &&
+	    *(const int *)((const char *)j->engine_opts + cleanup->offset))
+		return llmio_err(e, -EINVAL,
+		                 "verify reads back what the job wrote once it ends, and %s's "
+		                 "cleanup=1 deletes it then: drop cleanup=1, or verify with a read "
+		                 "job before deleting",
+		                 j->engine->name);
 	j->verify_written = calloc(j->total_blocks / 8 + 1, 1);
 	return j->verify_written ? 0 : -ENOMEM;
 }
@@ -325,37 +337,122 @@ void verify_mark(struct job *j, unsigned file, uint64_t off)
 	__atomic_fetch_or(&j->verify_written[b / 8], (uint8_t)(1u << (b % 8)), __ATOMIC_RELAXED);
 }
 
-int verify_pass(struct job *j, struct llmio_error *e)
+/*
+ * The read-back: pread on the job's files, or, for a target the engine resolved itself
+ * (s3://, no file descriptor to pread), the job's engine reading each block back, one instance
+ * of it on this thread, iodepth 1.
+ */
+struct readback {
+	struct engine_ctx ctx;
+	bool engine; /* through the engine */
+	void *buf;
+	bool own_buf; /* the engine's buf_alloc made buf */
+};
+
+static int readback_open(struct job *j, struct readback *rb, struct llmio_error *e)
 {
 	const size_t align = j->target.align > 4096 ? j->target.align : 4096;
-	void *buf = NULL;
-	int ret = 0;
+	struct engine_setup s;
+	int ret;
+
+	rb->engine = engine_owns_target(j->engine, j->engine_opts);
+	if (rb->engine && j->engine->buf_alloc) {
+		ret = j->engine->buf_alloc(j->engine_opts, &rb->buf, j->o.bs, NULL, e);
+		if (ret)
+			return ret;
+		rb->own_buf = true;
+	} else if (posix_memalign(&rb->buf, align, j->o.bs)) {
+		rb->buf = NULL;
+		return llmio_err(e, -ENOMEM, "verify: out of memory for a %" PRIu64 "-byte buffer",
+		                 j->o.bs);
+	}
+	if (!rb->engine)
+		return 0;
+	s = (struct engine_setup){
+	        .fds = j->target.fds,
+	        .file_sizes = j->target.sizes,
+	        .nfiles = j->target.nfiles,
+	        .bufs = &rb->buf,
+	        .nbufs = 1,
+	        .buf_len = j->o.bs,
+	        .iodepth = 1,
+	        .nworkers = 1,
+	        .dev_io_poll = -1,
+	        .devname = "",
+	        .names = (const char *const *)j->target.paths,
+	        .opts = j->engine_opts,
+	};
+	ret = j->engine->init(&rb->ctx, &s, e);
+	if (ret && !llmio_err_msg(e)[0])
+		llmio_err(e, ret, "verify: engine %s could not start to read back: %s",
+		          j->engine->name, strerror(-ret));
+	return ret;
+}
+
+/* Block off of file f into rb->buf: 0, or -errno with the line in e. */
+static int readback_block(struct job *j, struct readback *rb, unsigned f, uint64_t off,
+                          struct llmio_error *e)
+{
+	struct io_req io = {
+	        .buf = rb->buf, .off = off, .len = (uint32_t)j->o.bs, .file = (uint16_t)f};
+	struct io_req *ev = NULL;
+	int q, n = 0;
+
+	if (!rb->engine) {
+		io.res = pread(j->target.fds[f], rb->buf, j->o.bs, (off_t)off);
+		if (io.res < 0)
+			io.res = -errno;
+	} else if ((q = j->engine->queue(&rb->ctx, &io)) == ENGINE_Q_QUEUED) {
+		n = j->engine->commit ? j->engine->commit(&rb->ctx) : 0;
+		while (n >= 0 && !ev)
+			n = j->engine->reap(&rb->ctx, 1, &ev, 1);
+		if (n < 0)
+			io.res = n;
+	} else if (q == ENGINE_Q_BUSY) {
+		io.res = -EIO;
+	}
+	if (io.res == (int64_t)j->o.bs)
+		return 0;
+	return llmio_err(e, io.res < 0 ? (int)io.res : -EIO,
+	                 "verify: cannot read back %s at offset %" PRIu64 ": %s",
+	                 j->target.paths[f], off,
+	                 rb->ctx.ioerr[0] ? rb->ctx.ioerr
+	                 : io.res < 0     ? strerror((int)-io.res)
+	                                  : "short read");
+}
+
+static void readback_close(struct job *j, struct readback *rb)
+{
+	if (rb->ctx.priv)
+		j->engine->cleanup(&rb->ctx);
+	if (rb->own_buf)
+		j->engine->buf_free(j->engine_opts, rb->buf);
+	else
+		free(rb->buf);
+}
+
+int verify_pass(struct job *j, struct llmio_error *e)
+{
+	struct readback rb = {0};
+	int ret;
 
 	if (!j->verify_written)
 		return 0;
-	if (posix_memalign(&buf, align, j->o.bs))
-		return -ENOMEM;
+	ret = readback_open(j, &rb, e);
 	for (unsigned f = 0; f < j->target.nfiles && !ret; f++) {
 		for (uint64_t b = j->file_first_block[f]; b < j->file_first_block[f + 1] && !ret;
 		     b++) {
 			const uint64_t off = (b - j->file_first_block[f]) * j->o.bs;
-			ssize_t n;
 
 			if (!(j->verify_written[b / 8] & (1u << (b % 8))))
 				continue;
-			n = pread(j->target.fds[f], buf, j->o.bs, (off_t)off);
-			if (n != (ssize_t)j->o.bs)
-				ret = llmio_err(e, n < 0 ? -errno : -EIO,
-				                "verify: cannot read back %s at offset %" PRIu64
-				                ": %s",
-				                j->target.paths[f], off,
-				                n < 0 ? strerror(errno) : "short read");
-			else
-				ret = verify_check(j->o.verify, buf, (uint32_t)j->o.bs, off,
+			ret = readback_block(j, &rb, f, off, e);
+			if (!ret)
+				ret = verify_check(j->o.verify, rb.buf, (uint32_t)j->o.bs, off,
 				                   j->target.paths[f], e);
 		}
 	}
-	free(buf);
+	readback_close(j, &rb);
 	return ret;
 }
 

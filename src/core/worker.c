@@ -763,7 +763,8 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	struct job *j = w->job;
 	const struct engine_ops *e = j->engine;
 	const bool async = e->caps & ENGINE_CAP_ASYNC;
-	const bool stamps = !e->buf_alloc && !(e->caps & ENGINE_CAP_NO_IO);
+	const bool stamps = (!e->buf_alloc || (e->caps & ENGINE_CAP_HOST_BUFS)) &&
+	                    !(e->caps & ENGINE_CAP_NO_IO);
 	const struct llmio_io_source *src = j->o.io_source;
 	/*
 	 * The job's constants and the loop's counters live in locals for the loop: after the
@@ -927,6 +928,7 @@ static int sync_and_think(struct worker *w, struct loop *l)
 static void finish(struct worker *w, struct loop *l)
 {
 	struct job *j = w->job;
+	int ret;
 
 	w->t_end = now_ns();
 	/* I/Os still in flight when time ran out finish uncounted, as in fio */
@@ -934,6 +936,14 @@ static void finish(struct worker *w, struct loop *l)
 		return;
 	if (j->o.end_fsync && sync_files(w, l->measuring))
 		return;
+	/* the engine's word on what the job wrote (s3: every upload it began completed) */
+	ret = j->engine->finish ? j->engine->finish(&w->ctx) : 0;
+	if (ret) {
+		w->err = ret;
+		w->err_at_end = true;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", w->ctx.ioerr);
+		return;
+	}
 	if (!atomic_load(&j->stop))
 		w->t_end = now_ns();
 	if (w->log) {

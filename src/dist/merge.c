@@ -64,6 +64,7 @@ int dist_merge(const struct dist_rank *ranks, unsigned n, struct llmio_result *a
 	/* the per-thread logs are each process's own memory (fio's logs are not merged): the copy
 	 * must not own rank 0's, which its caller frees, nor another rank's pointers */
 	agg->threads = NULL;
+	agg->thread_wire = NULL;
 	agg->nthreads = 0;
 	op_clear(&agg->read);
 	op_clear(&agg->write);

@@ -453,6 +453,16 @@ static int bounce_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs
 	}
 }
 
+/* The job ended: the host engine's verdict on its writes (s3: every upload completed). */
+static int bounce_finish(struct engine_ctx *ctx)
+{
+	struct bounce *p = ctx->priv;
+	int ret = p->host->finish ? p->host->finish(&p->hctx) : 0;
+
+	forward_counters(ctx, p); /* its requests, and the reason with a failure */
+	return ret;
+}
+
 static void bounce_cleanup(struct engine_ctx *ctx)
 {
 	struct bounce *p = ctx->priv;
@@ -520,4 +530,5 @@ const struct engine_ops engine_cuda_bounce = {
         .test_variants = bounce_variants,
         .target_resolve = bounce_target_resolve,
         .owns_target = bounce_owns_target,
+        .finish = bounce_finish,
 };

@@ -59,6 +59,9 @@ struct io_req {
 #define ENGINE_CAP_POLLED     (1u << 5) /* can poll for submissions / completions (SQPOLL, IOPOLL) */
 /* Its targets are not files but names it resolves itself (s3://bucket/key): target_resolve */
 #define ENGINE_CAP_OWN_TARGET (1u << 6)
+/* Its own buffers (buf_alloc) are host memory this process maps (s3-agent's shared memory): the
+ * worker may stamp and check them (verify=) */
+#define ENGINE_CAP_HOST_BUFS (1u << 7)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -68,6 +71,7 @@ struct engine_target_req {
 	uint64_t size; /* --size, 0 when not given */
 	uint64_t bs;
 	bool writes;
+	bool random_writes; /* writes at random offsets (rw=randwrite, randrw) */
 	/*
 	 * A list instead of name (a recipe's objects, names s3://bucket/key): taken as given,
 	 * sizes included; a size of 0 on a read asks the engine (HEAD).  NULL: name.
@@ -223,6 +227,14 @@ struct engine_ops {
 	 * negative value: the engine broke.  NULL: the worker calls queue() per I/O.
 	 */
 	int (*queue_batch)(struct engine_ctx *ctx, struct io_req *const *ios, unsigned n);
+
+	/*
+	 * Optional: the worker's loop ended and every I/O is reaped (its stop included).  An engine
+	 * whose writes land only as a whole (an object: a PUT, or a multipart upload completed
+	 * with its last part) says here that one did not: the job then fails, for the bytes it
+	 * counted never reached the target.  0, or -errno with the line in ctx->ioerr.  NULL: 0.
+	 */
+	int (*finish)(struct engine_ctx *ctx);
 };
 
 /* Whether the job's target is the engine's to resolve (target_resolve) with these options. */

@@ -1203,6 +1203,21 @@ static int resolve_list(CURL *h, const struct s3_cfg *c, const struct engine_tar
 	return ret;
 }
 
+/* A job writes whole blocks: an object's last part that bs does not fill would never go. */
+static int whole_blocks(const struct engine_target_req *rq, struct llmio_error *e)
+{
+	const uint64_t tail = rq->bs ? rq->size % rq->bs : 0, down = rq->size - tail;
+
+	if (!tail || rq->size < rq->bs)
+		return 0;
+	return llmio_err(e, -EINVAL,
+	                 "writing %s: --size %" PRIu64 " is not a multiple of bs=%" PRIu64
+	                 ": a job writes whole blocks, so the object's last %" PRIu64
+	                 " bytes would never be sent and its upload never completed; use "
+	                 "--size %" PRIu64 " or %" PRIu64,
+	                 rq->name, rq->size, rq->bs, tail, down, down + rq->bs);
+}
+
 /*
  * The objects of a job (engine.h, target_resolve):
  *  - --filename s3://bucket/key: that object; its size from HEAD, or --size for a write;
@@ -1220,6 +1235,12 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 	int ret;
 
 	memset(t, 0, sizeof(*t));
+	if (rq->random_writes)
+		return llmio_err(
+		        e, -EINVAL,
+		        "%s: an object is written sequentially and whole, so random "
+		        "writes cannot update it; use --rw write (randread reads at random)",
+		        rq->name);
 	ret = s3_config_load(opts, &c, e);
 	if (ret)
 		return ret;
@@ -1244,7 +1265,7 @@ static int s3_target_resolve(const void *opts, const struct engine_target_req *r
 				        "writing %s needs --size (an object has no size until "
 				        "it is written)",
 				        rq->name);
-			else
+			else if (!(ret = whole_blocks(rq, e)))
 				ret = add_object(t, bucket, rest, rq->size);
 		} else {
 			ret = head_object(h, &c, bucket, rest, &size, e);
@@ -1739,6 +1760,21 @@ static int multipart_complete(struct s3_data *d, struct s3_file *f, struct llmio
 	}
 	free(resp.p);
 	return (int)code;
+}
+
+/* Abort f's upload in progress (a blocking control request): S3 would keep and bill its parts. */
+static void multipart_abort(struct s3_data *d, struct s3_file *f)
+{
+	struct s3_buf resp = {0};
+	char url[S3_URL_MAX + 300];
+
+	if (!f->upload_id[0] || !d->ctl)
+		return;
+	s3_fmt(url, sizeof(url), "%s?uploadId=%s", f->url, f->upload_id);
+	ctl_request(d->ctl, &d->cfg, "DELETE", url, NULL, &resp, NULL);
+	d->n->requests++;
+	free(resp.p);
+	f->upload_id[0] = '\0';
 }
 
 static int s3_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
@@ -2283,6 +2319,33 @@ static int s3_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs, un
 	return (int)n;
 }
 
+/*
+ * The job ended: an upload it started and did not complete (io_size or runtime shorter than the
+ * object, a stop) is aborted, and the job fails: the object it counted was never written.
+ */
+static int s3_finish(struct engine_ctx *ctx)
+{
+	struct s3_data *d = ctx->priv;
+	int ret = 0;
+
+	for (unsigned i = 0; i < d->nfiles; i++) {
+		struct s3_file *f = &d->files[i];
+
+		if (!f->upload_id[0])
+			continue;
+		if (!ret)
+			s3_fmt(ctx->ioerr, sizeof(ctx->ioerr),
+			       "%s: the job ended with %u of the %u parts of its multipart upload "
+			       "sent (io_size, runtime or a stop cut it short): the upload was "
+			       "aborted and the object was not written; let the job write whole "
+			       "objects",
+			       f->name, f->parts_in, f->nparts);
+		multipart_abort(d, f);
+		ret = -EIO;
+	}
+	return ret;
+}
+
 /* A PUT's 200 is durable on S3: nothing to flush. */
 static int s3_sync(struct engine_ctx *ctx, unsigned file)
 {
@@ -2302,14 +2365,9 @@ static void s3_cleanup(struct engine_ctx *ctx)
 	for (unsigned i = 0; d->files && i < d->nfiles; i++) {
 		struct s3_file *f = &d->files[i];
 		struct s3_buf resp = {0};
-		char url[S3_URL_MAX + 300];
 
-		/* an upload left incomplete (the job stopped) is aborted: S3 would bill its parts
-		 */
-		if (f->upload_id[0] && d->ctl) {
-			s3_fmt(url, sizeof(url), "%s?uploadId=%s", f->url, f->upload_id);
-			ctl_request(d->ctl, &d->cfg, "DELETE", url, NULL, &resp, NULL);
-		}
+		/* an upload left incomplete (the job failed before s3_finish) is aborted */
+		multipart_abort(d, f);
 		if (d->o.cleanup && f->written && !f->existed && d->ctl &&
 		    ctl_request(d->ctl, &d->cfg, "DELETE", f->url, NULL, &resp, NULL) == 204)
 			deleted++;
@@ -2361,4 +2419,5 @@ const struct engine_ops engine_s3 = {
         .sync = s3_sync,
         .cleanup = s3_cleanup,
         .target_resolve = s3_target_resolve,
+        .finish = s3_finish,
 };

@@ -81,11 +81,13 @@ static const struct llmio_optdesc agent_options[] = {
         {.name = NULL},
 };
 
-/* A request: the I/O on buffer idx. */
+/* A request: the I/O on buffer idx; or, op AGENT_FINISH, the job's end (s3's finish). */
 struct agent_req {
 	uint64_t off;
 	uint32_t len, idx, file, op;
 };
+
+#define AGENT_FINISH 0xf1u
 
 struct agent_done {
 	int64_t res;
@@ -167,9 +169,10 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	uint64_t cpu0 = cpu_ns();
 	unsigned nflight = 0;
 	cpu_set_t set;
+	int ret = 1;
 
 	if (!h || !rq || !ios || !evs || !opts)
-		return 1;
+		goto out;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	h->rc = sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
@@ -184,12 +187,19 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	snprintf(h->text, sizeof(h->text), "%s", h->rc ? e.msg : ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
 	if (h->rc)
-		return 1;
+		goto out;
 	for (;;) {
 		ssize_t got = recv(sock, rq, s->iodepth * sizeof(*rq), nflight ? MSG_DONTWAIT : 0);
 
 		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
 			break; /* the application is done (or gone) */
+		if (got == (ssize_t)sizeof(*rq) && rq->op == AGENT_FINISH) {
+			/* everything is reaped: the answer is one message of no completions */
+			h->rc = s3->finish(&ctx);
+			memcpy(h->text, ctx.ioerr, sizeof(ctx.ioerr));
+			agent_send(sock, h, &ctx, &cpu0);
+			continue;
+		}
 		for (unsigned i = 0; got > 0 && i < (size_t)got / sizeof(*rq); i++) {
 			struct io_req *io = &ios[rq[i].idx];
 
@@ -223,7 +233,14 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	h->rc = 1;
 	snprintf(h->text, sizeof(h->text), "%s", ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
-	return 0;
+	ret = 0;
+out:
+	free(opts);
+	free(evs);
+	free(ios);
+	free(rq);
+	free(h);
+	return ret;
 }
 
 /* One message and the fd it carries (SCM_RIGHTS), or -1; its length, or -1 / 0 at the end. */
@@ -313,7 +330,12 @@ int s3_agent_serve(int sock)
 	s.writable = su.writable;
 	ret = agent_main(sock, &s, su.cpu);
 out:
-	/* the process ends here: its mappings and names go with it */
+	/* the process ends here: the buffers' mappings go with it */
+	for (uint32_t i = 0; names && i < su.nfiles; i++)
+		free((char *)names[i]);
+	free(names);
+	free(sizes);
+	free(bufs);
 	free(f);
 	return ret;
 }
@@ -661,6 +683,30 @@ static void agent_buf_free(const void *opts, void *buf)
 	munmap(p, head.map);
 }
 
+/* The job ended: the agent's s3 engine says whether every object it began was written. */
+static int agent_finish(struct engine_ctx *ctx)
+{
+	struct agent *a = ctx->priv;
+	const struct agent_req rq = {.op = AGENT_FINISH};
+	int r;
+
+	if (a->dead || send(a->sock, &rq, sizeof(rq), MSG_NOSIGNAL) < 0)
+		r = -EPIPE;
+	else
+		r = agent_recv(ctx, a, true);
+	if (r < 0) {
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr),
+		         "s3-agent: the agent process %d exited before the job's end: whether its "
+		         "uploads completed is unknown",
+		         (int)a->pid);
+		return r;
+	}
+	if (a->msg->rc)
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr), "%.*s", (int)sizeof(ctx->ioerr) - 1,
+		         a->msg->text);
+	return a->msg->rc;
+}
+
 /* The agent's PUT returned 200 before the write completed: durable, nothing to flush. */
 static int agent_sync(struct engine_ctx *ctx, unsigned file)
 {
@@ -681,7 +727,7 @@ const struct engine_ops engine_s3_agent = {
         .name = "s3-agent",
         .summary = "s3 in a separate agent process on its own CPU, data in shared memory: a "
                    "stand-in for an off-host (DPU) object client",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_OWN_TARGET,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_OWN_TARGET | ENGINE_CAP_HOST_BUFS,
         .opts = agent_options,
         .opts_size = sizeof(struct agent_opts),
         .probe = agent_probe,
@@ -694,4 +740,5 @@ const struct engine_ops engine_s3_agent = {
         .buf_alloc = agent_buf_alloc,
         .buf_free = agent_buf_free,
         .target_resolve = agent_target_resolve,
+        .finish = agent_finish,
 };

@@ -149,7 +149,11 @@ struct llmio_result *fio_clone_result(const struct llmio_result *r, uint32_t i)
 		return NULL;
 	memcpy(c, r, sizeof(*c));
 	c->threads = NULL;
+	c->thread_wire = NULL;
 	c->nthreads = 0;
+	/* the thread's own requests and bytes on the wire, not the whole job's */
+	if (r->thread_wire)
+		c->wire = r->thread_wire[i];
 	c->read = t->read;
 	c->write = t->write;
 	c->runtime_s = t->runtime_s;

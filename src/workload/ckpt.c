@@ -149,6 +149,9 @@ int ckpt_phases(struct wl *w, const char *name, const char *prefix, const uint64
 	ret = wl_check_space(w, files, n, e);
 	if (ret)
 		goto out;
+	ret = wl_objects_before_write(w, files, n, e);
+	if (ret)
+		goto out;
 	ph = wl_phase_new(w, "%s", name);
 	ret = ph ? one_way(w, ph, files, mine, n, bs, true, e) : -E2BIG;
 	/* what a failed upload left is aborted by the engine; what went in is removed later */

@@ -163,27 +163,72 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	return check_bucket(w->base.directory, e);
 }
 
-static int remember(struct wl_objects *o, const char *name, uint64_t size, bool dedupe)
+static bool listed(char *const *v, unsigned n, const char *name)
 {
-	if (dedupe)
-		for (unsigned i = 0; i < o->ncreated; i++)
-			if (!strcmp(o->created[i], name))
-				return 0;
-	if (o->ncreated == o->cap) {
-		unsigned cap = o->cap ? o->cap * 2 : 16;
-		char **p = realloc(o->created, cap * sizeof(*p));
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return true;
+	return false;
+}
+
+/* name onto the list v (n of cap): 0 or -ENOMEM */
+static int list_add(char ***v, unsigned *n, unsigned *cap, const char *name)
+{
+	if (*n == *cap) {
+		unsigned c = *cap ? *cap * 2 : 16;
+		char **p = realloc(*v, c * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
-		o->created = p;
-		o->cap = cap;
+		*v = p;
+		*cap = c;
 	}
-	o->created[o->ncreated] = strdup(name);
-	if (!o->created[o->ncreated])
+	(*v)[*n] = strdup(name);
+	if (!(*v)[*n])
 		return -ENOMEM;
-	o->ncreated++;
-	o->created_bytes += size;
+	(*n)++;
 	return 0;
+}
+
+static int remember(struct wl_objects *o, const char *name, uint64_t size, bool dedupe)
+{
+	int ret;
+
+	if (dedupe && listed(o->created, o->ncreated, name))
+		return 0;
+	ret = list_add(&o->created, &o->ncreated, &o->cap, name);
+	if (!ret)
+		o->created_bytes += size;
+	return ret;
+}
+
+int wl_objects_before_write(struct wl *w, const struct llmio_file *files, unsigned n,
+                            struct llmio_error *e)
+{
+	struct wl_objects *o = w->obj;
+	const char **names;
+	uint64_t *sizes;
+	int ret;
+
+	if (!wl_on_objects(w) || !n)
+		return 0;
+	names = calloc(n, sizeof(*names));
+	sizes = calloc(n, sizeof(*sizes));
+	ret = names && sizes ? 0 : llmio_err(e, -ENOMEM, "out of memory");
+	for (unsigned i = 0; i < n && !ret; i++)
+		names[i] = files[i].path;
+	if (!ret)
+		ret = s3_objects_size(names, n, sizes, e);
+	/* one this run made (an earlier phase, --repeat) is still its own */
+	for (unsigned i = 0; i < n && !ret; i++)
+		if (sizes[i] != S3_ABSENT && !listed(o->created, o->ncreated, names[i]) &&
+		    !listed(o->before, o->nbefore, names[i]))
+			ret = list_add(&o->before, &o->nbefore, &o->before_cap, names[i]);
+	if (ret == -ENOMEM)
+		llmio_err(e, ret, "out of memory");
+	free(sizes);
+	free(names);
+	return ret;
 }
 
 int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n)
@@ -191,7 +236,8 @@ int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n)
 	int ret = 0;
 
 	for (unsigned i = 0; i < n && !ret && wl_on_objects(w); i++)
-		ret = remember(w->obj, files[i].path, files[i].size, true);
+		if (!listed(w->obj->before, w->obj->nbefore, files[i].path))
+			ret = remember(w->obj, files[i].path, files[i].size, true);
 	return ret;
 }
 
@@ -395,6 +441,9 @@ void wl_objects_end(struct wl *w, int ret)
 	if (o->reused)
 		engine_appendf(left, sizeof(left), ", %u there before left as they were",
 		               o->reused);
+	if (o->nbefore)
+		engine_appendf(left, sizeof(left), ", %u there before rewritten and kept",
+		               o->nbefore);
 	if (w->nphases)
 		note_add(w->phases[w->nphases - 1].note, sizeof(w->phases[0].note), left);
 }
@@ -406,6 +455,9 @@ void wl_objects_release(struct wl *w)
 	for (unsigned i = 0; i < w->obj->ncreated; i++)
 		free(w->obj->created[i]);
 	free(w->obj->created);
+	for (unsigned i = 0; i < w->obj->nbefore; i++)
+		free(w->obj->before[i]);
+	free(w->obj->before);
 	free(w->obj);
 	w->obj = NULL;
 }

@@ -22,6 +22,8 @@ struct wl_objects {
 	uint64_t created_bytes;
 	unsigned ncreated, cap;
 	unsigned reused; /* the run's objects that were there before, read as they are */
+	char **before;   /* objects a write phase found there before this run: never removed */
+	unsigned nbefore, before_cap;
 	/* the object sets already prepared (load asks before each phase): name of the first, n */
 	char seen[8][128];
 	unsigned seen_n[8], nseen;
@@ -54,7 +56,15 @@ bool wl_on_objects(const struct wl *w);
 int wl_objects_prepare(struct wl *w, const struct llmio_file *files, unsigned n,
                        struct llmio_error *e);
 
-/* Objects a write phase created (removed at the end unless --keep). */
+/*
+ * Before a write phase: which of its objects are there already, not made by this run (an
+ * earlier run's, kept).  The phase rewrites them, as it does files, but they are never
+ * removed.  0 or -errno (the server's answer in e).
+ */
+int wl_objects_before_write(struct wl *w, const struct llmio_file *files, unsigned n,
+                            struct llmio_error *e);
+
+/* Objects a write phase created (removed at the end unless --keep; not those there before). */
 int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n);
 
 /*
