@@ -222,7 +222,8 @@ static void echo_from_table(void **state)
 	job_opts_echo(&o, collect, keys);
 	assert_string_equal(keys, "ioengine rw bs iodepth numjobs size io_size runtime_s "
 	                          "ramp_time_s direct random_distribution randseed invalidate "
-	                          "noatime fsync end_fsync rate thinktime_us thinktime_blocks");
+	                          "fadvise_hint noatime fsync end_fsync rate thinktime_us "
+	                          "thinktime_blocks");
 	assert_int_equal(job_opt_set(&o, "directory", "/d", NULL), 0);
 	assert_int_equal(job_opt_set(&o, "rw", "randrw", NULL), 0);
 	assert_int_equal(job_opt_set(&o, "cpus_allowed", "0", NULL), 0);
@@ -231,8 +232,8 @@ static void echo_from_table(void **state)
 	job_opts_echo(&o, collect, keys);
 	assert_string_equal(keys, "ioengine directory nrfiles rw rwmixread bs iodepth numjobs size "
 	                          "io_size runtime_s ramp_time_s direct random_distribution "
-	                          "randseed invalidate noatime fsync end_fsync rate thinktime_us "
-	                          "thinktime_blocks cpus_allowed cpus_allowed_policy");
+	                          "randseed invalidate fadvise_hint noatime fsync end_fsync rate "
+	                          "thinktime_us thinktime_blocks cpus_allowed cpus_allowed_policy");
 }
 
 int main(void)

@@ -136,8 +136,8 @@ struct engine_fio_job {
 	const void *opts; /* the engine's option struct as the job sets it */
 	unsigned depth;   /* iodepth as llmio runs it */
 	bool direct;
-	bool random;      /* random offsets */
-	bool fadvise_set; /* out: the engine wrote fadvise_hint (else fadvise_hint=0 follows) */
+	bool random; /* random offsets */
+	int fadvise; /* the job's posix_fadvise() advice (fadvise_hint), or -1 for none */
 };
 
 struct engine_ops {

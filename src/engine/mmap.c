@@ -13,6 +13,7 @@
  * -EIO for a page that cannot be read), and the job ends with the same error psync gives.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -392,28 +393,29 @@ static void mmap_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* --emit-fio: fio's mmap engine advises the access pattern of rw (fadvise_hint) or thp. */
+/*
+ * --emit-fio: fio's mmap engine madvises its mappings as fadvise_hint says (MADV_RANDOM,
+ * MADV_SEQUENTIAL, or nothing), and thp=1 asks for huge pages; llmio's madvise is its own.
+ */
 static void mmap_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
 	const char *name = v >= 0 && v <= ADV_HUGEPAGE ? madvise_names[v] : "?";
+	const char *fio = j->fadvise == POSIX_FADV_RANDOM       ? "random"
+	                  : j->fadvise == POSIX_FADV_SEQUENTIAL ? "sequential"
+	                                                        : "normal";
 
 	(void)o;
 
-	if (!strcmp(name, "normal"))
-		return; /* fadvise_hint=0 follows */
 	if (!strcmp(name, "hugepage")) {
 		fprintf(j->f, "thp=1\n");
 		return;
 	}
-	if ((!strcmp(name, "random") && j->random) || (!strcmp(name, "sequential") && !j->random)) {
-		fprintf(j->f, "fadvise_hint=1\n"); /* fio's mmap: MADV_RANDOM / MADV_SEQUENTIAL */
-		j->fadvise_set = true;
-		return;
-	}
-	fprintf(j->f,
-	        "; differs: madvise=%s has no fio equivalent (fio advises only the access "
-	        "pattern of rw)\n",
-	        name);
+	if (strcmp(name, fio))
+		fprintf(j->f,
+		        "; differs: llmio's mmap madvise=%s; fio's mmap engine advises its "
+		        "mappings "
+		        "as fadvise_hint says (%s)\n",
+		        name, fio);
 }
 
 const struct engine_ops engine_mmap = {
