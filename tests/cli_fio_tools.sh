@@ -57,8 +57,8 @@ for rw in read write randrw; do
 	in_dir "$D/avg" expect_rc 0 "$rw: json and averaged logs" run --name="$rw" "${JOB[@]}" \
 		--rw="$rw" --output-format=json --output "$D/plain.json" --write_bw_log="$rw" \
 		--write_iops_log="$rw" --write_lat_log="$rw" --log_avg_msec=20
-	json_check "$D/plus.json" "$rw: a direction without I/O has no percentiles or bins (fio's rule)" \
-		'all(("bins" in j[d]["clat_ns"]) == ("percentile" in j[d]["clat_ns"]) == (j[d]["total_ios"] > 0) for d in ("read", "write"))'
+	json_check "$D/plus.json" "$rw: a direction without I/O has no percentiles or bins, runtime 0 (fio's rule)" \
+		'all(("bins" in j[d]["clat_ns"]) == ("percentile" in j[d]["clat_ns"]) == (j[d]["total_ios"] > 0) == (j[d]["runtime"] > 0) for d in ("read", "write"))'
 	json_check "$D/plus.json" "$rw: fio's types: bw an integer, iops a float, job options text" \
 		'all(type(j[d]["bw"]) is int and type(j[d]["iops"]) is float and type(j[d]["runtime"]) is int and type(j[d]["clat_ns"]["mean"]) is float for d in ("read", "write", "trim")) and all(type(v) is str for v in j["job options"].values()) and j["job options"]["rw"] == "'"$rw"'"'
 

@@ -85,6 +85,9 @@ static void patch_dir(cJSON *d, const struct llmio_op_result *op, const double *
 {
 	if (!d)
 		return;
+	/* fio's runtime of a direction is the time it did I/O: 0 for one that did none */
+	if (!op->ios)
+		cJSON_ReplaceItemInObjectCaseSensitive(d, "runtime", cJSON_CreateNumber(0));
 	set_percentiles(cJSON_GetObjectItem(d, "clat_ns"), &op->clat, pct, n, plus);
 	set_percentiles(cJSON_GetObjectItem(d, "lat_ns"), &op->lat, pct, n, false);
 }
