@@ -91,6 +91,16 @@ for rw in read write randrw; do
 	fi
 done
 
+echo "== clones: each reported on its own, its job options say so"
+expect_rc 0 "numjobs=2 without group_reporting" run --name=c "${JOB[@]}" --rw=randrw \
+	--numjobs=2 --output-format=json --output "$T/clones.json"
+json_check "$T/clones.json" "two entries, numjobs=2, no group_reporting" \
+	'len(d["jobs"]) == 2 and all(x["job options"]["numjobs"] == "2" and "group_reporting" not in x["job options"] for x in d["jobs"])'
+expect_rc 0 "numjobs=2 with group_reporting" run --name=c "${JOB[@]}" --rw=randrw \
+	--numjobs=2 --group_reporting --output-format=json --output "$T/clones.json"
+json_check "$T/clones.json" "one entry, group_reporting=1" \
+	'len(d["jobs"]) == 1 and j["job options"]["group_reporting"] == "1"'
+
 echo "== JSON key by key against fio's own JSON of the same job"
 if have fio; then
 	for rw in read write randrw; do

@@ -237,6 +237,9 @@ static void fio_job_options(cJSON *j, const struct llmio_result *r)
 			if (!cJSON_GetObjectItem(opts, line))
 				cJSON_AddStringToObject(opts, line, eq + 1);
 		}
+		/* --emit-fio reports threads together; this document as the job asked */
+		if (!r->opts.group_reporting)
+			cJSON_DeleteItemFromObject(opts, "group_reporting");
 	} else {
 		for (cJSON *v = old ? old->child : NULL; v; v = v->next) {
 			char *s = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v);
