@@ -704,7 +704,7 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	/* fio's fadvise_hint, after the invalidate as in fio's td_io_open_file() */
 	if (job_fadvise_advice(&j.o) >= 0 && j.target.nfiles &&
 	    !engine_owns_target(j.engine, j.engine_opts))
-		target_advise(&j.target, job_fadvise_advice(&j.o));
+		target_advise(j.target.fds, j.target.nfiles, job_fadvise_advice(&j.o));
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {
