@@ -123,6 +123,9 @@ lacks "; differs: llmio's mmap madvise"
 emit mmap_thp --ioengine mmap --filename "$T/f" --rw read --madvise hugepage --size 8m
 has "thp=1" "fadvise_hint=1"
 emit mmap_seq --ioengine mmap --filename "$T/f" --rw read --size 8m
+has "fadvise_hint=1"
+lacks "; differs: llmio's mmap madvise"
+emit mmap_normal --ioengine mmap --filename "$T/f" --rw read --size 8m --madvise normal
 has "fadvise_hint=1" "; differs: llmio's mmap madvise=normal; fio's mmap engine advises its mappings as fadvise_hint says (sequential)"
 emit mmap_none --ioengine mmap --filename "$T/f" --rw read --size 8m --fadvise_hint 0
 has "fadvise_hint=0"

@@ -505,6 +505,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .devname = j->target.dev.known ? j->target.dev.name : "",
 	        .names = (const char *const *)j->target.paths,
 	        .opts = j->engine_opts,
+	        .fadvise = job_fadvise_advice(&j->o),
 	};
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */

@@ -98,6 +98,12 @@ struct engine_setup {
 	const char *devname;      /* block device name for messages ("vda"), or "" */
 	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */
 	const void *opts;         /* the engine's option struct, parsed from its table */
+	/*
+	 * The job's fadvise_hint as posix_fadvise() advice (POSIX_FADV_RANDOM, ...; -1 none), for
+	 * an engine that advises its own mappings as fio's mmap does.  0 is POSIX_FADV_NORMAL:
+	 * a setup that does not set it asks for the kernel's default.
+	 */
+	int fadvise;
 };
 
 struct engine_ctx {
