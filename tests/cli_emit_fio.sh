@@ -55,7 +55,7 @@ has "ioengine=io_uring" "filename=$T/a\\:b" "rw=randread" "bs=4096" "iodepth=32"
 	"fixedbufs=1" "registerfiles=1" "sqthread_poll=0" "hipri=0" "iodepth_batch_submit=32" \
 	"iodepth_batch_complete_min=1" "iodepth_batch_complete_max=32" "runtime=1500ms" \
 	"time_based=1" "ramp_time=1s" "invalidate=0" "direct=0" "size=8388608" "numjobs=1" \
-	"thread=1" "norandommap=1" "fadvise_hint=0" "randseed=1" "lat_percentiles=1"
+	"thread=1" "norandommap=1" "fadvise_hint=1" "randseed=1" "lat_percentiles=1"
 lacks "group_reporting" "sqthread_poll_cpu" "offset_increment"
 check "one [llmio] section" test "$(grep -c '^\[llmio\]$' "$F")" -eq 1
 check "each option once" test -z "$(grep -v '^[;[]' "$F" | cut -d= -f1 | sort | uniq -d)"
@@ -119,8 +119,29 @@ emit mmap --ioengine mmap --filename "$T/f" --rw randread --populate 1 --madvise
 	--size 8m
 has "ioengine=mmap" "fadvise_hint=1" "; differs: populate=1: fio's mmap engine has no MAP_POPULATE: pages are faulted in during its run"
 lacks "fadvise_hint=0"
+lacks "; differs: llmio's mmap madvise"
 emit mmap_thp --ioengine mmap --filename "$T/f" --rw read --madvise hugepage --size 8m
-has "thp=1" "fadvise_hint=0"
+has "thp=1" "fadvise_hint=1"
+emit mmap_seq --ioengine mmap --filename "$T/f" --rw read --size 8m
+has "fadvise_hint=1"
+lacks "; differs: llmio's mmap madvise"
+emit mmap_normal --ioengine mmap --filename "$T/f" --rw read --size 8m --madvise normal
+has "fadvise_hint=1" "; differs: llmio's mmap madvise=normal; fio's mmap engine advises its mappings as fadvise_hint says (sequential)"
+emit mmap_none --ioengine mmap --filename "$T/f" --rw read --size 8m --fadvise_hint 0
+has "fadvise_hint=0"
+lacks "; differs: llmio's mmap madvise"
+
+echo "== fadvise_hint: fio's values, llmio's normal as fio's 0"
+for h in 0 1 random sequential; do
+	emit "fadvise_$h" --ioengine libaio --filename "$T/f" --rw randread --size 8m \
+		--fadvise_hint "$h"
+	has "fadvise_hint=$h"
+done
+emit fadvise_normal --ioengine libaio --filename "$T/f" --rw randread --size 8m \
+	--fadvise_hint normal
+has "fadvise_hint=0" "; differs: llmio advises POSIX_FADV_NORMAL; fio gives no advice, which leaves the same (the kernel's default) readahead"
+expect_rc 2 "a value fio does not know" run --filename "$T/f" --size 8m --fadvise_hint willneed
+expect_err "names the values" "fadvise_hint" "0, 1, random, sequential or normal"
 emit dir --ioengine psync --directory "$T" --nrfiles 3 --rw randread --size 3m
 has "directory=$T" "nrfiles=3" 'filename_format=llmio.$filenum' "file_service_type=random"
 emit null --ioengine null --rw randread --bs 4k --iodepth 16 --io_size 8m --numjobs 2

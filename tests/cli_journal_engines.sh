@@ -32,7 +32,7 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 eo = {r["config"]["ioengine"]: r["phases"][0]["jobs"][0]["job options"]["engine_options"]
       for r in recs}
-sys.exit(not (eo["mmap"] == {"populate": 0, "madvise": "normal"} and eo["psync"] == {}))
+sys.exit(not (eo["mmap"] == {"populate": 0, "madvise": "fadvise"} and eo["psync"] == {}))
 ' "$T/j.jsonl"
 
 # the same journal after mmap renamed its options; and as a record older than engine_options

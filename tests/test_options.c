@@ -6,6 +6,7 @@
  * value survives text -> field -> canonical text unchanged.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,7 +223,8 @@ static void echo_from_table(void **state)
 	job_opts_echo(&o, collect, keys);
 	assert_string_equal(keys, "ioengine rw bs iodepth numjobs size io_size runtime_s "
 	                          "ramp_time_s direct random_distribution randseed invalidate "
-	                          "noatime fsync end_fsync rate thinktime_us thinktime_blocks");
+	                          "fadvise_hint noatime fsync end_fsync rate thinktime_us "
+	                          "thinktime_blocks");
 	assert_int_equal(job_opt_set(&o, "directory", "/d", NULL), 0);
 	assert_int_equal(job_opt_set(&o, "rw", "randrw", NULL), 0);
 	assert_int_equal(job_opt_set(&o, "cpus_allowed", "0", NULL), 0);
@@ -231,8 +233,42 @@ static void echo_from_table(void **state)
 	job_opts_echo(&o, collect, keys);
 	assert_string_equal(keys, "ioengine directory nrfiles rw rwmixread bs iodepth numjobs size "
 	                          "io_size runtime_s ramp_time_s direct random_distribution "
-	                          "randseed invalidate noatime fsync end_fsync rate thinktime_us "
-	                          "thinktime_blocks cpus_allowed cpus_allowed_policy");
+	                          "randseed invalidate fadvise_hint noatime fsync end_fsync rate "
+	                          "thinktime_us thinktime_blocks cpus_allowed cpus_allowed_policy");
+}
+
+/* fadvise_hint resolves as fio's: 1 by rw, 0 none, the named advice whatever rw is */
+static void fadvise_hint_as_fio(void **state)
+{
+	static const struct llmio_io_source src = {0};
+	static const struct {
+		const char *hint, *rw;
+		int advice;
+	} cases[] = {
+	        {"1", "randread", POSIX_FADV_RANDOM},
+	        {"1", "randrw", POSIX_FADV_RANDOM},
+	        {"1", "read", POSIX_FADV_SEQUENTIAL},
+	        {"1", "rw", POSIX_FADV_SEQUENTIAL},
+	        {"0", "randread", -1},
+	        {"random", "read", POSIX_FADV_RANDOM},
+	        {"sequential", "randwrite", POSIX_FADV_SEQUENTIAL},
+	        {"normal", "read", POSIX_FADV_NORMAL},
+	};
+	struct llmio_job_opts o;
+
+	(void)state;
+	llmio_job_opts_init(&o);
+	assert_int_equal(o.fadvise_hint, LLMIO_FADV_TYPE);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(job_opt_set(&o, "fadvise_hint", cases[i].hint, NULL), 0);
+		assert_int_equal(job_opt_set(&o, "rw", cases[i].rw, NULL), 0);
+		assert_int_equal(job_fadvise_advice(&o), cases[i].advice);
+	}
+	/* a job whose I/Os come from a source has no rw pattern to advise */
+	assert_int_equal(job_opt_set(&o, "fadvise_hint", "1", NULL), 0);
+	o.io_source = &src;
+	assert_int_equal(job_fadvise_advice(&o), -1);
+	assert_int_equal(job_opt_set(&o, "fadvise_hint", "willneed", NULL), -EINVAL);
 }
 
 int main(void)
@@ -244,6 +280,7 @@ int main(void)
 	        cmocka_unit_test(duration_units),
 	        cmocka_unit_test(every_table),
 	        cmocka_unit_test(echo_from_table),
+	        cmocka_unit_test(fadvise_hint_as_fio),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

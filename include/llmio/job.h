@@ -175,6 +175,21 @@ struct llmio_job_opts {
 	 */
 	void (*prepare_progress)(void *arg, uint64_t done, uint64_t total);
 	void *prepare_arg;
+
+	/*
+	 * fio's fadvise_hint: the access pattern posix_fadvise() tells the kernel for each file
+	 * and device of the target when it is opened, which sets its readahead.  LLMIO_FADV_TYPE
+	 * (the default, as fio's 1): POSIX_FADV_RANDOM for a random rw, POSIX_FADV_SEQUENTIAL
+	 * for a sequential one (a job with an io_source gives no advice: its pattern is the
+	 * source's); NONE (fio's 0): no advice; RANDOM, SEQUENTIAL, NORMAL: that advice.
+	 */
+	enum llmio_fadvise {
+		LLMIO_FADV_NONE,
+		LLMIO_FADV_TYPE,
+		LLMIO_FADV_RANDOM,
+		LLMIO_FADV_SEQUENTIAL,
+		LLMIO_FADV_NORMAL,
+	} fadvise_hint;
 };
 
 /** One file of an explicit file list. */

@@ -6,6 +6,7 @@
  * every figure in the result covers exactly the same interval.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
@@ -622,6 +623,7 @@ static void notes(struct job *j, struct llmio_result *r)
 	size_t used = 0;
 	char *n = r->engine_notes;
 	const size_t len = sizeof(r->engine_notes);
+	const int advice = job_fadvise_advice(&j->o);
 
 	if (j->nworkers && j->workers[0].ctx.notes[0])
 		used += (size_t)snprintf(n + used, len - used, "%s", j->workers[0].ctx.notes);
@@ -650,8 +652,16 @@ static void notes(struct job *j, struct llmio_result *r)
 		                                 : "unpinned (--cpus_allowed pins them)");
 	if (j->o.invalidate && j->target.nfiles && !engine_owns_target(j->engine, j->engine_opts) &&
 	    used < len)
-		snprintf(n + used, len - used, "%spage cache of the target dropped before the run",
-		         used ? "; " : "");
+		used += (size_t)snprintf(n + used, len - used,
+		                         "%spage cache of the target dropped before the run",
+		                         used ? "; " : "");
+	if (advice >= 0 && j->target.nfiles && !engine_owns_target(j->engine, j->engine_opts) &&
+	    used < len)
+		snprintf(n + used, len - used, "%sfiles advised POSIX_FADV_%s (fadvise_hint)",
+		         used ? "; " : "",
+		         advice == POSIX_FADV_RANDOM       ? "RANDOM: no readahead"
+		         : advice == POSIX_FADV_SEQUENTIAL ? "SEQUENTIAL: readahead doubled"
+		                                           : "NORMAL");
 }
 
 static void job_release(struct job *j)
@@ -722,6 +732,10 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		goto out_release;
 	if (j.o.invalidate && j.target.nfiles && !engine_owns_target(j.engine, j.engine_opts))
 		target_invalidate(&j.target);
+	/* fio's fadvise_hint, after the invalidate as in fio's td_io_open_file() */
+	if (job_fadvise_advice(&j.o) >= 0 && j.target.nfiles &&
+	    !engine_owns_target(j.engine, j.engine_opts))
+		target_advise(j.target.fds, j.target.nfiles, job_fadvise_advice(&j.o));
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {

@@ -6,6 +6,7 @@
  * the fio job file of --emit-fio, so they can never disagree.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -286,6 +287,12 @@ static const struct llmio_optdesc opts_table[] = {
             FIO_CUSTOM),
         JOB("invalidate", NULL, OPTD_BOOL, invalidate, "1",
             "drop the target's page cache before the run", FIO),
+        JOB("fadvise_hint", NULL, OPTD_ENUM, fadvise_hint, "1",
+            "posix_fadvise() of the target's files, as fio's: 1 = random for random rw, "
+            "sequential otherwise (readahead off or doubled) | 0 = none | random | sequential "
+            "| normal",
+            .choices = "0|1|random|sequential|normal",
+            .expect = "0, 1, random, sequential or normal", FIO_CUSTOM, .sweep_if_set = true),
         JOB("noatime", NULL, OPTD_BOOL, noatime, "1",
             "open files with O_NOATIME where permitted: reads skip the access-time update "
             "(0 = measure it too)",
@@ -393,6 +400,30 @@ static const struct llmio_optdesc opts_table[] = {
 };
 
 #define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
+
+bool job_rw_random(enum llmio_rw rw)
+{
+	return rw == LLMIO_RW_RANDREAD || rw == LLMIO_RW_RANDWRITE || rw == LLMIO_RW_RANDRW;
+}
+
+int job_fadvise_advice(const struct llmio_job_opts *o)
+{
+	switch (o->fadvise_hint) {
+	case LLMIO_FADV_TYPE:
+		if (o->io_source)
+			return -1;
+		return job_rw_random(o->rw) ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
+	case LLMIO_FADV_RANDOM:
+		return POSIX_FADV_RANDOM;
+	case LLMIO_FADV_SEQUENTIAL:
+		return POSIX_FADV_SEQUENTIAL;
+	case LLMIO_FADV_NORMAL:
+		return POSIX_FADV_NORMAL;
+	case LLMIO_FADV_NONE:
+		break;
+	}
+	return -1;
+}
 
 const char *llmio_rw_name(enum llmio_rw rw)
 {
@@ -561,7 +592,6 @@ static const struct {
         {"buffer_pattern", "nothing: llmio writes its own unique data"},
         {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
         {"fallocate", "nothing: llmio lays files out by writing them"},
-        {"fadvise_hint", "the mmap engine's --madvise"},
         {"create_on_open", "nothing: llmio creates files before the run"},
         {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
         {"filename_format", "--directory (files llmio.0 .. llmio.N-1)"},

@@ -3,6 +3,7 @@
 #ifndef LLMIO_CORE_OPTIONS_H
 #define LLMIO_CORE_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/optdesc.h"
@@ -52,6 +53,16 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e);
  * default list (1, 5, 10, 20 ... 99.99).  0, or -EINVAL with one line in e.
  */
 #define JOB_PCT_MAX 64
+/* Does rw draw random offsets (randread, randwrite, randrw)? */
+bool job_rw_random(enum llmio_rw rw);
+
+/*
+ * The posix_fadvise() advice of o's fadvise_hint, as fio resolves it (fadvise_hint=1:
+ * POSIX_FADV_RANDOM for a random rw, POSIX_FADV_SEQUENTIAL otherwise), or -1 for none
+ * (fadvise_hint=0; fadvise_hint=1 for a job whose I/Os come from an io_source).
+ */
+int job_fadvise_advice(const struct llmio_job_opts *o);
+
 int job_percentile_list(const char *text, double *out, size_t max, size_t *n,
                         struct llmio_error *e);
 

@@ -540,6 +540,21 @@ void target_close(struct target *t)
 	memset(t, 0, sizeof(*t));
 }
 
+int target_advise(const int *fds, unsigned n, int advice)
+{
+	int rc = 0, e;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (fds[i] < 0)
+			continue;
+		/* the advice is of the open file (its readahead), whatever the range */
+		e = posix_fadvise(fds[i], 0, 0, advice);
+		if (e && !rc)
+			rc = -e;
+	}
+	return rc;
+}
+
 int target_invalidate(const struct target *t)
 {
 	unsigned i;

@@ -89,6 +89,14 @@ int target_dev_counters(const struct target *t, uint64_t *rd_bytes, uint64_t *wr
 int target_invalidate(const struct target *t);
 
 /*
+ * Tell the kernel the access pattern of n open files and devices (posix_fadvise() advice,
+ * e.g. POSIX_FADV_RANDOM), as fio does when it opens a file.  The advice sets the readahead
+ * of each open file description, so a thread with descriptors of its own advises them too.
+ * Descriptors < 0 are skipped.  \return 0, or the first -errno.
+ */
+int target_advise(const int *fds, unsigned n, int advice);
+
+/*
  * Fill buf with the incompressible, non-zero content llmio writes: a function of (seed,
  * offset) only, so any range can be regenerated for verification.  off and len multiples
  * of 8.

@@ -25,6 +25,7 @@
 #include "core/cpu.h"
 #include "core/verify.h"
 #include "core/job_internal.h"
+#include "core/options.h"
 #include "stats/lat_run.h"
 
 #define STATE_READY  1
@@ -446,6 +447,9 @@ static void own_fds(struct worker *w)
 			return;
 		}
 	}
+	/* fadvise_hint's readahead is of each open file: these get the job's too (job.c) */
+	if (job_fadvise_advice(&j->o) >= 0 && !engine_owns_target(j->engine, j->engine_opts))
+		target_advise(w->fds, n, job_fadvise_advice(&j->o));
 }
 
 static int setup(struct worker *w, struct llmio_error *e)
@@ -510,6 +514,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .names = (const char *const *)j->target.paths,
 	        .opts = j->engine_opts,
 	        .stop = &j->stop,
+	        .fadvise = job_fadvise_advice(&j->o),
 	};
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */

@@ -113,6 +113,12 @@ struct engine_setup {
 	 * counts nor reports as an error.
 	 */
 	const atomic_int *stop;
+	/*
+	 * The job's fadvise_hint as posix_fadvise() advice (POSIX_FADV_RANDOM, ...; -1 none), for
+	 * an engine that advises its own mappings as fio's mmap does.  0 is POSIX_FADV_NORMAL:
+	 * a setup that does not set it asks for the kernel's default.
+	 */
+	int fadvise;
 };
 
 struct engine_ctx {
@@ -151,8 +157,8 @@ struct engine_fio_job {
 	const void *opts; /* the engine's option struct as the job sets it */
 	unsigned depth;   /* iodepth as llmio runs it */
 	bool direct;
-	bool random;      /* random offsets */
-	bool fadvise_set; /* out: the engine wrote fadvise_hint (else fadvise_hint=0 follows) */
+	bool random; /* random offsets */
+	int fadvise; /* the job's posix_fadvise() advice (fadvise_hint), or -1 for none */
 };
 
 struct engine_ops {

@@ -13,6 +13,7 @@
  * -EIO for a page that cannot be read), and the job ends with the same error psync gives.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -35,10 +36,11 @@ struct mmap_opts {
 	int madvise;
 };
 
-enum { ADV_NORMAL, ADV_RANDOM, ADV_SEQUENTIAL, ADV_WILLNEED, ADV_HUGEPAGE };
+/* ADV_FADVISE (the default): as the job's fadvise_hint, as fio's mmap engine advises */
+enum { ADV_NORMAL, ADV_RANDOM, ADV_SEQUENTIAL, ADV_WILLNEED, ADV_HUGEPAGE, ADV_FADVISE };
 
 static const char *const madvise_names[] = {
-        "normal", "random", "sequential", "willneed", "hugepage", NULL,
+        "normal", "random", "sequential", "willneed", "hugepage", "fadvise", NULL,
 };
 
 static const int madvise_advice[] = {
@@ -67,10 +69,11 @@ static const struct llmio_optdesc mmap_options[] = {
                 .type = OPTD_ENUM,
                 OPTD_FIELD(struct mmap_opts, madvise),
                 .scope = OPTD_SCOPE_ENGINE,
-                .def = "normal",
-                .help = "madvise() advice for the mappings: readahead behaviour, or hugepage to "
-                        "ask for large folios",
-                .choices = "normal|random|sequential|willneed|hugepage",
+                .def = "fadvise",
+                .help = "madvise() advice for the mappings: fadvise = as fadvise_hint (random "
+                        "or sequential by rw, as fio's mmap), a readahead behaviour, or "
+                        "hugepage to ask for large folios",
+                .choices = "normal|random|sequential|willneed|hugepage|fadvise",
                 .fio_kind = OPTD_FIO_CUSTOM, /* fadvise_hint or thp */
         },
         {.name = NULL},
@@ -229,7 +232,7 @@ static void unmap_all(struct mmap_eng *p)
 
 static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
 {
-	static const struct mmap_opts defaults = {.populate = 0, .madvise = ADV_NORMAL};
+	static const struct mmap_opts defaults = {.populate = 0, .madvise = ADV_FADVISE};
 	const struct mmap_opts *o = s->opts ? s->opts : &defaults;
 	int prot = PROT_READ | (s->writable ? PROT_WRITE : 0);
 	int flags = MAP_SHARED | (o->populate ? MAP_POPULATE : 0);
@@ -249,6 +252,10 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, struc
 	}
 	if (o->madvise >= 0 && o->madvise <= ADV_HUGEPAGE)
 		advice = o->madvise;
+	else if (o->madvise == ADV_FADVISE)
+		advice = s->fadvise == POSIX_FADV_RANDOM       ? ADV_RANDOM
+		         : s->fadvise == POSIX_FADV_SEQUENTIAL ? ADV_SEQUENTIAL
+		                                               : ADV_NORMAL;
 	pthread_once(&bus_once, bus_install);
 	if (bus_install_err)
 		return llmio_err(e, -bus_install_err, "mmap: cannot install the SIGBUS handler: %s",
@@ -310,10 +317,11 @@ static int mmap_init(struct engine_ctx *ctx, const struct engine_setup *s, struc
 	}
 
 	engine_appendf(ctx->notes, sizeof(ctx->notes),
-	               "%u of %u files mapped MAP_SHARED %s (%llu MiB), populate %s, madvise %s",
+	               "%u of %u files mapped MAP_SHARED %s (%llu MiB), populate %s, madvise %s%s",
 	               nmapped, s->nfiles, s->writable ? "read-write" : "read-only",
 	               (unsigned long long)(total >> 20), o->populate ? "on (MAP_POPULATE)" : "off",
-	               madvise_names[advice]);
+	               madvise_names[advice],
+	               o->madvise == ADV_FADVISE ? " (as fadvise_hint)" : "");
 	if (advise_failed)
 		engine_appendf(
 		        ctx->notes, sizeof(ctx->notes),
@@ -392,28 +400,29 @@ static void mmap_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* --emit-fio: fio's mmap engine advises the access pattern of rw (fadvise_hint) or thp. */
+/*
+ * --emit-fio: fio's mmap engine madvises its mappings as fadvise_hint says (MADV_RANDOM,
+ * MADV_SEQUENTIAL, or nothing), as llmio's madvise=fadvise does; thp=1 asks for huge pages.
+ */
 static void mmap_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
-	const char *name = v >= 0 && v <= ADV_HUGEPAGE ? madvise_names[v] : "?";
+	const char *name = v >= 0 && v <= ADV_FADVISE ? madvise_names[v] : "?";
+	const char *fio = j->fadvise == POSIX_FADV_RANDOM       ? "random"
+	                  : j->fadvise == POSIX_FADV_SEQUENTIAL ? "sequential"
+	                                                        : "normal";
 
 	(void)o;
 
-	if (!strcmp(name, "normal"))
-		return; /* fadvise_hint=0 follows */
 	if (!strcmp(name, "hugepage")) {
 		fprintf(j->f, "thp=1\n");
 		return;
 	}
-	if ((!strcmp(name, "random") && j->random) || (!strcmp(name, "sequential") && !j->random)) {
-		fprintf(j->f, "fadvise_hint=1\n"); /* fio's mmap: MADV_RANDOM / MADV_SEQUENTIAL */
-		j->fadvise_set = true;
-		return;
-	}
-	fprintf(j->f,
-	        "; differs: madvise=%s has no fio equivalent (fio advises only the access "
-	        "pattern of rw)\n",
-	        name);
+	if (v != ADV_FADVISE && strcmp(name, fio))
+		fprintf(j->f,
+		        "; differs: llmio's mmap madvise=%s; fio's mmap engine advises its "
+		        "mappings "
+		        "as fadvise_hint says (%s)\n",
+		        name, fio);
 }
 
 const struct engine_ops engine_mmap = {

@@ -12,8 +12,6 @@
  *  - thread=1: llmio runs its workers as threads of one process, as fio does with thread=1;
  *  - norandommap=1: llmio draws random offsets with replacement; fio's default random map
  *    would visit every block once per pass instead;
- *  - fadvise_hint=0: llmio gives the kernel no access-pattern advice unless asked (mmap's
- *    madvise option), while fio's default is POSIX_FADV_RANDOM/SEQUENTIAL;
  *  - async engines: llmio submits everything it queued in one round and waits for at least
  *    one completion, which is fio's iodepth_batch_submit=iodepth, iodepth_batch_complete_min=1;
  *    io_uring's reap_batch becomes iodepth_batch_complete_max as the engine resolves it, so
@@ -38,7 +36,6 @@ struct emit {
 	const struct engine_ops *e;
 	unsigned depth; /* iodepth as llmio runs it: 1 for synchronous engines */
 	bool random;    /* random offsets */
-	bool fadvise_set;
 };
 
 /* Does the engine have an option that fio calls fio_name (it then writes that line itself)? */
@@ -254,6 +251,22 @@ static void emit_noatime(struct emit *x)
 		              "permitted; fio's reads update the access time\n");
 }
 
+/* fio 3.33's fadvise_hint knows 0, 1, random and sequential; llmio's normal is fio's 0 */
+static void emit_fadvise(struct emit *x)
+{
+	static const char *const fio[] = {
+	        [LLMIO_FADV_NONE] = "0",        [LLMIO_FADV_TYPE] = "1",
+	        [LLMIO_FADV_RANDOM] = "random", [LLMIO_FADV_SEQUENTIAL] = "sequential",
+	        [LLMIO_FADV_NORMAL] = "0",
+	};
+	const unsigned h = (unsigned)x->o->fadvise_hint;
+
+	fprintf(x->f, "fadvise_hint=%s\n", h < sizeof(fio) / sizeof(fio[0]) ? fio[h] : "1");
+	if (x->o->fadvise_hint == LLMIO_FADV_NORMAL)
+		fprintf(x->f, "; differs: llmio advises POSIX_FADV_NORMAL; fio gives no advice, "
+		              "which leaves the same (the kernel's default) readahead\n");
+}
+
 static void emit_cpus(struct emit *x)
 {
 	if (!x->o->cpus_allowed[0])
@@ -284,6 +297,7 @@ static const struct {
         {"ramp_time", emit_ramp},
         {"random_distribution", emit_distribution},
         {"randseed", emit_randseed},
+        {"fadvise_hint", emit_fadvise},
         {"noatime", emit_noatime},
         {"fsync", emit_fsync},
         {"rate", emit_rate},
@@ -370,9 +384,9 @@ static void emit_engine_option(struct emit *x, const struct llmio_optdesc *eo, i
 		                            .opts = set,
 		                            .depth = x->depth,
 		                            .direct = x->o->direct,
-		                            .random = x->random};
+		                            .random = x->random,
+		                            .fadvise = job_fadvise_advice(x->o)};
 		x->e->fio_option(eo, v, &j);
-		x->fadvise_set |= j.fadvise_set;
 		break;
 	}
 }
@@ -411,8 +425,7 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
 		return llmio_err(e, -EINVAL, "%s", why);
 	}
 	x.depth = (x.e->caps & ENGINE_CAP_ASYNC) ? o->iodepth : 1;
-	x.random = o->rw == LLMIO_RW_RANDREAD || o->rw == LLMIO_RW_RANDWRITE ||
-	           o->rw == LLMIO_RW_RANDRW;
+	x.random = job_rw_random(o->rw);
 	if (o->direct && !(x.e->caps & ENGINE_CAP_DIRECT))
 		return llmio_err(e, -EINVAL, "engine %s cannot do O_DIRECT; use --direct=0",
 		                 x.e->name);
@@ -432,8 +445,6 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
 	ret = emit_engine_options(&x, e);
 	if (ret)
 		return ret;
-	if (!x.fadvise_set)
-		fprintf(f, "fadvise_hint=0\n");
 	fprintf(f, "percentile_list=");
 	for (int i = 0; i < LLMIO_NPCT; i++)
 		fprintf(f, "%s%g", i ? ":" : "", llmio_percentiles[i]);

@@ -18,6 +18,7 @@
 #include "core/options.h"
 #include "llmio/hist.h"
 #include "report/fio_json.h"
+#include "report/fmt.h"
 #include "stats/result_json.h"
 
 /* fio's "percentile" object: "%f" of each percentile -> ns */
@@ -49,12 +50,15 @@ static cJSON *bins(const struct llmio_hist *h)
 	return o;
 }
 
+/* fio writes a latency's percentiles and bins only when it has samples (N > 0) */
 static void set_percentiles(cJSON *lat, const struct llmio_hist *h, const double *pct, size_t n,
                             bool plus)
 {
 	if (!lat)
 		return;
 	cJSON_DeleteItemFromObject(lat, "percentile");
+	if (!h->count)
+		return;
 	cJSON_AddItemToObject(lat, "percentile", percentiles(h, pct, n));
 	if (plus)
 		cJSON_AddItemToObject(lat, "bins", bins(h));
@@ -81,6 +85,9 @@ static void patch_dir(cJSON *d, const struct llmio_op_result *op, const double *
 {
 	if (!d)
 		return;
+	/* fio's runtime of a direction is the time it did I/O: 0 for one that did none */
+	if (!op->ios)
+		cJSON_ReplaceItemInObjectCaseSensitive(d, "runtime", cJSON_CreateNumber(0));
 	set_percentiles(cJSON_GetObjectItem(d, "clat_ns"), &op->clat, pct, n, plus);
 	set_percentiles(cJSON_GetObjectItem(d, "lat_ns"), &op->lat, pct, n, false);
 }
@@ -105,6 +112,159 @@ static cJSON *trim_json(void)
 		cJSON_AddNumberToObject(l, "N", 0);
 	}
 	return t;
+}
+
+/*
+ * fio's JSON types.  fio writes each number as an integer ("%lld") or a float ("%f", so 0 is
+ * 0.000000), by key; a reader that checks types (a schema, a typed language) takes what fio
+ * writes.  cJSON would write a whole-valued double as an integer and a fraction as a float,
+ * so each of these keys is written here as fio writes it.  Keys not listed are llmio's own.
+ */
+struct fio_type {
+	const char *key;
+	bool flt;
+};
+
+static const struct fio_type fio_types[] = {
+        /* a direction: read, write, trim, sync */
+        {"io_bytes", false},
+        {"io_kbytes", false},
+        {"bw_bytes", false},
+        {"bw", false},
+        {"iops", true},
+        {"runtime", false},
+        {"total_ios", false},
+        {"bw_min", false},
+        {"bw_max", false},
+        {"bw_mean", true},
+        {"bw_dev", true},
+        {"bw_samples", false},
+        {"iops_min", false},
+        {"iops_max", false},
+        {"iops_mean", true},
+        {"iops_stddev", true},
+        /* slat_ns, clat_ns, lat_ns */
+        {"min", false},
+        {"max", false},
+        {"mean", true},
+        {"stddev", true},
+        {"N", false},
+        /* the job */
+        {"groupid", false},
+        {"error", false},
+        {"elapsed", false},
+        {"job_start", false},
+        {"job_runtime", false},
+        {"usr_cpu", true},
+        {"sys_cpu", true},
+        {"ctx", false},
+        /* disk_util[] and the top level */
+        {"read_ios", false},
+        {"write_ios", false},
+        {"timestamp", false},
+        {"timestamp_ms", false},
+};
+
+static const struct fio_type *fio_type_of(const char *key)
+{
+	for (size_t i = 0; i < sizeof(fio_types) / sizeof(fio_types[0]); i++)
+		if (!strcmp(fio_types[i].key, key))
+			return &fio_types[i];
+	return NULL;
+}
+
+/* item, a number, replaced by the same number written as fio writes that key */
+static void fio_number(cJSON *parent, cJSON *item, bool flt)
+{
+	char text[64];
+	double v = item->valuedouble;
+	cJSON *raw;
+
+	if (flt)
+		snprintf(text, sizeof(text), "%f", isfinite(v) ? v : 0.0);
+	else
+		snprintf(text, sizeof(text), "%lld", isfinite(v) ? (long long)llround(v) : 0ll);
+	raw = cJSON_CreateRaw(text);
+	if (raw && !cJSON_ReplaceItemInObjectCaseSensitive(parent, item->string, raw))
+		cJSON_Delete(raw);
+}
+
+/* Every number of o (and of the objects and arrays under it) that fio types, as fio types it. */
+static void fio_retype(cJSON *o)
+{
+	cJSON *item = o ? o->child : NULL;
+
+	while (item) {
+		cJSON *next = item->next;
+		const struct fio_type *t = item->string ? fio_type_of(item->string) : NULL;
+
+		if (cJSON_IsNumber(item) && t)
+			fio_number(o, item, t->flt);
+		else if (cJSON_IsArray(item) ||
+		         (cJSON_IsObject(item) &&
+		          (!item->string || strcmp(item->string, "job options"))))
+			fio_retype(item);
+		item = next;
+	}
+}
+
+/*
+ * fio's "job options": the options of the job as text, by fio's names, as a fio job file
+ * gives them.  They are the lines of the fio job file that runs this job (--emit-fio, with
+ * the conversions it names), so a reader of fio's JSON finds fio's options and units
+ * (rw=randrw, rwmixread=70, bs=4096, runtime=30s ...).  A job that has no fio equivalent
+ * (an engine fio lacks) keeps llmio's own echo, each value as text.
+ */
+static void fio_job_options(cJSON *j, const struct llmio_result *r)
+{
+	cJSON *opts = cJSON_CreateObject(), *old = cJSON_GetObjectItem(j, "job options");
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!opts)
+		return;
+	/* fio's job options start with the job's name (the section, in a job file) */
+	cJSON_AddStringToObject(opts, "name", r->opts.name[0] ? r->opts.name : r->opts.engine);
+	f = open_memstream(&text, &len);
+	if (f && emit_fio_job(f, &r->opts, "", NULL) == 0 && fflush(f) == 0) {
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *eq = strchr(line, '=');
+
+			if (line[0] == ';' || line[0] == '[' || !eq)
+				continue;
+			*eq = '\0';
+			if (!cJSON_GetObjectItem(opts, line))
+				cJSON_AddStringToObject(opts, line, eq + 1);
+		}
+		/* --emit-fio reports threads together; this document as the job asked */
+		if (!r->opts.group_reporting)
+			cJSON_DeleteItemFromObject(opts, "group_reporting");
+	} else {
+		for (cJSON *v = old ? old->child : NULL; v; v = v->next) {
+			char *s = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v);
+
+			if (cJSON_IsBool(v))
+				cJSON_AddStringToObject(opts, v->string,
+				                        cJSON_IsTrue(v) ? "1" : "0");
+			else
+				cJSON_AddStringToObject(opts, v->string, s ? s : v->valuestring);
+			cJSON_free(s);
+		}
+	}
+	if (f)
+		fclose(f);
+	free(text);
+	if (!(old ? cJSON_ReplaceItemInObjectCaseSensitive(j, "job options", opts)
+	          : cJSON_AddItemToObject(j, "job options", opts)))
+		cJSON_Delete(opts);
+}
+
+/* fio's sync.lat_ns has percentiles only when the job synced */
+static void no_sync_percentiles(cJSON *sync, const struct llmio_result *r)
+{
+	if (sync && !r->fsyncs)
+		cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sync, "lat_ns"), "percentile");
 }
 
 static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
@@ -132,6 +292,8 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 	cJSON_AddItemToObject(j, "trim", trim_json());
 	sample_json(cJSON_GetObjectItem(j, "trim"), &(struct llmio_sample_stats){0},
 	            &(struct llmio_sample_stats){0});
+	no_sync_percentiles(cJSON_GetObjectItem(j, "sync"), r);
+	fio_job_options(j, r);
 	return j;
 }
 
@@ -232,5 +394,6 @@ int fio_json_write(FILE *f, struct llmio_result *const *r, const unsigned *group
 			return -ENOMEM;
 		}
 	disk_util(root, r, n);
+	fio_retype(root);
 	return json_write_doc(f, root);
 }
