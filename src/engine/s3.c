@@ -2328,7 +2328,7 @@ static int s3_finish(struct engine_ctx *ctx)
 	struct s3_data *d = ctx->priv;
 	int ret = 0;
 
-	for (unsigned i = 0; i < d->nfiles; i++) {
+	for (unsigned i = 0; d->files && i < d->nfiles; i++) { /* read jobs keep none */
 		struct s3_file *f = &d->files[i];
 
 		if (!f->upload_id[0])
