@@ -4,7 +4,9 @@
  * server this test runs on loopback (HEAD and Range GETs of one object with a known pattern):
  * the bytes the agent process's GETs put in the shared buffers are the object's, exactly; the
  * agent's CPU and the wire figures come back as counters; an agent killed mid-run fails the
- * I/Os in flight with one reason instead of hanging.
+ * I/Os in flight with one reason instead of hanging; and neither side trusts the other: a
+ * hostile application (this test, on the agent's socket) and a fake agent (this program in
+ * its fake mode) break the protocol field by field, and each side refuses with its reason.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,7 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -26,6 +32,9 @@
 #include "engine/engine.h"
 #include "s3_loopback.h"
 #include "engine/s3.h"
+#include "engine/s3_agent.h"
+
+extern char **environ;
 
 #define OBJ_SIZE (256u * 1024 + 123) /* an odd tail: the last block is short of bs */
 #define BS       (64u * 1024)
@@ -218,15 +227,317 @@ static void agent_killed(void **state)
 	rig_down(&g);
 }
 
+/* ---- hostile peers ---- */
+
+/* The fake agent's misdeeds, chosen by LLMIO_TEST_FAKE_AGENT in the spawned process. */
+enum fake {
+	FAKE_IDX,      /* completes buffer 1000 */
+	FAKE_COUNT,    /* says 1000 completions, sends one */
+	FAKE_RES,      /* a result of 2^40 bytes for a 64 KiB read */
+	FAKE_TWICE,    /* completes the same buffer twice in one message */
+	FAKE_REFUSED,  /* refuses the request, as the real agent does (rc -EPROTO) */
+	FAKE_LONGTEXT, /* a failure whose text fills its field without a NUL */
+	FAKE_N,
+};
+
+/* A fake agent: takes the setup, answers init, then answers the first requests falsely. */
+static int fake_agent(int sock, enum fake kind)
+{
+	struct agent_setup su;
+	char junk[sizeof(struct agent_file)];
+	struct agent_req rq[64];
+	struct {
+		struct agent_hdr h;
+		struct agent_done d[2];
+	} m;
+	size_t len = sizeof(m.h) + sizeof(m.d[0]);
+	ssize_t got;
+
+	if (recv(sock, &su, sizeof(su), 0) != (ssize_t)sizeof(su))
+		return 1;
+	for (uint32_t i = 0; i < su.nfiles + su.nbufs; i++) /* the fds are dropped unread */
+		if (recv(sock, junk, sizeof(junk), 0) <= 0)
+			return 1;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.h.text, sizeof(m.h.text), "fake agent");
+	send(sock, &m.h, sizeof(m.h), MSG_NOSIGNAL);
+	got = recv(sock, rq, sizeof(rq), 0);
+	if (got < (ssize_t)sizeof(rq[0]))
+		return 1;
+	memset(&m, 0, sizeof(m));
+	m.h.n = 1;
+	m.d[0] = (struct agent_done){.res = rq[0].len, .idx = rq[0].idx};
+	switch (kind) {
+	case FAKE_IDX:
+		m.d[0].idx = 1000;
+		break;
+	case FAKE_COUNT:
+		m.h.n = 1000;
+		break;
+	case FAKE_RES:
+		m.d[0].res = 1ll << 40;
+		break;
+	case FAKE_TWICE:
+		m.h.n = 2;
+		m.d[1] = m.d[0];
+		len += sizeof(m.d[0]);
+		break;
+	case FAKE_REFUSED:
+		m.h.n = 0;
+		m.h.rc = -EPROTO;
+		snprintf(m.h.text, sizeof(m.h.text), "s3-agent: fake refusal");
+		len = sizeof(m.h);
+		break;
+	case FAKE_LONGTEXT: /* both requests fail, with a reason of 1024 non-NUL bytes */
+		m.h.n = 2;
+		m.d[0].res = -EIO;
+		m.d[1] = (struct agent_done){.res = -EIO, .idx = rq[1].idx};
+		len += sizeof(m.d[0]);
+		memset(m.h.text, 'x', sizeof(m.h.text));
+		break;
+	default:
+		return 1;
+	}
+	send(sock, &m, len, MSG_NOSIGNAL);
+	while (recv(sock, rq, sizeof(rq), 0) > 0) /* until the application lets go */
+		;
+	return 0;
+}
+
+/* A fake agent breaks the protocol: the application fails the I/Os, never crashes or hangs. */
+static void fake_agent_refused(void **state)
+{
+	static const char *const want[FAKE_N] = {
+	        [FAKE_IDX] = "completed buffer 1000 with 65536: no such I/O in flight",
+	        [FAKE_COUNT] = "for 1000 completions (at most 2)",
+	        [FAKE_RES] = "with 1099511627776: not a result of that I/O",
+	        [FAKE_TWICE] = "no such I/O in flight",
+	        [FAKE_REFUSED] = "s3-agent: fake refusal",
+	        [FAKE_LONGTEXT] = "xxxxxxxx",
+	};
+
+	(void)state;
+	for (int k = 0; k < FAKE_N; k++) {
+		struct rig g = {0};
+		int64_t res[2];
+		char v[8];
+
+		snprintf(v, sizeof(v), "%d", k);
+		setenv("LLMIO_TEST_FAKE_AGENT", v, 1);
+		rig_up(&g);
+		unsetenv("LLMIO_TEST_FAKE_AGENT");
+		assert_int_equal(read2(&g, 0, 1, res), 2); /* both end, one way or the other */
+		if (k == FAKE_LONGTEXT) {
+			assert_int_equal(res[0], -EIO);
+			assert_int_equal(res[1], -EIO);
+			assert_int_equal(strlen(g.ctx.ioerr), sizeof(g.ctx.ioerr) - 1);
+		} else {
+			assert_true(res[0] == -EPROTO || res[1] == -EPROTO);
+		}
+		if (!strstr(g.ctx.ioerr, want[k]))
+			fail_msg("fake agent %d: ioerr '%s', wanted '%s'", k, g.ctx.ioerr, want[k]);
+		rig_down(&g); /* kills the fake agent: nothing to wait for */
+	}
+}
+
+/* The agent process on a socket of ours, as s3-agent's init starts it. */
+static pid_t agent_start(int *sock)
+{
+	char *argv[] = {(char *)"test-s3-agent", (char *)S3_AGENT_ARG, NULL};
+	posix_spawn_file_actions_t fa;
+	int sv[2];
+	pid_t pid;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, sv[1], S3_AGENT_FD), 0);
+	assert_int_equal(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(sv[1]);
+	*sock = sv[0];
+	return pid;
+}
+
+/* A memfd of a page (the head) plus len bytes, passed as the application passes a buffer. */
+static int send_buf(int sock, size_t len)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct agent_buf_head head = {.map = page + len};
+	char ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &head, .iov_len = sizeof(head)};
+	struct msghdr m = {.msg_iov = &iov,
+	                   .msg_iovlen = 1,
+	                   .msg_control = ctl,
+	                   .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int fd = memfd_create("hostile", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(page + len)), 0);
+	head.fd = fd;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	assert_int_equal(sendmsg(sock, &m, MSG_NOSIGNAL), (ssize_t)sizeof(head));
+	return fd;
+}
+
+/* The exit status of agent pid once its socket is closed. */
+static int agent_exit(int sock, pid_t pid)
+{
+	int st;
+
+	close(sock);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A hostile application: setups and requests past what the setup allows are refused by the
+ * agent, which says why and stops, instead of writing where no buffer is (a GET of 8 MiB into
+ * a buffer of 1 MiB, a buffer index past the buffers...).
+ */
+static void hostile_application(void **state)
+{
+	const struct agent_req ok = {
+	        .off = 0, .len = BS, .idx = 0, .file = 0, .op = ENGINE_OP_READ};
+	static const struct {
+		struct agent_req r;
+		unsigned len; /* bytes of the request message; 0: the whole request */
+		const char *want;
+	} cases[] = {
+	        {{.len = 8u << 20}, 0, "8388608 bytes into a buffer of 1048576"},
+	        {{.idx = 5}, 0, "buffer 5 of 1"},
+	        {{.file = 3}, 0, "object 3 of 1"},
+	        {{.op = 7}, 0, "operation 7"},
+	        {{.op = ENGINE_OP_WRITE}, 0, "a write to a job that only reads"},
+	        {{.off = UINT64_MAX}, 0, "offset 18446744073709551615"},
+	        {{.len = 0}, 0, "0 bytes into a buffer"},
+	        {{0}, 3, "a message of 3 bytes, not whole requests"},
+	};
+	cpu_set_t set;
+	int cpu = 0;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	while (!CPU_ISSET(cpu, &set))
+		cpu++;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct agent_setup su = {.buf_len = 1u << 20,
+		                               .iodepth = 1,
+		                               .nfiles = 1,
+		                               .nbufs = 1,
+		                               .nworkers = 1,
+		                               .cpu = cpu};
+		struct agent_file f = {.size = OBJ_SIZE};
+		struct agent_req r = ok;
+		struct agent_hdr h;
+		int sock, fd;
+		pid_t pid = agent_start(&sock);
+
+		snprintf(f.name, sizeof(f.name), "s3://b/obj");
+		assert_int_equal(send(sock, &su, sizeof(su), 0), (ssize_t)sizeof(su));
+		assert_true(send(sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
+		fd = send_buf(sock, su.buf_len);
+		assert_true(recv(sock, &h, sizeof(h), 0) >= (ssize_t)sizeof(h));
+		assert_int_equal(h.rc, 0); /* init went well */
+		if (cases[i].r.len)
+			r.len = cases[i].r.len;
+		r.idx = cases[i].r.idx;
+		r.file = cases[i].r.file;
+		r.op = cases[i].r.op;
+		r.off = cases[i].r.off;
+		if (i == 6)
+			r.len = 0;
+		assert_true(send(sock, &r, cases[i].len ? cases[i].len : sizeof(r), 0) > 0);
+		memset(&h, 0, sizeof(h));
+		assert_true(recv(sock, &h, sizeof(h), 0) >= (ssize_t)sizeof(h));
+		if (h.rc != -EPROTO || !strstr(h.text, cases[i].want))
+			fail_msg("case %zu: rc %d '%.200s', wanted '%s'", i, h.rc, h.text,
+			         cases[i].want);
+		assert_int_equal(agent_exit(sock, pid), 1);
+		close(fd);
+	}
+
+	/*
+	 * A fair session ends with exit 0: under ASan that also says that the agent freed what
+	 * it held (LeakSanitizer makes a leak the exit status), as it did not.
+	 */
+	{
+		const struct agent_setup su = {.buf_len = BS,
+		                               .iodepth = 1,
+		                               .nfiles = 1,
+		                               .nbufs = 1,
+		                               .nworkers = 1,
+		                               .cpu = cpu};
+		struct agent_file f = {.size = OBJ_SIZE, .name = "s3://b/obj"};
+		struct {
+			struct agent_hdr h;
+			struct agent_done d;
+		} m;
+		int sock, fd;
+		pid_t pid = agent_start(&sock);
+
+		assert_int_equal(send(sock, &su, sizeof(su), 0), (ssize_t)sizeof(su));
+		assert_true(send(sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
+		fd = send_buf(sock, su.buf_len);
+		assert_true(recv(sock, &m, sizeof(m), 0) >= (ssize_t)sizeof(m.h));
+		assert_int_equal(m.h.rc, 0);
+		assert_int_equal(send(sock, &ok, sizeof(ok), 0), (ssize_t)sizeof(ok));
+		assert_int_equal(recv(sock, &m, sizeof(m), 0), (ssize_t)sizeof(m));
+		assert_int_equal(m.h.n, 1);
+		assert_int_equal(m.d.res, BS);
+		shutdown(sock, SHUT_WR); /* the application is done: the agent reports and ends */
+		assert_true(recv(sock, &m, sizeof(m), 0) >= (ssize_t)sizeof(m.h));
+		assert_int_equal(m.h.rc, 1);
+		assert_int_equal(agent_exit(sock, pid), 0);
+		close(fd);
+	}
+
+	/* setups the agent cannot mean: it ends at once, touching nothing */
+	for (int k = 0; k < 3; k++) {
+		struct agent_setup su = {.buf_len = 1u << 20,
+		                         .iodepth = 1,
+		                         .nfiles = 1,
+		                         .nbufs = 1,
+		                         .nworkers = 1,
+		                         .cpu = cpu};
+		struct agent_file f = {.size = OBJ_SIZE, .name = "s3://b/obj"};
+		int sock, fd = -1;
+		pid_t pid;
+
+		if (k == 0)
+			su.iodepth = 0;
+		if (k == 1)
+			su.cpu = CPU_SETSIZE + 5;
+		pid = agent_start(&sock);
+		assert_int_equal(send(sock, &su, sizeof(su), 0), (ssize_t)sizeof(su));
+		if (k == 2) { /* a buffer smaller than buf_len: mapping it would fault */
+			assert_true(send(sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
+			fd = send_buf(sock, 4096);
+		}
+		assert_int_equal(agent_exit(sock, pid), 1);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* the agent process: s3-agent starts this program again */
-	if (argc == 2 && !strcmp(argv[1], S3_AGENT_ARG))
+	if (argc == 2 && !strcmp(argv[1], S3_AGENT_ARG)) {
+		const char *fake = getenv("LLMIO_TEST_FAKE_AGENT");
+
+		if (fake)
+			return fake_agent(S3_AGENT_FD, (enum fake)strtol(fake, NULL, 10));
 		return s3_agent_serve(S3_AGENT_FD);
+	}
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(bytes_identical),
-	        cmocka_unit_test(agent_spawned),
-	        cmocka_unit_test(agent_killed),
+	        cmocka_unit_test(bytes_identical),     cmocka_unit_test(agent_spawned),
+	        cmocka_unit_test(agent_killed),        cmocka_unit_test(fake_agent_refused),
+	        cmocka_unit_test(hostile_application),
 	};
 
 	s3_loopback_pattern(obj, sizeof(obj));
