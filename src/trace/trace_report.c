@@ -382,9 +382,12 @@ static void print_overview(const struct trace_analysis *a, FILE *f)
 	        t->nproc, a->nthreads, a->nfile, t->nrec, w,
 	        (t->hdr.flags & TRACE_F_STRACE) ? " (imported from strace)" : "", rb, s->rcalls, wb,
 	        s->wcalls, s->opens, s->fsyncs, s->errors, io, pct(s->io_ns, wall));
-	if (t->hdr.dropped)
-		fprintf(f, "warning: %" PRIu64 " records were lost (no space for the trace)\n",
-		        t->hdr.dropped);
+	if (t->hdr.dropped || (t->hdr.flags & TRACE_F_STOPPED))
+		fprintf(f, "warning: %" PRIu64 " records were lost (no space for the trace)%s\n",
+		        t->hdr.dropped,
+		        (t->hdr.flags & TRACE_F_STOPPED)
+		                ? ": recording stopped early, the trace ends before the command"
+		                : "");
 	fprintf(f,
 	        "concentration: %.1f%% of files carry 50%% of bytes, %.1f%% carry 90%%, %.1f%% "
 	        "carry 99%%\n",
