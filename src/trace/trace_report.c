@@ -15,11 +15,13 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "stats/result_json.h"
 #include "core/error.h"
@@ -623,9 +625,35 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 
 /* ---- plots ---- */
 
+/*
+ * fopen(path, "w") for a file of the plot directory, which is the user's: never through a
+ * symbolic link, never into a FIFO or device (which could block or be anything), so errno
+ * ELOOP or EINVAL for those.
+ */
+static FILE *create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || ftruncate(fd, 0)) {
+		int err = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) ? EINVAL : errno;
+
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static int write_text(const char *path, const char *text, struct llmio_error *e)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = create_file(path);
 
 	if (!f || fputs(text, f) < 0 || fclose(f)) {
 		llmio_err(e, -EIO, "cannot write %s: %s", path, strerror(errno));
@@ -661,7 +689,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 		return llmio_err(e, -errno, "cannot create %s: %s", dir, strerror(errno));
 	/* Lorenz curve: files from the fewest bytes up; x = share of files, y = share of bytes */
 	snprintf(path, sizeof(path), "%s/lorenz.dat", dir);
-	f = fopen(path, "w");
+	f = create_file(path);
 	if (!f)
 		goto io;
 	fprintf(f, "# share_of_files share_of_bytes\n0 0\n");
@@ -675,7 +703,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	if (fclose(f))
 		goto io;
 	snprintf(path, sizeof(path), "%s/sizes.dat", dir);
-	f = fopen(path, "w");
+	f = create_file(path);
 	if (!f)
 		goto io;
 	fprintf(f, "# size_lower_bound_bytes reads writes\n");
@@ -704,6 +732,18 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	                      "'reads', '' using ($1+1):($3+0.1) with linespoints title 'writes'\n",
 	                      e)))
 		return ret;
+	/* gnuplot opens its outputs itself: they must not be links or FIFOs already */
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, i ? "sizes.svg" : "lorenz.svg");
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return llmio_err(
+			        e, -EINVAL,
+			        "%s is not a regular file; llmio never writes through a "
+			        "link or into a FIFO: remove it or choose another directory",
+			        path);
+	}
 	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0;
 	return 0;
 io:
