@@ -187,9 +187,12 @@ void wl_leftovers_release(struct wl_leftovers *s)
 #define MANIFEST_MAGIC "llmio-made 1"
 #define MANIFEST_MAX   (64u << 20)
 
+/* One record: tag (none when 0), text, NUL. */
 static int put_rec(FILE *f, char tag, const char *text)
 {
-	return fputc(tag, f) == EOF || fputs(text, f) == EOF || fputc('\0', f) == EOF ? -EIO : 0;
+	return (tag && fputc(tag, f) == EOF) || fputs(text, f) == EOF || fputc('\0', f) == EOF
+	               ? -EIO
+	               : 0;
 }
 
 int wl_leftovers_save(const struct wl_leftovers *s, const char *path, struct llmio_error *e)
@@ -208,7 +211,7 @@ int wl_leftovers_save(const struct wl_leftovers *s, const char *path, struct llm
 			close(fd);
 		return llmio_err(e, ret, "cannot create %s: %s", tmp, strerror(-ret));
 	}
-	ret = put_rec(f, MANIFEST_MAGIC[0], MANIFEST_MAGIC + 1);
+	ret = put_rec(f, 0, MANIFEST_MAGIC);
 	for (size_t i = 0; !ret && i < s->ndirs; i++) {
 		const struct wl_leftover *l = &s->dirs[i];
 
