@@ -394,6 +394,52 @@ static int agent_exit(int sock, pid_t pid)
 	return WEXITSTATUS(st);
 }
 
+/* A setup of one object and one buffer of buf_len bytes, the agent on cpu. */
+static struct agent_setup setup_of(uint64_t buf_len, int cpu)
+{
+	return (struct agent_setup){.buf_len = buf_len,
+	                            .iodepth = 1,
+	                            .nfiles = 1,
+	                            .nbufs = 1,
+	                            .nworkers = 1,
+	                            .cpu = cpu};
+}
+
+/*
+ * Start an agent and tell it su, the object and a buffer of map bytes (0: none sent); its
+ * first message (init's) into *m when init is awaited.  The buffer's memfd in *fd.
+ */
+static pid_t agent_told(const struct agent_setup *su, size_t map, int *sock, int *fd,
+                        struct agent_hdr *m)
+{
+	struct agent_file f = {.size = OBJ_SIZE, .name = "s3://b/obj"};
+	pid_t pid = agent_start(sock);
+
+	*fd = -1;
+	assert_int_equal(send(*sock, su, sizeof(*su), 0), (ssize_t)sizeof(*su));
+	if (!map)
+		return pid;
+	assert_true(send(*sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
+	*fd = send_buf(*sock, map);
+	if (m) {
+		assert_true(recv(*sock, m, sizeof(*m), 0) >= (ssize_t)sizeof(*m));
+		assert_int_equal(m->rc, 0); /* init went well */
+	}
+	return pid;
+}
+
+/* The first CPU this thread may use. */
+static int first_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = 0;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	while (!CPU_ISSET(cpu, &set))
+		cpu++;
+	return cpu;
+}
+
 /*
  * A hostile application: setups and requests past what the setup allows are refused by the
  * agent, which says why and stops, instead of writing where no buffer is (a GET of 8 MiB into
@@ -401,57 +447,31 @@ static int agent_exit(int sock, pid_t pid)
  */
 static void hostile_application(void **state)
 {
-	const struct agent_req ok = {
-	        .off = 0, .len = BS, .idx = 0, .file = 0, .op = ENGINE_OP_READ};
-	static const struct {
+	const struct {
 		struct agent_req r;
 		unsigned len; /* bytes of the request message; 0: the whole request */
 		const char *want;
 	} cases[] = {
 	        {{.len = 8u << 20}, 0, "8388608 bytes into a buffer of 1048576"},
-	        {{.idx = 5}, 0, "buffer 5 of 1"},
-	        {{.file = 3}, 0, "object 3 of 1"},
-	        {{.op = 7}, 0, "operation 7"},
-	        {{.op = ENGINE_OP_WRITE}, 0, "a write to a job that only reads"},
-	        {{.off = UINT64_MAX}, 0, "offset 18446744073709551615"},
+	        {{.len = BS, .idx = 5}, 0, "buffer 5 of 1"},
+	        {{.len = BS, .file = 3}, 0, "object 3 of 1"},
+	        {{.len = BS, .op = 7}, 0, "operation 7"},
+	        {{.len = BS, .op = ENGINE_OP_WRITE}, 0, "a write to a job that only reads"},
+	        {{.len = BS, .off = UINT64_MAX}, 0, "offset 18446744073709551615"},
 	        {{.len = 0}, 0, "0 bytes into a buffer"},
-	        {{0}, 3, "a message of 3 bytes, not whole requests"},
+	        {{.len = BS}, 3, "a message of 3 bytes, not whole requests"},
 	};
-	cpu_set_t set;
-	int cpu = 0;
+	const int cpu = first_cpu();
 
 	(void)state;
-	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
-	while (!CPU_ISSET(cpu, &set))
-		cpu++;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct agent_setup su = {.buf_len = 1u << 20,
-		                               .iodepth = 1,
-		                               .nfiles = 1,
-		                               .nbufs = 1,
-		                               .nworkers = 1,
-		                               .cpu = cpu};
-		struct agent_file f = {.size = OBJ_SIZE};
-		struct agent_req r = ok;
+		const struct agent_setup su = setup_of(1u << 20, cpu);
 		struct agent_hdr h;
 		int sock, fd;
-		pid_t pid = agent_start(&sock);
+		pid_t pid = agent_told(&su, su.buf_len, &sock, &fd, &h);
 
-		snprintf(f.name, sizeof(f.name), "s3://b/obj");
-		assert_int_equal(send(sock, &su, sizeof(su), 0), (ssize_t)sizeof(su));
-		assert_true(send(sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
-		fd = send_buf(sock, su.buf_len);
-		assert_true(recv(sock, &h, sizeof(h), 0) >= (ssize_t)sizeof(h));
-		assert_int_equal(h.rc, 0); /* init went well */
-		if (cases[i].r.len)
-			r.len = cases[i].r.len;
-		r.idx = cases[i].r.idx;
-		r.file = cases[i].r.file;
-		r.op = cases[i].r.op;
-		r.off = cases[i].r.off;
-		if (i == 6)
-			r.len = 0;
-		assert_true(send(sock, &r, cases[i].len ? cases[i].len : sizeof(r), 0) > 0);
+		assert_true(send(sock, &cases[i].r,
+		                 cases[i].len ? cases[i].len : sizeof(cases[i].r), 0) > 0);
 		memset(&h, 0, sizeof(h));
 		assert_true(recv(sock, &h, sizeof(h), 0) >= (ssize_t)sizeof(h));
 		if (h.rc != -EPROTO || !strstr(h.text, cases[i].want))
@@ -466,25 +486,15 @@ static void hostile_application(void **state)
 	 * it held (LeakSanitizer makes a leak the exit status), as it did not.
 	 */
 	{
-		const struct agent_setup su = {.buf_len = BS,
-		                               .iodepth = 1,
-		                               .nfiles = 1,
-		                               .nbufs = 1,
-		                               .nworkers = 1,
-		                               .cpu = cpu};
-		struct agent_file f = {.size = OBJ_SIZE, .name = "s3://b/obj"};
+		const struct agent_setup su = setup_of(BS, cpu);
+		const struct agent_req ok = {.len = BS, .op = ENGINE_OP_READ};
 		struct {
 			struct agent_hdr h;
 			struct agent_done d;
 		} m;
 		int sock, fd;
-		pid_t pid = agent_start(&sock);
+		pid_t pid = agent_told(&su, su.buf_len, &sock, &fd, &m.h);
 
-		assert_int_equal(send(sock, &su, sizeof(su), 0), (ssize_t)sizeof(su));
-		assert_true(send(sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
-		fd = send_buf(sock, su.buf_len);
-		assert_true(recv(sock, &m, sizeof(m), 0) >= (ssize_t)sizeof(m.h));
-		assert_int_equal(m.h.rc, 0);
 		assert_int_equal(send(sock, &ok, sizeof(ok), 0), (ssize_t)sizeof(ok));
 		assert_int_equal(recv(sock, &m, sizeof(m), 0), (ssize_t)sizeof(m));
 		assert_int_equal(m.h.n, 1);
@@ -498,26 +508,16 @@ static void hostile_application(void **state)
 
 	/* setups the agent cannot mean: it ends at once, touching nothing */
 	for (int k = 0; k < 3; k++) {
-		struct agent_setup su = {.buf_len = 1u << 20,
-		                         .iodepth = 1,
-		                         .nfiles = 1,
-		                         .nbufs = 1,
-		                         .nworkers = 1,
-		                         .cpu = cpu};
-		struct agent_file f = {.size = OBJ_SIZE, .name = "s3://b/obj"};
-		int sock, fd = -1;
+		struct agent_setup su = setup_of(1u << 20, cpu);
+		int sock, fd;
 		pid_t pid;
 
 		if (k == 0)
 			su.iodepth = 0;
 		if (k == 1)
 			su.cpu = CPU_SETSIZE + 5;
-		pid = agent_start(&sock);
-		assert_int_equal(send(sock, &su, sizeof(su), 0), (ssize_t)sizeof(su));
-		if (k == 2) { /* a buffer smaller than buf_len: mapping it would fault */
-			assert_true(send(sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
-			fd = send_buf(sock, 4096);
-		}
+		/* k == 2: a buffer smaller than buf_len, which mapping would fault past */
+		pid = agent_told(&su, k == 2 ? 4096 : 0, &sock, &fd, NULL);
 		assert_int_equal(agent_exit(sock, pid), 1);
 		if (fd >= 0)
 			close(fd);

@@ -124,22 +124,28 @@ int wl_leftovers_add_dir(struct wl_leftovers *s, const char *directory, struct l
 	return 0;
 }
 
+/* Append path to the named files the run counts as its own. */
+static int note_file(struct wl_leftovers *s, const char *path, struct llmio_error *e)
+{
+	void *files = realloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+
+	if (!files)
+		return llmio_err(e, -ENOMEM, "out of memory noting %s", path);
+	s->files = files;
+	snprintf(s->files[s->nfiles++], sizeof(*s->files), "%s", path);
+	return 0;
+}
+
 int wl_leftovers_add_file(struct wl_leftovers *s, const char *path, struct llmio_error *e)
 {
 	struct stat st;
-	void *files;
 
 	if (!path[0] || lstat(path, &st) == 0 || errno != ENOENT)
 		return 0; /* there already (or unknowable): never the run's to remove */
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (!strcmp(s->files[i], path))
 			return 0;
-	files = realloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
-	if (!files)
-		return llmio_err(e, -ENOMEM, "out of memory noting %s", path);
-	s->files = files;
-	snprintf(s->files[s->nfiles++], sizeof(*s->files), "%s", path);
-	return 0;
+	return note_file(s, path, e);
 }
 
 int wl_leftovers_end(struct wl_leftovers *s, bool keep, struct llmio_error *e)
@@ -271,12 +277,7 @@ static int load_rec(struct wl_leftovers *s, char tag, const char *text, struct l
 		snprintf(l->before[l->nbefore++], sizeof(*l->before), "%s", text);
 		return 0;
 	case 'F':
-		p = realloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
-		if (!p)
-			return llmio_err(e, -ENOMEM, "out of memory noting %s", text);
-		s->files = p;
-		snprintf(s->files[s->nfiles++], sizeof(*s->files), "%s", text);
-		return 0;
+		return note_file(s, text, e);
 	default:
 		return -EINVAL;
 	}
