@@ -98,6 +98,12 @@ expect_rc 1 "a recipe there is refused too" run --workload ckpt --model gpt2 --s
 expect_err "recipe: names the owner" "belongs to user nobody"
 same "recipe: the root-only file is unchanged" "$T/secret" "$FPS"
 
+printf '# llmio-offload-trace 1\n0 65536 0 0\n' >"$T/offload.trace"
+expect_rc 1 "the tensor store there is refused too" run --workload offload \
+	--trace "$T/offload.trace" --steps 1 --directory "$S" --engine psync --direct 0 --quiet
+expect_err "store: names the owner" "belongs to user nobody"
+same "store: the root-only file is unchanged" "$T/secret" "$FPS"
+
 echo "== a marker of another user's in root's own directory is not llmio's either"
 rm -rf "$S/llmio-work"
 mkdir -m 0755 "$S/llmio-work"

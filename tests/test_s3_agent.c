@@ -152,6 +152,41 @@ static void bytes_identical(void **state)
 }
 
 /*
+ * init of an s3-agent of one object and one buffer with environment variable `var` set to
+ * `val` for the agent it starts; cleaned up when it succeeds.  \return what init returned.
+ */
+static int init_with(const char *var, const char *val, struct llmio_error *e)
+{
+	const struct engine_ops *eng = engine_find("s3-agent");
+	const char *names[] = {"s3://b/obj"};
+	const uint64_t sizes[] = {OBJ_SIZE};
+	void *opts = calloc(1, eng->opts_size), *buf = NULL;
+	struct engine_setup s = {.names = names,
+	                         .file_sizes = sizes,
+	                         .nfiles = 1,
+	                         .bufs = &buf,
+	                         .nbufs = 1,
+	                         .buf_len = BS,
+	                         .iodepth = 1,
+	                         .nworkers = 1,
+	                         .opts = opts};
+	struct engine_ctx ctx = {0};
+	int ret;
+
+	assert_non_null(opts);
+	assert_int_equal(engine_opts_parse(eng, "", opts, e), 0);
+	assert_int_equal(eng->buf_alloc(opts, &buf, BS, NULL, e), 0);
+	setenv(var, val, 1);
+	ret = eng->init(&ctx, &s, e);
+	unsetenv(var);
+	if (!ret)
+		eng->cleanup(&ctx);
+	eng->buf_free(opts, buf);
+	free(opts);
+	return ret;
+}
+
+/*
  * The agent is a fresh process (posix_spawn of this program in its agent mode), not a fork of
  * this one: this test's server threads run, and a forked child would have inherited their
  * locks.  A program that cannot be the agent fails init with one line naming the fix.
@@ -159,7 +194,6 @@ static void bytes_identical(void **state)
 static void agent_spawned(void **state)
 {
 	struct rig g = {0};
-	struct engine_ctx ctx = {0};
 	struct llmio_error e = {0};
 	char path[64], cmd[256] = "";
 	const char *p;
@@ -181,32 +215,9 @@ static void agent_spawned(void **state)
 	rig_down(&g);
 
 	/* /bin/true starts and exits at once: the application is told, not left waiting */
-	{
-		const struct engine_ops *eng = engine_find("s3-agent");
-		const char *names[] = {"s3://b/obj"};
-		const uint64_t sizes[] = {OBJ_SIZE};
-		void *opts = calloc(1, eng->opts_size), *buf = NULL;
-		struct engine_setup s = {.names = names,
-		                         .file_sizes = sizes,
-		                         .nfiles = 1,
-		                         .bufs = &buf,
-		                         .nbufs = 1,
-		                         .buf_len = BS,
-		                         .iodepth = 1,
-		                         .nworkers = 1,
-		                         .opts = opts};
-
-		assert_non_null(opts);
-		assert_int_equal(engine_opts_parse(eng, "", opts, &e), 0);
-		assert_int_equal(eng->buf_alloc(opts, &buf, BS, NULL, &e), 0);
-		setenv("LLMIO_AGENT_EXE", "/bin/true", 1);
-		assert_true(eng->init(&ctx, &s, &e) < 0);
-		unsetenv("LLMIO_AGENT_EXE");
-		assert_non_null(strstr(e.msg, "exited at start"));
-		assert_non_null(strstr(e.msg, "LLMIO_AGENT_EXE"));
-		eng->buf_free(opts, buf);
-		free(opts);
-	}
+	assert_true(init_with("LLMIO_AGENT_EXE", "/bin/true", &e) < 0);
+	assert_non_null(strstr(e.msg, "exited at start"));
+	assert_non_null(strstr(e.msg, "LLMIO_AGENT_EXE"));
 }
 
 static void agent_killed(void **state)
@@ -238,6 +249,7 @@ enum fake {
 	FAKE_REFUSED,  /* refuses the request, as the real agent does (rc -EPROTO) */
 	FAKE_LONGTEXT, /* a failure whose text fills its field without a NUL */
 	FAKE_N,
+	FAKE_INIT_RC = FAKE_N, /* answers init with rc 7: no errno, no success */
 };
 
 /* A fake agent: takes the setup, answers init, then answers the first requests falsely. */
@@ -260,6 +272,7 @@ static int fake_agent(int sock, enum fake kind)
 			return 1;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.h.text, sizeof(m.h.text), "fake agent");
+	m.h.rc = kind == FAKE_INIT_RC ? 7 : 0;
 	send(sock, &m.h, sizeof(m.h), MSG_NOSIGNAL);
 	got = recv(sock, rq, sizeof(rq), 0);
 	if (got < (ssize_t)sizeof(rq[0]))
@@ -316,11 +329,13 @@ static void fake_agent_refused(void **state)
 	        [FAKE_LONGTEXT] = "xxxxxxxx",
 	};
 
+	struct llmio_error e = {0};
+	char v[8];
+
 	(void)state;
 	for (int k = 0; k < FAKE_N; k++) {
 		struct rig g = {0};
 		int64_t res[2];
-		char v[8];
 
 		snprintf(v, sizeof(v), "%d", k);
 		setenv("LLMIO_TEST_FAKE_AGENT", v, 1);
@@ -338,6 +353,11 @@ static void fake_agent_refused(void **state)
 			fail_msg("fake agent %d: ioerr '%s', wanted '%s'", k, g.ctx.ioerr, want[k]);
 		rig_down(&g); /* kills the fake agent: nothing to wait for */
 	}
+
+	/* an init answer that is neither success nor -errno fails init, as a broken protocol */
+	snprintf(v, sizeof(v), "%d", FAKE_INIT_RC);
+	assert_int_equal(init_with("LLMIO_TEST_FAKE_AGENT", v, &e), -EPROTO);
+	assert_non_null(strstr(e.msg, "fake agent"));
 }
 
 /* The agent process on a socket of ours, as s3-agent's init starts it. */

@@ -579,7 +579,11 @@ static int agent_init(struct engine_ctx *ctx, const struct engine_setup *s, stru
 		goto fail;
 	ret = agent_recv(ctx, a, true);
 	if (ret < 0 || a->msg->rc) {
-		ret = ret < 0 ? agent_gone(e) : llmio_err(e, a->msg->rc, "%s", a->msg->text);
+		/* init's failure is -errno: anything else from the agent is a broken protocol */
+		ret = a->why[0] ? llmio_err(e, -EPROTO, "%s", a->why)
+		      : ret < 0 ? agent_gone(e)
+		                : llmio_err(e, a->msg->rc < 0 ? a->msg->rc : -EPROTO, "%s",
+		                            a->msg->text);
 		goto fail;
 	}
 	a->notes_len = strlen(a->msg->text);
