@@ -41,6 +41,19 @@ for rw in read write randwrite; do
 	same "$rw: the file outside is unchanged" "$T/outside" "$FP"
 done
 rm -f "$D/llmio-work/llmio.0"
+# a recipe's files too: one it reads (the model) and one it writes fresh (a checkpoint shard)
+ln -s "$T/outside" "$D/llmio-work/model.safetensors"
+expect_rc 1 "load: a model file that is a link is refused" run --workload load --model gpt2 \
+	--scale 0.02 --directory "$D" --engine psync --direct 0 --quiet
+expect_err "load: names the link" "model.safetensors" "symbolic link"
+same "load: the file outside is unchanged" "$T/outside" "$FP"
+rm -f "$D/llmio-work/model.safetensors"
+ln -s "$T/outside" "$D/llmio-work/ckpt-rank00000.pt"
+run "$LLMIO" run --workload ckpt --model gpt2 --scale 0.001 --directory "$D" --engine psync \
+	--direct 0 --quiet
+check "ckpt: a shard that is a link is refused (exit $RC)" test "$RC" -ne 0
+same "ckpt: the file outside is unchanged" "$T/outside" "$FP"
+rm -f "$D/llmio-work/ckpt-rank00000.pt"
 
 echo "== llmio-work itself a symbolic link to a directory of llmio's is refused"
 D2=$T/d2
