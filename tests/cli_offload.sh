@@ -108,6 +108,10 @@ bad_trace "two layers of a TiB in 4 KiB puts" '0 1099511627776 0 0\n1 1099511627
 	"more than 1048576 puts" "--tensor"
 bad_trace "a line longer than the reader takes" "0 4096 1 1 $(printf '%0600d' 0)\n" \
 	"line 2" "longer than"
+expect_rc 2 "a model's layer past a TiB of activations" run --workload offload \
+	--model Llama-3.1-405B --micro_batch 65536 --seq 16777216 --directory "$T" --engine psync \
+	--direct 0 --quiet
+expect_err "names the parameters to lower" "layer 0 would hold" "--micro_batch, --seq or --scale"
 expect_rc 1 "a missing trace" run --workload offload --trace "$T/none.txt" --directory "$T"
 expect_err "names the missing trace" "none.txt"
 expect_rc 2 "--drive_tb 0" run --workload offload --trace "$T/trace.txt" --drive_tb 0 \

@@ -83,8 +83,8 @@ NOGROUP=$(id -g nobody)
 AS_NOBODY=(setpriv --reuid="$NOBODY" --regid="$NOGROUP" --clear-groups)
 # nobody must reach $T to make its directory there
 chmod 0755 "$T"
-"${AS_NOBODY[@]}" test -x "$LLMIO" -a -w /proc/self/fd ||
-	skip_all "user nobody cannot run $LLMIO from here"
+"${AS_NOBODY[@]}" test -x "$LLMIO" -a -x "$T" ||
+	skip_all "user nobody cannot run $LLMIO or reach $T from here"
 
 echo "== another user's llmio-work is refused, naming its owner"
 S=$T/shared
