@@ -426,20 +426,22 @@ static struct agent_setup setup_of(uint64_t buf_len, int cpu)
 }
 
 /*
- * Start an agent and tell it su, the object and a buffer of map bytes (0: none sent); its
- * first message (init's) into *m when init is awaited.  The buffer's memfd in *fd.
+ * Start an agent and tell it su, the object (of size bytes; 0: not sent) and a buffer of map
+ * bytes (0: not sent); its first message (init's) into *m when init is awaited.  The buffer's memfd
+ * in *fd.
  */
-static pid_t agent_told(const struct agent_setup *su, size_t map, int *sock, int *fd,
+static pid_t agent_told(const struct agent_setup *su, uint64_t size, size_t map, int *sock, int *fd,
                         struct agent_hdr *m)
 {
-	struct agent_file f = {.size = OBJ_SIZE, .name = "s3://b/obj"};
+	struct agent_file f = {.size = size, .name = "s3://b/obj"};
 	pid_t pid = agent_start(sock);
 
 	*fd = -1;
-	assert_int_equal(send(*sock, su, sizeof(*su), 0), (ssize_t)sizeof(*su));
+	assert_int_equal(send(*sock, su, sizeof(*su), MSG_NOSIGNAL), (ssize_t)sizeof(*su));
+	if (size)
+		assert_true(send(*sock, &f, sizeof(f.size) + strlen(f.name), MSG_NOSIGNAL) > 0);
 	if (!map)
 		return pid;
-	assert_true(send(*sock, &f, sizeof(f.size) + strlen(f.name), 0) > 0);
 	*fd = send_buf(*sock, map);
 	if (m) {
 		assert_true(recv(*sock, m, sizeof(*m), 0) >= (ssize_t)sizeof(*m));
@@ -488,7 +490,7 @@ static void hostile_application(void **state)
 		const struct agent_setup su = setup_of(1u << 20, cpu);
 		struct agent_hdr h;
 		int sock, fd;
-		pid_t pid = agent_told(&su, su.buf_len, &sock, &fd, &h);
+		pid_t pid = agent_told(&su, OBJ_SIZE, su.buf_len, &sock, &fd, &h);
 
 		assert_true(send(sock, &cases[i].r,
 		                 cases[i].len ? cases[i].len : sizeof(cases[i].r), 0) > 0);
@@ -513,7 +515,7 @@ static void hostile_application(void **state)
 			struct agent_done d;
 		} m;
 		int sock, fd;
-		pid_t pid = agent_told(&su, su.buf_len, &sock, &fd, &m.h);
+		pid_t pid = agent_told(&su, OBJ_SIZE, su.buf_len, &sock, &fd, &m.h);
 
 		assert_int_equal(send(sock, &ok, sizeof(ok), 0), (ssize_t)sizeof(ok));
 		assert_int_equal(recv(sock, &m, sizeof(m), 0), (ssize_t)sizeof(m));
@@ -527,7 +529,7 @@ static void hostile_application(void **state)
 	}
 
 	/* setups the agent cannot mean: it ends at once, touching nothing */
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		struct agent_setup su = setup_of(1u << 20, cpu);
 		int sock, fd;
 		pid_t pid;
@@ -536,8 +538,13 @@ static void hostile_application(void **state)
 			su.iodepth = 0;
 		if (k == 1)
 			su.cpu = CPU_SETSIZE + 5;
-		/* k == 2: a buffer smaller than buf_len, which mapping would fault past */
-		pid = agent_told(&su, k == 2 ? 4096 : 0, &sock, &fd, NULL);
+		/* k == 2: a buffer smaller than buf_len, which mapping would fault past;
+		 * k == 3: an object of 2^63 bytes */
+		pid = agent_told(&su,
+		                 k == 3   ? 1ull << 63
+		                 : k == 2 ? OBJ_SIZE
+		                          : 0,
+		                 k == 2 ? 4096 : 0, &sock, &fd, NULL);
 		assert_int_equal(agent_exit(sock, pid), 1);
 		if (fd >= 0)
 			close(fd);

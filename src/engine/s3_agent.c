@@ -324,7 +324,7 @@ int s3_agent_serve(int sock)
 	for (; nnames < su.nfiles; nnames++) {
 		ssize_t n = recv(sock, f, sizeof(*f) - 1, 0);
 
-		if (n <= (ssize_t)sizeof(f->size))
+		if (n <= (ssize_t)sizeof(f->size) || f->size > AGENT_MAX_OBJECT)
 			goto out;
 		((char *)f)[n] = '\0';
 		sizes[nnames] = f->size;

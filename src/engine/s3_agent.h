@@ -18,6 +18,7 @@
 #define AGENT_MAX_FILES   (1u << 20) /* objects */
 #define AGENT_MAX_WORKERS 4096u
 #define AGENT_MAX_BUF     (1ull << 32) /* bytes of one buffer (io_req.len is 32 bits) */
+#define AGENT_MAX_OBJECT  (1ull << 62) /* bytes of one object: offsets stay far from wrapping */
 
 /* What the application tells the agent at start, then one agent_file per object. */
 struct agent_setup {
