@@ -43,8 +43,7 @@ static void user_name(uid_t uid, char *out, size_t len)
  * process?  A marker alone proves nothing: anyone can make a directory of that name with a
  * file of that name in it (and a symbolic link to a file of ours beside it).  So the
  * directory and its marker must belong to this process's user, and no one else may write in
- * the directory, where they could swap a file for a link.
-eturn 0, or -EPERM / -ENOENT
+ * the directory, where they could swap a file for a link.  \return 0, or -EPERM / -ENOENT
  * with the reason in e.
  */
 static int dir_is_ours(int dfd, const char *dir, struct llmio_error *e)
