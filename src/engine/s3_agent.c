@@ -194,10 +194,11 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 			goto refuse;
 		}
 		for (unsigned i = 0; got > 0 && i < (size_t)got / sizeof(*rq); i++) {
-			struct io_req *io = &ios[rq[i].idx];
+			struct io_req *io;
 
 			if (bad_request(&rq[i], s, busy, why, sizeof(why)))
 				goto refuse;
+			io = &ios[rq[i].idx];
 			*io = (struct io_req){.buf = s->bufs[rq[i].idx],
 			                      .off = rq[i].off,
 			                      .len = rq[i].len,
@@ -267,7 +268,8 @@ static ssize_t recv_fd(int sock, void *buf, size_t len, int *fd)
 
 	*fd = -1;
 	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(*fd)))
 		memcpy(fd, CMSG_DATA(c), sizeof(*fd));
 	return n;
 }
