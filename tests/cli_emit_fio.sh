@@ -150,6 +150,10 @@ expect_err "names the parameter" "--ranks holds a control character" "0x1b"
 expect_rc 2 "a newline in --model" run --workload ckpt --model $'gpt2\n' --directory "$T"
 expect_err "names --model" "--model holds a control character"
 check "no injected command ran" test ! -e "$T/pwned"
+printf '[a]\nfilename=%s/a\tb\nsize=1m\nrw=read\n' "$T" >"$T/tab.ini"
+expect_rc 2 "a tab in a job file's value" sweep "$T/tab.ini" --dry-run
+expect_err "names the file, the line and the key" "tab.ini:2: filename:" \
+	"filename holds a control character (byte 0x09"
 
 # both FIO_FILE LLMIO_ARGS...: run the emitted job with fio and the job with llmio; prints
 # "fio_ios llmio_ios".
