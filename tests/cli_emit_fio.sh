@@ -153,6 +153,29 @@ expect_rc 2 "bad engine option value" run --ioengine io_uring --sqpoll_cpu x --e
 expect_rc 2 "mmap cannot do O_DIRECT" run --ioengine mmap --direct 1 --emit-fio
 expect_err "the error names the fix" "--direct=0"
 
+echo "== a control character in a string option is refused, never emitted"
+# a newline in --filename used to add its own fio options to the job file: exec_prerun ran
+# a shell command under fio
+for opt in filename directory cpus_allowed; do
+	expect_rc 2 "a newline in --$opt" run --"$opt" $'x\nexec_prerun=touch '"$T/pwned" \
+		--size 1m --emit-fio
+	expect_err "--$opt: names the option and the byte" "$opt holds a control character" \
+		"0x0a"
+	check "--$opt: no job file was printed" test ! -s "$T/stdout"
+done
+expect_rc 2 "a tab in an engine option" run --ioengine io_uring --sqpoll_cpu $'1\t' --emit-fio
+expect_err "names the engine option" "sqpoll_cpu holds a control character" "0x09"
+expect_rc 2 "an escape in a recipe parameter" run --workload ckpt --model gpt2 \
+	--directory "$T" --ranks $'1\e[2J' --quiet
+expect_err "names the parameter" "--ranks holds a control character" "0x1b"
+expect_rc 2 "a newline in --model" run --workload ckpt --model $'gpt2\n' --directory "$T"
+expect_err "names --model" "--model holds a control character"
+check "no injected command ran" test ! -e "$T/pwned"
+printf '[a]\nfilename=%s/a\tb\nsize=1m\nrw=read\n' "$T" >"$T/tab.ini"
+expect_rc 2 "a tab in a job file's value" sweep "$T/tab.ini" --dry-run
+expect_err "names the file, the line and the key" "tab.ini:2: filename:" \
+	"filename holds a control character (byte 0x09"
+
 # both FIO_FILE LLMIO_ARGS...: run the emitted job with fio and the job with llmio; prints
 # "fio_ios llmio_ios".
 both() {

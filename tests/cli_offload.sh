@@ -86,6 +86,32 @@ expect_err "says what it needs" "--model" "--trace"
 printf '0 4096 ten 20\n' >"$T/bad.txt"
 expect_rc 2 "a malformed trace line" run --workload offload --trace "$T/bad.txt" --directory "$T"
 expect_err "names the file, the line and the format" "bad.txt line 1" "layer bytes fwd_us bwd_us"
+# every field is range-checked, naming the field and the line: a byte count of 2^64-1 or -1
+# was undefined behaviour, and a huge one made the piece count wrap (a heap overflow in
+# llmio_store_put under ASan, an abort in free() in the release build)
+bad_trace() { # bad_trace DESC TEXT WANT... : the trace TEXT is refused (exit 2) saying WANT
+	local desc=$1 text=$2; shift 2
+	printf '# step 0\n%b' "$text" >"$T/bad.txt"
+	expect_rc 2 "trace: $desc" run --workload offload --trace "$T/bad.txt" --tensor 4k \
+		--directory "$T" --engine psync --direct 0 --quiet &&
+		expect_err "trace: $desc: says where and what" "$@"
+}
+bad_trace "bytes 2^64-1" '0 4096 1 1\n1 18446744073709551615 1 1\n' "bad.txt line 3" \
+	"bytes 18446744073709551615 is out of range" "0..1099511627776"
+bad_trace "bytes 2^64" '0 18446744073709551616 1 1\n' "line 2" "bytes" "out of range"
+bad_trace "bytes -1" '0 -1 1 1\n' "line 2" "bad or missing bytes"
+bad_trace "fwd_us past an hour" '0 4096 3600000001 1\n' "line 2" "fwd_us" "out of range"
+bad_trace "bwd_us missing" '0 4096 1\n' "line 2" "bad or missing bwd_us"
+bad_trace "a fifth field" '0 4096 1 1 1\n' "line 2" "nothing after"
+bad_trace "layer index past the limit" '4096 4096 1 1\n' "line 2" "layer 4096 is out of range"
+bad_trace "two layers of a TiB in 4 KiB puts" '0 1099511627776 0 0\n1 1099511627776 0 0\n' \
+	"more than 1048576 puts" "--tensor"
+bad_trace "a line longer than the reader takes" "0 4096 1 1 $(printf '%0600d' 0)\n" \
+	"line 2" "longer than"
+expect_rc 2 "a model's layer past a TiB of activations" run --workload offload \
+	--model Llama-3.1-405B --micro_batch 65536 --seq 16777216 --directory "$T" --engine psync \
+	--direct 0 --quiet
+expect_err "names the parameters to lower" "layer 0 would hold" "--micro_batch, --seq or --scale"
 expect_rc 1 "a missing trace" run --workload offload --trace "$T/none.txt" --directory "$T"
 expect_err "names the missing trace" "none.txt"
 expect_rc 2 "--drive_tb 0" run --workload offload --trace "$T/trace.txt" --drive_tb 0 \

@@ -8,7 +8,9 @@
 #  - --keep leaves them and names them: "left N files, X in DIR (--keep)";
 #  - a file that was there before the sweep (a user's file named by filename=, an earlier
 #    run's kept file) is never removed;
-#  - Ctrl-C ends the sweep and still removes what it made.
+#  - Ctrl-C ends the sweep and still removes what it made;
+#  - after kill -9, a sweep resumed with --resume takes the killed run's files for its own
+#    (the manifest beside the journal says which they are), says so, and removes them.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -99,6 +101,32 @@ PID=
 check "exit 1 (interrupted)" test "$REAPED" -eq 1
 said "says what it removed" "removed 1 file, " "from $W/llmio-work"
 check "llmio's directory is gone" test ! -e "$W/llmio-work"
+check "the user's file stays, unchanged" test "$(fp "$W/notes.txt")" = "$USER_FP"
+
+echo "== kill -9, then --resume: the killed sweep's data file is the resumed sweep's own"
+# the data file the killed sweep made used to be taken for a file that was there before the
+# resumed one: left behind for good, and never named as the killed run's
+echo "+ llmio sweep long.ini -o j6.jsonl   (then SIGKILL once the data file is there)"
+"$LLMIO" sweep "$T/long.ini" -o "$T/j6.jsonl" >"$T/stdout" 2>"$T/stderr" &
+PID=$!
+for _ in $(seq 300); do
+	[ -s "$W/llmio-work/llmio.0" ] && break
+	sleep 0.1
+done
+kill -KILL "$PID"
+reap "$PID" 20 "sweep after SIGKILL"
+PID=
+check "the killed sweep left its data file" test -s "$W/llmio-work/llmio.0"
+check "and its manifest beside the journal" test -s "$T/j6.jsonl.llmio-made"
+# the same points, shorter (the journal holds none of them: all run again)
+sed 's/runtime=30s/runtime=100ms/' "$T/long.ini" >"$T/short.ini"
+expect_rc 0 "sweep --resume" sweep "$T/short.ini" -o "$T/j6.jsonl" --resume
+said "says the killed run's file is its own" \
+	"the sweep this one resumes was killed before it removed what its points made: 1 file," \
+	"are this sweep's own; its points reuse them"
+said "and removes it at the end" "removed 1 file, " "from $W/llmio-work"
+check "llmio's directory, which the killed sweep made, is gone" test ! -e "$W/llmio-work"
+check "the manifest is gone once the sweep cleaned up" test ! -e "$T/j6.jsonl.llmio-made"
 check "the user's file stays, unchanged" test "$(fp "$W/notes.txt")" = "$USER_FP"
 
 echo "== the null engine touches no file: nothing to say"

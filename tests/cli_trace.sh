@@ -138,6 +138,18 @@ check "Lorenz curve data written" [ -s "$T/plots/lorenz.dat" ]
 if command -v gnuplot >/dev/null; then
 	check "Lorenz curve plotted" [ -s "$T/plots/lorenz.svg" ]
 fi
+# the plot directory is the user's: its files are never written through a link
+printf 'keep me' >"$T/precious"
+rm -f "$T/plots/sizes.dat" "$T/plots/lorenz.svg"
+ln -s "$T/precious" "$T/plots/sizes.dat"
+llmio trace report "$T/prog.trace" -o "$T/plots"
+check "a link among the plot files is refused (exit $RC)" [ "$RC" -ne 0 ]
+check "and the file it points to is untouched" [ "$(cat "$T/precious")" = "keep me" ]
+rm -f "$T/plots/sizes.dat"
+ln -s "$T/precious" "$T/plots/lorenz.svg"
+llmio trace report "$T/prog.trace" -o "$T/plots"
+check "a link where gnuplot writes is refused (exit $RC)" [ "$RC" -ne 0 ]
+check "and the file it points to is untouched by gnuplot" [ "$(cat "$T/precious")" = "keep me" ]
 
 # ---- SIGKILL: a child writes 1000 records and kills itself ----
 llmio trace -q -o "$T/kill.trace" -- "$PROG" "$D" kill

@@ -88,7 +88,11 @@ int main(void)
 	       "the JSON result and `llmio run --emit-fio` come from the same tables.\n\n"
 	       "Values: sizes take 4096, 4k, 4KiB, 1m, 1.5GiB; times take 10 (seconds), 10s, "
 	       "500ms, 2m; booleans 1/0, true/false, yes/no, on/off (an empty value is true).  "
-	       "A prefix of an option's name is not that option.\n\n");
+	       "A prefix of an option's name is not that option.  No value may hold a control "
+	       "character (a newline, a tab, an escape): such a value is refused (exit 2) "
+	       "naming the option and the byte, so that it can never add lines to "
+	       "`--emit-fio`'s job file (where fio would read them as options of its own), to "
+	       "a record or to a message.\n\n");
 
 	printf("## Job options\n\n"
 	       "`llmio run --NAME=VALUE`, or `NAME=VALUE` in a job file (docs/sweeps.md).  The "

@@ -366,6 +366,53 @@ static void g10_bounds(void **state)
 	lt_release(&s);
 }
 
+/* A G10 graph of n Relu operators, each of the data (id 7); NULL when out of memory. */
+static char *g10_chain(unsigned n, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	if (!f)
+		return NULL;
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%u\nRelu\n1\n7\n1\n4\n-------------------\n", 100 + i);
+	fclose(f);
+	return text;
+}
+
+/* G10_MAX_OPS operators exactly are a graph; one more is refused, naming the limit. */
+static void g10_op_limit(void **state)
+{
+	struct lt_g10_opts g = {.batch = 2, .tflops = 1, .elem_bytes = 4};
+	struct llmio_error e;
+	struct lt_step s;
+
+	(void)state;
+	for (unsigned n = 16384; n <= 16385; n++) {
+		size_t len;
+		char *text = g10_chain(n, &len);
+		FILE *f;
+		int ret;
+
+		assert_non_null(text);
+		f = fmemopen(text, len, "r");
+		assert_non_null(f);
+		lt_init(&s);
+		llmio_error_init(&e);
+		ret = lt_read_g10(&s, f, "g.txt", &g, &e);
+		fclose(f);
+		free(text);
+		if (n == 16384 && ret)
+			fail_msg("16384 operators: %d '%s'", ret, e.msg);
+		if (n == 16385) {
+			assert_int_equal(ret, -E2BIG);
+			/* the 16385th operator starts on line 7 * 16384 + 1 */
+			assert_non_null(strstr(e.msg, "g.txt:114689: more than 16384 operators"));
+		}
+		lt_release(&s);
+	}
+}
+
 /* GPT-2's training step for micro-batch mb of seq tokens. */
 static void gpt2_step(struct lt_step *s, struct llmio_model *m, uint32_t mb, uint32_t seq)
 {
@@ -1187,6 +1234,7 @@ int main(void)
 	        cmocka_unit_test(g10_backward_tiny),
 	        cmocka_unit_test(g10_malformed),
 	        cmocka_unit_test(g10_bounds),
+	        cmocka_unit_test(g10_op_limit),
 	        cmocka_unit_test(model_step),
 	        cmocka_unit_test(known_long_idle_evicted),
 	        cmocka_unit_test(lru_evicts_at_kernel_0),

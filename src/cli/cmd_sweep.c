@@ -575,6 +575,47 @@ static int note_targets(const struct sweep_runner *r, struct wl_leftovers *left,
 	return ret;
 }
 
+/* The manifest of what was on disk before the first point: beside the journal. */
+static int manifest_path(const struct sweep_cli *c, char *out, size_t len, struct llmio_error *e)
+{
+	if ((size_t)snprintf(out, len, "%s.llmio-made", c->out) >= len)
+		return llmio_err(e, -ENAMETOOLONG, "%s: the path is too long", c->out);
+	return 0;
+}
+
+/*
+ * note_targets(), and first, when resuming a sweep that was killed before it cleaned up, what
+ * that run had noted (its manifest): the files its points made are then this sweep's own, not
+ * files that were there before it.  The manifest is saved again, and stays until the sweep has
+ * cleaned up.
+ */
+static int note_before(const struct sweep_cli *c, struct wl_leftovers *left, const char *made,
+                       struct llmio_error *e)
+{
+	char bytes[32], text[LLMIO_PATH_MAX + 256];
+	int loaded = c->resume ? wl_leftovers_load(left, made, e) : 0, ret;
+	uint64_t size;
+	unsigned n;
+
+	if (loaded < 0)
+		return loaded;
+	ret = note_targets(&c->r, left, e);
+	if (!ret && dist_rank() == 0)
+		ret = wl_leftovers_save(left, made, e);
+	if (ret || !loaded || c->quiet || wl_leftovers_count(left, &n, &size) || !n)
+		return ret;
+	fmt_bytes(bytes, sizeof(bytes), (double)size);
+	snprintf(text, sizeof(text),
+	         "the sweep this one resumes was killed before it removed what its points made: "
+	         "%u file%s, %s (noted in %s) are this sweep's own; its points reuse them%s",
+	         n, n == 1 ? "" : "s", bytes, made,
+	         c->keep ? ", and --keep leaves them"
+	                 : ", and they are removed at the end "
+	                   "(--keep leaves them)");
+	fmt_wrapped(stdout, "", 2, text);
+	return 0;
+}
+
 /* A plain point under mpirun: every rank its region of one shared file, as `llmio run`. */
 static int dist_point(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
                       struct llmio_error *e)
@@ -594,6 +635,7 @@ static int sweep_main(int argc, char **argv)
 	struct sweep_run_opts o;
 	struct wl_leftovers left = {0};
 	struct llmio_error e = {0};
+	char made[LLMIO_PATH_MAX + 16] = "";
 	int ret, code;
 
 	code = parse_args(&c, argc, argv);
@@ -618,7 +660,11 @@ static int sweep_main(int argc, char **argv)
 	                            .dist = dist_active() ? &dist : NULL};
 	ret = sweep_runner_prepare(&c.r, &o, &ev, &e);
 	if (!ret && !c.dry_run) {
-		ret = note_targets(&c.r, &left, &e);
+		ret = manifest_path(&c, made, sizeof(made), &e);
+		if (!ret)
+			ret = note_before(&c, &left, made, &e);
+		if (ret)
+			made[0] = '\0'; /* not this run's to remove */
 		/* every rank has noted what was there before any rank's point makes files */
 		dist_barrier();
 	}
@@ -634,6 +680,8 @@ static int sweep_main(int argc, char **argv)
 	if (wl_leftovers_end(&left, c.keep, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = code ? code : EXIT_RUNTIME;
+	} else if (made[0] && dist_rank() == 0) {
+		unlink(made); /* cleaned up: a resumed sweep has nothing of this one's to find */
 	}
 	if (!c.quiet)
 		cli_say_leftovers(stdout, &left, c.keep);

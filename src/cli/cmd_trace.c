@@ -255,6 +255,15 @@ static int merge_and_summarise(const char *dir, const char *out, int status, boo
 		fprintf(stderr, "llmio trace: %s\n", e.msg);
 		goto out;
 	}
+	/* the trace is in memory: the raw files go first, so that their space is free for it */
+	remove_dir(dir);
+	if (b.nstopped || b.nlost)
+		fprintf(stderr,
+		        "llmio trace: recording stopped early in %u process%s: %s for the trace "
+		        "beside %s; the command ran on untraced from there, and the trace holds "
+		        "what came before (%" PRIu64 " records lost)\n",
+		        b.nstopped + b.nlost, b.nstopped + b.nlost == 1 ? "" : "es",
+		        strerror(b.nstopped ? b.stop_errno : ENOSPC), out, b.dropped);
 	ret = cli_write_file(out, write_builder, &b);
 	if (ret) {
 		fprintf(stderr, "llmio trace: cannot write %s: %s\n", out, strerror(-ret));

@@ -322,11 +322,31 @@ static int parse_number(const struct llmio_optdesc *d, const char *text, struct 
 	return out->u < b.ulo || out->u > b.uhi ? reject(d, text, true, e) : 0;
 }
 
+/*
+ * No value holds a control character: a newline in a path would add lines to a job file
+ * written from the options (--emit-fio: fio would read them as options of its own,
+ * exec_prerun among them), and to every message and record that echoes it.  Refused before
+ * any message quotes the value.
+ */
+int optdesc_check_text(const char *dash, const char *name, const char *text, struct llmio_error *e)
+{
+	for (const char *c = text; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return llmio_err(
+			        e, -EINVAL,
+			        "%s%s holds a control character (byte 0x%02x at offset %zu): "
+			        "option values are one line of printable text; remove it",
+			        dash, name, (unsigned)(unsigned char)*c, (size_t)(c - text));
+	return 0;
+}
+
 int optdesc_parse(const struct llmio_optdesc *d, const char *text, struct llmio_optval *out,
                   struct llmio_error *e)
 {
 	if (!text)
 		text = d->def ? d->def : "";
+	if (optdesc_check_text(d->scope == OPTD_SCOPE_RECIPE ? "--" : "", d->name, text, e))
+		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->s = text;
 	if (d->codec)

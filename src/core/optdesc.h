@@ -137,9 +137,16 @@ const struct llmio_optdesc *optdesc_find(const struct llmio_optdesc *table, size
                                          const char *key);
 
 /*
+ * Refuse a value holding a control character (a newline, a tab, DEL...), named DASH NAME:
+ * every value optdesc_parse() reads, and texts read beside the table (a model name).
+ * \return 0 or -EINVAL (e set).
+ */
+int optdesc_check_text(const char *dash, const char *name, const char *text, struct llmio_error *e);
+/*
  * Parse `text` (NULL: the default) by d's type into *out and check d's range and choices.
  * 0; -EINVAL for a value that is not of the type (or not a choice), -ERANGE for one out of
- * range; either with one line in e naming the option, what it got and what it takes.
+ * range (a control character: -EINVAL, optdesc_check_text()); either with one line in e naming the
+ * option, what it got and what it takes.
  */
 int optdesc_parse(const struct llmio_optdesc *d, const char *text, struct llmio_optval *out,
                   struct llmio_error *e);

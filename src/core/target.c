@@ -43,10 +43,10 @@ int target_path_fail(struct llmio_error *e, int errnum, const char *what, const 
  */
 int target_open_data(const struct target *t, const char *path, int flags)
 {
-	int fd = open(path, flags | (t->noatime ? O_NOATIME : 0));
+	int fd = workdir_open(path, flags | (t->noatime ? O_NOATIME : 0), 0);
 
 	if (fd < 0 && errno == EPERM && t->noatime)
-		fd = open(path, flags);
+		fd = workdir_open(path, flags, 0);
 	return fd;
 }
 
@@ -380,7 +380,7 @@ static int open_fresh(struct target *t, unsigned i, uint64_t size,
 		return llmio_err(
 		        e, -EINVAL,
 		        "%s is not a regular file; remove it or choose another --directory", path);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = workdir_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return target_path_fail(e, errno, "creating", path);
 	close(fd);

@@ -292,7 +292,13 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 	struct stat st;
 	int fd = -1, rc, errnum;
 
-	if (stat(path, &st) == 0) {
+	/* in llmio's directory a link is no file of llmio's, and is never followed */
+	if ((owned ? lstat(path, &st) : stat(path, &st)) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return llmio_err(e, -ELOOP,
+			                 "%s is a symbolic link in llmio's work directory, which "
+			                 "llmio never follows; remove it",
+			                 path);
 		if (!S_ISREG(st.st_mode))
 			return llmio_err(e, -EINVAL,
 			                 "%s is not a regular file; remove it or choose another "
@@ -334,7 +340,7 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 		hole = old; /* --extend: the new part only, never the file's own holes */
 	} else if (exists) {
 		/* A complete file is reused untouched: read-only access suffices to tell. */
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = workdir_open(path, O_RDONLY | O_CLOEXEC, 0);
 		if (fd < 0)
 			return target_path_fail(e, errno, "opening", path);
 		rc = next_hole(fd, 0, min_u64(old, size), &hole);
@@ -349,9 +355,9 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 		}
 	}
 	if (exists) {
-		fd = open(path, O_WRONLY | O_CLOEXEC);
+		fd = workdir_open(path, O_WRONLY | O_CLOEXEC, 0);
 	} else {
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = workdir_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		created = fd >= 0;
 	}
 	if (fd < 0) {

@@ -73,8 +73,18 @@ void target_file_dev_facts(struct target *t, const char *path, const struct stat
 bool target_is_devtmpfs(const char *path, const struct stat *st);
 
 /* workdir.c: llmio's own directories. */
-/* Is path in a directory llmio made (its marker is there, a plain file)? */
+/*
+ * Is path in a directory llmio made, as the user running it (its marker is there, the
+ * directory and the marker are this user's, and no one else may write in the directory)?
+ */
 bool workdir_owns(const char *path);
+/*
+ * open(path, flags, mode), but in a directory llmio owns (workdir_owns()) through that
+ * directory's descriptor and never through a symbolic link: a link there is refused (ELOOP),
+ * not followed to a file llmio did not make.  \return the descriptor, or -1 with errno.
+ */
+int workdir_open(const char *path, int flags, mode_t mode);
+
 /* llmio_work_dir(); *made says whether this call made the directory. */
 int workdir_make(const char *dir, char *out, size_t len, bool *made, struct llmio_error *e);
 

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +26,116 @@
 /* ---------------------------------------------------------------------------------------- */
 /* Directories llmio owns                                                                   */
 
-/* Is path in a directory llmio made (its marker is there, a plain file)? */
-bool workdir_owns(const char *path)
+/* "user NAME (uid N)", or "uid N" when the user has no name here. */
+static void user_name(uid_t uid, char *out, size_t len)
 {
-	char mark[LLMIO_PATH_MAX + sizeof(OWNED_MARK) + 1];
-	const char *slash = strrchr(path, '/');
-	int dirlen = slash ? (int)(slash - path) : 1;
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(out, len, "user %s (uid %u)", res->pw_name, (unsigned)uid);
+	else
+		snprintf(out, len, "uid %u", (unsigned)uid);
+}
+
+/*
+ * Is the directory open at dfd (shown as `dir`) llmio's own, made by the user running this
+ * process?  A marker alone proves nothing: anyone can make a directory of that name with a
+ * file of that name in it (and a symbolic link to a file of ours beside it).  So the
+ * directory and its marker must belong to this process's user, and no one else may write in
+ * the directory, where they could swap a file for a link.  \return 0, or -EPERM / -ENOENT
+ * with the reason in e.
+ */
+static int dir_is_ours(int dfd, const char *dir, struct llmio_error *e)
+{
+	const uid_t me = geteuid();
+	char who[96], mine[96];
 	struct stat st;
 
-	if ((size_t)snprintf(mark, sizeof(mark), "%.*s/%s", dirlen, slash ? path : ".",
-	                     OWNED_MARK) >= sizeof(mark))
+	if (fstat(dfd, &st))
+		return target_path_fail(e, errno, "accessing", dir);
+	if (st.st_uid != me) {
+		user_name(st.st_uid, who, sizeof(who));
+		user_name(me, mine, sizeof(mine));
+		return llmio_err(e, -EPERM,
+		                 "%s belongs to %s, not to %s who runs llmio; llmio uses only a "
+		                 "work directory it made as you: remove it or choose another "
+		                 "--directory",
+		                 dir, who, mine);
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return llmio_err(e, -EPERM,
+		                 "%s is writable by other users (mode %04o), who could swap its "
+		                 "files for links; run chmod go-w %s or choose another --directory",
+		                 dir, (unsigned)(st.st_mode & 07777), dir);
+	if (fstatat(dfd, OWNED_MARK, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		return llmio_err(e, -ENOENT,
+		                 "%s exists but llmio did not make it (no %s inside); llmio keeps "
+		                 "its files there and writes nowhere else: rename it or choose "
+		                 "another --directory",
+		                 dir, OWNED_MARK);
+	if (st.st_uid != me) {
+		user_name(st.st_uid, who, sizeof(who));
+		return llmio_err(e, -EPERM,
+		                 "%s/%s belongs to %s, not to the user who runs llmio; remove %s "
+		                 "or choose another --directory",
+		                 dir, OWNED_MARK, who, dir);
+	}
+	return 0;
+}
+
+/* Open directory `dir` itself, never through a symbolic link. */
+static int open_dir_nofollow(const char *dir)
+{
+	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/*
+ * The descriptor of the directory holding path when it is llmio's own (dir_is_ours()), or -1.
+ * *base points at path's last component.
+ */
+static int owned_parent(const char *path, const char **base)
+{
+	char dir[LLMIO_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int dfd;
+
+	*base = slash ? slash + 1 : path;
+	if ((size_t)snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+	                     slash ? (slash == path ? "/" : path) : ".") >= sizeof(dir))
+		return -1;
+	dfd = open_dir_nofollow(dir);
+	if (dfd >= 0 && dir_is_ours(dfd, dir, NULL)) {
+		close(dfd);
+		dfd = -1;
+	}
+	return dfd;
+}
+
+bool workdir_owns(const char *path)
+{
+	const char *base;
+	int dfd = owned_parent(path, &base);
+
+	if (dfd < 0)
 		return false;
-	return lstat(mark, &st) == 0 && S_ISREG(st.st_mode);
+	close(dfd);
+	return true;
+}
+
+int workdir_open(const char *path, int flags, mode_t mode)
+{
+	const char *base;
+	int dfd = owned_parent(path, &base), fd, errnum;
+
+	if (dfd < 0)
+		return open(path, flags, mode);
+	/* the directory checked is the one opened in: no name on the way is looked up again */
+	fd = openat(dfd, base, flags | O_NOFOLLOW, mode);
+	errnum = errno;
+	close(dfd);
+	errno = errnum;
+	return fd;
 }
 
 /* Mark directory `dir`, which this process has just made, as llmio's. */
@@ -115,7 +214,7 @@ int workdir_make(const char *dir, char *out, size_t len, bool *made, struct llmi
 {
 	char base[LLMIO_PATH_MAX];
 	struct stat st;
-	int rc;
+	int rc, fd;
 
 	*made = false;
 	if (trim_dir(dir, base, sizeof(base)) ||
@@ -138,15 +237,20 @@ int workdir_make(const char *dir, char *out, size_t len, bool *made, struct llmi
 		*made = rc == 0;
 		return rc;
 	}
-	snprintf(base, sizeof(base), "%s/x", out); /* workdir_owns() looks beside a file */
-	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || !workdir_owns(base))
-		return llmio_err(
-		        e, -EEXIST,
-		        "%s exists but llmio did not make it (no %s inside); llmio keeps its "
-		        "files there and writes nowhere else: rename it or choose another "
-		        "--directory",
-		        out, OWNED_MARK);
-	return 0;
+	/* someone's directory of that name: llmio's only when it passes dir_is_ours() */
+	fd = open_dir_nofollow(out);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR
+		               ? llmio_err(e, -EEXIST,
+		                           "%s exists but is not a directory llmio made (it is "
+		                           "a symbolic link or a file); llmio keeps its files "
+		                           "there and writes nowhere else: rename it or choose "
+		                           "another --directory",
+		                           out)
+		               : target_path_fail(e, errno, "opening", out);
+	rc = dir_is_ours(fd, out, e);
+	close(fd);
+	return rc == -ENOENT ? -EEXIST : rc;
 }
 
 int llmio_work_dir(const char *dir, char *out, size_t len, struct llmio_error *e)

@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,26 +40,9 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/s3.h"
+#include "engine/s3_agent.h"
 
 extern char **environ;
-
-/* What the application tells the agent at start, then one agent_file per object. */
-struct agent_setup {
-	uint64_t buf_len;
-	uint32_t iodepth, nfiles, nbufs, nworkers, writable;
-	int32_t cpu;
-};
-
-struct agent_file {
-	uint64_t size;
-	char name[2048];
-};
-
-/* The first page of a buffer's mapping: what passing it to the agent needs. */
-struct agent_buf_head {
-	size_t map;
-	int fd;
-};
 
 struct agent_opts {
 	int cpu; /* the agent's CPU; -1: the last CPU this thread may use */
@@ -81,28 +66,6 @@ static const struct llmio_optdesc agent_options[] = {
         {.name = NULL},
 };
 
-/* A request: the I/O on buffer idx; or, op AGENT_FINISH, the job's end (s3's finish). */
-struct agent_req {
-	uint64_t off;
-	uint32_t len, idx, file, op;
-};
-
-#define AGENT_FINISH 0xf1u
-
-struct agent_done {
-	int64_t res;
-	uint32_t idx, pad;
-};
-
-/* What every message from the agent starts with. */
-struct agent_hdr {
-	uint32_t n;               /* agent_done records after the header */
-	int32_t rc;               /* init's, or the final message's (1: the agent has cleaned up) */
-	struct engine_counters c; /* since the previous message */
-	uint64_t cpu_ns;          /* the agent's CPU since the previous message */
-	char text[1024]; /* notes (init, final), the first failure's reason, or init's error */
-};
-
 struct agent {
 	pid_t pid;
 	int sock;
@@ -114,7 +77,9 @@ struct agent {
 	size_t msglen;
 	uint32_t mpos;    /* records of msg already handed out */
 	size_t notes_len; /* the s3 engine's notes at init: its final notes add to them */
+	bool ready;       /* init's message is in: a failure from now on is the agent's */
 	bool dead;
+	char why[256]; /* what the agent broke of the protocol, when it did */
 };
 
 static int agent_probe(char *why, size_t len)
@@ -153,6 +118,34 @@ static void agent_done_io(struct agent_hdr *h, struct engine_ctx *ctx, const str
 		memcpy(h->text, ctx->ioerr, sizeof(ctx->ioerr));
 }
 
+/*
+ * Is request r one the setup allows?  The application side is not trusted: an index past the
+ * buffers, a length past a buffer (a GET of 8 MiB into a 1 MiB buffer) or a second request on
+ * a buffer in flight would have the s3 engine write where no buffer is.  NULL, or the reason.
+ */
+static const char *bad_request(const struct agent_req *r, const struct engine_setup *s,
+                               const bool *busy, char *why, size_t len)
+{
+	if (r->idx >= s->nbufs || r->idx >= s->iodepth)
+		snprintf(why, len, "buffer %u of %u", r->idx,
+		         s->nbufs < s->iodepth ? s->nbufs : s->iodepth);
+	else if (busy[r->idx])
+		snprintf(why, len, "buffer %u, which is in flight already", r->idx);
+	else if (r->file >= s->nfiles)
+		snprintf(why, len, "object %u of %u", r->file, s->nfiles);
+	else if (r->op != ENGINE_OP_READ && r->op != ENGINE_OP_WRITE)
+		snprintf(why, len, "operation %u", r->op);
+	else if (r->op == ENGINE_OP_WRITE && !s->writable)
+		snprintf(why, len, "a write to a job that only reads");
+	else if (!r->len || r->len > s->buf_len)
+		snprintf(why, len, "%u bytes into a buffer of %zu", r->len, s->buf_len);
+	else if (r->off > UINT64_MAX - r->len)
+		snprintf(why, len, "offset %llu", (unsigned long long)r->off);
+	else
+		return NULL;
+	return why;
+}
+
 /* The agent process: the s3 engine on the shared buffers, driven by the socket. */
 static int agent_main(int sock, const struct engine_setup *s, int cpu)
 {
@@ -165,14 +158,16 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	struct agent_req *rq = calloc(s->iodepth, sizeof(*rq));
 	struct io_req *ios = calloc(s->iodepth, sizeof(*ios));
 	struct io_req **evs = calloc(s->iodepth, sizeof(*evs));
+	bool *busy = calloc(s->iodepth, sizeof(*busy));
 	void *opts = calloc(1, s3->opts_size ? s3->opts_size : 1);
 	uint64_t cpu0 = cpu_ns();
 	unsigned nflight = 0;
+	char why[128];
 	cpu_set_t set;
 	int ret = 1;
 
-	if (!h || !rq || !ios || !evs || !opts)
-		goto out;
+	if (!h || !rq || !ios || !evs || !busy || !opts)
+		goto free_all;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	h->rc = sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
@@ -187,7 +182,7 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	snprintf(h->text, sizeof(h->text), "%s", h->rc ? e.msg : ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
 	if (h->rc)
-		goto out;
+		goto free_all;
 	for (;;) {
 		ssize_t got = recv(sock, rq, s->iodepth * sizeof(*rq), nflight ? MSG_DONTWAIT : 0);
 
@@ -195,24 +190,36 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 			break; /* the application is done (or gone) */
 		if (got == (ssize_t)sizeof(*rq) && rq->op == AGENT_FINISH) {
 			/* everything is reaped: the answer is one message of no completions */
-			h->rc = s3->finish(&ctx);
+			h->rc = AGENT_RC_FINISHED;
+			h->result = s3->finish(&ctx);
 			memcpy(h->text, ctx.ioerr, sizeof(ctx.ioerr));
 			agent_send(sock, h, &ctx, &cpu0);
+			h->rc = 0;
 			continue;
 		}
+		if (got > 0 && got % (ssize_t)sizeof(*rq)) {
+			snprintf(why, sizeof(why), "a message of %zd bytes, not whole requests",
+			         got);
+			goto refuse;
+		}
 		for (unsigned i = 0; got > 0 && i < (size_t)got / sizeof(*rq); i++) {
-			struct io_req *io = &ios[rq[i].idx];
+			struct io_req *io;
 
+			if (bad_request(&rq[i], s, busy, why, sizeof(why)))
+				goto refuse;
+			io = &ios[rq[i].idx];
 			*io = (struct io_req){.buf = s->bufs[rq[i].idx],
 			                      .off = rq[i].off,
 			                      .len = rq[i].len,
 			                      .file = rq[i].file,
 			                      .buf_idx = rq[i].idx,
 			                      .op = (enum engine_op)rq[i].op};
-			if (s3->queue(&ctx, io) == ENGINE_Q_COMPLETED)
+			if (s3->queue(&ctx, io) == ENGINE_Q_COMPLETED) {
 				agent_done_io(h, &ctx, io);
-			else
+			} else {
+				busy[io->buf_idx] = true;
 				nflight++;
+			}
 		}
 		if (got > 0 && s3->commit(&ctx) < 0)
 			break;
@@ -222,8 +229,10 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 
 			if (n < 0)
 				break;
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
+				busy[evs[i]->buf_idx] = false;
 				agent_done_io(h, &ctx, evs[i]);
+			}
 			nflight -= (unsigned)n;
 		}
 		if (h->n)
@@ -234,8 +243,19 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	snprintf(h->text, sizeof(h->text), "%s", ctx.notes);
 	agent_send(sock, h, &ctx, &cpu0);
 	ret = 0;
-out:
+	goto free_all;
+
+refuse:
+	/* what is in flight may still land in the buffers: nothing more is started */
+	s3->cleanup(&ctx);
+	h->n = 0;
+	h->rc = -EPROTO;
+	snprintf(h->text, sizeof(h->text),
+	         "s3-agent: the application asked for %s; the agent refused it and stopped", why);
+	agent_send(sock, h, &ctx, &cpu0);
+free_all:
 	free(opts);
+	free(busy);
 	free(evs);
 	free(ios);
 	free(rq);
@@ -257,7 +277,8 @@ static ssize_t recv_fd(int sock, void *buf, size_t len, int *fd)
 
 	*fd = -1;
 	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(*fd)))
 		memcpy(fd, CMSG_DATA(c), sizeof(*fd));
 	return n;
 }
@@ -279,47 +300,70 @@ static int send_fd(int sock, const void *buf, size_t len, int fd)
 	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
 }
 
+/* Is the setup one the application could mean?  (The agent trusts nothing it is sent.) */
+static bool setup_sane(const struct agent_setup *su)
+{
+	return su->nfiles && su->nfiles <= AGENT_MAX_FILES && su->nbufs &&
+	       su->nbufs <= AGENT_MAX_DEPTH && su->iodepth && su->iodepth <= AGENT_MAX_DEPTH &&
+	       su->nworkers && su->nworkers <= AGENT_MAX_WORKERS && su->buf_len &&
+	       su->buf_len <= AGENT_MAX_BUF && su->writable <= 1 && su->cpu >= 0 &&
+	       su->cpu < CPU_SETSIZE;
+}
+
 int s3_agent_serve(int sock)
 {
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct agent_setup su;
 	struct engine_setup s = {0};
 	struct agent_file *f = NULL;
-	const char **names = NULL;
-	uint64_t *sizes = NULL;
+	char **names = NULL;
+	uint64_t *sizes = NULL, *maps = NULL;
 	void **bufs = NULL;
+	uint32_t nnames = 0, nmaps = 0;
 	int fd, ret = 1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the application */
-	if (recv(sock, &su, sizeof(su), 0) != (ssize_t)sizeof(su) || !su.nfiles || !su.nbufs)
+	if (recv(sock, &su, sizeof(su), 0) != (ssize_t)sizeof(su) || !setup_sane(&su))
 		return 1;
 	f = calloc(1, sizeof(*f));
 	names = calloc(su.nfiles, sizeof(*names));
 	sizes = calloc(su.nfiles, sizeof(*sizes));
 	bufs = calloc(su.nbufs, sizeof(*bufs));
-	for (uint32_t i = 0; f && names && sizes && bufs && i < su.nfiles; i++) {
+	maps = calloc(su.nbufs, sizeof(*maps));
+	if (!f || !names || !sizes || !bufs || !maps)
+		goto out;
+	for (; nnames < su.nfiles; nnames++) {
 		ssize_t n = recv(sock, f, sizeof(*f) - 1, 0);
 
-		if (n <= (ssize_t)sizeof(f->size))
+		if (n <= (ssize_t)sizeof(f->size) || f->size > AGENT_MAX_OBJECT)
 			goto out;
 		((char *)f)[n] = '\0';
-		sizes[i] = f->size;
-		names[i] = strdup(f->name);
-		if (!names[i])
+		sizes[nnames] = f->size;
+		names[nnames] = strdup(f->name);
+		if (!names[nnames])
 			goto out;
 	}
-	for (uint32_t i = 0; bufs && i < su.nbufs; i++) {
+	for (; nmaps < su.nbufs; nmaps++) {
 		struct agent_buf_head head;
+		struct stat st;
 		char *p;
 
 		if (recv_fd(sock, &head, sizeof(head), &fd) != (ssize_t)sizeof(head) || fd < 0)
 			goto out;
-		p = mmap(NULL, head.map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		/* the memfd's own size, not the one the message claims, and room for buf_len */
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size < page + su.buf_len) {
+			close(fd);
+			goto out;
+		}
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
 		if (p == MAP_FAILED)
 			goto out;
-		bufs[i] = p + sysconf(_SC_PAGESIZE);
+		maps[nmaps] = (uint64_t)st.st_size;
+		bufs[nmaps] = p + page;
 	}
-	s.names = names;
+	s.names = (const char *const *)names;
 	s.file_sizes = sizes;
 	s.nfiles = su.nfiles;
 	s.bufs = bufs;
@@ -330,12 +374,14 @@ int s3_agent_serve(int sock)
 	s.writable = su.writable;
 	ret = agent_main(sock, &s, su.cpu);
 out:
-	/* the process ends here: the buffers' mappings go with it */
-	for (uint32_t i = 0; names && i < su.nfiles; i++)
-		free((char *)names[i]);
-	free(names);
-	free(sizes);
+	for (uint32_t i = 0; i < nmaps; i++)
+		munmap((char *)bufs[i] - page, maps[i]);
+	for (uint32_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(maps);
 	free(bufs);
+	free(sizes);
+	free(names);
 	free(f);
 	return ret;
 }
@@ -363,6 +409,26 @@ static int pick_cpu(int want, cpu_set_t *app, struct llmio_error *e)
 	return want;
 }
 
+/* The agent broke the protocol: it is treated as gone, and the I/Os in flight fail saying so. */
+static int agent_broke(struct agent *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->why, sizeof(a->why), fmt, ap);
+	va_end(ap);
+	a->dead = true;
+	a->msg->n = 0;
+	a->mpos = 0;
+	return -EPROTO;
+}
+
+/*
+ * The next message from the agent, checked before anything in it is used: the agent side is
+ * not trusted either (a fake agent, or a broken one, must not crash the application).
+ * 1, 0 when none is waiting (!wait), or -EPIPE / -EPROTO: the agent is gone or broke the
+ * protocol (a->dead).
+ */
 static int agent_recv(struct engine_ctx *ctx, struct agent *a, bool wait)
 {
 	struct engine_counters *c = &ctx->counters;
@@ -378,6 +444,15 @@ static int agent_recv(struct engine_ctx *ctx, struct agent *a, bool wait)
 		a->msg->n = 0;
 		return -EPIPE;
 	}
+	a->msg->text[sizeof(a->msg->text) - 1] = '\0';
+	if (a->msg->n > a->depth ||
+	    (size_t)n != sizeof(*a->msg) + a->msg->n * sizeof(struct agent_done))
+		return agent_broke(a,
+		                   "s3-agent: the agent process %d sent %zd bytes for %u "
+		                   "completions (at most %u)",
+		                   (int)a->pid, n, a->msg->n, a->depth);
+	if (a->ready && a->msg->rc < 0) /* the agent refused a request of ours */
+		return agent_broke(a, "%s", a->msg->text);
 	c->known = true;
 	c->wire_rx += a->msg->c.wire_rx;
 	c->wire_tx += a->msg->c.wire_tx;
@@ -515,11 +590,16 @@ static int agent_init(struct engine_ctx *ctx, const struct engine_setup *s, stru
 		goto fail;
 	ret = agent_recv(ctx, a, true);
 	if (ret < 0 || a->msg->rc) {
-		ret = ret < 0 ? agent_gone(e) : llmio_err(e, a->msg->rc, "%s", a->msg->text);
+		/* init's failure is -errno: anything else from the agent is a broken protocol */
+		ret = a->why[0] ? llmio_err(e, -EPROTO, "%s", a->why)
+		      : ret < 0 ? agent_gone(e)
+		                : llmio_err(e, a->msg->rc < 0 ? a->msg->rc : -EPROTO, "%s",
+		                            a->msg->text);
 		goto fail;
 	}
 	a->notes_len = strlen(a->msg->text);
 	a->msg->n = 0;
+	a->ready = true;
 	/* the agent's CPU is its own: the application thread leaves it, when it has others */
 	if (CPU_COUNT(&app))
 		sched_setaffinity(0, sizeof(app), &app);
@@ -565,7 +645,7 @@ static int agent_commit(struct engine_ctx *ctx)
 	return 0;
 }
 
-/* The agent is gone: everything in flight fails, saying so. */
+/* The agent is gone (or broke the protocol): everything in flight fails, saying so. */
 static int fail_flight(struct engine_ctx *ctx, struct agent *a, struct io_req **evs, unsigned max)
 {
 	unsigned n = 0;
@@ -573,15 +653,19 @@ static int fail_flight(struct engine_ctx *ctx, struct agent *a, struct io_req **
 	for (unsigned i = 0; i < a->depth && n < max; i++) {
 		if (!a->flight[i])
 			continue;
-		a->flight[i]->res = -EPIPE;
+		a->flight[i]->res = a->why[0] ? -EPROTO : -EPIPE;
 		evs[n++] = a->flight[i];
 		a->flight[i] = NULL;
 	}
 	a->nflight -= n;
-	snprintf(ctx->ioerr, sizeof(ctx->ioerr),
-	         "s3-agent: the agent process %d exited with I/Os in flight (killed, or it "
-	         "crashed): see the system log, and run --engine s3 to see the client's own error",
-	         (int)a->pid);
+	if (a->why[0])
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr), "%s", a->why);
+	else
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr),
+		         "s3-agent: the agent process %d exited with I/Os in flight (killed, or "
+		         "it crashed): see the system log, and run --engine s3 to see the "
+		         "client's own error",
+		         (int)a->pid);
 	return (int)n;
 }
 
@@ -597,8 +681,19 @@ static int agent_reap(struct engine_ctx *ctx, unsigned min, struct io_req **evs,
 		/* a message's completions are handed out over as many reaps as evs needs */
 		if (a->mpos < a->msg->n) {
 			const struct agent_done *x = &d[a->mpos++];
+			struct io_req *io = x->idx < a->depth ? a->flight[x->idx] : NULL;
 
-			evs[n] = a->flight[x->idx];
+			/* a completion of an I/O in flight, with a result it can have */
+			if (!io || x->res > (int64_t)io->len || x->res < -4095) {
+				agent_broke(
+				        a,
+				        "s3-agent: the agent process %d completed buffer %u with "
+				        "%lld: %s",
+				        (int)a->pid, x->idx, (long long)x->res,
+				        io ? "not a result of that I/O" : "no such I/O in flight");
+				return (int)n + fail_flight(ctx, a, evs + n, max - n);
+			}
+			evs[n] = io;
 			evs[n++]->res = x->res;
 			a->flight[x->idx] = NULL;
 			a->nflight--;
@@ -634,7 +729,8 @@ static void agent_cleanup(struct engine_ctx *ctx)
 			               a->msg->text + a->notes_len);
 		break;
 	}
-	if (waitpid(a->pid, NULL, 0) == a->pid)
+	/* an agent that broke the protocol is not waited for: agent_free() kills it */
+	if (!a->why[0] && waitpid(a->pid, NULL, 0) == a->pid)
 		a->pid = 0;
 	agent_free(a);
 	ctx->priv = NULL;
@@ -701,10 +797,16 @@ static int agent_finish(struct engine_ctx *ctx)
 		         (int)a->pid);
 		return r;
 	}
-	if (a->msg->rc)
+	if (a->msg->rc != AGENT_RC_FINISHED || a->msg->result > 0 || a->msg->result < -4095) {
+		agent_broke(a, "s3-agent: the agent process %d answered the job's end with %d / %d",
+		            (int)a->pid, a->msg->rc, a->msg->result);
+		snprintf(ctx->ioerr, sizeof(ctx->ioerr), "%s", a->why);
+		return -EPROTO;
+	}
+	if (a->msg->result)
 		snprintf(ctx->ioerr, sizeof(ctx->ioerr), "%.*s", (int)sizeof(ctx->ioerr) - 1,
 		         a->msg->text);
-	return a->msg->rc;
+	return a->msg->result;
 }
 
 /* The agent's PUT returned 200 before the write completed: durable, nothing to flush. */

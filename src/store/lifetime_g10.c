@@ -430,14 +430,12 @@ int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g1
 		                 "element bytes");
 	for (;;) {
 		if (nops == opcap) {
+			/* room for one past the limit: the graph is refused only if it is there */
 			uint32_t c = opcap ? opcap * 2 : 256;
 			struct g10_op *p;
 
-			if (c > G10_MAX_OPS) {
-				ret = llmio_err(e, -E2BIG, "%s:%u: more than %u operators", path,
-				                t.line, G10_MAX_OPS);
-				goto out;
-			}
+			if (c > G10_MAX_OPS + 1)
+				c = G10_MAX_OPS + 1;
 			p = realloc(ops, c * sizeof(*p));
 			if (!p) {
 				ret = llmio_err(e, -ENOMEM, "out of memory reading %s", path);
@@ -465,7 +463,11 @@ int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g1
 				}
 				ops[nops].id = skip.id;
 			}
-		nops++;
+		if (++nops > G10_MAX_OPS) {
+			ret = llmio_err(e, -E2BIG, "%s:%u: more than %u operators", path,
+			                ops[nops - 1].line, G10_MAX_OPS);
+			goto out;
+		}
 	}
 	ret = 0;
 	if (!nops) {

@@ -56,7 +56,7 @@ size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FIL
 #define PHASE_MAX 255
 #define LIST_MAX  32
 #define ENV_MAX   5
-#define GROW      (16u * TRACE_CHUNK) /* file growth step: one ftruncate per 16 chunks */
+#define GROW      (16u * TRACE_CHUNK) /* file growth step: one fallocate per 16 chunks */
 #define SLOTS     (TRACE_CHUNK / sizeof(struct trace_rec))
 #define OFF_CUR   (UINT64_MAX - 1) /* "at the descriptor's current offset" */
 
@@ -85,6 +85,7 @@ struct preload_state {
 	uint32_t pid, ppid;
 	uint64_t nchunks, fsize;
 	int grow_lock;
+	int stopped; /* the file could not grow: recording has stopped (trace_raw_hdr.stop_errno) */
 	struct trace_raw_hdr *hdr;
 	uint32_t next_str;
 	uint16_t phase; /* current phase id */

@@ -5,18 +5,57 @@
  */
 #include "trace/preload_internal.h"
 
+/*
+ * Make [from, to) of the record file real blocks before any page of it is mapped.  A store into
+ * a mapped page that the filesystem cannot back (a sparse file on a full filesystem, tmpfs
+ * over its size) is SIGBUS, which would kill the traced program; fallocate() says ENOSPC
+ * instead.  Where the filesystem has no fallocate, zeros written with pwrite allocate the
+ * same.  \return 0, or an errno.
+ */
+static int allocate(int fd, uint64_t from, uint64_t to)
+{
+	static const char zero[4096];
+
+	if (syscall(SYS_fallocate, fd, 0, (off_t)from, (off_t)(to - from)) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return errno;
+	while (from < to) {
+		size_t n = to - from < sizeof(zero) ? (size_t)(to - from) : sizeof(zero);
+		long w = syscall(SYS_pwrite64, fd, zero, n, (off_t)from);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		from += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Recording stops for good: the program runs on untraced, and the merge says so. */
+static void stop_recording(int err)
+{
+	if (!__atomic_exchange_n(&P.stopped, 1, __ATOMIC_ACQ_REL) && P.hdr)
+		P.hdr->stop_errno = (uint32_t)err;
+}
+
 static int grow_to(uint64_t need)
 {
-	int ret = 0;
+	int ret = 0, err;
 
 	spin_lock(&P.grow_lock);
 	if (P.fsize < need) {
 		uint64_t size = need + GROW;
 
-		if (syscall(SYS_ftruncate, P.fd, (off_t)size) == 0)
-			P.fsize = size;
-		else
+		if (__atomic_load_n(&P.stopped, __ATOMIC_ACQUIRE)) {
 			ret = -1;
+		} else if ((err = allocate(P.fd, P.fsize, size))) {
+			stop_recording(err);
+			ret = -1;
+		} else {
+			__atomic_store_n(&P.fsize, size, __ATOMIC_RELEASE);
+		}
 	}
 	spin_unlock(&P.grow_lock);
 	return ret;
@@ -146,7 +185,7 @@ int open_proc_file(void)
 	char path[PATH_MAX + 64];
 	struct timespec mono, real;
 	struct trace_raw_hdr *h;
-	int fd = -1;
+	int fd = -1, err;
 	void *p;
 
 	for (unsigned n = 0; n < 10000 && fd < 0; n++) {
@@ -158,16 +197,23 @@ int open_proc_file(void)
 	}
 	if (fd < 0)
 		return -1;
-	if (syscall(SYS_ftruncate, fd, (off_t)(TRACE_RAW_HDR + GROW)))
+	/* the header first: without room even for it the file stays empty (the merge counts it) */
+	if (allocate(fd, 0, TRACE_RAW_HDR))
 		goto fail;
 	p = REAL(mmap)(NULL, TRACE_RAW_HDR, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
 	P.fd = fd;
-	P.fsize = TRACE_RAW_HDR + GROW;
+	P.fsize = TRACE_RAW_HDR;
+	P.stopped = 0;
 	P.nchunks = 0;
 	P.next_str = 0;
 	P.hdr = h = p;
+	err = allocate(fd, TRACE_RAW_HDR, TRACE_RAW_HDR + GROW);
+	if (err)
+		stop_recording(err);
+	else
+		P.fsize = TRACE_RAW_HDR + GROW;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
 	h->version = TRACE_VERSION;
@@ -181,6 +227,7 @@ int open_proc_file(void)
 	memcpy(h->magic, TRACE_RAW_MAGIC, 8); /* last: a file with its magic is complete */
 	return 0;
 fail:
+	syscall(SYS_ftruncate, fd, (off_t)0);
 	syscall(SYS_close, fd);
 	return -1;
 }

@@ -124,7 +124,7 @@ struct trace_raw_hdr {
 	uint64_t real_anchor;
 	uint64_t dropped; /* records lost (no space for a chunk) */
 	uint32_t cmdline_len;
-	uint32_t reserved;
+	uint32_t stop_errno; /* not 0: recording stopped, the file could not grow (ENOSPC...) */
 	char cmdline[TRACE_RAW_HDR - 56]; /* arguments separated by spaces */
 };
 
@@ -147,7 +147,8 @@ struct trace_file_hdr {
 	uint32_t reserved[3];
 };
 
-#define TRACE_F_STRACE 1u /* imported from an strace log */
+#define TRACE_F_STRACE  1u /* imported from an strace log */
+#define TRACE_F_STOPPED 2u /* a process stopped recording early: its file could not grow */
 
 struct trace_proc {
 	uint32_t pid;

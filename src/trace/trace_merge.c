@@ -161,8 +161,10 @@ int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const
 	struct maps m;
 	int ret;
 
-	if (size < TRACE_RAW_HDR)
-		return 0; /* the process died before its header was written */
+	if (size < TRACE_RAW_HDR) {
+		b->nlost++; /* no room for its header, or it died before writing it */
+		return 0;
+	}
 	if (memcmp(h->magic, TRACE_RAW_MAGIC, 8) || h->version != TRACE_VERSION ||
 	    h->chunk_size != TRACE_CHUNK)
 		return 0;
@@ -181,6 +183,11 @@ int trace_merge_raw(struct trace_builder *b, const void *buf, size_t size, const
 		b->real_minus_mono = (int64_t)(h->real_anchor - h->mono_anchor);
 	}
 	b->dropped += h->dropped;
+	if (h->stop_errno) {
+		if (!b->nstopped++)
+			b->stop_errno = (int)h->stop_errno;
+		b->flags |= TRACE_F_STOPPED;
+	}
 	if ((ret = walk(buf, size, b, pass_strings, &m)) ||
 	    (ret = walk(buf, size, b, pass_phases, &m)) ||
 	    (ret = walk(buf, size, b, pass_records, &m)))
@@ -212,8 +219,12 @@ static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint
 		llmio_err(e, ret, "cannot read %s: %s", name, strerror(errno));
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size < TRACE_RAW_HDR)
-		goto out; /* not ours, or the process died before its header was written */
+	if (!S_ISREG(st.st_mode))
+		goto out; /* not ours */
+	if ((size_t)st.st_size < TRACE_RAW_HDR) {
+		b->nlost++; /* no room for its header, or it died before writing it */
+		goto out;
+	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;

@@ -17,6 +17,7 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,9 +499,12 @@ static void print_overview(const struct trace_analysis *a, FILE *f)
 	        t->nproc, a->nthreads, a->nfile, t->nrec, w,
 	        (t->hdr.flags & TRACE_F_STRACE) ? " (imported from strace)" : "", rb, s->rcalls, wb,
 	        s->wcalls, s->opens, s->fsyncs, s->errors, io, pct(s->io_ns, wall));
-	if (t->hdr.dropped)
-		fprintf(f, "warning: %" PRIu64 " records were lost (no space for the trace)\n",
-		        t->hdr.dropped);
+	if (t->hdr.dropped || (t->hdr.flags & TRACE_F_STOPPED))
+		fprintf(f, "warning: %" PRIu64 " records were lost (no space for the trace)%s\n",
+		        t->hdr.dropped,
+		        (t->hdr.flags & TRACE_F_STOPPED)
+		                ? ": recording stopped early, the trace ends before the command"
+		                : "");
 	fprintf(f,
 	        "concentration: %.1f%% of files carry 50%% of bytes, %.1f%% carry 90%%, %.1f%% "
 	        "carry 99%%\n",
@@ -1024,9 +1028,35 @@ int trace_report_json(const struct trace_analysis *a, FILE *f)
 
 /* ---- plots ---- */
 
+/*
+ * fopen(path, "w") for a file of the plot directory, which is the user's: never through a
+ * symbolic link, never into a FIFO or device (which could block or be anything), so errno
+ * ELOOP or EINVAL for those.
+ */
+static FILE *create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || ftruncate(fd, 0)) {
+		int err = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) ? EINVAL : errno;
+
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static int write_text(const char *path, const char *text, struct llmio_error *e)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = create_file(path);
 
 	if (!f || fputs(text, f) < 0 || fclose(f)) {
 		llmio_err(e, -EIO, "cannot write %s: %s", path, strerror(errno));
@@ -1100,7 +1130,7 @@ static int timeseries_csv(const struct trace_analysis *a, const char *path, bool
 	const struct trace *t = a->t;
 	const struct trace_timeseries *ts = &a->ts;
 	const size_t n = phases ? t->nphase : t->nproc;
-	FILE *f = fopen(path, "w");
+	FILE *f = create_file(path);
 
 	if (!f)
 		return llmio_err(e, -errno, "cannot write %s: %s", path, strerror(errno));
@@ -1149,7 +1179,7 @@ static int timeseries_files(const struct trace_analysis *a, const char *dir, str
 	if (!ts->nbins)
 		return 0;
 	snprintf(path, sizeof(path), "%s/timeseries.dat", dir);
-	f = fopen(path, "w");
+	f = create_file(path);
 	if (!f)
 		return llmio_err(e, -errno, "cannot write %s: %s", path, strerror(errno));
 	fprintf(f, "# t_s, then bytes per second of each phase with calls\n");
@@ -1276,7 +1306,7 @@ static int report_html(const struct trace_analysis *a, const char *dir, struct l
 	}
 	snprintf(path, sizeof(path), "%s/report.html", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.report.html.tmp", dir);
-	f = fopen(tmp, "w");
+	f = create_file(tmp);
 	if (!f) {
 		free(text);
 		return llmio_err(e, -errno, "cannot write %s: %s", tmp, strerror(errno));
@@ -1303,6 +1333,12 @@ static int report_html(const struct trace_analysis *a, const char *dir, struct l
 	return 0;
 }
 
+/* What gnuplot (and the page's rename) put in the directory without create_file(). */
+static const char *const gnuplot_out[] = {
+        "lorenz.svg",     "sizes.svg",      "ranksize.png", "ranksize.svg",
+        "timeseries.png", "timeseries.svg", "report.html",
+};
+
 int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
                        struct llmio_error *e)
 {
@@ -1318,7 +1354,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 		return llmio_err(e, -errno, "cannot create %s: %s", dir, strerror(errno));
 	/* Lorenz curve: files from the fewest bytes up; x = share of files, y = share of bytes */
 	snprintf(path, sizeof(path), "%s/lorenz.dat", dir);
-	f = fopen(path, "w");
+	f = create_file(path);
 	if (!f)
 		goto io;
 	fprintf(f, "# share_of_files share_of_bytes\n0 0\n");
@@ -1333,7 +1369,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 		goto io;
 	/* rank-size: files by bytes, most first; rank 1 = the largest, log-log */
 	snprintf(path, sizeof(path), "%s/ranksize.dat", dir);
-	f = fopen(path, "w");
+	f = create_file(path);
 	if (!f)
 		goto io;
 	fprintf(f, "# rank bytes accesses\n");
@@ -1348,7 +1384,7 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	if ((ret = ranksize_script(a, dir, e)) || (ret = timeseries_files(a, dir, e)))
 		return ret;
 	snprintf(path, sizeof(path), "%s/sizes.dat", dir);
-	f = fopen(path, "w");
+	f = create_file(path);
 	if (!f)
 		goto io;
 	fprintf(f, "# size_lower_bound_bytes reads writes\n");
@@ -1377,6 +1413,18 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 	                      "'reads', '' using ($1+1):($3+0.1) with linespoints title 'writes'\n",
 	                      e)))
 		return ret;
+	/* gnuplot opens its outputs itself: they must not be links or FIFOs already */
+	for (size_t i = 0; i < sizeof(gnuplot_out) / sizeof(gnuplot_out[0]); i++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, gnuplot_out[i]);
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return llmio_err(
+			        e, -EINVAL,
+			        "%s is not a regular file; llmio never writes through a "
+			        "link or into a FIFO: remove it or choose another directory",
+			        path);
+	}
 	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0 &&
 	           run_gnuplot(dir, "ranksize.gp") == 0 &&
 	           (!a->ts.nbins || run_gnuplot(dir, "timeseries.gp") == 0);

@@ -33,6 +33,9 @@ struct trace_builder {
 	int32_t exit_status;
 	int64_t real_minus_mono;
 	uint64_t dropped;
+	unsigned nstopped; /* processes that stopped recording early (TRACE_F_STOPPED) */
+	int stop_errno;    /* why the first of them did */
+	unsigned nlost;    /* processes whose file holds no header (no space even for it) */
 };
 
 int trace_builder_init(struct trace_builder *b);

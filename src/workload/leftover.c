@@ -130,22 +130,28 @@ int wl_leftovers_add_dir(struct wl_leftovers *s, const char *directory, struct l
 	return 0;
 }
 
+/* Append path to the named files the run counts as its own. */
+static int note_file(struct wl_leftovers *s, const char *path, struct llmio_error *e)
+{
+	void *files = realloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+
+	if (!files)
+		return llmio_err(e, -ENOMEM, "out of memory noting %s", path);
+	s->files = files;
+	snprintf(s->files[s->nfiles++], sizeof(*s->files), "%s", path);
+	return 0;
+}
+
 int wl_leftovers_add_file(struct wl_leftovers *s, const char *path, struct llmio_error *e)
 {
 	struct stat st;
-	void *files;
 
 	if (!path[0] || lstat(path, &st) == 0 || errno != ENOENT)
 		return 0; /* there already (or unknowable): never the run's to remove */
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (!strcmp(s->files[i], path))
 			return 0;
-	files = realloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
-	if (!files)
-		return llmio_err(e, -ENOMEM, "out of memory noting %s", path);
-	s->files = files;
-	snprintf(s->files[s->nfiles++], sizeof(*s->files), "%s", path);
-	return 0;
+	return note_file(s, path, e);
 }
 
 int wl_leftovers_end(struct wl_leftovers *s, bool keep, struct llmio_error *e)
@@ -181,4 +187,167 @@ void wl_leftovers_release(struct wl_leftovers *s)
 	free(s->dirs);
 	free(s->files);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * The manifest: what was on disk where the points write before the sweep's first point, so
+ * that a sweep killed before it could clean up (kill -9, a crash, a power cut) can be resumed
+ * knowing which files are its own.  Records end with a NUL (a name may hold any other byte):
+ * "llmio-made 1", then per directory "D<dir>", "M0" / "M1" (the sweep made it), "B<name>" per
+ * name there before; per named file that was missing "F<path>".
+ */
+#define MANIFEST_MAGIC "llmio-made 1"
+#define MANIFEST_MAX   (64u << 20)
+
+/* One record: tag (none when 0), text, NUL. */
+static int put_rec(FILE *f, char tag, const char *text)
+{
+	return (tag && fputc(tag, f) == EOF) || fputs(text, f) == EOF || fputc('\0', f) == EOF
+	               ? -EIO
+	               : 0;
+}
+
+int wl_leftovers_save(const struct wl_leftovers *s, const char *path, struct llmio_error *e)
+{
+	char tmp[LLMIO_PATH_MAX + 16];
+	FILE *f = NULL;
+	int fd, ret = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return llmio_err(e, -ENAMETOOLONG, "%s: the path is too long", path);
+	unlink(tmp); /* a killed save's: ours, by its name */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		return llmio_err(e, ret, "cannot create %s: %s", tmp, strerror(-ret));
+	}
+	ret = put_rec(f, 0, MANIFEST_MAGIC);
+	for (size_t i = 0; !ret && i < s->ndirs; i++) {
+		const struct wl_leftover *l = &s->dirs[i];
+
+		ret = put_rec(f, 'D', l->dir) ?: put_rec(f, 'M', l->made ? "1" : "0");
+		for (size_t k = 0; !ret && k < l->nbefore; k++)
+			ret = put_rec(f, 'B', l->before[k]);
+	}
+	for (size_t i = 0; !ret && i < s->nfiles; i++)
+		ret = put_rec(f, 'F', s->files[i]);
+	if (!ret && (fflush(f) || fsync(fileno(f))))
+		ret = -errno;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return llmio_err(e, ret, "cannot write %s: %s", path, strerror(-ret));
+	}
+	return 0;
+}
+
+/* Append a directory entry read from a manifest: active, its names before as they were. */
+static int load_dir(struct wl_leftovers *s, const char *dir, struct llmio_error *e)
+{
+	struct wl_leftover *dirs = realloc(s->dirs, (s->ndirs + 1) * sizeof(*dirs));
+
+	if (!dirs)
+		return llmio_err(e, -ENOMEM, "out of memory noting %s", dir);
+	s->dirs = dirs;
+	memset(&dirs[s->ndirs], 0, sizeof(*dirs));
+	snprintf(dirs[s->ndirs].dir, sizeof(dirs->dir), "%s", dir);
+	dirs[s->ndirs].active = true;
+	s->ndirs++;
+	return 0;
+}
+
+static int load_rec(struct wl_leftovers *s, char tag, const char *text, struct llmio_error *e)
+{
+	struct wl_leftover *l = s->ndirs ? &s->dirs[s->ndirs - 1] : NULL;
+	void *p;
+
+	switch (tag) {
+	case 'D':
+		return load_dir(s, text, e);
+	case 'M':
+		if (l)
+			l->made = text[0] == '1';
+		return 0;
+	case 'B':
+		if (!l)
+			return -EINVAL;
+		p = realloc(l->before, (l->nbefore + 1) * sizeof(*l->before));
+		if (!p)
+			return llmio_err(e, -ENOMEM, "out of memory noting %s", l->dir);
+		l->before = p;
+		snprintf(l->before[l->nbefore++], sizeof(*l->before), "%s", text);
+		return 0;
+	case 'F':
+		return note_file(s, text, e);
+	default:
+		return -EINVAL;
+	}
+}
+
+int wl_leftovers_load(struct wl_leftovers *s, const char *path, struct llmio_error *e)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL, *p, *end;
+	size_t len;
+	int ret = 0;
+
+	if (!f)
+		return errno == ENOENT
+		               ? 0
+		               : llmio_err(e, -errno, "cannot read %s: %s", path, strerror(errno));
+	buf = malloc(MANIFEST_MAX);
+	len = buf ? fread(buf, 1, MANIFEST_MAX, f) : 0;
+	fclose(f);
+	if (!buf)
+		return llmio_err(e, -ENOMEM, "out of memory reading %s", path);
+	end = buf + len;
+	/* a torn manifest (killed while saving it) never made it into place: rename is atomic */
+	if (len == MANIFEST_MAX || len < sizeof(MANIFEST_MAGIC) || end[-1] != '\0' ||
+	    strcmp(buf, MANIFEST_MAGIC)) {
+		ret = llmio_err(e, -EINVAL,
+		                "%s is not a manifest of llmio's; remove it to resume without it",
+		                path);
+		goto out;
+	}
+	for (p = buf + sizeof(MANIFEST_MAGIC); !ret && p < end; p += strlen(p) + 1)
+		ret = load_rec(s, p[0], p + 1, e);
+	if (ret == -EINVAL)
+		llmio_err(e, ret, "%s is not a manifest of llmio's; remove it to resume without it",
+		          path);
+	ret = ret ? ret : 1;
+out:
+	free(buf);
+	return ret;
+}
+
+int wl_leftovers_count(const struct wl_leftovers *s, unsigned *files, uint64_t *bytes)
+{
+	struct wl_leftovers c = *s;
+	struct llmio_error ignored = {0};
+
+	/* wl_leftovers_end() with keep counts without removing: on copies of the counters */
+	c.dirs = malloc((s->ndirs ? s->ndirs : 1) * sizeof(*c.dirs));
+	if (!c.dirs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ndirs; i++) {
+		c.dirs[i] = s->dirs[i];
+		c.dirs[i].ours = c.dirs[i].removed = c.dirs[i].theirs = 0;
+		c.dirs[i].ours_bytes = c.dirs[i].theirs_bytes = 0;
+	}
+	c.files_ours = c.files_removed = 0;
+	c.files_bytes = 0;
+	wl_leftovers_end(&c, true, &ignored);
+	*files = c.files_ours;
+	*bytes = c.files_bytes;
+	for (size_t i = 0; i < s->ndirs; i++) {
+		*files += c.dirs[i].ours;
+		*bytes += c.dirs[i].ours_bytes;
+	}
+	free(c.dirs);
+	return 0;
 }

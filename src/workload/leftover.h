@@ -74,4 +74,18 @@ int wl_leftovers_end(struct wl_leftovers *s, bool keep, struct llmio_error *e);
 
 void wl_leftovers_release(struct wl_leftovers *s);
 
+/*
+ * A sweep that is killed (kill -9) before it removes what its points made leaves their files
+ * behind, and a resumed sweep would take them for files that were there before it.  So the
+ * sweep saves what it noted before its first point (wl_leftovers_save(), beside its journal)
+ * and removes that manifest once it has cleaned up; a resumed sweep loads it
+ * (wl_leftovers_load(), before noting anything itself), and the killed run's files are its own
+ * again: reused by its points, removed at the end unless --keep.
+ */
+int wl_leftovers_save(const struct wl_leftovers *s, const char *path, struct llmio_error *e);
+/* \return 1 when loaded, 0 when there is no manifest at path, or -errno (e set). */
+int wl_leftovers_load(struct wl_leftovers *s, const char *path, struct llmio_error *e);
+/* The files on disk now that the run counts as its own, and their bytes.  \return 0 or -ENOMEM. */
+int wl_leftovers_count(const struct wl_leftovers *s, unsigned *files, uint64_t *bytes);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "workload/model_internal.h"
 #include "core/error.h"
+#include "core/optdesc.h"
 
 #define CONFIG_MAX_BYTES (16u << 20) /* real ones are a few KiB */
 
@@ -387,6 +388,8 @@ int llmio_model_resolve(const char *name_or_path, struct llmio_model *out, struc
 		return llmio_err(e, -EINVAL,
 		                 "no model given (a name from `llmio model list` or "
 		                 "a config.json)");
+	if (optdesc_check_text("--", "model", name_or_path, e))
+		return -EINVAL;
 	if (!llmio_model_find(name_or_path, out))
 		return 0;
 	len = strlen(name_or_path);

@@ -82,9 +82,28 @@ static void sleep_ns(const struct run *r, uint64_t ns)
 		;
 }
 
+/*
+ * What a trace line may hold.  A layer of more than a TiB, or an hour of compute, is no
+ * activation that fits a GPU: a corrupt or hostile trace, refused before any arithmetic on it
+ * could wrap (a byte count of 2^64-1 made the piece count wrap and the puts overrun).
+ */
+#define OFFLOAD_MAX_LAYER_BYTES (1ULL << 40)
+#define OFFLOAD_MAX_LAYER_US    3600000000ULL
+/* Puts in one step: the handle tables hold one entry each. */
+#define OFFLOAD_MAX_PIECES (1u << 20)
+
 /* The layers of the trace's last step: lines "layer bytes fwd_us bwd_us", "# step N". */
 static int trace_layers(const char *path, struct layer *l, unsigned *n, struct llmio_error *e)
 {
+	static const struct {
+		const char *name;
+		uint64_t max;
+	} field[4] = {
+	        {"layer", OFFLOAD_MAX_LAYERS - 1},
+	        {"bytes", OFFLOAD_MAX_LAYER_BYTES},
+	        {"fwd_us", OFFLOAD_MAX_LAYER_US},
+	        {"bwd_us", OFFLOAD_MAX_LAYER_US},
+	};
 	FILE *f = fopen(path, "r");
 	char line[512];
 	unsigned lineno = 0;
@@ -96,10 +115,19 @@ static int trace_layers(const char *path, struct layer *l, unsigned *n, struct l
 		                 strerror(errno));
 	*n = 0;
 	while (fgets(line, sizeof(line), f)) {
-		char *p = line, *end;
+		char *p = line, *save = NULL, *tok;
 		uint64_t v[4];
+		int i, rc;
 
 		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "--trace=%s line %u: longer than %zu bytes; expected 'layer "
+			        "bytes fwd_us bwd_us', as python/llmio_offload.py writes",
+			        path, lineno, sizeof(line) - 2);
+			goto out;
+		}
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!strncmp(p, "# step", 6)) {
@@ -108,22 +136,33 @@ static int trace_layers(const char *path, struct layer *l, unsigned *n, struct l
 		}
 		if (*p == '#' || *p == '\n' || !*p)
 			continue;
-		for (int i = 0; i < 4; i++) {
-			errno = 0;
-			v[i] = strtoull(p, &end, 10);
-			if (end == p || errno) {
-				ret = llmio_err(
-				        e, -EINVAL,
-				        "--trace=%s line %u: expected 'layer bytes fwd_us bwd_us' "
-				        "(integers), as python/llmio_offload.py writes",
-				        path, lineno);
+		for (i = 0, tok = strtok_r(p, " \t\r\n", &save); i < 4 && tok;
+		     i++, tok = strtok_r(NULL, " \t\r\n", &save)) {
+			rc = llmio_parse_uint(tok, 0, field[i].max, &v[i]);
+			if (rc == -ERANGE) {
+				ret = llmio_err(e, -EINVAL,
+				                "--trace=%s line %u: %s %.32s is out of range: it "
+				                "takes 0..%llu",
+				                path, lineno, field[i].name, tok,
+				                (unsigned long long)field[i].max);
 				goto out;
 			}
-			p = end;
+			if (rc)
+				break;
+		}
+		if (i < 4 || tok) {
+			ret = llmio_err(e, -EINVAL,
+			                "--trace=%s line %u: expected 'layer bytes fwd_us bwd_us' "
+			                "(whole numbers, nothing after), as "
+			                "python/llmio_offload.py writes%s%s",
+			                path, lineno, i < 4 ? "; bad or missing " : "",
+			                i < 4 ? field[i].name : "");
+			goto out;
 		}
 		if (*n == OFFLOAD_MAX_LAYERS) {
-			ret = llmio_err(e, -EINVAL, "--trace=%s: more than %u layers in a step",
-			                path, OFFLOAD_MAX_LAYERS);
+			ret = llmio_err(e, -EINVAL,
+			                "--trace=%s line %u: more than %u layers in a step", path,
+			                lineno, OFFLOAD_MAX_LAYERS);
 			goto out;
 		}
 		l[*n].bytes = v[1];
@@ -282,6 +321,13 @@ static int setup_layers(struct wl *w, struct layer *l, unsigned *n, struct llmio
 	for (unsigned i = 0; i < *n; i++) {
 		/* --scale shrinks the bytes, never below one aligned block */
 		l[i].bytes = wl_scaled(w, l[i].bytes, wl_align(w), wl_align(w));
+		if (l[i].bytes > OFFLOAD_MAX_LAYER_BYTES)
+			return llmio_err(e, -EINVAL,
+			                 "offload: layer %u would hold %llu bytes of activations, "
+			                 "more than %llu; use a smaller --micro_batch, --seq or "
+			                 "--scale",
+			                 i, (unsigned long long)l[i].bytes,
+			                 (unsigned long long)OFFLOAD_MAX_LAYER_BYTES);
 		if (fwd_ms > 0) {
 			l[i].fwd_ns = (uint64_t)(fwd_ms * 1e6);
 			l[i].bwd_ns = (uint64_t)(fwd_ms * bwd_factor * 1e6);
@@ -358,9 +404,21 @@ static int run(struct wl *w, struct llmio_error *e)
 		goto out;
 	}
 	for (unsigned l = 0; l < r.n; l++) {
+		uint64_t k = r.layers[l].bytes / r.tensor + (r.layers[l].bytes % r.tensor != 0);
+
+		/* per layer at most 2^40 bytes (setup_layers): neither sum can wrap */
+		if (npieces + k > OFFLOAD_MAX_PIECES) {
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "offload: a step of these layers takes more than %u puts of "
+			        "--tensor=%llu bytes; use a larger --tensor or a smaller "
+			        "--scale",
+			        OFFLOAD_MAX_PIECES, (unsigned long long)r.tensor);
+			goto out;
+		}
 		r.handles[l] = npieces;
-		r.npieces[l] = (unsigned)((r.layers[l].bytes + r.tensor - 1) / r.tensor);
-		npieces += r.npieces[l];
+		r.npieces[l] = (unsigned)k;
+		npieces += (unsigned)k;
 		total += r.layers[l].bytes;
 	}
 	r.pieces = calloc(npieces ? npieces : 1, sizeof(*r.pieces));

@@ -100,7 +100,11 @@ void wl_release(struct wl *w)
 
 int wl_set(struct wl *w, const char *key, const char *val, struct llmio_error *e)
 {
-	if (!param_find(w->recipe, key)) {
+	const struct llmio_optdesc *d = param_find(w->recipe, key);
+
+	if (d && optdesc_check_text("--", key, val, e))
+		return -EINVAL;
+	if (!d) {
 		char list[768] = "";
 		size_t used = 0;
 
