@@ -6,7 +6,9 @@
  * "LLMIOTRC") or an strace log, imported first; bit 0 of the last byte turns on --timeline.
  *
  * The job is given a directory that does not exist, so that it stops at its first file:
- * everything up to the I/O is fuzzed and nothing is written anywhere.
+ * everything up to the I/O is fuzzed and nothing is written anywhere.  The recipe's run() is
+ * called as wl_run() calls it once it has made llmio's directory in --directory, which it
+ * cannot do in a directory that does not exist (through wl_run() the recipe never ran).
  */
 #include "fuzz_trace_common.h"
 
@@ -51,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (wl_set(w, "trace", path, &err) ||
 	    wl_set(w, "timeline", data[size - 1] & 1 ? "1" : "0", &err))
 		abort();
-	wl_run(w, &err);
+	r->run(w, &err);
 	wl_release(w);
 	free(w);
 	fuzz_file_close(fd);
