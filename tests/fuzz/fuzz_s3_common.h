@@ -6,7 +6,8 @@
  * the environment names, so that libcurl talks to this server and nothing else.  Each
  * connection has a thread of its own: it reads a request (its headers, then its body, which
  * it discards, after a "100 Continue" when the client expects one) and hands the request to
- * answer(fd, request), which writes the response and says whether the connection stays open.
+ * answer(fd, request), which writes the response and says whether the connection stays open;
+ * a connection idle for 2 s is closed.
  * fuzz_s3_quiesce() waits until every connection of the last input is over, so that one
  * input's requests are never answered from the next one's responses.
  */
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include "fuzz_common.h"
@@ -67,10 +69,14 @@ static bool fuzz_s3_expects_continue(const char *req)
 
 static void *fuzz_s3_conn(void *arg)
 {
+	/* a client that sends nothing more (TLS after a redirect to https://) is dropped soon */
+	const struct timeval idle = {.tv_sec = 2};
 	int fd = (int)(intptr_t)arg;
 	char *req = malloc(FUZZ_S3_REQ_MAX + 1);
 	size_t used = 0;
 	bool open = req != NULL;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
 
 	while (open) {
 		char *end = used ? strstr(req, "\r\n\r\n") : NULL;
