@@ -6,8 +6,8 @@
  * exist, so that it stops there: the layers of the last step, their pieces and the buffers are
  * fuzzed, and nothing is written anywhere.  run() is called as wl_run() calls it once it has
  * made llmio's directory in --directory, which would fail on a directory that does not exist.
- * --tensor is 1 MiB (the recipe's default, 64 MiB, would make every input two 64 MiB buffers); bit
- * 0 of the last byte turns on --layers 2.
+ * --tensor is 1 MiB (the recipe's default, 64 MiB, would make every input two 64 MiB
+ * buffers); bit 0 of the last byte turns on --layers 2.
  */
 #include "fuzz_common.h"
 

@@ -17,11 +17,11 @@
  *    with bit 2, two objects with bit 3); the engine starts its agent as LLMIO_AGENT_EXE,
  *    which is fuzz_s3_agent_relay: it hands the agent's socket to this process and exits, and
  *    the harness reads the application's setup, then sends the records as the agent's
- *    messages, then their end (shutdown), and closes when the application is done.  A record is
- * sent as it is when bit 15 of its length is set, else in a compact form: the header's fields
- * before its text (struct wire_hdr), a byte t and t bytes of text (the harness pads the text to its
- * 1024 bytes), then completion records. The job queues what its buffers allow and reaps, for 8
- * rounds at most, then cleans up.
+ *    messages, then their end (shutdown), and closes when the application is done.  A record
+ *    is sent as it is when bit 15 of its length is set, else in a compact form: the header's
+ *    fields before its text (struct wire_hdr), a byte t and t bytes of text (the harness pads
+ *    the text to its 1024 bytes), then completion records.  The job queues what its buffers
+ *    allow and reaps, for 8 rounds at most, then cleans up.
  *
  * s3_agent_serve() is an agent process's main: what it allocates and maps stays until the
  * process exits.  In this process the harness does what the exit would: it frees what the

@@ -7,9 +7,9 @@
  * connection has a thread of its own: it reads a request (its headers, then its body, which
  * it discards, after a "100 Continue" when the client expects one) and hands the request to
  * answer(fd, request), which writes the response and says whether the connection stays open;
- * a connection idle for 2 s is closed.
- * fuzz_s3_quiesce() waits until every connection of the last input is over, so that one
- * input's requests are never answered from the next one's responses.
+ * a connection idle for half a second is closed.  fuzz_s3_quiesce() waits until every
+ * connection of the last input is over, so that one input's requests are never answered from
+ * the next one's responses.
  */
 #ifndef LLMIO_FUZZ_S3_COMMON_H
 #define LLMIO_FUZZ_S3_COMMON_H
@@ -70,7 +70,7 @@ static bool fuzz_s3_expects_continue(const char *req)
 static void *fuzz_s3_conn(void *arg)
 {
 	/* a client that sends nothing more (TLS after a redirect to https://) is dropped soon */
-	const struct timeval idle = {.tv_sec = 2};
+	const struct timeval idle = {.tv_usec = 500000};
 	int fd = (int)(intptr_t)arg;
 	char *req = malloc(FUZZ_S3_REQ_MAX + 1);
 	size_t used = 0;

@@ -15,8 +15,8 @@
  * What the engine does: resolve s3://b/k (HEAD) or the prefix s3://b/p/ (a listing, with
  * continuation tokens) as a job does; s3_objects_size() and s3_objects_delete() of two
  * objects as the recipes do; or a job's datapath: GETs of 1 KiB ranges two at a time, one PUT
- * of a whole 1 KiB object, a multipart upload of two 5 MiB parts.  retries=1 bounds the
- * back-off of a 500 or 503 to 10 ms.
+ * of a whole 1 KiB object, a multipart upload of two 5 MiB parts.  retries=1: a 500 or 503
+ * is sent again once.
  */
 #include "fuzz_s3_common.h"
 
