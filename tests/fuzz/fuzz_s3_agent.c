@@ -461,7 +461,8 @@ static void job(const struct engine_ops *eng, const void *opts, unsigned depth, 
 	void *bufs[MAX_DEPTH] = {0};
 	struct io_req io[MAX_DEPTH];
 	bool busy[MAX_DEPTH] = {0};
-	struct engine_setup s = {0};
+	const struct engine_setup s =
+	        fuzz_s3_setup(names, sizes, nfiles, bufs, depth, APP_BS, write, opts);
 	struct engine_ctx ctx = {0};
 	struct llmio_error e = {0};
 	unsigned next = 0, b;
@@ -469,16 +470,6 @@ static void job(const struct engine_ops *eng, const void *opts, unsigned depth, 
 	for (b = 0; b < depth; b++)
 		if (eng->buf_alloc(opts, &bufs[b], APP_BS, NULL, &e))
 			goto out;
-	s.names = names;
-	s.file_sizes = sizes;
-	s.nfiles = nfiles;
-	s.bufs = bufs;
-	s.nbufs = depth;
-	s.buf_len = APP_BS;
-	s.iodepth = depth;
-	s.nworkers = 1;
-	s.writable = write;
-	s.opts = opts;
 	if (eng->init(&ctx, &s, &e))
 		goto out;
 	for (unsigned round = 0; round < 8; round++) {

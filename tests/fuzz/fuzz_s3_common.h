@@ -25,6 +25,8 @@
 
 #include "fuzz_common.h"
 
+#include "engine/engine.h"
+
 #define FUZZ_S3_REQ_MAX  16384
 #define FUZZ_S3_BODY_MAX (64ull << 20) /* a request body larger than this closes the connection */
 
@@ -149,12 +151,19 @@ static void *fuzz_s3_accept(void *arg)
 /* Start the server (once per process) and point the s3 engine at it. */
 static void fuzz_s3_serve(fuzz_s3_answer_fn answer)
 {
-	static const char *const proxies[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
-	                                      "HTTPS_PROXY", "all_proxy",  "ALL_PROXY"};
+	static const char *const unset[] = {
+	        "AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_CA_BUNDLE",
+	        "http_proxy",          "HTTP_PROXY",        "https_proxy",
+	        "HTTPS_PROXY",         "all_proxy",         "ALL_PROXY"};
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof(sa);
 	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	char url[64];
+	const char *const set[][2] = {{"AWS_ENDPOINT_URL", url},
+	                              {"AWS_ACCESS_KEY_ID", "AKIDFUZZ"},
+	                              {"AWS_SECRET_ACCESS_KEY", "secret"},
+	                              {"AWS_REGION", "us-east-1"},
+	                              {"no_proxy", "*"}};
 	pthread_t t;
 
 	fuzz_s3_answer = answer;
@@ -162,16 +171,10 @@ static void fuzz_s3_serve(fuzz_s3_answer_fn answer)
 	    getsockname(lfd, (struct sockaddr *)&sa, &sl))
 		abort();
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
-	setenv("AWS_ENDPOINT_URL", url, 1);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDFUZZ", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_SESSION_TOKEN");
-	unsetenv("AWS_CA_BUNDLE");
-	for (size_t i = 0; i < sizeof(proxies) / sizeof(proxies[0]); i++)
-		unsetenv(proxies[i]);
-	setenv("no_proxy", "*", 1);
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		setenv(set[i][0], set[i][1], 1);
+	for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)
+		unsetenv(unset[i]);
 	if (pthread_create(&t, NULL, fuzz_s3_accept, (void *)(intptr_t)lfd))
 		abort();
 	pthread_detach(t);
@@ -188,6 +191,23 @@ static void fuzz_s3_quiesce(void)
 	while (fuzz_s3_conns && !pthread_cond_timedwait(&fuzz_s3_idle, &fuzz_s3_lock, &until))
 		;
 	pthread_mutex_unlock(&fuzz_s3_lock);
+}
+
+/* A worker's setup: nfiles objects, depth buffers of bs bytes, one worker. */
+static inline struct engine_setup fuzz_s3_setup(const char *const *names, const uint64_t *sizes,
+                                                unsigned nfiles, void *const *bufs, unsigned depth,
+                                                size_t bs, bool write, const void *opts)
+{
+	return (struct engine_setup){.names = names,
+	                             .file_sizes = sizes,
+	                             .nfiles = nfiles,
+	                             .bufs = bufs,
+	                             .nbufs = depth,
+	                             .buf_len = bs,
+	                             .iodepth = depth,
+	                             .nworkers = 1,
+	                             .writable = write,
+	                             .opts = opts};
 }
 
 #endif

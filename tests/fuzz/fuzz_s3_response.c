@@ -104,23 +104,13 @@ static void datapath(const struct engine_ops *eng, const void *opts, bool write,
 	static uint8_t mem[2][PART_BS];
 	const char *const names[] = {"s3://b/obj"};
 	void *bufs[2] = {mem[0], mem[1]};
-	struct engine_setup s = {0};
+	const struct engine_setup s = fuzz_s3_setup(names, &size, 1, bufs, depth, bs, write, opts);
 	struct engine_ctx ctx = {0};
 	struct llmio_error e = {0};
 	struct io_req io[2];
 	bool busy[2] = {false, false};
 	unsigned done = 0;
 
-	s.names = names;
-	s.file_sizes = &size;
-	s.nfiles = 1;
-	s.bufs = bufs;
-	s.nbufs = depth;
-	s.buf_len = bs;
-	s.iodepth = depth;
-	s.nworkers = 1;
-	s.writable = write;
-	s.opts = opts;
 	if (eng->init(&ctx, &s, &e)) {
 		eng->cleanup(&ctx);
 		return;
