@@ -16,7 +16,8 @@ secs=${FUZZ_SECONDS:-10}
 rss=${FUZZ_RSS_MB:-2048}
 per_input=${FUZZ_TIMEOUT:-25}
 build=${BUILD_FUZZ:-build-fuzz}
-all=(size cli_opts jobfile exclude config_json trace strace journal replay_plan)
+all=(size cli_opts jobfile exclude config_json trace strace journal replay_plan offload_trace lifetimes
+	s3_response s3_agent)
 
 if [ $# -gt 0 ]; then
 	names=("${@#fuzz_}")

@@ -6,13 +6,12 @@
  * "LLMIOTRC") or an strace log, imported first; bit 0 of the last byte turns on --timeline.
  *
  * The job is given a directory that does not exist, so that it stops at its first file:
- * everything up to the I/O is fuzzed and nothing is written anywhere.
+ * everything up to the I/O is fuzzed and nothing is written anywhere (fuzz_recipe.h; through
+ * wl_run() the recipe would never run).
  */
 #include "fuzz_trace_common.h"
 
-#include "workload/workload.h"
-
-#define NO_DIR "/nonexistent/llmio-fuzz-replay"
+#include "fuzz_recipe.h"
 
 /* The input as a merged trace in a memfd: as it is, or imported from an strace log. */
 static int trace_file(const uint8_t *data, size_t size, char *path, size_t len)
@@ -30,11 +29,7 @@ static int trace_file(const uint8_t *data, size_t size, char *path, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct recipe *r = recipe_find("replay");
-	struct llmio_job_opts base;
-	struct llmio_error err = {0};
 	char path[64];
-	struct wl *w;
 	int fd;
 
 	if (!size)
@@ -42,18 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = trace_file(data, size, path, sizeof(path));
 	if (fd < 0)
 		return 0;
-	w = malloc(sizeof(*w));
-	if (!r || !w)
-		abort();
-	llmio_job_opts_init(&base);
-	snprintf(base.directory, sizeof(base.directory), "%s", NO_DIR);
-	wl_init(w, r, &base);
-	if (wl_set(w, "trace", path, &err) ||
-	    wl_set(w, "timeline", data[size - 1] & 1 ? "1" : "0", &err))
-		abort();
-	wl_run(w, &err);
-	wl_release(w);
-	free(w);
+	fuzz_recipe_run("replay",
+	                (const char *const[][2]){{"trace", path},
+	                                         {"timeline", data[size - 1] & 1 ? "1" : "0"}},
+	                2);
 	fuzz_file_close(fd);
 	return 0;
 }
