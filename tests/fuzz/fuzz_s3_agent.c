@@ -19,7 +19,7 @@
  *    the harness reads the application's setup, then sends the records as the agent's
  *    messages, then their end (shutdown), and closes when the application is done.  A record
  *    is sent as it is when bit 15 of its length is set, else in a compact form: the header's
- *    fields before its text (struct wire_hdr), a byte t and t bytes of text (the harness pads
+ *    fields before its text (struct agent_hdr), a byte t and t bytes of text (the harness pads
  *    the text to its 1024 bytes), then completion records.  The job queues what its buffers
  *    allow and reaps, for 8 rounds at most, then cleans up.
  *
@@ -41,25 +41,9 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/s3.h"
+#include "engine/s3_agent.h" /* the protocol's messages */
 
-/* The protocol's messages as src/engine/s3_agent.c defines them (it keeps them private). */
-struct wire_setup {
-	uint64_t buf_len;
-	uint32_t iodepth, nfiles, nbufs, nworkers, writable;
-	int32_t cpu;
-};
-struct wire_buf_head {
-	size_t map;
-	int fd;
-};
-struct wire_hdr {
-	uint32_t n;
-	int32_t rc;
-	struct engine_counters c;
-	uint64_t cpu_ns;
-	char text[1024];
-};
-#define HDR_FIELDS offsetof(struct wire_hdr, text)
+#define HDR_FIELDS offsetof(struct agent_hdr, text)
 
 #define APP_BS      4096u
 #define MAX_DEPTH   4
@@ -286,7 +270,7 @@ static int buffer_fd(size_t map)
 
 static void agent_side(const uint8_t *p, size_t left)
 {
-	struct wire_setup su = {0};
+	struct agent_setup su = {0};
 	const uint8_t *rec;
 	size_t len, nbufs = 0;
 	bool raw;
@@ -306,8 +290,8 @@ static void agent_side(const uint8_t *p, size_t left)
 			memcpy(&su, rec, sizeof(su));
 			nbufs = su.nbufs < 64 ? su.nbufs : 64;
 		} else if (i > su.nfiles && i <= su.nfiles + nbufs &&
-		           len >= sizeof(struct wire_buf_head)) {
-			struct wire_buf_head head;
+		           len >= sizeof(struct agent_buf_head)) {
+			struct agent_buf_head head;
 
 			memcpy(&head, rec, sizeof(head));
 			fd = buffer_fd(head.map);
@@ -368,7 +352,7 @@ static int relay_take(int stop)
 /* Read the application's hello: the setup, its objects, its buffers (their fds closed). */
 static bool read_hello(int sock, int stop)
 {
-	struct wire_setup su;
+	struct agent_setup su;
 	char buf[4096];
 
 	if (!wait_for(sock, POLLIN, stop) || recv(sock, &su, sizeof(su), 0) != sizeof(su))
@@ -397,7 +381,7 @@ static bool read_hello(int sock, int stop)
 /* A record as the agent's message: as it is, or expanded from the compact form. */
 static size_t agent_msg(const uint8_t *rec, size_t len, bool raw, uint8_t *out)
 {
-	struct wire_hdr *h = (struct wire_hdr *)out;
+	struct agent_hdr *h = (struct agent_hdr *)out;
 	size_t f = len < HDR_FIELDS ? len : HDR_FIELDS, t;
 
 	if (raw) {
@@ -421,7 +405,7 @@ static size_t agent_msg(const uint8_t *rec, size_t len, bool raw, uint8_t *out)
 /* The agent, played with the input's messages. */
 static void *fake_agent(void *arg)
 {
-	static uint8_t out[sizeof(struct wire_hdr) + RECORD_MAX];
+	static uint8_t out[sizeof(struct agent_hdr) + RECORD_MAX];
 	struct fake *fk = arg;
 	const uint8_t *rec;
 	size_t len;
@@ -587,14 +571,14 @@ static uint8_t *put_request(uint8_t *p, uint64_t off, uint32_t len, uint32_t op)
 static void agent_session(uint32_t bs, bool write, unsigned nreq)
 {
 	uint8_t in[512], file[64], *p = in;
-	struct wire_setup su = {.buf_len = bs,
+	struct agent_setup su = {.buf_len = bs,
 	                        .iodepth = 1,
 	                        .nfiles = 1,
 	                        .nbufs = 1,
 	                        .nworkers = 1,
 	                        .writable = write,
 	                        .cpu = -1};
-	struct wire_buf_head head = {.map = 4096 + (size_t)bs};
+	struct agent_buf_head head = {.map = 4096 + (size_t)bs};
 	const uint64_t size = (uint64_t)bs * nreq;
 	const char name[] = "s3://b/k";
 
