@@ -212,6 +212,7 @@ static int run_job(int argc, char **argv)
 	struct out jout = {.fio = &out};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
+	struct fio_files files;
 	bool quiet = false, handled, emit = false;
 	int ret, code = 0;
 
@@ -321,6 +322,12 @@ static int run_job(int argc, char **argv)
 		if (path && (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
 			return ret;
 	}
+	/* fio's names of the job's files: filename in directory, a ':' list, JOBNAME.0.0 */
+	ret = run_fio_files(&o, &files, &e);
+	if (ret) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
@@ -339,7 +346,7 @@ static int run_job(int argc, char **argv)
 		code = cli_exit_code(ret);
 	}
 	if (!r)
-		return code;
+		goto out_files;
 	out.r = &r;
 	jout.r = r;
 	jout.layout = layout;
@@ -369,6 +376,8 @@ static int run_job(int argc, char **argv)
 		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
 	cJSON_Delete(jout.mpi);
+out_files:
+	run_fio_files_free(&files);
 	return code;
 }
 

@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "cli/run_fio.h"
 #include "core/options.h"
+#include "engine/engine.h"
 #include "report/fio_json.h"
 #include "report/fio_log.h"
 #include "report/fmt.h"
@@ -150,6 +151,123 @@ int run_logs_write(const struct llmio_result *r)
 	return 0;
 }
 
+/* ---- fio's files ------------------------------------------------------------------------ */
+
+void run_fio_files_free(struct fio_files *ff)
+{
+	free(ff->list);
+	free(ff->names);
+	*ff = (struct fio_files){0};
+}
+
+/* The next name of fio's ':' list at *p into out ("\:" is a colon); false when too long. */
+static bool next_name(const char **p, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (; **p && **p != ':'; (*p)++) {
+		if (**p == '\\' && (*p)[1] == ':')
+			(*p)++;
+		if (used + 1 >= len)
+			return false;
+		out[used++] = **p;
+	}
+	out[used] = '\0';
+	if (**p)
+		(*p)++;
+	return true;
+}
+
+/* How many names fio's list holds: its unescaped colons, plus one. */
+static unsigned count_names(const char *list)
+{
+	unsigned n = 1;
+
+	for (const char *p = list; *p; p++)
+		if (*p == '\\' && p[1] == ':')
+			p++;
+		else if (*p == ':')
+			n++;
+	return n;
+}
+
+int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e)
+{
+	const struct engine_ops *eng = engine_find(o->engine);
+	const bool named = o->filename[0];
+	const char *list = o->filename;
+	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX];
+	uint64_t per;
+	unsigned n;
+
+	*ff = (struct fio_files){0};
+	/* what fio's names do not apply to: no files, an engine's own names, a file list */
+	if (o->files || !eng || (eng->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) ||
+	    strstr(o->filename, "://") || strstr(o->directory, "://"))
+		return 0;
+	/* directory alone: llmio's own work directory (docs/fio.md says why); none: no target */
+	if (!named && (o->directory[0] || !o->name[0]))
+		return 0;
+	n = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
+	snprintf(dir, sizeof(dir), "%s", o->directory);
+	if (n > 1) {
+		ff->list = calloc(n, sizeof(*ff->list));
+		ff->names = calloc(n, LLMIO_PATH_MAX);
+		if (!ff->list || !ff->names) {
+			run_fio_files_free(ff);
+			return llmio_err(e, -ENOMEM, "out of memory for %u files", n);
+		}
+	}
+	/* fio's filesize is each file's; its size all files' together */
+	per = o->filesize ? o->filesize : o->size / n;
+	per -= o->bs ? per % o->bs : 0;
+	for (unsigned i = 0; i < n; i++) {
+		char *path = ff->names ? ff->names + (size_t)i * LLMIO_PATH_MAX : name;
+		char one[LLMIO_PATH_MAX];
+		int len;
+
+		if (named && !next_name(&list, one, sizeof(one)))
+			goto too_long;
+		if (!named)
+			/* fio's filename_format $jobname.$jobnum.$filenum; one job is fio's clone 0
+			 */
+			len = snprintf(one, sizeof(one), "%s.0.%u", o->name, i);
+		else
+			len = (int)strlen(one);
+		if (len < 0 || (size_t)len >= sizeof(one))
+			goto too_long;
+		if (!one[0]) {
+			run_fio_files_free(ff);
+			return llmio_err(
+			        e, -EINVAL,
+			        "filename=%s: an empty name in the ':' list; give each file a "
+			        "name (\\: is a colon in one)",
+			        o->filename);
+		}
+		/* fio puts every name inside directory, an absolute one too */
+		len = snprintf(path, LLMIO_PATH_MAX, "%s%s%s", dir, dir[0] ? "/" : "", one);
+		if (len < 0 || len >= LLMIO_PATH_MAX)
+			goto too_long;
+		if (ff->list)
+			ff->list[i] = (struct llmio_file){.path = path, .size = per};
+	}
+	o->directory[0] = '\0';
+	if (!ff->list) {
+		snprintf(o->filename, sizeof(o->filename), "%s", name);
+		return 0;
+	}
+	o->filename[0] = '\0';
+	o->files = ff->list;
+	o->nfiles_list = n;
+	o->size = per * n;
+	o->filesize = 0;
+	return 0;
+too_long:
+	run_fio_files_free(ff);
+	return llmio_err(e, -ENAMETOOLONG, "filename=%s in directory=%s: a path is too long",
+	                 o->filename, o->directory);
+}
+
 /* ---- fio job files ---------------------------------------------------------------------- */
 
 bool run_is_jobfile(int argc, char **argv, int i)
@@ -170,8 +288,9 @@ bool run_is_jobfile(int argc, char **argv, int i)
 
 struct fio_job {
 	struct llmio_job_opts o;
-	unsigned group; /* fio's groupid: a new one at stonewall or new_group */
-	unsigned wave;  /* jobs run together: a new wave at stonewall */
+	struct fio_files files; /* o's file list, when fio names several */
+	unsigned group;         /* fio's groupid: a new one at stonewall or new_group */
+	unsigned wave;          /* jobs run together: a new wave at stonewall */
 	struct llmio_result *r;
 	struct llmio_error e;
 	int ret;
@@ -390,7 +509,8 @@ static int run_all(const struct sweep_file *f, struct fio_job *jobs, int *code)
 	size_t start = 0;
 
 	for (size_t i = 0; i < f->nsec; i++) {
-		if (section_opts(&f->sec[i], &jobs[i].o, &e)) {
+		if (section_opts(&f->sec[i], &jobs[i].o, &e) ||
+		    run_fio_files(&jobs[i].o, &jobs[i].files, &e)) {
 			fprintf(stderr, "llmio: %s\n", e.msg);
 			return EXIT_USAGE;
 		}
@@ -525,8 +645,10 @@ out_free:
 	for (size_t i = 0; i < n; i++)
 		if (merged[i])
 			llmio_result_destroy(res[i]);
-	for (size_t i = 0; jobs && i < f->nsec; i++)
+	for (size_t i = 0; jobs && i < f->nsec; i++) {
 		llmio_result_destroy(jobs[i].r);
+		run_fio_files_free(&jobs[i].files);
+	}
 	free(merged);
 	free(group);
 	free(res);
