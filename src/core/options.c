@@ -323,7 +323,8 @@ static const struct llmio_optdesc opts_table[] = {
                "a line of text about the job, echoed in the output", FIO),
         FIOJOB("time_based", NULL, OPTD_BOOL, time_based, "1",
                "with runtime: run the whole runtime; 0 = stop once the bytes are moved (fio's "
-               "default; llmio's is 1, and a fio job file gets 0)",
+               "default, which llmio run's command lines and job files get; 1 is the "
+               "library's, for recipes and sweeps)",
                FIO_CUSTOM, .json_if = "time_based=0"),
         FIOJOB("loops", NULL, OPTD_UINT, loops, "1", "move the job's bytes this many times",
                .min = 1, .max = 1000000, FIO, .no_echo = true),
