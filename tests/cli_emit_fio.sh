@@ -50,7 +50,7 @@ lacks() {
 
 echo "== io_uring defaults: registered buffers and files, batching, time_based"
 emit uring --ioengine io_uring --filename "$T/a:b" --rw randread --bs 4k --iodepth 32 \
-	--runtime 1500ms --ramp_time 1 --invalidate 0 --size 8m
+	--runtime 1500ms --time_based --ramp_time 1 --invalidate 0 --size 8m
 has "ioengine=io_uring" "filename=$T/a\\:b" "rw=randread" "bs=4096" "iodepth=32" \
 	"fixedbufs=1" "registerfiles=1" "sqthread_poll=0" "hipri=0" "iodepth_batch_submit=32" \
 	"iodepth_batch_complete_min=1" "iodepth_batch_complete_max=32" "runtime=1500ms" \

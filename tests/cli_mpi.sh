@@ -131,7 +131,7 @@ fi
 # a killed rank ends the others (they would otherwise read for 100 s)
 _show "mpirun -np 2 llmio run --runtime=100s ... & (then one rank is killed)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
-	--runtime=100s --quiet >"$T/stdout" 2>"$T/stderr" &
+	--runtime=100s --time_based --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
 for _ in $(seq 100); do
 	victim=$(pgrep -P "$mpipid" -x llmio | head -n 1)
@@ -146,7 +146,7 @@ check "a killed rank ends the run, non-zero (exit $REAPED)" [ "$REAPED" -ne 0 ]
 # Ctrl-C: mpirun passes it to every rank; rank 0 still writes the merged, interrupted record
 _show "mpirun -np 2 llmio run --runtime=100s ... & (then SIGINT to mpirun)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
-	--runtime=100s --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
+	--runtime=100s --time_based --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
 for _ in $(seq 100); do
 	[ "$(pgrep -P "$mpipid" -x llmio | wc -l)" -eq 2 ] && break
