@@ -2,7 +2,7 @@
 # cli_fio_files.sh: the files of a fio job as fio names them (docs/fio.md, "Files"): with no
 # filename, JOBNAME.0.N in the working directory (created, kept, read as they are when they
 # exist); filename inside directory; a ':' list of files (fio's "\:" is a colon in a name),
-# size split among them.  On the command line and in job files alike.
+# size split among them; filename_format.  On the command line and in job files alike.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +52,18 @@ expect_rc 0 "directory alone stays llmio's own work directory" \
 	run --name=wd --rw=write --size=64k --directory=d
 check "its file in llmio-work" test "$(size_of d/llmio-work/llmio.0)" = 65536
 check "no fio name beside it" test ! -e d/wd.0.0
+
+echo "== filename_format: fio's \$jobname, \$jobnum, \$filenum"
+expect_rc 0 "a format, with nrfiles, inside directory" \
+	run --name=fm --rw=write --size=64k --nrfiles=2 --directory=d '--filename_format=$jobname-$jobnum.$filenum.dat'
+check "fm-0.0.dat and fm-0.1.dat in d" test "$(size_of d/fm-0.0.dat) $(size_of d/fm-0.1.dat)" = "32768 32768"
+expect_rc 0 "filename wins over the format, as in fio" \
+	run --name=fw --rw=write --size=64k --filename=given '--filename_format=never.$filenum'
+check "given, and no never.0" test "$(size_of given)" = 65536 -a ! -e never.0
+printf '[s]\nioengine=null\nsize=1m\nfilename_format=x\n' > sweep.ini
+expect_rc 1 "llmio sweep: its point refuses it (a sweep names its own files)" sweep sweep.ini \
+	-o sweep.jsonl
+expect_err "says what to give instead" "filename_format names the files" "--filename"
 
 echo "== job files: each section's own file"
 cat > jobs.fio <<'F'

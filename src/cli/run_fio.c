@@ -178,6 +178,41 @@ static bool next_name(const char **p, char *out, size_t len)
 	return true;
 }
 
+/*
+ * One name of fio's filename_format: $jobname, $jobnum (fio's clone number: 0, llmio's threads
+ * share the job's files) and $filenum; anything else as written.  false when too long.
+ */
+static bool format_name(const char *fmt, const char *job, unsigned filenum, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	while (*fmt) {
+		char num[16] = "";
+		const char *put = num;
+		size_t n;
+
+		if (!strncmp(fmt, "$jobname", 8)) {
+			put = job;
+			fmt += 8;
+		} else if (!strncmp(fmt, "$jobnum", 7)) {
+			snprintf(num, sizeof(num), "0");
+			fmt += 7;
+		} else if (!strncmp(fmt, "$filenum", 8)) {
+			snprintf(num, sizeof(num), "%u", filenum);
+			fmt += 8;
+		} else {
+			num[0] = *fmt++;
+		}
+		n = strlen(put);
+		if (used + n >= len)
+			return false;
+		memcpy(out + used, put, n + 1);
+		used += n;
+	}
+	return true;
+}
+
 /* How many names fio's list holds: its unescaped colons, plus one. */
 static unsigned count_names(const char *list)
 {
@@ -196,18 +231,25 @@ int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_e
 	const struct engine_ops *eng = engine_find(o->engine);
 	const bool named = o->filename[0];
 	const char *list = o->filename;
-	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX];
+	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX], fmt[sizeof(o->filename_format)];
 	uint64_t per;
 	unsigned n;
 
 	*ff = (struct fio_files){0};
+	snprintf(fmt, sizeof(fmt), "%s", o->filename_format);
+	o->filename_format[0] = '\0'; /* used here, never by the library */
 	/* what fio's names do not apply to: no files, an engine's own names, a file list */
 	if (o->files || !eng || (eng->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) ||
 	    strstr(o->filename, "://") || strstr(o->directory, "://"))
 		return 0;
-	/* directory alone: llmio's own work directory (docs/fio.md says why); none: no target */
-	if (!named && (o->directory[0] || !o->name[0]))
+	/*
+	 * directory alone: llmio's own work directory (docs/fio.md says why), unless a
+	 * filename_format asks for fio's names in it; no name either: no target
+	 */
+	if (!named && !fmt[0] && (o->directory[0] || !o->name[0]))
 		return 0;
+	if (!fmt[0])
+		snprintf(fmt, sizeof(fmt), "$jobname.$jobnum.$filenum"); /* fio's default */
 	n = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
 	snprintf(dir, sizeof(dir), "%s", o->directory);
 	if (n > 1) {
@@ -226,23 +268,19 @@ int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_e
 		char one[LLMIO_PATH_MAX];
 		int len;
 
-		if (named && !next_name(&list, one, sizeof(one)))
-			goto too_long;
-		if (!named)
-			/* fio's filename_format $jobname.$jobnum.$filenum; one job is fio's clone 0
-			 */
-			len = snprintf(one, sizeof(one), "%s.0.%u", o->name, i);
-		else
-			len = (int)strlen(one);
-		if (len < 0 || (size_t)len >= sizeof(one))
+		if (named ? !next_name(&list, one, sizeof(one))
+		          : !format_name(fmt, o->name, i, one, sizeof(one)))
 			goto too_long;
 		if (!one[0]) {
 			run_fio_files_free(ff);
-			return llmio_err(
-			        e, -EINVAL,
-			        "filename=%s: an empty name in the ':' list; give each file a "
-			        "name (\\: is a colon in one)",
-			        o->filename);
+			return named ? llmio_err(e, -EINVAL,
+			                         "filename=%s: an empty name in the ':' list; give "
+			                         "each file a name (\\: is a colon in one)",
+			                         o->filename)
+			             : llmio_err(e, -EINVAL,
+			                         "filename_format=%s names no file (no job name?); "
+			                         "give --name or --filename",
+			                         fmt);
 		}
 		/* fio puts every name inside directory, an absolute one too */
 		len = snprintf(path, LLMIO_PATH_MAX, "%s%s%s", dir, dir[0] ? "/" : "", one);

@@ -245,13 +245,20 @@ static const struct llmio_optdesc opts_table[] = {
         JOB("ioengine", "engine", OPTD_STRING, engine, "psync", "datapath: see `llmio engines`",
             .fio = "ioengine", FIO),
         JOB("filename", NULL, OPTD_STRING, filename, "",
-            "file or block device to do I/O to (s3://bucket/key with --engine s3)", FIO_CUSTOM),
+            "file or block device to do I/O to (s3://bucket/key with --engine s3); llmio run: "
+            "a:b:c for several (fio's), inside --directory when given",
+            FIO_CUSTOM),
         JOB("directory", NULL, OPTD_STRING, directory, "",
-            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own); "
-            "s3://bucket/prefix: its objects (--engine s3)",
+            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own), or with "
+            "filename / filename_format those inside it; s3://bucket/prefix: its objects "
+            "(--engine s3)",
             FIO_CUSTOM),
         JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
             .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
+        FIOJOB("filename_format", NULL, OPTD_STRING, filename_format, "",
+               "names of the job's files without filename: $jobname, $jobnum, $filenum (fio's; "
+               "llmio run's default $jobname.$jobnum.$filenum)",
+               FIO, .no_echo = true),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
             "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
             .choices = "read|write|randread|randwrite|randrw|rw",
@@ -565,7 +572,6 @@ static const struct {
         {"fadvise_hint", "the mmap engine's --madvise"},
         {"create_on_open", "nothing: llmio creates files before the run"},
         {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
-        {"filename_format", "--directory (files llmio.0 .. llmio.N-1)"},
         {"file_service_type", "--directory (llmio spreads I/O over all files)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
