@@ -34,6 +34,12 @@ expect_rc 0 "nrfiles without filename: JOBNAME.0.0 .. JOBNAME.0.N-1" \
 check "nf.0.0 and nf.0.1, half the size each" \
 	test "$(size_of nf.0.0) $(size_of nf.0.1)" = "32768 32768"
 json_check "$J" "the job's bytes are size" 'j["write"]["io_bytes"] == 65536'
+expect_rc 0 "numjobs without filename: each clone its own files, as fio's" \
+	run --name=nj --rw=write --size=64k --numjobs=2 --nrfiles=2 --group_reporting \
+	--output-format=json --output "$J"
+check "nj.K.F: two clones of two files, each clone's 64 KiB" \
+	test "$(size_of nj.0.0) $(size_of nj.0.1) $(size_of nj.1.0) $(size_of nj.1.1)" = "32768 32768 32768 32768"
+json_check "$J" "the job moves numjobs x size" 'j["write"]["io_bytes"] == 2 * 65536'
 expect_rc 2 "neither a name nor a file: still no target" run --rw=read --size=64k
 expect_err "says what to give" "no target"
 

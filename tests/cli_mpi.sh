@@ -105,6 +105,14 @@ json_check "$T/hosts.json" "device bytes: each host once (ranks 0 and 2), not on
 json_check "$T/hosts.json" "CPU per host = its ranks' sum" \
 	'all(abs(h["proc_s"] - sum(d["mpi"]["per_rank"][r]["job"]["cpu"]["proc_s"] for r in h["ranks"])) < 1e-9 for h in d["mpi"]["by_host"])'
 
+# fio's several jobs or files: each rank runs one job on one file, so they are refused
+mpi 2 run --size=1m --name=a --rw=read --name=b --rw=write --quiet
+check "several --name under mpirun: refused (exit $RC)" [ "$RC" -eq 2 ]
+expect_err "says to give one" "several --name under mpirun"
+mpi 2 run --filename="$T/l1:$T/l2" --size=1m --rw=write --quiet
+check "a ':' list under mpirun: refused (exit $RC)" [ "$RC" -eq 2 ]
+expect_err "says to give one --filename" "the ranks share one --filename"
+
 # a failing rank (its file cannot be created) ends the whole run with its message
 mkdir -p "$T/bad.00000001"
 mpi 2 run --filename="$T/bad" --size=1m --bs=64k --rw=write --mpi_layout=file-per-process \

@@ -297,6 +297,13 @@ static int run_job(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 	}
+	if (o.files && dist_active()) {
+		run_fio_files_free(&files);
+		fprintf(stderr, "llmio: under mpirun the ranks share one --filename (docs/mpi.md); "
+		                "this job names several files (a ':' list, nrfiles or numjobs "
+		                "without --filename): give one --filename\n");
+		return EXIT_USAGE;
+	}
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;

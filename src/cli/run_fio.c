@@ -179,10 +179,11 @@ static bool next_name(const char **p, char *out, size_t len)
 }
 
 /*
- * One name of fio's filename_format: $jobname, $jobnum (fio's clone number: 0, llmio's threads
- * share the job's files) and $filenum; anything else as written.  false when too long.
+ * One name of fio's filename_format: $jobname, $jobnum (the clone, fio's name for a thread of
+ * numjobs) and $filenum; anything else as written.  false when too long.
  */
-static bool format_name(const char *fmt, const char *job, unsigned filenum, char *out, size_t len)
+static bool format_name(const char *fmt, const char *job, unsigned clone, unsigned filenum,
+                        char *out, size_t len)
 {
 	size_t used = 0;
 
@@ -196,7 +197,7 @@ static bool format_name(const char *fmt, const char *job, unsigned filenum, char
 			put = job;
 			fmt += 8;
 		} else if (!strncmp(fmt, "$jobnum", 7)) {
-			snprintf(num, sizeof(num), "0");
+			snprintf(num, sizeof(num), "%u", clone);
 			fmt += 7;
 		} else if (!strncmp(fmt, "$filenum", 8)) {
 			snprintf(num, sizeof(num), "%u", filenum);
@@ -233,7 +234,7 @@ int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_e
 	const char *list = o->filename;
 	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX], fmt[sizeof(o->filename_format)];
 	uint64_t per;
-	unsigned n;
+	unsigned n, per_clone, clones;
 
 	*ff = (struct fio_files){0};
 	snprintf(fmt, sizeof(fmt), "%s", o->filename_format);
@@ -250,7 +251,14 @@ int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_e
 		return 0;
 	if (!fmt[0])
 		snprintf(fmt, sizeof(fmt), "$jobname.$jobnum.$filenum"); /* fio's default */
-	n = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
+	/*
+	 * fio's clones (numjobs) each have files of their own when fio names them: nrfiles each,
+	 * of size together.  llmio's threads then walk one clone's files each (a sequential
+	 * thread's slice of the job's files), as fio's clones do.
+	 */
+	per_clone = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
+	clones = named ? 1 : o->numjobs ? o->numjobs : 1;
+	n = per_clone * clones;
 	snprintf(dir, sizeof(dir), "%s", o->directory);
 	if (n > 1) {
 		ff->list = calloc(n, sizeof(*ff->list));
@@ -261,7 +269,7 @@ int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_e
 		}
 	}
 	/* fio's filesize is each file's; its size all files' together */
-	per = o->filesize ? o->filesize : o->size / n;
+	per = o->filesize ? o->filesize : o->size / per_clone;
 	per -= o->bs ? per % o->bs : 0;
 	for (unsigned i = 0; i < n; i++) {
 		char *path = ff->names ? ff->names + (size_t)i * LLMIO_PATH_MAX : name;
@@ -269,7 +277,8 @@ int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_e
 		int len;
 
 		if (named ? !next_name(&list, one, sizeof(one))
-		          : !format_name(fmt, o->name, i, one, sizeof(one)))
+		          : !format_name(fmt, o->name, i / per_clone, i % per_clone, one,
+		                         sizeof(one)))
 			goto too_long;
 		if (!one[0]) {
 			run_fio_files_free(ff);

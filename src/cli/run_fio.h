@@ -45,10 +45,10 @@ struct fio_files {
 
 /*
  * fio's files of job o (docs/fio.md, "Files"), from a command line or a job file: filename
- * inside directory, a ':' list of files (fio's "\:" is a colon in a name), and, with neither
- * filename nor directory, fio's default name JOBNAME.0.N in the working directory.  o then
- * names them as the library takes them (filename, or o->files from ff); directory alone stays
- * llmio's own work directory.  0, or -EINVAL / -ENOMEM with e set.
+ * inside directory, a ':' list of files (fio's "\:" is a colon in a name), filename_format,
+ * and, with neither filename nor directory, fio's default names JOBNAME.CLONE.N in the working
+ * directory.  o then names them as the library takes them (filename, or o->files from ff);
+ * directory alone stays llmio's own work directory.  0, or -EINVAL / -ENOMEM with e set.
  */
 int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e);
 void run_fio_files_free(struct fio_files *ff);
