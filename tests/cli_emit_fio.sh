@@ -64,6 +64,9 @@ check "the comment quotes the command line" grep -q '^;   llmio run --ioengine i
 # fio's ':' list, as given: llmio run reads it as fio does
 emit list --filename "$T/x:$T/y" --rw read --size 1m
 has "filename=$T/x:$T/y"
+emit format --directory "$T" '--filename_format=x.$filenum' --rw write --size 1m
+has 'filename_format=x.$filenum'
+check "each option once" test -z "$(grep -v '^[;[]' "$F" | cut -d= -f1 | sort | uniq -d)"
 
 echo "== io_uring tuned: sqpoll pinned, iopoll, no registration, explicit batches"
 emit sqpoll --ioengine io_uring --filename "$T/f" --rw read --bs 1m --iodepth 8 --direct=1 \
