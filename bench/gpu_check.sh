@@ -258,7 +258,8 @@ r() {
 	for kv in ${o//,/ }; do eo+=("--$kv"); done
 	step "run-$name" $((${RUNTIME%%.*} + 30)) "$LLMIO" run --filename "$F" --size "$SIZE" \
 		--ioengine "$e" "${eo[@]}" --rw "$rw" --bs "$bs" --iodepth "$qd" --numjobs "$nj" \
-		--direct=1 --runtime "$RUNTIME" --json "$W/runs/$name.json" --quiet "$@"
+		--direct=1 --runtime "$RUNTIME" --time_based --json "$W/runs/$name.json" --quiet \
+		"$@"
 }
 # the pinned host-to-device ceiling: cuda-bounce from a file in the page cache, whose notes give
 # the copies' GB/s (GPU time); the PCIe link is the limit, not storage
@@ -269,7 +270,7 @@ if avail cuda-bounce; then
 	step pcie-fill 30 "$LLMIO" run --filename "$P" --size $psize --bs 4m --ioengine psync --rw write --quiet
 	step run-pcie-h2d-4m-qd8 $((${RUNTIME%%.*} + 30)) "$LLMIO" run --filename "$P" --size $psize \
 		--ioengine cuda-bounce --rw read --bs 4m --iodepth 8 --direct=0 --runtime "$RUNTIME" \
-		--json "$W/runs/pcie-h2d-4m-qd8.json" --quiet
+		--time_based --json "$W/runs/pcie-h2d-4m-qd8.json" --quiet
 	rm -f "$P"
 fi
 # engine variants, most telling first

@@ -60,8 +60,8 @@ is_ext4() { [ "$(od -An -tx1 -j1080 -N2 "$LOOP" | tr -d ' ')" = 53ef ]; } # s_ma
 
 ENG=io_uring
 "$LLMIO" engines --brief 2>/dev/null | grep -Eq "^io_uring +available" || ENG=psync
-RD=(--filename "$LOOP" --rw randread --runtime 0.3 --direct=1 --ioengine "$ENG")
-WR=(--filename "$LOOP" --rw randwrite --runtime 0.3 --direct=1 --ioengine "$ENG")
+RD=(--filename "$LOOP" --rw randread --runtime 0.3 --time_based --direct=1 --ioengine "$ENG")
+WR=(--filename "$LOOP" --rw randwrite --runtime 0.3 --time_based --direct=1 --ioengine "$ENG")
 
 echo "== reads are allowed"
 expect_rc 0 "read job on $LOOP" run "${RD[@]}" --json "$T/r.json"

@@ -49,8 +49,8 @@ lacks() {
 }
 
 echo "== io_uring defaults: registered buffers and files, batching, time_based"
-emit uring --ioengine io_uring --filename "$T/a:b" --rw randread --bs 4k --iodepth 32 \
-	--runtime 1500ms --ramp_time 1 --invalidate 0 --size 8m
+emit uring --ioengine io_uring --filename "$T/a\\:b" --rw randread --bs 4k --iodepth 32 \
+	--runtime 1500ms --time_based --ramp_time 1 --invalidate 0 --size 8m
 has "ioengine=io_uring" "filename=$T/a\\:b" "rw=randread" "bs=4096" "iodepth=32" \
 	"fixedbufs=1" "registerfiles=1" "sqthread_poll=0" "hipri=0" "iodepth_batch_submit=32" \
 	"iodepth_batch_complete_min=1" "iodepth_batch_complete_max=32" "runtime=1500ms" \
@@ -60,6 +60,13 @@ lacks "group_reporting" "sqthread_poll_cpu" "offset_increment"
 check "one [llmio] section" test "$(grep -c '^\[llmio\]$' "$F")" -eq 1
 check "each option once" test -z "$(grep -v '^[;[]' "$F" | cut -d= -f1 | sort | uniq -d)"
 check "the comment quotes the command line" grep -q '^;   llmio run --ioengine io_uring' "$F"
+
+# fio's ':' list, as given: llmio run reads it as fio does
+emit list --filename "$T/x:$T/y" --rw read --size 1m
+has "filename=$T/x:$T/y"
+emit format --directory "$T" '--filename_format=x.$filenum' --rw write --size 1m
+has 'filename_format=x.$filenum'
+check "each option once" test -z "$(grep -v '^[;[]' "$F" | cut -d= -f1 | sort | uniq -d)"
 
 echo "== io_uring tuned: sqpoll pinned, iopoll, no registration, explicit batches"
 emit sqpoll --ioengine io_uring --filename "$T/f" --rw read --bs 1m --iodepth 8 --direct=1 \

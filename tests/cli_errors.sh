@@ -47,8 +47,6 @@ usage_error "bad time" "runtime" --filename "$F" --size 16m --runtime -1
 usage_error "missing value" "--bs" --filename "$F" --size 16m --bs
 usage_error "bs not a multiple of the logical block size with O_DIRECT" "logical block size" \
 	--filename "$F" --size 16m --bs 1000 --direct=1
-usage_error "--filename and --directory together" "--directory" \
-	--filename "$F" --directory "$T" --size 16m
 usage_error "no target" "--filename" --size 16m
 usage_error "mmap with O_DIRECT" "mmap" --filename "$F" --size 16m --ioengine mmap --direct=1
 usage_error "malformed engine option" "sqpoll=maybe" \

@@ -177,4 +177,20 @@ expect_rc 0 "parentheses in a text option are text" run "$D/text.fio" --output-f
 	--output "$J"
 json_check "$J" "the description as written" 'j["desc"] == "(not arithmetic)"'
 
+echo "== comments: a ';' or '#' anywhere ends the line, as in fio 3.33"
+cat > "$D/comments.fio" <<'F'
+[global] ; the global section
+ioengine=null # engine
+  ; an indented comment
+[a] # the job
+size=64k ; what it moves
+bs=4k#no blank before it
+rw=write	; after a tab
+description=kept # dropped ; dropped too
+F
+expect_rc 0 "inline comments after values and headers" run "$D/comments.fio" \
+	--output-format=json --output "$J"
+json_check "$J" "the values before the comments" \
+	'j["jobname"] == "a" and j["write"]["io_bytes"] == 65536 and j["write"]["total_ios"] == 16 and j["desc"] == "kept"'
+
 finish

@@ -47,8 +47,8 @@ signal_after() {
 # checks how and how fast it ended, and what it wrote.
 interrupt() {
 	local sig=$1 desc=$2 out=$T/$1.json waited rc; shift 2
-	echo "+ llmio run $* --runtime 30 --json $out   (then SIG$sig after 1 s)" | sed "s|$T|\$T|g"
-	signal_after "$sig" "$desc" "$LLMIO" run "$@" --runtime 30 --json "$out" || return
+	echo "+ llmio run $* --runtime 30 --time_based --json $out   (then SIG$sig after 1 s)" | sed "s|$T|\$T|g"
+	signal_after "$sig" "$desc" "$LLMIO" run "$@" --runtime 30 --time_based --json "$out" || return
 	rc=$REAPED
 	waited=$WAITED
 	if [ "$rc" -eq 1 ]; then

@@ -94,7 +94,7 @@ stat_of() { awk '{print $1 + $5, $4 + $8}' "/sys/block/$DISK/stat"; } # requests
 	--quiet >/dev/null 2>&1
 read -r req0 ms0 < <(stat_of)
 run "$PY" "$STAGES_PY" --pairs 1 --llmio "$LLMIO" -- --ioengine psync --rw randread --bs 4k \
-	--iodepth 1 --direct 1 --invalidate 0 --runtime 0.4s --filename "$T/stages.dat" --size 32m
+	--iodepth 1 --direct 1 --invalidate 0 --runtime 0.4s --time_based --filename "$T/stages.dat" --size 32m
 read -r req1 ms1 < <(stat_of)
 if [ "$RC" -ne 0 ]; then
 	fail "io_stages exit $RC: $(tail -c 600 "$T/stderr")"

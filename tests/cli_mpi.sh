@@ -105,6 +105,14 @@ json_check "$T/hosts.json" "device bytes: each host once (ranks 0 and 2), not on
 json_check "$T/hosts.json" "CPU per host = its ranks' sum" \
 	'all(abs(h["proc_s"] - sum(d["mpi"]["per_rank"][r]["job"]["cpu"]["proc_s"] for r in h["ranks"])) < 1e-9 for h in d["mpi"]["by_host"])'
 
+# fio's several jobs or files: each rank runs one job on one file, so they are refused
+mpi 2 run --size=1m --name=a --rw=read --name=b --rw=write --quiet
+check "several --name under mpirun: refused (exit $RC)" [ "$RC" -eq 2 ]
+expect_err "says to give one" "several --name under mpirun"
+mpi 2 run --filename="$T/l1:$T/l2" --size=1m --rw=write --quiet
+check "a ':' list under mpirun: refused (exit $RC)" [ "$RC" -eq 2 ]
+expect_err "says to give one --filename" "the ranks share one --filename"
+
 # a failing rank (its file cannot be created) ends the whole run with its message
 mkdir -p "$T/bad.00000001"
 mpi 2 run --filename="$T/bad" --size=1m --bs=64k --rw=write --mpi_layout=file-per-process \
@@ -131,7 +139,7 @@ fi
 # a killed rank ends the others (they would otherwise read for 100 s)
 _show "mpirun -np 2 llmio run --runtime=100s ... & (then one rank is killed)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
-	--runtime=100s --quiet >"$T/stdout" 2>"$T/stderr" &
+	--runtime=100s --time_based --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
 for _ in $(seq 100); do
 	victim=$(pgrep -P "$mpipid" -x llmio | head -n 1)
@@ -146,7 +154,7 @@ check "a killed rank ends the run, non-zero (exit $REAPED)" [ "$REAPED" -ne 0 ]
 # Ctrl-C: mpirun passes it to every rank; rank 0 still writes the merged, interrupted record
 _show "mpirun -np 2 llmio run --runtime=100s ... & (then SIGINT to mpirun)"
 "${MPIRUN[@]}" -np 2 "$LLMIO" run --filename="$T/shared" --size=320k --bs=4k --rw=randread \
-	--runtime=100s --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
+	--runtime=100s --time_based --json="$T/int.json" --quiet >"$T/stdout" 2>"$T/stderr" &
 mpipid=$!
 # SIGINT only once both ranks catch it: their SigCgt masks hold SIGINT and SIGTERM (bits 2 and
 # 15), which llmio sets just before its job; a signal before that would end a rank outright

@@ -75,7 +75,7 @@ PYEOF
 
 echo "== llmio run --json / --csv"
 expect_rc 0 "run on the null engine" run --ioengine null --filename "$T/target" --size 1m \
-	--bs 4k --rw randrw --runtime 0.1 --quiet --json "$T/run.json" --csv "$T/run.csv"
+	--bs 4k --rw randrw --runtime 0.1 --time_based --quiet --json "$T/run.json" --csv "$T/run.csv"
 same run.json.shape json "$T/run.json"
 same run.csv.shape csv "$T/run.csv"
 described job 'd["jobs"]' "$T/run.json" error_msg

@@ -29,7 +29,7 @@ done
 
 echo "== a measured run with --json and --csv ($ENG randread, O_DIRECT, QD 8)"
 expect_rc 0 "run" run --filename "$T/f" --size 16m --rw randread --bs 4k --ioengine "$ENG" \
-	--iodepth 8 --direct=1 --runtime 0.5 --json "$J" --csv "$C"
+	--iodepth 8 --direct=1 --runtime 0.5 --time_based --json "$J" --csv "$C"
 expect_out "table on stdout" "IOPS" "p99" "cpu" "device"
 check "target laid out at --size" test "$(stat -c %s "$T/f" 2>/dev/null)" = $((16 * MiB))
 json_check "$J" "JSON: one job, no error, not interrupted" \

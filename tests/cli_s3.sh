@@ -206,9 +206,9 @@ fi
 
 # the server killed mid-run: the failing request, its offset and the cause; results kept
 _show llmio run --engine s3 --filename s3://llmio/dir/big --rw randread --bs 64k \
-	--runtime 60 --json "$T/kill.json"
+	--runtime 60 --time_based --json "$T/kill.json"
 timeout -k 5 120 "$LLMIO" run --engine s3 --filename s3://llmio/dir/big --rw randread --bs 64k \
-	--runtime 60 --iodepth 2 --json "$T/kill.json" >"$T/stdout" 2>"$T/stderr" &
+	--runtime 60 --time_based --iodepth 2 --json "$T/kill.json" >"$T/stdout" 2>"$T/stderr" &
 pid=$!
 sleep 1.5
 s3_stop

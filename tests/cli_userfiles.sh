@@ -153,7 +153,7 @@ for e in psync mmap; do
 	F=$T/trunc-$e
 	echo "+ llmio run --filename \$T/trunc-$e --ioengine $e ... (truncated after 1 s)"
 	"$LLMIO" run --filename "$F" --size 16m --rw randread --bs 4k --ioengine "$e" \
-		--runtime 60 --json "$T/tr.json" >"$T/stdout" 2>"$T/stderr" &
+		--runtime 60 --time_based --json "$T/tr.json" >"$T/stdout" 2>"$T/stderr" &
 	PID=$!
 	on_exit() { [ -n "${PID:-}" ] && kill -KILL "$PID" 2>/dev/null; }
 	# Truncate once the file is filled (all 16 MiB allocated) and measuring has begun.

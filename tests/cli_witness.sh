@@ -86,7 +86,7 @@ echo "== another reader on the same disk: shared_disk"
 O=$T/other
 dd if=/dev/zero of="$O" bs=1M count=64 conv=fsync status=none || fail "dd other"
 # the other reader: O_DIRECT, so every one of its reads reaches the disk, for 20 s at most
-"$LLMIO" run --filename="$O" --rw=randread --bs=64k --direct=1 --runtime=20s >/dev/null 2>&1 &
+"$LLMIO" run --filename="$O" --rw=randread --bs=64k --direct=1 --runtime=20s --time_based >/dev/null 2>&1 &
 OTHER=$!
 on_exit() {
 	[ -n "${OTHER:-}" ] && kill "$OTHER" 2>/dev/null
@@ -96,7 +96,7 @@ on_exit() {
 sleep 1
 # ours: 4 MB/s for 2 s, O_DIRECT: it reads ~8 MB while the other reads hundreds
 if expect_rc 0 "slow job beside the other reader" run --filename="$F" --rw=read --bs=64k --direct=1 \
-	--rate=4m --runtime=2s --json "$T/s.json"; then
+	--rate=4m --runtime=2s --time_based --json "$T/s.json"; then
 	json_check "$T/s.json" "shared_disk, the warning names the disk's and the process's reads" \
 		"j['shared_disk'] and any(w.startswith('other I/O shared the disk') and 'this process read' in w for w in j['warnings'])"
 	json_check "$T/s.json" "the disk read more than 1.5 x the witness + 8 MiB" \
@@ -115,7 +115,7 @@ yes >/dev/null &
 YES2=$!
 sleep 0.5
 if expect_rc 0 "job on a busy machine" run --filename="$F" --rw=read --bs=64k --direct=1 \
-	--rate=4m --runtime=1s --json "$T/b.json"; then
+	--rate=4m --runtime=1s --time_based --json "$T/b.json"; then
 	json_check "$T/b.json" "busy_system, the warning names the CPUs" \
 		"j['busy_system'] and any(w.startswith('busy machine: other work kept') for w in j['warnings'])"
 	expect_out "summary warns" "WARNING busy machine"

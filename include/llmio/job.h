@@ -115,8 +115,9 @@ struct llmio_job_opts {
 
 	/*
 	 * fio's options with fio's meaning (docs/fio.md).  name and description label the job in
-	 * the output.  time_based: with runtime, run the whole runtime (llmio's default, 1); 0 =
-	 * fio's default: stop once the job has moved its bytes even if runtime remains.  loops:
+	 * the output.  time_based: with runtime, run the whole runtime (the library's default, 1);
+	 * 0 = fio's default, which `llmio run` gives its command lines and job files: stop once the
+	 * job has moved its bytes even if runtime remains.  loops:
 	 * move the bytes this many times.  number_ios: at most this many I/Os per thread (0 =
 	 * no limit).  filesize: bytes of each file (size = filesize x nrfiles when size is 0).
 	 * rate_iops: I/Os per second per thread (0 = no limit; converted to rate).  randrepeat 0:
@@ -190,6 +191,12 @@ struct llmio_job_opts {
 		LLMIO_FADV_SEQUENTIAL,
 		LLMIO_FADV_NORMAL,
 	} fadvise_hint;
+	/*
+	 * fio's filename_format ($jobname, $jobnum, $filenum): how `llmio run` names a job's files
+	 * when no filename is given (docs/fio.md, "Files"); it names them before the job runs, and
+	 * llmio_job_run() refuses a job that still has one (a recipe or a sweep names its own).
+	 */
+	char filename_format[256];
 };
 
 /** One file of an explicit file list. */

@@ -182,26 +182,6 @@ static int write_csv(FILE *f, void *arg)
 	return llmio_results_write_csv(f, &((const struct out *)arg)->r, 1);
 }
 
-/* The engine decides which extra options exist, so find it before parsing the rest. */
-static int find_engine(struct llmio_job_opts *o, int argc, char **argv)
-{
-	struct llmio_error err = {0};
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-
-		if (!strncmp(a, "--ioengine=", 11) || !strncmp(a, "--engine=", 9))
-			v = strchr(a, '=') + 1;
-		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
-			v = argv[i + 1];
-		if (v && llmio_job_opts_set(o, "ioengine", v, &err)) {
-			fprintf(stderr, "llmio: %s\n", err.msg);
-			return EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
 static int run_job(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
@@ -212,6 +192,7 @@ static int run_job(int argc, char **argv)
 	struct out jout = {.fio = &out};
 	struct llmio_result *r = NULL;
 	struct llmio_job_opts o;
+	struct fio_files files;
 	bool quiet = false, handled, emit = false;
 	int ret, code = 0;
 
@@ -222,7 +203,17 @@ static int run_job(int argc, char **argv)
 			return run_jobfile(argc, argv, i);
 	}
 	llmio_job_opts_init(&o);
-	ret = find_engine(&o, argc, argv);
+	if (run_names(argc, argv) > 1) {
+		if (dist_active()) {
+			fprintf(stderr,
+			        "llmio run: several --name under mpirun: each rank runs one "
+			        "job; give one --name (or run a job file's jobs one by one)\n");
+			return EXIT_USAGE;
+		}
+		return run_cmdline_jobs(argc, argv);
+	}
+	o.time_based = false; /* fio's default: a job ends with its bytes even within runtime */
+	ret = run_find_engine(&o, argc, argv, 1, argc);
 	if (ret)
 		return ret;
 	for (int i = 1; i < argc; i++) {
@@ -268,28 +259,7 @@ static int run_job(int argc, char **argv)
 		} else if (!strcmp(a, "--reorder")) {
 			reorder = true;
 		} else {
-			char key[64] = "";
-			const struct engine_ops *owner = NULL;
-
-			/* a + 2 only when a starts with "--": `llmio run x` has nothing there */
-			if (!strncmp(a, "--", 2)) {
-				snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
-				owner = engine_owning_option(key);
-			}
-			if (key[0] && job_fio_refused(key))
-				fprintf(stderr,
-				        "llmio: --%s is a fio option llmio does not do; instead: "
-				        "%s\n",
-				        key, job_fio_refused(key));
-			else if (owner)
-				fprintf(stderr,
-				        "llmio: --%s is an option of the %s engine, not of %s; add "
-				        "--ioengine %s\n",
-				        key, owner->name, o.engine, owner->name);
-			else
-				fprintf(stderr,
-				        "llmio: unknown option '%s' (see `llmio run --help`)\n", a);
-			return EXIT_USAGE;
+			return run_unknown_arg(a, o.engine);
 		}
 	}
 	if (emit && job_opts_resolve(&o, &e)) { /* fio's options as llmio will run them */
@@ -326,6 +296,19 @@ static int run_job(int argc, char **argv)
 		if (path && (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
 			return ret;
 	}
+	/* fio's names of the job's files: filename in directory, a ':' list, JOBNAME.0.0 */
+	ret = run_fio_files(&o, &files, &e);
+	if (ret) {
+		fprintf(stderr, "llmio: %s\n", e.msg);
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	if (o.files && dist_active()) {
+		run_fio_files_free(&files);
+		fprintf(stderr, "llmio: under mpirun the ranks share one --filename (docs/mpi.md); "
+		                "this job names several files (a ':' list, nrfiles or numjobs "
+		                "without --filename): give one --filename\n");
+		return EXIT_USAGE;
+	}
 	cli_install_signals();
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
@@ -344,7 +327,7 @@ static int run_job(int argc, char **argv)
 		code = cli_exit_code(ret);
 	}
 	if (!r)
-		return code;
+		goto out_files;
 	out.r = &r;
 	jout.r = r;
 	jout.layout = layout;
@@ -374,6 +357,8 @@ static int run_job(int argc, char **argv)
 		code = EXIT_RUNTIME;
 	llmio_result_destroy(r);
 	cJSON_Delete(jout.mpi);
+out_files:
+	run_fio_files_free(&files);
 	return code;
 }
 

@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "cli/run_fio.h"
 #include "core/options.h"
+#include "engine/engine.h"
 #include "report/fio_json.h"
 #include "report/fio_log.h"
 #include "report/fmt.h"
@@ -150,6 +151,170 @@ int run_logs_write(const struct llmio_result *r)
 	return 0;
 }
 
+/* ---- fio's files ------------------------------------------------------------------------ */
+
+void run_fio_files_free(struct fio_files *ff)
+{
+	free(ff->list);
+	free(ff->names);
+	*ff = (struct fio_files){0};
+}
+
+/* The next name of fio's ':' list at *p into out ("\:" is a colon); false when too long. */
+static bool next_name(const char **p, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (; **p && **p != ':'; (*p)++) {
+		if (**p == '\\' && (*p)[1] == ':')
+			(*p)++;
+		if (used + 1 >= len)
+			return false;
+		out[used++] = **p;
+	}
+	out[used] = '\0';
+	if (**p)
+		(*p)++;
+	return true;
+}
+
+/*
+ * One name of fio's filename_format: $jobname, $jobnum (the clone, fio's name for a thread of
+ * numjobs) and $filenum; anything else as written.  false when too long.
+ */
+static bool format_name(const char *fmt, const char *job, unsigned clone, unsigned filenum,
+                        char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	while (*fmt) {
+		char num[16] = "";
+		const char *put = num;
+		size_t n;
+
+		if (!strncmp(fmt, "$jobname", 8)) {
+			put = job;
+			fmt += 8;
+		} else if (!strncmp(fmt, "$jobnum", 7)) {
+			snprintf(num, sizeof(num), "%u", clone);
+			fmt += 7;
+		} else if (!strncmp(fmt, "$filenum", 8)) {
+			snprintf(num, sizeof(num), "%u", filenum);
+			fmt += 8;
+		} else {
+			num[0] = *fmt++;
+		}
+		n = strlen(put);
+		if (used + n >= len)
+			return false;
+		memcpy(out + used, put, n + 1);
+		used += n;
+	}
+	return true;
+}
+
+/* How many names fio's list holds: its unescaped colons, plus one. */
+static unsigned count_names(const char *list)
+{
+	unsigned n = 1;
+
+	for (const char *p = list; *p; p++)
+		if (*p == '\\' && p[1] == ':')
+			p++;
+		else if (*p == ':')
+			n++;
+	return n;
+}
+
+int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e)
+{
+	const struct engine_ops *eng = engine_find(o->engine);
+	const bool named = o->filename[0];
+	const char *list = o->filename;
+	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX], fmt[sizeof(o->filename_format)];
+	uint64_t per;
+	unsigned n, per_clone, clones;
+
+	*ff = (struct fio_files){0};
+	snprintf(fmt, sizeof(fmt), "%s", o->filename_format);
+	o->filename_format[0] = '\0'; /* used here, never by the library */
+	/* what fio's names do not apply to: no files, an engine's own names, a file list */
+	if (o->files || !eng || (eng->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) ||
+	    strstr(o->filename, "://") || strstr(o->directory, "://"))
+		return 0;
+	/*
+	 * directory alone: llmio's own work directory (docs/fio.md says why), unless a
+	 * filename_format asks for fio's names in it; no name either: no target
+	 */
+	if (!named && !fmt[0] && (o->directory[0] || !o->name[0]))
+		return 0;
+	if (!fmt[0])
+		snprintf(fmt, sizeof(fmt), "$jobname.$jobnum.$filenum"); /* fio's default */
+	/*
+	 * fio's clones (numjobs) each have files of their own when fio names them: nrfiles each,
+	 * of size together.  llmio's threads then walk one clone's files each (a sequential
+	 * thread's slice of the job's files), as fio's clones do.
+	 */
+	per_clone = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
+	clones = named ? 1 : o->numjobs ? o->numjobs : 1;
+	n = per_clone * clones;
+	snprintf(dir, sizeof(dir), "%s", o->directory);
+	if (n > 1) {
+		ff->list = calloc(n, sizeof(*ff->list));
+		ff->names = calloc(n, LLMIO_PATH_MAX);
+		if (!ff->list || !ff->names) {
+			run_fio_files_free(ff);
+			return llmio_err(e, -ENOMEM, "out of memory for %u files", n);
+		}
+	}
+	/* fio's filesize is each file's; its size all files' together */
+	per = o->filesize ? o->filesize : o->size / per_clone;
+	per -= o->bs ? per % o->bs : 0;
+	for (unsigned i = 0; i < n; i++) {
+		char *path = ff->names ? ff->names + (size_t)i * LLMIO_PATH_MAX : name;
+		char one[LLMIO_PATH_MAX];
+		int len;
+
+		if (named ? !next_name(&list, one, sizeof(one))
+		          : !format_name(fmt, o->name, i / per_clone, i % per_clone, one,
+		                         sizeof(one)))
+			goto too_long;
+		if (!one[0]) {
+			run_fio_files_free(ff);
+			return named ? llmio_err(e, -EINVAL,
+			                         "filename=%s: an empty name in the ':' list; give "
+			                         "each file a name (\\: is a colon in one)",
+			                         o->filename)
+			             : llmio_err(e, -EINVAL,
+			                         "filename_format=%s names no file (no job name?); "
+			                         "give --name or --filename",
+			                         fmt);
+		}
+		/* fio puts every name inside directory, an absolute one too */
+		len = snprintf(path, LLMIO_PATH_MAX, "%s%s%s", dir, dir[0] ? "/" : "", one);
+		if (len < 0 || len >= LLMIO_PATH_MAX)
+			goto too_long;
+		if (ff->list)
+			ff->list[i] = (struct llmio_file){.path = path, .size = per};
+	}
+	o->directory[0] = '\0';
+	if (!ff->list) {
+		snprintf(o->filename, sizeof(o->filename), "%s", name);
+		return 0;
+	}
+	o->filename[0] = '\0';
+	o->files = ff->list;
+	o->nfiles_list = n;
+	o->size = per * n;
+	o->filesize = 0;
+	return 0;
+too_long:
+	run_fio_files_free(ff);
+	return llmio_err(e, -ENAMETOOLONG, "filename=%s in directory=%s: a path is too long",
+	                 o->filename, o->directory);
+}
+
 /* ---- fio job files ---------------------------------------------------------------------- */
 
 bool run_is_jobfile(int argc, char **argv, int i)
@@ -170,8 +335,9 @@ bool run_is_jobfile(int argc, char **argv, int i)
 
 struct fio_job {
 	struct llmio_job_opts o;
-	unsigned group; /* fio's groupid: a new one at stonewall or new_group */
-	unsigned wave;  /* jobs run together: a new wave at stonewall */
+	struct fio_files files; /* o's file list, when fio names several */
+	unsigned group;         /* fio's groupid: a new one at stonewall or new_group */
+	unsigned wave;          /* jobs run together: a new wave at stonewall */
 	struct llmio_result *r;
 	struct llmio_error e;
 	int ret;
@@ -361,6 +527,15 @@ static int write_results_csv(FILE *f, void *arg)
 	return llmio_results_write_csv(f, x->r, x->n);
 }
 
+static void jobs_free(struct fio_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		llmio_result_destroy(jobs[i].r);
+		run_fio_files_free(&jobs[i].files);
+	}
+	free(jobs);
+}
+
 /* Run the jobs [first, first + n) together: a thread each (one job: on this thread, with the
  * progress line); each job's outcome in its ret, e and r. */
 static void run_wave(struct fio_job *jobs, size_t first, size_t n)
@@ -385,31 +560,23 @@ static void run_wave(struct fio_job *jobs, size_t first, size_t n)
 }
 
 /* Group the jobs (stonewall, new_group) and run them wave after wave. */
-static int run_all(const struct sweep_file *f, struct fio_job *jobs, int *code)
+static void run_all(struct fio_job *jobs, size_t njobs, int *code)
 {
-	struct llmio_error e = {0};
 	size_t start = 0;
 
-	for (size_t i = 0; i < f->nsec; i++) {
-		if (section_opts(&f->sec[i], &jobs[i].o, &e)) {
-			fprintf(stderr, "llmio: %s\n", e.msg);
-			return EXIT_USAGE;
-		}
-		if (i) {
-			jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
-			jobs[i].group =
-			        jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
-		}
+	for (size_t i = 1; i < njobs; i++) {
+		jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
+		jobs[i].group = jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
 	}
 	cli_install_signals();
-	for (size_t i = 1; i <= f->nsec; i++) {
-		if (i < f->nsec && jobs[i].wave == jobs[start].wave)
+	for (size_t i = 1; i <= njobs; i++) {
+		if (i < njobs && jobs[i].wave == jobs[start].wave)
 			continue;
 		if (!cli_stop)
 			run_wave(jobs, start, i - start);
 		start = i;
 	}
-	for (size_t i = 0; i < f->nsec; i++) {
+	for (size_t i = 0; i < njobs; i++) {
 		if (jobs[i].r && run_logs_write(jobs[i].r))
 			*code = EXIT_RUNTIME;
 		if (jobs[i].ret) {
@@ -419,7 +586,6 @@ static int run_all(const struct sweep_file *f, struct fio_job *jobs, int *code)
 		if (jobs[i].r && jobs[i].r->interrupted && !*code)
 			*code = EXIT_RUNTIME;
 	}
-	return 0;
 }
 
 /* The results to report: each job's, or each group's with group_reporting. */
@@ -451,73 +617,67 @@ static int collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res
 	return 0;
 }
 
-int run_jobfile(int argc, char **argv, int file_arg)
+/*
+ * What the output options ask of the run (fio's --output with its format, --json, --csv):
+ * where each goes, checked before any job runs.  0 or the exit status.
+ */
+static int outputs_check(struct run_out *out, const char *json, const char *csv)
 {
-	struct run_out out = {.normal = true};
-	const char *json = NULL, *csv = NULL;
-	struct llmio_error e = {0};
-	struct sweep_file *f = NULL;
-	struct fio_job *jobs = NULL;
-	struct llmio_result **res = NULL;
-	unsigned *group = NULL;
-	bool *merged = NULL;
-	size_t n = 0;
-	int ret, code = 0;
-
-	ret = jobfile_args(argc, argv, file_arg, &out, &json, &csv);
-	if (ret)
-		return ret;
-	if (out.path && !strcmp(out.path, "-"))
-		out.path = NULL;
+	if (out->path && !strcmp(out->path, "-"))
+		out->path = NULL;
 	if ((json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-"))) {
-		if (out.json && !out.path) {
+		if (out->json && !out->path) {
 			fprintf(stderr,
 			        "llmio run: --output-format=json and --json - or --csv - all "
 			        "write to stdout: give --output FILE\n");
 			return EXIT_USAGE;
 		}
-		out.normal = false;
+		out->normal = false;
 	}
-	if (out.json && !out.path)
-		out.normal = false;
+	if (out->json && !out->path)
+		out->normal = false;
 	for (int k = 0; k < 3; k++) {
-		const char *path = k == 2 ? out.path : k ? csv : json;
+		const char *path = k == 2 ? out->path : k ? csv : json;
+		int ret;
 
 		if (path && strcmp(path, "-") &&
 		    (ret = cli_output_usable("run", path, CLI_OUT_FILE)))
 			return ret;
 	}
-	ret = sweep_file_load(argv[file_arg], NULL, &f, &e);
-	if (ret) {
-		fprintf(stderr, "llmio: %s\n", e.msg[0] ? e.msg : strerror(-ret));
-		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-	}
-	jobs = calloc(f->nsec, sizeof(*jobs));
-	res = calloc(f->nsec, sizeof(*res));
-	group = calloc(f->nsec, sizeof(*group));
-	merged = calloc(f->nsec, sizeof(*merged));
-	if (!jobs || !res || !group || !merged) {
+	return 0;
+}
+
+/*
+ * Run jobs[0, njobs) as fio runs a job file's jobs, report them as out asks and write --json
+ * and --csv; frees the jobs.  Returns the exit status.
+ */
+static int run_jobs(struct fio_job *jobs, size_t njobs, struct run_out *out, const char *json,
+                    const char *csv)
+{
+	struct llmio_result **res = calloc(njobs, sizeof(*res));
+	unsigned *group = calloc(njobs, sizeof(*group));
+	bool *merged = calloc(njobs, sizeof(*merged));
+	size_t n = 0;
+	int ret, code = 0;
+
+	if (!res || !group || !merged) {
 		code = EXIT_RUNTIME;
 		goto out_free;
 	}
-	ret = run_all(f, jobs, &code);
-	if (ret) {
-		code = ret;
-		goto out_free;
-	}
-	if (collect(jobs, f->nsec, res, group, &n, merged)) {
+	run_all(jobs, njobs, &code);
+	if (collect(jobs, njobs, res, group, &n, merged)) {
 		code = EXIT_RUNTIME;
 		goto out_free;
 	}
-	out.r = res;
-	out.group = group;
-	out.n = n;
-	ret = out.path ? cli_write_file(out.path, run_out_write, &out)
-	               : run_out_write(stdout, &out);
+	out->r = res;
+	out->group = group;
+	out->n = n;
+	ret = out->path ? cli_write_file(out->path, run_out_write, out)
+	                : run_out_write(stdout, out);
 	if (!ret && json)
-		ret = cli_write_file(json, write_results_json, &out);
+		ret = cli_write_file(json, write_results_json, out);
 	if (!ret && csv)
-		ret = cli_write_file(csv, write_results_csv, &out);
+		ret = cli_write_file(csv, write_results_csv, out);
 	if (ret) {
 		fprintf(stderr, "llmio: cannot write the results: %s\n", strerror(-ret));
 		code = EXIT_RUNTIME;
@@ -526,12 +686,187 @@ out_free:
 	for (size_t i = 0; i < n; i++)
 		if (merged[i])
 			llmio_result_destroy(res[i]);
-	for (size_t i = 0; jobs && i < f->nsec; i++)
-		llmio_result_destroy(jobs[i].r);
+	jobs_free(jobs, njobs);
 	free(merged);
 	free(group);
 	free(res);
-	free(jobs);
-	sweep_file_free(f);
 	return code;
+}
+
+int run_jobfile(int argc, char **argv, int file_arg)
+{
+	struct run_out out = {.normal = true};
+	const char *json = NULL, *csv = NULL;
+	struct llmio_error e = {0};
+	struct sweep_file *f = NULL;
+	struct fio_job *jobs;
+	int ret;
+
+	ret = jobfile_args(argc, argv, file_arg, &out, &json, &csv);
+	if (!ret)
+		ret = outputs_check(&out, json, csv);
+	if (ret)
+		return ret;
+	ret = sweep_file_load(argv[file_arg], NULL, &f, &e);
+	if (ret) {
+		fprintf(stderr, "llmio: %s\n", e.msg[0] ? e.msg : strerror(-ret));
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	jobs = calloc(f->nsec, sizeof(*jobs));
+	if (!jobs) {
+		sweep_file_free(f);
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < f->nsec; i++) {
+		if (section_opts(&f->sec[i], &jobs[i].o, &e) ||
+		    run_fio_files(&jobs[i].o, &jobs[i].files, &e)) {
+			fprintf(stderr, "llmio: %s\n", e.msg);
+			jobs_free(jobs, f->nsec);
+			sweep_file_free(f);
+			return EXIT_USAGE;
+		}
+	}
+	ret = run_jobs(jobs, f->nsec, &out, json, csv);
+	sweep_file_free(f);
+	return ret;
+}
+
+/* ---- fio's command line: one job per --name ----------------------------------------------- */
+
+int run_find_engine(struct llmio_job_opts *o, int argc, char **argv, int from, int to)
+{
+	struct llmio_error err = {0};
+
+	for (int i = from; i < to; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (!strncmp(a, "--ioengine=", 11) || !strncmp(a, "--engine=", 9))
+			v = strchr(a, '=') + 1;
+		else if ((!strcmp(a, "--ioengine") || !strcmp(a, "--engine")) && i + 1 < argc)
+			v = argv[i + 1];
+		if (v && llmio_job_opts_set(o, "ioengine", v, &err)) {
+			fprintf(stderr, "llmio: %s\n", err.msg);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int run_unknown_arg(const char *a, const char *engine)
+{
+	char key[64] = "";
+	const struct engine_ops *owner = NULL;
+
+	/* a + 2 only when a starts with "--": `llmio run x` has nothing there */
+	if (!strncmp(a, "--", 2)) {
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(a + 2, "="), a + 2);
+		owner = engine_owning_option(key);
+	}
+	if (key[0] && job_fio_refused(key))
+		fprintf(stderr, "llmio: --%s is a fio option llmio does not do; instead: %s\n", key,
+		        job_fio_refused(key));
+	else if (owner)
+		fprintf(stderr,
+		        "llmio: --%s is an option of the %s engine, not of %s; add --ioengine %s\n",
+		        key, owner->name, engine, owner->name);
+	else
+		fprintf(stderr, "llmio: unknown option '%s' (see `llmio run --help`)\n", a);
+	return EXIT_USAGE;
+}
+
+static bool is_name(const char *a)
+{
+	return !strcmp(a, "--name") || !strncmp(a, "--name=", 7);
+}
+
+int run_names(int argc, char **argv)
+{
+	int n = 0;
+
+	for (int i = 1; i < argc; i++)
+		n += is_name(argv[i]);
+	return n;
+}
+
+/* Where the job that starts at argv[i] ends: the next --name, or the end. */
+static int job_end(int argc, char **argv, int i)
+{
+	while (++i < argc && !is_name(argv[i]))
+		;
+	return i;
+}
+
+/* One argument of a command line of jobs that is not a job option: output options. */
+static int cmdline_arg(struct run_out *out, int argc, char **argv, int *i, const char **json,
+                       const char **csv, const char *engine)
+{
+	const char *a = argv[*i];
+	bool handled;
+	int ret = run_out_arg(out, argc, argv, i, &handled);
+
+	if (ret || handled)
+		return ret;
+	if ((!strcmp(a, "--json") || !strcmp(a, "--csv")) && *i + 1 < argc)
+		*(a[2] == 'j' ? json : csv) = argv[++*i];
+	else if (!strncmp(a, "--json=", 7))
+		*json = a + 7;
+	else if (!strncmp(a, "--csv=", 6))
+		*csv = a + 6;
+	else if (!strcmp(a, "--quiet") || !strcmp(a, "-q"))
+		out->normal = false;
+	else if (progress_option(a)) /* --progress, --no-progress: its mode is set */
+		;
+	else if (!strcmp(a, "--emit-fio")) {
+		fprintf(stderr, "llmio run: --emit-fio writes one job: give one --name (several "
+		                "are fio's job file with a section each)\n");
+		return EXIT_USAGE;
+	} else {
+		return run_unknown_arg(a, engine);
+	}
+	return 0;
+}
+
+int run_cmdline_jobs(int argc, char **argv)
+{
+	struct run_out out = {.normal = true};
+	const char *json = NULL, *csv = NULL;
+	struct llmio_error e = {0};
+	struct llmio_job_opts global;
+	size_t n = (size_t)run_names(argc, argv), njobs = 0;
+	struct fio_job *jobs = calloc(n, sizeof(*jobs));
+	int ret;
+
+	if (!jobs)
+		return EXIT_RUNTIME;
+	llmio_job_opts_init(&global);
+	global.time_based = false; /* fio's default, as in a job file */
+	ret = run_find_engine(&global, argc, argv, 1, job_end(argc, argv, 0));
+	for (int i = 1; i < argc && !ret; i++) {
+		struct llmio_job_opts *o = njobs ? &jobs[njobs - 1].o : &global;
+		bool handled;
+
+		if (is_name(argv[i])) {
+			/* a new job: the global options, then its own */
+			o = &jobs[njobs++].o;
+			*o = global;
+			ret = run_find_engine(o, argc, argv, i, job_end(argc, argv, i));
+			if (ret)
+				break;
+		}
+		ret = cli_parse_job_arg(o, argc, argv, &i, &handled);
+		if (!ret && !handled)
+			ret = cmdline_arg(&out, argc, argv, &i, &json, &csv, o->engine);
+	}
+	if (!ret)
+		ret = outputs_check(&out, json, csv);
+	for (size_t i = 0; i < n && !ret; i++)
+		if (run_fio_files(&jobs[i].o, &jobs[i].files, &e)) {
+			fprintf(stderr, "llmio: [%s]: %s\n", jobs[i].o.name, e.msg);
+			ret = EXIT_USAGE;
+		}
+	if (ret) {
+		jobs_free(jobs, n);
+		return ret;
+	}
+	return run_jobs(jobs, n, &out, json, csv);
 }

@@ -37,6 +37,41 @@ int run_out_write(FILE *f, void *arg);
  */
 int run_logs_write(const struct llmio_result *r);
 
+/* The files fio would name for a job (run_fio_files()); freed by run_fio_files_free(). */
+struct fio_files {
+	struct llmio_file *list; /* two files or more: the job's explicit file list */
+	char *names;             /* their paths, LLMIO_PATH_MAX each */
+};
+
+/*
+ * fio's files of job o (docs/fio.md, "Files"), from a command line or a job file: filename
+ * inside directory, a ':' list of files (fio's "\:" is a colon in a name), filename_format,
+ * and, with neither filename nor directory, fio's default names JOBNAME.CLONE.N in the working
+ * directory.  o then names them as the library takes them (filename, or o->files from ff);
+ * directory alone stays llmio's own work directory.  0, or -EINVAL / -ENOMEM with e set.
+ */
+int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e);
+void run_fio_files_free(struct fio_files *ff);
+
+/*
+ * The engine of argv[from, to) (--ioengine, --engine) into o: it decides which engine options
+ * exist, so it is found before the rest is parsed.  0, or EXIT_USAGE after printing the error.
+ */
+int run_find_engine(struct llmio_job_opts *o, int argc, char **argv, int from, int to);
+
+/* The one line for an argument of `llmio run` that is no option of engine's.  EXIT_USAGE. */
+int run_unknown_arg(const char *a, const char *engine);
+
+/* How many jobs argv names: its --name options (fio's one job each). */
+int run_names(int argc, char **argv);
+
+/*
+ * `llmio run --name=a ... --name=b ...`: fio's jobs of a command line, one per --name with the
+ * options after it, over the options before the first (fio's global options); run as a job
+ * file's jobs are (run_jobfile()).  Returns the exit status.
+ */
+int run_cmdline_jobs(int argc, char **argv);
+
 /*
  * Is argv[i] a fio job file for `llmio run FILE.fio`: the first argument when it is not an
  * option, or any argument naming an existing file that ends in ".fio".

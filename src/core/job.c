@@ -82,6 +82,10 @@ static int validate(struct job *j, struct llmio_error *e)
 		return llmio_err(e, -EINVAL,
 		                 "no target: give --filename FILE|DEVICE or --directory DIR");
 	}
+	if (o->filename_format[0])
+		return llmio_err(e, -EINVAL,
+		                 "filename_format names the files of `llmio run`'s jobs (fio's); "
+		                 "here give --filename or --directory");
 	if (o->filename[0] && o->directory[0])
 		return llmio_err(e, -EINVAL, "--filename and --directory both given: choose one");
 	if (o->random_distribution == LLMIO_DIST_ZIPF &&

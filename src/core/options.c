@@ -246,13 +246,20 @@ static const struct llmio_optdesc opts_table[] = {
         JOB("ioengine", "engine", OPTD_STRING, engine, "psync", "datapath: see `llmio engines`",
             .fio = "ioengine", FIO),
         JOB("filename", NULL, OPTD_STRING, filename, "",
-            "file or block device to do I/O to (s3://bucket/key with --engine s3)", FIO_CUSTOM),
+            "file or block device to do I/O to (s3://bucket/key with --engine s3); llmio run: "
+            "a:b:c for several (fio's), inside --directory when given",
+            FIO_CUSTOM),
         JOB("directory", NULL, OPTD_STRING, directory, "",
-            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own); "
-            "s3://bucket/prefix: its objects (--engine s3)",
+            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own), or with "
+            "filename / filename_format those inside it; s3://bucket/prefix: its objects "
+            "(--engine s3)",
             FIO_CUSTOM),
         JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
             .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
+        FIOJOB("filename_format", NULL, OPTD_STRING, filename_format, "",
+               "names of the job's files without filename: $jobname, $jobnum, $filenum (fio's; "
+               "llmio run's default $jobname.$jobnum.$filenum)",
+               FIO, .no_echo = true),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
             "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
             .choices = "read|write|randread|randwrite|randrw|rw",
@@ -330,7 +337,8 @@ static const struct llmio_optdesc opts_table[] = {
                "a line of text about the job, echoed in the output", FIO),
         FIOJOB("time_based", NULL, OPTD_BOOL, time_based, "1",
                "with runtime: run the whole runtime; 0 = stop once the bytes are moved (fio's "
-               "default; llmio's is 1, and a fio job file gets 0)",
+               "default, which llmio run's command lines and job files get; 1 is the "
+               "library's, for recipes and sweeps)",
                FIO_CUSTOM, .json_if = "time_based=0"),
         FIOJOB("loops", NULL, OPTD_UINT, loops, "1", "move the job's bytes this many times",
                .min = 1, .max = 1000000, FIO, .no_echo = true),
@@ -594,7 +602,6 @@ static const struct {
         {"fallocate", "nothing: llmio lays files out by writing them"},
         {"create_on_open", "nothing: llmio creates files before the run"},
         {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
-        {"filename_format", "--directory (files llmio.0 .. llmio.N-1)"},
         {"file_service_type", "--directory (llmio spreads I/O over all files)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},

@@ -64,9 +64,8 @@ static void emit_filename(struct emit *x)
 {
 	if (!x->o->filename[0])
 		return;
-	fputs("filename=", x->f);
-	put_escaped(x->f, x->o->filename);
-	fputc('\n', x->f);
+	/* as given: llmio run reads fio's ':' list and "\:" as fio does (docs/fio.md, "Files") */
+	fprintf(x->f, "filename=%s\n", x->o->filename);
 }
 
 static void emit_directory(struct emit *x)
@@ -77,8 +76,10 @@ static void emit_directory(struct emit *x)
 		return;
 	fputs("directory=", x->f);
 	put_escaped(x->f, o->directory);
-	/* llmio's files are llmio.0 .. llmio.N-1, shared by all threads */
-	fprintf(x->f, "\nnrfiles=%u\nfilename_format=llmio.$filenum\n", o->nrfiles);
+	/* llmio's files are llmio.0 .. llmio.N-1, shared by all threads, unless named (fio's) */
+	fprintf(x->f, "\nnrfiles=%u\n", o->nrfiles);
+	if (!o->filename[0] && !o->filename_format[0])
+		fprintf(x->f, "filename_format=llmio.$filenum\n");
 	/* llmio draws a block of the whole set (random) or walks the files in order (sequential) */
 	fprintf(x->f, "file_service_type=%s\n", x->random ? "random" : "sequential");
 	if (!x->random && o->numjobs > 1)

@@ -123,6 +123,22 @@ static void bare_key(char *line, size_t cap, bool indented)
 	memcpy(line + end, "=1", 2);
 }
 
+/*
+ * fio's comments: a ';' or '#' anywhere on a line ends the line (fio 3.33's strip_blank_end()
+ * does so to every line of a job file), so "size=4m ; why", "bs=4k#why" and "description=a # b"
+ * keep what comes before it, without the blanks in front of it.
+ */
+static void strip_comment(char *line)
+{
+	size_t end = strcspn(line, ";#\r\n");
+
+	if (line[end] != ';' && line[end] != '#')
+		return;
+	while (end && (line[end - 1] == ' ' || line[end - 1] == '\t'))
+		end--;
+	memcpy(line + end, "\n", 2);
+}
+
 static const char *src_path(const struct reader *r)
 {
 	return r->paths[r->src[r->depth].file];
@@ -232,10 +248,8 @@ static bool arithmetic(struct reader *r, char *line, size_t cap, bool subst)
 		    !strcmp(key, "model") || !strcmp(key, "include"))
 			return true;
 	}
-	/* the value ends at the line's end or an inline comment (" ;"), kept as it is */
-	for (end = 0; v[end] && v[end] != '\r' && v[end] != '\n'; end++)
-		if (v[end] == ';' && end && (v[end - 1] == ' ' || v[end - 1] == '\t'))
-			break;
+	/* the value ends at the line's end (its comment is gone: strip_comment()) */
+	end = strcspn(v, "\r\n");
 	out = malloc(cap);
 	if (!out) {
 		fail(r, -ENOMEM, "%s:%u: %s%s", "out of memory", "");
@@ -431,6 +445,7 @@ static char *read_line(char *str, int num, void *stream)
 		return str;
 	}
 	memcpy(str, r->buf, (size_t)n + 1);
+	strip_comment(str);
 	r->indented = r->buf[0] == ' ' || r->buf[0] == '\t';
 	if (!r->indented && !strncmp(str, "include", 7) && (str[7] == ' ' || str[7] == '\t')) {
 		p = str + 8;

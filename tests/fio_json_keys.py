@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+# fio_json_keys.py FIO.json LLMIO.json: every key of fio's JSON document (its top level, its
+# first job, its disk_util entries) is in llmio's of the same job, with fio's JSON type (numbers
+# alike, integer or not); the keys docs/fio.md lists as not measured are left out, and so are
+# the values of "job options".  Prints what differs; exit 1 when anything does.  Used by
+# tests/cli_fio_compat.sh and tests/cli_fio_conformance.sh (not a test itself).
+import json, sys
+fio, ll = (json.load(open(p)) for p in sys.argv[1:3])
+# fio keys llmio does not measure (docs/fio.md lists them); any other fio key must be there,
+# with fio's type
+NOT_MEASURED = {"global options", "eta", "majf", "minf", "iodepth_level", "iodepth_submit",
+                "iodepth_complete", "latency_ns", "latency_us", "latency_ms", "latency_depth",
+                "latency_target", "latency_percentile", "latency_window", "short_ios",
+                "drop_ios", "bw_agg", "read_merges", "write_merges", "read_ticks",
+                "write_ticks", "in_queue", "util"}
+bad = []
+def num(v): return isinstance(v, (int, float)) and not isinstance(v, bool)
+def same_type(a, b): return (num(a) and num(b)) or type(a) == type(b)
+def walk(f, l, path):
+    for k, v in f.items():
+        if k in NOT_MEASURED or (path.endswith("job options") ):
+            continue
+        if k not in l:
+            bad.append("missing " + path + "." + k)
+        elif not same_type(v, l[k]):
+            bad.append("type of %s.%s: fio %s, llmio %s" % (path, k, type(v).__name__, type(l[k]).__name__))
+        elif isinstance(v, dict) and k not in ("percentile", "bins"):
+            walk(v, l[k], path + "." + k)
+walk({k: v for k, v in fio.items() if k not in ("jobs", "disk_util")}, ll, "")
+walk(fio["jobs"][0], ll["jobs"][0], "jobs[0]")
+for u in fio.get("disk_util", []):
+    for l in ll["disk_util"]:
+        walk(u, l, "disk_util[]")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
