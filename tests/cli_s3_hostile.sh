@@ -189,6 +189,8 @@ within "a GET never answered: --runtime 2 ends the run" 23 0 "${GET[@]}" --runti
 	--json "$T/hang.json"
 json_check "$T/hang.json" "...which says it abandoned the request" \
 	'"1 request unanswered: abandoned" in j["engine_notes"]'
+json_check "$T/hang.json" "...and its window ended on time: runtime 2 s (+ 1 s), no grace" \
+	'2000 <= j["job_runtime"] < 3000'
 interrupt "Ctrl-C with a GET never answered" "${GET[@]}" --runtime 60 --stall 0
 fault drip 262144
 within "a 1 byte/s drip, rcvlowat=0: --runtime 2 ends the run" 23 0 "${GET[@]}" --runtime 2 \

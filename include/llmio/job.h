@@ -197,6 +197,12 @@ struct llmio_job_opts {
 	 * llmio_job_run() refuses a job that still has one (a recipe or a sweep names its own).
 	 */
 	char filename_format[256];
+	/*
+	 * fio's --readonly, a safety net: the job is refused when it would write anything, its
+	 * I/Os (rw with writes, a verify of writes) or the layout of its files (a file to create,
+	 * extend or fill); a read of files that are there as they are runs as usual.
+	 */
+	bool readonly;
 };
 
 /** One file of an explicit file list. */

@@ -379,7 +379,10 @@ static void sample_stats(const struct job *j, struct llmio_result *r)
  * in it yet, by at most LATE_MAX_NS.  On a loaded disk a single I/O can outlast a short
  * runtime; a window that ended then would report a thread that worked as one that did nothing
  * (fio, too, checks its runtime only between I/Os).  Rates still divide by the window's real
- * length.  The control thread polls during this grace only.
+ * length.  The control thread polls during this grace only.  Not for an engine whose I/Os
+ * wait on another machine (ENGINE_CAP_OWN_TARGET: s3, s3-agent): there a first I/O that has
+ * not ended by the runtime is a server that stopped answering, and the run ends on time; the
+ * engine abandons what is in flight and says so (docs/object-storage.md).
  */
 #define LATE_MAX_NS  2000000000ull
 #define LATE_TICK_NS 1000000ull
@@ -435,7 +438,8 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		}
 		now = now_ns();
 		if (deadline && now >= deadline) {
-			if (!every_worker_counted(j) && now < deadline + LATE_MAX_NS) {
+			if (!(j->engine->caps & ENGINE_CAP_OWN_TARGET) && !every_worker_counted(j) &&
+			    now < deadline + LATE_MAX_NS) {
 				wait_wake(j, LATE_TICK_NS);
 				continue;
 			}
@@ -698,6 +702,11 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	ret = validate(j, e);
 	if (ret)
 		return ret;
+	if (j->o.readonly && job_writes(&j->o))
+		return llmio_err(e, -EINVAL,
+		                 "--readonly: this job writes (rw=%s); llmio refuses every write "
+		                 "under --readonly: drop it, or run a read job",
+		                 llmio_rw_name(j->o.rw));
 	if (engine_owns_target(j->engine, j->engine_opts))
 		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
 		                          j->engine_opts, e);

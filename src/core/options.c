@@ -326,6 +326,10 @@ static const struct llmio_optdesc opts_table[] = {
             "with allow_destructive: write over a filesystem signature too (never a mounted "
             "device)",
             FIO_CUSTOM, .fio_note = "as allow_destructive", .no_echo = true),
+        JOB("readonly", NULL, OPTD_BOOL, readonly, "0",
+            "a safety net, as fio's --readonly: refuse the job if it would write anything (a "
+            "write I/O, or laying out a file: creating, extending or filling it)",
+            FIO_CUSTOM, .no_echo = true),
         JOB("extend", NULL, OPTD_BOOL, extend, "0",
             "a job that only reads may append to an existing file shorter than size (its own "
             "bytes and holes are never written)",
@@ -634,6 +638,9 @@ static const struct {
         {"max-jobs", "--numjobs"},
         {"status-interval", "nothing: llmio prints progress once a second"},
         {"eta", "nothing: llmio prints progress on a terminal"},
+        {"eta-newline", "--progress (one progress line, redrawn; into a file with --progress)"},
+        {"openfiles", "nothing: llmio keeps every file of a job open for the whole run"},
+        {"thinktime_spin", "thinktime (llmio sleeps between batches; it does not spin)"},
         {"minimal", "--csv FILE"},
         {"terse-version", "--csv FILE"},
         {"kb_base", "nothing: llmio prints binary units (KiB, MiB) and exact bytes in JSON"},

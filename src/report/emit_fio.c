@@ -252,6 +252,14 @@ static void emit_noatime(struct emit *x)
 		              "permitted; fio's reads update the access time\n");
 }
 
+/* fio's --readonly is a command-line option: a job file cannot carry it */
+static void emit_readonly(struct emit *x)
+{
+	if (x->o->readonly)
+		fprintf(x->f, "; differs: readonly=1: fio takes it on its command line only: run "
+		              "fio --readonly FILE\n");
+}
+
 /* fio 3.33's fadvise_hint knows 0, 1, random and sequential; llmio's normal is fio's 0 */
 static void emit_fadvise(struct emit *x)
 {
@@ -309,6 +317,7 @@ static const struct {
         {"allow_destructive", emit_destructive},
         {"force", NULL},
         {"extend", NULL},
+        {"readonly", emit_readonly},
         /* fio's own options: the conversions llmio made are written above (job_opts_resolve) */
         {"name", NULL},
         {"time_based", NULL},
