@@ -106,43 +106,12 @@ if have fio; then
 	for rw in read write randrw; do
 		run fio --name="$rw" --filename "$T/f" --size=1m --bs=4k --rw="$rw" \
 			--output-format=json+ --output "$T/$rw.fio.json"
-		if out=$(python3 - "$T/$rw.fio.json" "$T/$rw/plus.json" 2>&1 <<'PY'
-import json, sys
-fio, ll = (json.load(open(p)) for p in sys.argv[1:3])
-# fio keys llmio does not measure (docs/fio.md lists them); every other fio key is there with
-# fio's JSON type: int, float, str, object
-NOT_MEASURED = {"eta", "majf", "minf", "iodepth_level", "iodepth_submit", "iodepth_complete",
-                "latency_ns", "latency_us", "latency_ms", "latency_depth", "latency_target",
-                "latency_percentile", "latency_window", "short_ios", "drop_ios", "bw_agg",
-                "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue", "util"}
-bad = []
-def walk(f, l, path):
-    for k, v in f.items():
-        if k in NOT_MEASURED:
-            continue
-        if k not in l:
-            bad.append("missing " + path + "." + k)
-        elif path.endswith("job options"):
-            if type(l[k]) is not str:
-                bad.append("%s.%s: %r is not text" % (path, k, l[k]))
-        elif type(v) is not type(l[k]):
-            bad.append("type of %s.%s: fio %s, llmio %s (%r)" % (path, k, type(v).__name__, type(l[k]).__name__, l[k]))
-        elif isinstance(v, dict) and k not in ("percentile", "bins"):
-            walk(v, l[k], path + "." + k)
-    if path.endswith(("_ns", "job options")):
-        return
-    for k in ("percentile", "bins"):
-        if k in l and k not in f:
-            bad.append("%s.%s: fio writes none here" % (path, k))
-walk({k: v for k, v in fio.items() if k not in ("jobs", "disk_util")}, ll, "")
-walk(fio["jobs"][0], ll["jobs"][0], "jobs[0]")
-for u in fio.get("disk_util", []):
-    for l in ll.get("disk_util", []):
-        walk(u, l, "disk_util[]")
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
-PY
-		); then pass "$rw: every fio key llmio measures, with fio's JSON type"; else fail "$rw: $out"; fi
+		if out=$(python3 "$(dirname "$0")/fio_json_keys.py" --strict "$T/$rw.fio.json" \
+			"$T/$rw/plus.json" 2>&1); then
+			pass "$rw: every fio key llmio measures, with fio's JSON type"
+		else
+			fail "$rw: $out"
+		fi
 	done
 else
 	MISSING+=("fio")
