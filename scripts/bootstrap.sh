@@ -12,6 +12,7 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
       libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
       libcurl4-openssl-dev libssl-dev curl s3fs
+      libpmem2-dev # the pmem2 engine links libpmem2 (docs/engines.md, pmem2)
       valgrind) # instructions per I/O (docs/performance.md, callgrind)
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower

@@ -212,6 +212,12 @@ struct engine_ops {
 	 * negative value: the engine broke.  NULL: the worker calls queue() per I/O.
 	 */
 	int (*queue_batch)(struct engine_ctx *ctx, struct io_req *const *ios, unsigned n);
+
+	/*
+	 * fio's name for this datapath when it differs from name (libpmem for pmem2,
+	 * io_uring_cmd for uring_cmd): what --emit-fio writes as ioengine.  NULL: name.
+	 */
+	const char *fio_name;
 };
 
 /* Whether the job's target is the engine's to resolve (target_resolve) with these options. */
