@@ -480,6 +480,7 @@ int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool
 	        .size = opts->size,
 	        .bs = opts->bs,
 	        .writes = writes,
+	        .allow_destructive = opts->allow_destructive,
 	        .files = opts->nfiles_list ? opts->files : NULL,
 	        .nfiles = opts->nfiles_list,
 	};

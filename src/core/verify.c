@@ -294,7 +294,8 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 
 	if (!o->verify)
 		return 0;
-	if ((j->engine->caps & ENGINE_CAP_NO_IO) || j->engine->buf_alloc)
+	if ((j->engine->caps & ENGINE_CAP_NO_IO) ||
+	    (j->engine->buf_alloc && !(j->engine->caps & ENGINE_CAP_HOST_BUFS)))
 		return llmio_err(
 		        e, -EINVAL,
 		        "verify needs an engine whose buffers are in host memory: %s is not "
@@ -314,6 +315,13 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 		        "of one block at once could mix); or write sequentially");
 	if (!writes || !o->do_verify)
 		return 0;
+	/* the read-back pass preads the files; an engine's own target (spdk) has none */
+	if (engine_owns_target(j->engine, j->engine_opts))
+		return llmio_err(e, -EINVAL,
+		                 "verify's read-back reads files, and %s's target is not one: give "
+		                 "--do_verify=0 and check the blocks with a read job (--rw read "
+		                 "--verify %s)",
+		                 j->engine->name, algo_names[o->verify]);
 	j->verify_written = calloc(j->total_blocks / 8 + 1, 1);
 	return j->verify_written ? 0 : -ENOMEM;
 }

@@ -58,6 +58,8 @@ struct io_req {
 #define ENGINE_CAP_POLLED     (1u << 5) /* can poll for submissions / completions (SQPOLL, IOPOLL) */
 /* Its targets are not files but names it resolves itself (s3://bucket/key): target_resolve */
 #define ENGINE_CAP_OWN_TARGET (1u << 6)
+/* buf_alloc's buffers are host memory (SPDK's DMA memory): the CPU may read and write them */
+#define ENGINE_CAP_HOST_BUFS (1u << 7)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -67,6 +69,7 @@ struct engine_target_req {
 	uint64_t size; /* --size, 0 when not given */
 	uint64_t bs;
 	bool writes;
+	bool allow_destructive; /* --allow_destructive: writes may overwrite a device's data */
 	/*
 	 * A list instead of name (a recipe's objects, names s3://bucket/key): taken as given,
 	 * sizes included; a size of 0 on a read asks the engine (HEAD).  NULL: name.
@@ -170,7 +173,8 @@ struct engine_ops {
 	 * worker calls buf_alloc on its own thread before init(), once per buffer, with the
 	 * engine's parsed options and `init`: len bytes of host data the buffer must hold (what
 	 * writes carry); the engine copies it in.  The worker never touches such a buffer
-	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in e.
+	 * itself, unless the engine has ENGINE_CAP_HOST_BUFS.  buf_free is called after cleanup().
+	 * 0, or -errno with the reason in e.
 	 */
 	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init,
 	                 struct llmio_error *e);
