@@ -235,6 +235,14 @@ static void parent_dir(const char *path, char *out, size_t len)
 		*slash = '\0';
 }
 
+/* The last component of a path. */
+static const char *target_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 static int open_filename(struct target *t, const struct llmio_job_opts *opts, bool writes,
                          struct llmio_error *e)
 {
@@ -257,6 +265,12 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 			        e, -EINVAL,
 			        "%s is a directory; use --directory %s instead of --filename", name,
 			        name);
+		if (S_ISCHR(st.st_mode) && !strncmp(target_basename(name), "ng", 2))
+			return llmio_err(e, -EINVAL,
+			                 "%s is an NVMe generic (character) device: give the "
+			                 "namespace's block device (/dev/nvme%s) with --ioengine "
+			                 "uring_cmd, which does passthrough on %s",
+			                 name, target_basename(name) + 2, name);
 		if (!S_ISREG(st.st_mode))
 			return llmio_err(
 			        e, -EINVAL,
