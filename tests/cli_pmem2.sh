@@ -37,6 +37,20 @@ expect_rc 2 "pmem2 with O_DIRECT is a usage error" run --ioengine pmem2 --filena
 	--rw read --bs 4k --size 1m --direct=1
 expect_err "it says to drop O_DIRECT" "--direct=0"
 
+echo "== a sweep dimension, beside mmap"
+cat >"$T/sw.ini" <<EOF2
+[global]
+filename=$F
+rw=randread
+size=1m
+io_size=256k
+bs=4k
+[eng]
+ioengine=mmap,pmem2
+EOF2
+expect_rc 0 "sweep ioengine=mmap,pmem2" sweep "$T/sw.ini" -o "$T/j.jsonl" --keep --quiet
+check "one point each" test "$(grep -c '"ioengine":"pmem2"' "$T/j.jsonl")" -ge 1
+
 echo "== fio's name for it"
 expect_rc 0 "--emit-fio" run --ioengine pmem2 --filename "$F" --rw write --bs 4k --size 1m \
 	--emit-fio

@@ -60,6 +60,11 @@ struct io_req {
 #define ENGINE_CAP_OWN_TARGET (1u << 6)
 /* buf_alloc's buffers are host memory (SPDK's DMA memory): the CPU may read and write them */
 #define ENGINE_CAP_HOST_BUFS (1u << 7)
+/*
+ * Its target is an NVMe namespace (uring_cmd's block device, spdk's transport ID), never files:
+ * --engine all, llmio quick and the recipes' file runs leave it out.
+ */
+#define ENGINE_CAP_NAMESPACE (1u << 8)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {

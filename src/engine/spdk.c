@@ -643,7 +643,8 @@ const struct engine_ops engine_spdk = {
         .name = "spdk",
         .summary = "SPDK's user-space NVMe driver (dlopen'd): a qpair per thread, DMA buffers, "
                    "polled completions; target = an SPDK transport ID",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_POLLED | ENGINE_CAP_OWN_TARGET | ENGINE_CAP_HOST_BUFS,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_POLLED | ENGINE_CAP_OWN_TARGET |
+                ENGINE_CAP_HOST_BUFS | ENGINE_CAP_NAMESPACE,
         .probe = spdk_probe,
         .init = spdk_init,
         .queue = spdk_queue,

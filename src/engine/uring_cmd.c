@@ -472,7 +472,7 @@ const struct engine_ops engine_uring_cmd = {
         .fio_name = "io_uring_cmd",
         .summary = "NVMe passthrough through io_uring (IORING_OP_URING_CMD) on /dev/ngXnY: "
                    "NVMe read/write commands, no block layer; optional IOPOLL",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED | ENGINE_CAP_NAMESPACE,
         .opts = ucmd_options,
         .opts_size = sizeof(struct ucmd_opts),
         .probe = ucmd_probe,
