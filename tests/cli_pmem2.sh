@@ -51,6 +51,15 @@ EOF2
 expect_rc 0 "sweep ioengine=mmap,pmem2" sweep "$T/sw.ini" -o "$T/j.jsonl" --keep --quiet
 check "one point each" test "$(grep -c '"ioengine":"pmem2"' "$T/j.jsonl")" -ge 1
 
+echo "== a character device that is not device DAX"
+if [ "$(id -u)" = 0 ] && mknod "$T/dax9.0" c 1 3 2>/dev/null; then
+	run "$LLMIO" run --ioengine pmem2 --filename "$T/dax9.0" --rw read --bs 4k --quiet
+	check "refused (exit $RC)" test "$RC" -ne 0
+	expect_err "it says it is not device DAX" "is a character device but not device DAX"
+else
+	note "not root (mknod): the device-DAX refusal is not checked here"
+fi
+
 echo "== fio's name for it"
 expect_rc 0 "--emit-fio" run --ioengine pmem2 --filename "$F" --rw write --bs 4k --size 1m \
 	--emit-fio

@@ -265,6 +265,10 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 			        e, -EINVAL,
 			        "%s is a directory; use --directory %s instead of --filename", name,
 			        name);
+		if (S_ISCHR(st.st_mode) && !strncmp(target_basename(name), "dax", 3)) {
+			t->is_blockdev = true; /* a raw device: nothing to lay out or extend */
+			return target_open_devdax(t, opts, &st, writes, e);
+		}
 		if (S_ISCHR(st.st_mode) && !strncmp(target_basename(name), "ng", 2))
 			return llmio_err(e, -EINVAL,
 			                 "%s is an NVMe generic (character) device: give the "

@@ -107,6 +107,7 @@ static int map_one(struct pmap *m, unsigned i, int fd, uint64_t size, bool writa
 	struct pmem2_source *src = NULL;
 	const char *step = "pmem2_config_new";
 	size_t align = 1;
+	struct stat st;
 	int ret;
 
 	ret = pmem2_config_new(&cfg);
@@ -134,6 +135,15 @@ static int map_one(struct pmap *m, unsigned i, int fd, uint64_t size, bool writa
 	ret = pmem2_source_alignment(src, &align);
 	if (ret)
 		goto fail;
+	/* device DAX has no read() or write() for a tail past whole units */
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && size % align) {
+		pmem2_source_delete(&src);
+		pmem2_config_delete(&cfg);
+		return llmio_err(e, -EINVAL,
+		                 "pmem2: device DAX is mapped in whole units of its alignment (%zu "
+		                 "bytes): give a --size that is a multiple of it",
+		                 align);
+	}
 	m->fd = fd;
 	m->len = (size_t)size;
 	m->maplen = (size_t)size / align * align;
