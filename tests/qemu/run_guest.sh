@@ -16,7 +16,13 @@
 # 4 MiB, and the host checks that the image holds exactly what psync writes to a file for the
 # same job there, and that nothing else changed: bytes written land at the right LBAs.  Last, a
 # short 4 KiB random-read comparison of the two paths (emulated: not a performance figure).
+# And persistent memory: 128 MiB of the guest's RAM declared persistent (memmap=128M!768M, an
+# e820 pmem region: /dev/pmem0), ext4 on it mounted -o dax, and the pmem2 engine writing a file
+# there: libpmem2 must find cache-line granularity (CPU cache flushes, not msync), and psync
+# reads every block back verified.
 # Skips (77) when qemu, busybox-static, the kernel or its nvme modules are missing.
+# LLMIO_QEMU_TIMEOUT: seconds the guest may take (1200); LLMIO_QEMU_KEEP_CONSOLE=FILE keeps its
+# console output.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -31,20 +37,34 @@ fi
 if [ -z "$BUSYBOX" ] || ldd "$BUSYBOX" >/dev/null 2>&1; then
 	skip_all "no static busybox (apt-get install busybox-static)"
 fi
+# nvme, and for the persistent-memory part the e820 pmem (nd_e820, nd_pmem) and ext4 modules
 MODS=$(modprobe -S "$KVER" --show-depends nvme 2>/dev/null | awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++')
+PMODS=$(for m in nd_e820 nd_pmem ext4; do modprobe -S "$KVER" --show-depends $m 2>/dev/null; done |
+	awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++')
 [ -n "$MODS" ] || skip_all "the nvme module of kernel $KVER is not in /lib/modules/$KVER"
 
 R=$T/root
 IMG=$T/ns.img
 mkdir -p "$R"/{bin,dev,proc,sys,tmp,lib/modules}
 cp "$BUSYBOX" "$R/bin/busybox"
-for m in $MODS; do
+MKE2FS=$(command -v mke2fs || true)
+PMEM=0
+if [ -n "$PMODS" ] && [ -n "$MKE2FS" ]; then
+	PMEM=1
+	MODS="$MODS $PMODS"
+else
+	note "no pmem/ext4 modules or no mke2fs: the persistent-memory part is left out"
+fi
+for m in $(echo "$MODS" | tr ' ' '\n' | awk 'NF && !seen[$0]++'); do
 	cp "$m" "$R/lib/modules/"
 	basename "$m" >>"$R/modules.list"
 done
 cp "$LLMIO" "$R/bin/llmio"
+# not /bin/mke2fs: busybox installs its own (ext2 only) there
+[ "$PMEM" = 0 ] || cp "$MKE2FS" "$R/bin/e2fsprogs-mke2fs"
 # the shared libraries, where the dynamic linker looks for them
-ldd "$LLMIO" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i}' | sort -u |
+for b in "$LLMIO" ${MKE2FS:+"$MKE2FS"}; do ldd "$b"; done |
+	awk '{for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i}' | sort -u |
 	while read -r lib; do
 		mkdir -p "$R$(dirname "$lib")"
 		cp -L "$lib" "$R$lib"
@@ -98,6 +118,20 @@ step p_uring --ioengine io_uring --direct=1 --filename $B $P
 step p_ucmd --ioengine uring_cmd --filename $B $P
 step p_uring_poll --ioengine io_uring --iopoll=1 --direct=1 --filename $B $P
 step p_ucmd_poll --ioengine uring_cmd --iopoll=1 --filename $B $P
+# persistent memory: RAM declared persistent (/dev/pmem0), ext4 mounted with -o dax, pmem2 on a
+# file there (4 KiB blocks: DAX needs the page size)
+if [ -b /dev/pmem0 ] && /bin/e2fsprogs-mke2fs -q -t ext4 -b 4096 -F /dev/pmem0 && mkdir -p /mnt &&
+	mount -t ext4 -o dax /dev/pmem0 /mnt; then
+	echo "LLMIO-FACT pmem=mounted dax=$(grep -c ' /mnt .*dax' /proc/mounts)"
+	step pm_write --ioengine pmem2 --filename /mnt/pm.dat --rw write --bs 64k --size 8m \
+		--verify crc32c
+	step pm_read --ioengine psync --filename /mnt/pm.dat --rw read --bs 64k --size 8m \
+		--verify crc32c
+	umount /mnt
+else
+	echo "LLMIO-FACT pmem=none"
+	dmesg | grep -iE 'pmem|nd_|ext4|dax' | tail -n 10
+fi
 GUEST
 
 echo "== the namespace's image: random bytes, llmio's verify blocks in its first 8 MiB"
@@ -112,14 +146,19 @@ expect_rc 0 "psync writes the guest's write job to a file (the bytes expected at
 
 echo "== boot (TCG) and run llmio inside"
 t0=$(date +%s)
+# persistent memory for its part: 128 MiB of the guest's RAM at 768 MiB declared persistent
+# (memmap=N!S, an e820 pmem region: nd_e820 makes it /dev/pmem0, which supports DAX)
+PMARG=""
+[ "$PMEM" = 0 ] || PMARG=" memmap=128M!768M"
 timeout "${LLMIO_QEMU_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
 	-nographic -no-reboot -kernel "$KERNEL" -initrd "$T/initrd.gz" \
-	-append "console=ttyS0 panic=-1 quiet nvme.poll_queues=2" \
+	-append "console=ttyS0 panic=-1 quiet nvme.poll_queues=2$PMARG" \
 	-device nvme,serial=llmio,drive=d -drive "file=$IMG,if=none,id=d,format=raw" \
 	</dev/null >"$T/console.log" 2>&1
 qrc=$?
 echo "guest: exit $qrc after $(($(date +%s) - t0)) s"
 C=$T/console.log
+[ -z "${LLMIO_QEMU_KEEP_CONSOLE:-}" ] || cp "$C" "$LLMIO_QEMU_KEEP_CONSOLE"
 check "the guest ran to the end" grep -q LLMIO-GUEST-DONE "$C" || tail -n 40 "$C"
 grep -E '^(LLMIO-FACT|uring_cmd|  )' "$C" | tr -d '\r' | head -n 8
 
@@ -143,6 +182,19 @@ json_check "$T/r_uring_poll.json" "io_uring IOPOLL on the poll queues" \
 check "uring_cmd's write landed at LBA 0: the image's first 4 MiB are psync's file" \
 	cmp -n $((4 << 20)) "$IMG" "$T/expect.dat"
 check "and nothing past it changed" cmp -i $((4 << 20)):$((4 << 20)) "$IMG" "$T/before.img"
+
+if [ "$PMEM" = 1 ]; then
+	js pm_write
+	check "the guest mounted its persistent memory with DAX" grep -q "LLMIO-FACT pmem=mounted dax=1" "$C" ||
+		sed -n '/LLMIO-FACT pmem=/,/LLMIO-GUEST-DONE/p' "$C" | head -n 20
+	for s in pm_write pm_read; do
+		if grep -q "^LLMIO-STEP $s rc=0" "$C"; then pass "guest: $s"; else
+			fail "guest: $s: $(grep -A3 "^LLMIO-STEP $s " "$C" | tr -d '\r' | head -c 600)"; fi
+	done
+	json_check "$T/pm_write.json" "pmem2 on DAX: cache-line (or byte) granularity, CPU cache flushes" \
+		'j["write"]["io_bytes"] == 8 << 20 and ("store granularity cache line" in j["engine_notes"] or "store granularity byte" in j["engine_notes"])'
+	note "pmem2 on DAX: $(json_get "$T/pm_write.json" 'j["engine_notes"]')"
+fi
 
 echo "== 4 KiB random reads, iodepth 32, 3 s each (emulated NVMe under TCG: not a device figure)"
 for s in p_uring p_ucmd p_uring_poll p_ucmd_poll; do
