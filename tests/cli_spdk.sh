@@ -31,6 +31,8 @@ echo "== writes land at their LBAs; reads verify"
 run "${S[@]}" run --ioengine spdk --filename "$TRID" --rw write --bs 64k --size 1m \
 	--iodepth 1 --allow_destructive=1 --json "$J" --quiet
 check "spdk write ran (exit $RC): $(head -c 300 "$T/stderr")" test "$RC" -eq 0
+json_check "$J" "served by the device (NVMe commands, no page cache)" \
+	'j["service"] == "device" and "NVMe commands to the device (spdk)" in j["service_reason"]'
 json_check "$J" "1 MiB written; notes name the namespace and polling" \
 	'j["write"]["io_bytes"] == 1 << 20 and "512-byte LBAs" in j["engine_notes"] and "polled" in j["engine_notes"]'
 expect_rc 0 "psync writes the same job to a file" run --ioengine psync \

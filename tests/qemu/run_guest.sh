@@ -172,6 +172,8 @@ done
 check "the guest has poll queues (nvme.poll_queues=2)" grep -q "LLMIO-FACT io_poll=1" "$C"
 json_check "$T/r_ucmd.json" "uring_cmd read every block, verified, through passthrough" \
 	'j["read"]["io_bytes"] == 8 << 20 and "NVMe passthrough" in j["engine_notes"] and "interrupt completions" in j["engine_notes"]'
+json_check "$T/p_ucmd.json" "passthrough is device-bound, though the disk's counters do not see it" \
+	'j["service"] == "device" and "NVMe commands to the device" in j["service_reason"] and j["direct_in_effect"]'
 json_check "$T/r_ucmd_poll.json" "uring_cmd polled its completions" \
 	'j["read"]["io_bytes"] == 8 << 20 and "iopoll on" in j["engine_notes"]'
 json_check "$T/r_ucmd_fixed.json" "uring_cmd with registered buffers" \
