@@ -7,7 +7,7 @@ CTEST_ARGS ?= --output-on-failure -j2
 
 .PHONY: all build run test test-asan test-clang format check-format clean bench-fio check-perf \
 	check-builds
-.PHONY: fuzz test-fuzz test-tsan test-fresh test-loaded
+.PHONY: fuzz test-fuzz test-tsan test-fresh test-loaded test-qemu
 
 all: build
 
@@ -55,6 +55,11 @@ check-perf: build
 	@cd $(BUILD) && { ctest --output-on-failure -L perf; rc=$$?; \
 		awk '/^[0-9]+\/[0-9]+ Test: /{n=$$3} /^SKIP: /{print "check-perf: " n ": " $$0}' \
 			Testing/Temporary/LastTest.log; exit $$rc; }
+
+# NVMe passthrough (uring_cmd) and polled I/O in a QEMU guest with an emulated NVMe controller
+# (TCG, about a minute; also in `make test` as the ctest qemu_nvme): docs/engines.md, uring_cmd.
+test-qemu: build
+	bash tests/qemu/run_guest.sh $(BUILD)/llmio
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -13,6 +13,10 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
       libcurl4-openssl-dev libssl-dev curl s3fs
       python3-botocore # the s3 tests' second SigV4 signer: every request llmio signs, signed again
+      libpmem2-dev # the pmem2 engine links libpmem2 (docs/engines.md, pmem2)
+      # the uring_cmd test guest (tests/qemu/run_guest.sh): an emulator with an NVMe device, a
+      # kernel with its nvme modules to boot in it, and a static busybox for its initramfs
+      qemu-system-x86 linux-image-amd64 busybox-static
       valgrind) # instructions per I/O (docs/performance.md, callgrind)
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower

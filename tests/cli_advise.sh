@@ -36,6 +36,15 @@ json_check "$T/a.json" "JSON: evidence = the 3 repeats' config hashes, all in th
 json_check "$T/a.json" "JSON: ratio and spread" \
 	'abs(d["phases"][2]["ratio"] - 2.0 / 1.5) < 1e-9 and abs(d["phases"][2]["best"]["spread_pct"] - 5.0) < 1e-6'
 
+echo "== passthrough is one of the study's paths for small random reads"
+# the fixture with its io_uring sqpoll=1 points turned into uring_cmd iopoll=1 ones
+sed -e '/sqpoll=1/{s/"ioengine":"io_uring"/"ioengine":"uring_cmd"/g;s/sqpoll=1/iopoll=1/g}' \
+	"$SWEEP" >"$T/passthrough.jsonl"
+expect_rc 0 "advise the passthrough fixture" advise "$T/passthrough.jsonl"
+check "inference: uring_cmd iopoll=1" \
+	grep -Eq '^inference +\| device +\| uring_cmd iopoll=1 ' "$T/stdout"
+expect_out "and it agrees with the study" "agrees: uring_cmd iopoll=1 is best here"
+
 echo "== a thin journal: too thin, and what to try next"
 expect_rc 0 "advise thin fixture" advise "$THIN"
 expect_out "too thin said, with reasons and next steps" "too thin" \

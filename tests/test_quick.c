@@ -48,9 +48,15 @@ static void patterns_and_engines(void **state)
 	assert_true(quick_engine_runs(&sync, find("1m seq read", 8)));
 	{
 		struct llmio_engine_info null = {.name = "null"}, ps = {.name = "psync"};
+		struct llmio_engine_info pm = {.name = "pmem2"}, uc = {.name = "uring_cmd"};
+		struct llmio_engine_info sp = {.name = "spdk"};
 
 		assert_false(quick_engine_measured(&null)); /* does no I/O */
 		assert_true(quick_engine_measured(&ps));
+		assert_true(quick_engine_measured(&pm)); /* a file engine like mmap */
+		/* their target is an NVMe namespace, not the scratch file quick measures */
+		assert_false(quick_engine_measured(&uc));
+		assert_false(quick_engine_measured(&sp));
 	}
 }
 

@@ -144,8 +144,8 @@ struct llmio_result {
 	bool interrupted;           /* stopped early by a signal or opts->stop */
 	int error;                  /* 0, or the -errno of an I/O error that stopped the run */
 	char error_msg[512];
-	bool direct_in_effect;   /* O_DIRECT was set on the open files */
-	uint64_t target_bytes;   /* size of the target actually used */
+	bool direct_in_effect; /* O_DIRECT on the open files, or NVMe commands (uring_cmd, spdk) */
+	uint64_t target_bytes; /* size of the target actually used */
 	char engine_notes[1024]; /* what the engine really did ("fixedbufs on, sqpoll off ...") */
 	uint32_t iodepth_effective; /* 1 for synchronous engines whatever iodepth asked */
 	struct llmio_op_result read, write;

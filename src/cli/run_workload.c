@@ -611,7 +611,8 @@ static int draw_chart(const struct wl *w, const char *dir)
 }
 
 /*
- * Engines --engine all means: every engine that can run here on files, except the no-I/O one;
+ * Engines --engine all means: every engine that can run here on files, except the no-I/O one
+ * and those whose target is an NVMe namespace (uring_cmd, spdk);
  * with an s3:// --directory the object engines first, then the file engines on the staging
  * directory (docs/object-storage.md, "Recipes").
  */
@@ -623,7 +624,8 @@ static unsigned all_engines(char names[][32], unsigned cap, bool objects)
 
 	for (int own = objects; own >= 0; own--)
 		for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
-			if (!(engine_find(e.name)->caps & ENGINE_CAP_NO_IO) &&
+			if (!(engine_find(e.name)->caps &
+			      (ENGINE_CAP_NO_IO | ENGINE_CAP_NAMESPACE)) &&
 			    !!(engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET) == !!own &&
 			    !llmio_engine_probe(e.name, why, sizeof(why)))
 				snprintf(names[n++], 32, "%s", e.name);

@@ -537,7 +537,8 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->opts.prepare_arg = NULL;
 	r->opts.files = NULL;
 	r->opts.io_source = NULL;
-	r->direct_in_effect = j->target.direct;
+	/* NVMe commands (passthrough, SPDK) never pass through the page cache, whatever --direct */
+	r->direct_in_effect = j->target.direct || (j->engine->caps & ENGINE_CAP_NAMESPACE);
 	r->target_bytes = j->target.nfiles ? j->target.total_size : j->total_blocks * j->o.bs;
 	r->iodepth_effective = (j->engine->caps & ENGINE_CAP_ASYNC) ? j->o.iodepth : 1;
 	if (j->nworkers && j->workers[0].ctx.depth_effective &&
@@ -776,6 +777,12 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		snprintf(r->service_reason, sizeof(r->service_reason),
 		         "an object store over the network: no device or page cache of this host "
 		         "in the path; its bytes are on the wire (`wire`)");
+	else if ((j.engine->caps & ENGINE_CAP_NAMESPACE) && r->service == LLMIO_SERVICE_DEVICE)
+		/* the disk's counters do not see passthrough or SPDK commands (not block I/O) */
+		snprintf(r->service_reason, sizeof(r->service_reason),
+		         "NVMe commands to the device (%s): no page cache in the path; the disk's "
+		         "own counters do not count them",
+		         j.engine->name);
 	notes(&j, r);
 	r->interrupted = interrupted;
 	/* a failed I/O first: an upload left incomplete (err_at_end) may only follow from one */

@@ -244,7 +244,7 @@ static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_
 
 static const struct llmio_optdesc opts_table[] = {
         JOB("ioengine", "engine", OPTD_STRING, engine, "psync", "datapath: see `llmio engines`",
-            .fio = "ioengine", FIO),
+            .fio = "ioengine", FIO_CUSTOM),
         JOB("filename", NULL, OPTD_STRING, filename, "",
             "file or block device to do I/O to (s3://bucket/key with --engine s3); llmio run: "
             "a:b:c for several (fio's), inside --directory when given",

@@ -235,6 +235,14 @@ static void parent_dir(const char *path, char *out, size_t len)
 		*slash = '\0';
 }
 
+/* The last component of a path. */
+static const char *target_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 static int open_filename(struct target *t, const struct llmio_job_opts *opts, bool writes,
                          struct llmio_error *e)
 {
@@ -257,6 +265,16 @@ static int open_filename(struct target *t, const struct llmio_job_opts *opts, bo
 			        e, -EINVAL,
 			        "%s is a directory; use --directory %s instead of --filename", name,
 			        name);
+		if (S_ISCHR(st.st_mode) && !strncmp(target_basename(name), "dax", 3)) {
+			t->is_blockdev = true; /* a raw device: nothing to lay out or extend */
+			return target_open_devdax(t, opts, &st, writes, e);
+		}
+		if (S_ISCHR(st.st_mode) && !strncmp(target_basename(name), "ng", 2))
+			return llmio_err(e, -EINVAL,
+			                 "%s is an NVMe generic (character) device: give the "
+			                 "namespace's block device (/dev/nvme%s) with --ioengine "
+			                 "uring_cmd, which does passthrough on %s",
+			                 name, target_basename(name) + 2, name);
 		if (!S_ISREG(st.st_mode))
 			return llmio_err(
 			        e, -EINVAL,
@@ -482,6 +500,7 @@ int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool
 	        .writes = writes,
 	        .random_writes =
 	                writes && (opts->rw == LLMIO_RW_RANDWRITE || opts->rw == LLMIO_RW_RANDRW),
+	        .allow_destructive = opts->allow_destructive,
 	        .files = opts->nfiles_list ? opts->files : NULL,
 	        .nfiles = opts->nfiles_list,
 	        .stop = opts->stop,

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -145,12 +146,41 @@ static int check_no_signature(const char *path, struct llmio_error *e)
 	return rc;
 }
 
+/* The job's size on a raw device of devsize bytes: --size or all of it, whole blocks of bs. */
+static int device_size(struct target *t, const struct llmio_job_opts *opts, const char *path,
+                       uint64_t devsize, struct llmio_error *e)
+{
+	uint64_t size;
+
+	if (!devsize)
+		return llmio_err(
+		        e, -ENXIO,
+		        "%s has no data (size 0: no medium, or a loop device with no file); "
+		        "choose another --filename",
+		        path);
+	if (opts->size > devsize)
+		return llmio_err(
+		        e, -EINVAL,
+		        "--size %llu is larger than %s (%llu bytes); use --size %llu or less",
+		        (unsigned long long)opts->size, path, (unsigned long long)devsize,
+		        (unsigned long long)devsize);
+	size = opts->size ? opts->size : devsize;
+	size -= size % opts->bs;
+	if (!size)
+		return llmio_err(
+		        e, -EINVAL,
+		        "%s (%llu bytes) holds less than one block of bs=%llu; use a smaller bs",
+		        path, (unsigned long long)devsize, (unsigned long long)opts->bs);
+	t->sizes[0] = size;
+	return 0;
+}
+
 int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
                          bool writes, struct llmio_error *e)
 {
 	const char *path = t->paths[0];
 	int flags = (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (opts->direct ? O_DIRECT : 0);
-	uint64_t devsize, size;
+	uint64_t devsize;
 	int lbs = 0, ro = 0, fd, rc;
 
 	target_dev_facts(t, st->st_rdev);
@@ -198,25 +228,43 @@ int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, co
 	if (rc)
 		return rc;
 
-	if (!devsize)
+	return device_size(t, opts, path, devsize, e);
+}
+
+/*
+ * A device-DAX character device (/dev/daxX.Y: persistent memory without a filesystem, which the
+ * pmem2 engine maps): a raw device as a block device is (writes need --allow_destructive), with
+ * no page cache (so no O_DIRECT) and its size in sysfs, since no ioctl gives it.
+ */
+int target_open_devdax(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
+                       bool writes, struct llmio_error *e)
+{
+	const char *path = t->paths[0];
+	char dir[64], text[32];
+	uint64_t devsize;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/sys/dev/char/%u:%u", major(st->st_rdev), minor(st->st_rdev));
+	if (target_read_attr(dir, "size", text, sizeof(text)))
 		return llmio_err(
-		        e, -ENXIO,
-		        "%s has no data (size 0: no medium, or a loop device with no file); "
-		        "choose another --filename",
-		        path);
-	if (opts->size > devsize)
+		        e, -ENODEV,
+		        "%s is a character device but not device DAX (no %s/size); choose a "
+		        "file, a block device or a /dev/daxX.Y",
+		        path, dir);
+	devsize = strtoull(text, NULL, 10);
+	if (opts->direct)
 		return llmio_err(
 		        e, -EINVAL,
-		        "--size %llu is larger than %s (%llu bytes); use --size %llu or less",
-		        (unsigned long long)opts->size, path, (unsigned long long)devsize,
-		        (unsigned long long)devsize);
-	size = opts->size ? opts->size : devsize;
-	size -= size % opts->bs;
-	if (!size)
-		return llmio_err(
-		        e, -EINVAL,
-		        "%s (%llu bytes) holds less than one block of bs=%llu; use a smaller bs",
-		        path, (unsigned long long)devsize, (unsigned long long)opts->bs);
-	t->sizes[0] = size;
-	return 0;
+		        "%s is device DAX: there is no page cache to bypass; use --direct=0", path);
+	if (writes && !opts->allow_destructive)
+		return llmio_err(e, -EINVAL,
+		                 "refusing to write to device DAX %s: this destroys its data; add "
+		                 "--allow-destructive if that is intended",
+		                 path);
+	fd = target_open_data(t, path, (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return target_path_fail(e, errno, writes ? "opening for writing" : "opening", path);
+	t->fds[0] = fd;
+	t->align = 512;
+	return device_size(t, opts, path, devsize, e);
 }

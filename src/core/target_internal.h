@@ -51,6 +51,9 @@ int target_write_all(int fd, const void *buf, size_t len, uint64_t off);
 /* target_blockdev.c: open the raw device t->paths[0] (stat in st), safely. */
 int target_open_blockdev(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
                          bool writes, struct llmio_error *e);
+/* The same for a device-DAX character device (/dev/daxX.Y; the pmem2 engine maps it). */
+int target_open_devdax(struct target *t, const struct llmio_job_opts *opts, const struct stat *st,
+                       bool writes, struct llmio_error *e);
 
 /* target_facts.c: sysfs and mountinfo. */
 struct mount_entry {

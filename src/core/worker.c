@@ -768,6 +768,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	struct job *j = w->job;
 	const struct engine_ops *e = j->engine;
 	const bool async = e->caps & ENGINE_CAP_ASYNC;
+	/* an engine's own buffers only when they are host memory (SPDK's, not a GPU's) */
 	const bool stamps = (!e->buf_alloc || (e->caps & ENGINE_CAP_HOST_BUFS)) &&
 	                    !(e->caps & ENGINE_CAP_NO_IO);
 	const struct llmio_io_source *src = j->o.io_source;

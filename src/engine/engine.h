@@ -59,9 +59,14 @@ struct io_req {
 #define ENGINE_CAP_POLLED     (1u << 5) /* can poll for submissions / completions (SQPOLL, IOPOLL) */
 /* Its targets are not files but names it resolves itself (s3://bucket/key): target_resolve */
 #define ENGINE_CAP_OWN_TARGET (1u << 6)
-/* Its own buffers (buf_alloc) are host memory this process maps (s3-agent's shared memory): the
- * worker may stamp and check them (verify=) */
+/* Its own buffers (buf_alloc) are host memory this process maps (s3-agent's shared memory,
+ * SPDK's DMA memory): the worker may stamp and check them (verify=) */
 #define ENGINE_CAP_HOST_BUFS (1u << 7)
+/*
+ * Its target is an NVMe namespace (uring_cmd's block device, spdk's transport ID), never files:
+ * --engine all, llmio quick and the recipes' file runs leave it out.
+ */
+#define ENGINE_CAP_NAMESPACE (1u << 8)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -72,6 +77,7 @@ struct engine_target_req {
 	uint64_t bs;
 	bool writes;
 	bool random_writes; /* writes at random offsets (rw=randwrite, randrw) */
+	bool allow_destructive; /* --allow_destructive: writes may overwrite a device's data */
 	/*
 	 * A list instead of name (a recipe's objects, names s3://bucket/key): taken as given,
 	 * sizes included; a size of 0 on a read asks the engine (HEAD).  NULL: name.
@@ -191,7 +197,8 @@ struct engine_ops {
 	 * worker calls buf_alloc on its own thread before init(), once per buffer, with the
 	 * engine's parsed options and `init`: len bytes of host data the buffer must hold (what
 	 * writes carry); the engine copies it in.  The worker never touches such a buffer
-	 * itself.  buf_free is called after cleanup().  0, or -errno with the reason in e.
+	 * itself, unless the engine has ENGINE_CAP_HOST_BUFS.  buf_free is called after cleanup().
+	 * 0, or -errno with the reason in e.
 	 */
 	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init,
 	                 struct llmio_error *e);
@@ -241,6 +248,11 @@ struct engine_ops {
 	 * counted never reached the target.  0, or -errno with the line in ctx->ioerr.  NULL: 0.
 	 */
 	int (*finish)(struct engine_ctx *ctx);
+	/*
+	 * fio's name for this datapath when it differs from name (libpmem for pmem2,
+	 * io_uring_cmd for uring_cmd): what --emit-fio writes as ioengine.  NULL: name.
+	 */
+	const char *fio_name;
 };
 
 /* Whether the job's target is the engine's to resolve (target_resolve) with these options. */

@@ -36,6 +36,7 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/spin_window.h"
+#include "engine/uring_setup.h"
 
 /* How long reap() keeps retrying a submit that says -EAGAIN/-EBUSY with nothing in flight. */
 #define EAGAIN_RETRY_NS 100000L
@@ -218,7 +219,7 @@ static const char *memlock_text(char *buf, size_t len)
 }
 
 /* Explain a failed io_uring_setup(): the errno alone does not say what to change. */
-static void explain_setup(int err, const char *what, struct llmio_error *e)
+void uring_explain_setup(int err, const char *what, struct llmio_error *e)
 {
 	char memlock[32];
 	unsigned long disabled = 0;
@@ -274,7 +275,7 @@ static int uring_probe(char *why, size_t len)
 		struct llmio_error e;
 
 		llmio_error_init(&e);
-		explain_setup(-ret, "io_uring_queue_init(1)", &e);
+		uring_explain_setup(-ret, "io_uring_queue_init(1)", &e);
 		snprintf(why, len, "%s", e.msg); /* the probe's why: a caller's buffer */
 		return ret;
 	}
@@ -307,7 +308,7 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 			        o->sqpoll_cpu);
 		}
 		if (ret < 0) {
-			explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", e);
+			uring_explain_setup(-ret, "io_uring_queue_init_params(SQPOLL)", e);
 			return ret;
 		}
 		if (o->sqpoll_cpu >= 0)
@@ -328,7 +329,7 @@ static int ring_create(struct uring_eng *p, const struct uring_opts *o, unsigned
 			break;
 	}
 	if (ret < 0) {
-		explain_setup(-ret, "io_uring_queue_init_params", e);
+		uring_explain_setup(-ret, "io_uring_queue_init_params", e);
 		return ret;
 	}
 	/* Both modes post completions only when this thread next enters the kernel. */

@@ -38,11 +38,13 @@ struct class_info {
 
 static const struct class_info classes[PC_COUNT] = {
         [PC_INFER] = {"inference", "small random reads (<= 64 KiB), latency first", true,
-                      "io_uring with SQPOLL or polled completions: lowest latency, competitive "
-                      "IOPS for small random reads",
-                      ENGINE_CAP_POLLED, ENGINE_CAP_NO_IO, "io_uring",
+                      "io_uring with SQPOLL or polled completions (or a polled path around the "
+                      "block layer: NVMe passthrough, SPDK): lowest latency, competitive IOPS "
+                      "for small random reads",
+                      ENGINE_CAP_POLLED, ENGINE_CAP_NO_IO, "io_uring, uring_cmd or spdk",
                       "rw=randread bs=4k,16k,64k iodepth=1..32:x2 with io_uring (sqpoll=0,1), "
-                      "libaio and psync, direct=1, --repeat 3"},
+                      "libaio and psync, direct=1 (and uring_cmd iopoll=0,1 on an NVMe "
+                      "namespace), --repeat 3"},
         [PC_TRAIN] = {"pre-training / fine-tuning",
                       "large sequential reads and writes (>= 128 KiB), throughput then CPU", false,
                       "GPUDirect Storage or large-block asynchronous I/O; CPU-mediated paths "

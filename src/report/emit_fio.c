@@ -60,6 +60,12 @@ static void put_escaped(FILE *f, const char *s)
 	}
 }
 
+/* fio's name for the engine where it has another (pmem2 is fio's libpmem) */
+static void emit_ioengine(struct emit *x)
+{
+	fprintf(x->f, "ioengine=%s\n", x->e->fio_name ? x->e->fio_name : x->o->engine);
+}
+
 static void emit_filename(struct emit *x)
 {
 	if (!x->o->filename[0])
@@ -293,6 +299,7 @@ static const struct {
 	const char *name;
 	void (*fn)(struct emit *x);
 } custom[] = {
+        {"ioengine", emit_ioengine},
         {"filename", emit_filename},
         {"directory", emit_directory},
         {"nrfiles", NULL},

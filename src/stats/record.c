@@ -147,7 +147,7 @@ static const struct rec_field job_fields[] = {
         AT("iodepth_effective", REC_INT, REC_U32, iodepth_effective, "", 0,
            "`iodepth`, or 1 for synchronous engines and buffered libaio"),
         AT(RK_DIRECT_IN_EFFECT, REC_BOOL, REC_B, direct_in_effect, "", 0,
-           "O_DIRECT set on the open files"),
+           "O_DIRECT set on the open files, or an engine of NVMe commands (uring_cmd, spdk)"),
         AT("engine_notes", REC_STR, REC_CHARS, engine_notes, "", 0,
            "what the engine did, with its fallbacks"),
         AT("target_bytes", REC_INT, REC_U64, target_bytes, "bytes", 0,

@@ -22,8 +22,9 @@ bool quick_engine_measured(const struct llmio_engine_info *e)
 {
 	const struct engine_ops *ops = engine_find(e->name);
 
-	/* quick measures files: engines of other targets (s3://) need a server of their own */
-	return ops && !(ops->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET));
+	/* quick measures files: engines of other targets (s3://, an NVMe namespace) are left out */
+	return ops &&
+	       !(ops->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET | ENGINE_CAP_NAMESPACE));
 }
 
 bool quick_engine_runs(const struct llmio_engine_info *e, const struct quick_pattern *p)
