@@ -43,8 +43,8 @@ check "nothing was written past --size" \
 	cmp -i 1048576:0 -n 1048576 "$IMG" /dev/zero
 run "${S[@]}" run --ioengine spdk --filename "$TRID" --rw write --bs 16k --size 1m \
 	--iodepth 32 --verify crc32c --allow_destructive=1 --quiet
-check "verify's read-back (it preads files) is refused" test "$RC" -eq 2
-expect_err "it says how to verify instead" "--do_verify=0"
+check "a write with verify: its read-back goes through the engine, and passes (exit $RC)" \
+	test "$RC" -eq 0
 run "${S[@]}" run --ioengine spdk --filename "$TRID" --rw write --bs 16k --size 1m \
 	--iodepth 32 --verify crc32c --do_verify=0 --allow_destructive=1 --quiet
 check "write with verify=crc32c at iodepth 32 (exit $RC): $(head -c 300 "$T/stderr")" \
@@ -55,6 +55,11 @@ run "${S[@]}" run --ioengine spdk --filename "trtype=PCIe traddr=0000.04.00.0" -
 check "every block reads back verified, fio's form of the address (exit $RC): $(head -c 300 "$T/stderr")" \
 	test "$RC" -eq 0
 json_check "$J" "all of it read" 'j["read"]["io_bytes"] == 1 << 20'
+printf '\377' | dd of="$IMG" bs=1 seek=40000 conv=notrunc status=none
+run "${S[@]}" run --ioengine spdk --filename "$TRID" --rw read --bs 16k --size 1m \
+	--verify crc32c --quiet
+check "a byte flipped in the namespace: the read's verify fails (exit $RC)" test "$RC" -eq 1
+expect_err "...naming the block" "32768"
 
 echo "== refusals"
 run "${S[@]}" run --ioengine spdk --filename "$TRID" --rw write --bs 4k --size 64k --quiet
