@@ -192,6 +192,13 @@ json_check "$T/hang.json" "...which says it abandoned the request" \
 json_check "$T/hang.json" "...and its window ended on time: runtime 2 s (+ 1 s), no grace" \
 	'2000 <= j["job_runtime"] < 3000'
 interrupt "Ctrl-C with a GET never answered" "${GET[@]}" --runtime 60 --stall 0
+# the same client in its own process (s3-agent): the job's stop reaches it there too
+AGET=(run --engine s3-agent --filename s3://b/obj --rw read --bs 256k)
+within "s3-agent, a GET never answered: --runtime 2 ends the run" 23 0 "${AGET[@]}" \
+	--runtime 2 --json "$T/ahang.json"
+json_check "$T/ahang.json" "...its window ended on time, the request abandoned" \
+	'2000 <= j["job_runtime"] < 3000 and "abandoned" in j["engine_notes"]'
+interrupt "s3-agent: Ctrl-C with a GET never answered" "${AGET[@]}" --runtime 60
 fault drip 262144
 within "a 1 byte/s drip, rcvlowat=0: --runtime 2 ends the run" 23 0 "${GET[@]}" --runtime 2 \
 	--rcvlowat 0 --stall 0

@@ -438,8 +438,8 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 		}
 		now = now_ns();
 		if (deadline && now >= deadline) {
-			if (!(j->engine->caps & ENGINE_CAP_OWN_TARGET) && !every_worker_counted(j) &&
-			    now < deadline + LATE_MAX_NS) {
+			if (!(j->engine->caps & ENGINE_CAP_OWN_TARGET) &&
+			    !every_worker_counted(j) && now < deadline + LATE_MAX_NS) {
 				wait_wake(j, LATE_TICK_NS);
 				continue;
 			}

@@ -359,8 +359,7 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 		                 "--readonly: %s would have to be %s to %llu bytes first; llmio "
 		                 "writes nothing under --readonly: lay it out without it, or read "
 		                 "what is there (a smaller --size)",
-		                 path, exists ? "filled" : "created",
-		                 (unsigned long long)size);
+		                 path, exists ? "filled" : "created", (unsigned long long)size);
 	if (exists) {
 		fd = workdir_open(path, O_WRONLY | O_CLOEXEC, 0);
 	} else {

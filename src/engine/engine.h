@@ -76,7 +76,7 @@ struct engine_target_req {
 	uint64_t size; /* --size, 0 when not given */
 	uint64_t bs;
 	bool writes;
-	bool random_writes; /* writes at random offsets (rw=randwrite, randrw) */
+	bool random_writes;     /* writes at random offsets (rw=randwrite, randrw) */
 	bool allow_destructive; /* --allow_destructive: writes may overwrite a device's data */
 	/*
 	 * A list instead of name (a recipe's objects, names s3://bucket/key): taken as given,

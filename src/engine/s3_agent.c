@@ -21,6 +21,7 @@
  *  - the agent's death is seen as the socket's end: every I/O in flight fails with one line.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -79,7 +80,9 @@ struct agent {
 	size_t notes_len; /* the s3 engine's notes at init: its final notes add to them */
 	bool ready;       /* init's message is in: a failure from now on is the agent's */
 	bool dead;
-	char why[256]; /* what the agent broke of the protocol, when it did */
+	const atomic_int *stop; /* the job's stop flag (engine_setup.stop), or NULL */
+	bool stop_sent;         /* the agent was told (SIGUSR1) to abandon what is in flight */
+	char why[256];          /* what the agent broke of the protocol, when it did */
 };
 
 static int agent_probe(char *why, size_t len)
@@ -147,6 +150,19 @@ static const char *bad_request(const struct agent_req *r, const struct engine_se
 }
 
 /* The agent process: the s3 engine on the shared buffers, driven by the socket. */
+/*
+ * The agent's copy of the job's stop flag: the application raises SIGUSR1 when its job must end
+ * (runtime, Ctrl-C), and the agent's s3 engine then abandons what it has in flight, as it does
+ * in the application's own process (engine_setup.stop).
+ */
+static atomic_int agent_stop;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&agent_stop, 1);
+}
+
 static int agent_main(int sock, const struct engine_setup *s, int cpu)
 {
 	const struct engine_ops *s3 = engine_find("s3");
@@ -177,6 +193,13 @@ static int agent_main(int sock, const struct engine_setup *s, int cpu)
 	if (!h->rc)
 		h->rc = engine_opts_parse(s3, "", opts, &e);
 	hs.opts = opts;
+	hs.stop = &agent_stop;
+	if (!h->rc) {
+		struct sigaction sa = {.sa_handler = on_stop_signal};
+
+		sigemptyset(&sa.sa_mask);
+		h->rc = sigaction(SIGUSR1, &sa, NULL) ? -errno : 0;
+	}
 	if (!h->rc)
 		h->rc = s3->init(&ctx, &hs, &e);
 	snprintf(h->text, sizeof(h->text), "%s", h->rc ? e.msg : ctx.notes);
@@ -432,7 +455,21 @@ static int agent_broke(struct agent *a, const char *fmt, ...)
 static int agent_recv(struct engine_ctx *ctx, struct agent *a, bool wait)
 {
 	struct engine_counters *c = &ctx->counters;
-	ssize_t n = recv(a->sock, a->msg, a->msglen, wait ? 0 : MSG_DONTWAIT);
+	ssize_t n;
+
+	/* waiting: the job's stop is passed on within 200 ms, whatever the agent's server does */
+	while (wait && a->stop && !a->stop_sent) {
+		struct pollfd p = {.fd = a->sock, .events = POLLIN};
+		const int r = poll(&p, 1, 200);
+
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		if (atomic_load(a->stop) && a->pid > 0) {
+			kill(a->pid, SIGUSR1);
+			a->stop_sent = true;
+		}
+	}
+	n = recv(a->sock, a->msg, a->msglen, wait ? 0 : MSG_DONTWAIT);
 
 	a->mpos = 0;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -599,6 +636,7 @@ static int agent_init(struct engine_ctx *ctx, const struct engine_setup *s, stru
 	}
 	a->notes_len = strlen(a->msg->text);
 	a->msg->n = 0;
+	a->stop = s->stop;
 	a->ready = true;
 	/* the agent's CPU is its own: the application thread leaves it, when it has others */
 	if (CPU_COUNT(&app))

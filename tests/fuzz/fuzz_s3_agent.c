@@ -572,12 +572,12 @@ static void agent_session(uint32_t bs, bool write, unsigned nreq)
 {
 	uint8_t in[512], file[64], *p = in;
 	struct agent_setup su = {.buf_len = bs,
-	                        .iodepth = 1,
-	                        .nfiles = 1,
-	                        .nbufs = 1,
-	                        .nworkers = 1,
-	                        .writable = write,
-	                        .cpu = -1};
+	                         .iodepth = 1,
+	                         .nfiles = 1,
+	                         .nbufs = 1,
+	                         .nworkers = 1,
+	                         .writable = write,
+	                         .cpu = -1};
 	struct agent_buf_head head = {.map = 4096 + (size_t)bs};
 	const uint64_t size = (uint64_t)bs * nreq;
 	const char name[] = "s3://b/k";
