@@ -90,7 +90,8 @@ int lt_finish(struct lt_step *s, struct llmio_error *e);
 
 static inline const uint32_t *lt_uses(const struct lt_step *s, const struct lt_tensor *t)
 {
-	return s->uses + t->use_off;
+	/* a step of no uses at all has no array: NULL + 0 is undefined behaviour in C */
+	return s->uses ? s->uses + t->use_off : NULL;
 }
 
 /* Last kernel that touches a non-persistent tensor (its creation or its last use). */
