@@ -679,8 +679,6 @@ static double stall_of(const struct plan_policy *pol, const struct lt_step *s,
 	int ret = plan_build(&p, pol, s, c, &e);
 
 	if (ret == -ENOSPC) {
-		if (getenv("DBG"))
-			print_message("%s: %s\n", pol->name, e.msg);
 		plan_release(&p);
 		return -1;
 	}
@@ -1240,14 +1238,14 @@ static void run_time_guide_farthest_first(void **state)
 	lt_release(&s);
 }
 
-/* On random steps, tiers and budgets, g10-lite's simulated stall is never above lru's or
- * prefetch-lru's (by construction: it keeps the best of its plans and theirs); at least 9 in 10
- * must be its own plans, not the on-demand fallback.  g10 (G10's algorithm, no fallback) fits
- * wherever an on-demand plan does; how often it stalls more is printed (docs/migration.md).
- * Seeds are fixed; nothing is timed. */
+/* The issue's target as a property: on random steps, tiers and budgets, g10's simulated stall
+ * (G10's algorithm, no fallback) is never above lru's or prefetch-lru's, and it fits wherever
+ * they do.  So is g10-lite's, by construction (it keeps the best of its plans and theirs); at
+ * least 9 in 10 must be its own plans, not the on-demand fallback.  Seeds are fixed; nothing
+ * is timed. */
 static void g10_never_stalls_more(void **state)
 {
-	unsigned compared = 0, own = 0, old_worse = 0, g10_worse = 0;
+	unsigned compared = 0, own = 0, old_worse = 0;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 60; seed++) {
@@ -1276,7 +1274,9 @@ static void g10_never_stalls_more(void **state)
 			         "(%.6f) "
 			         "do",
 			         (unsigned long long)seed, l, pl);
-		g10_worse += g >= 0 && ((l >= 0 && g > l) || (pl >= 0 && g > pl));
+		if (g >= 0 && ((l >= 0 && g > l) || (pl >= 0 && g > pl)))
+			fail_msg("seed %llu: g10 stalls %.6f s, lru %.6f s, prefetch-lru %.6f s",
+			         (unsigned long long)seed, g, l, pl);
 		g = stall_of(&policy_g10_lite, &s, &c, origin, sizeof(origin));
 		if ((l >= 0 || pl >= 0) && g < 0)
 			fail_msg("seed %llu: g10-lite does not fit", (unsigned long long)seed);
@@ -1294,9 +1294,9 @@ static void g10_never_stalls_more(void **state)
 		}
 		lt_release(&s);
 	}
-	print_message("g10-lite compared on %u random steps, its own plan on %u; its one sort "
-	              "alone stalled more than lru or prefetch-lru on %u, g10 on %u\n",
-	              compared, own, old_worse, g10_worse);
+	print_message("g10 and g10-lite compared on %u random steps, g10-lite's own plan on %u; "
+	              "its one sort alone stalled more than lru or prefetch-lru on %u\n",
+	              compared, own, old_worse);
 	assert_true(compared >= 30);
 	assert_true(own * 10 >= compared * 9);
 	assert_true(old_worse > 0); /* the steps are hard enough to tell the planners apart */

@@ -96,6 +96,13 @@ static struct cand heap_pop(const struct plan_ctx *x, struct heap *h)
 	return top;
 }
 
+/* The ideal start of virtual kernel v (v >= nkernels: of the next step). */
+static uint64_t vtime(const struct lt_step *s, uint32_t v)
+{
+	return v <= s->nkernels ? s->start_ns[v]
+	                        : s->start_ns[s->nkernels] + s->start_ns[v - s->nkernels];
+}
+
 /* Where interval j would go and the over-budget area it would remove there (kernel-ns x
  * bytes); < 0 when neither tier takes it. */
 static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier)
@@ -108,6 +115,19 @@ static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier)
 	for (int t = PLAN_SSD; t >= PLAN_HOST; t--) {
 		if (plan_probe_interval(x, iv, (enum plan_tier)t, &f, &pv))
 			continue;
+		if (t == PLAN_SSD) {
+			/* G10's check: the write done within the kernel its ideal end falls in (the
+			 * link's bandwidth left may not push it later), else the host */
+			const struct plan_tier_spec *ts = &x->c->tier[PLAN_SSD];
+			uint32_t v0 = iv->after + 1, u = v0;
+			double end = (double)vtime(x->s, v0) + (double)ts->write_lat_ns +
+			             bytes / ts->gbps;
+
+			while (u + 1 < 2 * N && (double)vtime(x->s, u + 1) < end)
+				u++;
+			if (f > (long)u + 1)
+				continue;
+		}
 		area[t] = 0;
 		for (long v = f; v < pv; v++)
 			if (x->mem[v % N] > x->c->budget)
@@ -164,13 +184,6 @@ static bool holds(const struct plan_ctx *x, const struct lt_interval *iv, uint32
 
 	*v = k >= v0 ? k : k + N;
 	return *v >= v0 && *v < vb;
-}
-
-/* The ideal start of virtual kernel v (v >= nkernels: of the next step). */
-static uint64_t vtime(const struct lt_step *s, uint32_t v)
-{
-	return v <= s->nkernels ? s->start_ns[v]
-	                        : s->start_ns[s->nkernels] + s->start_ns[v - s->nkernels];
 }
 
 static int by_idle(const void *a, const void *b)
