@@ -8,19 +8,22 @@
 # G10's half, when --g10-src names a checkout of platformxlab/G10 and flex, bison, make and g++
 # are installed: its simulator is built from that source in a scratch folder (nothing of it is
 # kept), a config is written per run as its src/resources/genconfigs.py writes them, and its
-# printed statistics are read back (pcie_stat.total.{incoming,outgoing}_pg_{cpu,ssd}: 4 KiB
-# pages; kernel_stat.total.exe_time and ideal_exe_time: the stall is compute_s x (exe / ideal
-# - 1)).  G10's policies map to llmio's: lru = lru, deepUM = prefetch-lru, FlashNeuron =
+# printed statistics of its last (steady) iteration are read back
+# (pcie_stat.iterN.{incoming,outgoing}_pg_{cpu,ssd}: 4 KiB pages; total_time_breakdown_stall
+# and kernel_stat.iterN.exe_time: ns).  Without flex and bison the simulator is built without
+# its CNN parser, which the transformer graphs compared here never use.  G10's policies map to llmio's: lru = lru, deepUM = prefetch-lru, FlashNeuron =
 # flashneuron, prefetch_lru (G10's own, as its scripts name it) = g10.
 #
 #   bench/g10_compare.sh [--g10-src DIR] [--execute DIR] [--out DIR]
-#                        [--budgets "40 30 20 16 8 4"] [--llmio BIN]
+#                        [--budgets "40 30 20 16 8 4"] [--g10-policies P] [--llmio BIN]
 #     --g10-src   a checkout of platformxlab/G10 (default: none, llmio's half alone)
 #     --execute   also execute every plan on the tensor store in DIR (bytes x 0.002, kernel
 #                 times x 0.05, no host tier: every transfer through the store; the SSD tier
 #                 calibrated there): the measured stall beside the simulated one
 #     --out       where the tables, the JSON and the chart go (default ./g10-compare-out)
 #     --budgets   fast-tier budgets in GiB (default 40 30 20 16 8 4)
+#     --g10-policies  G10's policies to run (default "prefetch_lru deepUM FlashNeuron lru";
+#                 each run takes about a minute)
 #     --llmio     the llmio binary (default build/llmio)
 # Writes $OUT/compare.md (the tables), $OUT/llmio-GRAPH-BUDGET.json, and with gnuplot
 # $OUT/ratio.png (ratio to ideal against the budget, per policy and graph).
@@ -32,15 +35,17 @@ OUT=$ROOT/g10-compare-out
 G10_SRC=""
 EXEC_DIR=""
 BUDGETS="40 30 20 16 8 4"
+G10_POLICIES="prefetch_lru deepUM FlashNeuron lru"
 LLMIO=$ROOT/build/llmio
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--g10-src) G10_SRC=$2; shift 2 ;;
 	--execute) EXEC_DIR=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--budgets) BUDGETS=$2; shift 2 ;;
+	--g10-policies) G10_POLICIES=$2; shift 2 ;;
 	--llmio) LLMIO=$2; shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) echo "g10_compare.sh: unknown option $1" >&2; usage ;;
@@ -77,20 +82,70 @@ if [ -n "$EXEC_DIR" ]; then
 fi
 
 # ---- G10's simulator ----
+build_without_parser() { # build_without_parser SRC: G10's gpg with no flex or bison
+	local src=$1
+	cat >"$src/y.tab.h" <<'HDR'
+#ifndef G10_COMPARE_YTAB_H
+#define G10_COMPARE_YTAB_H
+#include "location.h"
+enum yytokentype {
+	T_Sequential = 258, T_Conv2d, T_ReLU, T_MaxPool2d, T_AdaptiveAvgPool2d, T_Linear, T_Dropout,
+	T_BatchNorm2d, T_kernel_size, T_stride, T_padding, T_bias, T_inplace, T_dilation, T_ceil_mode,
+	T_output_size, T_in_features, T_out_features, T_p, T_eps, T_momentum, T_affine,
+	T_track_running_stats, T_Identifier, T_IntConstant, T_DoubleConstant, T_BoolConstant
+};
+union YYSTYPE {
+	int integerConstant;
+	bool boolConstant;
+	char *stringConstant;
+	double doubleConstant;
+	char identifier[MaxIdentLen + 1];
+	void *ptr;
+};
+typedef union YYSTYPE YYSTYPE;
+extern YYSTYPE yylval;
+#endif
+HDR
+	cat >"$src/no_parser.cc" <<'SRC'
+#include <cstdio>
+#include <cstdlib>
+#include "scanner.h"
+#include "y.tab.h"
+YYSTYPE yylval;
+struct yyltype yylloc;
+char *yytext;
+int yydebug;
+int yylex() { return 0; }
+void yyrestart(FILE *) {}
+void InitScanner() {}
+void InitParser() {}
+const char *GetLineNumbered(int) { return ""; }
+int yyparse() { fprintf(stderr, "this build reads transformer graphs only (no flex, bison)\n"); exit(1); }
+SRC
+	(cd "$src" && for f in ast analysis errors utility libyywrap codegen simulationComponents \
+		simulationEvents simulator main no_parser; do
+		g++ -O2 -w -std=c++17 -c "$f.cc" -o "$f.o" || exit 1
+	done && g++ -o gpg ./*.o -lpthread)
+}
+
 G10_OK=0
 if [ -n "$G10_SRC" ]; then
-	missing=""
-	for t in flex bison make g++; do command -v "$t" >/dev/null || missing+=" $t"; done
-	if [ -n "$missing" ]; then
-		echo "g10_compare.sh: G10's simulator needs$missing (apt-get install flex bison make g++): llmio's half only" >&2
-	elif [ ! -f "$G10_SRC/src/Makefile" ]; then
+	if [ ! -f "$G10_SRC/src/Makefile" ]; then
 		echo "g10_compare.sh: $G10_SRC is not a checkout of platformxlab/G10 (no src/Makefile)" >&2
+	elif ! command -v g++ >/dev/null; then
+		echo "g10_compare.sh: G10's simulator needs g++: llmio's half only" >&2
 	else
 		SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/g10-sim.XXXXXX") || exit 1
 		trap 'rm -rf "$SCRATCH"' EXIT
-		cp -r "$G10_SRC/src" "$G10_SRC/frontend" "$G10_SRC/results" "$SCRATCH/" &&
-			make -C "$SCRATCH/src" -j"$(nproc)" >"$OUT/g10-build.log" 2>&1 &&
-			G10_OK=1 || echo "g10_compare.sh: G10's build failed: $OUT/g10-build.log" >&2
+		cp -r "$G10_SRC/src" "$G10_SRC/frontend" "$G10_SRC/results" "$SCRATCH/" || exit 1
+		if command -v flex >/dev/null && command -v bison >/dev/null && command -v make >/dev/null; then
+			make -C "$SCRATCH/src" -j"$(nproc)" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
+		else
+			# no flex or bison: the simulator without its CNN parser (bison's header and the
+			# scanner's entry points stood in for), which the transformer graphs never call
+			build_without_parser "$SCRATCH/src" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
+		fi
+		[ "$G10_OK" = 1 ] || echo "g10_compare.sh: G10's build failed: $OUT/g10-build.log" >&2
 	fi
 fi
 if [ "$G10_OK" = 1 ]; then
@@ -99,10 +154,10 @@ if [ "$G10_OK" = 1 ]; then
 		borden=210
 		[ "$name" = ViT ] && borden=184
 		for b in $BUDGETS; do
-			for pol in lru deepUM FlashNeuron prefetch_lru; do
+			for pol in $G10_POLICIES; do
 				mig="" pf=0 evc=LRU deg=""
 				case $pol in
-				deepUM) mig="migration_policy        DEEPUM" pf=1 deg="prefetch_degree         8" ;;
+				deepUM) mig="migration_policy        DEEPUM" pf=1 evc=DEEPUM deg="prefetch_degree         8" ;;
 				FlashNeuron) mig="migration_policy        FLASHNEURON" pf=1 ;;
 				prefetch_lru) pf=1 ;;
 				esac
@@ -180,13 +235,17 @@ def g10(name, b, pol, compute_s):
         t = open(f"{out}/g10-{name}-{b}-{pol}.log").read()
     except OSError:
         return None
-    v = {k: float(x) for k, x in re.findall(r"^(\S+) = (\S+)$", t, re.M)}
+    v = {k: float(x) for k, x in re.findall(r"^(\S+) = ([-0-9.e+]+)$", t, re.M)}
+    its = [int(m) for m in re.findall(r"^kernel_stat\.iter(\d+)\.exe_time = ", t, re.M)]
+    if not its:
+        return None
+    i = f"iter{max(its)}"  # the steady state: the last iteration (the first starts cold)
     try:
-        exe, ideal = v["kernel_stat.total.exe_time"], v["kernel_stat.total.ideal_exe_time"]
-        pg = lambda k: v[f"pcie_stat.total.{k}"] * 4096
+        exe, ideal = v[f"kernel_stat.{i}.exe_time"], v[f"kernel_stat.{i}.ideal_exe_time"]
+        pg = lambda k: v[f"pcie_stat.{i}.{k}"] * 4096
         return {"host_out_bytes": pg("outgoing_pg_cpu"), "host_in_bytes": pg("incoming_pg_cpu"),
                 "ssd_out_bytes": pg("outgoing_pg_ssd"), "ssd_in_bytes": pg("incoming_pg_ssd"),
-                "stall_s": compute_s * (exe / ideal - 1), "step_s": compute_s * exe / ideal,
+                "stall_s": v[f"total_time_breakdown_stall.{i}"] / 1e9, "step_s": exe / 1e9,
                 "ratio_to_ideal": ideal / exe}
     except (KeyError, ZeroDivisionError):
         return None
@@ -249,7 +308,7 @@ if execd:
         print(f"| {n} | {b} | " + " | ".join(row) + " |")
     print()
 if not g10_ok:
-    print("G10's simulator was not run (no --g10-src, or flex, bison, make or g++ missing).")
+    print("G10's simulator was not run (no --g10-src, or no g++).")
 PY
 
 if command -v gnuplot >/dev/null; then

@@ -12,21 +12,26 @@
  *    backward from its next use, on the bandwidth each link has left).  The largest goes (ties:
  *    bytes x idle time), the curve and the bandwidth are updated, and the others are scored
  *    again: an eviction that fixes a region lowers the score of every other candidate there.
- * 3. The tier: an interval longer than the SSD's round trip x (1 + margin) goes to the SSD
- *    while the SSD's bandwidth can carry it; else to host memory when its round trip fits and
- *    the host has room; else it is not planned.
+ * 3. The tier: an interval longer than the SSD's round trip x (1 + margin) goes to the SSD when
+ *    the SSD's link can finish its write within the kernel its ideal end falls in (G10's
+ *    gpu2ssd_BWcheck) and the SSD's window removes at least the host's area; else to host
+ *    memory when its round trip fits and the host has room; else it is not planned.
  * 4. Prefetch: each fetch is issued as late as the link's bandwidth left allows to land before
  *    the next use (step 2's window).
  * 5. The run-time guide: what the plan did not foresee (kernels still over the budget once no
- *    candidate can be planned) is evicted as G10's eviction guide says at run time: at each such
- *    kernel, the resident tensor whose next use is farthest goes first, to the SSD when its
- *    interval is long enough for it, else to the host; it is away while the curve is over the
- *    budget (the write due before the first such kernel) and comes back after the last as late
- *    as the bandwidth left allows, else right after it (what is late stalls).
+ *    candidate is left) is evicted as G10's eviction guide does at run time: at each such
+ *    kernel, the tensor idle there whose next use is farthest goes first.  A "hot" one (next
+ *    use beyond G10's hot line, two thirds of the median interval, and beyond the SSD's round
+ *    trip) goes to the SSD when its link can carry it in time for that kernel; the others go to
+ *    host memory while it has room (G10's simulator sends its Medium and Cold pages there).
+ *    It is away while the curve is over the budget (the write due before the first such
+ *    kernel) and comes back after the last as late as the bandwidth left allows, else right
+ *    after it (what is late stalls).
  *
- * Scores only fall as the curve and the bandwidth fall, so step 2 keeps the candidates in a
- * heap and re-scores only the one on top (lazy re-scoring): when its fresh score still beats
- * the next one's stale score, it is the largest.
+ * Scores fall as the curve and the bandwidth fall, so step 2 keeps the candidates in a heap and
+ * re-scores only the one on top (lazy re-scoring): when its fresh score still beats the next
+ * one's older score, it is the largest.  (A score can rise only where the SSD's link fills and
+ * the host's larger window takes over; there the choice may differ from scoring all.)
  */
 #include <errno.h>
 #include <stdlib.h>

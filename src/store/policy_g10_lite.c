@@ -14,16 +14,16 @@
  * bandwidth left allows after the last, else right after it); then, where that is not enough,
  * fetched at its use (which waits).  What does not fit even so, plan_check() names.
  *
- * Which intervals go first decides the plan.  Two orders are planned: G10's, largest "area"
- * (bytes x idle time) first, and Belady's, kernel by kernel over the curve, the interval whose
- * next use is farthest first; each with and without the deficit-sized forced evictions.  The
- * four plans run through the bandwidth model (plan_simulate()) and the one that stalls least is
- * the plan (ties: fewer bytes moved, then the order above).
+ * Which intervals go first decides the plan.  Two orders are planned: one sort, largest bytes x
+ * idle time first (not G10's over-budget area, scored again after each choice: policy g10), and
+ * Belady's, kernel by kernel over the curve, the interval whose next use is farthest first; each
+ * with and without the deficit-sized forced evictions.  The four plans run through the bandwidth
+ * model (plan_simulate()) and the one that stalls least is the plan (ties: fewer bytes moved, then
+ * the order above).
  *
- * G10 adjusts its plan at run time where the static plan would stall; a planner that runs
- * before the step cannot, so its stand-in is this: the on-demand plans (lru and prefetch-lru,
- * which react kernel by kernel) are simulated too, and where one of them stalls less than every
- * plan of g10's own, that plan is g10's (plan.origin says so, and the phase's note).
+ * In place of G10's run-time guide, the on-demand plans (lru and prefetch-lru, which react
+ * kernel by kernel) are simulated too, and where one of them stalls less than every plan of
+ * g10-lite's own, that plan is g10-lite's (plan.origin says so, and the phase's note).
  */
 #include <errno.h>
 #include <stdlib.h>
