@@ -15,7 +15,8 @@
 # flashneuron, prefetch_lru (G10's own, as its scripts name it) = g10.
 #
 #   bench/g10_compare.sh [--g10-src DIR] [--execute DIR] [--out DIR]
-#                        [--budgets "40 30 20 16 8 4"] [--g10-policies P] [--llmio BIN]
+#                        [--budgets "40 30 20 16 8 4"] [--g10-policies P] [--g10-logs DIR]
+#                        [--llmio BIN]
 #     --g10-src   a checkout of platformxlab/G10 (default: none, llmio's half alone)
 #     --execute   also execute every plan on the tensor store in DIR (bytes x 0.002, kernel
 #                 times x 0.05, no host tier: every transfer through the store; the SSD tier
@@ -23,7 +24,9 @@
 #     --out       where the tables, the JSON and the chart go (default ./g10-compare-out)
 #     --budgets   fast-tier budgets in GiB (default 40 30 20 16 8 4)
 #     --g10-policies  G10's policies to run (default "prefetch_lru deepUM FlashNeuron lru";
-#                 each run takes about a minute)
+#                 each run takes minutes: BERT 1 to 5, ViT over 10 on 2 cores)
+#     --g10-logs  G10's run logs of an earlier pass (DIR/g10-GRAPH-BUDGET-POLICY.log): the
+#                 tables from them, nothing run
 #     --llmio     the llmio binary (default build/llmio)
 # Writes $OUT/compare.md (the tables), $OUT/llmio-GRAPH-BUDGET.json, and with gnuplot
 # $OUT/ratio.png (ratio to ideal against the budget, per policy and graph).
@@ -36,9 +39,10 @@ G10_SRC=""
 EXEC_DIR=""
 BUDGETS="40 30 20 16 8 4"
 G10_POLICIES="prefetch_lru deepUM FlashNeuron lru"
+G10_LOGS=""
 LLMIO=$ROOT/build/llmio
 
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--g10-src) G10_SRC=$2; shift 2 ;;
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift 2 ;;
 	--budgets) BUDGETS=$2; shift 2 ;;
 	--g10-policies) G10_POLICIES=$2; shift 2 ;;
+	--g10-logs) G10_LOGS=$2; shift 2 ;;
 	--llmio) LLMIO=$2; shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) echo "g10_compare.sh: unknown option $1" >&2; usage ;;
@@ -129,7 +134,10 @@ SRC
 }
 
 G10_OK=0
-if [ -n "$G10_SRC" ]; then
+if [ -n "$G10_LOGS" ]; then
+	[ "$G10_LOGS" -ef "$OUT" ] || cp "$G10_LOGS"/g10-*.log "$OUT/" 2>/dev/null
+	G10_OK=2 # read, not run
+elif [ -n "$G10_SRC" ]; then
 	if [ ! -f "$G10_SRC/src/Makefile" ]; then
 		echo "g10_compare.sh: $G10_SRC is not a checkout of platformxlab/G10 (no src/Makefile)" >&2
 	elif ! command -v g++ >/dev/null; then
@@ -207,7 +215,7 @@ EOF
 fi
 
 # ---- the tables ----
-python3 - "$OUT" "$BUDGETS" "$G10_OK" "${GRAPHS[@]}" >"$OUT/compare.md" <<'PY'
+python3 - "$OUT" "$BUDGETS" "$([ "$G10_OK" = 0 ] && echo 0 || echo 1)" "${GRAPHS[@]}" >"$OUT/compare.md" <<'PY'
 import json, os, re, sys
 
 out, budgets, g10_ok = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1"
