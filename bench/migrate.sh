@@ -116,7 +116,7 @@ tables() { # tables NAME BUDGETS -- ARGS...
 	local name=$1 budgets=$2; shift 3
 	echo "### $name, ratio to ideal (stall s; GB moved, host + SSD, both ways)"
 	echo
-	echo "| budget | lru | prefetch-lru | ssdtrain | flashneuron | g10 | g10, no host | g10's plan |"
+	echo "| budget | lru | prefetch-lru | ssdtrain | flashneuron | g10 | g10, no host | g10-lite |"
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 	for b in $budgets; do
 		"$LLMIO" run --workload migrate "$@" --budget "$b" --simulate --quiet \
@@ -132,15 +132,13 @@ ph = {p["name"]: p for p in d["runs"][0]["phases"]}
 gds = json.load(open(sys.argv[1][:-5] + "-gds.json"))["runs"][0]["phases"][0]
 ph["simulate-g10-gds"] = gds
 row = [sys.argv[2]]
-for q in ["lru", "prefetch-lru", "ssdtrain", "flashneuron", "g10", "g10-gds"]:
+for q in ["lru", "prefetch-lru", "ssdtrain", "flashneuron", "g10", "g10-gds", "g10-lite"]:
     m = ph[f"simulate-{q}"]["metrics"]
     if "ratio_to_ideal" not in m:
         row.append("cannot run")
         continue
     gb = sum(m[f"{t}_{d}_bytes"] for t in ["host", "ssd"] for d in ["out", "in"]) / 1e9
     row.append(f"{m['ratio_to_ideal']:.3f} ({m['stall_s']:.2f}; {gb:.1f})")
-note = ph["simulate-g10"]["note"]
-row.append(note.split("plan: ")[1].split(":")[0] if "plan: " in note else "?")
 print("| " + " | ".join(row) + " |")
 PY
 	done

@@ -748,7 +748,7 @@ static double stall_of_variant(unsigned v, const struct lt_step *s, const struct
 	struct plan p;
 
 	assert_int_equal(plan_init(&p, "g10", s, c->budget, &e), 0);
-	if (plan_g10(&p, s, c, v, &e) || plan_finish(&p, s, c, &e))
+	if (plan_g10_lite(&p, s, c, v, &e) || plan_finish(&p, s, c, &e))
 		fail_msg("variant %u: %s", v, e.msg);
 	assert_int_equal(plan_simulate(&p, s, c, &r, &e), 0);
 	if (keep)
@@ -786,8 +786,8 @@ static void forced_eviction_sized_to_deficit(void **state)
 	old = stall_of_variant(0, &s, &c, NULL);
 	pre = stall_of(&policy_prefetch_lru, &s, &c, NULL, 0);
 	lru = stall_of(&policy_lru, &s, &c, NULL, 0);
-	now = stall_of(&policy_g10, &s, &c, origin, sizeof(origin));
-	/* G10's order stalled more than prefetch-lru; g10 now stalls less than both, own plan */
+	now = stall_of(&policy_g10_lite, &s, &c, origin, sizeof(origin));
+	/* the one sort stalled more than prefetch-lru; g10-lite stalls less than both, own plan */
 	assert_true(old > pre);
 	assert_true(now < pre && now < lru);
 	assert_null(strstr(origin, "lru"));
@@ -1171,9 +1171,125 @@ static void random_step(uint64_t seed, struct lt_step *s, uint64_t *need, uint64
 	}
 }
 
+/* Twelve kernels of 10 ms (transfers of a few MB take under one), a budget of 100 MB, over it
+ * by 2 MB at kernels 2-5 and 7-9 (F and the workspaces W set the curve).  An eviction frees
+ * memory from the kernel after the one that writes it to the one before the one that fetches it
+ * back: A (2 MB, idle over 2-10) frees kernels 3-9, an over-budget area of 6 kernels x 2 MB; B (1
+ * MB, idle 1-6) frees 2-5: 4 x 1 MB; C (2 MB, idle 1-3) frees kernel 2: 1 x 2 MB.  A goes
+ * first and fixes every kernel but 2.  Scored again, C removes 2 MB x 1 kernel there and B only
+ * 1 MB x 1 (its other kernels no longer count), so C goes and the plan is done; a planner that
+ * keeps its first order (A, B, C) moves B too, and then C, which it still needs. */
+static const char rescore[] =
+        "llmio-lifetimes 1\n"
+        "kernel k0 10000\nkernel k1 10000\nkernel k2 10000\nkernel k3 10000\n"
+        "kernel k4 10000\nkernel k5 10000\nkernel k6 10000\nkernel k7 10000\n"
+        "kernel k8 10000\nkernel k9 10000\nkernel k10 10000\nkernel k11 10000\n"
+        "tensor F 90000000 weight - 0,1,2,3,4,5,6,7,8,9,10,11\n"
+        "tensor A 2000000 activation 0 1,11\n"
+        "tensor B 1000000 activation 0 7\n"
+        "tensor C 2000000 activation 0 4\n"
+        "tensor W0 5000000 workspace 0 -\ntensor W1 5000000 workspace 1 -\n"
+        "tensor W2 7000000 workspace 2 -\ntensor W3 7000000 workspace 3 -\n"
+        "tensor W4 7000000 workspace 4 -\ntensor W5 9000000 workspace 5 -\n"
+        "tensor W6 7000000 workspace 6 -\ntensor W7 9000000 workspace 7 -\n"
+        "tensor W8 10000000 workspace 8 -\ntensor W9 10000000 workspace 9 -\n"
+        "tensor W10 8000000 workspace 10 -\ntensor W11 8000000 workspace 11 -\n";
+
+static void rescored_after_each_eviction(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(parse(rescore, &s, &e), 0);
+	plan_cfg_init(&c, 100000000);
+	assert_int_equal(plan_build(&p, &policy_g10, &s, &c, &e), 0);
+	assert_int_equal(moves_of(&p, tensor_index(&s, "A")), 2);
+	assert_int_equal(moves_of(&p, tensor_index(&s, "B")), 0);
+	assert_int_equal(moves_of(&p, tensor_index(&s, "C")), 2);
+	assert_int_equal(p.n, 4);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(r.stall_s == 0);
+	assert_true(r.peak_fast == c.budget);
+	plan_release(&p);
+	/* the one sort (g10-lite's first order) moves all three */
+	stall_of_variant(0, &s, &c, &p);
+	assert_int_equal(moves_of(&p, tensor_index(&s, "B")), 2);
+	assert_int_equal(p.n, 6);
+	plan_release(&p);
+	lt_release(&s);
+}
+
+/* Ten kernels of 100 ms; X (1 GB) at kernel 4 puts the curve 0.8 GB over a 1 GB budget, and
+ * both LONG and SHORT (0.4 GB each) must be away then.  LONG is idle 800 ms, longer than its
+ * SSD round trip x 1.5 (2 x 125 ms x 1.5): G10 sends it to the SSD, although the host has room.
+ * SHORT is idle 300 ms, too short for the SSD (375 ms) but not for the host (2 x 25 ms x 1.5):
+ * the host. */
+static const char tiers[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "tensor LONG 400000000 activation 0 9\n"
+        "tensor SHORT 400000000 activation 2 6\n"
+        "tensor X 1000000000 workspace 4 -\n";
+
+static void long_idle_to_ssd_short_to_host(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(parse(tiers, &s, &e), 0);
+	plan_cfg_init(&c, 1000000000);
+	assert_int_equal(plan_build(&p, &policy_g10, &s, &c, &e), 0);
+	assert_int_equal(p.n, 4);
+	for (size_t i = 0; i < p.n; i++)
+		assert_int_equal(p.x[i].tier,
+		                 p.x[i].tensor == tensor_index(&s, "LONG") ? PLAN_SSD : PLAN_HOST);
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(r.stall_s == 0);
+	assert_int_equal(r.bytes[PLAN_SSD][PLAN_OUT], 400000000);
+	assert_int_equal(r.bytes[PLAN_HOST][PLAN_OUT], 400000000);
+	plan_release(&p);
+	lt_release(&s);
+}
+
+/* The `forced` step: no round trip fits in an interval, so the plan foresees nothing and the
+ * run-time guide decides.  At kernel 5 (over the budget) A's next use (9) is farther than B's
+ * (8): A goes, away over kernels 5 and 6 only (the write due before 5, the fetch issued after
+ * 6); B stays.  Without the guide there is no plan at all. */
+static void run_time_guide_farthest_first(void **state)
+{
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct lt_step s;
+	struct plan p;
+
+	(void)state;
+	assert_int_equal(parse(forced, &s, &e), 0);
+	plan_cfg_init(&c, 2500000000);
+	c.tier[PLAN_HOST].gbps = 2;
+	assert_int_equal(plan_build(&p, &policy_g10, &s, &c, &e), 0);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(moves_of(&p, tensor_index(&s, "B")), 0);
+	assert_int_equal(p.x[0].tensor, tensor_index(&s, "A"));
+	assert_int_equal(p.x[0].tier, PLAN_HOST);
+	assert_int_equal(p.x[0].issue_k, 1);
+	assert_int_equal(p.x[0].deadline_k, 5);
+	assert_int_equal(p.x[1].issue_k, 7);
+	assert_int_equal(p.x[1].deadline_k, 9);
+	plan_release(&p);
+	lt_release(&s);
+}
+
 /* The issue's target as a property: on random steps, tiers and budgets, g10's simulated stall
- * is never above lru's or prefetch-lru's.  Seeds are fixed; nothing is timed.  At least 9 in
- * 10 must be g10's own plans, not the on-demand fallback. */
+ * (G10's algorithm, no fallback) is never above lru's or prefetch-lru's, and it fits wherever
+ * they do.  So is g10-lite's, by construction (it keeps the best of its plans and theirs); at
+ * least 9 in 10 must be its own plans, not the on-demand fallback.  Seeds are fixed; nothing
+ * is timed. */
 static void g10_never_stalls_more(void **state)
 {
 	unsigned compared = 0, own = 0, old_worse = 0;
@@ -1199,12 +1315,21 @@ static void g10_never_stalls_more(void **state)
 		c.ssd_one_queue = seed % 2; /* the store's queue: the planner books one channel */
 		l = stall_of(&policy_lru, &s, &c, NULL, 0);
 		pl = stall_of(&policy_prefetch_lru, &s, &c, NULL, 0);
-		g = stall_of(&policy_g10, &s, &c, origin, sizeof(origin));
-		if (l >= 0 || pl >= 0)
-			assert_true(g >= 0); /* g10 fits where an on-demand plan does */
+		g = stall_of(&policy_g10, &s, &c, NULL, 0);
+		if ((l >= 0 || pl >= 0) && g < 0) /* g10 fits where an on-demand plan does */
+			fail_msg("seed %llu: g10 does not fit where lru (%.6f) or prefetch-lru "
+			         "(%.6f) "
+			         "do",
+			         (unsigned long long)seed, l, pl);
 		if (g >= 0 && ((l >= 0 && g > l) || (pl >= 0 && g > pl)))
-			fail_msg("seed %llu: g10 stalls %.6f s (%s), lru %.6f s, prefetch-lru %.6f "
-			         "s",
+			fail_msg("seed %llu: g10 stalls %.6f s, lru %.6f s, prefetch-lru %.6f s",
+			         (unsigned long long)seed, g, l, pl);
+		g = stall_of(&policy_g10_lite, &s, &c, origin, sizeof(origin));
+		if ((l >= 0 || pl >= 0) && g < 0)
+			fail_msg("seed %llu: g10-lite does not fit", (unsigned long long)seed);
+		if (g >= 0 && ((l >= 0 && g > l) || (pl >= 0 && g > pl)))
+			fail_msg("seed %llu: g10-lite stalls %.6f s (%s), lru %.6f s, prefetch-lru "
+			         "%.6f s",
 			         (unsigned long long)seed, g, origin, l, pl);
 		if (g >= 0 && l >= 0 && pl >= 0) {
 			double g0 = stall_of_variant(0, &s, &c, NULL);
@@ -1216,8 +1341,8 @@ static void g10_never_stalls_more(void **state)
 		}
 		lt_release(&s);
 	}
-	print_message("g10 compared on %u random steps, its own plan on %u; G10's order alone "
-	              "stalled more than lru or prefetch-lru on %u\n",
+	print_message("g10 and g10-lite compared on %u random steps, g10-lite's own plan on %u; "
+	              "its one sort alone stalled more than lru or prefetch-lru on %u\n",
 	              compared, own, old_worse);
 	assert_true(compared >= 30);
 	assert_true(own * 10 >= compared * 9);
@@ -1244,6 +1369,9 @@ int main(void)
 	        cmocka_unit_test(invariants_model),
 	        cmocka_unit_test(over_budget_named),
 	        cmocka_unit_test(forced_eviction_sized_to_deficit),
+	        cmocka_unit_test(rescored_after_each_eviction),
+	        cmocka_unit_test(long_idle_to_ssd_short_to_host),
+	        cmocka_unit_test(run_time_guide_farthest_first),
 	        cmocka_unit_test(g10_never_stalls_more),
 	        cmocka_unit_test(one_ssd_queue_and_late_kernels),
 	        cmocka_unit_test(ssd_each_way_at_its_rate),

@@ -14,7 +14,8 @@
 #include "store/plan.h"
 
 static const struct plan_policy *const policies[] = {
-        &policy_lru, &policy_prefetch_lru, &policy_ssdtrain, &policy_flashneuron, &policy_g10,
+        &policy_lru,         &policy_prefetch_lru, &policy_ssdtrain,
+        &policy_flashneuron, &policy_g10,          &policy_g10_lite,
 };
 
 size_t plan_policy_count(void)
@@ -688,6 +689,54 @@ static long book(struct plan_ctx *x, int t, int d, long v, int step, long lo, lo
 	return step > 0 ? v : v + 1;
 }
 
+/* The window the bandwidth left gives interval iv through tier t (the eviction booked forward
+ * from its start, the fetch backward from its use), nothing booked: 1 when it has none. */
+static int bandwidth_window(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t,
+                            long *f, long *pv)
+{
+	const struct lt_tensor *tt = &x->s->tensors[iv->tensor];
+	const struct plan_tier_spec *ts = &x->c->tier[t];
+	const long N = x->s->nkernels;
+	double bw = ts->gbps * 1e9;
+	uint32_t v0, vb;
+
+	vrange(x, iv, &v0, &vb);
+	*f = book(x, t, PLAN_OUT, v0, 1, v0, vb,
+	          (double)tt->bytes + (double)ts->write_lat_ns / 1e9 * bw, false);
+	if (*f < 0)
+		return 1;
+	*pv = book(x, t, PLAN_IN, (long)vb - 1, -1, *f, vb,
+	           (double)tt->bytes + (double)ts->read_lat_ns / 1e9 * bw, false);
+	if (*pv < 0 || *f >= *pv || (iv->wraps && (*f > N || *pv < N)))
+		return 1;
+	return plan_tier_room(x, iv, t) ? 0 : 1;
+}
+
+bool plan_rule_holds(const struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t)
+{
+	const struct plan_tier_spec *ts = &x->c->tier[t];
+	double bw = ts->gbps * 1e9, trip;
+
+	trip = ((double)(ts->write_lat_ns + ts->read_lat_ns) / 1e9 * bw +
+	        2.0 * (double)x->s->tensors[iv->tensor].bytes) /
+	       bw;
+	return (double)iv->idle_ns / 1e9 > trip * (1 + x->c->margin);
+}
+
+int plan_probe_interval(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t, long *f,
+                        long *pv)
+{
+	if (!plan_rule_holds(x, iv, t))
+		return 1;
+	return bandwidth_window(x, iv, t, f, pv);
+}
+
+int plan_probe_bandwidth(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t,
+                         long *f, long *pv)
+{
+	return bandwidth_window(x, iv, t, f, pv);
+}
+
 int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t,
                       unsigned flags, struct llmio_error *e)
 {
@@ -701,15 +750,10 @@ int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum pla
 	vrange(x, iv, &v0, &vb);
 	out_need = (double)tt->bytes + (double)ts->write_lat_ns / 1e9 * bw;
 	in_need = (double)tt->bytes + (double)ts->read_lat_ns / 1e9 * bw;
-	if ((flags & PLAN_TRY_RULE) &&
-	    (double)iv->idle_ns / 1e9 <= (out_need + in_need) / bw * (1 + x->c->margin))
+	if ((flags & PLAN_TRY_RULE) && !plan_rule_holds(x, iv, t))
 		return 1;
 	if (flags & PLAN_TRY_BANDWIDTH) {
-		f = book(x, t, PLAN_OUT, v0, 1, v0, vb, out_need, false);
-		if (f < 0)
-			return 1;
-		pv = book(x, t, PLAN_IN, (long)vb - 1, -1, f, vb, in_need, false);
-		if (pv < 0)
+		if (bandwidth_window(x, iv, t, &f, &pv))
 			return 1;
 	} else if (flags & PLAN_TRY_DEFICIT) {
 		/* sized to the deficit: away over the kernels of the interval that are over the

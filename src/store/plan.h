@@ -165,6 +165,17 @@ enum {
  * plan.  1 when the interval cannot be offloaded so (nothing changed), 0 done, -errno. */
 int plan_try_interval(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t,
                       unsigned flags, struct llmio_error *e);
+/* G10's rule for tier t: is the interval longer than the round trip (latencies + 2 x bytes /
+ * bandwidth) x (1 + margin)? */
+bool plan_rule_holds(const struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t);
+/* What plan_try_interval(x, iv, t, PLAN_TRY_RULE | PLAN_TRY_BANDWIDTH) would do, nothing
+ * changed: 0 with the window of fast memory it would free (virtual kernels [*f, *pv)), 1 when
+ * it would refuse. */
+int plan_probe_interval(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t, long *f,
+                        long *pv);
+/* The same without the rule: what plan_try_interval(x, iv, t, PLAN_TRY_BANDWIDTH) would do. */
+int plan_probe_bandwidth(struct plan_ctx *x, const struct lt_interval *iv, enum plan_tier t,
+                         long *f, long *pv);
 /* Take back what plan_try_interval() did for iv (not the bandwidth it booked: a later
  * booking sees less than there is, never more).  The plan's two transfers are marked dead
  * (tensor UINT32_MAX) and dropped by plan_build(). */
@@ -190,7 +201,7 @@ struct plan_policy {
 	             struct llmio_error *e);
 };
 extern const struct plan_policy policy_lru, policy_prefetch_lru, policy_ssdtrain,
-        policy_flashneuron, policy_g10;
+        policy_flashneuron, policy_g10, policy_g10_lite;
 size_t plan_policy_count(void);
 const struct plan_policy *plan_policy_at(size_t i);
 const struct plan_policy *plan_policy_find(const char *name);
@@ -208,12 +219,17 @@ int plan_finish(struct plan *p, const struct lt_step *s, const struct plan_cfg *
 int plan_lru(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, uint32_t lookahead,
              struct llmio_error *e);
 
-/* One of g10's own plans (policy_g10.c), into p as plan_lru() does: variant 0 is G10's order
- * (largest area first, forced evictions of whole intervals); PLAN_G10_BELADY orders kernel by
- * kernel, farthest next use first; PLAN_G10_DEFICIT sizes forced evictions to the deficit.
- * Policy g10 simulates them all and keeps the one that stalls least. */
+/* One of g10-lite's own plans (policy_g10_lite.c), into p as plan_lru() does: variant 0 sorts
+ * once by bytes x idle time (forced evictions of whole intervals); PLAN_G10_BELADY orders kernel
+ * by kernel, farthest next use first; PLAN_G10_DEFICIT sizes forced evictions to the deficit.
+ * Policy g10-lite simulates them all and keeps the one that stalls least. */
 enum { PLAN_G10_DEFICIT = 1, PLAN_G10_BELADY = 2, PLAN_G10_VARIANTS = 4 };
-int plan_g10(struct plan *p, const struct lt_step *s, const struct plan_cfg *c, unsigned variant,
+int plan_g10_lite(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
+                  unsigned variant, struct llmio_error *e);
+
+/* G10's algorithm (policy_g10.c) into p: the over-budget area re-scored after each eviction,
+ * SSD for the long intervals and host memory for the shorter ones, then the run-time guide. */
+int plan_g10(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
              struct llmio_error *e);
 
 #endif

@@ -37,7 +37,7 @@ __attribute__((format(printf, 3, 4))) static void note_set(char *note, size_t le
 }
 
 static const struct llmio_optdesc params[] = {
-        WL_ENUM("policy", "lru|prefetch-lru|ssdtrain|flashneuron|g10|all", "all",
+        WL_ENUM("policy", "lru|prefetch-lru|ssdtrain|flashneuron|g10|g10-lite|all", "all",
                 "migration policy, or all side by side"),
         WL_PARAM("budget", OPTD_SIZE, 1, 0, "", "fast-tier (accelerator memory) bytes"),
         WL_PARAM("simulate", OPTD_UINT, 0, 1, "0",

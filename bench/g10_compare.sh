@@ -1,0 +1,356 @@
+#!/usr/bin/env bash
+# g10_compare.sh: llmio's migration planner beside G10's own simulator (issue 36), on G10's
+# graphs, at the same budgets, bandwidths and latencies; plan by plan: bytes moved per tier and
+# direction, stall, step time; every difference over 10 % flagged.
+#
+# llmio's half: each graph (BERT-Base at batch 256, ViT at batch 1280, the kernel times scaled
+# to G10's measured sums) simulated by every policy at each budget (G10's tiers: the defaults).
+# G10's half, when --g10-src names a checkout of platformxlab/G10 and flex, bison, make and g++
+# are installed: its simulator is built from that source in a scratch folder (nothing of it is
+# kept), a config is written per run as its src/resources/genconfigs.py writes them, and its
+# printed statistics of its last (steady) iteration are read back
+# (pcie_stat.iterN.{incoming,outgoing}_pg_{cpu,ssd}: 4 KiB pages; total_time_breakdown_stall
+# and kernel_stat.iterN.exe_time: ns).  Without flex and bison the simulator is built without
+# its CNN parser, which the transformer graphs compared here never use.  G10's policies map to llmio's: lru = lru, deepUM = prefetch-lru, FlashNeuron =
+# flashneuron, prefetch_lru (G10's own, as its scripts name it) = g10.
+#
+#   bench/g10_compare.sh [--g10-src DIR] [--execute DIR] [--out DIR]
+#                        [--budgets "40 30 20 16 8 4"] [--g10-policies P] [--g10-logs DIR]
+#                        [--llmio BIN]
+#     --g10-src   a checkout of platformxlab/G10 (default: none, llmio's half alone)
+#     --execute   also execute every plan on the tensor store in DIR (bytes x 0.002, kernel
+#                 times x 0.05, no host tier: every transfer through the store; the SSD tier
+#                 calibrated there): the measured stall beside the simulated one
+#     --out       where the tables, the JSON and the chart go (default ./g10-compare-out)
+#     --budgets   fast-tier budgets in GiB (default 40 30 20 16 8 4)
+#     --g10-policies  G10's policies to run (default "prefetch_lru deepUM FlashNeuron lru";
+#                 each run takes minutes: BERT 1 to 5, ViT over 10 on 2 cores)
+#     --g10-logs  G10's run logs of an earlier pass (DIR/g10-GRAPH-BUDGET-POLICY.log): the
+#                 tables from them, nothing run
+#     --llmio     the llmio binary (default build/llmio)
+# Writes $OUT/compare.md (the tables), $OUT/llmio-GRAPH-BUDGET.json, and with gnuplot
+# $OUT/ratio.png (ratio to ideal against the budget, per policy and graph).
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+OUT=$ROOT/g10-compare-out
+G10_SRC=""
+EXEC_DIR=""
+BUDGETS="40 30 20 16 8 4"
+G10_POLICIES="prefetch_lru deepUM FlashNeuron lru"
+G10_LOGS=""
+LLMIO=$ROOT/build/llmio
+
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--g10-src) G10_SRC=$2; shift 2 ;;
+	--execute) EXEC_DIR=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--budgets) BUDGETS=$2; shift 2 ;;
+	--g10-policies) G10_POLICIES=$2; shift 2 ;;
+	--g10-logs) G10_LOGS=$2; shift 2 ;;
+	--llmio) LLMIO=$2; shift 2 ;;
+	-h | --help) usage 0 ;;
+	*) echo "g10_compare.sh: unknown option $1" >&2; usage ;;
+	esac
+done
+[ -x "$LLMIO" ] || { echo "g10_compare.sh: $LLMIO is not built (scripts/bootstrap.sh build)" >&2; exit 1; }
+mkdir -p "$OUT" || exit 1
+
+# graph: llmio's name, G10's net file, G10's results folder, batch, G10's kernel time sum (s)
+GRAPHS=("BERT BERT_Base BERT_Base 256 7.28547" "ViT VIT VIT 1280 3.71595")
+
+# ---- llmio ----
+for g in "${GRAPHS[@]}"; do
+	read -r name net _ batch cs <<<"$g"
+	for b in $BUDGETS; do
+		"$LLMIO" run --workload migrate --lifetimes "$ROOT/tests/data/g10/$net.txt" \
+			--batch "$batch" --compute_s "$cs" --budget "${b}g" --simulate --quiet \
+			--json "$OUT/llmio-$name-$b.json" >/dev/null 2>&1 || true
+	done
+done
+
+# ---- executed on the store, scaled ----
+if [ -n "$EXEC_DIR" ]; then
+	mkdir -p "$EXEC_DIR" || exit 1
+	for g in "${GRAPHS[@]}"; do
+		read -r name net _ batch cs <<<"$g"
+		for b in $BUDGETS; do
+			"$LLMIO" run --workload migrate --lifetimes "$ROOT/tests/data/g10/$net.txt" \
+				--batch "$batch" --compute_s "$cs" --budget "${b}g" --host_bytes 0 \
+				--directory "$EXEC_DIR" --scale 0.002 --time_scale 0.05 --quiet \
+				--json "$OUT/exec-$name-$b.json" >/dev/null 2>&1 || true
+		done
+	done
+fi
+
+# ---- G10's simulator ----
+build_without_parser() { # build_without_parser SRC: G10's gpg with no flex or bison
+	local src=$1
+	cat >"$src/y.tab.h" <<'HDR'
+#ifndef G10_COMPARE_YTAB_H
+#define G10_COMPARE_YTAB_H
+#include "location.h"
+enum yytokentype {
+	T_Sequential = 258, T_Conv2d, T_ReLU, T_MaxPool2d, T_AdaptiveAvgPool2d, T_Linear, T_Dropout,
+	T_BatchNorm2d, T_kernel_size, T_stride, T_padding, T_bias, T_inplace, T_dilation, T_ceil_mode,
+	T_output_size, T_in_features, T_out_features, T_p, T_eps, T_momentum, T_affine,
+	T_track_running_stats, T_Identifier, T_IntConstant, T_DoubleConstant, T_BoolConstant
+};
+union YYSTYPE {
+	int integerConstant;
+	bool boolConstant;
+	char *stringConstant;
+	double doubleConstant;
+	char identifier[MaxIdentLen + 1];
+	void *ptr;
+};
+typedef union YYSTYPE YYSTYPE;
+extern YYSTYPE yylval;
+#endif
+HDR
+	cat >"$src/no_parser.cc" <<'SRC'
+#include <cstdio>
+#include <cstdlib>
+#include "scanner.h"
+#include "y.tab.h"
+YYSTYPE yylval;
+struct yyltype yylloc;
+char *yytext;
+int yydebug;
+int yylex() { return 0; }
+void yyrestart(FILE *) {}
+void InitScanner() {}
+void InitParser() {}
+const char *GetLineNumbered(int) { return ""; }
+int yyparse() { fprintf(stderr, "this build reads transformer graphs only (no flex, bison)\n"); exit(1); }
+SRC
+	(cd "$src" && for f in ast analysis errors utility libyywrap codegen simulationComponents \
+		simulationEvents simulator main no_parser; do
+		g++ -O2 -w -std=c++17 -c "$f.cc" -o "$f.o" || exit 1
+	done && g++ -o gpg ./*.o -lpthread)
+}
+
+G10_OK=0
+if [ -n "$G10_LOGS" ]; then
+	[ "$G10_LOGS" -ef "$OUT" ] || cp "$G10_LOGS"/g10-*.log "$OUT/" 2>/dev/null
+	G10_OK=2 # read, not run
+elif [ -n "$G10_SRC" ]; then
+	if [ ! -f "$G10_SRC/src/Makefile" ]; then
+		echo "g10_compare.sh: $G10_SRC is not a checkout of platformxlab/G10 (no src/Makefile)" >&2
+	elif ! command -v g++ >/dev/null; then
+		echo "g10_compare.sh: G10's simulator needs g++: llmio's half only" >&2
+	else
+		SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/g10-sim.XXXXXX") || exit 1
+		trap 'rm -rf "$SCRATCH"' EXIT
+		cp -r "$G10_SRC/src" "$G10_SRC/frontend" "$G10_SRC/results" "$SCRATCH/" || exit 1
+		if command -v flex >/dev/null && command -v bison >/dev/null && command -v make >/dev/null; then
+			make -C "$SCRATCH/src" -j"$(nproc)" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
+		else
+			# no flex or bison: the simulator without its CNN parser (bison's header and the
+			# scanner's entry points stood in for), which the transformer graphs never call
+			build_without_parser "$SCRATCH/src" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
+		fi
+		[ "$G10_OK" = 1 ] || echo "g10_compare.sh: G10's build failed: $OUT/g10-build.log" >&2
+	fi
+fi
+if [ "$G10_OK" = 1 ]; then
+	for g in "${GRAPHS[@]}"; do
+		read -r name net res batch _ <<<"$g"
+		borden=210
+		[ "$name" = ViT ] && borden=184
+		for b in $BUDGETS; do
+			for pol in $G10_POLICIES; do
+				mig="" pf=0 evc=LRU deg=""
+				case $pol in
+				deepUM) mig="migration_policy        DEEPUM" pf=1 evc=DEEPUM deg="prefetch_degree         8" ;;
+				FlashNeuron) mig="migration_policy        FLASHNEURON" pf=1 ;;
+				prefetch_lru) pf=1 ;;
+				esac
+				cfg=$SCRATCH/src/$name-$b-$pol.config
+				cat >"$cfg" <<EOF
+output_folder           ../results/$res/cmp-$batch-$b-$pol
+is_simulation           1
+is_transformer          1
+trans_borden            $borden
+batch_size              $batch
+input_H                 224
+input_W                 224
+num_iteration           2
+num_threads             $(nproc)
+nn_model_input_file     ../frontend/Nets/$net.txt
+orig_kernel_time_file   ../results/$res/cudnn$batch.txt
+pf_kernel_time_file     ../results/$res/cudnn${batch}PF.txt
+input_pf_kernel_time_file ../results/$res/cudnn${batch}InputPF.txt
+workspace_size_file       ../results/$res/cudnn${batch}Workspace.txt
+stat_output_file        sim_result
+is_UVM                  1
+use_prefetch            $pf
+eviction_policy         $evc
+$mig
+$deg
+system_latency_us       45
+CPU_PCIe_bandwidth_GBps 15.754
+CPU_memory_line_GB      128
+GPU_memory_size_GB      $b
+GPU_frequency_GHz       1.2
+GPU_PCIe_bandwidth_GBps 15.754
+GPU_malloc_uspB         0.000000814
+GPU_free_uspB           0
+SSD_PCIe_bandwidth_GBps 3.2
+SSD_read_latency_us     12
+SSD_write_latency_us    16
+SSD_latency_us          20
+PCIe_latency_us         5
+PCIe_batch_size_page    50
+delta_parameter         0.5
+EOF
+				(cd "$SCRATCH/src" && timeout 3600 ./gpg "$cfg") >"$OUT/g10-$name-$b-$pol.log" 2>&1 ||
+					echo "g10_compare.sh: G10's run $name $b GiB $pol failed: $OUT/g10-$name-$b-$pol.log" >&2
+			done
+		done
+	done
+fi
+
+# ---- the tables ----
+python3 - "$OUT" "$BUDGETS" "$([ "$G10_OK" = 0 ] && echo 0 || echo 1)" "${GRAPHS[@]}" >"$OUT/compare.md" <<'PY'
+import json, os, re, sys
+
+out, budgets, g10_ok = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1"
+graphs = [g.split() for g in sys.argv[4:]]
+pols = [("lru", "lru"), ("prefetch-lru", "deepUM"), ("flashneuron", "FlashNeuron"),
+        ("g10", "prefetch_lru"), ("g10-lite", None)]
+GIB = 2 ** 30
+
+
+def llmio(name, b):
+    try:
+        d = json.load(open(f"{out}/llmio-{name}-{b}.json"))
+    except (OSError, ValueError):
+        return {}
+    r = {}
+    for p in d["runs"][0]["phases"]:
+        m = p["metrics"]
+        if "stall_s" in m and "cannot run" not in p.get("note", ""):
+            r[p["name"][len("simulate-"):]] = m
+    return r
+
+
+def g10(name, b, pol, compute_s):
+    try:
+        t = open(f"{out}/g10-{name}-{b}-{pol}.log").read()
+    except OSError:
+        return None
+    v = {k: float(x) for k, x in re.findall(r"^(\S+) = ([-0-9.e+]+)$", t, re.M)}
+    its = [int(m) for m in re.findall(r"^kernel_stat\.iter(\d+)\.exe_time = ", t, re.M)]
+    if not its:
+        return None
+    i = f"iter{max(its)}"  # the steady state: the last iteration (the first starts cold)
+    try:
+        exe, ideal = v[f"kernel_stat.{i}.exe_time"], v[f"kernel_stat.{i}.ideal_exe_time"]
+        pg = lambda k: v[f"pcie_stat.{i}.{k}"] * 4096
+        return {"host_out_bytes": pg("outgoing_pg_cpu"), "host_in_bytes": pg("incoming_pg_cpu"),
+                "ssd_out_bytes": pg("outgoing_pg_ssd"), "ssd_in_bytes": pg("incoming_pg_ssd"),
+                "stall_s": v[f"total_time_breakdown_stall.{i}"] / 1e9, "step_s": exe / 1e9,
+                "ratio_to_ideal": ideal / exe}
+    except (KeyError, ZeroDivisionError):
+        return None
+
+
+def cell(m):
+    if not m:
+        return "cannot run"
+    return (f"{m['ratio_to_ideal']:.3f} ({m['stall_s']:.2f} s; host {m['host_out_bytes'] / GIB:.1f}"
+            f", SSD {m['ssd_out_bytes'] / GIB:.1f} GiB out)")
+
+
+print("# llmio's planner beside G10's simulator\n")
+print("Ratio to ideal (stall; GiB out each tier, the same back) at each budget, G10's tiers.\n")
+for name, net, res, batch, cs in graphs:
+    print(f"## {name}, batch {batch}\n")
+    print("| budget GiB | " + " | ".join(p for p, _ in pols) + " |")
+    print("| --- " * (len(pols) + 1) + "|")
+    for b in budgets:
+        r = llmio(name, b)
+        print(f"| {b} | " + " | ".join(cell(r.get(p)) for p, _ in pols) + " |")
+    print()
+    if not g10_ok:
+        continue
+    print(f"### {name}: against G10's simulator (llmio / G10; * over 10 % apart)\n")
+    print("| budget GiB | policy | host GiB out | SSD GiB out | stall s | step s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for b in budgets:
+        r = llmio(name, b)
+        for p, gp in pols:
+            if gp is None:
+                continue
+            a, g = r.get(p), g10(name, b, gp, float(cs))
+            if not a or not g:
+                print(f"| {b} | {p} | {'llmio cannot run' if not a else ''} "
+                      f"{'G10 has no result' if not g else ''} | | | |")
+                continue
+            row = []
+            for k, s in [("host_out_bytes", GIB), ("ssd_out_bytes", GIB), ("stall_s", 1),
+                         ("step_s", 1)]:
+                x, y = a[k] / s, g[k] / s
+                far = abs(x - y) > 0.1 * max(abs(y), 1e-9) and abs(x - y) > 0.01
+                row.append(f"{x:.2f} / {y:.2f}{' *' if far else ''}")
+            print(f"| {b} | {p} | " + " | ".join(row) + " |")
+    print()
+execd = [(n, b) for n, *_ in graphs for b in budgets if os.path.exists(f"{out}/exec-{n}-{b}.json")]
+if execd:
+    print("## Executed on the tensor store (no host tier, bytes x 0.002, kernels x 0.05)\n")
+    print("Stall s, simulated beside the run (the store's one SSD queue, its calibrated SSD) / "
+          "measured.\n")
+    print("| graph | budget GiB | " + " | ".join(p for p, _ in pols) + " |")
+    print("| --- " * (len(pols) + 2) + "|")
+    for n, b in execd:
+        ph = {p["name"]: p for p in json.load(open(f"{out}/exec-{n}-{b}.json"))["runs"][0]["phases"]}
+        row = []
+        for p, _ in pols:
+            s, r = ph.get(f"simulate-{p}", {}).get("metrics", {}), ph.get(f"run-{p}", {}).get("metrics", {})
+            row.append(f"{s['stall_s']:.3f} / {r['stall_s']:.3f}" if "stall_s" in s and "stall_s" in r
+                       else "cannot run")
+        print(f"| {n} | {b} | " + " | ".join(row) + " |")
+    print()
+if not g10_ok:
+    print("G10's simulator was not run (no --g10-src, or no g++).")
+PY
+
+if command -v gnuplot >/dev/null; then
+	python3 - "$OUT" "$BUDGETS" >"$OUT/ratio.dat" <<'PY'
+import json, sys
+out, budgets = sys.argv[1], sys.argv[2].split()
+pols = ["lru", "prefetch-lru", "flashneuron", "g10", "g10-lite"]
+for name in ["BERT", "ViT"]:
+    print(f"# {name}: budget " + " ".join(pols))
+    for b in budgets:
+        try:
+            ph = {p["name"]: p["metrics"] for p in
+                  json.load(open(f"{out}/llmio-{name}-{b}.json"))["runs"][0]["phases"]}
+        except (OSError, ValueError):
+            continue
+        print(b, " ".join(str(ph.get(f"simulate-{p}", {}).get("ratio_to_ideal", "NaN")) for p in pols))
+    print("\n")
+PY
+	gnuplot <<EOF
+set terminal pngcairo size 1100,420
+set output '$OUT/ratio.png'
+set multiplot layout 1,2
+set xlabel 'fast-tier budget (GiB)'
+set ylabel 'ratio to ideal (1 = unlimited memory)'
+set yrange [0:1.05]
+set key bottom right
+set logscale x 2
+set colorsequence classic
+do for [i=0:1] {
+  set title (i == 0 ? 'BERT-Base, batch 256' : 'ViT, batch 1280')
+  plot for [c=2:6] '$OUT/ratio.dat' index i using 1:c with linespoints \
+    title word('lru prefetch-lru flashneuron g10 g10-lite', c - 1)
+}
+unset multiplot
+EOF
+fi
+echo "g10_compare.sh: $OUT/compare.md"
