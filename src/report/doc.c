@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/fmt.h"
 #include "report/report.h"
 
 enum block_kind { B_HEADING, B_PARA, B_CHART, B_TABLE };
@@ -244,27 +245,7 @@ int doc_write_md(FILE *f, const struct doc *d)
 
 static void html_text(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
+	fmt_html(f, s, strlen(s));
 }
 
 static const char css[] =

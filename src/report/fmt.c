@@ -280,3 +280,28 @@ void fmt_words(char *buf, size_t len, const char *key)
 		i += k + 1;
 	}
 }
+
+void fmt_html(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(s[i], f);
+		}
+	}
+}

@@ -82,4 +82,7 @@ void table_print_result(FILE *f, const struct llmio_result *r);
 int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
                  struct llmio_error *e);
 
+/* The n bytes of s as HTML text: & < > " ' as entities, the rest as they are. */
+void fmt_html(FILE *f, const char *s, size_t n);
+
 #endif

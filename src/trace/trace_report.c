@@ -1227,25 +1227,6 @@ static int timeseries_files(const struct trace_analysis *a, const char *dir, str
 	return ret;
 }
 
-static void html_escaped(FILE *f, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		switch (s[i]) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		default:
-			fputc(s[i], f);
-		}
-	}
-}
-
 /* An SVG chart of dir, pasted into the page (from its <svg element on); nothing if absent. */
 static void html_svg(FILE *f, const char *dir, const char *name, const char *caption)
 {
@@ -1273,7 +1254,7 @@ static void html_svg(FILE *f, const char *dir, const char *name, const char *cap
 	}
 	fclose(in);
 	fputs("<figcaption>", f);
-	html_escaped(f, caption, strlen(caption));
+	fmt_html(f, caption, strlen(caption));
 	fputs("</figcaption></figure>\n", f);
 }
 
@@ -1319,7 +1300,7 @@ static int report_html(const struct trace_analysis *a, const char *dir, struct l
 	      "figcaption{font-size:.85em;color:#555}\n</style>\n</head>\n<body>\n"
 	      "<h1>llmio trace report</h1>\n<pre>",
 	      f);
-	html_escaped(f, text, len);
+	fmt_html(f, text, len);
 	fputs("</pre>\n", f);
 	free(text);
 	for (size_t i = 0; i < sizeof(charts) / sizeof(charts[0]); i++)
