@@ -21,7 +21,7 @@ clean=(env -u LLMIO_CUDART -u LLMIO_CUFILE -u CUFILE_ENV_PATH_JSON -u LLMIO_FAKE
 echo "== scripts/gpu_pack.sh"
 P=$T/pack
 run "${clean[@]}" "$SRC/scripts/gpu_pack.sh" --build "$BUILD" --out "$P" --no-build
-check "gpu_pack.sh: exit 0" test "$RC" -eq 0
+check "gpu_pack.sh: exit 0 (exit $RC: $(tail -c 300 "$T/stderr"))" test "$RC" -eq 0
 check "pack: llmio, test_gpu, the fakes, the script" test -x "$P/llmio" -a -x "$P/tests/test_gpu" \
 	-a -f "$P/tests/fake_cuda/libcufile.so.0" -a -x "$P/gpu_check.sh"
 check "pack: libaio.so.1 itself is carried" test -f "$P/lib/libaio.so.1"
