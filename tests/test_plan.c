@@ -381,6 +381,32 @@ static char *g10_chain(unsigned n, size_t *len)
 }
 
 /* G10_MAX_OPS operators exactly are a graph; one more is refused, naming the limit. */
+/*
+ * Every step that loads can be written as a lifetimes file and read back the same (found by
+ * fuzz_lifetimes: a G10 operator named "fwd.1.D#ivide" was written, and '#' started a comment
+ * when it was read back): names the file cannot hold are refused where a step is built.
+ */
+static void names_the_file_can_hold(void **state)
+{
+	static const char *const bad[] = {"fwd.1.D#ivide", "two words", "tab\there", "", "#x"};
+	struct llmio_error e;
+	struct lt_step s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lt_init(&s);
+		llmio_error_init(&e);
+		assert_int_equal(lt_add_kernel(&s, bad[i], 0.001, &e), -EINVAL);
+		assert_non_null(strstr(e.msg, bad[i][0] ? "one word" : "empty"));
+		assert_null(strchr(e.msg, '\t'));
+		lt_release(&s);
+	}
+	lt_init(&s);
+	assert_int_equal(lt_add_kernel(&s, "fwd.1.Divide", 0.001, &e), 0);
+	assert_int_equal(lt_add_tensor(&s, "a#b", 4096, LT_ACTIVATION, 0, NULL, 0, &e), -EINVAL);
+	lt_release(&s);
+}
+
 static void g10_op_limit(void **state)
 {
 	struct lt_g10_opts g = {.batch = 2, .tflops = 1, .elem_bytes = 4};
@@ -1360,6 +1386,7 @@ int main(void)
 	        cmocka_unit_test(g10_malformed),
 	        cmocka_unit_test(g10_bounds),
 	        cmocka_unit_test(g10_op_limit),
+	        cmocka_unit_test(names_the_file_can_hold),
 	        cmocka_unit_test(model_step),
 	        cmocka_unit_test(known_long_idle_evicted),
 	        cmocka_unit_test(lru_evicts_at_kernel_0),

@@ -75,14 +75,36 @@ static int grow(void **arr, uint64_t *cap, uint64_t need, size_t sz, uint64_t ma
 	return 0;
 }
 
+/*
+ * A name the lifetimes file can hold (lt_write() writes every step that loaded, whatever its
+ * reader): one word, no '#' (a comment there), no control character.  NULL, or what is wrong.
+ */
+static const char *bad_name(const char *name, char *shown, size_t len)
+{
+	size_t i = 0;
+
+	/* the name as an error line may show it: control characters as '?' */
+	for (; name[i] && i + 1 < len; i++)
+		shown[i] = (unsigned char)name[i] < ' ' || name[i] == 0x7f ? '?' : name[i];
+	shown[i] = '\0';
+	if (!name[0])
+		return "it is empty";
+	for (const char *c = name; *c; c++)
+		if (*c == '#' || (unsigned char)*c <= ' ' || *c == 0x7f)
+			return "a name is one word without '#' or control characters";
+	return NULL;
+}
+
 int lt_add_kernel(struct lt_step *s, const char *name, double seconds, struct llmio_error *e)
 {
 	uint64_t cap = s->kcap;
 	void *p = s->kernels;
+	char shown[65];
+	const char *why = bad_name(name, shown, sizeof(shown));
 	int ret;
 
-	if (!name[0])
-		return llmio_err(e, -EINVAL, "a kernel needs a name");
+	if (why)
+		return llmio_err(e, -EINVAL, "kernel %u \"%s\": %s", s->nkernels, shown, why);
 	if (!(seconds >= 0 && seconds <= LT_MAX_KERNEL_S))
 		return llmio_err(e, -E2BIG, "kernel %s would take %g s: a kernel takes 0 to %g s",
 		                 name, seconds, LT_MAX_KERNEL_S);
@@ -103,10 +125,12 @@ int lt_add_tensor(struct lt_step *s, const char *name, uint64_t bytes, enum lt_k
 	uint64_t cap = s->tcap;
 	void *p = s->tensors;
 	struct lt_tensor *t;
+	char shown[65];
+	const char *why = bad_name(name, shown, sizeof(shown));
 	int ret;
 
-	if (!name[0])
-		return llmio_err(e, -EINVAL, "a tensor needs a name");
+	if (why)
+		return llmio_err(e, -EINVAL, "tensor %u \"%s\": %s", s->ntensors, shown, why);
 	if (!bytes || bytes > LT_MAX_TENSOR_BYTES)
 		return llmio_err(e, -E2BIG,
 		                 "tensor %s of %llu bytes: a tensor holds 1 byte to 1 TiB", name,
