@@ -760,11 +760,11 @@ static pid_t store_holder(const char *where)
 /* Store files in work (the holders' and ours). */
 static unsigned store_files(const char *work)
 {
-	char cmd[1200];
+	char cmd[4200];
 	unsigned n = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "ls %s | grep -c '^store\\.'", work);
+	snprintf(cmd, sizeof(cmd), "ls %.4096s | grep -c '^store\\.'", work);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	assert_int_equal(fscanf(f, "%u", &n), 1);

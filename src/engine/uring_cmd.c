@@ -114,8 +114,8 @@ static int find_ng(char *why, size_t len)
 		int err = errno;
 
 		snprintf(why, len,
-		         "%s: %s: passthrough needs read-write access to the generic device (root, "
-		         "or a udev rule giving a group rw on /dev/ng*)",
+		         "%.64s: %s: passthrough needs read-write access to the generic device "
+		         "(root, or a udev rule giving a group rw on /dev/ng*)",
 		         path, strerror(err));
 		return -err;
 	}
