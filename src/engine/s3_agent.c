@@ -457,19 +457,23 @@ static int agent_recv(struct engine_ctx *ctx, struct agent *a, bool wait)
 	struct engine_counters *c = &ctx->counters;
 	ssize_t n;
 
-	/* waiting: the job's stop is passed on within 200 ms, whatever the agent's server does */
-	while (wait && a->stop && !a->stop_sent) {
-		struct pollfd p = {.fd = a->sock, .events = POLLIN};
-		const int r = poll(&p, 1, 200);
+	/* a message already waiting costs one call, as without the stop; only a wait polls, so
+	 * that the job's stop is passed on within 200 ms, whatever the agent's server does */
+	n = recv(a->sock, a->msg, a->msglen, MSG_DONTWAIT);
+	if (wait && n < 0 && errno == EAGAIN) {
+		while (a->stop && !a->stop_sent) {
+			struct pollfd p = {.fd = a->sock, .events = POLLIN};
+			const int r = poll(&p, 1, 200);
 
-		if (r > 0 || (r < 0 && errno != EINTR))
-			break;
-		if (atomic_load(a->stop) && a->pid > 0) {
-			kill(a->pid, SIGUSR1);
-			a->stop_sent = true;
+			if (r > 0 || (r < 0 && errno != EINTR))
+				break;
+			if (atomic_load(a->stop) && a->pid > 0) {
+				kill(a->pid, SIGUSR1);
+				a->stop_sent = true;
+			}
 		}
+		n = recv(a->sock, a->msg, a->msglen, 0);
 	}
-	n = recv(a->sock, a->msg, a->msglen, wait ? 0 : MSG_DONTWAIT);
 
 	a->mpos = 0;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
