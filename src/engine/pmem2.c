@@ -167,10 +167,11 @@ done:
 	return 0;
 
 fail:
-	/* libpmem2 returns -errno, or its own codes (PMEM2_E_*, below -100000) */
-	ret = ret < 0 && ret > -4096 ? ret : -EINVAL;
-	llmio_err(e, ret, "pmem2: mapping file %u (%llu bytes): %s: %s%s", i,
-	          (unsigned long long)size, step, pmem2_errormsg(),
+	/* libpmem2 returns -errno, or its own codes (PMEM2_E_*, below -100000): named, since its
+	 * message can be empty */
+	llmio_err(e, ret < 0 && ret > -4096 ? ret : -EINVAL,
+	          "pmem2: mapping file %u (%llu bytes): %s: %s (code %d)%s", i,
+	          (unsigned long long)size, step, pmem2_errormsg(), ret,
 	          strcmp(step, "pmem2_source_from_fd")
 	                  ? ""
 	                  : " (a file is mapped for reading too: a write-only one cannot be)");
@@ -178,7 +179,7 @@ fail:
 		pmem2_source_delete(&src);
 	if (cfg)
 		pmem2_config_delete(&cfg);
-	return ret;
+	return ret < 0 && ret > -4096 ? ret : -EINVAL;
 }
 
 static int pmem2_init(struct engine_ctx *ctx, const struct engine_setup *s, struct llmio_error *e)
