@@ -36,7 +36,7 @@ import time
 
 __all__ = ["Recorder"]
 
-_NAME_MAX = 63  # LT_NAME_MAX - 1, src/store/lifetime.h: longer names are cut there
+_NAME_MAX = 63  # LT_NAME_MAX - 1, src/migrate/lifetime.h: longer names are cut there
 
 
 def _nbytes(t):

@@ -10,7 +10,7 @@ shift || true
 # python3: the CLI tests read JSON with it; the rest: build, test and peer tools
 pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-dev libblkid-dev
       libcmocka-dev libinih-dev gnuplot-nox fio util-linux e2fsprogs python3
-      libopenmpi-dev openmpi-bin # MPI: the optional layer of src/dist (docs/mpi.md)
+      libopenmpi-dev openmpi-bin # MPI: the optional layer of src/mpi (docs/mpi.md)
       libcurl4-openssl-dev libssl-dev curl s3fs
       python3-botocore # the s3 tests' second SigV4 signer: every request llmio signs, signed again
       libpmem2-dev # the pmem2 engine links libpmem2 (docs/engines.md, pmem2)

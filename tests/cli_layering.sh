@@ -3,7 +3,8 @@
 # hold everywhere"), and each source file is compiled into one target.
 #
 #  - nothing below src/cli includes a header of src/cli (the report layer and the trace tools
-#    own their formatting: src/report/fmt.h);
+#    own their formatting: src/base/fmt.h);
+#  - every folder is a floor of docs/design.md and includes only floors below it;
 #  - no CMakeLists.txt names a file of another directory's target (src/report/table.c was once
 #    compiled into both llmio and the trace tools);
 #  - nothing above src/engine decides by an engine's name: capability flags and the engine's
@@ -28,6 +29,51 @@ else
 	echo "$bad"
 fi
 
+# Every folder is a floor (docs/design.md, "The floors"): a file includes its own folder's
+# headers, the public ones (llmio/) and those of floors below its own, never one above.  The
+# order is read from the docs, so the written order and the checked one cannot differ.
+floors=$(awk '/<!-- floors/ { on = 1; next } on && /^```$/ { if (++fence == 2) exit; next }
+	on && fence == 1 && /^[a-z]/ { print $1 }' "$ROOT/docs/design.md")
+nfloors=$(echo "$floors" | grep -c .)
+if [ "$nfloors" -ge 8 ]; then
+	pass "docs/design.md lists $nfloors floors"
+else
+	fail "docs/design.md lists $nfloors floors (expected its floors block)"
+fi
+rank_of() { echo "$floors" | grep -nx "$1" | cut -d: -f1; }
+bad=""
+for dir in "$SRC"/*/; do
+	d=$(basename "$dir")
+	r=$(rank_of "$d")
+	if [ -z "$r" ]; then
+		bad+="src/$d is not a floor of docs/design.md (add it to the list, in its place)"$'\n'
+		continue
+	fi
+	while IFS=: read -r file line inc; do
+		to=${inc%%/*}
+		[ "$to" = "$d" ] || [ "$to" = llmio ] && continue
+		tr=$(rank_of "$to")
+		if [ -z "$tr" ] || [ "$tr" -ge "$r" ]; then
+			bad+="${file#"$ROOT"/}:$line includes $inc: $to is not below $d"$'\n'
+		fi
+	done < <(grep -n -o '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/[^"]*"' \
+		"$dir"*.[ch] 2>/dev/null | sed 's/:[[:space:]]*#[[:space:]]*include[[:space:]]*"/:/; s/"$//')
+done
+# the preload library is loaded into programs that know nothing of llmio: libc and its own
+# trace headers only
+bad+=$(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$SRC"/trace/preload*.[ch] |
+	grep -v '"trace/\(preload_internal\|trace_format\|trace_scope\)\.h"\|"llmio/trace\.h"' |
+	sed "s|^$ROOT/||; s|\$| (the preload library includes only its own headers)|")
+# public headers include only public headers
+bad+=$(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$ROOT"/include/llmio/*.h |
+	grep -v '"llmio/' | sed "s|^$ROOT/||")
+if [ -z "$bad" ]; then
+	pass "every folder under src/ includes only floors below it (docs/design.md)"
+else
+	fail "includes that climb a floor (move the code down, or pass what it needs up as data):"
+	echo "$bad"
+fi
+
 # a CMakeLists.txt that lists src/<dir>/<file>.c of another directory compiles it a second time
 bad=$(find "$ROOT" -name CMakeLists.txt -not -path '*/build*' -print0 |
 	xargs -0 grep -n 'src/report/[a-z_]*\.c\|src/cli/[a-z_]*\.c' | sed "s|^$ROOT/||")
@@ -41,7 +87,8 @@ fi
 # Engines keep their knowledge in their own file (src/engine): the layers above decide nothing
 # by an engine's name (no comparison with one, no table keyed by one) but ask for capability
 # flags and the engine's own tables.  Names in prose (help, advice text) and a recipe that
-# picks an engine as its strategy stay.
+# picks an engine as its strategy stay, so src/workload is not searched; nor is src/trace,
+# where "mmap" is a system call.
 engines=$(awk '/^const struct engine_ops engine_[a-z_]* = \{/ { ops = 1 }
 	ops && match($0, /\.name = "[^"]*"/) { print substr($0, RSTART + 9, RLENGTH - 10); ops = 0 }' \
 	"$SRC"/engine/*.c | sort -u)
@@ -54,7 +101,7 @@ fi
 bad=""
 for e in $engines; do
 	hits=$(grep -n -e "cmp([^;]*\"$e\"" -e "^[[:space:]]*{\"$e\"," \
-		"$SRC"/{report,cli,stats,sweep,core}/*.[ch] | sed "s|^$ROOT/||")
+		"$SRC"/{base,job,stats,store,migrate,sweep,report,mpi,cli}/*.[ch] | sed "s|^$ROOT/||")
 	[ -z "$hits" ] || bad+="$hits"$'\n'
 done
 if [ -z "$bad" ]; then

@@ -7,10 +7,10 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# the MPI layer stays in one place: nothing outside src/dist includes mpi.h
+# the MPI layer stays in one place: nothing outside src/mpi includes mpi.h
 SRC=$(cd "$(dirname "$0")/../src" && pwd)
-outside=$(grep -rlE '#include <mpi\.h>' "$SRC" | grep -v "^$SRC/dist/" || true)
-check "mpi.h is included only in src/dist${outside:+ (also: $outside)}" [ -z "$outside" ]
+outside=$(grep -rlE '#include <mpi\.h>' "$SRC" | grep -v "^$SRC/mpi/" || true)
+check "mpi.h is included only in src/mpi${outside:+ (also: $outside)}" [ -z "$outside" ]
 
 # shellcheck source=tests/mpi_lib.sh
 . "$(dirname "$0")/mpi_lib.sh"

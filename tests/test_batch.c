@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker's batched path (src/core/worker.c: fill_batch, reap_counted) against its per-I/O
+ * The worker's batched path (src/job/worker.c: fill_batch, reap_counted) against its per-I/O
  * path: the same job must give the same I/O counts, bytes and histogram counts, and write the
  * same blocks with the same data, whichever path ran it.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Where host buffers start within their page (src/core/bufplace.h): page-aligned under
+ * Where host buffers start within their page (src/job/bufplace.h): page-aligned under
  * O_DIRECT and below 64 KiB; from 64 KiB through the page cache 64 bytes in on AMD CPUs (16
  * bytes in cost the kernel's copy 4.4x there) and 16 bytes in elsewhere.  And jobs through
  * the page cache with such buffers move exactly the job's bytes, with every I/O in the
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "core/bufplace.h"
+#include "job/bufplace.h"
 #include "llmio/llmio.h"
 
 static char dir[4096];

@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/cpu.h"
+#include "base/clock.h"
+#include "job/cpu.h"
 #include "engine/spin_window.h"
 #include "llmio/llmio.h"
 

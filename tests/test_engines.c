@@ -20,8 +20,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/target.h"
-#include "core/error.h"
+#include "job/target.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine_drive.h"
 

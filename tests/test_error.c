@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 static void set_and_prefix(void **state)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A migration plan executed on the tensor store (src/store/exec.c), with hand-made plans: the
+ * A migration plan executed on the tensor store (src/migrate/exec.c), with hand-made plans: the
  * bytes moved per tier are the plan's, a kernel that waits names the tensor it waited for, a
  * step whose buffers cannot fit in this machine's memory is refused before any is allocated.
  */
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "store/exec.h"
+#include "migrate/exec.h"
 
 static char dir[64];
 

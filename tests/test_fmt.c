@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The number formats and the fitted table of the report layer (src/report/fmt.c, table.c):
+ * The number formats and the fitted table of the report layer (src/base/fmt.c, table.c):
  * three significant digits and never an exponent, keys in words, paths shortened in the
  * middle, and tables that fit FMT_COLUMNS by moving columns into a further table.
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "report/fmt.h"
+#include "base/fmt.h"
 
 #define EXPECT(call, want)                                                                         \
 	do {                                                                                       \

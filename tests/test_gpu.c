@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/target.h"
+#include "job/target.h"
 #include "engine/cuda_loader.h"
 #include "engine/engine.h"
 #include "engine_drive.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "core/rand.h"
+#include "base/rand.h"
 #include "llmio/hist.h"
 
 #define N 1000000

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fio's averaged logs per thread (src/stats/iolog.h): a completion lands in the interval of
+ * fio's averaged logs per thread (src/job/iolog.h): a completion lands in the interval of
  * its time, [k, k+1) x log_avg_msec from the window's start, empty intervals are kept, the
  * last partial interval ends after the last whole one, counts add up exactly, a new window
  * starts over, and a full buffer keeps its first intervals and says so.  Per-I/O logs
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "stats/iolog.h"
+#include "job/iolog.h"
 
 #define MS 1000000ull
 #define T0 (5000 * MS) /* the window's start, an arbitrary clock value */

@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "llmio/llmio.h"
 
 static char dir[4096];

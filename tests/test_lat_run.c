@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker's runs of equal latencies (src/stats/lat_run.h) give the clat and lat histograms
+ * The worker's runs of equal latencies (src/job/lat_run.h) give the clat and lat histograms
  * that one add per I/O gives, bit for bit: batches of completions with shared, differing and
  * interleaved timestamps, both directions, and single I/Os.
  */
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/rand.h"
-#include "stats/lat_run.h"
+#include "base/rand.h"
+#include "job/lat_run.h"
 
 struct done_io {
 	int op;

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "llmio/llmio.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static struct llmio_model get(const char *name)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/optdesc.h"
+#include "base/optdesc.h"
 #include "llmio/common.h"
 
 static void check(const struct llmio_optdesc *d, const char *text, int want, const char *msg)

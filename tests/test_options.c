@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/optdesc.h"
-#include "core/options.h"
+#include "base/optdesc.h"
+#include "job/options.h"
 #include "engine/engine.h"
 #include "llmio/common.h"
 #include "sweep/steady.h"

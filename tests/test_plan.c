@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The migration planner (src/store): lifetimes readers (line format, G10 graphs, the catalog),
+ * The migration planner (src/migrate): lifetimes readers (line format, G10 graphs, the catalog),
  * the vitality analysis, the policies' invariants on synthetic steps with known answers, on
  * G10's BERT graph and on a catalog model, determinism, impossible plans, the simulation.
  */
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "store/plan.h"
+#include "migrate/plan.h"
 
 /* A shipped G10 graph, next to this file (CMake compiles it by its absolute path). */
 static const char *g10_path(const char *name)

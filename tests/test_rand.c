@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "core/rand.h"
+#include "base/rand.h"
 
 static void uniform_coverage(void **state)
 {

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "llmio/job.h"
 

@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "s3_loopback.h"
 #include "engine/s3.h"

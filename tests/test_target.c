@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "llmio/llmio.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static char dir[2048];
 

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "trace/trace_map.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "trace/trace_report.h"
 #include "trace/trace_write.h"
 #include "workload/replay.h"

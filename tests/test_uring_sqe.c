@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine_drive.h"
 

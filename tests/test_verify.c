@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/verify.h"
+#include "job/verify.h"
 
 static void digest_hex(enum verify_algo a, const char *in, size_t len, char *out)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "llmio/llmio.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define EXIT_USAGE   2
 #define EXIT_RUNTIME 1

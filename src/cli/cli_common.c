@@ -12,10 +12,10 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "core/error.h"
-#include "core/options.h"
+#include "base/error.h"
+#include "job/options.h"
 #include "engine/engine.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "workload/leftover.h"
 
 volatile int cli_stop;

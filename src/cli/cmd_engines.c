@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "engine/engine.h"
 
 /* A probe that takes longer than this is reported as hanging (a GPU driver can). */

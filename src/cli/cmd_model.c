@@ -15,7 +15,7 @@
 
 #include "stats/result_json.h"
 #include "cli/cli.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 
 #define MAX_DEGREE 65536
 #define MAX_SIZES  64

@@ -15,7 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "sweep/quick.h"
 
 #define MAX_RESULTS 64

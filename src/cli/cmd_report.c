@@ -10,8 +10,8 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "core/error.h"
-#include "report/fmt.h"
+#include "base/error.h"
+#include "base/fmt.h"
 #include "report/report.h"
 
 static void help(FILE *f)

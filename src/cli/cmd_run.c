@@ -7,10 +7,10 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "cli/run_fio.h"
-#include "core/options.h"
-#include "dist/dist.h"
+#include "job/options.h"
+#include "mpi/ranks.h"
 #include "engine/engine.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
 #include "workload/workload.h"
@@ -128,8 +128,8 @@ static int emit_fio(const struct llmio_job_opts *o, int argc, char **argv)
 
 struct out {
 	struct llmio_result *r;
-	cJSON *mpi; /* under mpirun: the ranks' records (dist_json()) */
-	enum dist_layout layout;
+	cJSON *mpi; /* under mpirun: the ranks' records (ranks_json()) */
+	enum ranks_layout layout;
 	struct run_out *fio; /* --output-format and --output */
 };
 
@@ -153,7 +153,7 @@ static int write_out(FILE *f, void *arg)
 		        "latest end, start skew %.3f ms\n",
 		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_RANKS)),
 		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_HOSTS)),
-		        dist_layout_name(o->layout),
+		        ranks_layout_name(o->layout),
 		        cJSON_GetNumberValue(cJSON_GetObjectItem(o->mpi, RK_START_SKEW_S)) * 1e3);
 	part = *o->fio;
 	part.normal = false;
@@ -186,7 +186,7 @@ static int run_job(int argc, char **argv)
 {
 	const char *json = NULL, *csv = NULL;
 	struct run_out out = {.normal = true, .n = 1};
-	enum dist_layout layout = DIST_SHARED_FILE;
+	enum ranks_layout layout = RANKS_SHARED_FILE;
 	struct llmio_error e = {0};
 	bool reorder = false;
 	struct out jout = {.fio = &out};
@@ -204,7 +204,7 @@ static int run_job(int argc, char **argv)
 	}
 	llmio_job_opts_init(&o);
 	if (run_names(argc, argv) > 1) {
-		if (dist_active()) {
+		if (ranks_active()) {
 			fprintf(stderr,
 			        "llmio run: several --name under mpirun: each rank runs one "
 			        "job; give one --name (or run a job file's jobs one by one)\n");
@@ -252,7 +252,7 @@ static int run_job(int argc, char **argv)
 				                "file-per-process)\n");
 				return EXIT_USAGE;
 			}
-			if (dist_layout_parse(a[12] ? a + 13 : argv[++i], &layout, &e)) {
+			if (ranks_layout_parse(a[12] ? a + 13 : argv[++i], &layout, &e)) {
 				fprintf(stderr, "llmio: %s\n", e.msg);
 				return EXIT_USAGE;
 			}
@@ -302,7 +302,7 @@ static int run_job(int argc, char **argv)
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 	}
-	if (o.files && dist_active()) {
+	if (o.files && ranks_active()) {
 		run_fio_files_free(&files);
 		fprintf(stderr, "llmio: under mpirun the ranks share one --filename (docs/mpi.md); "
 		                "this job names several files (a ':' list, nrfiles or numjobs "
@@ -313,11 +313,11 @@ static int run_job(int argc, char **argv)
 	o.stop = &cli_stop;
 	o.progress = cli_progress;
 	o.prepare_progress = progress_layout_cb;
-	if (dist_active()) {
+	if (ranks_active()) {
 		/* the merged job on rank 0; a rank that fails ends the MPI job itself */
 		o.progress = NULL;
 		o.prepare_progress = NULL;
-		ret = dist_job_run(&o, layout, reorder, &r, &jout.mpi, &e);
+		ret = ranks_job_run(&o, layout, reorder, &r, &jout.mpi, &e);
 	} else {
 		ret = llmio_job_run(&o, &r, &e);
 	}
@@ -366,10 +366,10 @@ int cmd_run(int argc, char **argv)
 {
 	struct llmio_error e = {0};
 
-	if (dist_init(&argc, &argv, &e)) {
+	if (ranks_init(&argc, &argv, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_RUNTIME;
 	}
-	wl_dist_default(dist_wl()); /* recipes under mpirun */
-	return dist_end(run_job(argc, argv));
+	wl_dist_default(ranks_wl()); /* recipes under mpirun */
+	return ranks_end(run_job(argc, argv));
 }

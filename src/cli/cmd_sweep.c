@@ -12,8 +12,8 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "dist/dist.h"
-#include "report/fmt.h"
+#include "mpi/ranks.h"
+#include "base/fmt.h"
 #include "report/report.h"
 #include "sweep/adaptive.h"
 #include "sweep/journal.h"
@@ -297,7 +297,7 @@ static int parse_args(struct sweep_cli *c, int argc, char **argv)
 		        c->compare ? "compare" : "from");
 		return EXIT_USAGE;
 	}
-	if (c->adaptive && dist_active()) {
+	if (c->adaptive && ranks_active()) {
 		/* every rank would choose its next points from a journal rank 0 alone writes */
 		fprintf(stderr, "llmio sweep: --adaptive does not run under mpirun (the ranks "
 		                "would choose from a journal rank 0 alone writes): run it without "
@@ -600,7 +600,7 @@ static int note_before(const struct sweep_cli *c, struct wl_leftovers *left, con
 	if (loaded < 0)
 		return loaded;
 	ret = note_targets(&c->r, left, e);
-	if (!ret && dist_rank() == 0)
+	if (!ret && ranks_rank() == 0)
 		ret = wl_leftovers_save(left, made, e);
 	if (ret || !loaded || c->quiet || wl_leftovers_count(left, &n, &size) || !n)
 		return ret;
@@ -620,13 +620,13 @@ static int note_before(const struct sweep_cli *c, struct wl_leftovers *left, con
 static int dist_point(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
                       struct llmio_error *e)
 {
-	return dist_job_run(o, DIST_SHARED_FILE, false, r, mpi, e);
+	return ranks_job_run(o, RANKS_SHARED_FILE, false, r, mpi, e);
 }
 
 static int sweep_main(int argc, char **argv)
 {
 	struct sweep_cli c = {0};
-	struct sweep_dist dist = {.run_job = dist_point, .writer = dist_rank() == 0};
+	struct sweep_dist dist = {.run_job = dist_point, .writer = ranks_rank() == 0};
 	struct sweep_events ev = {.progress = on_progress,
 	                          .point_ended = on_point_ended,
 	                          .point_done = on_point_done,
@@ -642,8 +642,8 @@ static int sweep_main(int argc, char **argv)
 	if (code)
 		return code < 0 ? 0 : code;
 	/* every rank has checked the journal before rank 0 creates it */
-	dist_barrier();
-	if (dist_rank() != 0) { /* rank 0 alone prints and journals */
+	ranks_barrier();
+	if (ranks_rank() != 0) { /* rank 0 alone prints and journals */
 		c.quiet = true;
 		ev = (struct sweep_events){.arg = &c};
 	}
@@ -657,7 +657,7 @@ static int sweep_main(int argc, char **argv)
 	                            .no_reuse = c.no_reuse,
 	                            .seed = c.seed,
 	                            .repeat = c.repeat,
-	                            .dist = dist_active() ? &dist : NULL};
+	                            .dist = ranks_active() ? &dist : NULL};
 	ret = sweep_runner_prepare(&c.r, &o, &ev, &e);
 	if (!ret && !c.dry_run) {
 		ret = manifest_path(&c, made, sizeof(made), &e);
@@ -666,7 +666,7 @@ static int sweep_main(int argc, char **argv)
 		if (ret)
 			made[0] = '\0'; /* not this run's to remove */
 		/* every rank has noted what was there before any rank's point makes files */
-		dist_barrier();
+		ranks_barrier();
 	}
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
@@ -680,7 +680,7 @@ static int sweep_main(int argc, char **argv)
 	if (wl_leftovers_end(&left, c.keep, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		code = code ? code : EXIT_RUNTIME;
-	} else if (made[0] && dist_rank() == 0) {
+	} else if (made[0] && ranks_rank() == 0) {
 		unlink(made); /* cleaned up: a resumed sweep has nothing of this one's to find */
 	}
 	if (!c.quiet)
@@ -694,10 +694,10 @@ int cmd_sweep(int argc, char **argv)
 {
 	struct llmio_error e = {0};
 
-	if (dist_init(&argc, &argv, &e)) {
+	if (ranks_init(&argc, &argv, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_RUNTIME;
 	}
-	wl_dist_default(dist_wl()); /* workload points under mpirun */
-	return dist_end(sweep_main(argc, argv));
+	wl_dist_default(ranks_wl()); /* workload points under mpirun */
+	return ranks_end(sweep_main(argc, argv));
 }

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "trace/trace_report.h"
 #include "trace/trace_write.h"
 

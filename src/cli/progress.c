@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/progress.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 
 /* at most four redraws a second: a terminal over ssh keeps up, and the line stays readable */
 #define REDRAW_NS 250000000ull

@@ -14,12 +14,12 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "cli/run_fio.h"
-#include "core/options.h"
+#include "job/options.h"
 #include "engine/engine.h"
 #include "report/fio_json.h"
 #include "report/fio_log.h"
-#include "report/fmt.h"
-#include "stats/iolog.h"
+#include "base/fmt.h"
+#include "job/iolog.h"
 #include "sweep/sweep.h"
 
 /* fio's --output-format: a comma list of what llmio can write; -EINVAL with a message. */

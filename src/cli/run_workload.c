@@ -13,13 +13,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "report/migrate_chart.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "dist/dist.h"
+#include "mpi/ranks.h"
 #include "engine/engine.h"
 #include "workload/leftover.h"
 #include "workload/objects.h"
@@ -379,7 +379,7 @@ static void metric_columns(FILE *f, const struct wl *w)
 
 struct out {
 	struct wl *runs;
-	cJSON **mpi; /* per run, under mpirun on rank 0: the ranks' records (dist_wl_reduce()) */
+	cJSON **mpi; /* per run, under mpirun on rank 0: the ranks' records (ranks_wl_reduce()) */
 	unsigned n;
 };
 
@@ -778,7 +778,7 @@ int cmd_run_workload(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	/* under mpirun rank 0 alone prints and writes (the merged phases) */
-	if (dist_rank() != 0)
+	if (ranks_rank() != 0)
 		quiet = true;
 	cli_install_signals();
 	for (unsigned i = 0; i < n && !cli_stop; i++) {
@@ -798,7 +798,7 @@ int cmd_run_workload(int argc, char **argv)
 			break;
 		}
 		w->keep = keep;
-		if (dist_rank() != 0) /* one progress line under mpirun: rank 0's */
+		if (ranks_rank() != 0) /* one progress line under mpirun: rank 0's */
 			progress_set_mode(PROGRESS_OFF);
 		if (all)
 			snprintf(w->base.engine, sizeof(w->base.engine), "%.31s", engines[i]);
@@ -891,12 +891,12 @@ int cmd_run_workload(int argc, char **argv)
 	}
 	wl_leftover_release(&left);
 	wl_leftover_release(&stage);
-	if (json && code != EXIT_USAGE && dist_rank() == 0 &&
+	if (json && code != EXIT_USAGE && ranks_rank() == 0 &&
 	    (ret = cli_write_file(json, write_json, &out))) {
 		fprintf(stderr, "llmio: cannot write %s: %s\n", json, strerror(-ret));
 		code = EXIT_RUNTIME;
 	}
-	if (chart && !code && !cli_stop && dist_rank() == 0)
+	if (chart && !code && !cli_stop && ranks_rank() == 0)
 		code = draw_chart(&out.runs[0], chart);
 	/* interrupted: the phases measured so far are written, but the run was cut short */
 	if (cli_stop && !code) {

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "engine/cuda_loader.h"
 #include "engine/engine.h"
 

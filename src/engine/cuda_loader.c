@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "engine/cuda_loader.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct sym {
 	const char *name;

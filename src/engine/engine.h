@@ -27,7 +27,7 @@
 struct llmio_error; /* include/llmio/common.h; engines fill it with core/error.h */
 struct llmio_file;  /* include/llmio/job.h */
 
-#include "core/optdesc.h"
+#include "base/optdesc.h"
 
 #define ENGINE_ABI_VERSION 1
 

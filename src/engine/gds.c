@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "engine/cuda_loader.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 
 enum gds_mode { GDS_AUTO, GDS_SYNC, GDS_BATCH, GDS_ASYNC };

@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine/spin_window.h"
 #include "engine/uring_setup.h"

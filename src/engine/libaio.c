@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* How long reap() keeps retrying an io_submit() that says -EAGAIN with nothing in flight. */
 #define EAGAIN_RETRY_NS 100000L

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct mmap_opts {
 	int populate;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct null_data {
 	unsigned depth;

@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 
 enum { PERSIST_WRITE, PERSIST_SYNC };

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct psync_data {
 	const int *fds;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
 

@@ -42,8 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine/s3.h"
 #include "llmio/job.h"

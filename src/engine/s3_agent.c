@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine/s3.h"
 #include "engine/s3_agent.h"

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 
 /* struct spdk_nvme_cpl (NVMe completion queue entry): the status field is at byte 14. */

@@ -32,7 +32,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine/uring_setup.h"
 

@@ -13,7 +13,7 @@
 #include "engine/engine.h"
 #include "stats/result_json.h"
 #include "sweep/adaptive.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "report/report.h"
 
 /* Inference: a point is eligible when it reaches this share of the class's best IOPS. */

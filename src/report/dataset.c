@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "core/error.h"
-#include "report/fmt.h"
+#include "base/error.h"
+#include "base/fmt.h"
 #include "sweep/journal.h"
 #include "report/report.h"
 #include "stats/record.h"

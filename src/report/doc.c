@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "report/report.h"
 
 enum block_kind { B_HEADING, B_PARA, B_CHART, B_TABLE };

@@ -4,7 +4,7 @@
  * be checked with fio in one step.
  *
  * The whole mapping is the option tables themselves (struct llmio_optdesc): fio_kind and fio in
- * the job options' table (src/core/options.c) and in each engine's own table, each with fio's
+ * the job options' table (src/job/options.c) and in each engine's own table, each with fio's
  * name and how the value converts; job options that convert in their own way are written by
  * the functions of custom[] below.  Where fio has no equivalent, or
  * means something slightly different, the job file gets a comment line saying what differs
@@ -25,10 +25,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/options.h"
+#include "base/error.h"
+#include "job/options.h"
 #include "engine/engine.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 
 struct emit {
 	FILE *f;

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/options.h"
+#include "job/options.h"
 #include "llmio/hist.h"
 #include "report/fio_json.h"
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "stats/result_json.h"
 
 /* fio's "percentile" object: "%f" of each percentile -> ns */

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "report/fio_log.h"
-#include "stats/iolog.h"
+#include "job/iolog.h"
 
 /* The value of one line, false when the interval has none (latency without I/O). */
 static bool value(enum iolog_kind k, const struct llmio_log_sample *s, int d, uint64_t step_ms,

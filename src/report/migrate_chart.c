@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "report/migrate_chart.h"
 #include "report/report.h"
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "llmio/job.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "report/report.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/fmt.h"
+#include "base/fmt.h"
 #include "report/report.h"
 
 #define MAX_SERIES      16 /* lines or bars per chart */

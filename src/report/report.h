@@ -14,7 +14,7 @@
 
 #include "llmio/hist.h"
 #include "llmio/result.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* One (index, count) pair of a raw histogram bucket, as the JSON stores it. */
 struct hist_pair {

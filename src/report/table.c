@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/fmt.h"
+#include "base/fmt.h"
 
 static void print_op(FILE *f, const char *name, const struct llmio_op_result *op, double rt)
 {

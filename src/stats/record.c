@@ -335,7 +335,7 @@ static const struct rec_field journal_fields[] = {
         {0},
 };
 
-/* "mpi" beside "jobs" (run) or "phases" (recipes, journal points) under mpirun (src/dist). */
+/* "mpi" beside "jobs" (run) or "phases" (recipes, journal points) under mpirun (src/mpi). */
 static const struct rec_field mpi_fields[] = {
         DOC(RK_RANKS, REC_INT, "", "MPI ranks that ran"),
         DOC(RK_HOSTS, REC_INT, "", "distinct hosts among them (grouped by host name)"),

@@ -63,7 +63,7 @@
 #define RK_HOST              "host"
 #define RK_PHASES            "phases"
 #define RK_ERROR             "error"
-/* under MPI (src/dist, docs/mpi.md) */
+/* under MPI (src/mpi, docs/mpi.md) */
 #define RK_MPI          "mpi"
 #define RK_RANK         "rank"
 #define RK_RANKS        "ranks"

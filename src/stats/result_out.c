@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
+#include "job/options.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
 #include "llmio/result.h"

@@ -26,8 +26,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/cpu.h"
+#include "base/clock.h"
+#include "job/cpu.h"
 #include "store/store_internal.h"
 
 struct io_state {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/cuda_loader.h"
 #include "store/store_internal.h"
 

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "store/store_internal.h"
 
 #define DEF_CAPACITY (1ull << 30)

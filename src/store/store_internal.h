@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/target.h"
+#include "job/target.h"
 #include "engine/engine.h"
 #include "llmio/store.h"
 

@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "llmio/job.h"
 #include "store/store_internal.h"
 

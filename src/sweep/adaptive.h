@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "sweep/sweep.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define ADAPT_MAX_ANSWERS 32
 #define ADAPT_MAX_PATHS   16

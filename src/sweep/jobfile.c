@@ -18,8 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/error.h"
-#include "core/options.h"
+#include "base/error.h"
+#include "job/options.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
 #include "sweep/steady.h"

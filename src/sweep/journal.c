@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "sweep/journal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static int write_all(int fd, const char *buf, size_t len)
 {

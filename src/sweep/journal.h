@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/error.h"
+#include "base/error.h"
 
 struct journal {
 	int fd;

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
-#include "core/error.h"
+#include "job/options.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "sweep/sweep.h"
 

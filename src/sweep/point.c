@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/sysinfo.h"
-#include "core/error.h"
+#include "base/sysinfo.h"
+#include "base/error.h"
 #include "llmio/llmio.h"
 #include "stats/record.h"
 #include "stats/result_json.h"

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/rand.h"
+#include "base/rand.h"
 #include "engine/engine.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "sweep/journal.h"
 #include "sweep/runner.h"
 

@@ -15,7 +15,7 @@
 
 #include "sweep/journal.h"
 #include "sweep/sweep.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* What to run: the options of `llmio sweep` that shape the run. */
 struct sweep_run_opts {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/optdesc.h"
+#include "base/optdesc.h"
 #include "sweep/steady.h"
 
 /* The metric and the test packed in one llmio_optval.i: metric + 2 * test. */

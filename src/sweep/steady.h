@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/optdesc.h"
+#include "base/optdesc.h"
 
 #define STEADY_MAX_WINDOW 600
 /* ci: never on fewer samples, whatever the window: two or three samples that agree by chance

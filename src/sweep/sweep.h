@@ -20,7 +20,7 @@
 
 #include "llmio/job.h"
 #include "sweep/steady.h"
-#include "core/error.h"
+#include "base/error.h"
 
 enum sweep_kind {
 	SK_JOB,      /* an option of `llmio run` (llmio_job_opts_set) */
@@ -184,7 +184,7 @@ int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t 
                        struct sweep_config *c, struct llmio_error *e);
 
 /* What the caller of sweep_run_point() provides, and what it learns about the run. */
-/* Under MPI: set by the CLI from src/dist (docs/mpi.md). */
+/* Under MPI: set by the CLI from src/mpi (docs/mpi.md). */
 struct sweep_dist {
 	int (*run_job)(struct llmio_job_opts *o, struct llmio_result **r, cJSON **mpi,
 	               struct llmio_error *e);

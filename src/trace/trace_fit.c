@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rand.h"
+#include "base/rand.h"
 #include "trace/trace_fit.h"
 
 #define MAX_CANDIDATES 128 /* xmin candidates tried: quantiles of the distinct values */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "trace/trace_read.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "trace/trace_write.h"
 
 #define SLOTS (TRACE_CHUNK / sizeof(struct trace_rec))

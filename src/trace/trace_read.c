@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "trace/trace_map.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "trace/trace_read.h"
 
 static const char *const type_names[TR_NTYPES] = {

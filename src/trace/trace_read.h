@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "trace/trace_format.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct trace_thread {
 	uint32_t pid, tid;

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "stats/result_json.h"
-#include "core/error.h"
-#include "report/fmt.h" /* fmt_ns: durations as the other tables print them */
+#include "base/error.h"
+#include "base/fmt.h" /* fmt_ns: durations as the other tables print them */
 #include "llmio/llmio.h"
 #include "trace/trace_fit.h"
 #include "trace/trace_map.h"

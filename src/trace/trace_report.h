@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "trace/trace_read.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct trace_analysis;
 

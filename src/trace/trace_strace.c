@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "trace/trace_map.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "trace/trace_read.h"
 #include "trace/trace_scope.h"
 #include "trace/trace_write.h"

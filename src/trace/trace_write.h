@@ -13,7 +13,7 @@
 
 #include "trace/trace_format.h"
 #include "trace/trace_map.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct trace_builder {
 	char *str; /* blob: "" at 0, then NUL-terminated strings */

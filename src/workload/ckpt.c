@@ -13,7 +13,7 @@
 
 #include "workload/objects.h"
 #include "workload/phases.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "workload/segsrc.h"
 
 /* Under MPI the simulated ranks are spread over the processes: the figures are over all. */

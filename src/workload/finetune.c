@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "workload/phases.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static const struct llmio_optdesc params[] = {
         WL_ENUM("save", "lora|full", "lora",

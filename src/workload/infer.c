@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "workload/phases.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static const struct llmio_optdesc params[] = {
         WL_PARAM("block_tokens", OPTD_UINT, 1, 65536, "16",

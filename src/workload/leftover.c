@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/target_internal.h"
+#include "job/target_internal.h"
 #include "workload/leftover.h"
 
 /* The marker of an llmio directory (core/workdir.c): neither counted nor removed here. */

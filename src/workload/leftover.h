@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "llmio/job.h"
-#include "core/error.h"
+#include "base/error.h"
 
 struct wl_leftover {
 	bool active;              /* the work directory could be listed before the run */

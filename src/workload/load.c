@@ -21,7 +21,7 @@
 
 #include "workload/objects.h"
 #include "workload/phases.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "workload/segsrc.h"
 
 const char *const load_strategy_names[LOAD_NSTRAT] = {"sequential", "tensor", "mmap", "parallel"};

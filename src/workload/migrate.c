@@ -2,11 +2,11 @@
 /*
  * Recipe `migrate` (issue 18): plan the migration of a training step's tensors between the
  * fast tier (--budget bytes of accelerator memory), host memory and the SSD with one policy or
- * all of them (src/store/plan.h), and with --simulate run each plan through the bandwidth model:
+ * all of them (src/migrate/plan.h), and with --simulate run each plan through the bandwidth model:
  * step time, compute, stall, overlap, bytes per tier and the ratio to the ideal step (no memory
  * limit), one phase per policy.  The step comes from --lifetimes FILE (the llmio-lifetimes line
  * format or a G10 operator graph) or from --model (the catalog).  Without --simulate each plan
- * also runs for real (src/store/exec.c): compute emulated by waiting each kernel's duration,
+ * also runs for real (src/migrate/exec.c): compute emulated by waiting each kernel's duration,
  * SSD transfers through the tensor store on the run's engine in --directory, host transfers
  * into memory this recipe holds; the SSD tier's bandwidth and latencies are first measured on
  * that store unless given.  Both records come side by side: simulate-POLICY and run-POLICY.
@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "store/exec.h"
-#include "store/plan.h"
+#include "base/error.h"
+#include "migrate/exec.h"
+#include "migrate/plan.h"
 #include "workload/workload.h"
 
 /* A phase note, cut quietly at the note's size: the parts (engine, kernel and tensor names, the

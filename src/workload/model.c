@@ -66,7 +66,7 @@
 #include <strings.h>
 
 #include "workload/model_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 void model_copy(char *dst, size_t size, const char *src)
 {

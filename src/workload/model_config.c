@@ -17,8 +17,8 @@
 #include <cjson/cJSON.h>
 
 #include "workload/model_internal.h"
-#include "core/error.h"
-#include "core/optdesc.h"
+#include "base/error.h"
+#include "base/optdesc.h"
 
 #define CONFIG_MAX_BYTES (16u << 20) /* real ones are a few KiB */
 

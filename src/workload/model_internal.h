@@ -4,7 +4,7 @@
 #define LLMIO_MODEL_INTERNAL_H
 
 #include "llmio/model.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* Set the fields that follow from the architecture alone (MLP kind, norms, biases, ...). */
 void model_arch_defaults(struct llmio_model *m, enum llmio_arch arch);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine/s3.h"
 #include "workload/objects.h"

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/clock.h"
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "llmio/store.h"
 #include "workload/workload.h"
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "workload/workload.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /*
  * Checkpoint save: rank r writes files[r] (`sizes[r]` bytes, fresh, fsynced at the end), one

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/clock.h"
-#include "core/error.h"
-#include "core/rand.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/rand.h"
 #include "workload/objects.h"
 #include "workload/phases.h"
 

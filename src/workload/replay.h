@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/error.h"
+#include "base/error.h"
 
 struct trace;
 struct replay_plan;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "workload/segsrc.h"
 
 static int seg_next(void *arg, unsigned t, struct llmio_io *io)

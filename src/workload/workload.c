@@ -13,7 +13,7 @@
 #include <sys/statvfs.h>
 
 #include "llmio/engine.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
 #include "workload/objects.h"

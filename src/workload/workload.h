@@ -17,11 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/optdesc.h"
+#include "base/optdesc.h"
 #include "llmio/job.h"
 #include "llmio/model.h"
 #include "llmio/result.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #define WL_MAX_PHASES  48
 #define WL_MAX_STREAMS 16
@@ -73,7 +73,7 @@ struct recipe {
 };
 
 /*
- * Under MPI (docs/mpi.md): the CLI fills this from src/dist, the only code that calls MPI.
+ * Under MPI (docs/mpi.md): the CLI fills this from src/mpi, the only code that calls MPI.
  * NULL for one process.  Recipes ask wl_owns() which simulated ranks or dataset files are this
  * process's and wl_reduce() for figures over every rank; each phase starts at a barrier.
  */

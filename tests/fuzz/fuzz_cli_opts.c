@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Job options by name (src/core/options.c), as `llmio run --KEY=VALUE` and job files set
+ * Job options by name (src/job/options.c), as `llmio run --KEY=VALUE` and job files set
  * them, and engine options (engine_opts_parse, src/engine/registry.c) as --sqpoll=1 and
  * ioengine=io_uring:sqpoll=1 reach them.  The input is lines of KEY=VALUE; a line that starts
  * with '@' is an engine option list for the engine named in ioengine.  After each accepted
@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "core/options.h"
+#include "job/options.h"
 #include "engine/engine.h"
 #include "llmio/job.h"
 

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tensor lifetimes (src/store/lifetime.c, lifetime_g10.c) as `--workload migrate --lifetimes
+ * Tensor lifetimes (src/migrate/lifetime.c, lifetime_g10.c) as `--workload migrate --lifetimes
  * FILE` reads them: an llmio-lifetimes file or a G10 operator graph (lt_read_file() tells them
  * apart), with the recipe's defaults for a G10 graph (batch 256, 312 TFLOPS, FP32).  A step
  * that loads goes through its inactive intervals and, when it is small enough for the
  * planners to be quick (kernels, tensors and uses bounded below), through every planner
- * policy (src/store/plan.c, policy_*.c): plan, check, simulate, write, at a fast-tier budget
+ * policy (src/migrate/plan.c, policy_*.c): plan, check, simulate, write, at a fast-tier budget
  * of a quarter, a half, three quarters or all of the step's peak (from a hash of the input).
  * An llmio-lifetimes file that loads must read back the same from what lt_write() writes.
  */
 #include "fuzz_common.h"
 
-#include "store/plan.h"
+#include "migrate/plan.h"
 
 #define MAX_KERNELS 1024
 #define MAX_TENSORS 4096

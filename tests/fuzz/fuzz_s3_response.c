@@ -20,7 +20,7 @@
  */
 #include "fuzz_s3_common.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "engine/engine.h"
 #include "engine/s3.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Size, duration and integer strings (src/core/parse.c): what every --bs=, --size=, runtime=
+ * Size, duration and integer strings (src/base/parse.c): what every --bs=, --size=, runtime=
  * and job-file value goes through.  Besides "no crash", two properties are checked: a whole
  * number that llmio_parse_uint accepts means the same bytes to llmio_parse_size, and a parsed
  * size can always be formatted.

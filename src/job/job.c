@@ -1,0 +1,845 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a job: validate the options, prepare the target, start one worker per thread, run
+ * the ramp and the measured window, and merge what the workers measured into a result.  This
+ * control thread also takes the CPU and block-device snapshots that bracket the window, so
+ * every figure in the result covers exactly the same interval.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "job/cpu.h"
+#include "job/job_internal.h"
+#include "job/options.h"
+#include "job/verify.h"
+#include "base/sysinfo.h"
+#include "llmio/engine.h"
+
+#define STATE_FAILED 2
+#define STATE_DONE   3
+
+/* Cross-option checks that no single option can make; -EINVAL with the fix in err. */
+static int validate(struct job *j, struct llmio_error *e)
+{
+	struct llmio_job_opts *o = &j->o;
+	char why[512];
+	int ret;
+
+	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
+	if (ret)
+		return ret;
+	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
+	if (o->io_source && iolog_wanted(o))
+		return llmio_err(e, -EINVAL,
+		                 "write_bw_log, write_lat_log, write_iops_log: fio's logs are for "
+		                 "jobs of rw/bs, not recipes or replay");
+	j->engine = engine_find(o->engine);
+	if (!j->engine) {
+		llmio_engine_probe(o->engine, why, sizeof(why));
+		return llmio_err(e, -EINVAL, "%s", why);
+	}
+	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
+	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
+	ret = j->engine->probe(why, sizeof(why));
+	if (ret)
+		return llmio_err(e, ret == -EINVAL ? -ENOTSUP : ret,
+		                 "engine %s cannot run here: %s", j->engine->name, why);
+	if (j->engine->opts_size) {
+		j->engine_opts = calloc(1, j->engine->opts_size);
+		if (!j->engine_opts)
+			return -ENOMEM;
+	}
+	ret = engine_opts_parse(j->engine, o->engine_opts, j->engine_opts, e);
+	if (ret)
+		return ret;
+	if (o->direct && (!(j->engine->caps & ENGINE_CAP_DIRECT) ||
+	                  engine_owns_target(j->engine, j->engine_opts))) {
+		return llmio_err(e, -EINVAL,
+		                 engine_owns_target(j->engine, j->engine_opts)
+		                         ? "engine %s does no local file I/O, so O_DIRECT does not "
+		                           "apply; use --direct=0"
+		                         : "engine %s goes through the page cache and cannot do "
+		                           "O_DIRECT; use --direct=0",
+		                 j->engine->name);
+	}
+	if (o->files && (o->filename[0] || o->directory[0] || !o->nfiles_list))
+		return llmio_err(e, -EINVAL, "a file list replaces --filename and --directory%s",
+		                 o->nfiles_list ? "" : ", and it is empty");
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO) && !o->filename[0] && !o->directory[0] &&
+	    !o->files) {
+		return llmio_err(e, -EINVAL,
+		                 "no target: give --filename FILE|DEVICE or --directory DIR");
+	}
+	if (o->filename_format[0])
+		return llmio_err(e, -EINVAL,
+		                 "filename_format names the files of `llmio run`'s jobs (fio's); "
+		                 "here give --filename or --directory");
+	if (o->filename[0] && o->directory[0])
+		return llmio_err(e, -EINVAL, "--filename and --directory both given: choose one");
+	if (o->random_distribution == LLMIO_DIST_ZIPF &&
+	    (o->rw == LLMIO_RW_READ || o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RW)) {
+		return llmio_err(
+		        e, -EINVAL,
+		        "random_distribution=zipf needs a random rw (randread, randwrite, randrw)");
+	}
+	if (o->cpus_allowed_policy[0] && strcmp(o->cpus_allowed_policy, "shared") &&
+	    strcmp(o->cpus_allowed_policy, "split")) {
+		return llmio_err(e, -EINVAL,
+		                 "cpus_allowed_policy=%s is not valid: expected shared or split",
+		                 o->cpus_allowed_policy);
+	}
+	j->cpus_split = !strcmp(o->cpus_allowed_policy, "split");
+	CPU_ZERO(&j->cpus);
+	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, e))
+		return -EINVAL;
+	if (o->rate && o->rate < o->numjobs)
+		return llmio_err(e, -EINVAL,
+		                 "rate=%" PRIu64 " is below one byte per second per thread",
+		                 o->rate);
+	return 0;
+}
+
+static bool job_writes(const struct llmio_job_opts *o)
+{
+	return o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RANDWRITE ||
+	       ((o->rw == LLMIO_RW_RANDRW || o->rw == LLMIO_RW_RW) && o->rwmixread < 100);
+}
+
+static int layout(struct job *j, struct llmio_error *e)
+{
+	struct llmio_job_opts *o = &j->o;
+	unsigned nfiles = j->target.nfiles ? j->target.nfiles : 1;
+
+	j->file_first_block = calloc(nfiles + 1, sizeof(*j->file_first_block));
+	if (!j->file_first_block)
+		return -ENOMEM;
+	if (j->target.nfiles) {
+		for (unsigned f = 0; f < nfiles; f++)
+			j->file_first_block[f + 1] =
+			        j->file_first_block[f] + j->target.sizes[f] / o->bs;
+	} else {
+		/* null engine: a virtual target of `size` bytes, 1 GiB unless given */
+		if (!o->size)
+			o->size = 1ull << 30;
+		j->file_first_block[1] = o->size / o->bs;
+	}
+	j->total_blocks = j->file_first_block[nfiles];
+	if (o->io_source) {
+		/* the source places every I/O; files may be smaller than bs */
+		if (!o->size)
+			o->size = j->target.total_size;
+		return 0;
+	}
+	/* the size a read takes from its target (an object's HEAD, a file's) is the target's */
+	if (!j->total_blocks && !o->size)
+		return llmio_err(e, -EINVAL,
+		                 "%s is %" PRIu64 " bytes, smaller than bs=%" PRIu64
+		                 ": lower --bs to at most its size",
+		                 j->target.nfiles == 1 ? j->target.paths[0] : "the target",
+		                 j->target.total_size, o->bs);
+	if (!j->total_blocks)
+		return llmio_err(e, -EINVAL,
+		                 "size %" PRIu64 " is smaller than bs=%" PRIu64
+		                 ": raise --size or lower --bs",
+		                 o->size, o->bs);
+	if (!o->size)
+		o->size = j->total_blocks * o->bs;
+	if (o->random_distribution == LLMIO_DIST_ZIPF) {
+		zipf_init(&j->zipf, j->total_blocks, o->zipf_theta);
+		j->zipf_mult = scatter_multiplier(j->total_blocks);
+	}
+	/* by default the whole job moves the target once (fio's loops: N times), each thread its
+	 * share; with runtime and time_based=0 (fio's default) too, whichever ends first */
+	if (!o->io_size && (!o->runtime_ns || !o->time_based)) {
+		o->io_size = j->total_blocks / o->numjobs * o->bs;
+		if (!o->io_size)
+			o->io_size = o->bs;
+	}
+	if (o->loops > 1)
+		o->io_size *= o->loops;
+	if (o->number_ios && (!o->io_size || o->number_ios * o->bs < o->io_size))
+		o->io_size = o->number_ios * o->bs;
+	return 0;
+}
+
+struct snap {
+	uint64_t t;
+	struct cpu_snap cpu;
+	uint64_t rd, wr, rdio, wrio;
+	bool pio_ok;                /* /proc/self/io read: the process witness */
+	uint64_t prd, pwr;          /* its read_bytes, write_bytes */
+	uint64_t irq[IRQ_MAX_CPUS]; /* the device's interrupts per CPU */
+};
+
+static void snap_take(const struct job *j, struct snap *s)
+{
+	cpu_snap_take(&s->cpu);
+	if (target_dev_counters(&j->target, &s->rd, &s->wr, &s->rdio, &s->wrio))
+		s->rd = s->wr = s->rdio = s->wrio = 0;
+	s->pio_ok = sysinfo_proc_io(&s->prd, &s->pwr) == 0;
+	if (j->target.nirqs)
+		irq_counts(j->target.irqs, j->target.nirqs, s->irq);
+	s->t = now_ns();
+}
+
+/*
+ * The control thread's sleep: until ns pass or a worker finishes (it writes the job's
+ * eventfd).  The control thread must stay out of the workers' way: waking every 5 ms cost a
+ * synchronous buffered-write job at numjobs 2 on 2 CPUs 11 % of its IOPS (each wake-up
+ * preempts a worker, often one holding the inode lock the other waits for).
+ */
+static void wait_wake(const struct job *j, uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	struct pollfd p = {.fd = j->wake_fd, .events = POLLIN};
+	uint64_t v;
+
+	if (ppoll(&p, j->wake_fd >= 0, &ts, NULL) > 0)
+		(void)!read(j->wake_fd, &v, sizeof(v));
+}
+
+/* Longest control-thread sleep: how late a stop from outside (SIGINT) is noticed. */
+#define CONTROL_TICK_NS 100000000ull
+
+static void nap(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* stop may be set by another thread (with an atomic store, see llmio/job.h): read it as one. */
+static bool stopped_from_outside(const struct job *j)
+{
+	return j->o.stop && __atomic_load_n(j->o.stop, __ATOMIC_RELAXED);
+}
+
+static int start_workers(struct job *j, struct llmio_error *e)
+{
+	unsigned started = 0;
+	int ret = 0;
+
+	if (iolog_wanted(&j->o)) {
+		j->logs = calloc(j->nworkers, sizeof(*j->logs));
+		const bool slat = j->engine->caps & ENGINE_CAP_ASYNC; /* fio: none for psync */
+
+		if (!j->logs) {
+			j->nworkers = 0; /* none started */
+			return llmio_err(e, -ENOMEM, "no memory for the logs (write_*_log)");
+		}
+		for (; j->nlogs < j->nworkers; j->nlogs++) {
+			ret = iolog_init(&j->logs[j->nlogs], &j->o, j->nlogs, slat, e);
+			if (ret) {
+				j->nlogs++; /* released with the others */
+				j->nworkers = 0;
+				return ret;
+			}
+		}
+	}
+	j->workers = calloc(j->nworkers, sizeof(*j->workers));
+	if (!j->workers) {
+		j->nworkers = 0;
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		struct worker *w = &j->workers[i];
+
+		w->idx = i;
+		w->job = j;
+		w->log = j->logs ? &j->logs[i] : NULL;
+		ret = -pthread_create(&w->thread, NULL, worker_main, w);
+		if (ret) {
+			llmio_err(e, ret, "cannot start thread %u of %u: %s", i + 1, j->nworkers,
+			          strerror(-ret));
+			break;
+		}
+		started++;
+	}
+	/* every worker sets itself up in its own thread (rings are per-thread); wait for all */
+	for (unsigned i = 0; i < started; i++) {
+		struct worker *w = &j->workers[i];
+
+		while (atomic_load(&w->state) == 0)
+			nap(200000);
+		if (atomic_load(&w->state) == STATE_FAILED && !ret)
+			ret = llmio_err(e, w->err ? w->err : -EIO, "%s", w->errmsg);
+	}
+	j->nworkers = started;
+	return ret;
+}
+
+static double progress_interval_s(const struct job *j)
+{
+	return j->o.progress_interval_ns ? (double)j->o.progress_interval_ns / 1e9 : 1.0;
+}
+
+static void progress(struct job *j, uint64_t now, uint64_t *last_t, uint64_t *last_ios,
+                     uint64_t *last_bytes)
+{
+	uint64_t ios = 0, bytes = 0, done_bytes, total;
+	double dt = (double)(now - *last_t) / 1e9, elapsed, eta = 0;
+
+	if (!j->o.progress || dt < progress_interval_s(j))
+		return;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		for (int d = 0; d < 2; d++) {
+			ios += atomic_load_explicit(&j->workers[i].live_ios[d],
+			                            memory_order_relaxed);
+			bytes += atomic_load_explicit(&j->workers[i].live_bytes[d],
+			                              memory_order_relaxed);
+		}
+	}
+	elapsed = (double)(now - j->t_measure) / 1e9;
+	if (j->o.runtime_ns) {
+		eta = (double)j->o.runtime_ns / 1e9 - elapsed;
+	} else {
+		done_bytes = bytes;
+		total = j->o.io_size * j->nworkers;
+		if (done_bytes && total > done_bytes)
+			eta = elapsed * (double)(total - done_bytes) / (double)done_bytes;
+	}
+	j->o.progress(j->o.progress_arg, elapsed, eta < 0 ? 0 : eta, (double)(ios - *last_ios) / dt,
+	              (double)(bytes - *last_bytes) / dt);
+	*last_t = now;
+	*last_ios = ios;
+	*last_bytes = bytes;
+}
+
+/*
+ * fio's per-second IOPS and bandwidth samples (iops_min/max/mean/stddev, bw_*): every second
+ * of the measured window, the counts since the last sample over the time since it, per
+ * direction.  Welford's running mean and variance: no sample is stored.
+ */
+static void sample(struct job *j, uint64_t now)
+{
+	uint64_t ios[2] = {0}, bytes[2] = {0};
+	const double dt = (double)(now - j->samp_t) / 1e9;
+
+	if (dt < 1.0)
+		return;
+	for (unsigned i = 0; i < j->nworkers; i++)
+		for (int d = 0; d < 2; d++) {
+			ios[d] += atomic_load_explicit(&j->workers[i].live_ios[d],
+			                               memory_order_relaxed);
+			bytes[d] += atomic_load_explicit(&j->workers[i].live_bytes[d],
+			                                 memory_order_relaxed);
+		}
+	for (int d = 0; d < 2; d++) {
+		/* a worker's count is reset when measuring starts: never a negative delta */
+		const double v[2] = {
+		        ios[d] > j->samp_ios[d] ? (double)(ios[d] - j->samp_ios[d]) / dt : 0,
+		        bytes[d] > j->samp_bytes[d] ? (double)(bytes[d] - j->samp_bytes[d]) / dt
+		                                    : 0};
+
+		for (int k = 0; k < 2; k++) {
+			typeof(j->samp[0][0]) *s = &j->samp[d][k];
+			const double delta = v[k] - s->mean;
+
+			s->min = s->n && s->min < v[k] ? s->min : v[k];
+			s->max = s->n && s->max > v[k] ? s->max : v[k];
+			s->n++;
+			s->mean += delta / (double)s->n;
+			s->m2 += delta * (v[k] - s->mean);
+		}
+		j->samp_ios[d] = ios[d];
+		j->samp_bytes[d] = bytes[d];
+	}
+	j->samp_t = now;
+}
+
+static void sample_stats(const struct job *j, struct llmio_result *r)
+{
+	for (int d = 0; d < 2; d++)
+		for (int k = 0; k < 2; k++) {
+			const typeof(j->samp[0][0]) *s = &j->samp[d][k];
+			struct llmio_sample_stats *o = k ? &r->bw_samples[d] : &r->iops_samples[d];
+
+			o->samples = s->n;
+			o->min = s->min;
+			o->max = s->max;
+			o->mean = s->mean;
+			o->stddev = s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0;
+		}
+}
+
+/*
+ * A time-based window ends at its runtime, or later when a thread has not completed one I/O
+ * in it yet, by at most LATE_MAX_NS.  On a loaded disk a single I/O can outlast a short
+ * runtime; a window that ended then would report a thread that worked as one that did nothing
+ * (fio, too, checks its runtime only between I/Os).  Rates still divide by the window's real
+ * length.  The control thread polls during this grace only.  Not for an engine whose I/Os
+ * wait on another machine (ENGINE_CAP_OWN_TARGET: s3, s3-agent): there a first I/O that has
+ * not ended by the runtime is a server that stopped answering, and the run ends on time; the
+ * engine abandons what is in flight and says so (docs/object-storage.md).
+ */
+#define LATE_MAX_NS  2000000000ull
+#define LATE_TICK_NS 1000000ull
+
+static bool every_worker_counted(const struct job *j)
+{
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct worker *w = &j->workers[i];
+
+		if (atomic_load(&w->state) != STATE_DONE && !w->err &&
+		    !atomic_load_explicit(&w->live_ios[0], memory_order_relaxed) &&
+		    !atomic_load_explicit(&w->live_ios[1], memory_order_relaxed))
+			return false;
+	}
+	return true;
+}
+
+/* Run the ramp and the measured window; fills start/end snapshots. */
+static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *interrupted)
+{
+	uint64_t t0 = now_ns(), last_t, last_ios = 0, last_bytes = 0, deadline = 0;
+
+	if (j->o.ramp_time_ns) {
+		atomic_store(&j->go, 1);
+		for (uint64_t t;
+		     (t = now_ns() - t0) < j->o.ramp_time_ns && !stopped_from_outside(j);)
+			wait_wake(j, j->o.ramp_time_ns - t < CONTROL_TICK_NS ? j->o.ramp_time_ns - t
+			                                                     : CONTROL_TICK_NS);
+	}
+	snap_take(j, s0);
+	j->t_measure = s0->t;
+	j->samp_t = s0->t; /* the workers' counts start at 0 with the epoch */
+	atomic_store(&j->epoch, 1);
+	atomic_store(&j->go, 1);
+	last_t = s0->t;
+	if (j->o.runtime_ns)
+		deadline = s0->t + j->o.runtime_ns;
+
+	for (;;) {
+		unsigned done = 0;
+		uint64_t now, tick;
+
+		for (unsigned i = 0; i < j->nworkers; i++)
+			done += atomic_load(&j->workers[i].state) == STATE_DONE;
+		if (done == j->nworkers)
+			break;
+		for (unsigned i = 0; i < j->nworkers; i++)
+			if (j->workers[i].err)
+				atomic_store(&j->stop, 1); /* one failed: stop the others */
+		if (stopped_from_outside(j)) {
+			*interrupted = true;
+			atomic_store(&j->stop, 1);
+		}
+		now = now_ns();
+		if (deadline && now >= deadline) {
+			if (!(j->engine->caps & ENGINE_CAP_OWN_TARGET) &&
+			    !every_worker_counted(j) && now < deadline + LATE_MAX_NS) {
+				wait_wake(j, LATE_TICK_NS);
+				continue;
+			}
+			atomic_store(&j->stop, 1);
+		}
+		if (atomic_load(&j->stop)) {
+			sample(j, now); /* the last second, when a whole one has passed */
+			snap_take(j, s1);
+			break;
+		}
+		progress(j, now, &last_t, &last_ios, &last_bytes);
+		sample(j, now);
+		if (stopped_from_outside(j))
+			continue; /* the progress callback stopped it (steady state): at once */
+		/* until the deadline (time-based runs end on time), a worker ends, a tick, or a
+		 * progress call finer than the tick is due (a sweep's steady-state samples) */
+		tick = deadline && deadline - now < CONTROL_TICK_NS ? deadline - now
+		                                                    : CONTROL_TICK_NS;
+		if (j->o.progress && j->o.progress_interval_ns &&
+		    last_t + j->o.progress_interval_ns > now &&
+		    last_t + j->o.progress_interval_ns - now < tick)
+			tick = last_t + j->o.progress_interval_ns - now;
+		wait_wake(j, tick);
+	}
+	for (unsigned i = 0; i < j->nworkers; i++)
+		pthread_join(j->workers[i].thread, NULL);
+	if (!atomic_load(&j->stop))
+		snap_take(j, s1); /* finished by size: the window ends when the last one did */
+}
+
+/*
+ * Each thread's own counts, histograms and log (fio's clones: numjobs without
+ * group_reporting).  The histograms are copies of what each worker kept anyway; the logs move
+ * into the result.  Without memory the result simply has no threads.
+ */
+static void thread_results(struct job *j, struct llmio_result *r, uint64_t t_end)
+{
+	r->threads = calloc(j->nworkers, sizeof(*r->threads));
+	if (!r->threads)
+		return;
+	r->nthreads = j->nworkers;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct worker *w = &j->workers[i];
+		struct llmio_thread_result *t = &r->threads[i];
+		const uint64_t end = w->t_end > j->t_measure ? w->t_end : t_end;
+		const double wall = end > j->t_measure ? (double)(end - j->t_measure) / 1e9 : 1e-9;
+
+		t->read = w->st[0];
+		t->write = w->st[1];
+		t->runtime_s = wall;
+		t->fsyncs = w->fsyncs;
+		for (int op = 0; op < 2; op++) {
+			struct llmio_op_result *d = op ? &t->write : &t->read;
+
+			d->iops = (double)d->ios / wall;
+			d->bw_bytes = (double)d->bytes / wall;
+		}
+		if (j->logs) {
+			t->log = j->logs[i].buf;
+			t->nlog = j->logs[i].n;
+			t->log_truncated = j->logs[i].truncated;
+			j->logs[i].buf = NULL;
+		}
+	}
+}
+
+static void wire_add(struct llmio_wire *w, const struct engine_counters *c)
+{
+	w->known = true;
+	w->rx_bytes += c->wire_rx;
+	w->tx_bytes += c->wire_tx;
+	w->requests += c->requests;
+	w->retries += c->retries;
+	w->hash_s += (double)c->hash_ns / 1e9;
+	w->copy_s += (double)c->copy_ns / 1e9;
+	w->agent_s += (double)c->agent_cpu_ns / 1e9;
+}
+
+static void fill_result(struct job *j, struct llmio_result *r, const struct snap *s0,
+                        const struct snap *s1)
+{
+	uint64_t t_end = 0;
+	double wall, gb;
+
+	r->opts = j->o;
+	sample_stats(j, r);
+	/*
+	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result
+	 * outlives them, so it keeps none.  nfiles_list stays as the count.
+	 */
+	r->opts.stop = NULL;
+	r->opts.progress = NULL;
+	r->opts.progress_arg = NULL;
+	r->opts.prepare_progress = NULL;
+	r->opts.prepare_arg = NULL;
+	r->opts.files = NULL;
+	r->opts.io_source = NULL;
+	/* NVMe commands (passthrough, SPDK) never pass through the page cache, whatever --direct */
+	r->direct_in_effect = j->target.direct || (j->engine->caps & ENGINE_CAP_NAMESPACE);
+	r->target_bytes = j->target.nfiles ? j->target.total_size : j->total_blocks * j->o.bs;
+	r->iodepth_effective = (j->engine->caps & ENGINE_CAP_ASYNC) ? j->o.iodepth : 1;
+	if (j->nworkers && j->workers[0].ctx.depth_effective &&
+	    j->workers[0].ctx.depth_effective < r->iodepth_effective)
+		r->iodepth_effective = j->workers[0].ctx.depth_effective;
+	for (int op = 0; op < 2; op++) {
+		struct llmio_op_result *dst = op ? &r->write : &r->read;
+
+		llmio_hist_init(&dst->clat);
+		llmio_hist_init(&dst->slat);
+		llmio_hist_init(&dst->lat);
+	}
+	llmio_hist_init(&r->sync_lat);
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		struct worker *w = &j->workers[i];
+
+		for (int op = 0; op < 2; op++) {
+			struct llmio_op_result *dst = op ? &r->write : &r->read;
+
+			dst->ios += w->st[op].ios;
+			dst->bytes += w->st[op].bytes;
+			llmio_hist_merge(&dst->clat, &w->st[op].clat);
+			llmio_hist_merge(&dst->slat, &w->st[op].slat);
+			llmio_hist_merge(&dst->lat, &w->st[op].lat);
+		}
+		r->fsyncs += w->fsyncs;
+		llmio_hist_merge(&r->sync_lat, &w->sync_lat);
+		if (w->t_end > t_end)
+			t_end = w->t_end;
+	}
+	if (!t_end || t_end < j->t_measure)
+		t_end = s1->t;
+	thread_results(j, r, t_end);
+	wall = (double)(t_end - j->t_measure) / 1e9;
+	if (wall <= 0)
+		wall = 1e-9;
+	r->runtime_s = wall;
+	for (int op = 0; op < 2; op++) {
+		struct llmio_op_result *dst = op ? &r->write : &r->read;
+
+		dst->iops = (double)dst->ios / wall;
+		dst->bw_bytes = (double)dst->bytes / wall;
+	}
+	r->cpu.usr_s = s1->cpu.usr_s - s0->cpu.usr_s;
+	r->cpu.sys_s = s1->cpu.sys_s - s0->cpu.sys_s;
+	r->cpu.proc_s = r->cpu.usr_s + r->cpu.sys_s;
+	r->cpu.system_busy_s = s1->cpu.sys_busy_s - s0->cpu.sys_busy_s;
+	r->cpu.ctx_voluntary = s1->cpu.nvcsw - s0->cpu.nvcsw;
+	r->cpu.ctx_involuntary = s1->cpu.nivcsw - s0->cpu.nivcsw;
+	/* the CPU window is the snapshot interval, within a few ms of the I/O window */
+	wall = (double)(s1->t - s0->t) / 1e9;
+	if (wall > 0) {
+		r->cpu.cores_busy = r->cpu.proc_s / wall;
+		r->cpu.system_cores_busy = r->cpu.system_busy_s / wall;
+	}
+	r->cpu.online_cpus = sysinfo_online_cpus();
+	gb = (double)(r->read.bytes + r->write.bytes) / 1e9 / r->runtime_s;
+	r->gb_per_s_per_core = r->cpu.cores_busy > 0 ? gb / r->cpu.cores_busy : 0;
+	r->device = j->target.dev;
+	if (j->target.dev.known && j->target.stat_path[0]) {
+		r->device.read_bytes = s1->rd - s0->rd;
+		r->device.write_bytes = s1->wr - s0->wr;
+		r->device.read_ios = s1->rdio - s0->rdio;
+		r->device.write_ios = s1->wrio - s0->wrio;
+	}
+	r->process_io.known = s0->pio_ok && s1->pio_ok;
+	if (r->process_io.known) {
+		/* a thread's counts move to the process's as it exits: never below zero */
+		r->process_io.read_bytes = s1->prd > s0->prd ? s1->prd - s0->prd : 0;
+		r->process_io.write_bytes = s1->pwr > s0->pwr ? s1->pwr - s0->pwr : 0;
+	}
+	if (j->target.nirqs)
+		irq_share(s0->irq, s1->irq, &r->device.irqs, r->device.irq_cpus,
+		          sizeof(r->device.irq_cpus));
+	r->softirq_system_s = s1->cpu.softirq_s - s0->cpu.softirq_s;
+	for (unsigned i = 0; i < j->nworkers; i++) {
+		const struct engine_counters *c = &j->workers[i].ctx.counters;
+
+		if (!c->known)
+			continue;
+		wire_add(&r->wire, c);
+		if (!r->thread_wire && r->threads)
+			r->thread_wire = calloc(r->nthreads, sizeof(*r->thread_wire));
+		if (r->thread_wire)
+			wire_add(&r->thread_wire[i], c);
+	}
+}
+
+static void notes(struct job *j, struct llmio_result *r)
+{
+	size_t used = 0;
+	char *n = r->engine_notes;
+	const size_t len = sizeof(r->engine_notes);
+	const int advice = job_fadvise_advice(&j->o);
+
+	if (j->nworkers && j->workers[0].ctx.notes[0])
+		used += (size_t)snprintf(n + used, len - used, "%s", j->workers[0].ctx.notes);
+	if (!(j->engine->caps & ENGINE_CAP_ASYNC) && j->o.iodepth > 1 && used < len)
+		used += (size_t)snprintf(n + used, len - used,
+		                         "%ssynchronous engine: iodepth=%u runs as 1 (use numjobs "
+		                         "for parallelism)",
+		                         used ? "; " : "", j->o.iodepth);
+	if (CPU_COUNT(&j->cpus) && used < len) {
+		char list[256];
+
+		cpu_list_format(&j->cpus, list, sizeof(list));
+		used += (size_t)snprintf(n + used, len - used, "%sthreads pinned to CPU%s %s%s",
+		                         used ? "; " : "", CPU_COUNT(&j->cpus) > 1 ? "s" : "", list,
+		                         j->cpus_split ? " (split: one CPU per thread)" : "");
+	}
+	/* under O_DIRECT, where completions arrive decides a latency-bound result */
+	if (j->target.direct && r->device.irqs && used < len)
+		used += (size_t)snprintf(n + used, len - used,
+		                         "%s%s completions interrupted CPU %s (%llu interrupts); "
+		                         "threads %s",
+		                         used ? "; " : "", r->device.name, r->device.irq_cpus,
+		                         (unsigned long long)r->device.irqs,
+		                         CPU_COUNT(&j->cpus)
+		                                 ? "pinned as above"
+		                                 : "unpinned (--cpus_allowed pins them)");
+	if (j->o.invalidate && j->target.nfiles && !engine_owns_target(j->engine, j->engine_opts) &&
+	    used < len)
+		used += (size_t)snprintf(n + used, len - used,
+		                         "%spage cache of the target dropped before the run",
+		                         used ? "; " : "");
+	if (advice >= 0 && j->target.nfiles && !engine_owns_target(j->engine, j->engine_opts) &&
+	    used < len)
+		snprintf(n + used, len - used, "%sfiles advised POSIX_FADV_%s (fadvise_hint)",
+		         used ? "; " : "",
+		         advice == POSIX_FADV_RANDOM       ? "RANDOM: no readahead"
+		         : advice == POSIX_FADV_SEQUENTIAL ? "SEQUENTIAL: readahead doubled"
+		                                           : "NORMAL");
+}
+
+static void job_release(struct job *j)
+{
+	for (unsigned i = 0; i < j->nlogs; i++)
+		iolog_release(&j->logs[i]);
+	free(j->logs);
+	verify_release(j);
+	target_close(&j->target);
+	free(j->workers);
+	free(j->file_first_block);
+	free(j->engine_opts);
+	if (j->wake_fd >= 0)
+		close(j->wake_fd);
+}
+
+/* j set up from the caller's opts, validated, its target opened (and laid out). */
+static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llmio_error *e)
+{
+	int ret;
+
+	memset(j, 0, sizeof(*j));
+	j->wake_fd = -1;
+	llmio_job_opts_init(&j->o);
+	/* an older caller's struct is shorter: take what it has, defaults for the rest */
+	memcpy(&j->o, opts, opts->opts_size < sizeof(j->o) ? opts->opts_size : sizeof(j->o));
+	j->o.opts_size = sizeof(j->o);
+	j->nworkers = j->o.numjobs;
+
+	ret = validate(j, e);
+	if (ret)
+		return ret;
+	if (j->o.readonly && job_writes(&j->o))
+		return llmio_err(e, -EINVAL,
+		                 "--readonly: this job writes (rw=%s); llmio refuses every write "
+		                 "under --readonly: drop it, or run a read job",
+		                 llmio_rw_name(j->o.rw));
+	if (engine_owns_target(j->engine, j->engine_opts))
+		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
+		                          j->engine_opts, e);
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
+		return target_open(&j->target, &j->o, job_writes(&j->o), e);
+	return 0;
+}
+
+int target_prepare_job(const struct llmio_job_opts *opts, struct llmio_error *e)
+{
+	struct job j;
+	int ret = job_open(&j, opts, e);
+
+	job_release(&j);
+	return ret;
+}
+
+static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
+                   struct llmio_error *e)
+{
+	struct snap s0 = {0}, s1 = {0};
+	struct llmio_result *r = NULL;
+	bool interrupted = false;
+	struct timeval tv;
+	struct job j;
+	int ret;
+
+	*out = NULL;
+	ret = job_open(&j, opts, e);
+	if (ret)
+		goto out_release;
+	ret = layout(&j, e);
+	if (!ret)
+		ret = verify_prepare(&j, e);
+	if (ret)
+		goto out_release;
+	if (j.o.invalidate && j.target.nfiles && !engine_owns_target(j.engine, j.engine_opts))
+		target_invalidate(&j.target);
+	/* fio's fadvise_hint, after the invalidate as in fio's td_io_open_file() */
+	if (job_fadvise_advice(&j.o) >= 0 && j.target.nfiles &&
+	    !engine_owns_target(j.engine, j.engine_opts))
+		target_advise(j.target.fds, j.target.nfiles, job_fadvise_advice(&j.o));
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_release;
+	}
+	gettimeofday(&tv, NULL);
+	r->start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+	sysinfo_host(r);
+	j.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* -1: the control thread naps */
+
+	ret = start_workers(&j, e);
+	if (ret) {
+		atomic_store(&j.go, -1);
+		for (unsigned i = 0; i < j.nworkers; i++)
+			pthread_join(j.workers[i].thread, NULL);
+		free(r);
+		r = NULL;
+		goto out_release;
+	}
+	supervise(&j, &s0, &s1, &interrupted);
+	fill_result(&j, r, &s0, &s1);
+	llmio_result_judge(r);
+	if (r->wire.known)
+		snprintf(r->service_reason, sizeof(r->service_reason),
+		         "an object store over the network: no device or page cache of this host "
+		         "in the path; its bytes are on the wire (`wire`)");
+	else if ((j.engine->caps & ENGINE_CAP_NAMESPACE) && r->service == LLMIO_SERVICE_DEVICE)
+		/* the disk's counters do not see passthrough or SPDK commands (not block I/O) */
+		snprintf(r->service_reason, sizeof(r->service_reason),
+		         "NVMe commands to the device (%s): no page cache in the path; the disk's "
+		         "own counters do not count them",
+		         j.engine->name);
+	notes(&j, r);
+	r->interrupted = interrupted;
+	/* a failed I/O first: an upload left incomplete (err_at_end) may only follow from one */
+	for (int pass = 0; pass < 2 && !ret; pass++) {
+		for (unsigned i = 0; i < j.nworkers; i++) {
+			if (!j.workers[i].err || j.workers[i].err_at_end != (pass == 1))
+				continue;
+			ret = j.workers[i].err;
+			r->error = ret;
+			if (ret == -EINVAL)
+				ret = -EIO; /* an I/O refused at run time is not a usage error */
+			snprintf(r->error_msg, sizeof(r->error_msg), "%s", j.workers[i].errmsg);
+			llmio_err(e, ret, "%s", j.workers[i].errmsg);
+			break;
+		}
+	}
+	/* fio's do_verify: the blocks written, read back and checked after the measured run */
+	if (!ret && !interrupted && (ret = verify_pass(&j, e))) {
+		r->error = ret;
+		snprintf(r->error_msg, sizeof(r->error_msg), "%s", llmio_err_msg(e));
+	}
+	*out = r;
+out_release:
+	job_release(&j);
+	return ret;
+}
+
+int llmio_job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
+                  struct llmio_error *e)
+{
+	struct llmio_error inner;
+	int ret;
+
+	/* an allocation deep down may fail without a word: say so rather than print nothing */
+	llmio_error_init(&inner);
+	ret = job_run(opts, out, &inner);
+	if (ret == -ENOMEM && !inner.msg[0])
+		llmio_err(&inner, ret, "out of memory");
+	if (ret && e) {
+		*e = inner;
+		e->code = ret;
+	}
+	return ret;
+}
+
+void llmio_result_destroy(struct llmio_result *r)
+{
+	for (uint32_t i = 0; r && r->threads && i < r->nthreads; i++)
+		free(r->threads[i].log);
+	if (r) {
+		free(r->threads);
+		free(r->thread_wire);
+	}
+	free(r);
+}
+
+size_t llmio_result_size(void)
+{
+	return sizeof(struct llmio_result);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared state of one running job: the control thread (job.c) and its workers (worker.c). */
+#ifndef LLMIO_JOB_INTERNAL_H
+#define LLMIO_JOB_INTERNAL_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/rand.h"
+#include "job/target.h"
+#include "job/iolog.h"
+#include "engine/engine.h"
+#include "llmio/job.h"
+#include "llmio/result.h"
+
+struct job;
+
+struct worker {
+	pthread_t thread;
+	unsigned idx;
+	struct job *job;
+	struct engine_ctx ctx;
+	struct io_req *ios;
+	struct io_req **free_ios;
+	struct io_req **evs;
+	struct io_req **batch; /* queued since the last commit */
+	void **bufs;
+	void **buf_mem; /* what to free for each host buffer (bufs may point into it) */
+	int *fds;       /* this thread's own descriptors of the job's files, or NULL: shared */
+	unsigned depth;
+	struct rng rng;
+	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
+	uint64_t seq_next;                    /* next block within the slice */
+	bool *dirty;                          /* per file: written since the last fsync */
+
+	/* measured window */
+	struct llmio_op_result st[2]; /* [ENGINE_OP_READ], [ENGINE_OP_WRITE] */
+	uint64_t fsyncs;
+	uint64_t writes; /* writes issued, for stamping their data unique */
+	struct llmio_hist sync_lat;
+	uint64_t t_end;    /* when this worker stopped counting */
+	struct iolog *log; /* fio's averaged log (stats/iolog.h), or NULL; owned by the job */
+	unsigned epoch_seen;
+	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
+	struct llmio_io pending;
+	bool has_pending;
+	bool src_done;   /* the source has no more I/O for this thread */
+	bool sync_asked; /* the source asked for an fsync of pending.file (LLMIO_IO_SYNC) */
+
+	/* read by the control thread for the progress line and the one-second samples, per
+	 * direction (0 read, 1 write); written relaxed, no lock */
+	_Atomic uint64_t live_ios[2], live_bytes[2];
+	atomic_int state; /* 0 starting, 1 ready, 2 failed, 3 finished */
+	/* set by the worker, polled by the control thread while the worker runs */
+	atomic_int err;
+	char errmsg[512]; /* read only once the worker has failed or finished (state) or joined */
+	bool err_at_end;  /* err is the engine's finish(): reported when no thread's I/O failed */
+};
+
+struct job {
+	struct llmio_job_opts o;
+	const struct engine_ops *engine;
+	void *engine_opts;
+	struct target target;
+	uint64_t total_blocks;
+	uint64_t *file_first_block; /* prefix sums, nfiles + 1 entries */
+	uint64_t zipf_mult;         /* bijection scattering zipf ranks over blocks */
+	struct zipf zipf;
+	unsigned nworkers;
+	struct worker *workers;
+	struct iolog *logs; /* one per worker when a log is asked (iolog_wanted), else NULL */
+	unsigned nlogs;
+	cpu_set_t cpus; /* cpus_allowed, parsed; empty = no pinning */
+	int wake_fd;    /* eventfd a worker writes when it ends, waking the control thread */
+	bool cpus_split;
+
+	atomic_int go;      /* 1: start issuing; -1: abort */
+	atomic_int stop;    /* 1: stop now */
+	atomic_uint epoch;  /* bumped when measuring starts (after ramp) */
+	uint64_t t_measure; /* start of the measured window, ns */
+	/* one-second samples (control thread only): the last sample's time and counts, and
+	 * running sums per direction of IOPS [d][0] and bandwidth [d][1] (Welford) */
+	uint64_t samp_t, samp_ios[2], samp_bytes[2];
+	uint8_t *verify_written; /* verify: a bit per block written (core/verify.c), or NULL */
+	struct {
+		uint64_t n;
+		double mean, m2, min, max;
+	} samp[2][2];
+};
+
+void *worker_main(void *arg);
+
+#endif

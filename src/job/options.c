@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job options declared as data (struct llmio_optdesc, core/optdesc.h): one table gives each
+ * option's name (fio's where fio has one), type, field, default, range, help and fio mapping.
+ * The same table parses CLI flags and job-file keys, prints --help, writes docs/options.md and
+ * the fio job file of --emit-fio, so they can never disagree.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "job/options.h"
+#include "llmio/job.h"
+
+/* zipf:THETA or random (uniform): the distribution in i, theta in d. */
+static int dist_parse(const char *text, struct llmio_optval *out)
+{
+	char *end;
+
+	if (!strcmp(text, "random") || !strcmp(text, "uniform")) {
+		out->i = LLMIO_DIST_UNIFORM;
+		return 0;
+	}
+	if (strncmp(text, "zipf:", 5))
+		return -EINVAL;
+	errno = 0;
+	out->d = strtod(text + 5, &end);
+	if (errno || end == text + 5 || *end || !(out->d > 0) || out->d > 100)
+		return -EINVAL;
+	out->i = LLMIO_DIST_ZIPF;
+	return 0;
+}
+
+static void dist_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	o->random_distribution = (enum llmio_dist)v->i;
+	if (v->i == LLMIO_DIST_ZIPF)
+		o->zipf_theta = v->d;
+}
+
+static void dist_load(const void *base, struct llmio_optval *v)
+{
+	const struct llmio_job_opts *o = base;
+
+	v->i = o->random_distribution;
+	v->d = o->zipf_theta;
+}
+
+static int dist_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	int n = v->i == LLMIO_DIST_ZIPF ? snprintf(buf, len, "zipf:%g", v->d)
+	                                : snprintf(buf, len, "random");
+
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec dist_codec = {dist_parse, dist_store, dist_load,
+                                                      dist_format};
+
+static const char *const rw_names[] = {
+        [LLMIO_RW_READ] = "read",         [LLMIO_RW_WRITE] = "write",
+        [LLMIO_RW_RANDREAD] = "randread", [LLMIO_RW_RANDWRITE] = "randwrite",
+        [LLMIO_RW_RANDRW] = "randrw",     [LLMIO_RW_RW] = "rw",
+};
+
+/* rw: the choices, and fio's second name of the sequential mix (readwrite = rw). */
+static int rw_parse(const char *text, struct llmio_optval *out)
+{
+	for (size_t i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
+		if (!strcmp(text, rw_names[i])) {
+			out->i = (int64_t)i;
+			return 0;
+		}
+	if (strcmp(text, "readwrite"))
+		return -EINVAL;
+	out->i = LLMIO_RW_RW;
+	return 0;
+}
+
+static void rw_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->rw = (enum llmio_rw)v->i;
+}
+
+static void rw_load(const void *base, struct llmio_optval *v)
+{
+	v->i = ((const struct llmio_job_opts *)base)->rw;
+	v->s = llmio_rw_name((enum llmio_rw)v->i);
+}
+
+static int rw_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", llmio_rw_name((enum llmio_rw)v->i)) >= (int)len ? -ERANGE
+	                                                                                : 0;
+}
+
+static const struct llmio_optdesc_codec rw_codec = {rw_parse, rw_store, rw_load, rw_format};
+
+/* buffered is fio's mirror of direct: the same field, inverted. */
+static int buffered_parse(const char *text, struct llmio_optval *out)
+{
+	static const char *const yes[] = {"", "1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(text, yes[i])) {
+			out->b = true;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (!strcasecmp(text, no[i])) {
+			out->b = false;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void buffered_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->direct = !v->b;
+}
+
+static void buffered_load(const void *base, struct llmio_optval *v)
+{
+	v->b = !((const struct llmio_job_opts *)base)->direct;
+}
+
+static int bool_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d", v->b) >= (int)len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec buffered_codec = {buffered_parse, buffered_store,
+                                                          buffered_load, bool_format};
+
+/* rwmixwrite is fio's other side of rwmixread: the same field, 100 - x. */
+static int mixwrite_parse(const char *text, struct llmio_optval *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || v > 100 || text[0] == '-')
+		return -EINVAL;
+	out->u = v;
+	return 0;
+}
+
+static void mixwrite_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->rwmixread = (uint32_t)(100 - v->u);
+}
+
+static void mixwrite_load(const void *base, struct llmio_optval *v)
+{
+	v->u = 100 - ((const struct llmio_job_opts *)base)->rwmixread;
+}
+
+static int uint_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%" PRIu64, v->u) >= (int)len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec mixwrite_codec = {mixwrite_parse, mixwrite_store,
+                                                          mixwrite_load, uint_format};
+
+/*
+ * bssplit with one size (fio's "4k" or "4k/100") is bs; several sizes in one job are refused:
+ * llmio's jobs have one block size (a job file with one section per size mixes them).
+ */
+static int bssplit_parse(const char *text, struct llmio_optval *out)
+{
+	char size[64];
+	size_t n = strcspn(text, "/:,");
+	struct llmio_optval v;
+
+	if (!n || n >= sizeof(size) || (text[n] && strcmp(text + n, "/100")))
+		return -EINVAL;
+	memcpy(size, text, n);
+	size[n] = '\0';
+	if (optdesc_parse(job_opt_find("bs"), size, &v, NULL))
+		return -EINVAL;
+	out->u = v.u;
+	return 0;
+}
+
+static void bssplit_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->bs = v->u;
+}
+
+static void bssplit_load(const void *base, struct llmio_optval *v)
+{
+	v->u = ((const struct llmio_job_opts *)base)->bs;
+}
+
+/* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
+static int thread_parse(const char *text, struct llmio_optval *out)
+{
+	int ret = buffered_parse(text, out);
+
+	return ret || !out->b ? -EINVAL : 0;
+}
+
+static void thread_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->b = true;
+}
+
+static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
+                                                        bool_format};
+
+static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
+                                                         uint_format};
+
+#define JOB(n, a, t, f, d, h, ...)                                                                 \
+	{                                                                                          \
+		.name = n, .alias = a, .type = t, OPTD_FIELD(struct llmio_job_opts, f), .def = d,  \
+		.help = h, .scope = OPTD_SCOPE_JOB, __VA_ARGS__                                    \
+	}
+/* fio's option added later: in a sweep point only when set (optdesc.h: sweep_if_set) */
+#define FIOJOB(n, a, t, f, d, h, ...) JOB(n, a, t, f, d, h, .sweep_if_set = true, __VA_ARGS__)
+/* fio's other spelling of another option's field (optdesc.h: mirror) */
+#define MIRROR(n, t, c, h, x)                                                                      \
+	{                                                                                          \
+		.name = n, .type = t, .def = "", .mirror = true, .scope = OPTD_SCOPE_JOB,          \
+		.codec = &c, .help = h, .expect = x, .fio_kind = OPTD_FIO_CUSTOM, .no_echo = true  \
+	}
+/* fio takes the value as it is under the same name */
+#define FIO .fio_kind = OPTD_FIO_VALUE
+/* emit_fio.c converts it (or writes it with another option) */
+#define FIO_CUSTOM .fio_kind = OPTD_FIO_CUSTOM
+
+static const struct llmio_optdesc opts_table[] = {
+        JOB("ioengine", "engine", OPTD_STRING, engine, "psync", "datapath: see `llmio engines`",
+            .fio = "ioengine", FIO_CUSTOM),
+        JOB("filename", NULL, OPTD_STRING, filename, "",
+            "file or block device to do I/O to (s3://bucket/key with --engine s3); llmio run: "
+            "a:b:c for several (fio's), inside --directory when given",
+            FIO_CUSTOM),
+        JOB("directory", NULL, OPTD_STRING, directory, "",
+            "directory: files llmio.0 .. llmio.N-1 in its llmio-work (llmio's own), or with "
+            "filename / filename_format those inside it; s3://bucket/prefix: its objects "
+            "(--engine s3)",
+            FIO_CUSTOM),
+        JOB("nrfiles", NULL, OPTD_UINT, nrfiles, "1", "number of files in --directory", .min = 1,
+            .max = 1000000, FIO_CUSTOM, .json_if = "directory"),
+        FIOJOB("filename_format", NULL, OPTD_STRING, filename_format, "",
+               "names of the job's files without filename: $jobname, $jobnum, $filenum (fio's; "
+               "llmio run's default $jobname.$jobnum.$filenum)",
+               FIO, .no_echo = true),
+        JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
+            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
+            .choices = "read|write|randread|randwrite|randrw|rw",
+            .expect = "read, write, randread, randwrite, randrw or rw (readwrite)", .fio = "rw",
+            .codec = &rw_codec, FIO_CUSTOM),
+        JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
+            .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
+        JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,
+            .max = 1u << 30, .fio = "bs", FIO),
+        JOB("iodepth", NULL, OPTD_UINT, iodepth, "1", "I/Os in flight per thread (async engines)",
+            .min = 1, .max = 4096, FIO_CUSTOM),
+        JOB("numjobs", NULL, OPTD_UINT, numjobs, "1", "threads, each with its own iodepth",
+            .min = 1, .max = 1024, FIO_CUSTOM),
+        JOB("size", NULL, OPTD_SIZE, size, "0",
+            "bytes of the target (all files together); 0 = an existing file's size", FIO_CUSTOM),
+        JOB("io_size", "io_limit", OPTD_SIZE, io_size, "0",
+            "bytes each thread transfers; 0 = the job moves size once, or unlimited with runtime",
+            .fio = "io_size", FIO_CUSTOM),
+        JOB("runtime", NULL, OPTD_DURATION, runtime_ns, "0",
+            "measured time (s, or with unit: 500ms, 2m); 0 = by size", FIO_CUSTOM,
+            .json = "runtime_s", .json_ns = 1e9),
+        JOB("ramp_time", NULL, OPTD_DURATION, ramp_time_ns, "0",
+            "I/O run before measuring starts, not counted", FIO_CUSTOM, .json = "ramp_time_s",
+            .json_ns = 1e9),
+        JOB("direct", NULL, OPTD_BOOL, direct, "0", "O_DIRECT: bypass the page cache", FIO),
+        JOB("random_distribution", NULL, OPTD_ENUM, random_distribution, "random",
+            "random (uniform) | zipf:THETA", .codec = &dist_codec,
+            .expect = "random or zipf:THETA with THETA > 0 (e.g. zipf:1.2)", FIO_CUSTOM),
+        /* a seed is any 64-bit number, which a double bound cannot state */
+        JOB("randseed", NULL, OPTD_UINT, randseed, "1",
+            "seed of offsets and op mix (runs repeat exactly)", .umin = 0, .umax = UINT64_MAX,
+            FIO_CUSTOM),
+        JOB("invalidate", NULL, OPTD_BOOL, invalidate, "1",
+            "drop the target's page cache before the run", FIO),
+        JOB("fadvise_hint", NULL, OPTD_ENUM, fadvise_hint, "1",
+            "posix_fadvise() of the target's files, as fio's: 1 = random for random rw, "
+            "sequential otherwise (readahead off or doubled) | 0 = none | random | sequential "
+            "| normal",
+            .choices = "0|1|random|sequential|normal",
+            .expect = "0, 1, random, sequential or normal", FIO_CUSTOM, .sweep_if_set = true),
+        JOB("noatime", NULL, OPTD_BOOL, noatime, "1",
+            "open files with O_NOATIME where permitted: reads skip the access-time update "
+            "(0 = measure it too)",
+            FIO_CUSTOM, .sweep_if_set = true),
+        JOB("fsync", NULL, OPTD_UINT, fsync, "0", "fsync after every N writes; 0 = never",
+            FIO_CUSTOM),
+        JOB("end_fsync", NULL, OPTD_BOOL, end_fsync, "0", "fsync when a write job ends", FIO),
+        JOB("rate", NULL, OPTD_SIZE, rate, "0",
+            "bytes per second for the whole job (e.g. 100m); 0 = no limit", FIO_CUSTOM),
+        JOB("thinktime", NULL, OPTD_DURATION, thinktime_ns, "0",
+            "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)",
+            .bare_ns = 1000, FIO_CUSTOM, .json = "thinktime_us", .json_ns = 1e3),
+        JOB("thinktime_blocks", NULL, OPTD_UINT, thinktime_blocks, "1",
+            "I/Os between think-time pauses", .min = 1, FIO_CUSTOM),
+        JOB("cpus_allowed", NULL, OPTD_STRING, cpus_allowed, "",
+            "CPUs the job threads run on, e.g. 1 or 0-3,6 (fio's list); empty = any", FIO_CUSTOM),
+        JOB("cpus_allowed_policy", NULL, OPTD_STRING, cpus_allowed_policy, "shared",
+            "shared: every thread on every listed CPU | split: thread i on the i-th CPU",
+            FIO_CUSTOM, .json_if = "cpus_allowed"),
+        JOB("allow_destructive", "allow-destructive", OPTD_BOOL, allow_destructive, "0",
+            "allow writes to a raw block device (destroys its data)", FIO_CUSTOM, .no_echo = true,
+            .fio_note = "fio asks nothing before writing to a raw device (a comment says so)"),
+        JOB("force", NULL, OPTD_BOOL, force, "0",
+            "with allow_destructive: write over a filesystem signature too (never a mounted "
+            "device)",
+            FIO_CUSTOM, .fio_note = "as allow_destructive", .no_echo = true),
+        JOB("readonly", NULL, OPTD_BOOL, readonly, "0",
+            "a safety net, as fio's --readonly: refuse the job if it would write anything (a "
+            "write I/O, or laying out a file: creating, extending or filling it)",
+            FIO_CUSTOM, .no_echo = true),
+        JOB("extend", NULL, OPTD_BOOL, extend, "0",
+            "a job that only reads may append to an existing file shorter than size (its own "
+            "bytes and holes are never written)",
+            FIO_CUSTOM, .fio_note = "fio lays a short file out to size itself", .no_echo = true),
+        /* ---- fio's options with fio's meaning (docs/fio.md) ---- */
+        FIOJOB("name", NULL, OPTD_STRING, name, "", "the job's name in the output (fio's name)",
+               FIO_CUSTOM),
+        FIOJOB("description", NULL, OPTD_STRING, description, "",
+               "a line of text about the job, echoed in the output", FIO),
+        FIOJOB("time_based", NULL, OPTD_BOOL, time_based, "1",
+               "with runtime: run the whole runtime; 0 = stop once the bytes are moved (fio's "
+               "default, which llmio run's command lines and job files get; 1 is the "
+               "library's, for recipes and sweeps)",
+               FIO_CUSTOM, .json_if = "time_based=0"),
+        FIOJOB("loops", NULL, OPTD_UINT, loops, "1", "move the job's bytes this many times",
+               .min = 1, .max = 1000000, FIO, .no_echo = true),
+        FIOJOB("number_ios", NULL, OPTD_UINT, number_ios, "0",
+               "at most this many I/Os per thread; 0 = no limit", FIO, .json_if = "number_ios", ),
+        FIOJOB("filesize", NULL, OPTD_SIZE, filesize, "0",
+               "bytes of each file: size = filesize x nrfiles when size is 0", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("rate_iops", NULL, OPTD_UINT, rate_iops, "0",
+               "I/Os per second per thread (fio's, per clone); 0 = no limit", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("randrepeat", NULL, OPTD_BOOL, randrepeat, "1",
+               "1: the same offsets every run (randseed); 0: a new seed each run, echoed",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("norandommap", NULL, OPTD_BOOL, norandommap, "1",
+               "llmio draws random offsets independently, as fio's norandommap (0 is refused: no "
+               "random map)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("group_reporting", NULL, OPTD_BOOL, group_reporting, "0",
+               "report the threads of numjobs (and a job file's group) as one; without it fio's "
+               "JSON has one job per thread",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("stonewall", "wait_for_previous", OPTD_BOOL, stonewall, "0",
+               "a job file: this job starts a new group, after the earlier ones end", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("new_group", NULL, OPTD_BOOL, new_group, "0",
+               "a job file: this job starts a new reporting group", FIO_CUSTOM, .no_echo = true, ),
+        FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
+               "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
+               .no_echo = true),
+        FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
+               "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
+               "(same bs)",
+               .choices = "0|crc32c|md5|sha256", FIO, .json_if = "verify"),
+        FIOJOB("do_verify", NULL, OPTD_BOOL, do_verify, "1",
+               "with verify: a write job reads back and checks every block it wrote", FIO,
+               .no_echo = true),
+        FIOJOB("write_bw_log", NULL, OPTD_STRING, write_bw_log, "",
+               "write NAME_bw.N.log per thread N: KiB/s per I/O or per log_avg_msec (fio's log)",
+               FIO, .no_echo = true),
+        FIOJOB("write_lat_log", NULL, OPTD_STRING, write_lat_log, "",
+               "write NAME_{slat,clat,lat}.N.log per thread N: ns per I/O or mean per "
+               "log_avg_msec (fio's log)",
+               FIO, .no_echo = true),
+        FIOJOB("write_iops_log", NULL, OPTD_STRING, write_iops_log, "",
+               "write NAME_iops.N.log per thread N: 1 per I/O, or I/Os per second per "
+               "log_avg_msec (fio's log)",
+               FIO, .no_echo = true),
+        FIOJOB("log_avg_msec", NULL, OPTD_UINT, log_avg_msec, "0",
+               "interval of the logs in ms; 0 = one line per I/O, as fio", .max = 3600000, FIO,
+               .no_echo = true),
+        FIOJOB("log_offset", NULL, OPTD_BOOL, log_offset, "0",
+               "the logs carry each I/O's offset (a column before the priority), as fio's", FIO,
+               .no_echo = true),
+        MIRROR("buffered", OPTD_BOOL, buffered_codec,
+               "fio's mirror of direct: buffered=1 is direct=0",
+               "1/0, true/false, yes/no or on/off"),
+        MIRROR("rwmixwrite", OPTD_UINT, mixwrite_codec,
+               "fio's other side of rwmixread: rwmixwrite=30 is rwmixread=70",
+               "a percentage 0..100"),
+        MIRROR("bssplit", OPTD_SIZE, bssplit_codec, "fio's block-size mix, with one size: that bs",
+               "one block size (4k or 4k/100): a job has one bs; give each size its own job "
+               "(section)"),
+        MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
+               "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
+               "are not done)"),
+};
+
+#define NOPTS (sizeof(opts_table) / sizeof(opts_table[0]))
+
+bool job_rw_random(enum llmio_rw rw)
+{
+	return rw == LLMIO_RW_RANDREAD || rw == LLMIO_RW_RANDWRITE || rw == LLMIO_RW_RANDRW;
+}
+
+int job_fadvise_advice(const struct llmio_job_opts *o)
+{
+	switch (o->fadvise_hint) {
+	case LLMIO_FADV_TYPE:
+		if (o->io_source)
+			return -1;
+		return job_rw_random(o->rw) ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
+	case LLMIO_FADV_RANDOM:
+		return POSIX_FADV_RANDOM;
+	case LLMIO_FADV_SEQUENTIAL:
+		return POSIX_FADV_SEQUENTIAL;
+	case LLMIO_FADV_NORMAL:
+		return POSIX_FADV_NORMAL;
+	case LLMIO_FADV_NONE:
+		break;
+	}
+	return -1;
+}
+
+const char *llmio_rw_name(enum llmio_rw rw)
+{
+	return (unsigned)rw < sizeof(rw_names) / sizeof(rw_names[0]) ? rw_names[rw] : "?";
+}
+
+size_t llmio_job_option_count(void)
+{
+	return NOPTS;
+}
+
+const struct llmio_optdesc *job_optdesc(size_t i)
+{
+	return i < NOPTS ? &opts_table[i] : NULL;
+}
+
+int llmio_job_option(size_t i, struct llmio_option_info *out)
+{
+	const struct llmio_optdesc *d = job_optdesc(i);
+
+	if (!d)
+		return -ENOENT;
+	*out = (struct llmio_option_info){d->name, d->alias, optdesc_type_name(d), d->def, d->help};
+	return 0;
+}
+
+const struct llmio_optdesc *job_opt_find(const char *key)
+{
+	return optdesc_find(opts_table, NOPTS, key);
+}
+
+int job_opt_type(const char *key, enum llmio_optdesc_type *type)
+{
+	const struct llmio_optdesc *d = job_opt_find(key);
+
+	if (!d)
+		return -ENOENT;
+	*type = d->type;
+	return 0;
+}
+
+int job_opt_set(struct llmio_job_opts *opts, const char *key, const char *value,
+                struct llmio_error *e)
+{
+	const struct llmio_optdesc *d = job_opt_find(key);
+
+	if (!d)
+		return llmio_err(e, -ENOENT, "unknown option '%s' (see `llmio run --help`)", key);
+	return optdesc_set(d, value ? value : "", opts, e);
+}
+
+int llmio_job_opts_set(struct llmio_job_opts *opts, const char *key, const char *value,
+                       struct llmio_error *e)
+{
+	return job_opt_set(opts, key, value, e);
+}
+
+void llmio_job_opts_init(struct llmio_job_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->opts_size = sizeof(*opts);
+	for (size_t i = 0; i < NOPTS; i++)
+		if (!opts_table[i].mirror)
+			optdesc_set(&opts_table[i], NULL, opts, NULL);
+}
+
+/* Does json_if hold in o: the named option set (non-empty, non-zero), or "key=value"? */
+static bool echo_if(const struct llmio_job_opts *o, const char *cond)
+{
+	const char *eq = strchr(cond, '=');
+	char key[64], text[LLMIO_PATH_MAX];
+
+	snprintf(key, sizeof(key), "%.*s", (int)(eq ? eq - cond : (ptrdiff_t)strlen(cond)), cond);
+	if (!job_opt_find(key) || job_opt_canonical(o, key, NULL, text, sizeof(text)))
+		return false;
+	if (eq)
+		return !strcmp(text, eq + 1);
+	return text[0] && (job_opt_find(key)->type == OPTD_STRING || strcmp(text, "0"));
+}
+
+void job_opts_echo(const struct llmio_job_opts *o,
+                   void (*fn)(void *arg, const char *key, const struct llmio_optdesc *d,
+                              const struct llmio_optval *v),
+                   void *arg)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct llmio_optdesc *d = &opts_table[i];
+		struct llmio_optval v;
+
+		if (d->no_echo || (d->json_if && !echo_if(o, d->json_if)))
+			continue;
+		optdesc_load(d, o, &v);
+		if (d->type == OPTD_STRING && !d->codec && !v.s[0])
+			continue;
+		fn(arg, d->json ? d->json : d->name, d, &v);
+	}
+}
+
+int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,
+                      size_t len)
+{
+	const struct llmio_optdesc *d = job_opt_find(key);
+	struct llmio_optval v;
+
+	if (!d)
+		return -ENOENT;
+	if (name)
+		*name = d->name;
+	optdesc_load(d, o, &v);
+	return optdesc_format(d, &v, buf, len);
+}
+
+/*
+ * fio options that llmio does not do, each with the nearest llmio equivalent or the reason, so
+ * that a fio command line or job file is refused by name and never half run (docs/fio.md).
+ */
+static const struct {
+	const char *name, *instead;
+} fio_refused[] = {
+        {"bsrange", "one --bs per job (a job file: one section per size)"},
+        {"blocksize_range", "one --bs per job (a job file: one section per size)"},
+        {"bs_unaligned", "--bs (I/Os are aligned to bs)"},
+        {"blockalign", "--bs (I/Os are aligned to bs)"},
+        {"ba", "--bs (I/Os are aligned to bs)"},
+        {"offset", "a --filename of its own (llmio uses the whole target)"},
+        {"offset_increment", "--numjobs (llmio gives each thread its own slice)"},
+        {"zonemode", "--size (no zones)"},
+        {"zonesize", "--size (no zones)"},
+        {"zonerange", "--size (no zones)"},
+        {"zoneskip", "--size (no zones)"},
+        {"iodepth_batch", "the io_uring engine's --submit_batch"},
+        {"iodepth_batch_submit", "the io_uring engine's --submit_batch"},
+        {"iodepth_batch_complete", "the io_uring engine's --reap_batch"},
+        {"iodepth_batch_complete_max", "the io_uring engine's --reap_batch"},
+        {"iodepth_low", "--iodepth (llmio refills every free slot)"},
+        {"sync", "--fsync=1 (llmio does not open with O_SYNC)"},
+        {"dsync", "--fsync=1 (llmio does not open with O_DSYNC)"},
+        {"fdatasync", "--fsync=N"},
+        {"fsync_on_close", "--end_fsync=1"},
+        {"startdelay", "nothing: jobs start at once"},
+        {"exitall", "a job file without stonewall (groups end with their jobs)"},
+        {"write_hist_log", "--output-format=json+ (clat_ns.bins)"},
+        {"log_hist_msec", "--output-format=json+ (clat_ns.bins)"},
+        {"log_hist_coarseness", "--output-format=json+ (clat_ns.bins)"},
+        {"log_max_value", "log_avg_msec=0 (every I/O's value) or N (the mean per interval)"},
+        {"log_unix_epoch", "nothing: log times are ms since the measured window started"},
+        {"log_alternate_epoch", "nothing: log times are ms since the measured window started"},
+        {"log_compression", "nothing: llmio writes its logs as plain text"},
+        {"log_store_compressed", "nothing: llmio writes its logs as plain text"},
+        {"log_prio", "nothing: llmio sets no I/O priority (the logs' priority column is 0)"},
+        {"per_job_logs", "--json"},
+        {"lat_percentiles", "--percentile_list (llmio reports lat_ns percentiles always)"},
+        {"clat_percentiles", "--percentile_list (llmio reports clat_ns percentiles always)"},
+        {"slat_percentiles", "--percentile_list"},
+        {"disable_lat", "nothing: llmio always measures latency (no cost per I/O)"},
+        {"disable_clat", "nothing: llmio always measures latency (no cost per I/O)"},
+        {"disable_slat", "nothing: llmio always measures latency (no cost per I/O)"},
+        {"gtod_reduce", "nothing: llmio's clock costs no system call"},
+        {"clocksource", "nothing: llmio uses CLOCK_MONOTONIC"},
+        {"refill_buffers", "nothing: every llmio write is unique already"},
+        {"scramble_buffers", "nothing: every llmio write is unique already"},
+        {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
+        {"buffer_compress_percentage", "nothing: llmio writes incompressible data"},
+        {"buffer_compress_chunk", "nothing: llmio writes incompressible data"},
+        {"dedupe_percentage", "nothing: llmio writes no duplicate blocks"},
+        {"buffer_pattern", "nothing: llmio writes its own unique data"},
+        {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
+        {"fallocate", "nothing: llmio lays files out by writing them"},
+        {"create_on_open", "nothing: llmio creates files before the run"},
+        {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
+        {"file_service_type", "--directory (llmio spreads I/O over all files)"},
+        {"opendir", "--directory"},
+        {"rate_min", "--rate"},
+        {"rate_process", "--rate"},
+        {"rate_cycle", "--rate"},
+        {"latency_target", "llmio sweep over iodepth (docs/sweeps.md)"},
+        {"flow", "--rate"},
+        {"read_iolog", "llmio replay (traces from llmio trace)"},
+        {"write_iolog", "llmio trace"},
+        {"replay_no_stall", "llmio replay"},
+        {"cpumask", "--cpus_allowed"},
+        {"numa_cpu_nodes", "--cpus_allowed"},
+        {"numa_mem_policy", "nothing: llmio's buffers follow the thread's CPU"},
+        {"nice", "nothing: run llmio under nice(1)"},
+        {"prio", "nothing: run llmio under ionice(1)"},
+        {"prioclass", "nothing: run llmio under ionice(1)"},
+        {"ioscheduler", "nothing: set /sys/block/DEV/queue/scheduler before the run"},
+        {"mem", "nothing: llmio allocates aligned buffers"},
+        {"iomem", "nothing: llmio allocates aligned buffers"},
+        {"iomem_align", "nothing: llmio aligns buffers to the device"},
+        {"hugepage-size", "nothing: llmio allocates aligned buffers"},
+        {"ss_dur", "ss_window (llmio sweep job files)"},
+        {"ss_ramp", "ss_min (llmio sweep job files)"},
+        {"steadystate", "a llmio sweep job file with ss= (steady state ends sweep points)"},
+        {"ss", "a llmio sweep job file (steady state ends sweep points)"},
+        {"continue_on_error", "nothing: llmio stops at the first failed I/O and names it"},
+        {"ignore_error", "nothing: llmio stops at the first failed I/O and names it"},
+        {"exec_prerun", "a script around llmio run"},
+        {"exec_postrun", "a script around llmio run"},
+        {"max-jobs", "--numjobs"},
+        {"status-interval", "nothing: llmio prints progress once a second"},
+        {"eta", "nothing: llmio prints progress on a terminal"},
+        {"eta-newline", "--progress (one progress line, redrawn; into a file with --progress)"},
+        {"openfiles", "nothing: llmio keeps every file of a job open for the whole run"},
+        {"thinktime_spin", "thinktime (llmio sleeps between batches; it does not spin)"},
+        {"minimal", "--csv FILE"},
+        {"terse-version", "--csv FILE"},
+        {"kb_base", "nothing: llmio prints binary units (KiB, MiB) and exact bytes in JSON"},
+        {"unit_base", "nothing: llmio prints bytes"},
+        {"overwrite", "nothing: llmio lays files out before a write job"},
+        {"pre_read", "--invalidate=0 after a read job"},
+        {"percentage_random", "--rw=randrw or --rw=rw"},
+        {"random_generator", "nothing: llmio has one generator (randseed)"},
+        {"allrandrepeat", "--randrepeat"},
+        {"serialize_overlap", "nothing: llmio's I/Os of one thread never overlap"},
+        {"io_submit_mode", "nothing: llmio submits from the job threads"},
+        {"trim_percentage", "nothing: llmio does not trim"},
+        {"experimental_verify", "verify=crc32c|md5|sha256"},
+        {"cgroup", "nothing: run llmio in a cgroup (systemd-run)"},
+        {"uid", "nothing: run llmio as that user"},
+        {"gid", "nothing: run llmio as that group"},
+        {"stats", "nothing: llmio always measures"},
+};
+
+const char *job_fio_refused(const char *key)
+{
+	for (size_t i = 0; i < sizeof(fio_refused) / sizeof(fio_refused[0]); i++)
+		if (!strcmp(fio_refused[i].name, key))
+			return fio_refused[i].instead;
+	return NULL;
+}
+
+/* fio's default percentile_list (stat.c, def_percentile_list) */
+static const double fio_default_pct[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                         80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+
+int job_percentile_list(const char *text, double *out, size_t max, size_t *n, struct llmio_error *e)
+{
+	const char *p = text;
+
+	*n = 0;
+	if (!text || !text[0]) {
+		for (size_t i = 0; i < sizeof(fio_default_pct) / sizeof(fio_default_pct[0]); i++)
+			out[(*n)++] = fio_default_pct[i];
+		return 0;
+	}
+	while (*p) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(p, &end);
+		if (errno || end == p || (*end && *end != ':' && *end != ',') || !(v >= 0) ||
+		    v > 100)
+			return llmio_err(e, -EINVAL,
+			                 "percentile_list=%s is not valid: expected numbers 0..100 "
+			                 "separated by ':' (e.g. 50:99:99.9)",
+			                 text);
+		if (*n == max)
+			return llmio_err(e, -EINVAL, "percentile_list=%s: at most %zu percentiles",
+			                 text, max);
+		out[(*n)++] = v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
+{
+	const uint64_t files = o->directory[0] && o->nrfiles ? o->nrfiles : 1;
+
+	double pct[JOB_PCT_MAX];
+	size_t npct;
+
+	if (job_percentile_list(o->percentile_list, pct, JOB_PCT_MAX, &npct, e))
+		return -EINVAL;
+	if (!o->norandommap)
+		return llmio_err(e, -EINVAL,
+		                 "norandommap=0: llmio has no random map (offsets are drawn "
+		                 "independently, as fio's norandommap=1); leave it out");
+	if (o->filesize) {
+		if (o->size && o->size != o->filesize * files)
+			return llmio_err(
+			        e, -EINVAL,
+			        "size=%" PRIu64 " and filesize=%" PRIu64
+			        " both given: llmio's size is all files together; give one",
+			        o->size, o->filesize);
+		o->size = o->filesize * files;
+	}
+	if (o->rate_iops) {
+		/* fio's rate_iops is per clone, llmio's rate for the whole job */
+		const uint64_t rate = o->rate_iops * o->bs * (o->numjobs ? o->numjobs : 1);
+
+		if (o->rate && o->rate != rate)
+			return llmio_err(e, -EINVAL,
+			                 "rate=%" PRIu64 " and rate_iops=%" PRIu64
+			                 " both given: give one",
+			                 o->rate, o->rate_iops);
+		o->rate = rate;
+	}
+	if (!o->randrepeat) {
+		/* a new seed each run; the result echoes it, so the run can still be repeated */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		/* below 2^53, so that the JSON echo (a double) holds it exactly */
+		o->randseed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) &
+		              ((UINT64_C(1) << 53) - 1);
+		o->randrepeat = true;
+	}
+	return 0;
+}

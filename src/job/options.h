@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal view of the job option table (options.c) for job files and sweeps. */
+#ifndef LLMIO_CORE_OPTIONS_H
+#define LLMIO_CORE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/optdesc.h"
+
+#include "llmio/job.h"
+
+/*
+ * The canonical form of option `key` (a name or an alias) as set in o, into buf: sizes and
+ * counts as decimal bytes / numbers, times in ns, booleans 0/1, enums by their name, strings
+ * as they are.  *name (may be NULL) gets the option's own name ("blocksize" -> "bs").
+ * \return 0; -ENOENT for an unknown key; -ERANGE when buf is too small.
+ */
+int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const char **name, char *buf,
+                      size_t len);
+
+/* Job option i of the table (NULL past the end), and the one named or aliased key (or NULL). */
+const struct llmio_optdesc *job_optdesc(size_t i);
+const struct llmio_optdesc *job_opt_find(const char *key);
+
+/* The type of job option `key` (a name or an alias) into *type: 0, or -ENOENT when unknown. */
+int job_opt_type(const char *key, enum llmio_optdesc_type *type);
+
+/* Set job option key (a name or an alias) from text.  0; -ENOENT for an unknown key, -EINVAL
+ * for a value the option refuses (optdesc_parse()'s message in e). */
+int job_opt_set(struct llmio_job_opts *opts, const char *key, const char *value,
+                struct llmio_error *e);
+
+/*
+ * The job options a result echoes (each option's json, json_ns, json_if and no_echo), in the
+ * table's order: fn(arg, key, d, v) for each, with the value as in o.
+ */
+void job_opts_echo(const struct llmio_job_opts *o,
+                   void (*fn)(void *arg, const char *key, const struct llmio_optdesc *d,
+                              const struct llmio_optval *v),
+                   void *arg);
+
+/*
+ * fio's options into llmio's fields (filesize -> size, rate_iops -> rate, randrepeat=0 -> a new
+ * randseed); loops, number_ios and time_based are applied where the job sizes its I/O.  0, or
+ * -EINVAL with one line when two of them disagree or a value has no llmio meaning.  Setting
+ * randrepeat back to 1 makes a second call keep the seed drawn.
+ */
+int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e);
+
+/*
+ * fio's percentile_list ("50:99:99.9", ',' also taken) into out (at most max); "" or NULL = fio's
+ * default list (1, 5, 10, 20 ... 99.99).  0, or -EINVAL with one line in e.
+ */
+#define JOB_PCT_MAX 64
+/* Does rw draw random offsets (randread, randwrite, randrw)? */
+bool job_rw_random(enum llmio_rw rw);
+
+/*
+ * The posix_fadvise() advice of o's fadvise_hint, as fio resolves it (fadvise_hint=1:
+ * POSIX_FADV_RANDOM for a random rw, POSIX_FADV_SEQUENTIAL otherwise), or -1 for none
+ * (fadvise_hint=0; fadvise_hint=1 for a job whose I/Os come from an io_source).
+ */
+int job_fadvise_advice(const struct llmio_job_opts *o);
+
+int job_percentile_list(const char *text, double *out, size_t max, size_t *n,
+                        struct llmio_error *e);
+
+/* A fio option llmio refuses: what to use instead (one line), or NULL when key is not one. */
+const char *job_fio_refused(const char *key);
+
+#endif

@@ -1,0 +1,1074 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker loop: one thread, one engine instance, iodepth I/Os.  It fills the queue up to
+ * the engine's depth, commits, reaps, and accounts each completion into its own counters and
+ * histograms; nothing here allocates, locks or logs per I/O.
+ *
+ * Timing.  Clock reads are shared by I/Os that move together: one read before a batch is
+ * queued (t_queue), one after it is committed (t_submit), one after each reap (completion
+ * seen).  clat = completion seen - t_submit, slat = t_submit - t_queue, lat = sum of both.  For
+ * synchronous engines the clock read after one I/O is the queue time of the next, so each
+ * I/O costs one clock read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "job/bufplace.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "job/cpu.h"
+#include "job/verify.h"
+#include "job/job_internal.h"
+#include "job/options.h"
+#include "job/lat_run.h"
+
+#define STATE_READY  1
+#define STATE_FAILED 2
+#define STATE_DONE   3
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void reset_stats(struct worker *w)
+{
+	for (int op = 0; op < 2; op++) {
+		w->st[op].ios = 0;
+		w->st[op].bytes = 0;
+		llmio_hist_init(&w->st[op].clat);
+		llmio_hist_init(&w->st[op].slat);
+		llmio_hist_init(&w->st[op].lat);
+	}
+	w->fsyncs = 0;
+	llmio_hist_init(&w->sync_lat);
+	if (w->log)
+		iolog_reset(w->log);
+	memset(&w->ctx.counters, 0, sizeof(w->ctx.counters)); /* every one, however many */
+}
+
+/* Block number -> (file, offset).  Files are few; a binary search over prefix sums. */
+static void place(const struct job *j, uint64_t block, struct io_req *io)
+{
+	unsigned lo = 0, hi = j->target.nfiles;
+
+	while (hi - lo > 1) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (j->file_first_block[mid] <= block)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	io->file = (uint16_t)lo;
+	io->off = (block - j->file_first_block[lo]) * j->o.bs;
+}
+
+static void prep(struct worker *w, struct io_req *io)
+{
+	const struct job *j = w->job;
+	uint64_t block;
+
+	switch (j->o.rw) {
+	case LLMIO_RW_READ:
+	case LLMIO_RW_WRITE:
+	case LLMIO_RW_RW:
+		block = w->region_first + w->seq_next;
+		if (++w->seq_next == w->region_blocks)
+			w->seq_next = 0;
+		io->op = j->o.rw == LLMIO_RW_READ ? ENGINE_OP_READ : ENGINE_OP_WRITE;
+		if (j->o.rw == LLMIO_RW_RW) /* fio's rw=rw: in order, each I/O a read or a write */
+			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+			                                                  : ENGINE_OP_WRITE;
+		break;
+	default:
+		if (j->o.random_distribution == LLMIO_DIST_ZIPF)
+			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
+			                   j->zipf_mult % j->total_blocks);
+		else
+			block = rng_below(&w->rng, j->total_blocks);
+		if (j->o.rw == LLMIO_RW_RANDREAD)
+			io->op = ENGINE_OP_READ;
+		else if (j->o.rw == LLMIO_RW_RANDWRITE)
+			io->op = ENGINE_OP_WRITE;
+		else
+			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+			                                                  : ENGINE_OP_WRITE;
+		break;
+	}
+	if (j->target.nfiles == 1) {
+		io->file = 0;
+		io->off = block * j->o.bs;
+	} else {
+		place(j, block, io);
+	}
+	io->len = (uint32_t)j->o.bs;
+}
+
+/*
+ * Make a write's data unique: the first 16 bytes of every 4 KiB get the block's file offset
+ * and a per-thread write count (xored with the thread index), so neither place nor time
+ * repeats a block and a deduplicating device sees no two alike (docs/metrics.md, Buffers).
+ */
+static void stamp(struct worker *w, struct io_req *io)
+{
+	char *p = io->buf;
+	uint64_t v[2] = {0, ++w->writes ^ ((uint64_t)w->idx << 48)};
+
+	for (uint32_t at = 0; at + sizeof(v) <= io->len; at += 4096) {
+		v[0] = io->off + at;
+		memcpy(p + at, v, sizeof(v));
+	}
+	if (w->job->o.verify)
+		verify_stamp(w->job->o.verify, io->buf, io->len, io->off);
+}
+
+static void fail_io(struct worker *w, const struct io_req *io)
+{
+	const struct job *j = w->job;
+	int e = io->res < 0 ? (int)-io->res : EIO;
+
+	w->err = -e;
+	if (io->res < 0 && w->ctx.ioerr[0])
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s error at offset %llu (%u bytes): %s",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         io->len, w->ctx.ioerr);
+	else if (io->res < 0)
+		snprintf(w->errmsg, sizeof(w->errmsg),
+		         "%s error at offset %llu (%u bytes) of %s: %s (errno %d)",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         io->len, j->target.nfiles ? j->target.paths[io->file] : "(no file)",
+		         strerror(e), e);
+	else
+		snprintf(w->errmsg, sizeof(w->errmsg),
+		         "%s at offset %llu of %s returned 0 bytes (end of file): the target is "
+		         "smaller than the job expects",
+		         io->op == ENGINE_OP_READ ? "read" : "write", (unsigned long long)io->off,
+		         j->target.nfiles ? j->target.paths[io->file] : "(no file)");
+}
+
+/*
+ * The next I/O of an io_source into io: 1 ready; 0 the source has no more for this thread, or
+ * asked for an fsync first (w->sync_asked);
+ * -EAGAIN not now (not produced yet, or its time on the source's timeline has not come: then
+ * w->pending holds it and w->pending.at_ns says when); another -errno: the job fails.
+ */
+static int source_fill(struct worker *w, struct io_req *io, uint64_t t)
+{
+	const struct job *j = w->job;
+	const struct llmio_io_source *src = j->o.io_source;
+	struct llmio_io *p = &w->pending;
+
+	if (!w->has_pending) {
+		int r = src->next(src->arg, w->idx, p);
+
+		if (r == 0) {
+			w->src_done = true;
+			return 0;
+		}
+		if (r == -EAGAIN) {
+			p->at_ns = 0;
+			return r;
+		}
+		if (r < 0) {
+			w->err = r;
+			snprintf(w->errmsg, sizeof(w->errmsg),
+			         "the workload's I/O source failed: %s", strerror(-r));
+			return r;
+		}
+		if ((p->write != LLMIO_IO_SYNC && (!p->len || p->len > j->o.bs)) ||
+		    (j->target.nfiles && p->file >= j->target.nfiles)) {
+			w->err = -EINVAL;
+			snprintf(
+			        w->errmsg, sizeof(w->errmsg),
+			        "the workload asked for %u bytes of file %u, beyond bs=%llu or the "
+			        "%u files of the job (a bug in the recipe)",
+			        p->len, p->file, (unsigned long long)j->o.bs, j->target.nfiles);
+			return -EINVAL;
+		}
+		w->has_pending = true;
+	}
+	if (p->at_ns && j->t_measure + p->at_ns > t)
+		return -EAGAIN;
+	w->has_pending = false;
+	if (p->write == LLMIO_IO_SYNC) {
+		w->sync_asked = true; /* done after a drain: w->pending keeps its file and tag */
+		return 0;
+	}
+	io->file = (uint16_t)p->file;
+	io->off = p->off;
+	io->len = p->len;
+	io->op = p->write ? ENGINE_OP_WRITE : ENGINE_OP_READ;
+	io->tag = p->tag;
+	return 1;
+}
+
+/* Tell the io_source that one of its I/Os completed. */
+static void source_done(const struct worker *w, const struct io_req *io, uint64_t t)
+{
+	const struct llmio_io_source *src = w->job->o.io_source;
+	const struct llmio_io d = {
+	        .file = io->file,
+	        .len = io->len,
+	        .off = io->off,
+	        .write = io->op == ENGINE_OP_WRITE,
+	        .tag = io->tag,
+	};
+
+	src->done(src->arg, w->idx, &d, io->res, t - io->t_queue);
+}
+
+/* verify=: a read block checked, a written one marked for the read-back; false on a mismatch */
+static bool verify_io(struct worker *w, const struct io_req *io)
+{
+	struct job *j = w->job;
+	struct llmio_error e; /* written only on a mismatch: nothing to clear per I/O */
+
+	if (io->op == ENGINE_OP_WRITE) {
+		if (j->verify_written)
+			verify_mark(j, io->file, io->off);
+		return true;
+	}
+	if ((uint64_t)io->res != io->len ||
+	    !verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file], &e))
+		return true;
+	snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
+	w->err = -EILSEQ;
+	return false;
+}
+
+/* An I/O the engine abandoned because the job stopped (engine_setup.stop): not a failure. */
+static inline bool abandoned(const struct worker *w, const struct io_req *io)
+{
+	return io->res == -ECANCELED && atomic_load_explicit(&w->job->stop, memory_order_relaxed);
+}
+
+/*
+ * Account one completion but its latencies (the caller adds those: one by one, or in runs of
+ * equal values, lat_run.h); false when the I/O failed and the job must stop.  hooks: the job
+ * has an io_source with done() or verify=, read once by the caller.
+ */
+static inline bool complete_io(struct worker *w, struct io_req *io, uint64_t t, bool measuring,
+                               bool hooks)
+{
+	if (hooks && w->job->o.io_source && w->job->o.io_source->done)
+		source_done(w, io, t);
+	if (io->res <= 0) {
+		fail_io(w, io);
+		return false;
+	}
+	if (io->op == ENGINE_OP_WRITE && w->dirty)
+		w->dirty[io->file] = true;
+	if (hooks && w->job->o.verify && !verify_io(w, io))
+		return false;
+	if (measuring) {
+		struct llmio_op_result *st = &w->st[io->op];
+
+		st->ios++;
+		st->bytes += (uint64_t)io->res;
+	}
+	return true;
+}
+
+/* Whether complete_io() has an io_source's done() or a verify to call. */
+static inline bool complete_hooks(const struct job *j)
+{
+	return (j->o.io_source && j->o.io_source->done) || j->o.verify;
+}
+
+/* One measured completion into fio's logs (write_*_log), when the job keeps them. */
+static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
+{
+	if (w->log)
+		iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res, io->off,
+		          io->t_submit - io->t_queue, t - io->t_submit);
+}
+
+/* Account one completion with its latencies; false when the job must stop. */
+static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
+{
+	if (abandoned(w, io))
+		return true;
+	if (!complete_io(w, io, t, measuring, complete_hooks(w->job)))
+		return false;
+	if (measuring) {
+		struct llmio_op_result *st = &w->st[io->op];
+
+		llmio_hist_add(&st->clat, t - io->t_submit);
+		llmio_hist_add(&st->lat, t - io->t_queue);
+		log_io(w, io, t);
+	}
+	return true;
+}
+
+static void publish(struct worker *w)
+{
+	for (int d = 0; d < 2; d++) {
+		atomic_store_explicit(&w->live_ios[d], w->st[d].ios, memory_order_relaxed);
+		atomic_store_explicit(&w->live_bytes[d], w->st[d].bytes, memory_order_relaxed);
+	}
+}
+
+/* fsync file f, timing the call; the caller has drained all I/O. */
+static int sync_file(struct worker *w, unsigned f, bool measuring)
+{
+	const struct job *j = w->job;
+	uint64_t t0 = now_ns();
+	int ret = j->engine->sync ? j->engine->sync(&w->ctx, f)
+	                          : (fsync(w->fds ? w->fds[f] : j->target.fds[f]) ? -errno : 0);
+
+	if (ret) {
+		w->err = ret;
+		snprintf(w->errmsg, sizeof(w->errmsg), "fsync of %s failed: %s", j->target.paths[f],
+		         strerror(-ret));
+		return ret;
+	}
+	w->dirty[f] = false;
+	if (measuring) {
+		w->fsyncs++;
+		llmio_hist_add(&w->sync_lat, now_ns() - t0);
+	}
+	return 0;
+}
+
+/* fsync every dirty file; the caller has drained all I/O. */
+static int sync_files(struct worker *w, bool measuring)
+{
+	for (unsigned f = 0; f < w->job->target.nfiles; f++)
+		if (w->dirty[f] && sync_file(w, f, measuring))
+			return w->err;
+	return 0;
+}
+
+/* The io_source's fsync (LLMIO_IO_SYNC) of w->pending.file, reported to its done(). */
+static int source_sync(struct worker *w, bool measuring)
+{
+	const struct llmio_io_source *src = w->job->o.io_source;
+	const struct llmio_io d = {
+	        .file = w->pending.file, .write = LLMIO_IO_SYNC, .tag = w->pending.tag};
+	uint64_t t0 = now_ns();
+	/* an engine without files (null) has nothing to make durable */
+	int ret = w->job->target.nfiles ? sync_file(w, d.file, measuring) : 0;
+
+	w->sync_asked = false;
+	if (src->done)
+		src->done(src->arg, w->idx, &d, ret, now_ns() - t0);
+	return ret;
+}
+
+/* Buffer i from the engine (GPU memory), holding the same data a host buffer would. */
+static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
+{
+	const struct job *j = w->job;
+	void *init = calloc(1, j->o.bs);
+	int ret;
+
+	if (!init)
+		return llmio_err(e, -ENOMEM, "out of memory for a %llu-byte buffer",
+		                 (unsigned long long)j->o.bs);
+	target_pattern(init, j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
+	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->o.bs, init, e);
+	free(init);
+	return ret;
+}
+
+/*
+ * A host I/O buffer; *mem gets what to free.  It starts where core/bufplace.h says (the
+ * placement that measured fastest for the kernel's copy on this CPU); written through the
+ * page cache above 512 KiB it is on 2 MiB-aligned huge pages, whose copy out into the page
+ * cache was faster (reads gained nothing); under O_DIRECT above 512 KiB also on huge pages:
+ * physically contiguous memory makes a 1 MiB O_DIRECT I/O one segment instead of 256 pages,
+ * which a device with a 254-segment limit (virtio-blk) would otherwise split in two
+ * (docs/engines.md, Buffers; docs/accuracy.md).
+ */
+static void *host_buf(uint64_t bs, bool direct, bool writes, void **mem)
+{
+	const size_t huge = 2u << 20;
+	const size_t offset = buf_page_offset(bs, direct);
+	size_t len = offset ? bs + 4096 : bs;
+	void *p = NULL;
+
+	*mem = NULL;
+	if (bs > (512u << 10) && (direct || writes)) {
+		len = (len + huge - 1) & ~(size_t)(huge - 1);
+		if (posix_memalign(&p, huge, len))
+			return NULL;
+		madvise(p, len, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
+	} else if (posix_memalign(&p, 4096, len)) {
+		return NULL;
+	}
+	*mem = p;
+	return (char *)p + offset;
+}
+
+/*
+ * Each thread's own open file descriptions of the job's files.  Threads sharing one struct
+ * file all bump its reference count on every pread/pwrite (fdget on a shared descriptor
+ * table), a cache line that then bounces between CPUs at a million I/Os per second; fio's job
+ * threads each open their files themselves.  Reopening through /proc/self/fd keeps the
+ * checks target_open made (same inode, same flags).  With many files (thousands of shards x
+ * threads would exhaust the descriptor limit) or when a reopen fails, threads share.
+ */
+#define OWN_FDS_MAX_FILES 64
+
+static void own_fds(struct worker *w)
+{
+	const struct job *j = w->job;
+	const unsigned n = j->target.nfiles;
+
+	if (j->o.numjobs < 2 || !n || n > OWN_FDS_MAX_FILES)
+		return;
+	w->fds = malloc(n * sizeof(*w->fds));
+	if (!w->fds)
+		return;
+	for (unsigned f = 0; f < n; f++) {
+		char path[64];
+		int flags = fcntl(j->target.fds[f], F_GETFL);
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", j->target.fds[f]);
+		w->fds[f] = flags < 0 ? -1
+		                      : open(path, (flags & (O_ACCMODE | O_DIRECT | O_SYNC |
+		                                             O_DSYNC | O_NOATIME)) |
+		                                           O_CLOEXEC);
+		if (w->fds[f] < 0) {
+			while (f--)
+				close(w->fds[f]);
+			free(w->fds);
+			w->fds = NULL;
+			return;
+		}
+	}
+	/* fadvise_hint's readahead is of each open file: these get the job's too (job.c) */
+	if (job_fadvise_advice(&j->o) >= 0 && !engine_owns_target(j->engine, j->engine_opts))
+		target_advise(w->fds, n, job_fadvise_advice(&j->o));
+}
+
+static int setup(struct worker *w, struct llmio_error *e)
+{
+	struct job *j = w->job;
+	const bool async = j->engine->caps & ENGINE_CAP_ASYNC;
+	struct engine_setup s;
+	int ret;
+
+	w->depth = async ? j->o.iodepth : 1;
+	w->ios = calloc(w->depth, sizeof(*w->ios));
+	w->free_ios = calloc(w->depth, sizeof(*w->free_ios));
+	w->evs = calloc(w->depth, sizeof(*w->evs));
+	w->batch = calloc(w->depth, sizeof(*w->batch));
+	w->bufs = calloc(w->depth, sizeof(*w->bufs));
+	w->buf_mem = calloc(w->depth, sizeof(*w->buf_mem));
+	if (j->target.nfiles)
+		w->dirty = calloc(j->target.nfiles, sizeof(*w->dirty));
+	if (!w->ios || !w->free_ios || !w->evs || !w->batch || !w->bufs || !w->buf_mem ||
+	    (j->target.nfiles && !w->dirty))
+		goto err_nomem;
+	for (unsigned i = 0; i < w->depth; i++) {
+		if (j->engine->buf_alloc) {
+			ret = engine_buf(w, i, e);
+			if (ret)
+				return ret;
+		} else {
+			w->bufs[i] = host_buf(j->o.bs, j->target.direct, j->target.writable,
+			                      &w->buf_mem[i]);
+			if (!w->bufs[i])
+				goto err_nomem;
+			/* writes carry incompressible data; reads overwrite it */
+			target_pattern(w->bufs[i], j->o.bs & ~7ull, (uint64_t)i * j->o.bs,
+			               j->o.randseed);
+		}
+		w->ios[i].buf = w->bufs[i];
+		w->ios[i].buf_idx = (uint16_t)i;
+		w->free_ios[i] = &w->ios[i];
+	}
+	rng_seed(&w->rng, j->o.randseed * 0x9e3779b97f4a7c15ull + w->idx);
+	/* sequential: thread i walks its own slice, so threads never read the same blocks */
+	w->region_first = j->total_blocks * w->idx / j->nworkers;
+	w->region_blocks = j->total_blocks * (w->idx + 1) / j->nworkers - w->region_first;
+	if (!w->region_blocks)
+		w->region_blocks = 1;
+	reset_stats(w);
+	own_fds(w);
+
+	s = (struct engine_setup){
+	        .fds = w->fds ? w->fds : j->target.fds,
+	        .file_sizes = j->target.sizes,
+	        .nfiles = j->target.nfiles,
+	        .bufs = w->bufs,
+	        .nbufs = w->depth,
+	        .buf_len = j->o.bs,
+	        .iodepth = w->depth,
+	        .nworkers = j->o.numjobs,
+	        .direct = j->target.direct,
+	        .writable = j->target.writable,
+	        .dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
+	        .devname = j->target.dev.known ? j->target.dev.name : "",
+	        .names = (const char *const *)j->target.paths,
+	        .opts = j->engine_opts,
+	        .stop = &j->stop,
+	        .fadvise = job_fadvise_advice(&j->o),
+	};
+	ret = j->engine->init(&w->ctx, &s, e);
+	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */
+		llmio_err(e, ret, "engine %s could not start: %s", j->engine->name, strerror(-ret));
+	return ret;
+
+err_nomem:
+	return llmio_err(e, -ENOMEM, "out of memory for %u buffers of %llu bytes", w->depth,
+	                 (unsigned long long)j->o.bs);
+}
+
+static void teardown(struct worker *w)
+{
+	if (w->ctx.priv)
+		w->job->engine->cleanup(&w->ctx);
+	for (unsigned i = 0; w->bufs && i < w->depth; i++) {
+		if (w->job->engine->buf_free && w->bufs[i])
+			w->job->engine->buf_free(w->job->engine_opts, w->bufs[i]);
+		else if (w->buf_mem)
+			free(w->buf_mem[i]);
+	}
+	free(w->bufs);
+	free(w->buf_mem);
+	free(w->evs);
+	free(w->batch);
+	free(w->free_ios);
+	free(w->ios);
+	free(w->dirty);
+	for (unsigned f = 0; w->fds && f < w->job->target.nfiles; f++)
+		close(w->fds[f]);
+	free(w->fds);
+}
+
+/*
+ * reap()'s loop for the common case: counted, no io_source done() or verify, no fio logs.
+ * Counts and bytes add up in locals and go to w->st once per reap, where complete_io()
+ * updates them in memory per I/O; the histograms get the same runs.  Equal to the general
+ * loop in every counter and bucket (tests/test_batch.c).  false: an I/O failed (w->err set).
+ */
+static inline bool reap_counted(struct worker *w, unsigned n, uint64_t t, unsigned *nfree)
+{
+	struct io_req **evs = w->evs, **fr = w->free_ios + *nfree;
+	uint64_t ios[2] = {0, 0}, bytes[2] = {0, 0};
+	struct lat_run run = {NULL, 0, 0, 0};
+	bool *dirty = w->dirty;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct io_req *io = evs[i];
+
+		fr[i] = io;
+		if (io->res <= 0)
+			break;
+		if (io->op == ENGINE_OP_WRITE && dirty)
+			dirty[io->file] = true;
+		ios[io->op]++;
+		bytes[io->op] += (uint64_t)io->res;
+		lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
+	}
+	lat_run_flush(&run, t);
+	for (int op = 0; op < 2; op++) {
+		w->st[op].ios += ios[op];
+		w->st[op].bytes += bytes[op];
+	}
+	if (i < n) {
+		*nfree += i + 1; /* the failed one too, as in the general loop */
+		fail_io(w, evs[i]);
+		return false;
+	}
+	*nfree += n;
+	return true;
+}
+
+/* reap()'s loop for everything else, one completion at a time; false: the job must stop. */
+static bool reap_each(struct worker *w, unsigned n, uint64_t t, bool counting, bool hooks,
+                      unsigned *nfree)
+{
+	struct lat_run run = {NULL, 0, 0, 0}; /* I/Os that moved together: one add per run */
+	unsigned nf = *nfree;
+	bool ok = true;
+
+	for (unsigned i = 0; i < n && ok; i++) {
+		struct io_req *io = w->evs[i];
+
+		w->free_ios[nf++] = io;
+		ok = complete_io(w, io, t, counting, hooks);
+		if (!ok || !counting)
+			continue;
+		lat_run_add(&run, &w->st[io->op], t, io->t_submit, io->t_queue);
+		log_io(w, io, t);
+	}
+	lat_run_flush(&run, t);
+	*nfree = nf;
+	return ok;
+}
+
+/*
+ * The I/Os an engine abandoned because the job stopped (engine_setup.stop, -ECANCELED) out of
+ * the n completions in w->evs: neither counted nor failed.  Returns how many are left.
+ */
+static unsigned drop_abandoned(struct worker *w, unsigned n, unsigned *inflight, unsigned *nfree)
+{
+	unsigned k = 0;
+
+	if (!atomic_load_explicit(&w->job->stop, memory_order_relaxed))
+		return n;
+	for (unsigned i = 0; i < n; i++) {
+		if (abandoned(w, w->evs[i])) {
+			w->free_ios[(*nfree)++] = w->evs[i];
+			(*inflight)--;
+		} else {
+			w->evs[k++] = w->evs[i];
+		}
+	}
+	return k;
+}
+
+/* Wait until `min` I/Os completed (all of them when draining), accounting them. */
+static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nfree, bool measuring,
+                bool count)
+{
+	int n = w->job->engine->reap(&w->ctx, min, w->evs, w->depth);
+	const bool counting = measuring && count, hooks = complete_hooks(w->job);
+	bool ok;
+	uint64_t t;
+
+	if (n < 0) {
+		w->err = n;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to reap completions: %s",
+		         w->job->engine->name, strerror(-n));
+		return n;
+	}
+	n = (int)drop_abandoned(w, (unsigned)n, inflight, nfree);
+	t = now_ns();
+	if (counting && !hooks && !w->log)
+		ok = reap_counted(w, (unsigned)n, t, nfree);
+	else
+		ok = reap_each(w, (unsigned)n, t, counting, hooks, nfree);
+	if (!ok)
+		return -EIO;
+	*inflight -= (unsigned)n;
+	return n;
+}
+
+static int drain(struct worker *w, unsigned *inflight, unsigned *nfree, bool measuring, bool count)
+{
+	const struct engine_ops *e = w->job->engine;
+
+	if (*inflight && e->commit && e->commit(&w->ctx) < 0)
+		return -EIO;
+	while (*inflight) {
+		int n = reap(w, *inflight, inflight, nfree, measuring, count);
+
+		if (n < 0)
+			return n;
+	}
+	return 0;
+}
+
+/* What one worker's loop carries from round to round. */
+struct loop {
+	uint64_t io_limit; /* bytes to issue, 0 = until stopped */
+	uint64_t rate;     /* this thread's bytes per second, 0 = unlimited */
+	uint64_t t_start;
+	uint64_t issued, since_think, writes_since_sync;
+	uint64_t t;        /* the last clock read: the queue time of the next I/O */
+	unsigned inflight; /* queued and not reaped */
+	int batch_op;      /* this round's batch is all this enum engine_op (fill_batch), or -1 */
+	unsigned nfree;    /* w->free_ios[0 .. nfree) */
+	bool measuring;    /* past the ramp: completions are counted */
+	bool t_fresh;      /* l->t was read right after the previous I/O completed */
+};
+
+/* A new epoch (the ramp ended, or a sweep point began): counters start over. */
+static inline void new_epoch(struct worker *w, struct loop *l)
+{
+	unsigned epoch = atomic_load_explicit(&w->job->epoch, memory_order_relaxed);
+
+	if (epoch == w->epoch_seen)
+		return;
+	w->epoch_seen = epoch;
+	reset_stats(w);
+	l->issued = 0; /* io_size counts from the end of the ramp */
+	/* so does the rate: with the ramp's time kept and its bytes forgotten, the window began
+	 * with a burst of ramp_time x rate (a paced job measured 8 % above its rate_iops) */
+	l->t_start = now_ns();
+	l->measuring = true;
+}
+
+/*
+ * The batched fill: uniform random offsets into one file in one direction, no rate limit,
+ * and an engine with queue_batch (io_uring, null).  Every free slot gets its I/O first, with
+ * the generator's state in locals for the batch, then one indirect call queues them all
+ * where fill_queue() makes one per I/O.  The slots, their order and the offsets drawn are
+ * fill_queue()'s (tests/test_batch.c checks both paths count the same).  \return 0, or -1
+ * when the job must stop (w->err set).
+ */
+static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued, uint8_t op,
+                             bool stamps)
+{
+	const struct job *j = w->job;
+	const uint64_t bs = j->o.bs, blocks = j->total_blocks, t = l->t;
+	/* io_size: the I/Os that start while fewer than io_limit bytes were issued */
+	const uint64_t left = !l->io_limit               ? UINT64_MAX
+	                      : l->issued >= l->io_limit ? 0
+	                                                 : (l->io_limit - l->issued - 1) / bs + 1;
+	const unsigned n = left < l->nfree ? (unsigned)left : l->nfree;
+	struct io_req **batch = w->batch + *queued;
+	struct rng rng = w->rng;
+	int k;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct io_req *io = w->free_ios[l->nfree - 1 - i]; /* fill_queue()'s order */
+
+		io->off = rng_below(&rng, blocks) * bs;
+		io->file = 0;
+		io->len = (uint32_t)bs;
+		io->op = op;
+		io->t_queue = t;
+		batch[i] = io;
+	}
+	w->rng = rng;
+	for (unsigned i = 0; stamps && op == ENGINE_OP_WRITE && i < n; i++)
+		stamp(w, batch[i]);
+	k = n ? j->engine->queue_batch(&w->ctx, batch, n) : 0;
+	if (k < 0) {
+		w->err = k;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to queue I/O: %s",
+		         j->engine->name, strerror(-k));
+		return -1;
+	}
+	l->nfree -= (unsigned)k;
+	l->issued += (uint64_t)k * bs;
+	l->since_think += (unsigned)k;
+	if (op == ENGINE_OP_WRITE)
+		l->writes_since_sync += (unsigned)k;
+	l->inflight += (unsigned)k;
+	*queued += (unsigned)k;
+	l->batch_op = op;
+	return 0;
+}
+
+/*
+ * Queue I/Os while there are free slots, the rate allows and the source has some.  The I/Os
+ * an engine only queued go to w->batch[0 .. *queued) for the commit; one it completed at once
+ * (a synchronous engine) is accounted here.  *src_wait: the io_source is not ready yet.
+ * \return 0, or -1 when the job must stop (w->err set).
+ */
+static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued, bool *src_wait)
+{
+	struct job *j = w->job;
+	const struct engine_ops *e = j->engine;
+	const bool async = e->caps & ENGINE_CAP_ASYNC;
+	/* an engine's own buffers only when they are host memory (SPDK's, not a GPU's) */
+	const bool stamps = (!e->buf_alloc || (e->caps & ENGINE_CAP_HOST_BUFS)) &&
+	                    !(e->caps & ENGINE_CAP_NO_IO);
+	const struct llmio_io_source *src = j->o.io_source;
+	/*
+	 * The job's constants and the loop's counters live in locals for the loop: after the
+	 * engine's queue(), an indirect call, the compiler would reload every one of them through
+	 * w, j and l (a third of the worker's instructions per I/O).  Uniform random offsets in
+	 * one file in a fixed direction (the cached 4 KiB randread job) skip prep()'s switch;
+	 * they draw the same numbers from the same generator.
+	 */
+	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
+	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
+	const int fast_op =
+	        src || j->target.nfiles > 1 || j->o.random_distribution == LLMIO_DIST_ZIPF ? -1
+	        : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
+	        : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
+	                                        : -1;
+	unsigned nfree = l->nfree, nq = *queued, inflight = l->inflight;
+	uint64_t issued = l->issued;
+	int ret = 0;
+
+	if (fast_op >= 0 && !rate && e->queue_batch)
+		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
+
+	while (nfree && issued < limit && !w->src_done) {
+		struct io_req *io = w->free_ios[nfree - 1];
+		int q;
+
+		if (rate && issued * 1e9 > (double)rate * (double)(l->t - l->t_start)) {
+			if (inflight || nq)
+				break; /* reap first; the rate check repeats next round */
+			sleep_ns((uint64_t)((double)issued * 1e9 / (double)rate) -
+			         (l->t - l->t_start));
+			l->t = now_ns();
+		}
+		if (fast_op >= 0) {
+			io->off = rng_below(&w->rng, blocks) * bs;
+			io->file = 0;
+			io->len = (uint32_t)bs;
+			io->op = (uint8_t)fast_op;
+		} else if (!src) {
+			prep(w, io);
+		} else {
+			int r = source_fill(w, io, l->t);
+
+			*src_wait = r == -EAGAIN;
+			if (*src_wait)
+				break;
+			if (r < 0) {
+				ret = -1;
+				break;
+			}
+			if (r == 0)
+				break; /* no more, or an fsync first (below) */
+		}
+		if (io->op == ENGINE_OP_WRITE && stamps)
+			stamp(w, io);
+		io->t_queue = l->t;
+		q = e->queue(&w->ctx, io);
+		if (q == ENGINE_Q_BUSY)
+			break;
+		nfree--;
+		issued += io->len;
+		l->since_think++;
+		if (io->op == ENGINE_OP_WRITE)
+			l->writes_since_sync++;
+		if (q == ENGINE_Q_COMPLETED) {
+			uint64_t done = now_ns();
+
+			io->t_submit = l->t;
+			w->free_ios[nfree++] = io;
+			if (!complete(w, io, done, l->measuring)) {
+				ret = -1;
+				break;
+			}
+			l->t = done; /* the next I/O is queued now */
+			if (!async) {
+				l->t_fresh = true;
+				break; /* check stop / epoch / think time between sync I/Os */
+			}
+			continue;
+		}
+		w->batch[nq++] = io;
+		inflight++;
+	}
+	l->nfree = nfree;
+	l->issued = issued;
+	l->inflight = inflight;
+	*queued = nq;
+	return ret;
+}
+
+/* Commit the batch and stamp its submission time (slat).  \return 0, or -1 (w->err set). */
+static inline int commit_batch(struct worker *w, const struct loop *l, unsigned queued)
+{
+	const struct engine_ops *e = w->job->engine;
+	uint64_t ts, n[2] = {0, 0};
+
+	if (e->commit(&w->ctx) < 0) {
+		w->err = -EIO;
+		snprintf(w->errmsg, sizeof(w->errmsg), "engine %s failed to submit", e->name);
+		return -1;
+	}
+	ts = now_ns();
+	/* the batch shares one slat: one histogram add per direction */
+	for (unsigned i = 0; i < queued; i++)
+		w->batch[i]->t_submit = ts;
+	if (l->batch_op >= 0)
+		n[l->batch_op] = queued;
+	else
+		for (unsigned i = 0; i < queued; i++)
+			n[w->batch[i]->op]++;
+	for (int op = 0; l->measuring && op < 2; op++)
+		if (n[op])
+			llmio_hist_add_n(&w->st[op].slat, ts - l->t, n[op]);
+	return 0;
+}
+
+/* Nothing in flight and the io_source is not ready: sleep until its next I/O is due. */
+static void wait_for_source(const struct worker *w)
+{
+	uint64_t now = now_ns(), until = now + 20000;
+
+	if (w->has_pending && w->pending.at_ns)
+		until = w->job->t_measure + w->pending.at_ns;
+	if (until > now)
+		sleep_ns(until - now < 1000000 ? until - now : 1000000);
+}
+
+/*
+ * Between rounds: the fsync a source asked for, fsync=N, and thinktime, each after draining
+ * the queue.  None of them is the next I/O's latency, so the clock is read again after.
+ * \return 0, or nonzero when the job must stop.
+ */
+static int sync_and_think(struct worker *w, struct loop *l)
+{
+	const struct job *j = w->job;
+
+	if (w->sync_asked) {
+		if (drain(w, &l->inflight, &l->nfree, l->measuring, true) ||
+		    source_sync(w, l->measuring))
+			return -1;
+		l->t_fresh = false;
+	}
+	if (j->o.fsync && l->writes_since_sync >= j->o.fsync) {
+		if (drain(w, &l->inflight, &l->nfree, l->measuring, true) ||
+		    sync_files(w, l->measuring))
+			return -1;
+		l->writes_since_sync = 0;
+		l->t_fresh = false;
+	}
+	if (j->o.thinktime_ns && l->since_think >= j->o.thinktime_blocks) {
+		if (drain(w, &l->inflight, &l->nfree, l->measuring, true))
+			return -1;
+		sleep_ns(j->o.thinktime_ns);
+		l->since_think = 0;
+		l->t_fresh = false;
+	}
+	return 0;
+}
+
+/* The loop ended: drain, end_fsync, the final counters and the source's end. */
+static void finish(struct worker *w, struct loop *l)
+{
+	struct job *j = w->job;
+	int ret;
+
+	w->t_end = now_ns();
+	/* I/Os still in flight when time ran out finish uncounted, as in fio */
+	if (drain(w, &l->inflight, &l->nfree, l->measuring, !atomic_load(&j->stop)))
+		return;
+	if (j->o.end_fsync && sync_files(w, l->measuring))
+		return;
+	/* the engine's word on what the job wrote (s3: every upload it began completed) */
+	ret = j->engine->finish ? j->engine->finish(&w->ctx) : 0;
+	if (ret) {
+		w->err = ret;
+		w->err_at_end = true;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", w->ctx.ioerr);
+		return;
+	}
+	if (!atomic_load(&j->stop))
+		w->t_end = now_ns();
+	if (w->log) {
+		struct llmio_error le = {0};
+
+		/* a log that could not be written fails the job; what was measured stays */
+		w->err = iolog_finish(w->log, w->t_end, &le);
+		if (w->err)
+			snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1,
+			         le.msg);
+	}
+	publish(w);
+	if (j->o.io_source && j->o.io_source->end)
+		j->o.io_source->end(j->o.io_source->arg, w->idx);
+}
+
+static void run(struct worker *w)
+{
+	struct job *j = w->job;
+	struct loop l = {
+	        .io_limit = j->o.io_size,
+	        .rate = j->o.rate / j->nworkers,
+	        .t_start = now_ns(),
+	        .nfree = w->depth,
+	        .measuring = atomic_load(&j->epoch) > 0,
+	};
+
+	w->epoch_seen = atomic_load(&j->epoch);
+	for (;;) {
+		unsigned queued = 0;
+		bool src_wait = false;
+
+		if (atomic_load_explicit(&j->stop, memory_order_relaxed))
+			break;
+		new_epoch(w, &l);
+		if (l.io_limit && l.issued >= l.io_limit && !l.inflight)
+			break;
+		if (w->src_done && !l.inflight)
+			break;
+
+		if (!l.t_fresh)
+			l.t = now_ns();
+		l.t_fresh = false;
+		l.batch_op = -1;
+		if (fill_queue(w, &l, &queued, &src_wait))
+			return;
+		if (queued && commit_batch(w, &l, queued))
+			return;
+		if (l.inflight && reap(w, 1, &l.inflight, &l.nfree, l.measuring, true) < 0)
+			return;
+		if (src_wait && !l.inflight)
+			wait_for_source(w);
+		if (l.measuring)
+			publish(w);
+		if (sync_and_think(w, &l))
+			return;
+	}
+	finish(w, &l);
+}
+
+/*
+ * cpus_allowed.  Applied after setup, so that an SQPOLL poller created by the engine is not
+ * bound to the thread's CPUs (a poller on its own thread's only CPU would starve it); pin the
+ * poller with the engine's sqpoll_cpu.
+ */
+static int pin(struct worker *w, struct llmio_error *e)
+{
+	const struct job *j = w->job;
+	cpu_set_t one;
+	int ret;
+
+	if (!CPU_COUNT(&j->cpus))
+		return 0;
+	if (j->cpus_split) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu_set_nth(&j->cpus, w->idx), &one);
+	}
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+	                             j->cpus_split ? &one : &j->cpus);
+	if (ret)
+		llmio_err(e, -ret, "cannot pin thread %u to cpus_allowed=%s: %s", w->idx,
+		          j->o.cpus_allowed, strerror(ret));
+	return -ret;
+}
+
+static void wake_control(const struct job *j)
+{
+	const uint64_t one = 1;
+
+	if (j->wake_fd >= 0)
+		(void)!write(j->wake_fd, &one, sizeof(one));
+}
+
+void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct job *j = w->job;
+	struct llmio_error e;
+	int go, ret;
+
+	llmio_error_init(&e);
+	ret = setup(w, &e);
+	if (!ret)
+		ret = pin(w, &e);
+	if (ret) {
+		w->err = ret;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
+		atomic_store(&w->state, STATE_FAILED);
+		wake_control(j);
+		teardown(w);
+		return NULL;
+	}
+	atomic_store(&w->state, STATE_READY);
+	while ((go = atomic_load(&j->go)) == 0)
+		sleep_ns(200000);
+	if (go > 0)
+		run(w);
+	teardown(w);
+	atomic_store(&w->state, STATE_DONE);
+	wake_control(j);
+	return NULL;
+}
