@@ -4,7 +4,7 @@
 # Every global symbol that libllmio.a and libllmio.so define starts with llmio_ (the LLMIO_API
 # functions and data of include/llmio/); the library's internals (engine_find, target_open,
 # wl_run, ...) are local in both, so they cannot clash with a client's own names.  The shared
-# library's exports carry the version node LLMIO_0 of src/libllmio.map, and both libraries
+# library's exports carry the version node LLMIO_1 of src/libllmio.map, and both libraries
 # export the same set.  A client that defines names the library uses inside (engine_find,
 # target_open) links against the static archive and runs its job with llmio's own.
 
@@ -24,7 +24,7 @@ SO=$B/libllmio.so
 # Not names of llmio's: the version node itself (an absolute symbol in the .so) and, in a
 # build with AddressSanitizer, its ODR indicator of an exported variable
 # (__odr_asan.llmio_percentiles).
-ALLOWED='^(LLMIO_0|__odr_asan\.llmio_.*)$'
+ALLOWED='^(LLMIO_1|__odr_asan\.llmio_.*)$'
 
 # The global defined symbol names (nm prints "value type name"; nm -D adds "@@VERSION").
 nm -g --defined-only "$A" | awk 'NF == 3 { print $3 }' | sort -u >"$T/a.syms"
@@ -61,10 +61,10 @@ done
 
 # objdump -T: "... DF .text SIZE VERSION NAME" for defined dynamic symbols.
 objdump -T "$SO" | awk '$0 !~ /\*UND\*/ && $NF ~ /^llmio_/ { print $(NF - 1), $NF }' >"$T/ver"
-if [ -s "$T/ver" ] && ! grep -qv '^LLMIO_0 ' "$T/ver"; then
-	pass "every export carries the version node LLMIO_0 (src/libllmio.map)"
+if [ -s "$T/ver" ] && ! grep -qv '^LLMIO_1 ' "$T/ver"; then
+	pass "every export carries the version node LLMIO_1 (src/libllmio.map)"
 else
-	fail "exports without the version node LLMIO_0: $(grep -v '^LLMIO_0 ' "$T/ver" | head -n 5 | tr '\n' ' ')"
+	fail "exports without the version node LLMIO_1: $(grep -v '^LLMIO_1 ' "$T/ver" | head -n 5 | tr '\n' ' ')"
 fi
 
 echo "== a static client with names of its own that llmio uses inside"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/gnuplot.h"
 #include "report/migrate_chart.h"
 #include "report/report.h"
 
@@ -189,7 +190,7 @@ int migrate_chart_write(const char *dir, const struct migrate_chart_row *rows, s
 	if ((ret = new_file(dir, MIGRATE_CHART_DATA, write_data, rows, n, e)) ||
 	    (ret = new_file(dir, MIGRATE_CHART_SCRIPT, write_script, rows, n, e)))
 		return ret;
-	ret = plot_run_script(dir, MIGRATE_CHART_SCRIPT, e);
+	ret = gnuplot_run(dir, MIGRATE_CHART_SCRIPT, e);
 	if (ret == -ENOENT)
 		return llmio_err(
 		        e, -ENOENT,

@@ -248,9 +248,6 @@ int plot_bars(struct plot *p, const char *base, enum plot_kind kind, const char 
 /* Run gnuplot over the script; e says why it failed.  \return 0, -ENOENT when gnuplot is
  * missing, -EIO when it failed. */
 int plot_render(struct plot *p, struct llmio_error *e);
-/* Run gnuplot on dir/script in dir (its log: dir/gnuplot.log).  \return 0, -ENOENT when gnuplot
- * is missing, -EIO when it failed (e says why). */
-int plot_run_script(const char *dir, const char *script, struct llmio_error *e);
 size_t plot_count(const struct plot *p);
 
 /* report.c */

@@ -28,6 +28,7 @@
 #include "stats/result_json.h"
 #include "base/error.h"
 #include "base/fmt.h" /* fmt_ns: durations as the other tables print them */
+#include "base/gnuplot.h"
 #include "llmio/llmio.h"
 #include "trace/trace_fit.h"
 #include "trace/trace_map.h"
@@ -1067,16 +1068,6 @@ static int write_text(const char *path, const char *text, struct llmio_error *e)
 	return 0;
 }
 
-static int run_gnuplot(const char *dir, const char *script)
-{
-	char cmd[4200];
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s' 2>/dev/null", dir, script);
-	st = system(cmd);
-	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 /*
  * ranksize.gp: bytes of each file against its rank, log-log, into ranksize.svg and .png, with
  * the fitted power law's line over its tail: a file of rank r (of n) has about xmin (r /
@@ -1317,7 +1308,7 @@ static int report_html(const struct trace_analysis *a, const char *dir, struct l
 /* What gnuplot (and the page's rename) put in the directory without create_file(). */
 static const char *const gnuplot_out[] = {
         "lorenz.svg",     "sizes.svg",      "ranksize.png", "ranksize.svg",
-        "timeseries.png", "timeseries.svg", "report.html",
+        "timeseries.png", "timeseries.svg", "report.html",  GNUPLOT_LOG,
 };
 
 int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *plotted,
@@ -1406,9 +1397,10 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 			        "link or into a FIFO: remove it or choose another directory",
 			        path);
 	}
-	*plotted = run_gnuplot(dir, "lorenz.gp") == 0 && run_gnuplot(dir, "sizes.gp") == 0 &&
-	           run_gnuplot(dir, "ranksize.gp") == 0 &&
-	           (!a->ts.nbins || run_gnuplot(dir, "timeseries.gp") == 0);
+	*plotted = gnuplot_run(dir, "lorenz.gp", NULL) == 0 &&
+	           gnuplot_run(dir, "sizes.gp", NULL) == 0 &&
+	           gnuplot_run(dir, "ranksize.gp", NULL) == 0 &&
+	           (!a->ts.nbins || gnuplot_run(dir, "timeseries.gp", NULL) == 0);
 	return report_html(a, dir, e);
 io:
 	ret = -errno;

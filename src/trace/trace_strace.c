@@ -385,20 +385,38 @@ static int emit(struct importer *im, const struct call *c, uint16_t type, int fd
 	return trace_builder_rec(im->b, &r);
 }
 
-static int do_data(struct importer *im, const struct call *c, size_t k)
+/*
+ * The descriptor argument of a call and its entry in the process's table, with the path strace
+ * printed beside it (-y) learnt for later calls.  1 with *fd, *e and *poff set; 0 when the
+ * argument is no descriptor (the call is skipped); < 0 on an error.
+ */
+static int call_fd(struct importer *im, const struct call *c, long *fd, struct sfd **e,
+                   uint32_t *poff)
 {
 	char path[4096];
-	long fd = fd_arg(c->arg[0], c->alen[0], path, sizeof(path));
+	int ret;
+
+	*fd = fd_arg(c->arg[0], c->alen[0], path, sizeof(path));
+	if (*fd < 0)
+		return 0;
+	if (!(*e = fd_entry(im, c->pid, *fd)))
+		return -ENOMEM;
+	if (path[0] && (ret = intern_path(im, path, &(*e)->path)))
+		return ret;
+	*poff = (*e)->path;
+	return 1;
+}
+
+static int do_data(struct importer *im, const struct call *c, size_t k)
+{
+	long fd;
 	struct sfd *e;
 	uint64_t off, req = 0;
 	uint32_t poff;
 	int ret;
 
-	if (fd < 0 || !(e = fd_entry(im, c->pid, fd)))
-		return fd < 0 ? 0 : -ENOMEM;
-	if (path[0] && (ret = intern_path(im, path, &e->path)))
+	if ((ret = call_fd(im, c, &fd, &e, &poff)) <= 0)
 		return ret;
-	poff = e->path;
 	if (data_calls[k].len_arg == -2 && c->nargs > 1)
 		req = iov_arg(c->arg[1], c->alen[1]);
 	else if (data_calls[k].len_arg >= 0 && c->nargs > data_calls[k].len_arg)
@@ -448,18 +466,14 @@ static int do_open(struct importer *im, const struct call *c, int path_arg)
 
 static int do_fd_call(struct importer *im, const struct call *c, uint16_t type)
 {
-	char path[4096];
-	long fd = fd_arg(c->arg[0], c->alen[0], path, sizeof(path));
+	long fd;
 	struct sfd *e, *n;
 	uint64_t off = TRACE_OFF_NONE, req = 0;
 	uint32_t poff;
 	int ret;
 
-	if (fd < 0 || !(e = fd_entry(im, c->pid, fd)))
-		return fd < 0 ? 0 : -ENOMEM;
-	if (path[0] && (ret = intern_path(im, path, &e->path)))
+	if ((ret = call_fd(im, c, &fd, &e, &poff)) <= 0)
 		return ret;
-	poff = e->path;
 	if (type == TR_CLOSE) {
 		e->path = 0;
 		e->off = TRACE_OFF_NONE;
