@@ -62,6 +62,29 @@ void fmt_seconds(char *buf, size_t len, double s)
 		snprintf(buf, len, "%.0f h %02.0f min", floor(s / 3600), floor(fmod(s, 3600) / 60));
 }
 
+void fmt_params(char *buf, size_t len, uint64_t n)
+{
+	if (n >= 1000000000ull)
+		snprintf(buf, len, "%.2f B", (double)n / 1e9);
+	else
+		snprintf(buf, len, "%.0f M", (double)n / 1e6);
+}
+
+void fmt_hms(char *buf, size_t len, double s)
+{
+	/* a huge or odd estimate must not overflow the conversion (undefined behaviour) */
+	unsigned long t = s > 0 && s < 1e15 ? (unsigned long)(s + 0.5)
+	                  : s >= 1e15       ? 999999999999999ul
+	                                    : 0;
+
+	if (t >= 3600)
+		snprintf(buf, len, "%luh%02lum", t / 3600, t / 60 % 60);
+	else if (t >= 60)
+		snprintf(buf, len, "%lum%02lus", t / 60, t % 60);
+	else
+		snprintf(buf, len, "%lus", t);
+}
+
 /*
  * x divided by step until it is below 999.5 (so that three significant digits hold it, and
  * 1000 to 1023 of a unit read as 0.98 of the next), then with its unit.

@@ -22,6 +22,8 @@ void fmt_ns(char *buf, size_t len, uint64_t ns);
  *
  * fmt_ns: a duration in ns: "812 ns", "12.5 us", "3.14 ms", "12.0 s".
  * fmt_seconds: the same from seconds (and "2 h 05 min" beyond 1000 s).
+ * fmt_params: a parameter count: "8.03 B", "124 M".
+ * fmt_hms: whole seconds, compact, for a progress line's ETA: "45s", "3m07s", "2h05m".
  * fmt_bytes: binary units: "512 B", "4.00 KiB", "501 MiB", "3.88 GiB".
  * fmt_rate: bytes per second in decimal units, as llmio's GB/s: "378 MB/s", "1.77 GB/s".
  * fmt_number: a plain figure: "0.993", "12.9", "9.02k".
@@ -29,6 +31,8 @@ void fmt_ns(char *buf, size_t len, uint64_t ns);
  * it) in the matching one of the above.
  */
 void fmt_seconds(char *buf, size_t len, double s);
+void fmt_hms(char *buf, size_t len, double s);
+void fmt_params(char *buf, size_t len, uint64_t n);
 void fmt_bytes(char *buf, size_t len, double bytes);
 void fmt_rate(char *buf, size_t len, double bytes_per_s);
 void fmt_number(char *buf, size_t len, double v);

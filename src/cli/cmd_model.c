@@ -16,26 +16,14 @@
 #include "stats/result_json.h"
 #include "cli/cli.h"
 #include "base/fmt.h"
+#include "workload/model_facts.h"
 
 #define MAX_DEGREE 65536
-#define MAX_SIZES  64
 
 struct show {
 	const char *model_arg;
-	struct llmio_model m;
-	enum llmio_dtype dt;
-	bool dtype_given;
-	struct llmio_ckpt_opts ck;
-	uint32_t micro_batch, seq_len, block_tokens, lora_rank, lora_targets;
-	char lora_text[64];
-	uint64_t global_batch, max_shard;
-	bool json, tensors;
-
-	/* results */
-	uint64_t params_total, params_active, weight_bytes, ckpt_bytes;
-	struct llmio_shard_layout *layout;
-	struct llmio_rank_size sizes[MAX_SIZES];
-	size_t nsizes;
+	bool dtype_given, json;
+	struct model_facts f;
 };
 
 static void help_list(FILE *f)
@@ -93,15 +81,6 @@ static void help(FILE *f)
 	fprintf(f, "usage: llmio model list [--json]\n"
 	           "       llmio model show NAME|CONFIG.JSON [OPTIONS]\n\n"
 	           "`llmio model list --help` and `llmio model show --help` describe each.\n");
-}
-
-/* "8.03 B", "124 M" */
-static void fmt_params(char *buf, size_t len, uint64_t n)
-{
-	if (n >= 1000000000ull)
-		snprintf(buf, len, "%.2f B", (double)n / 1e9);
-	else
-		snprintf(buf, len, "%.0f M", (double)n / 1e6);
 }
 
 /* "14.96 GiB (16.06 GB)" */
@@ -265,7 +244,7 @@ static int show_opt(struct show *s, int c, const char *arg, uint32_t *gb32)
 
 	switch (c) {
 	case OPT_DTYPE:
-		if (llmio_dtype_parse(arg, &s->dt)) {
+		if (llmio_dtype_parse(arg, &s->f.dt)) {
 			fprintf(stderr,
 			        "llmio model show: --dtype: unknown dtype '%s' (fp32, bf16, fp16, "
 			        "fp8, int8, int4)\n",
@@ -275,29 +254,29 @@ static int show_opt(struct show *s, int c, const char *arg, uint32_t *gb32)
 		s->dtype_given = true;
 		return 0;
 	case OPT_TP:
-		return parse_u32("tp", arg, 1, MAX_DEGREE, &s->ck.tp);
+		return parse_u32("tp", arg, 1, MAX_DEGREE, &s->f.ck.tp);
 	case OPT_PP:
-		return parse_u32("pp", arg, 1, MAX_DEGREE, &s->ck.pp);
+		return parse_u32("pp", arg, 1, MAX_DEGREE, &s->f.ck.pp);
 	case OPT_DP:
-		return parse_u32("dp", arg, 1, MAX_DEGREE, &s->ck.dp);
+		return parse_u32("dp", arg, 1, MAX_DEGREE, &s->f.ck.dp);
 	case OPT_ZERO:
-		return parse_u32("zero", arg, 0, 3, &s->ck.zero_stage);
+		return parse_u32("zero", arg, 0, 3, &s->f.ck.zero_stage);
 	case OPT_GRAD:
-		return parse_u32("grad-bytes", arg, 0, 8, &s->ck.grad_bytes);
+		return parse_u32("grad-bytes", arg, 0, 8, &s->f.ck.grad_bytes);
 	case OPT_MB:
-		return parse_u32("micro-batch", arg, 1, 1u << 20, &s->micro_batch);
+		return parse_u32("micro-batch", arg, 1, 1u << 20, &s->f.micro_batch);
 	case OPT_SEQ:
-		return parse_u32("seq-len", arg, 1, 1u << 24, &s->seq_len);
+		return parse_u32("seq-len", arg, 1, 1u << 24, &s->f.seq_len);
 	case OPT_GB:
 		ret = parse_u32("global-batch", arg, 1, UINT32_MAX, &v);
 		*gb32 = v;
 		return ret;
 	case OPT_BLOCK:
-		return parse_u32("block-tokens", arg, 1, 1u << 20, &s->block_tokens);
+		return parse_u32("block-tokens", arg, 1, 1u << 20, &s->f.block_tokens);
 	case OPT_LRANK:
-		return parse_u32("lora-rank", arg, 1, 65536, &s->lora_rank);
+		return parse_u32("lora-rank", arg, 1, 65536, &s->f.lora_rank);
 	case OPT_LTARGETS:
-		if (llmio_lora_targets_parse(arg, &s->lora_targets)) {
+		if (llmio_lora_targets_parse(arg, &s->f.lora_targets)) {
 			fprintf(stderr,
 			        "llmio model show: --lora-targets: '%s' is not a list of q, k, v, "
 			        "o, "
@@ -305,10 +284,10 @@ static int show_opt(struct show *s, int c, const char *arg, uint32_t *gb32)
 			        arg);
 			return EXIT_USAGE;
 		}
-		snprintf(s->lora_text, sizeof(s->lora_text), "%s", arg);
+		snprintf(s->f.lora_text, sizeof(s->f.lora_text), "%s", arg);
 		return 0;
 	case OPT_SHARD:
-		if (llmio_parse_size(arg, &s->max_shard) || !s->max_shard) {
+		if (llmio_parse_size(arg, &s->f.max_shard) || !s->f.max_shard) {
 			fprintf(stderr,
 			        "llmio model show: --max-shard: '%s' is not a size above 0 (e.g. "
 			        "5GB "
@@ -318,7 +297,7 @@ static int show_opt(struct show *s, int c, const char *arg, uint32_t *gb32)
 		}
 		return 0;
 	case OPT_TENSORS:
-		s->tensors = true;
+		s->f.tensors = true;
 		return 0;
 	case OPT_JSON:
 		s->json = true;
@@ -362,40 +341,43 @@ static int show_parse(struct show *s, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	s->model_arg = argv[g.next];
-	s->global_batch = gb;
+	s->f.global_batch = gb;
 	return 0;
 }
 
 static int show_compute(struct show *s)
 {
-	uint64_t world = (uint64_t)s->ck.tp * s->ck.pp * s->ck.dp;
+	uint64_t world = (uint64_t)s->f.ck.tp * s->f.ck.pp * s->f.ck.dp;
 	int ret;
 
 	if (!s->dtype_given)
-		s->dt = s->m.dtype;
+		s->f.dt = s->f.m.dtype;
 	/* the checkpoint's weights follow --dtype; master copy and moments stay fp32 */
-	s->ck.weight_dtype = s->dt;
-	s->ck.master_bytes = s->dt == LLMIO_DTYPE_FP32 ? 0 : 4;
-	if (!s->seq_len)
-		s->seq_len =
-		        s->m.max_positions && s->m.max_positions < 4096 ? s->m.max_positions : 4096;
-	if (!s->global_batch)
-		s->global_batch = (uint64_t)s->micro_batch * s->ck.dp;
+	s->f.ck.weight_dtype = s->f.dt;
+	s->f.ck.master_bytes = s->f.dt == LLMIO_DTYPE_FP32 ? 0 : 4;
+	if (!s->f.seq_len)
+		s->f.seq_len = s->f.m.max_positions && s->f.m.max_positions < 4096
+		                       ? s->f.m.max_positions
+		                       : 4096;
+	if (!s->f.global_batch)
+		s->f.global_batch = (uint64_t)s->f.micro_batch * s->f.ck.dp;
 	if (world > (1u << 24)) {
 		fprintf(stderr,
 		        "llmio model show: tp x pp x dp = %llu ranks is more than 16777216\n",
 		        (unsigned long long)world);
 		return EXIT_USAGE;
 	}
-	s->params_total = llmio_model_params_total(&s->m);
-	s->params_active = llmio_model_params_active(&s->m);
-	s->weight_bytes = llmio_model_weight_bytes(&s->m, s->dt);
-	s->ckpt_bytes = llmio_model_checkpoint_bytes(&s->m, &s->ck);
-	ret = llmio_model_shard_layout(&s->m, s->dt, s->max_shard, &s->layout);
+	s->f.params_total = llmio_model_params_total(&s->f.m);
+	s->f.params_active = llmio_model_params_active(&s->f.m);
+	s->f.weight_bytes = llmio_model_weight_bytes(&s->f.m, s->f.dt);
+	s->f.ckpt_bytes = llmio_model_checkpoint_bytes(&s->f.m, &s->f.ck);
+	ret = llmio_model_shard_layout(&s->f.m, s->f.dt, s->f.max_shard, &s->f.layout);
 	if (!ret)
-		ret = llmio_model_rank_sizes(&s->m, &s->ck, s->sizes, MAX_SIZES, &s->nsizes);
+		ret = llmio_model_rank_sizes(&s->f.m, &s->f.ck, s->f.sizes, MODEL_FACTS_MAX_SIZES,
+		                             &s->f.nsizes);
 	if (ret == -ENOSPC) {
-		s->nsizes = MAX_SIZES; /* the largest MAX_SIZES are enough to show */
+		s->f.nsizes = MODEL_FACTS_MAX_SIZES; /* the largest MODEL_FACTS_MAX_SIZES are enough
+		                                        to show */
 		ret = 0;
 	}
 	if (ret) {
@@ -405,151 +387,21 @@ static int show_compute(struct show *s)
 	return 0;
 }
 
-static void add_u64(cJSON *o, const char *key, uint64_t v)
-{
-	cJSON_AddNumberToObject(o, key, (double)v);
-}
-
-static cJSON *show_json_obj(const struct show *s)
-{
-	const struct llmio_model *m = &s->m;
-	cJSON *o = cJSON_CreateObject(), *x, *arr;
-
-	if (!o)
-		return NULL;
-	cJSON_AddStringToObject(o, "name", m->name);
-	cJSON_AddStringToObject(o, "hf_id", m->hf_id);
-	cJSON_AddStringToObject(o, "source", m->source);
-	cJSON_AddStringToObject(o, "arch", llmio_arch_name(m->arch));
-	add_u64(o, "layers", m->layers);
-	add_u64(o, "hidden", m->hidden);
-	add_u64(o, "ffn", m->ffn);
-	add_u64(o, "heads", m->heads);
-	add_u64(o, "kv_heads", m->kv_heads);
-	add_u64(o, "head_dim", m->head_dim);
-	add_u64(o, "vocab", m->vocab);
-	add_u64(o, "max_positions", m->max_positions);
-	add_u64(o, "experts", m->experts);
-	add_u64(o, "experts_active", m->experts_active);
-	cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings);
-	cJSON_AddBoolToObject(o, "qkv_bias", m->qkv_bias);
-	cJSON_AddBoolToObject(o, "out_bias", m->out_bias);
-	cJSON_AddBoolToObject(o, "mlp_bias", m->mlp_bias);
-	cJSON_AddStringToObject(o, "norm", m->norm == LLMIO_NORM_RMS ? "rmsnorm" : "layernorm");
-	cJSON_AddStringToObject(o, "position_embeddings",
-	                        m->pos == LLMIO_POS_ROPE ? "rope" : "learned");
-	cJSON_AddStringToObject(o, "model_dtype", llmio_dtype_name(m->dtype));
-	cJSON_AddStringToObject(o, "dtype", llmio_dtype_name(s->dt));
-	add_u64(o, "params_total", s->params_total);
-	add_u64(o, "params_active", s->params_active);
-	add_u64(o, "weight_bytes", s->weight_bytes);
-	x = cJSON_AddObjectToObject(o, "weight_bytes_by_dtype");
-	for (int d = 0; x && d < LLMIO_DTYPE_COUNT; d++)
-		add_u64(x, llmio_dtype_name((enum llmio_dtype)d),
-		        llmio_model_weight_bytes(m, (enum llmio_dtype)d));
-	add_u64(o, "tensors", s->layout->nentries);
-	add_u64(o, "max_shard_bytes", s->layout->max_shard_bytes);
-	add_u64(o, "shards", s->layout->nshards);
-	add_u64(o, "safetensors_bytes", s->layout->total_file_bytes);
-	add_u64(o, "checkpoint_bytes", s->ckpt_bytes);
-	x = cJSON_AddObjectToObject(o, "checkpoint_convention");
-	if (x) {
-		cJSON_AddStringToObject(x, "weights", llmio_dtype_name(s->ck.weight_dtype));
-		add_u64(x, "weight_bytes_per_param", llmio_dtype_bits(s->ck.weight_dtype) / 8);
-		add_u64(x, "master_bytes_per_param", s->ck.master_bytes);
-		add_u64(x, "optimizer_bytes_per_param", s->ck.optim_bytes);
-		add_u64(x, "grad_bytes_per_param", s->ck.grad_bytes);
-		cJSON_AddStringToObject(x, "convention", "Megatron-LM / DeepSpeed mixed precision");
-	}
-	add_u64(o, "tp", s->ck.tp);
-	add_u64(o, "pp", s->ck.pp);
-	add_u64(o, "dp", s->ck.dp);
-	add_u64(o, "zero_stage", s->ck.zero_stage);
-	add_u64(o, "ranks", (uint64_t)s->ck.tp * s->ck.pp * s->ck.dp);
-	arr = cJSON_AddArrayToObject(o, "rank_sizes");
-	for (size_t i = 0; arr && i < s->nsizes; i++) {
-		cJSON *r = cJSON_CreateObject();
-
-		if (!r || !cJSON_AddItemToArray(arr, r))
-			break;
-		add_u64(r, "bytes", s->sizes[i].bytes);
-		add_u64(r, "ranks", s->sizes[i].ranks);
-	}
-	add_u64(o, "rank_bytes_max", s->nsizes ? s->sizes[0].bytes : 0);
-	add_u64(o, "kv_bytes_per_token", llmio_model_kv_bytes_per_token(m, s->dt));
-	add_u64(o, "kv_block_tokens", s->block_tokens);
-	add_u64(o, "kv_bytes_per_block",
-	        llmio_model_kv_block_bytes(m, s->dt, s->block_tokens, false, 1));
-	add_u64(o, "kv_bytes_per_block_per_layer",
-	        llmio_model_kv_block_bytes(m, s->dt, s->block_tokens, true, 1));
-	add_u64(o, "kv_bytes_per_block_per_tp_rank",
-	        llmio_model_kv_block_bytes(m, s->dt, s->block_tokens, false, s->ck.tp));
-	add_u64(o, "micro_batch", s->micro_batch);
-	add_u64(o, "seq_len", s->seq_len);
-	add_u64(o, "activation_bytes_per_layer",
-	        llmio_model_activation_bytes(m, s->micro_batch, s->seq_len, 1, false));
-	add_u64(o, "activation_bytes_per_layer_per_tp_rank",
-	        llmio_model_activation_bytes(m, s->micro_batch, s->seq_len, s->ck.tp, false));
-	add_u64(o, "activation_bytes_per_token_per_layer",
-	        llmio_model_activation_bytes_per_token(m, s->micro_batch, s->seq_len));
-	add_u64(o, "lora_rank", s->lora_rank);
-	cJSON_AddStringToObject(o, "lora_targets", s->lora_text);
-	add_u64(o, "lora_params", llmio_model_lora_params(m, s->lora_rank, s->lora_targets));
-	add_u64(o, "lora_bytes", llmio_model_lora_bytes(m, s->lora_rank, s->lora_targets, s->dt));
-	add_u64(o, "global_batch", s->global_batch);
-	add_u64(o, "tokens_per_step", llmio_tokens_per_step(s->global_batch, s->seq_len));
-	return o;
-}
-
-static int tensors_json(const struct show *s, cJSON *o)
-{
-	cJSON *arr = cJSON_AddArrayToObject(o, "tensor_list");
-	const struct llmio_shard_layout *l = s->layout;
-	struct llmio_tensor t;
-
-	if (!arr)
-		return -ENOMEM;
-	for (size_t sh = 0; sh < l->nshards; sh++) {
-		for (size_t k = 0; k < l->shards[sh].count; k++) {
-			const struct llmio_shard_entry *e = &l->entries[l->shards[sh].first + k];
-			cJSON *r = cJSON_CreateObject(), *shape;
-
-			if (!r || !cJSON_AddItemToArray(arr, r))
-				return -ENOMEM;
-			llmio_model_tensor(&s->m, e->tensor, &t);
-			cJSON_AddStringToObject(r, "name", t.name);
-			shape = cJSON_AddArrayToObject(r, "shape");
-			for (uint32_t d = 0; shape && d < t.ndims; d++)
-				cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t.shape[d]));
-			cJSON_AddStringToObject(r, "file", l->shards[sh].filename);
-			add_u64(r, "offset", e->file_offset);
-			add_u64(r, "bytes", e->bytes);
-		}
-	}
-	return 0;
-}
-
 static int show_json(FILE *f, void *arg)
 {
 	const struct show *s = arg;
-	cJSON *o = show_json_obj(s);
+	cJSON *o = model_facts_json(&s->f);
 
-	if (!o)
-		return -ENOMEM;
-	if (s->tensors && tensors_json(s, o)) {
-		cJSON_Delete(o);
-		return -ENOMEM;
-	}
-	return json_write_doc(f, o);
+	return o ? json_write_doc(f, o) : -ENOMEM;
 }
 
 static void show_text(const struct show *s)
 {
-	const struct llmio_model *m = &s->m;
-	const struct llmio_shard_layout *l = s->layout;
+	const struct llmio_model *m = &s->f.m;
+	const struct llmio_shard_layout *l = s->f.layout;
 	char b1[64], b2[64], p1[32], p2[32], text[512];
-	const char *dt = llmio_dtype_name(s->dt);
-	uint64_t world = (uint64_t)s->ck.tp * s->ck.pp * s->ck.dp;
+	const char *dt = llmio_dtype_name(s->f.dt);
+	uint64_t world = (uint64_t)s->f.ck.tp * s->f.ck.pp * s->f.ck.dp;
 
 	printf("%s  (%s%s%s)\n", m->name, llmio_arch_name(m->arch), *m->hf_id ? ", " : "",
 	       m->hf_id);
@@ -572,10 +424,10 @@ static void show_text(const struct show *s)
 	printf("               dtype %s%s\n\n", llmio_dtype_name(m->dtype),
 	       s->dtype_given ? "" : " (used below)");
 
-	fmt_params(p1, sizeof(p1), s->params_total);
-	fmt_params(p2, sizeof(p2), s->params_active);
+	fmt_params(p1, sizeof(p1), s->f.params_total);
+	fmt_params(p2, sizeof(p2), s->f.params_active);
 	printf("parameters     total %s (%llu), active %s (%llu)\n", p1,
-	       (unsigned long long)s->params_total, p2, (unsigned long long)s->params_active);
+	       (unsigned long long)s->f.params_total, p2, (unsigned long long)s->f.params_active);
 	for (int d = 0, used = 0; d < LLMIO_DTYPE_COUNT && used < (int)sizeof(text); d++) {
 		llmio_format_bytes(llmio_model_weight_bytes(m, (enum llmio_dtype)d), b1,
 		                   sizeof(b1));
@@ -589,47 +441,51 @@ static void show_text(const struct show *s)
 	       fmt_bytes2(b2, sizeof(b2), l->total_file_bytes));
 	printf("checkpoint     %s: %s weights %u + master %u + Adam m,v %u + grads %u = %llu "
 	       "B/param\n",
-	       fmt_bytes2(b1, sizeof(b1), s->ckpt_bytes), dt, llmio_dtype_bits(s->dt) / 8,
-	       s->ck.master_bytes, s->ck.optim_bytes, s->ck.grad_bytes,
-	       (unsigned long long)(llmio_dtype_bits(s->dt) / 8 + s->ck.master_bytes +
-	                            s->ck.optim_bytes + s->ck.grad_bytes));
+	       fmt_bytes2(b1, sizeof(b1), s->f.ckpt_bytes), dt, llmio_dtype_bits(s->f.dt) / 8,
+	       s->f.ck.master_bytes, s->f.ck.optim_bytes, s->f.ck.grad_bytes,
+	       (unsigned long long)(llmio_dtype_bits(s->f.dt) / 8 + s->f.ck.master_bytes +
+	                            s->f.ck.optim_bytes + s->f.ck.grad_bytes));
 	printf("               (Megatron-LM / DeepSpeed mixed precision)\n");
-	printf("per rank       TP %u x PP %u x DP %u = %llu ranks, ZeRO %u:\n", s->ck.tp, s->ck.pp,
-	       s->ck.dp, (unsigned long long)world, s->ck.zero_stage);
-	for (size_t i = 0; i < s->nsizes; i++)
-		printf("               %8u rank%s %s\n", s->sizes[i].ranks,
-		       s->sizes[i].ranks == 1 ? " writes" : "s write",
-		       fmt_bytes2(b1, sizeof(b1), s->sizes[i].bytes));
+	printf("per rank       TP %u x PP %u x DP %u = %llu ranks, ZeRO %u:\n", s->f.ck.tp,
+	       s->f.ck.pp, s->f.ck.dp, (unsigned long long)world, s->f.ck.zero_stage);
+	for (size_t i = 0; i < s->f.nsizes; i++)
+		printf("               %8u rank%s %s\n", s->f.sizes[i].ranks,
+		       s->f.sizes[i].ranks == 1 ? " writes" : "s write",
+		       fmt_bytes2(b1, sizeof(b1), s->f.sizes[i].bytes));
 	printf("KV cache       %s: %s per token; %u-token block %s", dt,
-	       llmio_format_bytes(llmio_model_kv_bytes_per_token(m, s->dt), b1, sizeof(b1)),
-	       s->block_tokens,
-	       llmio_format_bytes(llmio_model_kv_block_bytes(m, s->dt, s->block_tokens, false, 1),
-	                          b2, sizeof(b2)));
-	printf(", per layer %s",
-	       llmio_format_bytes(llmio_model_kv_block_bytes(m, s->dt, s->block_tokens, true, 1),
-	                          b1, sizeof(b1)));
-	if (s->ck.tp > 1)
+	       llmio_format_bytes(llmio_model_kv_bytes_per_token(m, s->f.dt), b1, sizeof(b1)),
+	       s->f.block_tokens,
+	       llmio_format_bytes(
+	               llmio_model_kv_block_bytes(m, s->f.dt, s->f.block_tokens, false, 1), b2,
+	               sizeof(b2)));
+	printf(", per layer %s", llmio_format_bytes(llmio_model_kv_block_bytes(
+	                                                    m, s->f.dt, s->f.block_tokens, true, 1),
+	                                            b1, sizeof(b1)));
+	if (s->f.ck.tp > 1)
 		printf(", per TP rank %s",
-		       llmio_format_bytes(llmio_model_kv_block_bytes(m, s->dt, s->block_tokens,
-		                                                     false, s->ck.tp),
+		       llmio_format_bytes(llmio_model_kv_block_bytes(m, s->f.dt, s->f.block_tokens,
+		                                                     false, s->f.ck.tp),
 		                          b1, sizeof(b1)));
 	printf("\nactivations    micro-batch %u x %u tokens: %s per layer,\n               ",
-	       s->micro_batch, s->seq_len,
-	       fmt_bytes2(b1, sizeof(b1),
-	                  llmio_model_activation_bytes(m, s->micro_batch, s->seq_len, 1, false)));
+	       s->f.micro_batch, s->f.seq_len,
+	       fmt_bytes2(
+	               b1, sizeof(b1),
+	               llmio_model_activation_bytes(m, s->f.micro_batch, s->f.seq_len, 1, false)));
 	printf("%s per token per layer\n",
 	       llmio_format_bytes(
-	               llmio_model_activation_bytes_per_token(m, s->micro_batch, s->seq_len), b1,
-	               sizeof(b1)));
+	               llmio_model_activation_bytes_per_token(m, s->f.micro_batch, s->f.seq_len),
+	               b1, sizeof(b1)));
 	printf("               (Korthikanti et al. 2022: sbh(34 + 5as/h), 16-bit, no "
 	       "recomputation)\n");
-	printf("LoRA           rank %u on %s: %llu parameters, %s\n", s->lora_rank, s->lora_text,
-	       (unsigned long long)llmio_model_lora_params(m, s->lora_rank, s->lora_targets),
-	       llmio_format_bytes(llmio_model_lora_bytes(m, s->lora_rank, s->lora_targets, s->dt),
-	                          b1, sizeof(b1)));
+	printf("LoRA           rank %u on %s: %llu parameters, %s\n", s->f.lora_rank,
+	       s->f.lora_text,
+	       (unsigned long long)llmio_model_lora_params(m, s->f.lora_rank, s->f.lora_targets),
+	       llmio_format_bytes(
+	               llmio_model_lora_bytes(m, s->f.lora_rank, s->f.lora_targets, s->f.dt), b1,
+	               sizeof(b1)));
 	printf("tokens/step    %llu (global batch %llu x %u)\n",
-	       (unsigned long long)llmio_tokens_per_step(s->global_batch, s->seq_len),
-	       (unsigned long long)s->global_batch, s->seq_len);
+	       (unsigned long long)llmio_tokens_per_step(s->f.global_batch, s->f.seq_len),
+	       (unsigned long long)s->f.global_batch, s->f.seq_len);
 }
 
 /*
@@ -639,7 +495,7 @@ static void show_text(const struct show *s)
  */
 static void tensors_text(const struct show *s)
 {
-	const struct llmio_shard_layout *l = s->layout;
+	const struct llmio_shard_layout *l = s->f.layout;
 	struct llmio_tensor t;
 	char shape[48], name[64];
 
@@ -650,7 +506,7 @@ static void tensors_text(const struct show *s)
 		for (size_t k = 0; k < l->shards[sh].count; k++) {
 			const struct llmio_shard_entry *e = &l->entries[l->shards[sh].first + k];
 
-			llmio_model_tensor(&s->m, e->tensor, &t);
+			llmio_model_tensor(&s->f.m, e->tensor, &t);
 			if (t.ndims == 2)
 				snprintf(shape, sizeof(shape), "[%llu, %llu]",
 				         (unsigned long long)t.shape[0],
@@ -676,18 +532,18 @@ static int cmd_show(int argc, char **argv)
 		fprintf(stderr, "llmio model show: out of memory\n");
 		return EXIT_RUNTIME;
 	}
-	llmio_ckpt_opts_init(&s->ck, NULL);
-	s->micro_batch = 1;
-	s->block_tokens = LLMIO_KV_BLOCK_TOKENS;
-	s->lora_rank = 16;
-	s->lora_targets = LLMIO_LORA_DEFAULT;
-	snprintf(s->lora_text, sizeof(s->lora_text), "q,v");
+	llmio_ckpt_opts_init(&s->f.ck, NULL);
+	s->f.micro_batch = 1;
+	s->f.block_tokens = LLMIO_KV_BLOCK_TOKENS;
+	s->f.lora_rank = 16;
+	s->f.lora_targets = LLMIO_LORA_DEFAULT;
+	snprintf(s->f.lora_text, sizeof(s->f.lora_text), "q,v");
 	ret = show_parse(s, argc, argv);
 	if (ret) {
 		ret = ret < 0 ? 0 : ret;
 		goto out;
 	}
-	ret = llmio_model_resolve(s->model_arg, &s->m, &e);
+	ret = llmio_model_resolve(s->model_arg, &s->f.m, &e);
 	if (ret) {
 		fprintf(stderr, "llmio model show: %s\n", e.msg);
 		ret = ret == -EINVAL || ret == -ENOENT || ret == -EISDIR || ret == -ENOTDIR
@@ -703,10 +559,10 @@ static int cmd_show(int argc, char **argv)
 		goto out;
 	}
 	show_text(s);
-	if (s->tensors)
+	if (s->f.tensors)
 		tensors_text(s);
 out:
-	llmio_shard_layout_destroy(s->layout);
+	llmio_shard_layout_destroy(s->f.layout);
 	free(s);
 	return ret;
 }

@@ -78,29 +78,13 @@ static void help(FILE *f)
 struct sweep_cli {
 	const char *path, *out, *dir;
 	bool resume, dry_run, shuffle, keep, keep_cache, no_reuse, quiet, adaptive, compare;
-	size_t evaluated; /* --adaptive: points the search asked for */
-	const char *from; /* --from: records looked up there instead of run */
-	cJSON **recs;     /* --from's records, sorted by hash */
-	size_t nrecs;
+	size_t evaluated;             /* --adaptive: points the search asked for */
+	const char *from;             /* --from: records looked up there instead of run */
+	struct journal_index from_ix; /* --from's records */
 	uint64_t seed, repeat;
 
 	struct sweep_runner r;
 };
-
-static void fmt_duration(char *buf, size_t len, double s)
-{
-	/* a huge or odd estimate must not overflow the conversion (undefined behaviour) */
-	unsigned long t = s > 0 && s < 1e15 ? (unsigned long)(s + 0.5)
-	                  : s >= 1e15       ? 999999999999999ul
-	                                    : 0;
-
-	if (t >= 3600)
-		snprintf(buf, len, "%luh%02lum", t / 3600, t / 60 % 60);
-	else if (t >= 60)
-		snprintf(buf, len, "%lum%02lus", t / 60, t % 60);
-	else
-		snprintf(buf, len, "%lus", t);
-}
 
 static void on_progress(void *arg, double elapsed_s, double eta, double iops, double bw)
 {
@@ -110,7 +94,7 @@ static void on_progress(void *arg, double elapsed_s, double eta, double iops, do
 	(void)elapsed_s;
 	if (!progress_enabled())
 		return;
-	fmt_duration(e, sizeof(e), sweep_runner_eta_s(&c->r, eta));
+	fmt_hms(e, sizeof(e), sweep_runner_eta_s(&c->r, eta));
 	fmt_count(n, sizeof(n), iops);
 	/* at most 100 columns: 30 for the position, 45 for the label, 25 for the figures */
 	if (c->adaptive)
@@ -183,8 +167,8 @@ static int dry_run(struct sweep_cli *c)
 		printf("  #%zu %s%s\n", r->order[k].idx, label,
 		       r->o.repeat > 1 ? (r->order[k].repeat ? " (repeat)" : "") : "");
 	}
-	fmt_duration(t, sizeof(t), est.total_s);
-	fmt_duration(t_min, sizeof(t_min), est.least_s);
+	fmt_hms(t, sizeof(t), est.total_s);
+	fmt_hms(t_min, sizeof(t_min), est.least_s);
 	if (est.least_s < est.total_s)
 		printf("estimated time: %s to %s (steady state reached at once .. never: ss_window "
 		       "or ss_min, up to ss_max, + ramp_time, + %.1f s setup per point)\n",
@@ -357,71 +341,23 @@ static int run_all(struct sweep_cli *c, const struct sweep_events *ev)
 	return ret || cli_stop || r->failed ? EXIT_RUNTIME : 0;
 }
 
-static uint64_t rec_hash(const cJSON *rec)
-{
-	uint64_t h = 0;
-
-	journal_record_hash(rec, &h);
-	return h;
-}
-
-static int cmp_rec(const void *a, const void *b)
-{
-	uint64_t x = rec_hash(*(cJSON *const *)a), y = rec_hash(*(cJSON *const *)b);
-
-	return x < y ? -1 : x > y;
-}
-
-static int keep_rec(void *arg, unsigned line, const cJSON *rec, const char *skipped)
-{
-	struct sweep_cli *c = arg;
-	cJSON **n;
-
-	(void)line;
-	(void)skipped;
-	if (!rec || !rec_hash(rec))
-		return 0;
-	n = realloc(c->recs, (c->nrecs + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	c->recs = n;
-	c->recs[c->nrecs] = cJSON_Duplicate(rec, true);
-	return c->recs[c->nrecs++] ? 0 : -ENOMEM;
-}
-
-static void free_recs(struct sweep_cli *c)
-{
-	for (size_t i = 0; i < c->nrecs; i++)
-		cJSON_Delete(c->recs[i]);
-	free(c->recs);
-	c->recs = NULL;
-	c->nrecs = 0;
-}
-
 /* --from: the record of point p, looked up in that journal and appended as if run. */
 static int replay_point(void *arg, struct sweep_runner *r, const struct sweep_point *p,
                         struct llmio_error *e)
 {
 	struct sweep_cli *c = arg;
+	const cJSON *hit = journal_index_find(&c->from_ix, p->hash);
 	char hex[20];
-	cJSON *key, **hit;
 	int ret;
 
 	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)p->hash);
-	key = cJSON_CreateObject();
-	if (!key || !cJSON_AddStringToObject(key, "config_hash", hex)) {
-		cJSON_Delete(key);
-		return llmio_err(e, -ENOMEM, "out of memory");
-	}
-	hit = c->nrecs ? bsearch(&key, c->recs, c->nrecs, sizeof(*c->recs), cmp_rec) : NULL;
-	cJSON_Delete(key);
 	if (!hit)
 		return llmio_err(
 		        e, -ENOENT,
 		        "%s has no record of point #%zu (config_hash %s): give the journal of "
 		        "a full sweep of the same job file and --dir",
 		        c->from, p->index, hex);
-	ret = journal_append(&r->j, *hit);
+	ret = journal_append(&r->j, hit);
 	if (ret)
 		return llmio_err(e, ret, "cannot append to %s: %s", c->out, strerror(-ret));
 	r->ran++;
@@ -489,11 +425,7 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 	}
 	cli_install_signals();
 	cli_stop_also = &point_stop;
-	ret = c->from ? journal_read(c->from, keep_rec, c, &e) : 0;
-	if (ret == -ENOMEM)
-		llmio_err(&e, ret, "out of memory reading %s", c->from);
-	if (!ret && c->nrecs)
-		qsort(c->recs, c->nrecs, sizeof(*c->recs), cmp_rec);
+	ret = c->from ? journal_index_read(&c->from_ix, c->from, &e) : 0;
 	if (c->from) {
 		r->record = replay_point;
 		r->record_arg = c;
@@ -532,7 +464,7 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 	}
 	sweep_runner_close(r);
 	cli_stop_also = NULL;
-	free_recs(c);
+	journal_index_release(&c->from_ix);
 	free(ad);
 	free(full);
 	if (ret && !cli_stop)
@@ -546,47 +478,9 @@ static int run_adaptive(struct sweep_cli *c, const struct sweep_events *ev)
 }
 
 /*
- * Note what is on disk where the points write, before the first one runs: their work
- * directories (plain points with directory=, recipes) and the files they name (filename=)
- * that do not exist yet.  A point of the null engine touches no file.
- */
-static int note_targets(const struct sweep_runner *r, struct wl_leftovers *left,
-                        struct llmio_error *e)
-{
-	struct sweep_point *p = malloc(sizeof(*p));
-	int ret = 0;
-
-	if (!p)
-		return llmio_err(e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < r->plan.n && !ret; i++) {
-		const struct engine_ops *eng;
-
-		ret = sweep_point_make(r->file, &r->plan, i, 0, p, e);
-		if (ret)
-			break;
-		eng = engine_find(sweep_config_get(&p->cfg, "ioengine"));
-		if (!p->workload && eng && (eng->caps & ENGINE_CAP_NO_IO))
-			continue;
-		ret = wl_leftovers_add_dir(left, sweep_config_get(&p->cfg, "directory"), e);
-		if (!ret && !p->workload)
-			ret = wl_leftovers_add_file(left, sweep_config_get(&p->cfg, "filename"), e);
-	}
-	free(p);
-	return ret;
-}
-
-/* The manifest of what was on disk before the first point: beside the journal. */
-static int manifest_path(const struct sweep_cli *c, char *out, size_t len, struct llmio_error *e)
-{
-	if ((size_t)snprintf(out, len, "%s.llmio-made", c->out) >= len)
-		return llmio_err(e, -ENAMETOOLONG, "%s: the path is too long", c->out);
-	return 0;
-}
-
-/*
- * note_targets(), and first, when resuming a sweep that was killed before it cleaned up, what
- * that run had noted (its manifest): the files its points made are then this sweep's own, not
- * files that were there before it.  The manifest is saved again, and stays until the sweep has
+ * sweep_runner_note_targets(), and first, when resuming a sweep that was killed before it cleaned
+ * up, what that run had noted (its manifest): the files its points made are then this sweep's own,
+ * not files that were there before it.  The manifest is saved again, and stays until the sweep has
  * cleaned up.
  */
 static int note_before(const struct sweep_cli *c, struct wl_leftovers *left, const char *made,
@@ -599,7 +493,7 @@ static int note_before(const struct sweep_cli *c, struct wl_leftovers *left, con
 
 	if (loaded < 0)
 		return loaded;
-	ret = note_targets(&c->r, left, e);
+	ret = sweep_runner_note_targets(&c->r, left, e);
 	if (!ret && ranks_rank() == 0)
 		ret = wl_leftovers_save(left, made, e);
 	if (ret || !loaded || c->quiet || wl_leftovers_count(left, &n, &size) || !n)
@@ -660,7 +554,7 @@ static int sweep_main(int argc, char **argv)
 	                            .dist = ranks_active() ? &dist : NULL};
 	ret = sweep_runner_prepare(&c.r, &o, &ev, &e);
 	if (!ret && !c.dry_run) {
-		ret = manifest_path(&c, made, sizeof(made), &e);
+		ret = sweep_manifest_path(c.out, made, sizeof(made), &e);
 		if (!ret)
 			ret = note_before(&c, &left, made, &e);
 		if (ret)

@@ -17,6 +17,7 @@
 #include "base/gnuplot.h"
 #include "report/migrate_chart.h"
 #include "report/report.h"
+#include "workload/workload.h"
 
 static const char *const mode_name[MIGRATE_MODES] = {"simulated", "measured"};
 static const char *const mode_col[MIGRATE_MODES] = {"sim", "run"};
@@ -210,4 +211,57 @@ int migrate_chart_write(const char *dir, const struct migrate_chart_row *rows, s
 	snprintf(path, sizeof(path), "%s/gnuplot.log", dir);
 	unlink(path);
 	return 0;
+}
+
+/* The migrate record's phases simulate-POLICY and run-POLICY as one chart row per policy. */
+static size_t chart_rows(const struct wl *w, struct migrate_chart_row *rows, size_t cap)
+{
+	static const char *const prefix[MIGRATE_MODES] = {"simulate-", "run-"};
+	size_t n = 0;
+
+	for (unsigned p = 0; p < w->nphases; p++) {
+		const struct wl_phase *ph = &w->phases[p];
+		struct migrate_chart_row *row = NULL;
+		const char *pol = NULL;
+		int m;
+
+		for (m = 0; m < MIGRATE_MODES && !pol; m++)
+			if (!strncmp(ph->name, prefix[m], strlen(prefix[m])))
+				pol = ph->name + strlen(prefix[m]);
+		if (!pol)
+			continue;
+		m--;
+		for (size_t i = 0; i < n && !row; i++)
+			if (!strcmp(rows[i].policy, pol))
+				row = &rows[i];
+		if (!row) {
+			if (n == cap)
+				continue;
+			row = &rows[n++];
+			snprintf(row->policy, sizeof(row->policy), "%s", pol);
+			for (int k = 0; k < MIGRATE_MODES; k++)
+				row->compute_s[k] = row->stall_s[k] = row->overlap_s[k] =
+				        row->ratio[k] = NAN;
+		}
+		for (unsigned k = 0; k < ph->nmetrics; k++) {
+			const struct wl_metric *mt = &ph->metrics[k];
+
+			if (!strcmp(mt->name, "compute_s"))
+				row->compute_s[m] = mt->value;
+			else if (!strcmp(mt->name, "stall_s"))
+				row->stall_s[m] = mt->value;
+			else if (!strcmp(mt->name, "overlap_s"))
+				row->overlap_s[m] = mt->value;
+			else if (!strcmp(mt->name, "ratio_to_ideal"))
+				row->ratio[m] = mt->value;
+		}
+	}
+	return n;
+}
+
+int migrate_chart_of(const char *dir, const struct wl *w, struct llmio_error *e)
+{
+	struct migrate_chart_row rows[WL_MAX_PHASES];
+
+	return migrate_chart_write(dir, rows, chart_rows(w, rows, WL_MAX_PHASES), e);
 }

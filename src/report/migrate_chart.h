@@ -33,4 +33,9 @@ struct migrate_chart_row {
 int migrate_chart_write(const char *dir, const struct migrate_chart_row *rows, size_t n,
                         struct llmio_error *e);
 
+struct wl;
+/* The chart of a migrate run: its phases simulate-POLICY and run-POLICY as one row per policy,
+ * written and drawn as migrate_chart_write() does. */
+int migrate_chart_of(const char *dir, const struct wl *w, struct llmio_error *e);
+
 #endif

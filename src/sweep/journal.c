@@ -173,3 +173,73 @@ int journal_read(const char *path, journal_fn fn, void *arg, struct llmio_error 
 	fclose(f);
 	return ret;
 }
+
+static uint64_t rec_hash(const cJSON *rec)
+{
+	uint64_t h = 0;
+
+	journal_record_hash(rec, &h);
+	return h;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	uint64_t x = rec_hash(*(cJSON *const *)a), y = rec_hash(*(cJSON *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+static int keep_rec(void *arg, unsigned line, const cJSON *rec, const char *skipped)
+{
+	struct journal_index *ix = arg;
+	cJSON **n;
+
+	(void)line;
+	(void)skipped;
+	if (!rec || !rec_hash(rec))
+		return 0;
+	n = realloc(ix->recs, (ix->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	ix->recs = n;
+	ix->recs[ix->n] = cJSON_Duplicate(rec, true);
+	return ix->recs[ix->n++] ? 0 : -ENOMEM;
+}
+
+int journal_index_read(struct journal_index *ix, const char *path, struct llmio_error *e)
+{
+	int ret = journal_read(path, keep_rec, ix, e);
+
+	if (ret == -ENOMEM)
+		return llmio_err(e, ret, "out of memory reading %s", path);
+	if (!ret && ix->n)
+		qsort(ix->recs, ix->n, sizeof(*ix->recs), cmp_rec);
+	return ret;
+}
+
+const cJSON *journal_index_find(const struct journal_index *ix, uint64_t hash)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t h = rec_hash(ix->recs[mid]);
+
+		if (h == hash)
+			return ix->recs[mid];
+		if (h < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void journal_index_release(struct journal_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		cJSON_Delete(ix->recs[i]);
+	free(ix->recs);
+	ix->recs = NULL;
+	ix->n = 0;
+}

@@ -46,4 +46,17 @@ int journal_read(const char *path, journal_fn fn, void *arg, struct llmio_error 
 /* A record's config_hash as a number; false when it has none. */
 bool journal_record_hash(const cJSON *rec, uint64_t *hash);
 
+/* A journal's records by config_hash, for looking points up instead of running them
+ * (`llmio sweep --adaptive --from JOURNAL`).  Records without a hash are left out. */
+struct journal_index {
+	cJSON **recs; /* sorted by hash */
+	size_t n;
+};
+
+/* Read path into ix.  \return 0, or -errno with a message in e. */
+int journal_index_read(struct journal_index *ix, const char *path, struct llmio_error *e);
+/* The record of the point whose config_hash is hash, or NULL. */
+const cJSON *journal_index_find(const struct journal_index *ix, uint64_t hash);
+void journal_index_release(struct journal_index *ix);
+
 #endif

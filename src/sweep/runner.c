@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "sweep/journal.h"
 #include "sweep/runner.h"
+#include "workload/leftover.h"
 
 /* Thread start-up, target open, the record and its fsync per point, when the configuration
  * says nothing about it: an estimate for --dry-run only (measured: 0.07 to 0.15 s on a busy
@@ -407,4 +408,41 @@ int sweep_runner_run(struct sweep_runner *r, const struct sweep_events *ev, vola
 		ret = sweep_runner_point(r, r->order[r->k].idx, r->order[r->k].repeat, e);
 	sweep_runner_close(r);
 	return ret;
+}
+
+/*
+ * Note what is on disk where the points write, before the first one runs: their work
+ * directories (plain points with directory=, recipes) and the files they name (filename=)
+ * that do not exist yet.  A point of the null engine touches no file.
+ */
+int sweep_runner_note_targets(const struct sweep_runner *r, struct wl_leftovers *left,
+                              struct llmio_error *e)
+{
+	struct sweep_point *p = malloc(sizeof(*p));
+	int ret = 0;
+
+	if (!p)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->plan.n && !ret; i++) {
+		const struct engine_ops *eng;
+
+		ret = sweep_point_make(r->file, &r->plan, i, 0, p, e);
+		if (ret)
+			break;
+		eng = engine_find(sweep_config_get(&p->cfg, "ioengine"));
+		if (!p->workload && eng && (eng->caps & ENGINE_CAP_NO_IO))
+			continue;
+		ret = wl_leftovers_add_dir(left, sweep_config_get(&p->cfg, "directory"), e);
+		if (!ret && !p->workload)
+			ret = wl_leftovers_add_file(left, sweep_config_get(&p->cfg, "filename"), e);
+	}
+	free(p);
+	return ret;
+}
+
+int sweep_manifest_path(const char *journal, char *out, size_t len, struct llmio_error *e)
+{
+	if ((size_t)snprintf(out, len, "%s.llmio-made", journal) >= len)
+		return llmio_err(e, -ENAMETOOLONG, "%s: the path is too long", journal);
+	return 0;
 }

@@ -114,6 +114,19 @@ int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
                          const struct sweep_events *ev, struct llmio_error *e);
 void sweep_runner_release(struct sweep_runner *r);
 
+/* The manifest of what was on disk before a sweep's first point, beside its journal:
+ * JOURNAL.llmio-made.  \return 0, or -ENAMETOOLONG with a message in e. */
+int sweep_manifest_path(const char *journal, char *out, size_t len, struct llmio_error *e);
+
+struct wl_leftovers;
+/*
+ * Note in left what is on disk where the points write, before the first one runs: their work
+ * directories (plain points with directory=, recipes) and the files they name (filename=)
+ * that do not exist yet.  A point of an engine that does no I/O touches no file.
+ */
+int sweep_runner_note_targets(const struct sweep_runner *r, struct wl_leftovers *left,
+                              struct llmio_error *e);
+
 /* Is a point of this hash already in the journal? */
 bool sweep_runner_is_done(const struct sweep_runner *r, uint64_t hash);
 

@@ -42,4 +42,8 @@ int trace_report_plots(const struct trace_analysis *a, const char *dir, bool *pl
 /* Concentration: the smallest fraction of files that carries frac of all bytes (0..1). */
 double trace_analysis_concentration(const struct trace_analysis *a, double frac);
 
+/* Every record of t as a line of text, after the header, processes and phase events as
+ * comments: `llmio trace dump`, whose columns docs/tracing.md lists. */
+void trace_dump(FILE *f, const struct trace *t);
+
 #endif
