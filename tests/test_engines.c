@@ -406,6 +406,23 @@ static void no_cleanup(struct engine_ctx *ctx)
 	(void)ctx;
 }
 
+static int no_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
+                        struct llmio_error *e)
+{
+	(void)opts;
+	(void)buf;
+	(void)len;
+	(void)init;
+	(void)e;
+	return -ENOTSUP;
+}
+
+static void no_buf_free(const void *opts, void *buf)
+{
+	(void)opts;
+	(void)buf;
+}
+
 /* A malformed engine is named with the callback it lacks, so its author knows what to add. */
 static void missing_callbacks(void **state)
 {
@@ -430,6 +447,17 @@ static void missing_callbacks(void **state)
 	e.opts = custom;
 	assert_string_equal(engine_missing(&e), "fio_option (an option is OPTD_FIO_CUSTOM)");
 	e.opts = NULL;
+	/* buffers of its own that this process cannot memcpy need the copies the store uses */
+	e.buf_alloc = no_buf_alloc;
+	e.buf_free = no_buf_free;
+	assert_string_equal(
+	        engine_missing(&e),
+	        "buf_copy_in and buf_copy_out (buf_alloc without ENGINE_CAP_HOST_BUFS)");
+	e.caps = ENGINE_CAP_HOST_BUFS;
+	assert_null(engine_missing(&e));
+	e.caps = 0;
+	e.buf_alloc = NULL;
+	e.buf_free = NULL;
 	e.queue = NULL;
 	assert_string_equal(engine_missing(&e), "queue");
 }

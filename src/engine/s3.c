@@ -48,6 +48,8 @@
 #include "engine/s3.h"
 #include "llmio/job.h"
 
+extern const struct engine_ops engine_s3;
+
 #define S3_MIN_PART (5u << 20) /* S3's smallest part but the last */
 #define S3_URL_MAX  4096       /* endpoint, bucket and a 1024-byte key, every byte escaped */
 #define S3_BODY_MAX 512        /* what an error response's XML keeps, for its <Code> */
@@ -1379,6 +1381,30 @@ int s3_objects_delete(const char *const *names, unsigned n, unsigned *deleted,
 	return ret;
 }
 
+int s3_objects_list(const char *prefix, struct engine_target *t, struct llmio_error *e)
+{
+	char bucket[256], key[S3_KEY_MAX + 1];
+	struct s3_cfg c;
+	CURL *h;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = ctl_open(&c, &h, e);
+	if (!ret)
+		ret = split_url(prefix, bucket, sizeof(bucket), key, sizeof(key), e);
+	if (!ret)
+		ret = list_prefix(h, &c, bucket, key, t, e);
+	curl_easy_cleanup(h);
+	return ret;
+}
+
+const struct engine_objects s3_objects = {
+        .size = s3_objects_size,
+        .remove = s3_objects_delete,
+        .list = s3_objects_list,
+        .writer = &engine_s3,
+};
+
 /* ---------------------------------------------------------------------------------------- */
 /* The data path                                                                            */
 
@@ -2420,4 +2446,5 @@ const struct engine_ops engine_s3 = {
         .cleanup = s3_cleanup,
         .target_resolve = s3_target_resolve,
         .finish = s3_finish,
+        .objects = &s3_objects,
 };

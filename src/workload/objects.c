@@ -12,7 +12,6 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
-#include "engine/s3.h"
 #include "workload/objects.h"
 #include "workload/segsrc.h"
 
@@ -27,6 +26,27 @@ bool wl_object_url(const char *dir)
 bool wl_on_objects(const struct wl *w)
 {
 	return w->obj && w->obj->on_objects;
+}
+
+/*
+ * The object store's operations of the run's engine with its options (engine.h, engine_objects:
+ * s3, s3-agent, cuda-bounce host=s3), or NULL for an engine that does not resolve s3:// names.
+ */
+static const struct engine_objects *run_objects(const struct wl *w)
+{
+	const struct engine_ops *ops = engine_find(w->base.engine);
+	const struct engine_objects *obj;
+	void *opts;
+
+	if (!ops || !ops->opts_size)
+		return ops ? engine_objects(ops, NULL) : NULL;
+	opts = calloc(1, ops->opts_size);
+	if (!opts)
+		return NULL;
+	obj = engine_opts_parse(ops, w->base.engine_opts, opts, NULL) ? NULL
+	                                                              : engine_objects(ops, opts);
+	free(opts);
+	return obj;
 }
 
 /* Does the run's engine, with its options, resolve s3:// names itself (s3, cuda-bounce host=s3)? */
@@ -87,14 +107,14 @@ static bool on_objects_ok(const struct recipe *r)
 }
 
 /* The bucket, the credentials and the server, asked once before anything is laid out. */
-static int check_bucket(const char *prefix, struct llmio_error *e)
+static int check_bucket(const struct engine_objects *obj, const char *prefix, struct llmio_error *e)
 {
 	char probe[LLMIO_PATH_MAX + 16] = "";
 	const char *name = probe;
 	uint64_t size;
 
 	engine_appendf(probe, sizeof(probe), "%s/.llmio-check", prefix);
-	return s3_objects_size(&name, 1, &size, e);
+	return obj->size(&name, 1, &size, e);
 }
 
 const char *wl_objects_staging(const struct wl *w)
@@ -150,6 +170,12 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		        "cleanup=1 deletes a phase's objects when it ends, before a later "
 		        "phase reads them (ckpt's restore); a recipe removes the objects it "
 		        "created at its end by itself (--keep keeps them): drop cleanup=1");
+	o->ops = run_objects(w);
+	if (!o->ops)
+		return llmio_err(e, -EINVAL,
+		                 "--engine %s resolves its own targets, but not as objects: an "
+		                 "s3:// --directory needs an object engine (`llmio engines`)",
+		                 w->base.engine);
 	o->on_objects = true;
 	if (w->base.direct && !w->direct_auto)
 		snprintf(o->note, sizeof(o->note),
@@ -160,7 +186,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		return llmio_err(e, -ENAMETOOLONG, "--directory %.64s... is too long", o->url);
 	w->base.directory[0] = '\0';
 	engine_appendf(w->base.directory, sizeof(w->base.directory), "%s/llmio-work", o->url);
-	return check_bucket(w->base.directory, e);
+	return check_bucket(o->ops, w->base.directory, e);
 }
 
 static bool listed(char *const *v, unsigned n, const char *name)
@@ -218,10 +244,11 @@ int wl_objects_before_write(struct wl *w, const struct llmio_file *files, unsign
 	for (unsigned i = 0; i < n && !ret; i++)
 		names[i] = files[i].path;
 	if (!ret)
-		ret = s3_objects_size(names, n, sizes, e);
+		ret = o->ops->size(names, n, sizes, e);
 	/* one this run made (an earlier phase, --repeat) is still its own */
 	for (unsigned i = 0; i < n && !ret; i++)
-		if (sizes[i] != S3_ABSENT && !listed(o->created, o->ncreated, names[i]) &&
+		if (sizes[i] != ENGINE_OBJECT_ABSENT &&
+		    !listed(o->created, o->ncreated, names[i]) &&
 		    !listed(o->before, o->nbefore, names[i]))
 			ret = list_add(&o->before, &o->nbefore, &o->before_cap, names[i]);
 	if (ret == -ENOMEM)
@@ -242,8 +269,9 @@ int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n)
 }
 
 /*
- * Upload files (their sizes, llmio's pattern) with the s3 engine: OBJ_UPLOADERS threads, each
- * its own objects, in 8 MiB parts.  Not a phase: like filling files, it is not measured.
+ * Upload files (their sizes, llmio's pattern) with the store's writer engine (s3, whichever
+ * engine reads them): OBJ_UPLOADERS threads, each its own objects, in 8 MiB parts.  Not a
+ * phase: like filling files, it is not measured.
  */
 static int upload(struct wl *w, const struct llmio_file *files, unsigned n, struct llmio_error *e)
 {
@@ -262,7 +290,7 @@ static int upload(struct wl *w, const struct llmio_file *files, unsigned n, stru
 		return llmio_err(e, ret, "out of memory");
 	}
 	llmio_job_opts_init(&o);
-	snprintf(o.engine, sizeof(o.engine), "s3");
+	snprintf(o.engine, sizeof(o.engine), "%s", w->obj->ops->writer->name);
 	o.files = files;
 	o.nfiles_list = n;
 	o.io_source = &s.src;
@@ -309,7 +337,7 @@ static int prepare_here(struct wl *w, const struct llmio_file *files, unsigned n
 	}
 	for (unsigned i = 0; i < n; i++)
 		names[i] = files[i].path;
-	ret = s3_objects_size(names, n, sizes, e);
+	ret = w->obj->ops->size(names, n, sizes, e);
 	if (ret)
 		goto out;
 	/* another size is an object of an earlier run at another --scale: ours to rewrite */
@@ -420,7 +448,7 @@ void wl_objects_end(struct wl *w, int ret)
 		w->dist->barrier();
 	left[0] = '\0';
 	if (o->ncreated && !keep &&
-	    s3_objects_delete((const char *const *)o->created, o->ncreated, &deleted, &e))
+	    o->ops->remove((const char *const *)o->created, o->ncreated, &deleted, &e))
 		engine_appendf(left, sizeof(left),
 		               "objects: %u created under %s/, removing them failed: %s",
 		               o->ncreated, w->base.directory, e.msg);
