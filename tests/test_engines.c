@@ -23,6 +23,7 @@
 #include "core/target.h"
 #include "core/error.h"
 #include "engine/engine.h"
+#include "llmio/result.h"
 #include "engine_drive.h"
 
 #define BS        16384
@@ -488,12 +489,41 @@ static void registry_lookups(void **state)
 	}
 }
 
+/*
+ * What a result carries of its engine's options (engine_opts_values, llmio_result's
+ * engine_options): every option in table order, defaults included, an enum by its name, a
+ * number as parsed, from the same parse the job ran with.
+ */
+static void option_values(void **state)
+{
+	const struct engine_ops *mm = engine_find("mmap"), *uring = engine_find("io_uring");
+	struct llmio_engine_optval v[LLMIO_ENGINE_OPTS_MAX];
+	struct llmio_error e = {0};
+	int opts[64];
+
+	(void)state;
+	assert_true(mm->opts_size <= sizeof(opts) && uring->opts_size <= sizeof(opts));
+	assert_int_equal(engine_opts_parse(mm, "madvise=random", opts, &e), 0);
+	assert_int_equal(engine_opts_values(mm, opts, v), 2);
+	assert_string_equal(v[0].name, "populate");
+	assert_string_equal(v[0].choice, "");
+	assert_int_equal(v[0].value, 0);
+	assert_string_equal(v[1].name, "madvise");
+	assert_string_equal(v[1].choice, "random");
+	assert_int_equal(engine_opts_parse(uring, "sqpoll=1,sq_thread_idle=20", opts, &e), 0);
+	assert_int_equal(engine_opts_values(uring, opts, v), 9);
+	assert_string_equal(v[0].name, "sqpoll");
+	assert_int_equal(v[0].value, 1);
+	assert_string_equal(v[2].name, "sq_thread_idle");
+	assert_int_equal(v[2].value, 20); /* ms, as the record says */
+	assert_int_equal(engine_opts_values(engine_find("psync"), NULL, v), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(tables),
-	        cmocka_unit_test(missing_callbacks),
-	        cmocka_unit_test(registry_lookups),
+	        cmocka_unit_test(tables),           cmocka_unit_test(missing_callbacks),
+	        cmocka_unit_test(registry_lookups), cmocka_unit_test(option_values),
 	        cmocka_unit_test(conformance),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");

@@ -353,6 +353,16 @@ const struct engine_ops *engine_owning_option(const char *key);
 int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts,
                       struct llmio_error *e);
 
+/*
+ * Each of engine e's options in opts (as engine_opts_parse filled them) into out, in the
+ * table's order, enums by name: what a result carries (llmio_result.engine_options), so that
+ * its record is written without the engine.  Returns the count, at most LLMIO_ENGINE_OPTS_MAX
+ * (engine_missing checks the table); 0 when opts is NULL (an engine without options).
+ */
+struct llmio_engine_optval;
+unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
+                            struct llmio_engine_optval *out);
+
 /* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
  * NULL past the end. */
 const char *engine_test_variant(const struct engine_ops *e, size_t m);

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
+#include "llmio/result.h"
 
 /* The built-in engines: each is one file, src/engine/NAME.c, and one line here and below. */
 extern const struct engine_ops engine_null;
@@ -82,6 +83,10 @@ const char *engine_missing(const struct engine_ops *e)
 	if (e->objects && !e->target_resolve)
 		return "target_resolve (it has objects)";
 	for (const struct llmio_optdesc *o = e->opts; o && o->name; o++) {
+		/* a result carries them by value (llmio_result.engine_options) */
+		if (o - e->opts >= LLMIO_ENGINE_OPTS_MAX ||
+		    strlen(o->name) >= sizeof(((struct llmio_engine_optval *)0)->name))
+			return "at most LLMIO_ENGINE_OPTS_MAX options, names under 32 bytes";
 		if (o->fio_kind == OPTD_FIO_CUSTOM && !e->fio_option)
 			return "fio_option (an option is OPTD_FIO_CUSTOM)";
 		if (o->fio_kind == OPTD_FIO_NONE && !o->fio_note)
@@ -173,6 +178,25 @@ const struct engine_ops *engine_find(const char *name)
 				return engine_at(i);
 	}
 	return NULL;
+}
+
+unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
+                            struct llmio_engine_optval *out)
+{
+	unsigned n = 0;
+
+	for (const struct llmio_optdesc *o = e->opts; opts && o && o->name; o++, n++) {
+		struct llmio_engine_optval *v = &out[n];
+		struct llmio_optval val;
+
+		memset(v, 0, sizeof(*v));
+		snprintf(v->name, sizeof(v->name), "%s", o->name);
+		v->value = *(const int *)((const char *)opts + o->offset);
+		optdesc_load(o, opts, &val);
+		if (o->type != OPTD_ENUM || optdesc_format(o, &val, v->choice, sizeof(v->choice)))
+			v->choice[0] = '\0'; /* a number; an enum out of its choices too */
+	}
+	return n;
 }
 
 const char *engine_test_variant(const struct engine_ops *e, size_t m)

@@ -28,63 +28,39 @@ bool wl_on_objects(const struct wl *w)
 	return w->obj && w->obj->on_objects;
 }
 
-/*
- * The object store's operations of the run's engine with its options (engine.h, engine_objects:
- * s3, s3-agent, cuda-bounce host=s3), or NULL for an engine that does not resolve s3:// names.
- */
-static const struct engine_objects *run_objects(const struct wl *w)
+/* What the recipe asks of its run's engine, with the run's engine options (parsed once here). */
+struct run_engine {
+	bool owns; /* it resolves s3:// names itself (s3, s3-agent, cuda-bounce host=s3) */
+	/*
+	 * its cleanup=1 (s3) is given: that deletes a job's objects when the job ends, in a recipe
+	 * each phase's, before a later phase reads them (ckpt's restore)
+	 */
+	bool cleanup;
+	const struct engine_objects *objects; /* its object operations (engine.h), or NULL */
+};
+
+/* All false for an unknown engine or options it refuses: the job's setup says which. */
+static void run_engine(const struct wl *w, struct run_engine *re)
 {
 	const struct engine_ops *ops = engine_find(w->base.engine);
-	const struct engine_objects *obj;
-	void *opts;
+	const struct llmio_optdesc *od;
+	void *opts = NULL;
 
-	if (!ops || !ops->opts_size)
-		return ops ? engine_objects(ops, NULL) : NULL;
-	opts = calloc(1, ops->opts_size);
-	if (!opts)
-		return NULL;
-	obj = engine_opts_parse(ops, w->base.engine_opts, opts, NULL) ? NULL
-	                                                              : engine_objects(ops, opts);
+	memset(re, 0, sizeof(*re));
+	if (!ops)
+		return;
+	if (ops->opts_size) {
+		opts = calloc(1, ops->opts_size);
+		if (!opts || engine_opts_parse(ops, w->base.engine_opts, opts, NULL)) {
+			free(opts);
+			return;
+		}
+	}
+	od = engine_opt_find(ops, "cleanup");
+	re->owns = engine_owns_target(ops, opts);
+	re->objects = engine_objects(ops, opts);
+	re->cleanup = od && opts && *(const int *)((const char *)opts + od->offset);
 	free(opts);
-	return obj;
-}
-
-/* Does the run's engine, with its options, resolve s3:// names itself (s3, cuda-bounce host=s3)? */
-static bool engine_resolves(const struct wl *w)
-{
-	const struct engine_ops *ops = engine_find(w->base.engine);
-	void *opts;
-	bool own;
-
-	if (!ops || !ops->opts_size)
-		return ops && engine_owns_target(ops, NULL);
-	opts = calloc(1, ops->opts_size);
-	if (!opts)
-		return false;
-	own = !engine_opts_parse(ops, w->base.engine_opts, opts, NULL) &&
-	      engine_owns_target(ops, opts);
-	free(opts);
-	return own;
-}
-
-/*
- * Is the engine's cleanup=1 (s3) given?  It deletes a job's objects when the job ends: in a
- * recipe, each phase's, before a later phase reads them (ckpt's restore).
- */
-static bool engine_cleans_up(const struct wl *w)
-{
-	const struct engine_ops *ops = engine_find(w->base.engine);
-	const struct llmio_optdesc *od = ops ? engine_opt_find(ops, "cleanup") : NULL;
-	bool on = false;
-	void *opts;
-
-	if (!od || !ops->opts_size)
-		return false;
-	opts = calloc(1, ops->opts_size);
-	if (opts && !engine_opts_parse(ops, w->base.engine_opts, opts, NULL))
-		on = *(const int *)((const char *)opts + od->offset) != 0;
-	free(opts);
-	return on;
 }
 
 static void note_add(char *note, size_t len, const char *text)
@@ -119,9 +95,11 @@ static int check_bucket(const struct engine_objects *obj, const char *prefix, st
 
 const char *wl_objects_staging(const struct wl *w)
 {
+	struct run_engine re;
 	const char *staging;
 
-	if (!wl_object_url(w->base.directory) || engine_resolves(w))
+	run_engine(w, &re);
+	if (!wl_object_url(w->base.directory) || re.owns)
 		return NULL;
 	staging = wl_str(w, "staging");
 	if (!staging[0])
@@ -134,6 +112,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	struct wl_objects *o = calloc(1, sizeof(*o));
 	const char *dir = w->base.directory, *staging;
 	size_t len = strlen(dir);
+	struct run_engine re;
 	struct stat st;
 
 	if (!o)
@@ -148,7 +127,8 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	while (len > 5 && dir[len - 1] == '/')
 		len--;
 	snprintf(o->url, sizeof(o->url), "%.*s", (int)len, dir);
-	if (!engine_resolves(w)) {
+	run_engine(w, &re);
+	if (!re.owns) {
 		/* a file engine beside the object engines: files, said in every phase */
 		staging = wl_objects_staging(w);
 		if (stat(staging, &st) || !S_ISDIR(st.st_mode))
@@ -164,13 +144,13 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		               w->base.engine, staging, o->url);
 		return 0;
 	}
-	if (engine_cleans_up(w))
+	if (re.cleanup)
 		return llmio_err(
 		        e, -EINVAL,
 		        "cleanup=1 deletes a phase's objects when it ends, before a later "
 		        "phase reads them (ckpt's restore); a recipe removes the objects it "
 		        "created at its end by itself (--keep keeps them): drop cleanup=1");
-	o->ops = run_objects(w);
+	o->ops = re.objects;
 	if (!o->ops)
 		return llmio_err(e, -EINVAL,
 		                 "--engine %s resolves its own targets, but not as objects: an "
