@@ -131,7 +131,7 @@ def asserts(base, path):
     out[0] %= path
     for h in HEADERS:
         out.append('#include "llmio/%s"' % h)
-    out += ["", "/* clang-format off: one line per fact */", "#if defined(__x86_64__) && defined(__LP64__)"]
+    out += ["", "/* one line per fact */", "/* clang-format off */", "#if defined(__x86_64__) && defined(__LP64__)"]
     for (kind, name), (size, members, order) in sorted(base.items()):
         if kind == "struct":
             out.append("_Static_assert(sizeof(struct %s) >= %d, \"struct %s shrank\");" %

@@ -9,6 +9,9 @@
 #    compiled into both llmio and the trace tools);
 #  - nothing above src/engine decides by an engine's name: capability flags and the engine's
 #    own tables (its fio mapping, its test variants) carry what others need to know;
+#  - engines stay behind src/engine/engine.h: nothing outside src/engine includes another of its
+#    headers (an engine's private one: s3.h, cuda_loader.h); what others need of an engine is a
+#    callback or a capability in struct engine_ops (its objects, its buffer copies, its process);
 #  - errors travel in one carrier, struct llmio_error (docs/library.md, "Errors"): no function
 #    under src/ or include/ takes a (char *err, size_t errlen) pair.
 #
@@ -84,12 +87,27 @@ else
 	echo "$bad"
 fi
 
+# Engines stay behind engine.h: every other header of src/engine belongs to one engine (or to
+# the engines among themselves), and a file outside that includes one reaches past the interface.
+bad=$(grep -rn --include='*.c' --include='*.h' \
+	'^[[:space:]]*#[[:space:]]*include[[:space:]]*"engine/' "$SRC" "$ROOT/include" |
+	grep -v "^$SRC/engine/" | grep -v '"engine/engine\.h"' | sed "s|^$ROOT/||")
+if [ -z "$bad" ]; then
+	pass "nothing outside src/engine includes a header of src/engine but engine.h"
+else
+	fail "files outside src/engine include an engine's private header (add what they need to" \
+		"struct engine_ops in engine.h: a callback or a capability):"
+	echo "$bad"
+fi
+
 # Engines keep their knowledge in their own file (src/engine): the layers above decide nothing
-# by an engine's name (no comparison with one, no table keyed by one) but ask for capability
-# flags and the engine's own tables.  Names in prose (help, advice text) and a recipe that
-# picks an engine as its strategy stay, so src/workload is not searched; nor is src/trace,
-# where "mmap" is a system call.
-engines=$(awk '/^const struct engine_ops engine_[a-z_]* = \{/ { ops = 1 }
+# by an engine's name (no comparison with one, no table keyed by one, no engine looked up or
+# run by a name written in the code, no default named) but ask for capability flags, the
+# engine's own tables and the registry (engine_default).  Names in prose (help, advice text,
+# comments) stay, and so does one recipe strategy that is an engine by definition: load's
+# strategy=mmap runs the mmap engine.  The trace tools are left out: their "mmap" is the system
+# call.
+engines=$(awk '/^const struct engine_ops engine_[a-z0-9_]* = \{/ { ops = 1 }
 	ops && match($0, /\.name = "[^"]*"/) { print substr($0, RSTART + 9, RLENGTH - 10); ops = 0 }' \
 	"$SRC"/engine/*.c | sort -u)
 n=$(echo "$engines" | grep -c .)
@@ -98,12 +116,18 @@ if [ "$n" -ge 5 ]; then
 else
 	fail "found only $n engine names in src/engine/*.c (.name = \"...\")"
 fi
-bad=""
+above=$(find "$SRC" -mindepth 1 -maxdepth 1 -type d -not -name engine -not -name trace | sort)
+bad=$(for d in $above; do grep -n 'engine_find("' "$d"/*.[ch]; done | sed "s|^$ROOT/||")
+[ -z "$bad" ] || bad+=$'\n'
 for e in $engines; do
-	hits=$(grep -n -e "cmp([^;]*\"$e\"" -e "^[[:space:]]*{\"$e\"," \
-		"$SRC"/{base,job,stats,store,migrate,sweep,report,mpi,cli}/*.[ch] | sed "s|^$ROOT/||")
+	hits=$(for d in $above; do
+		grep -n -e "cmp([^;]*\"$e\"" -e "^[[:space:]]*{\"$e\"," -e "? [^;]*: \"$e\"" \
+			-e "engine[^;]*\"$e\")" "$d"/*.[ch]
+	done | grep -v ':[0-9]*:[[:space:]]*/\{0,1\}\*' |
+		grep -v "^$SRC/workload/load\.c:.*o\.engine.*\"mmap\")" | sed "s|^$ROOT/||")
 	[ -z "$hits" ] || bad+="$hits"$'\n'
 done
+bad=$(echo "$bad" | sed '/^$/d' | awk '!seen[$0]++')
 if [ -z "$bad" ]; then
 	pass "no layer above src/engine compares with or keys a table by an engine name"
 else

@@ -58,7 +58,7 @@ static void s3_loopback_serve(void *(*conn)(void *))
 }
 
 /* The object's bytes: a fixed pattern, so that a byte served from the wrong offset shows. */
-static void s3_loopback_pattern(unsigned char *obj, size_t size)
+static inline void s3_loopback_pattern(unsigned char *obj, size_t size)
 {
 	for (size_t i = 0; i < size; i++)
 		obj[i] = (unsigned char)(i * 2654435761u >> 13);
@@ -69,8 +69,8 @@ static void s3_loopback_pattern(unsigned char *obj, size_t size)
  * with Range the bytes of the range, handed to send(fd, bytes, n) (a plain write, or one that
  * trickles them).  Returns when the client closes.
  */
-static void s3_loopback_object(int fd, const unsigned char *obj, unsigned long size,
-                               void (*send)(int fd, const unsigned char *p, size_t n))
+static inline void s3_loopback_object(int fd, const unsigned char *obj, unsigned long size,
+                                      void (*send)(int fd, const unsigned char *p, size_t n))
 {
 	char req[4096];
 	size_t used = 0;

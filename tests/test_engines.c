@@ -23,6 +23,7 @@
 #include "job/target.h"
 #include "base/error.h"
 #include "engine/engine.h"
+#include "llmio/result.h"
 #include "engine_drive.h"
 
 #define BS        16384
@@ -406,6 +407,23 @@ static void no_cleanup(struct engine_ctx *ctx)
 	(void)ctx;
 }
 
+static int no_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
+                        struct llmio_error *e)
+{
+	(void)opts;
+	(void)buf;
+	(void)len;
+	(void)init;
+	(void)e;
+	return -ENOTSUP;
+}
+
+static void no_buf_free(const void *opts, void *buf)
+{
+	(void)opts;
+	(void)buf;
+}
+
 /* A malformed engine is named with the callback it lacks, so its author knows what to add. */
 static void missing_callbacks(void **state)
 {
@@ -430,6 +448,17 @@ static void missing_callbacks(void **state)
 	e.opts = custom;
 	assert_string_equal(engine_missing(&e), "fio_option (an option is OPTD_FIO_CUSTOM)");
 	e.opts = NULL;
+	/* buffers of its own that this process cannot memcpy need the copies the store uses */
+	e.buf_alloc = no_buf_alloc;
+	e.buf_free = no_buf_free;
+	assert_string_equal(
+	        engine_missing(&e),
+	        "buf_copy_in and buf_copy_out (buf_alloc without ENGINE_CAP_HOST_BUFS)");
+	e.caps = ENGINE_CAP_HOST_BUFS;
+	assert_null(engine_missing(&e));
+	e.caps = 0;
+	e.buf_alloc = NULL;
+	e.buf_free = NULL;
 	e.queue = NULL;
 	assert_string_equal(engine_missing(&e), "queue");
 }
@@ -460,12 +489,41 @@ static void registry_lookups(void **state)
 	}
 }
 
+/*
+ * What a result carries of its engine's options (engine_opts_values, llmio_result's
+ * engine_options): every option in table order, defaults included, an enum by its name, a
+ * number as parsed, from the same parse the job ran with.
+ */
+static void option_values(void **state)
+{
+	const struct engine_ops *mm = engine_find("mmap"), *uring = engine_find("io_uring");
+	struct llmio_engine_optval v[LLMIO_ENGINE_OPTS_MAX];
+	struct llmio_error e = {0};
+	int opts[64];
+
+	(void)state;
+	assert_true(mm->opts_size <= sizeof(opts) && uring->opts_size <= sizeof(opts));
+	assert_int_equal(engine_opts_parse(mm, "madvise=random", opts, &e), 0);
+	assert_int_equal(engine_opts_values(mm, opts, v), 2);
+	assert_string_equal(v[0].name, "populate");
+	assert_string_equal(v[0].choice, "");
+	assert_int_equal(v[0].value, 0);
+	assert_string_equal(v[1].name, "madvise");
+	assert_string_equal(v[1].choice, "random");
+	assert_int_equal(engine_opts_parse(uring, "sqpoll=1,sq_thread_idle=20", opts, &e), 0);
+	assert_int_equal(engine_opts_values(uring, opts, v), 9);
+	assert_string_equal(v[0].name, "sqpoll");
+	assert_int_equal(v[0].value, 1);
+	assert_string_equal(v[2].name, "sq_thread_idle");
+	assert_int_equal(v[2].value, 20); /* ms, as the record says */
+	assert_int_equal(engine_opts_values(engine_find("psync"), NULL, v), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(tables),
-	        cmocka_unit_test(missing_callbacks),
-	        cmocka_unit_test(registry_lookups),
+	        cmocka_unit_test(tables),           cmocka_unit_test(missing_callbacks),
+	        cmocka_unit_test(registry_lookups), cmocka_unit_test(option_values),
 	        cmocka_unit_test(conformance),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");

@@ -153,12 +153,42 @@ static void job_json_fields(void **state)
 	free(r);
 }
 
+/*
+ * "engine_options" comes from what the job parsed (the result's engine_options), in its order,
+ * an enum as its name; a result that no job made has none, whatever its engine.
+ */
+static void engine_options_from_result(void **state)
+{
+	struct llmio_result *r = known_result();
+	cJSON *j = result_opts_json(r);
+	char *text;
+
+	(void)state;
+	assert_null(cJSON_GetObjectItemCaseSensitive(j, "engine_options"));
+	cJSON_Delete(j);
+	snprintf(r->opts.engine, sizeof(r->opts.engine), "no-such-engine"); /* never looked up */
+	r->engine_options_known = true;
+	r->nengine_options = 2;
+	snprintf(r->engine_options[0].name, sizeof(r->engine_options[0].name), "madvise");
+	snprintf(r->engine_options[0].choice, sizeof(r->engine_options[0].choice), "random");
+	r->engine_options[0].value = 1;
+	snprintf(r->engine_options[1].name, sizeof(r->engine_options[1].name), "stall");
+	r->engine_options[1].value = 30000;
+	j = result_opts_json(r);
+	text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "engine_options"));
+	assert_string_equal(text, "{\"madvise\":\"random\",\"stall\":30000}");
+	free(text);
+	cJSON_Delete(j);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(csv_row_bytes),
 	        cmocka_unit_test(csv_header_matches_rows),
 	        cmocka_unit_test(job_json_fields),
+	        cmocka_unit_test(engine_options_from_result),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

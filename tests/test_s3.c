@@ -27,6 +27,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "llmio/job.h"
+#include "s3_loopback.h"
 
 int s3_sign_from_env(CURL *h, struct llmio_error *e);
 
@@ -198,13 +199,101 @@ static void recipe_object_list(void **state)
 	unsetenv("AWS_ENDPOINT_URL");
 }
 
+/*
+ * A listing in two pages, as ListObjectsV2 answers: the first truncated with a continuation
+ * token, the second (asked with that token) the rest.  Keys written with XML's entities.
+ */
+static void *list_conn(void *arg)
+{
+	static const char page1[] =
+	        "<?xml version=\"1.0\"?><ListBucketResult><Name>b</Name><Prefix>w/</Prefix>"
+	        "<IsTruncated>true</IsTruncated><NextContinuationToken>tok1</NextContinuationToken>"
+	        "<Contents><Key>w/a&amp;b</Key><Size>10</Size></Contents>"
+	        "<Contents><Key>w/c</Key><Size>20</Size></Contents></ListBucketResult>";
+	static const char page2[] =
+	        "<?xml version=\"1.0\"?><ListBucketResult><Name>b</Name><Prefix>w/</Prefix>"
+	        "<IsTruncated>false</IsTruncated>"
+	        "<Contents><Key>w/d</Key><Size>30</Size></Contents></ListBucketResult>";
+	int fd = (int)(intptr_t)arg;
+	char req[8192], hdr[128];
+	size_t used = 0;
+
+	for (;;) {
+		char *end = strstr(req, "\r\n\r\n");
+		const char *body;
+		ssize_t n;
+		int len;
+
+		if (!used || !end) {
+			n = read(fd, req + used, sizeof(req) - 1 - used);
+			if (n <= 0)
+				break;
+			used += (size_t)n;
+			req[used] = '\0';
+			continue;
+		}
+		*end = '\0';
+		body = strstr(req, "continuation-token=tok1") ? page2 : page1;
+		len = snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n",
+		               strlen(body));
+		(void)!write(fd, hdr, (size_t)len);
+		(void)!write(fd, body, strlen(body));
+		end += 4;
+		used -= (size_t)(end - req);
+		memmove(req, end, used);
+		req[used] = '\0';
+	}
+	close(fd);
+	return NULL;
+}
+
+/*
+ * The object operations a recipe reaches through engine.h (engine_ops.objects): s3's list
+ * follows the continuation token, and engine_objects() gives them only where the engine, with
+ * its options, resolves its targets (cuda-bounce with host=s3, not with its default host).
+ */
+static void objects_through_engine_h(void **state)
+{
+	const struct engine_ops *s3 = engine_find("s3"), *bounce = engine_find("cuda-bounce");
+	const struct engine_objects *obj;
+	struct engine_target t = {0};
+	struct llmio_error e = {0};
+	void *bopts;
+
+	(void)state;
+	obj = engine_objects(s3, NULL);
+	assert_non_null(obj);
+	assert_ptr_equal(obj->writer, s3);
+	assert_null(engine_objects(engine_find("psync"), NULL));
+	bopts = calloc(1, bounce->opts_size);
+	assert_non_null(bopts);
+	assert_int_equal(engine_opts_parse(bounce, "", bopts, &e), 0);
+	assert_null(engine_objects(bounce, bopts));
+	assert_int_equal(engine_opts_parse(bounce, "host=s3", bopts, &e), 0);
+	assert_ptr_equal(engine_objects(bounce, bopts), obj);
+	free(bopts);
+
+	s3_loopback_serve(list_conn);
+	assert_int_equal(obj->list("s3://b/w/", &t, &e), 0);
+	assert_int_equal(t.n, 3);
+	assert_string_equal(t.names[0], "s3://b/w/a&b");
+	assert_string_equal(t.names[1], "s3://b/w/c");
+	assert_string_equal(t.names[2], "s3://b/w/d");
+	assert_true(t.sizes[0] == 10 && t.sizes[1] == 20 && t.sizes[2] == 30);
+	for (unsigned i = 0; i < t.n; i++)
+		free(t.names[i]);
+	free(t.names);
+	free(t.sizes);
+	assert_int_equal(obj->list("b/w/", &t, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "is not an s3:// URL"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(aws_doc_get_object),
-	        cmocka_unit_test(no_credentials),
-	        cmocka_unit_test(credentials_file),
-	        cmocka_unit_test(recipe_object_list),
+	        cmocka_unit_test(aws_doc_get_object),       cmocka_unit_test(no_credentials),
+	        cmocka_unit_test(credentials_file),         cmocka_unit_test(recipe_object_list),
+	        cmocka_unit_test(objects_through_engine_h),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,6 +127,16 @@ struct llmio_thread_result {
 	bool log_truncated; /* the thread ran longer than its log's buffer: the end is missing */
 };
 
+/* The most options an engine has (the registry checks each engine's table against it). */
+#define LLMIO_ENGINE_OPTS_MAX 32
+
+/* One engine option's value as a job ran it (llmio_result.engine_options). */
+struct llmio_engine_optval {
+	char name[32];
+	char choice[64]; /* an enum's value by name, or "" for a number */
+	int value;       /* the number (bools 0/1, times in ms), or the enum's index */
+};
+
 /*
  * A result owns everything in it: it holds no pointer into the caller's memory, so it stays
  * valid after the options, file list and strings it was run with are freed.  opts holds the
@@ -196,6 +206,15 @@ struct llmio_result {
 	/* each thread's own wire figures (nthreads entries beside threads; wire is their sum), or
 	 * NULL when the engine counted none */
 	struct llmio_wire *thread_wire;
+	/*
+	 * Every option of the engine as the job ran it, defaults included, in the engine's table
+	 * order (the record's "engine_options"): parsed once, when the job was set up, from
+	 * opts.engine_opts.  engine_options_known is false in a result not made by
+	 * llmio_job_run() (its record then has no "engine_options").
+	 */
+	bool engine_options_known;
+	uint32_t nengine_options;
+	struct llmio_engine_optval engine_options[LLMIO_ENGINE_OPTS_MAX];
 };
 
 /**

@@ -13,7 +13,8 @@
 #include "llmio/store.h"
 #include "llmio/trace.h"
 
-/* clang-format off: one line per fact */
+/* one line per fact */
+/* clang-format off */
 #if defined(__x86_64__) && defined(__LP64__)
 _Static_assert(LLMIO_ARCH_LLAMA == 0, "LLMIO_ARCH_LLAMA changed value");
 _Static_assert(LLMIO_ARCH_MISTRAL == 1, "LLMIO_ARCH_MISTRAL changed value");
@@ -62,81 +63,51 @@ _Static_assert(LLMIO_STORE_COPY == 0, "LLMIO_STORE_COPY changed value");
 _Static_assert(LLMIO_STORE_BORROW == 1, "LLMIO_STORE_BORROW changed value");
 _Static_assert(sizeof(struct llmio_ckpt_opts) >= 40, "struct llmio_ckpt_opts shrank");
 _Static_assert(offsetof(struct llmio_ckpt_opts, opts_size) == 0, "llmio_ckpt_opts.opts_size moved");
-_Static_assert(offsetof(struct llmio_ckpt_opts, weight_dtype) == 8,
-               "llmio_ckpt_opts.weight_dtype moved");
-_Static_assert(offsetof(struct llmio_ckpt_opts, master_bytes) == 12,
-               "llmio_ckpt_opts.master_bytes moved");
-_Static_assert(offsetof(struct llmio_ckpt_opts, optim_bytes) == 16,
-               "llmio_ckpt_opts.optim_bytes moved");
-_Static_assert(offsetof(struct llmio_ckpt_opts, grad_bytes) == 20,
-               "llmio_ckpt_opts.grad_bytes moved");
+_Static_assert(offsetof(struct llmio_ckpt_opts, weight_dtype) == 8, "llmio_ckpt_opts.weight_dtype moved");
+_Static_assert(offsetof(struct llmio_ckpt_opts, master_bytes) == 12, "llmio_ckpt_opts.master_bytes moved");
+_Static_assert(offsetof(struct llmio_ckpt_opts, optim_bytes) == 16, "llmio_ckpt_opts.optim_bytes moved");
+_Static_assert(offsetof(struct llmio_ckpt_opts, grad_bytes) == 20, "llmio_ckpt_opts.grad_bytes moved");
 _Static_assert(offsetof(struct llmio_ckpt_opts, tp) == 24, "llmio_ckpt_opts.tp moved");
 _Static_assert(offsetof(struct llmio_ckpt_opts, pp) == 28, "llmio_ckpt_opts.pp moved");
 _Static_assert(offsetof(struct llmio_ckpt_opts, dp) == 32, "llmio_ckpt_opts.dp moved");
-_Static_assert(offsetof(struct llmio_ckpt_opts, zero_stage) == 36,
-               "llmio_ckpt_opts.zero_stage moved");
+_Static_assert(offsetof(struct llmio_ckpt_opts, zero_stage) == 36, "llmio_ckpt_opts.zero_stage moved");
 _Static_assert(sizeof(struct llmio_cpu_result) >= 72, "struct llmio_cpu_result shrank");
 _Static_assert(offsetof(struct llmio_cpu_result, usr_s) == 0, "llmio_cpu_result.usr_s moved");
 _Static_assert(offsetof(struct llmio_cpu_result, sys_s) == 8, "llmio_cpu_result.sys_s moved");
 _Static_assert(offsetof(struct llmio_cpu_result, proc_s) == 16, "llmio_cpu_result.proc_s moved");
-_Static_assert(offsetof(struct llmio_cpu_result, system_busy_s) == 24,
-               "llmio_cpu_result.system_busy_s moved");
-_Static_assert(offsetof(struct llmio_cpu_result, cores_busy) == 32,
-               "llmio_cpu_result.cores_busy moved");
-_Static_assert(offsetof(struct llmio_cpu_result, system_cores_busy) == 40,
-               "llmio_cpu_result.system_cores_busy moved");
-_Static_assert(offsetof(struct llmio_cpu_result, ctx_voluntary) == 48,
-               "llmio_cpu_result.ctx_voluntary moved");
-_Static_assert(offsetof(struct llmio_cpu_result, ctx_involuntary) == 56,
-               "llmio_cpu_result.ctx_involuntary moved");
-_Static_assert(offsetof(struct llmio_cpu_result, online_cpus) == 64,
-               "llmio_cpu_result.online_cpus moved");
+_Static_assert(offsetof(struct llmio_cpu_result, system_busy_s) == 24, "llmio_cpu_result.system_busy_s moved");
+_Static_assert(offsetof(struct llmio_cpu_result, cores_busy) == 32, "llmio_cpu_result.cores_busy moved");
+_Static_assert(offsetof(struct llmio_cpu_result, system_cores_busy) == 40, "llmio_cpu_result.system_cores_busy moved");
+_Static_assert(offsetof(struct llmio_cpu_result, ctx_voluntary) == 48, "llmio_cpu_result.ctx_voluntary moved");
+_Static_assert(offsetof(struct llmio_cpu_result, ctx_involuntary) == 56, "llmio_cpu_result.ctx_involuntary moved");
+_Static_assert(offsetof(struct llmio_cpu_result, online_cpus) == 64, "llmio_cpu_result.online_cpus moved");
 _Static_assert(sizeof(struct llmio_device_result) >= 376, "struct llmio_device_result shrank");
 _Static_assert(offsetof(struct llmio_device_result, known) == 0, "llmio_device_result.known moved");
 _Static_assert(offsetof(struct llmio_device_result, name) == 1, "llmio_device_result.name moved");
-_Static_assert(offsetof(struct llmio_device_result, model) == 65,
-               "llmio_device_result.model moved");
-_Static_assert(offsetof(struct llmio_device_result, scheduler) == 193,
-               "llmio_device_result.scheduler moved");
-_Static_assert(offsetof(struct llmio_device_result, rotational) == 225,
-               "llmio_device_result.rotational moved");
-_Static_assert(offsetof(struct llmio_device_result, logical_block_size) == 228,
-               "llmio_device_result.logical_block_size moved");
-_Static_assert(offsetof(struct llmio_device_result, io_poll) == 232,
-               "llmio_device_result.io_poll moved");
-_Static_assert(offsetof(struct llmio_device_result, fstype) == 233,
-               "llmio_device_result.fstype moved");
-_Static_assert(offsetof(struct llmio_device_result, read_bytes) == 272,
-               "llmio_device_result.read_bytes moved");
-_Static_assert(offsetof(struct llmio_device_result, write_bytes) == 280,
-               "llmio_device_result.write_bytes moved");
-_Static_assert(offsetof(struct llmio_device_result, read_ios) == 288,
-               "llmio_device_result.read_ios moved");
-_Static_assert(offsetof(struct llmio_device_result, write_ios) == 296,
-               "llmio_device_result.write_ios moved");
+_Static_assert(offsetof(struct llmio_device_result, model) == 65, "llmio_device_result.model moved");
+_Static_assert(offsetof(struct llmio_device_result, scheduler) == 193, "llmio_device_result.scheduler moved");
+_Static_assert(offsetof(struct llmio_device_result, rotational) == 225, "llmio_device_result.rotational moved");
+_Static_assert(offsetof(struct llmio_device_result, logical_block_size) == 228, "llmio_device_result.logical_block_size moved");
+_Static_assert(offsetof(struct llmio_device_result, io_poll) == 232, "llmio_device_result.io_poll moved");
+_Static_assert(offsetof(struct llmio_device_result, fstype) == 233, "llmio_device_result.fstype moved");
+_Static_assert(offsetof(struct llmio_device_result, read_bytes) == 272, "llmio_device_result.read_bytes moved");
+_Static_assert(offsetof(struct llmio_device_result, write_bytes) == 280, "llmio_device_result.write_bytes moved");
+_Static_assert(offsetof(struct llmio_device_result, read_ios) == 288, "llmio_device_result.read_ios moved");
+_Static_assert(offsetof(struct llmio_device_result, write_ios) == 296, "llmio_device_result.write_ios moved");
 _Static_assert(offsetof(struct llmio_device_result, irqs) == 304, "llmio_device_result.irqs moved");
-_Static_assert(offsetof(struct llmio_device_result, irq_cpus) == 312,
-               "llmio_device_result.irq_cpus moved");
+_Static_assert(offsetof(struct llmio_device_result, irq_cpus) == 312, "llmio_device_result.irq_cpus moved");
 _Static_assert(sizeof(struct llmio_engine_info) >= 32, "struct llmio_engine_info shrank");
 _Static_assert(offsetof(struct llmio_engine_info, name) == 0, "llmio_engine_info.name moved");
 _Static_assert(offsetof(struct llmio_engine_info, summary) == 8, "llmio_engine_info.summary moved");
 _Static_assert(offsetof(struct llmio_engine_info, async) == 16, "llmio_engine_info.async moved");
-_Static_assert(offsetof(struct llmio_engine_info, supports_direct) == 17,
-               "llmio_engine_info.supports_direct moved");
-_Static_assert(offsetof(struct llmio_engine_info, noptions) == 24,
-               "llmio_engine_info.noptions moved");
-_Static_assert(sizeof(struct llmio_engine_option_info) >= 40,
-               "struct llmio_engine_option_info shrank");
-_Static_assert(offsetof(struct llmio_engine_option_info, name) == 0,
-               "llmio_engine_option_info.name moved");
-_Static_assert(offsetof(struct llmio_engine_option_info, alias) == 8,
-               "llmio_engine_option_info.alias moved");
-_Static_assert(offsetof(struct llmio_engine_option_info, type) == 16,
-               "llmio_engine_option_info.type moved");
-_Static_assert(offsetof(struct llmio_engine_option_info, def) == 24,
-               "llmio_engine_option_info.def moved");
-_Static_assert(offsetof(struct llmio_engine_option_info, help) == 32,
-               "llmio_engine_option_info.help moved");
+_Static_assert(offsetof(struct llmio_engine_info, supports_direct) == 17, "llmio_engine_info.supports_direct moved");
+_Static_assert(offsetof(struct llmio_engine_info, noptions) == 24, "llmio_engine_info.noptions moved");
+_Static_assert(sizeof(struct llmio_engine_option_info) >= 40, "struct llmio_engine_option_info shrank");
+_Static_assert(offsetof(struct llmio_engine_option_info, name) == 0, "llmio_engine_option_info.name moved");
+_Static_assert(offsetof(struct llmio_engine_option_info, alias) == 8, "llmio_engine_option_info.alias moved");
+_Static_assert(offsetof(struct llmio_engine_option_info, type) == 16, "llmio_engine_option_info.type moved");
+_Static_assert(offsetof(struct llmio_engine_option_info, def) == 24, "llmio_engine_option_info.def moved");
+_Static_assert(offsetof(struct llmio_engine_option_info, help) == 32, "llmio_engine_option_info.help moved");
 _Static_assert(sizeof(struct llmio_error) >= 1028, "struct llmio_error shrank");
 _Static_assert(offsetof(struct llmio_error, code) == 0, "llmio_error.code moved");
 _Static_assert(offsetof(struct llmio_error, msg) == 4, "llmio_error.msg moved");
@@ -165,104 +136,66 @@ _Static_assert(offsetof(struct llmio_io_source, arg) == 24, "llmio_io_source.arg
 _Static_assert(sizeof(struct llmio_job_opts) >= 10496, "struct llmio_job_opts shrank");
 _Static_assert(offsetof(struct llmio_job_opts, opts_size) == 0, "llmio_job_opts.opts_size moved");
 _Static_assert(offsetof(struct llmio_job_opts, engine) == 8, "llmio_job_opts.engine moved");
-_Static_assert(offsetof(struct llmio_job_opts, engine_opts) == 40,
-               "llmio_job_opts.engine_opts moved");
+_Static_assert(offsetof(struct llmio_job_opts, engine_opts) == 40, "llmio_job_opts.engine_opts moved");
 _Static_assert(offsetof(struct llmio_job_opts, filename) == 552, "llmio_job_opts.filename moved");
-_Static_assert(offsetof(struct llmio_job_opts, directory) == 4648,
-               "llmio_job_opts.directory moved");
+_Static_assert(offsetof(struct llmio_job_opts, directory) == 4648, "llmio_job_opts.directory moved");
 _Static_assert(offsetof(struct llmio_job_opts, nrfiles) == 8744, "llmio_job_opts.nrfiles moved");
 _Static_assert(offsetof(struct llmio_job_opts, rw) == 8748, "llmio_job_opts.rw moved");
-_Static_assert(offsetof(struct llmio_job_opts, rwmixread) == 8752,
-               "llmio_job_opts.rwmixread moved");
+_Static_assert(offsetof(struct llmio_job_opts, rwmixread) == 8752, "llmio_job_opts.rwmixread moved");
 _Static_assert(offsetof(struct llmio_job_opts, bs) == 8760, "llmio_job_opts.bs moved");
 _Static_assert(offsetof(struct llmio_job_opts, iodepth) == 8768, "llmio_job_opts.iodepth moved");
 _Static_assert(offsetof(struct llmio_job_opts, numjobs) == 8772, "llmio_job_opts.numjobs moved");
 _Static_assert(offsetof(struct llmio_job_opts, size) == 8776, "llmio_job_opts.size moved");
 _Static_assert(offsetof(struct llmio_job_opts, io_size) == 8784, "llmio_job_opts.io_size moved");
-_Static_assert(offsetof(struct llmio_job_opts, runtime_ns) == 8792,
-               "llmio_job_opts.runtime_ns moved");
-_Static_assert(offsetof(struct llmio_job_opts, ramp_time_ns) == 8800,
-               "llmio_job_opts.ramp_time_ns moved");
+_Static_assert(offsetof(struct llmio_job_opts, runtime_ns) == 8792, "llmio_job_opts.runtime_ns moved");
+_Static_assert(offsetof(struct llmio_job_opts, ramp_time_ns) == 8800, "llmio_job_opts.ramp_time_ns moved");
 _Static_assert(offsetof(struct llmio_job_opts, direct) == 8808, "llmio_job_opts.direct moved");
-_Static_assert(offsetof(struct llmio_job_opts, random_distribution) == 8812,
-               "llmio_job_opts.random_distribution moved");
-_Static_assert(offsetof(struct llmio_job_opts, zipf_theta) == 8816,
-               "llmio_job_opts.zipf_theta moved");
+_Static_assert(offsetof(struct llmio_job_opts, random_distribution) == 8812, "llmio_job_opts.random_distribution moved");
+_Static_assert(offsetof(struct llmio_job_opts, zipf_theta) == 8816, "llmio_job_opts.zipf_theta moved");
 _Static_assert(offsetof(struct llmio_job_opts, randseed) == 8824, "llmio_job_opts.randseed moved");
-_Static_assert(offsetof(struct llmio_job_opts, invalidate) == 8832,
-               "llmio_job_opts.invalidate moved");
+_Static_assert(offsetof(struct llmio_job_opts, invalidate) == 8832, "llmio_job_opts.invalidate moved");
 _Static_assert(offsetof(struct llmio_job_opts, noatime) == 8833, "llmio_job_opts.noatime moved");
 _Static_assert(offsetof(struct llmio_job_opts, fsync) == 8836, "llmio_job_opts.fsync moved");
-_Static_assert(offsetof(struct llmio_job_opts, end_fsync) == 8840,
-               "llmio_job_opts.end_fsync moved");
+_Static_assert(offsetof(struct llmio_job_opts, end_fsync) == 8840, "llmio_job_opts.end_fsync moved");
 _Static_assert(offsetof(struct llmio_job_opts, rate) == 8848, "llmio_job_opts.rate moved");
-_Static_assert(offsetof(struct llmio_job_opts, thinktime_ns) == 8856,
-               "llmio_job_opts.thinktime_ns moved");
-_Static_assert(offsetof(struct llmio_job_opts, thinktime_blocks) == 8864,
-               "llmio_job_opts.thinktime_blocks moved");
-_Static_assert(offsetof(struct llmio_job_opts, allow_destructive) == 8868,
-               "llmio_job_opts.allow_destructive moved");
+_Static_assert(offsetof(struct llmio_job_opts, thinktime_ns) == 8856, "llmio_job_opts.thinktime_ns moved");
+_Static_assert(offsetof(struct llmio_job_opts, thinktime_blocks) == 8864, "llmio_job_opts.thinktime_blocks moved");
+_Static_assert(offsetof(struct llmio_job_opts, allow_destructive) == 8868, "llmio_job_opts.allow_destructive moved");
 _Static_assert(offsetof(struct llmio_job_opts, force) == 8869, "llmio_job_opts.force moved");
 _Static_assert(offsetof(struct llmio_job_opts, stop) == 8872, "llmio_job_opts.stop moved");
 _Static_assert(offsetof(struct llmio_job_opts, progress) == 8880, "llmio_job_opts.progress moved");
-_Static_assert(offsetof(struct llmio_job_opts, progress_arg) == 8888,
-               "llmio_job_opts.progress_arg moved");
+_Static_assert(offsetof(struct llmio_job_opts, progress_arg) == 8888, "llmio_job_opts.progress_arg moved");
 _Static_assert(offsetof(struct llmio_job_opts, files) == 8896, "llmio_job_opts.files moved");
-_Static_assert(offsetof(struct llmio_job_opts, nfiles_list) == 8904,
-               "llmio_job_opts.nfiles_list moved");
-_Static_assert(offsetof(struct llmio_job_opts, io_source) == 8912,
-               "llmio_job_opts.io_source moved");
-_Static_assert(offsetof(struct llmio_job_opts, cpus_allowed) == 8920,
-               "llmio_job_opts.cpus_allowed moved");
-_Static_assert(offsetof(struct llmio_job_opts, cpus_allowed_policy) == 9176,
-               "llmio_job_opts.cpus_allowed_policy moved");
+_Static_assert(offsetof(struct llmio_job_opts, nfiles_list) == 8904, "llmio_job_opts.nfiles_list moved");
+_Static_assert(offsetof(struct llmio_job_opts, io_source) == 8912, "llmio_job_opts.io_source moved");
+_Static_assert(offsetof(struct llmio_job_opts, cpus_allowed) == 8920, "llmio_job_opts.cpus_allowed moved");
+_Static_assert(offsetof(struct llmio_job_opts, cpus_allowed_policy) == 9176, "llmio_job_opts.cpus_allowed_policy moved");
 _Static_assert(offsetof(struct llmio_job_opts, extend) == 9184, "llmio_job_opts.extend moved");
 _Static_assert(offsetof(struct llmio_job_opts, name) == 9185, "llmio_job_opts.name moved");
-_Static_assert(offsetof(struct llmio_job_opts, description) == 9249,
-               "llmio_job_opts.description moved");
-_Static_assert(offsetof(struct llmio_job_opts, time_based) == 9505,
-               "llmio_job_opts.time_based moved");
+_Static_assert(offsetof(struct llmio_job_opts, description) == 9249, "llmio_job_opts.description moved");
+_Static_assert(offsetof(struct llmio_job_opts, time_based) == 9505, "llmio_job_opts.time_based moved");
 _Static_assert(offsetof(struct llmio_job_opts, loops) == 9508, "llmio_job_opts.loops moved");
-_Static_assert(offsetof(struct llmio_job_opts, number_ios) == 9512,
-               "llmio_job_opts.number_ios moved");
+_Static_assert(offsetof(struct llmio_job_opts, number_ios) == 9512, "llmio_job_opts.number_ios moved");
 _Static_assert(offsetof(struct llmio_job_opts, filesize) == 9520, "llmio_job_opts.filesize moved");
-_Static_assert(offsetof(struct llmio_job_opts, rate_iops) == 9528,
-               "llmio_job_opts.rate_iops moved");
-_Static_assert(offsetof(struct llmio_job_opts, randrepeat) == 9536,
-               "llmio_job_opts.randrepeat moved");
-_Static_assert(offsetof(struct llmio_job_opts, norandommap) == 9537,
-               "llmio_job_opts.norandommap moved");
-_Static_assert(offsetof(struct llmio_job_opts, group_reporting) == 9538,
-               "llmio_job_opts.group_reporting moved");
-_Static_assert(offsetof(struct llmio_job_opts, stonewall) == 9539,
-               "llmio_job_opts.stonewall moved");
-_Static_assert(offsetof(struct llmio_job_opts, new_group) == 9540,
-               "llmio_job_opts.new_group moved");
-_Static_assert(offsetof(struct llmio_job_opts, percentile_list) == 9541,
-               "llmio_job_opts.percentile_list moved");
+_Static_assert(offsetof(struct llmio_job_opts, rate_iops) == 9528, "llmio_job_opts.rate_iops moved");
+_Static_assert(offsetof(struct llmio_job_opts, randrepeat) == 9536, "llmio_job_opts.randrepeat moved");
+_Static_assert(offsetof(struct llmio_job_opts, norandommap) == 9537, "llmio_job_opts.norandommap moved");
+_Static_assert(offsetof(struct llmio_job_opts, group_reporting) == 9538, "llmio_job_opts.group_reporting moved");
+_Static_assert(offsetof(struct llmio_job_opts, stonewall) == 9539, "llmio_job_opts.stonewall moved");
+_Static_assert(offsetof(struct llmio_job_opts, new_group) == 9540, "llmio_job_opts.new_group moved");
+_Static_assert(offsetof(struct llmio_job_opts, percentile_list) == 9541, "llmio_job_opts.percentile_list moved");
 _Static_assert(offsetof(struct llmio_job_opts, verify) == 9800, "llmio_job_opts.verify moved");
-_Static_assert(offsetof(struct llmio_job_opts, do_verify) == 9804,
-               "llmio_job_opts.do_verify moved");
-_Static_assert(offsetof(struct llmio_job_opts, write_bw_log) == 9805,
-               "llmio_job_opts.write_bw_log moved");
-_Static_assert(offsetof(struct llmio_job_opts, write_lat_log) == 9933,
-               "llmio_job_opts.write_lat_log moved");
-_Static_assert(offsetof(struct llmio_job_opts, write_iops_log) == 10061,
-               "llmio_job_opts.write_iops_log moved");
-_Static_assert(offsetof(struct llmio_job_opts, log_avg_msec) == 10192,
-               "llmio_job_opts.log_avg_msec moved");
-_Static_assert(offsetof(struct llmio_job_opts, progress_interval_ns) == 10200,
-               "llmio_job_opts.progress_interval_ns moved");
-_Static_assert(offsetof(struct llmio_job_opts, log_offset) == 10208,
-               "llmio_job_opts.log_offset moved");
-_Static_assert(offsetof(struct llmio_job_opts, prepare_progress) == 10216,
-               "llmio_job_opts.prepare_progress moved");
-_Static_assert(offsetof(struct llmio_job_opts, prepare_arg) == 10224,
-               "llmio_job_opts.prepare_arg moved");
-_Static_assert(offsetof(struct llmio_job_opts, fadvise_hint) == 10232,
-               "llmio_job_opts.fadvise_hint moved");
-_Static_assert(offsetof(struct llmio_job_opts, filename_format) == 10236,
-               "llmio_job_opts.filename_format moved");
+_Static_assert(offsetof(struct llmio_job_opts, do_verify) == 9804, "llmio_job_opts.do_verify moved");
+_Static_assert(offsetof(struct llmio_job_opts, write_bw_log) == 9805, "llmio_job_opts.write_bw_log moved");
+_Static_assert(offsetof(struct llmio_job_opts, write_lat_log) == 9933, "llmio_job_opts.write_lat_log moved");
+_Static_assert(offsetof(struct llmio_job_opts, write_iops_log) == 10061, "llmio_job_opts.write_iops_log moved");
+_Static_assert(offsetof(struct llmio_job_opts, log_avg_msec) == 10192, "llmio_job_opts.log_avg_msec moved");
+_Static_assert(offsetof(struct llmio_job_opts, progress_interval_ns) == 10200, "llmio_job_opts.progress_interval_ns moved");
+_Static_assert(offsetof(struct llmio_job_opts, log_offset) == 10208, "llmio_job_opts.log_offset moved");
+_Static_assert(offsetof(struct llmio_job_opts, prepare_progress) == 10216, "llmio_job_opts.prepare_progress moved");
+_Static_assert(offsetof(struct llmio_job_opts, prepare_arg) == 10224, "llmio_job_opts.prepare_arg moved");
+_Static_assert(offsetof(struct llmio_job_opts, fadvise_hint) == 10232, "llmio_job_opts.fadvise_hint moved");
+_Static_assert(offsetof(struct llmio_job_opts, filename_format) == 10236, "llmio_job_opts.filename_format moved");
 _Static_assert(offsetof(struct llmio_job_opts, readonly) == 10492, "llmio_job_opts.readonly moved");
 _Static_assert(sizeof(struct llmio_log_sample) >= 88, "struct llmio_log_sample shrank");
 _Static_assert(offsetof(struct llmio_log_sample, t_ms) == 0, "llmio_log_sample.t_ms moved");
@@ -283,22 +216,18 @@ _Static_assert(offsetof(struct llmio_model, heads) == 368, "llmio_model.heads mo
 _Static_assert(offsetof(struct llmio_model, kv_heads) == 372, "llmio_model.kv_heads moved");
 _Static_assert(offsetof(struct llmio_model, head_dim) == 376, "llmio_model.head_dim moved");
 _Static_assert(offsetof(struct llmio_model, vocab) == 380, "llmio_model.vocab moved");
-_Static_assert(offsetof(struct llmio_model, max_positions) == 384,
-               "llmio_model.max_positions moved");
+_Static_assert(offsetof(struct llmio_model, max_positions) == 384, "llmio_model.max_positions moved");
 _Static_assert(offsetof(struct llmio_model, pos_offset) == 388, "llmio_model.pos_offset moved");
 _Static_assert(offsetof(struct llmio_model, embed_dim) == 392, "llmio_model.embed_dim moved");
 _Static_assert(offsetof(struct llmio_model, experts) == 396, "llmio_model.experts moved");
-_Static_assert(offsetof(struct llmio_model, experts_active) == 400,
-               "llmio_model.experts_active moved");
-_Static_assert(offsetof(struct llmio_model, tied_embeddings) == 404,
-               "llmio_model.tied_embeddings moved");
+_Static_assert(offsetof(struct llmio_model, experts_active) == 400, "llmio_model.experts_active moved");
+_Static_assert(offsetof(struct llmio_model, tied_embeddings) == 404, "llmio_model.tied_embeddings moved");
 _Static_assert(offsetof(struct llmio_model, qkv_bias) == 405, "llmio_model.qkv_bias moved");
 _Static_assert(offsetof(struct llmio_model, out_bias) == 406, "llmio_model.out_bias moved");
 _Static_assert(offsetof(struct llmio_model, mlp_bias) == 407, "llmio_model.mlp_bias moved");
 _Static_assert(offsetof(struct llmio_model, gated_mlp) == 408, "llmio_model.gated_mlp moved");
 _Static_assert(offsetof(struct llmio_model, qk_norm) == 409, "llmio_model.qk_norm moved");
-_Static_assert(offsetof(struct llmio_model, sandwich_norm) == 410,
-               "llmio_model.sandwich_norm moved");
+_Static_assert(offsetof(struct llmio_model, sandwich_norm) == 410, "llmio_model.sandwich_norm moved");
 _Static_assert(offsetof(struct llmio_model, final_norm) == 411, "llmio_model.final_norm moved");
 _Static_assert(offsetof(struct llmio_model, norm) == 412, "llmio_model.norm moved");
 _Static_assert(offsetof(struct llmio_model, pos) == 416, "llmio_model.pos moved");
@@ -319,103 +248,70 @@ _Static_assert(offsetof(struct llmio_option_info, def) == 24, "llmio_option_info
 _Static_assert(offsetof(struct llmio_option_info, help) == 32, "llmio_option_info.help moved");
 _Static_assert(sizeof(struct llmio_process_io) >= 24, "struct llmio_process_io shrank");
 _Static_assert(offsetof(struct llmio_process_io, known) == 0, "llmio_process_io.known moved");
-_Static_assert(offsetof(struct llmio_process_io, read_bytes) == 8,
-               "llmio_process_io.read_bytes moved");
-_Static_assert(offsetof(struct llmio_process_io, write_bytes) == 16,
-               "llmio_process_io.write_bytes moved");
+_Static_assert(offsetof(struct llmio_process_io, read_bytes) == 8, "llmio_process_io.read_bytes moved");
+_Static_assert(offsetof(struct llmio_process_io, write_bytes) == 16, "llmio_process_io.write_bytes moved");
 _Static_assert(sizeof(struct llmio_rank_bytes) >= 48, "struct llmio_rank_bytes shrank");
 _Static_assert(offsetof(struct llmio_rank_bytes, tp_rank) == 0, "llmio_rank_bytes.tp_rank moved");
 _Static_assert(offsetof(struct llmio_rank_bytes, pp_rank) == 4, "llmio_rank_bytes.pp_rank moved");
 _Static_assert(offsetof(struct llmio_rank_bytes, dp_rank) == 8, "llmio_rank_bytes.dp_rank moved");
 _Static_assert(offsetof(struct llmio_rank_bytes, params) == 16, "llmio_rank_bytes.params moved");
-_Static_assert(offsetof(struct llmio_rank_bytes, weight_bytes) == 24,
-               "llmio_rank_bytes.weight_bytes moved");
-_Static_assert(offsetof(struct llmio_rank_bytes, optim_bytes) == 32,
-               "llmio_rank_bytes.optim_bytes moved");
-_Static_assert(offsetof(struct llmio_rank_bytes, total_bytes) == 40,
-               "llmio_rank_bytes.total_bytes moved");
+_Static_assert(offsetof(struct llmio_rank_bytes, weight_bytes) == 24, "llmio_rank_bytes.weight_bytes moved");
+_Static_assert(offsetof(struct llmio_rank_bytes, optim_bytes) == 32, "llmio_rank_bytes.optim_bytes moved");
+_Static_assert(offsetof(struct llmio_rank_bytes, total_bytes) == 40, "llmio_rank_bytes.total_bytes moved");
 _Static_assert(sizeof(struct llmio_rank_size) >= 16, "struct llmio_rank_size shrank");
 _Static_assert(offsetof(struct llmio_rank_size, bytes) == 0, "llmio_rank_size.bytes moved");
 _Static_assert(offsetof(struct llmio_rank_size, ranks) == 8, "llmio_rank_size.ranks moved");
 _Static_assert(sizeof(struct llmio_result) >= 168576, "struct llmio_result shrank");
 _Static_assert(offsetof(struct llmio_result, opts) == 0, "llmio_result.opts moved");
 _Static_assert(offsetof(struct llmio_result, runtime_s) == 10496, "llmio_result.runtime_s moved");
-_Static_assert(offsetof(struct llmio_result, interrupted) == 10504,
-               "llmio_result.interrupted moved");
+_Static_assert(offsetof(struct llmio_result, interrupted) == 10504, "llmio_result.interrupted moved");
 _Static_assert(offsetof(struct llmio_result, error) == 10508, "llmio_result.error moved");
 _Static_assert(offsetof(struct llmio_result, error_msg) == 10512, "llmio_result.error_msg moved");
-_Static_assert(offsetof(struct llmio_result, direct_in_effect) == 11024,
-               "llmio_result.direct_in_effect moved");
-_Static_assert(offsetof(struct llmio_result, target_bytes) == 11032,
-               "llmio_result.target_bytes moved");
-_Static_assert(offsetof(struct llmio_result, engine_notes) == 11040,
-               "llmio_result.engine_notes moved");
-_Static_assert(offsetof(struct llmio_result, iodepth_effective) == 12064,
-               "llmio_result.iodepth_effective moved");
+_Static_assert(offsetof(struct llmio_result, direct_in_effect) == 11024, "llmio_result.direct_in_effect moved");
+_Static_assert(offsetof(struct llmio_result, target_bytes) == 11032, "llmio_result.target_bytes moved");
+_Static_assert(offsetof(struct llmio_result, engine_notes) == 11040, "llmio_result.engine_notes moved");
+_Static_assert(offsetof(struct llmio_result, iodepth_effective) == 12064, "llmio_result.iodepth_effective moved");
 _Static_assert(offsetof(struct llmio_result, read) == 12072, "llmio_result.read moved");
 _Static_assert(offsetof(struct llmio_result, write) == 78248, "llmio_result.write moved");
 _Static_assert(offsetof(struct llmio_result, fsyncs) == 144424, "llmio_result.fsyncs moved");
 _Static_assert(offsetof(struct llmio_result, sync_lat) == 144432, "llmio_result.sync_lat moved");
 _Static_assert(offsetof(struct llmio_result, cpu) == 166480, "llmio_result.cpu moved");
-_Static_assert(offsetof(struct llmio_result, gb_per_s_per_core) == 166552,
-               "llmio_result.gb_per_s_per_core moved");
+_Static_assert(offsetof(struct llmio_result, gb_per_s_per_core) == 166552, "llmio_result.gb_per_s_per_core moved");
 _Static_assert(offsetof(struct llmio_result, device) == 166560, "llmio_result.device moved");
 _Static_assert(offsetof(struct llmio_result, hostname) == 166936, "llmio_result.hostname moved");
 _Static_assert(offsetof(struct llmio_result, kernel) == 167192, "llmio_result.kernel moved");
 _Static_assert(offsetof(struct llmio_result, cpu_model) == 167320, "llmio_result.cpu_model moved");
-_Static_assert(offsetof(struct llmio_result, start_epoch_ms) == 167448,
-               "llmio_result.start_epoch_ms moved");
-_Static_assert(offsetof(struct llmio_result, process_io) == 167456,
-               "llmio_result.process_io moved");
+_Static_assert(offsetof(struct llmio_result, start_epoch_ms) == 167448, "llmio_result.start_epoch_ms moved");
+_Static_assert(offsetof(struct llmio_result, process_io) == 167456, "llmio_result.process_io moved");
 _Static_assert(offsetof(struct llmio_result, service) == 167480, "llmio_result.service moved");
-_Static_assert(offsetof(struct llmio_result, service_reason) == 167484,
-               "llmio_result.service_reason moved");
-_Static_assert(offsetof(struct llmio_result, shared_disk) == 167676,
-               "llmio_result.shared_disk moved");
-_Static_assert(offsetof(struct llmio_result, busy_system) == 167677,
-               "llmio_result.busy_system moved");
-_Static_assert(offsetof(struct llmio_result, shared_disk_warning) == 167678,
-               "llmio_result.shared_disk_warning moved");
-_Static_assert(offsetof(struct llmio_result, busy_system_warning) == 168062,
-               "llmio_result.busy_system_warning moved");
-_Static_assert(offsetof(struct llmio_result, iops_samples) == 168320,
-               "llmio_result.iops_samples moved");
-_Static_assert(offsetof(struct llmio_result, bw_samples) == 168400,
-               "llmio_result.bw_samples moved");
-_Static_assert(offsetof(struct llmio_result, softirq_system_s) == 168480,
-               "llmio_result.softirq_system_s moved");
+_Static_assert(offsetof(struct llmio_result, service_reason) == 167484, "llmio_result.service_reason moved");
+_Static_assert(offsetof(struct llmio_result, shared_disk) == 167676, "llmio_result.shared_disk moved");
+_Static_assert(offsetof(struct llmio_result, busy_system) == 167677, "llmio_result.busy_system moved");
+_Static_assert(offsetof(struct llmio_result, shared_disk_warning) == 167678, "llmio_result.shared_disk_warning moved");
+_Static_assert(offsetof(struct llmio_result, busy_system_warning) == 168062, "llmio_result.busy_system_warning moved");
+_Static_assert(offsetof(struct llmio_result, iops_samples) == 168320, "llmio_result.iops_samples moved");
+_Static_assert(offsetof(struct llmio_result, bw_samples) == 168400, "llmio_result.bw_samples moved");
+_Static_assert(offsetof(struct llmio_result, softirq_system_s) == 168480, "llmio_result.softirq_system_s moved");
 _Static_assert(offsetof(struct llmio_result, wire) == 168488, "llmio_result.wire moved");
 _Static_assert(offsetof(struct llmio_result, nthreads) == 168552, "llmio_result.nthreads moved");
 _Static_assert(offsetof(struct llmio_result, threads) == 168560, "llmio_result.threads moved");
-_Static_assert(offsetof(struct llmio_result, thread_wire) == 168568,
-               "llmio_result.thread_wire moved");
+_Static_assert(offsetof(struct llmio_result, thread_wire) == 168568, "llmio_result.thread_wire moved");
 _Static_assert(sizeof(struct llmio_sample_stats) >= 40, "struct llmio_sample_stats shrank");
-_Static_assert(offsetof(struct llmio_sample_stats, samples) == 0,
-               "llmio_sample_stats.samples moved");
+_Static_assert(offsetof(struct llmio_sample_stats, samples) == 0, "llmio_sample_stats.samples moved");
 _Static_assert(offsetof(struct llmio_sample_stats, min) == 8, "llmio_sample_stats.min moved");
 _Static_assert(offsetof(struct llmio_sample_stats, max) == 16, "llmio_sample_stats.max moved");
 _Static_assert(offsetof(struct llmio_sample_stats, mean) == 24, "llmio_sample_stats.mean moved");
-_Static_assert(offsetof(struct llmio_sample_stats, stddev) == 32,
-               "llmio_sample_stats.stddev moved");
+_Static_assert(offsetof(struct llmio_sample_stats, stddev) == 32, "llmio_sample_stats.stddev moved");
 _Static_assert(sizeof(struct llmio_service_facts) >= 88, "struct llmio_service_facts shrank");
-_Static_assert(offsetof(struct llmio_service_facts, direct) == 0,
-               "llmio_service_facts.direct moved");
-_Static_assert(offsetof(struct llmio_service_facts, read_bytes) == 8,
-               "llmio_service_facts.read_bytes moved");
-_Static_assert(offsetof(struct llmio_service_facts, write_bytes) == 16,
-               "llmio_service_facts.write_bytes moved");
-_Static_assert(offsetof(struct llmio_service_facts, fsyncs) == 24,
-               "llmio_service_facts.fsyncs moved");
-_Static_assert(offsetof(struct llmio_service_facts, fstype) == 32,
-               "llmio_service_facts.fstype moved");
-_Static_assert(offsetof(struct llmio_service_facts, witness) == 40,
-               "llmio_service_facts.witness moved");
-_Static_assert(offsetof(struct llmio_service_facts, device_known) == 64,
-               "llmio_service_facts.device_known moved");
-_Static_assert(offsetof(struct llmio_service_facts, device_read_bytes) == 72,
-               "llmio_service_facts.device_read_bytes moved");
-_Static_assert(offsetof(struct llmio_service_facts, device_write_bytes) == 80,
-               "llmio_service_facts.device_write_bytes moved");
+_Static_assert(offsetof(struct llmio_service_facts, direct) == 0, "llmio_service_facts.direct moved");
+_Static_assert(offsetof(struct llmio_service_facts, read_bytes) == 8, "llmio_service_facts.read_bytes moved");
+_Static_assert(offsetof(struct llmio_service_facts, write_bytes) == 16, "llmio_service_facts.write_bytes moved");
+_Static_assert(offsetof(struct llmio_service_facts, fsyncs) == 24, "llmio_service_facts.fsyncs moved");
+_Static_assert(offsetof(struct llmio_service_facts, fstype) == 32, "llmio_service_facts.fstype moved");
+_Static_assert(offsetof(struct llmio_service_facts, witness) == 40, "llmio_service_facts.witness moved");
+_Static_assert(offsetof(struct llmio_service_facts, device_known) == 64, "llmio_service_facts.device_known moved");
+_Static_assert(offsetof(struct llmio_service_facts, device_read_bytes) == 72, "llmio_service_facts.device_read_bytes moved");
+_Static_assert(offsetof(struct llmio_service_facts, device_write_bytes) == 80, "llmio_service_facts.device_write_bytes moved");
 _Static_assert(sizeof(struct llmio_shard) >= 112, "struct llmio_shard shrank");
 _Static_assert(offsetof(struct llmio_shard, filename) == 0, "llmio_shard.filename moved");
 _Static_assert(offsetof(struct llmio_shard, header_len) == 64, "llmio_shard.header_len moved");
@@ -426,88 +322,56 @@ _Static_assert(offsetof(struct llmio_shard, count) == 96, "llmio_shard.count mov
 _Static_assert(offsetof(struct llmio_shard, header) == 104, "llmio_shard.header moved");
 _Static_assert(sizeof(struct llmio_shard_entry) >= 32, "struct llmio_shard_entry shrank");
 _Static_assert(offsetof(struct llmio_shard_entry, tensor) == 0, "llmio_shard_entry.tensor moved");
-_Static_assert(offsetof(struct llmio_shard_entry, data_offset) == 8,
-               "llmio_shard_entry.data_offset moved");
-_Static_assert(offsetof(struct llmio_shard_entry, file_offset) == 16,
-               "llmio_shard_entry.file_offset moved");
+_Static_assert(offsetof(struct llmio_shard_entry, data_offset) == 8, "llmio_shard_entry.data_offset moved");
+_Static_assert(offsetof(struct llmio_shard_entry, file_offset) == 16, "llmio_shard_entry.file_offset moved");
 _Static_assert(offsetof(struct llmio_shard_entry, bytes) == 24, "llmio_shard_entry.bytes moved");
 _Static_assert(sizeof(struct llmio_shard_layout) >= 56, "struct llmio_shard_layout shrank");
 _Static_assert(offsetof(struct llmio_shard_layout, dtype) == 0, "llmio_shard_layout.dtype moved");
-_Static_assert(offsetof(struct llmio_shard_layout, max_shard_bytes) == 8,
-               "llmio_shard_layout.max_shard_bytes moved");
-_Static_assert(offsetof(struct llmio_shard_layout, nshards) == 16,
-               "llmio_shard_layout.nshards moved");
-_Static_assert(offsetof(struct llmio_shard_layout, shards) == 24,
-               "llmio_shard_layout.shards moved");
-_Static_assert(offsetof(struct llmio_shard_layout, nentries) == 32,
-               "llmio_shard_layout.nentries moved");
-_Static_assert(offsetof(struct llmio_shard_layout, entries) == 40,
-               "llmio_shard_layout.entries moved");
-_Static_assert(offsetof(struct llmio_shard_layout, total_file_bytes) == 48,
-               "llmio_shard_layout.total_file_bytes moved");
+_Static_assert(offsetof(struct llmio_shard_layout, max_shard_bytes) == 8, "llmio_shard_layout.max_shard_bytes moved");
+_Static_assert(offsetof(struct llmio_shard_layout, nshards) == 16, "llmio_shard_layout.nshards moved");
+_Static_assert(offsetof(struct llmio_shard_layout, shards) == 24, "llmio_shard_layout.shards moved");
+_Static_assert(offsetof(struct llmio_shard_layout, nentries) == 32, "llmio_shard_layout.nentries moved");
+_Static_assert(offsetof(struct llmio_shard_layout, entries) == 40, "llmio_shard_layout.entries moved");
+_Static_assert(offsetof(struct llmio_shard_layout, total_file_bytes) == 48, "llmio_shard_layout.total_file_bytes moved");
 _Static_assert(sizeof(struct llmio_store_event) >= 16, "struct llmio_store_event shrank");
 _Static_assert(offsetof(struct llmio_store_event, handle) == 0, "llmio_store_event.handle moved");
 _Static_assert(offsetof(struct llmio_store_event, type) == 8, "llmio_store_event.type moved");
 _Static_assert(offsetof(struct llmio_store_event, res) == 12, "llmio_store_event.res moved");
 _Static_assert(sizeof(struct llmio_store_opts) >= 624, "struct llmio_store_opts shrank");
-_Static_assert(offsetof(struct llmio_store_opts, opts_size) == 0,
-               "llmio_store_opts.opts_size moved");
+_Static_assert(offsetof(struct llmio_store_opts, opts_size) == 0, "llmio_store_opts.opts_size moved");
 _Static_assert(offsetof(struct llmio_store_opts, engine) == 8, "llmio_store_opts.engine moved");
-_Static_assert(offsetof(struct llmio_store_opts, engine_opts) == 40,
-               "llmio_store_opts.engine_opts moved");
+_Static_assert(offsetof(struct llmio_store_opts, engine_opts) == 40, "llmio_store_opts.engine_opts moved");
 _Static_assert(offsetof(struct llmio_store_opts, targets) == 552, "llmio_store_opts.targets moved");
-_Static_assert(offsetof(struct llmio_store_opts, ntargets) == 560,
-               "llmio_store_opts.ntargets moved");
-_Static_assert(offsetof(struct llmio_store_opts, capacity) == 568,
-               "llmio_store_opts.capacity moved");
-_Static_assert(offsetof(struct llmio_store_opts, stripe_size) == 576,
-               "llmio_store_opts.stripe_size moved");
+_Static_assert(offsetof(struct llmio_store_opts, ntargets) == 560, "llmio_store_opts.ntargets moved");
+_Static_assert(offsetof(struct llmio_store_opts, capacity) == 568, "llmio_store_opts.capacity moved");
+_Static_assert(offsetof(struct llmio_store_opts, stripe_size) == 576, "llmio_store_opts.stripe_size moved");
 _Static_assert(offsetof(struct llmio_store_opts, direct) == 584, "llmio_store_opts.direct moved");
 _Static_assert(offsetof(struct llmio_store_opts, iodepth) == 588, "llmio_store_opts.iodepth moved");
-_Static_assert(offsetof(struct llmio_store_opts, staging_bytes) == 592,
-               "llmio_store_opts.staging_bytes moved");
-_Static_assert(offsetof(struct llmio_store_opts, fast_bytes) == 600,
-               "llmio_store_opts.fast_bytes moved");
-_Static_assert(offsetof(struct llmio_store_opts, readahead_bytes) == 608,
-               "llmio_store_opts.readahead_bytes moved");
-_Static_assert(offsetof(struct llmio_store_opts, allow_destructive) == 616,
-               "llmio_store_opts.allow_destructive moved");
+_Static_assert(offsetof(struct llmio_store_opts, staging_bytes) == 592, "llmio_store_opts.staging_bytes moved");
+_Static_assert(offsetof(struct llmio_store_opts, fast_bytes) == 600, "llmio_store_opts.fast_bytes moved");
+_Static_assert(offsetof(struct llmio_store_opts, readahead_bytes) == 608, "llmio_store_opts.readahead_bytes moved");
+_Static_assert(offsetof(struct llmio_store_opts, allow_destructive) == 616, "llmio_store_opts.allow_destructive moved");
 _Static_assert(offsetof(struct llmio_store_opts, force) == 617, "llmio_store_opts.force moved");
 _Static_assert(sizeof(struct llmio_store_stats) >= 152, "struct llmio_store_stats shrank");
-_Static_assert(offsetof(struct llmio_store_stats, stats_size) == 0,
-               "llmio_store_stats.stats_size moved");
+_Static_assert(offsetof(struct llmio_store_stats, stats_size) == 0, "llmio_store_stats.stats_size moved");
 _Static_assert(offsetof(struct llmio_store_stats, puts) == 8, "llmio_store_stats.puts moved");
 _Static_assert(offsetof(struct llmio_store_stats, gets) == 16, "llmio_store_stats.gets moved");
-_Static_assert(offsetof(struct llmio_store_stats, bytes_put) == 24,
-               "llmio_store_stats.bytes_put moved");
-_Static_assert(offsetof(struct llmio_store_stats, bytes_got) == 32,
-               "llmio_store_stats.bytes_got moved");
-_Static_assert(offsetof(struct llmio_store_stats, device_bytes_written) == 40,
-               "llmio_store_stats.device_bytes_written moved");
-_Static_assert(offsetof(struct llmio_store_stats, device_bytes_read) == 48,
-               "llmio_store_stats.device_bytes_read moved");
+_Static_assert(offsetof(struct llmio_store_stats, bytes_put) == 24, "llmio_store_stats.bytes_put moved");
+_Static_assert(offsetof(struct llmio_store_stats, bytes_got) == 32, "llmio_store_stats.bytes_got moved");
+_Static_assert(offsetof(struct llmio_store_stats, device_bytes_written) == 40, "llmio_store_stats.device_bytes_written moved");
+_Static_assert(offsetof(struct llmio_store_stats, device_bytes_read) == 48, "llmio_store_stats.device_bytes_read moved");
 _Static_assert(offsetof(struct llmio_store_stats, stalls) == 56, "llmio_store_stats.stalls moved");
-_Static_assert(offsetof(struct llmio_store_stats, stall_ns) == 64,
-               "llmio_store_stats.stall_ns moved");
-_Static_assert(offsetof(struct llmio_store_stats, io_busy_ns) == 72,
-               "llmio_store_stats.io_busy_ns moved");
-_Static_assert(offsetof(struct llmio_store_stats, overlap) == 80,
-               "llmio_store_stats.overlap moved");
-_Static_assert(offsetof(struct llmio_store_stats, peak_staging_bytes) == 88,
-               "llmio_store_stats.peak_staging_bytes moved");
-_Static_assert(offsetof(struct llmio_store_stats, prefetch_hits) == 96,
-               "llmio_store_stats.prefetch_hits moved");
+_Static_assert(offsetof(struct llmio_store_stats, stall_ns) == 64, "llmio_store_stats.stall_ns moved");
+_Static_assert(offsetof(struct llmio_store_stats, io_busy_ns) == 72, "llmio_store_stats.io_busy_ns moved");
+_Static_assert(offsetof(struct llmio_store_stats, overlap) == 80, "llmio_store_stats.overlap moved");
+_Static_assert(offsetof(struct llmio_store_stats, peak_staging_bytes) == 88, "llmio_store_stats.peak_staging_bytes moved");
+_Static_assert(offsetof(struct llmio_store_stats, prefetch_hits) == 96, "llmio_store_stats.prefetch_hits moved");
 _Static_assert(offsetof(struct llmio_store_stats, cpu_ns) == 104, "llmio_store_stats.cpu_ns moved");
-_Static_assert(offsetof(struct llmio_store_stats, peak_readahead_bytes) == 112,
-               "llmio_store_stats.peak_readahead_bytes moved");
-_Static_assert(offsetof(struct llmio_store_stats, staged_bytes) == 120,
-               "llmio_store_stats.staged_bytes moved");
-_Static_assert(offsetof(struct llmio_store_stats, direct_bytes) == 128,
-               "llmio_store_stats.direct_bytes moved");
-_Static_assert(offsetof(struct llmio_store_stats, reclaimed_files) == 136,
-               "llmio_store_stats.reclaimed_files moved");
-_Static_assert(offsetof(struct llmio_store_stats, reclaimed_bytes) == 144,
-               "llmio_store_stats.reclaimed_bytes moved");
+_Static_assert(offsetof(struct llmio_store_stats, peak_readahead_bytes) == 112, "llmio_store_stats.peak_readahead_bytes moved");
+_Static_assert(offsetof(struct llmio_store_stats, staged_bytes) == 120, "llmio_store_stats.staged_bytes moved");
+_Static_assert(offsetof(struct llmio_store_stats, direct_bytes) == 128, "llmio_store_stats.direct_bytes moved");
+_Static_assert(offsetof(struct llmio_store_stats, reclaimed_files) == 136, "llmio_store_stats.reclaimed_files moved");
+_Static_assert(offsetof(struct llmio_store_stats, reclaimed_bytes) == 144, "llmio_store_stats.reclaimed_bytes moved");
 _Static_assert(sizeof(struct llmio_tensor) >= 176, "struct llmio_tensor shrank");
 _Static_assert(offsetof(struct llmio_tensor, name) == 0, "llmio_tensor.name moved");
 _Static_assert(offsetof(struct llmio_tensor, ndims) == 128, "llmio_tensor.ndims moved");
@@ -518,18 +382,12 @@ _Static_assert(offsetof(struct llmio_tensor, expert) == 164, "llmio_tensor.exper
 _Static_assert(offsetof(struct llmio_tensor, tp_split) == 168, "llmio_tensor.tp_split moved");
 _Static_assert(sizeof(struct llmio_thread_result) >= 132392, "struct llmio_thread_result shrank");
 _Static_assert(offsetof(struct llmio_thread_result, read) == 0, "llmio_thread_result.read moved");
-_Static_assert(offsetof(struct llmio_thread_result, write) == 66176,
-               "llmio_thread_result.write moved");
-_Static_assert(offsetof(struct llmio_thread_result, runtime_s) == 132352,
-               "llmio_thread_result.runtime_s moved");
-_Static_assert(offsetof(struct llmio_thread_result, fsyncs) == 132360,
-               "llmio_thread_result.fsyncs moved");
-_Static_assert(offsetof(struct llmio_thread_result, log) == 132368,
-               "llmio_thread_result.log moved");
-_Static_assert(offsetof(struct llmio_thread_result, nlog) == 132376,
-               "llmio_thread_result.nlog moved");
-_Static_assert(offsetof(struct llmio_thread_result, log_truncated) == 132384,
-               "llmio_thread_result.log_truncated moved");
+_Static_assert(offsetof(struct llmio_thread_result, write) == 66176, "llmio_thread_result.write moved");
+_Static_assert(offsetof(struct llmio_thread_result, runtime_s) == 132352, "llmio_thread_result.runtime_s moved");
+_Static_assert(offsetof(struct llmio_thread_result, fsyncs) == 132360, "llmio_thread_result.fsyncs moved");
+_Static_assert(offsetof(struct llmio_thread_result, log) == 132368, "llmio_thread_result.log moved");
+_Static_assert(offsetof(struct llmio_thread_result, nlog) == 132376, "llmio_thread_result.nlog moved");
+_Static_assert(offsetof(struct llmio_thread_result, log_truncated) == 132384, "llmio_thread_result.log_truncated moved");
 _Static_assert(sizeof(struct llmio_wire) >= 64, "struct llmio_wire shrank");
 _Static_assert(offsetof(struct llmio_wire, known) == 0, "llmio_wire.known moved");
 _Static_assert(offsetof(struct llmio_wire, rx_bytes) == 8, "llmio_wire.rx_bytes moved");

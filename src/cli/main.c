@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/s3.h"
+#include "engine/engine.h"
 
 static const struct cmd commands[] = {
         {"run", cmd_run, "run one job (fio-style options) and measure it"},
@@ -34,9 +34,10 @@ int main(int argc, char **argv)
 {
 	int code;
 
-	/* the agent process of --engine s3-agent (src/engine/s3_agent.c) */
-	if (argc == 2 && !strcmp(argv[1], S3_AGENT_ARG))
-		return s3_agent_serve(S3_AGENT_FD);
+	/* a process an engine started of this program (s3-agent's agent: engine.h, process_main) */
+	code = engine_process_main(argc, argv);
+	if (code >= 0)
+		return code;
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 			usage(stdout);

@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "engine/cuda_loader.h"
+#include "engine/s3.h"
 #include "engine/engine.h"
 
 static const char *const host_names[] = {"io_uring", "libaio", "psync", "s3", NULL};
@@ -531,4 +532,8 @@ const struct engine_ops engine_cuda_bounce = {
         .target_resolve = bounce_target_resolve,
         .owns_target = bounce_owns_target,
         .finish = bounce_finish,
+        /* its one host that owns its targets is s3 (engine_objects() asks owns_target) */
+        .objects = &s3_objects,
+        .buf_copy_in = gpu_buf_copy_in,
+        .buf_copy_out = gpu_buf_copy_out,
 };

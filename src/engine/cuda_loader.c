@@ -488,6 +488,26 @@ void gpu_buf_free(const void *opts, void *buf)
 	free(b);
 }
 
+/*
+ * Synchronous copies into and out of a gpu_buf_alloc buffer (the store's staging on a GPU
+ * engine): the runtime is loaded already, since gpu_buf_alloc made buf.
+ */
+int gpu_buf_copy_in(const void *opts, void *buf, size_t at, const void *src, size_t n)
+{
+	const struct cudart *r = cuda_runtime(NULL);
+
+	(void)opts;
+	return r && !r->Memcpy((char *)buf + at, src, n, cudaMemcpyHostToDevice) ? 0 : -EIO;
+}
+
+int gpu_buf_copy_out(const void *opts, const void *buf, size_t at, void *dst, size_t n)
+{
+	const struct cudart *r = cuda_runtime(NULL);
+
+	(void)opts;
+	return r && !r->Memcpy(dst, (const char *)buf + at, n, cudaMemcpyDeviceToHost) ? 0 : -EIO;
+}
+
 const char *const cuda_sched_names[] = {"blocking", "yield", "spin", NULL};
 
 unsigned cuda_set_sched(const struct cudart *r, int sched, char *notes, size_t nlen)

@@ -295,5 +295,8 @@ unsigned cuda_set_sched(const struct cudart *rt, int sched, char *notes, size_t 
 int gpu_buf_alloc(const void *opts, void **buf, size_t len, const void *init,
                   struct llmio_error *e);
 void gpu_buf_free(const void *opts, void *buf);
+/* engine_ops.buf_copy_in / buf_copy_out for gpu_buf_alloc's buffers: cudaMemcpy, 0 or -EIO */
+int gpu_buf_copy_in(const void *opts, void *buf, size_t at, const void *src, size_t n);
+int gpu_buf_copy_out(const void *opts, const void *buf, size_t at, void *dst, size_t n);
 
 #endif

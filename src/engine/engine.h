@@ -203,6 +203,14 @@ struct engine_ops {
 	int (*buf_alloc)(const void *opts, void **buf, size_t len, const void *init,
 	                 struct llmio_error *e);
 	void (*buf_free)(const void *opts, void *buf);
+	/*
+	 * Required with buf_alloc unless ENGINE_CAP_HOST_BUFS (then memcpy is right): copy n bytes
+	 * of host memory into a buffer of buf_alloc's at byte at (buf_copy_in), or out of one
+	 * (buf_copy_out), on the caller's thread (the tensor store's staging pool on a GPU
+	 * engine).  0, or -errno (-EIO: the device refused the copy).
+	 */
+	int (*buf_copy_in)(const void *opts, void *buf, size_t at, const void *src, size_t n);
+	int (*buf_copy_out)(const void *opts, const void *buf, size_t at, void *dst, size_t n);
 
 	/*
 	 * Needed when an option is OPTD_FIO_CUSTOM: write option o (value v) of the job as fio
@@ -253,7 +261,60 @@ struct engine_ops {
 	 * io_uring_cmd for uring_cmd): what --emit-fio writes as ioengine.  NULL: name.
 	 */
 	const char *fio_name;
+
+	/*
+	 * Optional, for an engine whose targets are objects (s3://bucket/key): what a recipe asks
+	 * of the object store outside a job (struct engine_objects).  Meaningful only where
+	 * engine_owns_target() holds for the job's options (cuda-bounce's is its host=s3's).
+	 */
+	const struct engine_objects *objects;
+
+	/*
+	 * Optional, for an engine that runs part of itself in a process of its own, started as
+	 * this program again (s3-agent's agent): main() hands its argv to engine_process_main()
+	 * before anything else, which calls this of each engine.  -1 when argv is not such a start;
+	 * else the process's exit code, once it has served.
+	 */
+	int (*process_main)(int argc, char *const *argv);
 };
+
+/* An object that does not exist (engine_objects.size). */
+#define ENGINE_OBJECT_ABSENT UINT64_MAX
+
+/*
+ * An object store's operations outside a job, with the endpoint and credentials the engine
+ * finds itself and its default options.  names are the engine's (s3://bucket/key).  Each
+ * returns 0, or -errno with one line in e: a missing bucket, refused credentials, no server.
+ */
+struct engine_objects {
+	/* the size of each of n objects into sizes[i], or ENGINE_OBJECT_ABSENT (stat) */
+	int (*size)(const char *const *names, unsigned n, uint64_t *sizes, struct llmio_error *e);
+	/* remove each of n objects; *removed of them went (an absent one is no failure) */
+	int (*remove)(const char *const *names, unsigned n, unsigned *removed,
+	              struct llmio_error *e);
+	/*
+	 * every object under prefix (s3://bucket/prefix), in key order, into t (names and sizes
+	 * malloc'd as target_resolve's; t zeroed first): what a directory target of a read is
+	 */
+	int (*list)(const char *prefix, struct engine_target *t, struct llmio_error *e);
+	/*
+	 * The engine that writes a recipe's objects (a job of it with a list of files, its
+	 * default options): the plain client of the store, whichever engine reads them.
+	 */
+	const struct engine_ops *writer;
+};
+
+/* The objects' operations of ops with these parsed options, or NULL where it has none. */
+const struct engine_objects *engine_objects(const struct engine_ops *ops, const void *opts);
+
+/* A process an engine started of this program (process_main): its exit code, or -1. */
+int engine_process_main(int argc, char *const *argv);
+
+/*
+ * The engine a caller that names none gets, for files: io_uring where it can run here, else
+ * psync (which always can).  why (len bytes, may be NULL) says why io_uring was passed over.
+ */
+const struct engine_ops *engine_default(char *why, size_t len);
 
 /* Whether the job's target is the engine's to resolve (target_resolve) with these options. */
 bool engine_owns_target(const struct engine_ops *ops, const void *opts);
@@ -291,6 +352,16 @@ const struct engine_ops *engine_owning_option(const char *key);
  */
 int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts,
                       struct llmio_error *e);
+
+/*
+ * Each of engine e's options in opts (as engine_opts_parse filled them) into out, in the
+ * table's order, enums by name: what a result carries (llmio_result.engine_options), so that
+ * its record is written without the engine.  Returns the count, at most LLMIO_ENGINE_OPTS_MAX
+ * (engine_missing checks the table); 0 when opts is NULL (an engine without options).
+ */
+struct llmio_engine_optval;
+unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
+                            struct llmio_engine_optval *out);
 
 /* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
  * NULL past the end. */

@@ -678,5 +678,7 @@ const struct engine_ops engine_gds = {
         .cleanup = gds_cleanup,
         .buf_alloc = gpu_buf_alloc,
         .buf_free = gpu_buf_free,
+        .buf_copy_in = gpu_buf_copy_in,
+        .buf_copy_out = gpu_buf_copy_out,
         .test_variants = gds_variants,
 };

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "llmio/engine.h"
+#include "llmio/result.h"
 
 /* The built-in engines: each is one file, src/engine/NAME.c, and one line here and below. */
 extern const struct engine_ops engine_null;
@@ -71,7 +72,21 @@ const char *engine_missing(const struct engine_ops *e)
 		return "buf_free (it has buf_alloc)";
 	if (!e->buf_alloc && e->buf_free)
 		return "buf_alloc (it has buf_free)";
+	if (e->buf_alloc && !(e->caps & ENGINE_CAP_HOST_BUFS) &&
+	    (!e->buf_copy_in || !e->buf_copy_out))
+		return "buf_copy_in and buf_copy_out (buf_alloc without ENGINE_CAP_HOST_BUFS)";
+	if ((e->buf_copy_in || e->buf_copy_out) && !e->buf_alloc)
+		return "buf_alloc (it has buf_copy_in or buf_copy_out)";
+	if (e->objects &&
+	    (!e->objects->size || !e->objects->remove || !e->objects->list || !e->objects->writer))
+		return "objects->size, remove, list and writer (it has objects)";
+	if (e->objects && !e->target_resolve)
+		return "target_resolve (it has objects)";
 	for (const struct llmio_optdesc *o = e->opts; o && o->name; o++) {
+		/* a result carries them by value (llmio_result.engine_options) */
+		if (o - e->opts >= LLMIO_ENGINE_OPTS_MAX ||
+		    strlen(o->name) >= sizeof(((struct llmio_engine_optval *)0)->name))
+			return "at most LLMIO_ENGINE_OPTS_MAX options, names under 32 bytes";
 		if (o->fio_kind == OPTD_FIO_CUSTOM && !e->fio_option)
 			return "fio_option (an option is OPTD_FIO_CUSTOM)";
 		if (o->fio_kind == OPTD_FIO_NONE && !o->fio_note)
@@ -121,6 +136,36 @@ int engine_target_resolve_defaults(const struct engine_ops *ops, const struct en
 	return ret;
 }
 
+const struct engine_objects *engine_objects(const struct engine_ops *ops, const void *opts)
+{
+	return engine_owns_target(ops, opts) ? ops->objects : NULL;
+}
+
+int engine_process_main(int argc, char *const *argv)
+{
+	for (size_t i = 0; i < NENGINES; i++) {
+		int code = builtin_engines[i]->process_main
+		                   ? builtin_engines[i]->process_main(argc, argv)
+		                   : -1;
+
+		if (code >= 0)
+			return code;
+	}
+	return -1;
+}
+
+const struct engine_ops *engine_default(char *why, size_t len)
+{
+	const struct engine_ops *e = engine_find("io_uring");
+	char buf[512] = "";
+
+	if (e && (!e->probe || !e->probe(buf, sizeof(buf))))
+		return e;
+	if (why && len)
+		snprintf(why, len, "io_uring cannot run here: %s", e ? buf : "not built in");
+	return engine_find("psync");
+}
+
 const struct engine_ops *engine_find(const char *name)
 {
 	for (size_t i = 0; i < NENGINES; i++) {
@@ -133,6 +178,25 @@ const struct engine_ops *engine_find(const char *name)
 				return engine_at(i);
 	}
 	return NULL;
+}
+
+unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
+                            struct llmio_engine_optval *out)
+{
+	unsigned n = 0;
+
+	for (const struct llmio_optdesc *o = e->opts; opts && o && o->name; o++, n++) {
+		struct llmio_engine_optval *v = &out[n];
+		struct llmio_optval val;
+
+		memset(v, 0, sizeof(*v));
+		snprintf(v->name, sizeof(v->name), "%s", o->name);
+		v->value = *(const int *)((const char *)opts + o->offset);
+		optdesc_load(o, opts, &val);
+		if (o->type != OPTD_ENUM || optdesc_format(o, &val, v->choice, sizeof(v->choice)))
+			v->choice[0] = '\0'; /* a number; an enum out of its choices too */
+	}
+	return n;
 }
 
 const char *engine_test_variant(const struct engine_ops *e, size_t m)

@@ -866,6 +866,17 @@ static int agent_target_resolve(const void *opts, const struct engine_target_req
 	return engine_target_resolve_defaults(engine_find("s3"), rq, t, e);
 }
 
+/* `PROGRAM __s3-agent`, its socket on fd 3: this is the agent process (engine.h, process_main). */
+static int agent_process_main(int argc, char *const *argv)
+{
+	int code;
+
+	if (argc != 2 || strcmp(argv[1], S3_AGENT_ARG))
+		return -1;
+	code = s3_agent_serve(S3_AGENT_FD);
+	return code < 0 ? 1 : code;
+}
+
 const struct engine_ops engine_s3_agent = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "s3-agent",
@@ -885,4 +896,6 @@ const struct engine_ops engine_s3_agent = {
         .buf_free = agent_buf_free,
         .target_resolve = agent_target_resolve,
         .finish = agent_finish,
+        .objects = &s3_objects, /* its objects are s3's, in the same store */
+        .process_main = agent_process_main,
 };

@@ -525,6 +525,9 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	double wall, gb;
 
 	r->opts = j->o;
+	/* the options as parsed when the job was set up: the record prints them (no registry) */
+	r->engine_options_known = true;
+	r->nengine_options = engine_opts_values(j->engine, j->engine_opts, r->engine_options);
 	sample_stats(j, r);
 	/*
 	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result

@@ -11,8 +11,6 @@
 #include <string.h>
 
 #include "job/options.h"
-#include "engine/engine.h"
-#include "llmio/engine.h"
 #include "llmio/result.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
@@ -98,33 +96,31 @@ static cJSON *op_json(const struct llmio_op_result *op, double runtime_s)
 /*
  * Every option of the job's engine as it ran, defaults included (enums by name, times in ms),
  * so a journal says which keys were engine options and what they were after the engine's
- * options or defaults have changed (an empty object for an engine without options).
+ * options or defaults have changed (an empty object for an engine without options).  The job
+ * parsed them once when it was set up (llmio_result.engine_options); NULL for a result that
+ * no job made.
  */
-static cJSON *engine_options_json(const struct llmio_job_opts *o)
+static cJSON *engine_options_json(const struct llmio_result *r)
 {
-	const struct engine_ops *e = engine_find(o->engine);
-	int v[64]; /* engine option structs are ints (engine.h) */
 	cJSON *j;
 
-	if (!e || e->opts_size > sizeof(v) || engine_opts_parse(e, o->engine_opts, v, NULL))
+	if (!r->engine_options_known)
 		return NULL;
 	j = cJSON_CreateObject();
-	for (const struct llmio_optdesc *eo = e->opts; j && eo && eo->name; eo++) {
-		int x = *(const int *)((const char *)v + eo->offset);
-		struct llmio_optval val;
-		char text[64];
+	for (uint32_t i = 0; j && i < r->nengine_options && i < LLMIO_ENGINE_OPTS_MAX; i++) {
+		const struct llmio_engine_optval *v = &r->engine_options[i];
 
-		optdesc_load(eo, v, &val);
-		if (eo->type == OPTD_ENUM && !optdesc_format(eo, &val, text, sizeof(text)))
-			cJSON_AddStringToObject(j, eo->name, text);
+		if (v->choice[0])
+			cJSON_AddStringToObject(j, v->name, v->choice);
 		else
-			cJSON_AddNumberToObject(j, eo->name, x);
+			cJSON_AddNumberToObject(j, v->name, v->value);
 	}
 	return j;
 }
 
 struct echo {
 	cJSON *j;
+	const struct llmio_result *r;
 	const struct llmio_job_opts *o;
 };
 
@@ -148,7 +144,7 @@ static void echo_option(void *arg, const char *key, const struct llmio_optdesc *
 		cJSON_AddNumberToObject(x->j, key, (double)v->u);
 	if (!strcmp(d->name, "ioengine")) {
 		/* the engine's own options follow the engine */
-		cJSON *eng = engine_options_json(x->o);
+		cJSON *eng = engine_options_json(x->r);
 
 		if (x->o->engine_opts[0])
 			cJSON_AddStringToObject(x->j, "engine_opts", x->o->engine_opts);
@@ -157,18 +153,13 @@ static void echo_option(void *arg, const char *key, const struct llmio_optdesc *
 	}
 }
 
-static cJSON *opts_json(const struct llmio_job_opts *o)
-{
-	struct echo x = {.j = cJSON_CreateObject(), .o = o};
-
-	if (x.j)
-		job_opts_echo(o, echo_option, &x);
-	return x.j;
-}
-
 cJSON *result_opts_json(const struct llmio_result *r)
 {
-	return opts_json(&r->opts);
+	struct echo x = {.j = cJSON_CreateObject(), .r = r, .o = &r->opts};
+
+	if (x.j)
+		job_opts_echo(&r->opts, echo_option, &x);
+	return x.j;
 }
 
 cJSON *result_read_json(const struct llmio_result *r)

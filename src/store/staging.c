@@ -4,15 +4,16 @@
  * when the store opens and handed to the engine as its I/O buffers (io_uring registers them).
  * Every byte the store moves passes through one of them, so staging_bytes bounds the memory the
  * store holds for write-behind and read-ahead together.  Host engines get one aligned
- * allocation; a GPU engine allocates its own (GPU memory), and the copies in and out go
- * through the CUDA runtime.  The pool belongs to the I/O thread.
+ * allocation; an engine with buffers of its own (GPU memory) allocates them, and the copies in
+ * and out go through its buf_copy_in / buf_copy_out (engine.h).  The pool belongs to the I/O
+ * thread.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/cuda_loader.h"
+#include "engine/engine.h"
 #include "store/store_internal.h"
 
 int staging_alloc(struct llmio_store *s, struct llmio_error *e)
@@ -43,7 +44,6 @@ int staging_alloc(struct llmio_store *s, struct llmio_error *e)
 			                 p->buf_len);
 			return rc;
 		}
-		s->rt = cuda_runtime(NULL); /* loaded already: buf_alloc used it */
 	} else {
 		if (posix_memalign(&p->host, 4096, (size_t)p->nbufs * p->buf_len))
 			return llmio_err(
@@ -81,25 +81,24 @@ void staging_release(struct llmio_store *s)
 int staging_in(struct llmio_store *s, uint16_t idx, size_t at, const void *src, size_t n)
 {
 	char *b = (char *)s->stg.buf[idx] + at;
-	const struct cudart *rt = s->rt;
 
-	if (!s->stg.engine_mem) {
+	/* no buf_copy_in: host memory this process maps (ENGINE_CAP_HOST_BUFS, engine.h) */
+	if (!s->stg.engine_mem || !s->eng->buf_copy_in) {
 		memcpy(b, src, n);
 		return 0;
 	}
-	return rt && !rt->Memcpy(b, src, n, cudaMemcpyHostToDevice) ? 0 : -EIO;
+	return s->eng->buf_copy_in(s->eng_opts, s->stg.buf[idx], at, src, n);
 }
 
 int staging_out(struct llmio_store *s, uint16_t idx, size_t at, void *dst, size_t n)
 {
 	const char *b = (const char *)s->stg.buf[idx] + at;
-	const struct cudart *rt = s->rt;
 
-	if (!s->stg.engine_mem) {
+	if (!s->stg.engine_mem || !s->eng->buf_copy_out) {
 		memcpy(dst, b, n);
 		return 0;
 	}
-	return rt && !rt->Memcpy(dst, b, n, cudaMemcpyDeviceToHost) ? 0 : -EIO;
+	return s->eng->buf_copy_out(s->eng_opts, s->stg.buf[idx], at, dst, n);
 }
 
 /* Alignment padding around a tensor's bytes: zeros, not another tensor's bytes. */

@@ -464,20 +464,18 @@ static int check_opts(struct llmio_store *s, const struct llmio_store_opts *in,
 
 static int pick_engine(struct llmio_store *s, struct llmio_error *e)
 {
-	const char *name = s->o.engine[0] ? s->o.engine : "io_uring";
+	const char *name = s->o.engine;
 	char why[512] = "";
-	int rc;
+	int rc = 0;
 
 	s->o.engine[sizeof(s->o.engine) - 1] = '\0';
-	s->eng = engine_find(name);
+	/* none named: the registry's default, which falls back where io_uring cannot run */
+	s->eng = name[0] ? engine_find(name) : engine_default(NULL, 0);
 	if (!s->eng)
 		return llmio_err(e, -EINVAL, "store: unknown engine %s; `llmio engines` lists them",
 		                 name);
-	rc = s->eng->probe ? s->eng->probe(why, sizeof(why)) : 0;
-	if (rc && !s->o.engine[0]) {
-		s->eng = engine_find("psync"); /* the default falls back, as documented */
-		rc = 0;
-	}
+	if (name[0] && s->eng->probe)
+		rc = s->eng->probe(why, sizeof(why));
 	if (rc)
 		return llmio_err(e, rc, "store: engine %s cannot run here: %s", name, why);
 	if (s->eng->caps & ENGINE_CAP_NO_IO)

@@ -183,7 +183,6 @@ struct llmio_store {
 	const struct engine_ops *eng;
 	void *eng_opts;
 	struct engine_ctx ctx;
-	const void *rt; /* struct cudart of a GPU engine, else NULL */
 
 	struct store_target *tg;
 	unsigned ntg;

@@ -12,7 +12,6 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
-#include "engine/s3.h"
 #include "workload/objects.h"
 #include "workload/segsrc.h"
 
@@ -29,42 +28,39 @@ bool wl_on_objects(const struct wl *w)
 	return w->obj && w->obj->on_objects;
 }
 
-/* Does the run's engine, with its options, resolve s3:// names itself (s3, cuda-bounce host=s3)? */
-static bool engine_resolves(const struct wl *w)
+/* What the recipe asks of its run's engine, with the run's engine options (parsed once here). */
+struct run_engine {
+	bool owns; /* it resolves s3:// names itself (s3, s3-agent, cuda-bounce host=s3) */
+	/*
+	 * its cleanup=1 (s3) is given: that deletes a job's objects when the job ends, in a recipe
+	 * each phase's, before a later phase reads them (ckpt's restore)
+	 */
+	bool cleanup;
+	const struct engine_objects *objects; /* its object operations (engine.h), or NULL */
+};
+
+/* All false for an unknown engine or options it refuses: the job's setup says which. */
+static void run_engine(const struct wl *w, struct run_engine *re)
 {
 	const struct engine_ops *ops = engine_find(w->base.engine);
-	void *opts;
-	bool own;
+	const struct llmio_optdesc *od;
+	void *opts = NULL;
 
-	if (!ops || !ops->opts_size)
-		return ops && engine_owns_target(ops, NULL);
-	opts = calloc(1, ops->opts_size);
-	if (!opts)
-		return false;
-	own = !engine_opts_parse(ops, w->base.engine_opts, opts, NULL) &&
-	      engine_owns_target(ops, opts);
+	memset(re, 0, sizeof(*re));
+	if (!ops)
+		return;
+	if (ops->opts_size) {
+		opts = calloc(1, ops->opts_size);
+		if (!opts || engine_opts_parse(ops, w->base.engine_opts, opts, NULL)) {
+			free(opts);
+			return;
+		}
+	}
+	od = engine_opt_find(ops, "cleanup");
+	re->owns = engine_owns_target(ops, opts);
+	re->objects = engine_objects(ops, opts);
+	re->cleanup = od && opts && *(const int *)((const char *)opts + od->offset);
 	free(opts);
-	return own;
-}
-
-/*
- * Is the engine's cleanup=1 (s3) given?  It deletes a job's objects when the job ends: in a
- * recipe, each phase's, before a later phase reads them (ckpt's restore).
- */
-static bool engine_cleans_up(const struct wl *w)
-{
-	const struct engine_ops *ops = engine_find(w->base.engine);
-	const struct llmio_optdesc *od = ops ? engine_opt_find(ops, "cleanup") : NULL;
-	bool on = false;
-	void *opts;
-
-	if (!od || !ops->opts_size)
-		return false;
-	opts = calloc(1, ops->opts_size);
-	if (opts && !engine_opts_parse(ops, w->base.engine_opts, opts, NULL))
-		on = *(const int *)((const char *)opts + od->offset) != 0;
-	free(opts);
-	return on;
 }
 
 static void note_add(char *note, size_t len, const char *text)
@@ -87,21 +83,23 @@ static bool on_objects_ok(const struct recipe *r)
 }
 
 /* The bucket, the credentials and the server, asked once before anything is laid out. */
-static int check_bucket(const char *prefix, struct llmio_error *e)
+static int check_bucket(const struct engine_objects *obj, const char *prefix, struct llmio_error *e)
 {
 	char probe[LLMIO_PATH_MAX + 16] = "";
 	const char *name = probe;
 	uint64_t size;
 
 	engine_appendf(probe, sizeof(probe), "%s/.llmio-check", prefix);
-	return s3_objects_size(&name, 1, &size, e);
+	return obj->size(&name, 1, &size, e);
 }
 
 const char *wl_objects_staging(const struct wl *w)
 {
+	struct run_engine re;
 	const char *staging;
 
-	if (!wl_object_url(w->base.directory) || engine_resolves(w))
+	run_engine(w, &re);
+	if (!wl_object_url(w->base.directory) || re.owns)
 		return NULL;
 	staging = wl_str(w, "staging");
 	if (!staging[0])
@@ -114,6 +112,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	struct wl_objects *o = calloc(1, sizeof(*o));
 	const char *dir = w->base.directory, *staging;
 	size_t len = strlen(dir);
+	struct run_engine re;
 	struct stat st;
 
 	if (!o)
@@ -128,7 +127,8 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 	while (len > 5 && dir[len - 1] == '/')
 		len--;
 	snprintf(o->url, sizeof(o->url), "%.*s", (int)len, dir);
-	if (!engine_resolves(w)) {
+	run_engine(w, &re);
+	if (!re.owns) {
 		/* a file engine beside the object engines: files, said in every phase */
 		staging = wl_objects_staging(w);
 		if (stat(staging, &st) || !S_ISDIR(st.st_mode))
@@ -144,12 +144,18 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		               w->base.engine, staging, o->url);
 		return 0;
 	}
-	if (engine_cleans_up(w))
+	if (re.cleanup)
 		return llmio_err(
 		        e, -EINVAL,
 		        "cleanup=1 deletes a phase's objects when it ends, before a later "
 		        "phase reads them (ckpt's restore); a recipe removes the objects it "
 		        "created at its end by itself (--keep keeps them): drop cleanup=1");
+	o->ops = re.objects;
+	if (!o->ops)
+		return llmio_err(e, -EINVAL,
+		                 "--engine %s resolves its own targets, but not as objects: an "
+		                 "s3:// --directory needs an object engine (`llmio engines`)",
+		                 w->base.engine);
 	o->on_objects = true;
 	if (w->base.direct && !w->direct_auto)
 		snprintf(o->note, sizeof(o->note),
@@ -160,7 +166,7 @@ int wl_objects_begin(struct wl *w, struct llmio_error *e)
 		return llmio_err(e, -ENAMETOOLONG, "--directory %.64s... is too long", o->url);
 	w->base.directory[0] = '\0';
 	engine_appendf(w->base.directory, sizeof(w->base.directory), "%s/llmio-work", o->url);
-	return check_bucket(w->base.directory, e);
+	return check_bucket(o->ops, w->base.directory, e);
 }
 
 static bool listed(char *const *v, unsigned n, const char *name)
@@ -218,10 +224,11 @@ int wl_objects_before_write(struct wl *w, const struct llmio_file *files, unsign
 	for (unsigned i = 0; i < n && !ret; i++)
 		names[i] = files[i].path;
 	if (!ret)
-		ret = s3_objects_size(names, n, sizes, e);
+		ret = o->ops->size(names, n, sizes, e);
 	/* one this run made (an earlier phase, --repeat) is still its own */
 	for (unsigned i = 0; i < n && !ret; i++)
-		if (sizes[i] != S3_ABSENT && !listed(o->created, o->ncreated, names[i]) &&
+		if (sizes[i] != ENGINE_OBJECT_ABSENT &&
+		    !listed(o->created, o->ncreated, names[i]) &&
 		    !listed(o->before, o->nbefore, names[i]))
 			ret = list_add(&o->before, &o->nbefore, &o->before_cap, names[i]);
 	if (ret == -ENOMEM)
@@ -242,8 +249,9 @@ int wl_objects_written(struct wl *w, const struct llmio_file *files, unsigned n)
 }
 
 /*
- * Upload files (their sizes, llmio's pattern) with the s3 engine: OBJ_UPLOADERS threads, each
- * its own objects, in 8 MiB parts.  Not a phase: like filling files, it is not measured.
+ * Upload files (their sizes, llmio's pattern) with the store's writer engine (s3, whichever
+ * engine reads them): OBJ_UPLOADERS threads, each its own objects, in 8 MiB parts.  Not a
+ * phase: like filling files, it is not measured.
  */
 static int upload(struct wl *w, const struct llmio_file *files, unsigned n, struct llmio_error *e)
 {
@@ -262,7 +270,7 @@ static int upload(struct wl *w, const struct llmio_file *files, unsigned n, stru
 		return llmio_err(e, ret, "out of memory");
 	}
 	llmio_job_opts_init(&o);
-	snprintf(o.engine, sizeof(o.engine), "s3");
+	snprintf(o.engine, sizeof(o.engine), "%s", w->obj->ops->writer->name);
 	o.files = files;
 	o.nfiles_list = n;
 	o.io_source = &s.src;
@@ -309,7 +317,7 @@ static int prepare_here(struct wl *w, const struct llmio_file *files, unsigned n
 	}
 	for (unsigned i = 0; i < n; i++)
 		names[i] = files[i].path;
-	ret = s3_objects_size(names, n, sizes, e);
+	ret = w->obj->ops->size(names, n, sizes, e);
 	if (ret)
 		goto out;
 	/* another size is an object of an earlier run at another --scale: ours to rewrite */
@@ -420,7 +428,7 @@ void wl_objects_end(struct wl *w, int ret)
 		w->dist->barrier();
 	left[0] = '\0';
 	if (o->ncreated && !keep &&
-	    s3_objects_delete((const char *const *)o->created, o->ncreated, &deleted, &e))
+	    o->ops->remove((const char *const *)o->created, o->ncreated, &deleted, &e))
 		engine_appendf(left, sizeof(left),
 		               "objects: %u created under %s/, removing them failed: %s",
 		               o->ncreated, w->base.directory, e.msg);

@@ -14,6 +14,8 @@
 
 #include "workload/workload.h"
 
+struct engine_objects; /* src/engine/engine.h */
+
 struct wl_objects {
 	bool on_objects;           /* the streams' files are objects (else: staging files) */
 	char url[LLMIO_PATH_MAX];  /* --directory as given, s3://bucket/prefix */
@@ -27,6 +29,8 @@ struct wl_objects {
 	/* the object sets already prepared (load asks before each phase): name of the first, n */
 	char seen[8][128];
 	unsigned seen_n[8], nseen;
+	/* the run's engine's object operations (engine.h, engine_objects), when on_objects */
+	const struct engine_objects *ops;
 };
 
 /* Is this --directory an object store's URL? */
