@@ -53,7 +53,7 @@ calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 GB=$(calc "$BYTES / 1e9")
 
 echo "# verify_cpu: $(date -u +%FT%TZ), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)"
-echo "# llmio $(git -C "$OLDPWD" rev-parse --short HEAD 2>/dev/null || echo '?'), $(fio --version); $SIZE file, bs=$BS, psync, cached, $REPS rounds"
+echo "# $LLMIO ($("$LLMIO" --version), built $(date -u -r "$LLMIO" +%FT%TZ)), tree $(git -C "$OLDPWD" rev-parse --short HEAD 2>/dev/null || echo '?'), $(fio --version); $SIZE file, bs=$BS, psync, cached, $REPS rounds"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # stats V...: min median max of the values
