@@ -42,9 +42,9 @@ _Static_assert(sizeof(struct vhdr) == VERIFY_HDR_LEN, "verify header layout");
 /* ---- CRC-32C: ISA-L ---- */
 
 /*
- * crc32_iscsi() picks the fastest code this CPU runs (three crc32 streams folded with
- * carry-less multiplication; a table where SSE4.2 is missing) and neither inverts the value it
- * starts from nor the one it returns: the standard CRC-32C starts from all ones and inverts at
+ * crc32_iscsi() picks the fastest code this CPU runs (carry-less multiply folding, or the
+ * crc32 instruction on parallel streams; a table where neither exists) and neither inverts the
+ * value it starts from nor the one it returns: the standard CRC-32C starts from all ones and inverts at
  * the end ("123456789" -> 0xe3069283, tests/test_verify.c).  It takes an int length, so a
  * block over 2 GiB goes in pieces, each continuing from the last.
  */
