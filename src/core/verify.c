@@ -44,9 +44,9 @@ _Static_assert(sizeof(struct vhdr) == VERIFY_HDR_LEN, "verify header layout");
 /*
  * crc32_iscsi() picks the fastest code this CPU runs (carry-less multiply folding, or the
  * crc32 instruction on parallel streams; a table where neither exists) and neither inverts the
- * value it starts from nor the one it returns: the standard CRC-32C starts from all ones and inverts at
- * the end ("123456789" -> 0xe3069283, tests/test_verify.c).  It takes an int length, so a
- * block over 2 GiB goes in pieces, each continuing from the last.
+ * value it starts from nor the one it returns: the standard CRC-32C starts from all ones and
+ * inverts at the end ("123456789" -> 0xe3069283, tests/test_verify.c).  It takes an int
+ * length, so a block over 2 GiB goes in pieces, each continuing from the last.
  */
 static uint32_t crc32c(const uint8_t *p, size_t n)
 {
