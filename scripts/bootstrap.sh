@@ -14,6 +14,9 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       libcurl4-openssl-dev libssl-dev curl s3fs
       python3-botocore # the s3 tests' second SigV4 signer: every request llmio signs, signed again
       libpmem2-dev # the pmem2 engine links libpmem2 (docs/engines.md, pmem2)
+      libisal-dev # verify=crc32c: ISA-L's CRC-32C (docs/fio.md, verify)
+      libxxhash-dev # the in-memory hash of string tables (src/base/hash.h)
+      libmount-dev # the mount table under a target (src/job/target_facts.c)
       # the uring_cmd test guest (tests/qemu/run_guest.sh): an emulator with an NVMe device, a
       # kernel with its nvme modules to boot in it, and a static busybox for its initramfs
       qemu-system-x86 linux-image-amd64 busybox-static

@@ -108,7 +108,7 @@ int main(void)
 	return engine_find("x") == NULL && target_open() == -1 ? 0 : 1;
 }
 EOF
-read -r -a DEPS <<<"$(pkg-config --libs liburing libcjson blkid inih libcurl libcrypto libpmem2)"
+read -r -a DEPS <<<"$(pkg-config --libs liburing libcjson blkid inih libcurl libcrypto libpmem2 libisal libxxhash mount)"
 run "$CC_BUILD" -std=c11 "${SAN[@]}" -I"$(dirname "$0")/../include" "$T/clash.c" "$A" \
 	"${DEPS[@]}" -laio -lpthread -lm -o "$T/clash"
 if [ "$RC" -eq 0 ]; then

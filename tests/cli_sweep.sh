@@ -83,6 +83,27 @@ json_check <(head -n 1 "$J") "record: contract keys, one phase 'run' with one jo
 	'all(k in d for k in ("llmio","record","config_hash","sweep","config","workload","host","cache_dropped","steady_state","start_epoch_ms","wall_s","phases")) and d["workload"] == "job" and [p["name"] for p in d["phases"]] == ["run"] and len(d["phases"][0]["jobs"]) == 1 and "error" not in d'
 json_check <(head -n 1 "$J") "record: canonical config, job object as llmio run --json" \
 	'd["config"]["bs"] == 4096 and d["config"]["runtime"] == 200000000 and d["config"]["repeat"] == 0 and d["phases"][0]["jobs"][0]["read"]["iops"] > 0 and "clat_ns" in d["phases"][0]["jobs"][0]["read"] and d["sweep"]["points"] == 4'
+# the journal keeps config_hash and resumed sweeps and reports compare against it: it stays the
+# documented FNV-1a (docs/sweeps.md), computed here by Python from each record's config
+fnv_ok() {
+	python3 - "$1" <<'PYEOF'
+import json, sys
+def fnv(s):
+    h = 0xcbf29ce484222325
+    for b in s.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+n = 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    canon = "".join("%s=%s\n" % (k, v) for k, v in sorted(d["config"].items()))
+    if d["config_hash"] != fnv(canon):
+        sys.exit("%s: config_hash %s, FNV-1a of its config %s" % (sys.argv[1], d["config_hash"], fnv(canon)))
+    n += 1
+sys.exit(0 if n else "no records")
+PYEOF
+}
+check "config_hash is FNV-1a 64 of the record's config (key=value lines in key order)" fnv_ok "$J"
 expect_rc 2 "an existing journal needs --resume" sweep "$T/tiny.ini" -o "$J"
 expect_err "the message says --resume" "--resume"
 

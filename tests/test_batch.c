@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/hash.h"
 #include "engine/engine.h"
 #include "llmio/llmio.h"
 
@@ -112,18 +113,17 @@ static void uring_paths(void **state)
 	both_paths(&o, 1025);
 }
 
-/* 64-bit FNV-1a of a whole file. */
+/* A hash of a whole file (each piece fread returns seeded by the last). */
 static uint64_t file_hash(const char *path)
 {
-	uint64_t x = 0xcbf29ce484222325ull;
+	uint64_t x = 0;
 	unsigned char buf[65536];
 	FILE *f = fopen(path, "rb");
 	size_t n;
 
 	assert_non_null(f);
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		for (size_t k = 0; k < n; k++)
-			x = (x ^ buf[k]) * 0x100000001b3ull;
+		x = hash64(x, buf, n);
 	fclose(f);
 	return x;
 }

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "llmio/llmio.h"
 
 static char dir[4096];
@@ -326,12 +327,8 @@ static void writes_unique(void **state)
 	f = fopen(o.filename, "rb");
 	assert_non_null(f);
 	for (unsigned i = 0; i < BLOCKS; i++) {
-		uint64_t x = 0xcbf29ce484222325ull;
-
 		assert_int_equal(fread(blk, 1, 4096, f), 4096);
-		for (unsigned k = 0; k < 4096; k++)
-			x = (x ^ (unsigned char)blk[k]) * 0x100000001b3ull;
-		h[i] = x;
+		h[i] = hash64(0, blk, 4096);
 	}
 	fclose(f);
 	qsort(h, BLOCKS, sizeof(*h), cmp_u64);

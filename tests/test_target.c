@@ -6,7 +6,8 @@
  * their marker, and one of llmio's names that llmio did not make is refused.  And a file
  * truncated under a running job ends it with "end of file" and its results, on psync and on
  * mmap (which would otherwise die of SIGBUS): the I/O source truncates the file itself after
- * a few I/Os, so the test is deterministic.
+ * a few I/Os, so the test is deterministic.  And the mount table under a target: a mountinfo
+ * in the kernel's format (proc(5)) read for the facts a record names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "llmio/llmio.h"
 #include "base/error.h"
+#include "job/target_internal.h"
 
 static char dir[2048];
 
@@ -244,6 +247,63 @@ static void truncated_mid_run(void **state)
 	}
 }
 
+/*
+ * The first mount of a device, its mount point and source unescaped (\040 is a space, \134 a
+ * backslash), optional fields (shared:, master:) before the "-"; a line that is not in the
+ * format skipped; a device that is not there and a file that is not there: -ENOENT.
+ */
+static void mountinfo_fixture(void **state)
+{
+	static const char *const lines =
+	        "21 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+	        "not a mountinfo line\n"
+	        "22 21 8:2 / /mnt/my\\040disk rw,relatime shared:2 master:1 - xfs /dev/sdb\\0401 "
+	        "rw\n"
+	        "23 21 8:2 / /second rw - xfs /dev/sdb1 rw\n"
+	        "24 21 0:50 / /tmp rw,nosuid - tmpfs tmpfs rw\n"
+	        "25 21 0:51 /sub /btr\\134x rw - btrfs /dev/nvme0n1p2 rw,ssd\n";
+	struct mount_entry me;
+	char path[2100];
+	FILE *f;
+
+	(void)state;
+	at(path, sizeof(path), "mountinfo");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(lines, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(target_mount_find_in(path, makedev(8, 1), &me), 0);
+	assert_string_equal(me.dir, "/");
+	assert_string_equal(me.fstype, "ext4");
+	assert_string_equal(me.source, "/dev/sda1");
+	assert_int_equal(target_mount_find_in(path, makedev(8, 2), &me), 0);
+	assert_string_equal(me.dir, "/mnt/my disk");
+	assert_string_equal(me.fstype, "xfs");
+	assert_string_equal(me.source, "/dev/sdb 1");
+	assert_int_equal(target_mount_find_in(path, makedev(0, 50), &me), 0);
+	assert_string_equal(me.dir, "/tmp");
+	assert_string_equal(me.source, "tmpfs");
+	assert_int_equal(target_mount_find_in(path, makedev(0, 51), &me), 0);
+	assert_string_equal(me.dir, "/btr\\x");
+	assert_string_equal(me.source, "/dev/nvme0n1p2");
+	assert_int_equal(target_mount_find_in(path, makedev(9, 9), &me), -ENOENT);
+	unlink(path);
+	assert_int_equal(target_mount_find_in(path, makedev(8, 1), &me), -ENOENT);
+}
+
+/* This process's own table: /proc is the proc filesystem (its first mount may be elsewhere in
+ * a container, so only the type is certain) */
+static void mountinfo_of_proc(void **state)
+{
+	struct mount_entry me;
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(stat("/proc", &st), 0);
+	assert_int_equal(target_mount_find(st.st_dev, &me), 0);
+	assert_string_equal(me.fstype, "proc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +311,8 @@ int main(void)
 	        cmocka_unit_test(owned_files_are_prepared),
 	        cmocka_unit_test(directories),
 	        cmocka_unit_test(truncated_mid_run),
+	        cmocka_unit_test(mountinfo_fixture),
+	        cmocka_unit_test(mountinfo_of_proc),
 	};
 	const char *b = getenv("LLMIO_TEST_DIR");
 

@@ -14,6 +14,9 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <libmount.h>
+
 #include "job/target_internal.h"
 
 /* Block devices by number; a test may build with its own fake tree here. */
@@ -87,66 +90,40 @@ bool target_sysfs_dir(dev_t dev, char *out)
 	return realpath(link, out) != NULL;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_octal(char *s)
+/*
+ * The first mount of device `dev` in a mountinfo file ("id parent maj:min root dir opts
+ * [optional...] - fstype source superopts", proc(5)), read with libmount: it knows the
+ * format's optional fields and undoes its octal escapes (a space in a mount point is \040),
+ * which a parser of our own had to get right too.  A line libmount cannot parse is skipped,
+ * as the kernel's own tools do.  \return 0, -ENOENT, or -errno.
+ */
+int target_mount_find_in(const char *mountinfo, dev_t dev, struct mount_entry *me)
 {
-	char *d = s;
+	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_fs *fs;
+	const char *source;
+	int rc;
 
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
+	if (!tb)
+		return -ENOMEM;
+	rc = mnt_table_parse_file(tb, mountinfo);
+	if (rc == 0) {
+		fs = mnt_table_find_devno(tb, dev, MNT_ITER_FORWARD);
+		rc = fs && mnt_fs_get_target(fs) && mnt_fs_get_fstype(fs) ? 0 : -ENOENT;
 	}
-	*d = '\0';
+	if (rc == 0) {
+		source = mnt_fs_get_source(fs);
+		copy_str(me->dir, sizeof(me->dir), mnt_fs_get_target(fs));
+		copy_str(me->fstype, sizeof(me->fstype), mnt_fs_get_fstype(fs));
+		copy_str(me->source, sizeof(me->source), source ? source : "");
+	}
+	mnt_unref_table(tb);
+	return rc < 0 ? rc : rc > 0 ? -EIO : 0;
 }
 
-/*
- * The first mount of device `dev` in /proc/self/mountinfo ("id parent maj:min root dir opts
- * [optional...] - fstype source superopts").  \return 0, -ENOENT, or -errno.
- */
 int target_mount_find(dev_t dev, struct mount_entry *me)
 {
-	char *line = NULL, *save, *tok, *dir, *fstype, *source;
-	unsigned maj, min;
-	size_t cap = 0;
-	int rc = -ENOENT, field;
-	FILE *f;
-
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (rc == -ENOENT && getline(&line, &cap, f) > 0) {
-		dir = fstype = source = NULL;
-		maj = min = UINT_MAX;
-		field = 0;
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			if (field == 2 && sscanf(tok, "%u:%u", &maj, &min) != 2)
-				break;
-			if (field == 4)
-				dir = tok;
-			if (field >= 6 && strcmp(tok, "-") == 0) {
-				fstype = strtok_r(NULL, " \n", &save);
-				source = fstype ? strtok_r(NULL, " \n", &save) : NULL;
-				break;
-			}
-			field++;
-		}
-		if (!dir || !fstype || maj != major(dev) || min != minor(dev))
-			continue;
-		unescape_octal(dir);
-		copy_str(me->dir, sizeof(me->dir), dir);
-		copy_str(me->fstype, sizeof(me->fstype), fstype);
-		copy_str(me->source, sizeof(me->source), source ? source : "");
-		unescape_octal(me->source);
-		rc = 0;
-	}
-	free(line);
-	fclose(f);
-	return rc;
+	return target_mount_find_in("/proc/self/mountinfo", dev, me);
 }
 
 /* Name a filesystem from statfs when mountinfo does not list it (another mount namespace). */

@@ -68,6 +68,8 @@ bool target_attr_exists(const char *dir, const char *name);
 bool target_sysfs_dir(dev_t dev, char *out);
 /* The first mount of device dev in /proc/self/mountinfo.  \return 0, -ENOENT, or -errno. */
 int target_mount_find(dev_t dev, struct mount_entry *me);
+/* The same in another file of that format (a test's). */
+int target_mount_find_in(const char *mountinfo, dev_t dev, struct mount_entry *me);
 /* t->dev and t->stat_path for block device dev (see there). */
 void target_dev_facts(struct target *t, dev_t dev);
 /* Device facts for a file on the filesystem of st. */

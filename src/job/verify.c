@@ -2,11 +2,10 @@
 /*
  * verify=crc32c|md5|sha256: a header and checksum in every written block, checked when read.
  * The digests are the standard ones (CRC-32C: RFC 3720's Castagnoli polynomial, reflected;
- * MD5: RFC 1321; SHA-256: FIPS 180-4), written out here rather than called from libcrypto
- * (which the s3 engine links): a block is hashed on the worker thread for every I/O, and
- * OpenSSL 3's EVP_Digest allocates a context and fetches the algorithm on each call, while
- * these functions touch nothing but the block and the stack.  tests/test_verify.c checks each
- * against its published test vectors.
+ * MD5: RFC 1321; SHA-256: FIPS 180-4), from the libraries that use the CPU's instructions for
+ * them: ISA-L for CRC-32C, OpenSSL's libcrypto (which the s3 engine links too) for MD5 and
+ * SHA-256.  A block is hashed on the worker thread for every I/O.  tests/test_verify.c checks
+ * each against its published test vectors and against Python's hashlib.
  *
  * Block layout: magic, algorithm, length, the block's own file offset, then the digest of the
  * whole block computed with the digest field zeroed.  The offset catches a block read from the
@@ -14,10 +13,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <isa-l/crc.h>
+#include <openssl/evp.h>
 
 #include "base/error.h"
 #include "job/job_internal.h"
@@ -36,149 +39,79 @@ struct vhdr {
 
 _Static_assert(sizeof(struct vhdr) == VERIFY_HDR_LEN, "verify header layout");
 
-/* ---- CRC-32C (Castagnoli), reflected, table-driven ---- */
+/* ---- CRC-32C: ISA-L ---- */
 
+/*
+ * crc32_iscsi() picks the fastest code this CPU runs (carry-less multiply folding, or the
+ * crc32 instruction on parallel streams; a table where neither exists) and neither inverts the
+ * value it starts from nor the one it returns: the standard CRC-32C starts from all ones and
+ * inverts at the end ("123456789" -> 0xe3069283, tests/test_verify.c).  It takes an int
+ * length, so a block over 2 GiB goes in pieces, each continuing from the last.
+ */
 static uint32_t crc32c(const uint8_t *p, size_t n)
 {
-	static uint32_t table[256];
-	static int ready; /* benign race: every thread computes the same table */
+	const size_t piece = (size_t)1 << 30;
 	uint32_t c = 0xffffffffu;
 
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t v = i;
+	for (; n > piece; p += piece, n -= piece)
+		c = crc32_iscsi((unsigned char *)p, (int)piece, c);
+	return ~crc32_iscsi((unsigned char *)p, (int)n, c);
+}
 
-			for (int k = 0; k < 8; k++)
-				v = v & 1 ? (v >> 1) ^ 0x82f63b78u : v >> 1;
-			table[i] = v;
+/* ---- MD5 and SHA-256: OpenSSL's libcrypto ---- */
+
+/*
+ * EVP_Digest() would make a context and fetch the algorithm from its provider on every call.
+ * Instead the algorithms are fetched once per process and each thread keeps one EVP_MD_CTX,
+ * made at its first digest and freed when the thread ends (the key's destructor), reused for
+ * every block.  OpenSSL 3.0 (Debian 12) still makes the provider's small state again at each
+ * init (one malloc and free per block; tests/test_verify.c counts them), which is what it
+ * costs to stay on the interface OpenSSL supports rather than its deprecated SHA256_Init().
+ */
+static pthread_once_t md_once = PTHREAD_ONCE_INIT;
+static pthread_key_t md_key;
+static bool md_key_made;
+static EVP_MD *md_algo[2]; /* MD5, SHA-256 */
+
+static void md_ctx_free(void *ctx)
+{
+	EVP_MD_CTX_free(ctx);
+}
+
+static void md_setup(void)
+{
+	md_algo[0] = EVP_MD_fetch(NULL, "MD5", NULL);
+	md_algo[1] = EVP_MD_fetch(NULL, "SHA256", NULL);
+	md_key_made = pthread_key_create(&md_key, md_ctx_free) == 0;
+}
+
+/* The digest of p[0..n) by algorithm a of md_algo into out; its length, or 0 on a failure. */
+static size_t md_digest(unsigned a, const void *p, size_t n, uint8_t *out)
+{
+	EVP_MD_CTX *ctx;
+	unsigned len = 0;
+
+	pthread_once(&md_once, md_setup);
+	if (!md_algo[a] || !md_key_made)
+		return 0;
+	ctx = pthread_getspecific(md_key);
+	if (!ctx) {
+		ctx = EVP_MD_CTX_new();
+		if (!ctx)
+			return 0;
+		if (pthread_setspecific(md_key, ctx)) {
+			EVP_MD_CTX_free(ctx);
+			return 0;
 		}
-		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 	}
-	while (n--)
-		c = table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
-}
-
-/* ---- MD5 (RFC 1321) ---- */
-
-#define ROL(x, c) (((x) << (c)) | ((x) >> (32 - (c))))
-
-static void md5_block(uint32_t h[4], const uint8_t *p)
-{
-	static const uint32_t k[64] = {
-	        0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
-	        0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
-	        0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
-	        0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
-	        0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122,
-	        0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
-	        0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244,
-	        0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-	        0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
-	        0xeb86d391};
-	static const uint8_t r[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-	                              5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
-	                              4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-	                              6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
-	uint32_t w[16], a = h[0], b = h[1], c = h[2], d = h[3];
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-		       (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
-	for (int i = 0; i < 64; i++) {
-		uint32_t f, t;
-		int g;
-
-		if (i < 16) {
-			f = (b & c) | (~b & d);
-			g = i;
-		} else if (i < 32) {
-			f = (d & b) | (~d & c);
-			g = (5 * i + 1) % 16;
-		} else if (i < 48) {
-			f = b ^ c ^ d;
-			g = (3 * i + 5) % 16;
-		} else {
-			f = c ^ (b | ~d);
-			g = (7 * i) % 16;
-		}
-		t = d;
-		d = c;
-		c = b;
-		b = b + ROL(a + f + k[i] + w[g], r[i]);
-		a = t;
-	}
-	h[0] += a;
-	h[1] += b;
-	h[2] += c;
-	h[3] += d;
-}
-
-/* ---- SHA-256 (FIPS 180-4) ---- */
-
-#define ROR(x, c) (((x) >> (c)) | ((x) << (32 - (c))))
-
-static void sha256_block(uint32_t h[8], const uint8_t *p)
-{
-	static const uint32_t k[64] = {
-	        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-	        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-	        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-	        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-	        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-	        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-	        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-	        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-	        0xc67178f2};
-	uint32_t w[64], s[8];
-
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	memcpy(s, h, sizeof(s));
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = s[7] + (ROR(s[4], 6) ^ ROR(s[4], 11) ^ ROR(s[4], 25)) +
-		              ((s[4] & s[5]) ^ (~s[4] & s[6])) + k[i] + w[i];
-		uint32_t t2 = (ROR(s[0], 2) ^ ROR(s[0], 13) ^ ROR(s[0], 22)) +
-		              ((s[0] & s[1]) ^ (s[0] & s[2]) ^ (s[1] & s[2]));
-
-		memmove(s + 1, s, 7 * sizeof(s[0]));
-		s[4] += t1;
-		s[0] = t1 + t2;
-	}
-	for (int i = 0; i < 8; i++)
-		h[i] += s[i];
-}
-
-/* MD5 and SHA-256 share the Merkle-Damgard padding: 0x80, zeros, the bit length (little
- * endian for MD5, big endian for SHA-256) in the last 8 bytes of a 64-byte block. */
-static void md_run(bool sha, uint32_t *h, const uint8_t *p, size_t n)
-{
-	uint8_t tail[128] = {0};
-	const uint64_t bits = (uint64_t)n * 8;
-	size_t rest = n % 64, tlen = rest < 56 ? 64 : 128;
-
-	for (size_t i = 0; i + 64 <= n; i += 64)
-		sha ? sha256_block(h, p + i) : md5_block(h, p + i);
-	memcpy(tail, p + n - rest, rest);
-	tail[rest] = 0x80;
-	for (int i = 0; i < 8; i++)
-		tail[tlen - 8 + i] = (uint8_t)(sha ? bits >> (56 - 8 * i) : bits >> (8 * i));
-	for (size_t i = 0; i < tlen; i += 64)
-		sha ? sha256_block(h, tail + i) : md5_block(h, tail + i);
+	if (!EVP_DigestInit_ex2(ctx, md_algo[a], NULL) || !EVP_DigestUpdate(ctx, p, n) ||
+	    !EVP_DigestFinal_ex(ctx, out, &len))
+		return 0;
+	return len;
 }
 
 size_t verify_digest(enum verify_algo algo, const void *buf, size_t len, uint8_t out[32])
 {
-	uint32_t h[8];
-
 	switch (algo) {
 	case VERIFY_CRC32C: {
 		const uint32_t c = crc32c(buf, len);
@@ -187,24 +120,9 @@ size_t verify_digest(enum verify_algo algo, const void *buf, size_t len, uint8_t
 		return sizeof(c);
 	}
 	case VERIFY_MD5:
-		h[0] = 0x67452301;
-		h[1] = 0xefcdab89;
-		h[2] = 0x98badcfe;
-		h[3] = 0x10325476;
-		md_run(false, h, buf, len);
-		for (int i = 0; i < 16; i++)
-			out[i] = (uint8_t)(h[i / 4] >> (8 * (i % 4)));
-		return 16;
-	case VERIFY_SHA256: {
-		static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-		                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-
-		memcpy(h, h0, sizeof(h));
-		md_run(true, h, buf, len);
-		for (int i = 0; i < 32; i++)
-			out[i] = (uint8_t)(h[i / 4] >> (24 - 8 * (i % 4)));
-		return 32;
-	}
+		return md_digest(0, buf, len, out);
+	case VERIFY_SHA256:
+		return md_digest(1, buf, len, out);
 	case VERIFY_NONE:
 		break;
 	}
@@ -233,7 +151,19 @@ static size_t block_digest(enum verify_algo algo, uint8_t *buf, uint32_t len, ui
 	return n;
 }
 
-void verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off)
+static const char *const algo_names[] = {"none", "crc32c", "md5", "sha256"};
+
+/* libcrypto failed to make its context (out of memory): the one error a digest has */
+static int digest_failed(enum verify_algo algo, struct llmio_error *e)
+{
+	return llmio_err(e, -ENOMEM,
+	                 "verify: OpenSSL could not compute %s (out of memory, or the provider "
+	                 "that has it is not loaded): use verify=crc32c, or free memory",
+	                 algo_names[algo]);
+}
+
+int verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off,
+                 struct llmio_error *e)
 {
 	struct vhdr h = {.magic = VERIFY_MAGIC, .algo = algo, .len = len, .off = off};
 	uint8_t sum[32] = {0};
@@ -241,10 +171,11 @@ void verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off)
 
 	memcpy(buf, &h, sizeof(h));
 	n = block_digest(algo, buf, len, sum);
+	if (!n)
+		return digest_failed(algo, e);
 	memcpy((uint8_t *)buf + offsetof(struct vhdr, sum), sum, n);
+	return 0;
 }
-
-static const char *const algo_names[] = {"none", "crc32c", "md5", "sha256"};
 
 int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, const char *path,
                  struct llmio_error *e)
@@ -274,6 +205,8 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 		                 path, off, off, h.off);
 	}
 	n = block_digest(algo, buf, len, sum);
+	if (!n)
+		return digest_failed(algo, e);
 	if (memcmp(sum, h.sum, n)) {
 		hex(want, sizeof(want), h.sum, n);
 		hex(got, sizeof(got), sum, n);

@@ -24,15 +24,21 @@ enum verify_algo {
 /* bytes of the header at the start of every verified block: the smallest bs verify takes */
 #define VERIFY_HDR_LEN 56
 
-/* The digest of buf[0..len) by algo into out (4, 16 or 32 bytes); its length. */
+/* The digest of buf[0..len) by algo into out (4, 16 or 32 bytes); its length, 0 when
+ * libcrypto could not make its context (out of memory). */
 size_t verify_digest(enum verify_algo algo, const void *buf, size_t len, uint8_t out[32]);
 
-/* Write the header and checksum of the block buf[0..len) that goes to file offset off. */
-void verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off);
+/*
+ * Write the header and checksum of the block buf[0..len) that goes to file offset off.  0, or
+ * -ENOMEM with e when libcrypto cannot compute the digest (see digest_failed()).
+ */
+int verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off,
+                 struct llmio_error *e);
 
 /*
  * Check the block buf[0..len) read at file offset off of path.  0, or -EILSEQ with one line in
- * e naming path, the offset, what was expected and what was found.  buf is left as read.
+ * e naming path, the offset, what was expected and what was found (-ENOMEM as verify_stamp's).
+ * buf is left as read.
  */
 int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, const char *path,
                  struct llmio_error *e);

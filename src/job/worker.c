@@ -118,18 +118,27 @@ static void prep(struct worker *w, struct io_req *io)
  * Make a write's data unique: the first 16 bytes of every 4 KiB get the block's file offset
  * and a per-thread write count (xored with the thread index), so neither place nor time
  * repeats a block and a deduplicating device sees no two alike (docs/metrics.md, Buffers).
+ * false when verify= could not compute the block's digest (w->err set).
  */
-static void stamp(struct worker *w, struct io_req *io)
+static bool stamp(struct worker *w, struct io_req *io)
 {
 	char *p = io->buf;
 	uint64_t v[2] = {0, ++w->writes ^ ((uint64_t)w->idx << 48)};
+	struct llmio_error e; /* written only on a failure */
+	int ret;
 
 	for (uint32_t at = 0; at + sizeof(v) <= io->len; at += 4096) {
 		v[0] = io->off + at;
 		memcpy(p + at, v, sizeof(v));
 	}
-	if (w->job->o.verify)
-		verify_stamp(w->job->o.verify, io->buf, io->len, io->off);
+	if (!w->job->o.verify)
+		return true;
+	ret = verify_stamp(w->job->o.verify, io->buf, io->len, io->off, &e);
+	if (!ret)
+		return true;
+	w->err = ret;
+	snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
+	return false;
 }
 
 static void fail_io(struct worker *w, const struct io_req *io)
@@ -232,6 +241,7 @@ static bool verify_io(struct worker *w, const struct io_req *io)
 {
 	struct job *j = w->job;
 	struct llmio_error e; /* written only on a mismatch: nothing to clear per I/O */
+	int ret;
 
 	if (io->op == ENGINE_OP_WRITE) {
 		if (j->verify_written)
@@ -239,10 +249,11 @@ static bool verify_io(struct worker *w, const struct io_req *io)
 		return true;
 	}
 	if ((uint64_t)io->res != io->len ||
-	    !verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file], &e))
+	    !(ret = verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file],
+	                         &e)))
 		return true;
 	snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
-	w->err = -EILSEQ;
+	w->err = ret;
 	return false;
 }
 
@@ -738,7 +749,8 @@ static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued,
 	}
 	w->rng = rng;
 	for (unsigned i = 0; stamps && op == ENGINE_OP_WRITE && i < n; i++)
-		stamp(w, batch[i]);
+		if (!stamp(w, batch[i]))
+			return -1;
 	k = n ? j->engine->queue_batch(&w->ctx, batch, n) : 0;
 	if (k < 0) {
 		w->err = k;
@@ -824,8 +836,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			if (r == 0)
 				break; /* no more, or an fsync first (below) */
 		}
-		if (io->op == ENGINE_OP_WRITE && stamps)
-			stamp(w, io);
+		if (io->op == ENGINE_OP_WRITE && stamps && !stamp(w, io)) {
+			ret = -1;
+			break;
+		}
 		io->t_queue = l->t;
 		q = e->queue(&w->ctx, io);
 		if (q == ENGINE_Q_BUSY)

@@ -18,6 +18,7 @@
 
 #include "llmio/job.h"
 #include "base/error.h"
+#include "base/hash.h"
 #include "base/gnuplot.h"
 #include "engine/engine.h"
 #include "report/report.h"
@@ -166,15 +167,13 @@ static const char *const palette[] = {
 const char *plot_engine_color(const char *datapath)
 {
 	const size_t len = strcspn(datapath, " "); /* "io_uring sqpoll=1": io_uring's colour */
-	uint32_t h = 2166136261u;                  /* FNV-1a */
 
 	for (size_t i = 0; i < engine_count(); i++)
 		if (strlen(engine_at(i)->name) == len &&
 		    !strncmp(engine_at(i)->name, datapath, len))
 			return palette[i % NPALETTE];
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)datapath[i]) * 16777619u;
-	return palette[h % NPALETTE];
+	/* a name no engine has (an older journal's): the same colour in every chart of a report */
+	return palette[hash64(0, datapath, len) % NPALETTE];
 }
 
 /* gnuplot's style of series s: its colour and dash when given */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "sweep/adaptive.h"
 
 struct apt {
@@ -44,22 +45,17 @@ static bool is_axis(const char *key)
 	return !strcmp(key, "bs") || !strcmp(key, "iodepth") || !strcmp(key, "numjobs");
 }
 
-/* FNV-1a 64 of "key=value\n" for every key but the ordered axes. */
+/*
+ * The hash of every key and value but the ordered axes: points of one group share it.  Only
+ * compared within this search (never kept), so hash64; a key and its value are two parts.
+ */
 static uint64_t group_of(const struct sweep_config *c)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0;
 
-	for (size_t i = 0; i < c->n; i++) {
-		const char *parts[4] = {c->kv[i].key, "=", c->kv[i].canon, "\n"};
-
-		if (is_axis(c->kv[i].key))
-			continue;
-		for (int k = 0; k < 4; k++)
-			for (const char *s = parts[k]; *s; s++) {
-				h ^= (unsigned char)*s;
-				h *= 0x100000001b3ull;
-			}
-	}
+	for (size_t i = 0; i < c->n; i++)
+		if (!is_axis(c->kv[i].key))
+			h = hash64_str(hash64_str(h, c->kv[i].key), c->kv[i].canon);
 	return h;
 }
 

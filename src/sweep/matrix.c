@@ -27,6 +27,7 @@
 
 #include "job/options.h"
 #include "base/error.h"
+#include "base/hash.h"
 #include "engine/engine.h"
 #include "sweep/sweep.h"
 
@@ -570,15 +571,6 @@ int sweep_config_build(const struct sweep_file *f, uint32_t sec, const uint32_t 
 	return 0;
 }
 
-static uint64_t fnv1a(uint64_t h, const char *s)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Calls fn for each key in sorted order, "repeat" in its place. */
 static void config_walk(const struct sweep_config *c, unsigned repeat,
                         void (*fn)(void *arg, const char *key, const char *canon), void *arg)
@@ -602,12 +594,13 @@ static void hash_kv(void *arg, const char *key, const char *canon)
 {
 	uint64_t *h = arg;
 
-	*h = fnv1a(fnv1a(fnv1a(fnv1a(*h, key), "="), canon), "\n");
+	*h = hash_fnv1a64(hash_fnv1a64(hash_fnv1a64(hash_fnv1a64(*h, key), "="), canon), "\n");
 }
 
+/* FNV-1a, not hash64(): the journal keeps this value (core/hash.h) */
 uint64_t sweep_config_hash(const struct sweep_config *c, unsigned repeat)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HASH_FNV1A64_INIT;
 
 	config_walk(c, repeat, hash_kv, &h);
 	return h;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "trace/trace_write.h"
 
 /* Make room for n more elements of size elem in *p (capacity *cap, used *len). */
@@ -25,13 +26,10 @@ static int grow(void *p, size_t *cap, size_t len, size_t n, size_t elem)
 	return 0;
 }
 
+/* the string table's slot of s: only in memory (the file keeps offsets), so hash64 */
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return hash64_str(0, s);
 }
 
 int trace_builder_init(struct trace_builder *b)
