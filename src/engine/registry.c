@@ -31,12 +31,11 @@ extern const struct engine_ops engine_s3_agent;
 extern const struct engine_ops engine_pmem2;
 extern const struct engine_ops engine_spdk;
 extern const struct engine_ops engine_uring_cmd;
-extern const struct engine_ops engine_blank;
 
 static const struct engine_ops *const builtin_engines[] = {
-        &engine_null, &engine_psync,       &engine_libaio, &engine_io_uring, &engine_mmap,
-        &engine_gds,  &engine_cuda_bounce, &engine_s3,     &engine_s3_agent, &engine_pmem2,
-        &engine_spdk, &engine_uring_cmd,   &engine_blank,
+        &engine_null,     &engine_psync, &engine_libaio,      &engine_io_uring,
+        &engine_mmap,     &engine_gds,   &engine_cuda_bounce, &engine_s3,
+        &engine_s3_agent, &engine_pmem2, &engine_spdk,        &engine_uring_cmd,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
