@@ -212,6 +212,17 @@ gpu_run "cuda-bounce read (io_uring) on GPU 0" "${fake_rt[@]}" -- --ioengine cud
 	json_check "$J" "cuda-bounce: reads copied host-to-device, overlapping" \
 		'j["read"]["io_bytes"] == 2*1024*1024 and "32 host-to-device" in j["engine_notes"] and "overlapping storage" in j["engine_notes"]'
 
+# An engine that answers "busy" (gds mode=batch takes one batch at a time) must not cost a
+# block: the I/O it refused is queued first next time.  The witness is the per-I/O log's
+# offsets (fio's log_offset column): a sequential read of 32 blocks reads each exactly once.
+if gpu_run "gds mode=batch sequential read, per-I/O log" "${fake_cf[@]}" -- --ioengine gds \
+	--mode=batch --rw read --iodepth 4 --write_lat_log="$T/busy" --log_offset=1; then
+	offs=$(awk -F, '{ print $5 + 0 }' "$T/busy_clat.1.log" | sort -n | uniq -c |
+		awk '$1 != 1 { bad++ } END { print NR, bad + 0 }')
+	check "busy engine: 32 offsets, each read once ($offs: offsets, read other than once)" \
+		[ "$offs" = "32 0" ]
+fi
+
 run "${base_env[@]}" "${fake_cf[@]}" "$LLMIO" run --filename "$F" --size 2m --ioengine gds --gpu=3
 check "gpu=3 on a 1-GPU machine: exit 1" test "$RC" -eq 1
 expect_err "gpu=3: names the GPUs there are" "gpu=3: this machine has 1 GPU (0..0)"

@@ -551,8 +551,8 @@ static int submit(struct spdk_eng *p, struct io_req *io)
 }
 
 /*
- * A full qpair is not ENGINE_Q_BUSY: the worker has moved on to the next block by then.  The
- * I/O waits in the backlog instead, and reap submits it once completions made room.
+ * A full qpair is not ENGINE_Q_BUSY: the I/O waits in the backlog, and reap submits it once
+ * completions made room, so the qpair refills without a round trip through the worker.
  */
 static int spdk_queue(struct engine_ctx *ctx, struct io_req *io)
 {

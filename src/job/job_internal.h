@@ -25,6 +25,9 @@ struct worker {
 	struct engine_ctx ctx;
 	struct io_req *ios;
 	struct io_req **free_ios;
+	/* a free slot whose I/O was prepared (its block drawn, its source entry taken) when the
+	 * engine answered ENGINE_Q_BUSY: queued first next time, so no block is skipped */
+	struct io_req *held;
 	struct io_req **evs;
 	struct io_req **batch; /* queued since the last commit */
 	void **bufs;

@@ -770,6 +770,24 @@ static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued,
 }
 
 /*
+ * The I/O a busy engine refused last time, moved to the top of the free slots (reaps pushed
+ * others above it since) so that the slot taken is the one queued.
+ */
+static struct io_req *take_held(struct worker *w, unsigned nfree)
+{
+	struct io_req *io = w->held;
+
+	w->held = NULL;
+	for (unsigned i = nfree; i-- > 0;)
+		if (w->free_ios[i] == io) {
+			w->free_ios[i] = w->free_ios[nfree - 1];
+			w->free_ios[nfree - 1] = io;
+			break;
+		}
+	return io;
+}
+
+/*
  * Queue I/Os while there are free slots, the rate allows and the source has some.  The I/Os
  * an engine only queued go to w->batch[0 .. *queued) for the commit; one it completed at once
  * (a synchronous engine) is accounted here.  *src_wait: the io_source is not ready yet.
@@ -805,7 +823,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	if (fast_op >= 0 && !rate && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
-	while (nfree && issued < limit && !w->src_done) {
+	while (nfree && issued < limit && (!w->src_done || w->held)) {
 		struct io_req *io = w->free_ios[nfree - 1];
 		int q;
 
@@ -816,7 +834,11 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			         (l->t - l->t_start));
 			l->t = now_ns();
 		}
-		if (fast_op >= 0) {
+		const bool again = w->held; /* prepared and stamped already */
+
+		if (again) {
+			io = take_held(w, nfree);
+		} else if (fast_op >= 0) {
 			io->off = rng_below(&w->rng, blocks) * bs;
 			io->file = 0;
 			io->len = (uint32_t)bs;
@@ -836,14 +858,16 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			if (r == 0)
 				break; /* no more, or an fsync first (below) */
 		}
-		if (io->op == ENGINE_OP_WRITE && stamps && !stamp(w, io)) {
+		if (!again && io->op == ENGINE_OP_WRITE && stamps && !stamp(w, io)) {
 			ret = -1;
 			break;
 		}
 		io->t_queue = l->t;
 		q = e->queue(&w->ctx, io);
-		if (q == ENGINE_Q_BUSY)
+		if (q == ENGINE_Q_BUSY) {
+			w->held = io;
 			break;
+		}
 		nfree--;
 		issued += io->len;
 		l->since_think++;
