@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "workload/lifetime_model.h"
 #include "migrate/plan.h"
 
 /* A shipped G10 graph, next to this file (CMake compiles it by its absolute path). */

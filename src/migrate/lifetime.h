@@ -120,16 +120,6 @@ int lt_read_g10(struct lt_step *s, FILE *f, const char *path, const struct lt_g1
 /* Write s in the llmio-lifetimes line format (what lt_read_lines reads back). */
 int lt_write(const struct lt_step *s, FILE *f);
 
-/* A training step of a catalog model: see lifetime_model.c for the kernels and tensors. */
-struct lt_model_opts {
-	uint32_t micro_batch, seq, tp;
-	enum llmio_dtype dtype; /* weights, gradients and activations */
-	double tflops;          /* accelerator speed (dense, at dtype) */
-	double hbm_gbps;        /* memory bandwidth for the optimizer's memory-bound kernels */
-};
-int lt_from_model(struct lt_step *s, const struct llmio_model *m, const struct lt_model_opts *o,
-                  struct llmio_error *e);
-
 /* Inactive intervals of every tensor with at least one idle kernel between two touches,
  * ordered by tensor then time.  *out is allocated (free()).  -ENOMEM. */
 int lt_intervals(const struct lt_step *s, struct lt_interval **out, size_t *n,

@@ -24,6 +24,7 @@
 
 #include "base/error.h"
 #include "migrate/lifetime.h"
+#include "workload/lifetime_model.h"
 
 struct part {
 	char name[24];

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "workload/lifetime_model.h"
 #include "base/error.h"
 #include "migrate/exec.h"
 #include "migrate/plan.h"
