@@ -122,7 +122,9 @@ try() {
 		(cd "$dir" && timeout -k 5 "$TIMEOUT" "$LLMIO" run "$dir.fio" >"$dir.out" 2>&1)
 	fi
 	rc=$?
-	MSG=$(grep -m1 -E '^(llmio|fio|error|Bad)' "$dir.out" | tr '\t' ' ' | cut -c1-300)
+	# the message as it names the original file: its name, and its line (3 lines were added)
+	MSG=$(grep -m1 -E '^(llmio|fio|error|Bad)' "$dir.out" | tr '\t' ' ' | cut -c1-300 |
+		perl -pe 's{\Q'"$dir"'\E\.fio:(\d+):}{"'"$2"'.fio:" . ($1 - 3) . ":"}e')
 	[ -n "$MSG" ] || MSG=$(tail -n1 "$dir.out" | tr '\t' ' ' | cut -c1-300)
 	rm -rf "$dir"
 	if [ $rc -eq 0 ]; then

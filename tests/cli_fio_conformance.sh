@@ -99,6 +99,72 @@ side_by_side cl_runtime_bytes --name=rt --rw=read --size=64k --runtime=60
 side_by_side cl_directory_list --name=d --rw=write --size=64k --directory=sub --filename=f:g
 DIFFERS=verify side_by_side cl_verify_write --name=v --rw=write --size=64k --bs=16k --verify=crc32c
 
+echo "== bssplit: one size per direction moves the same bytes in the same I/Os"
+side_by_side cl_bssplit_dirs --name=bd --rw=write --size=256k --bssplit=4k/100,16k/100
+side_by_side cl_bssplit_read --name=br --rw=read --size=256k --bssplit=8k,4k
+
+# split_sizes NAME JOB ARGS...: both tools run the job with a per-I/O IOPS log (its 4th column
+# is each I/O's size); every direction's sizes are the split's, each with its weight's share of
+# the direction's I/Os (within 4.5 standard deviations of a binomial draw, a bound neither
+# tool's fixed seed crosses by chance), and a sequential job moves exactly its size in both.
+split_sizes() {
+	local name=$1 out
+	shift
+	in_dir fio "$name" "$@" --write_iops_log=s --output-format=json --output=out.json
+	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
+	in_dir llmio "$name" "$@" --write_iops_log=s --output-format=json --output=out.json
+	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
+	if out=$(python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
+import glob, json, math, os, sys
+
+args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
+UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
+def size(t):
+    t = t.lower()
+    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
+lists = args["bssplit"].split(",")
+want = {}
+for d, text in enumerate(lists[:2] if len(lists) > 1 else lists * 2):
+    want[d] = {size(e.split("/")[0]): int(e.split("/")[1]) / 100 for e in text.split(":")}
+bad = []
+for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
+    seen = {0: {}, 1: {}}
+    for log in glob.glob(os.path.join(d, "s_iops.*.log")):
+        for line in open(log):
+            f = [x.strip() for x in line.split(",")]
+            seen[int(f[2])][int(f[3])] = seen[int(f[2])].get(int(f[3]), 0) + 1
+    doc = json.load(open(os.path.join(d, "out.json")))["jobs"][0]
+    for dd, key in ((0, "read"), (1, "write")):
+        n = sum(seen[dd].values())
+        if n != doc[key]["total_ios"]:
+            bad.append("%s %s: the log has %d I/Os, the JSON %d" % (tool, key, n, doc[key]["total_ios"]))
+        if not n:
+            continue
+        if set(seen[dd]) - set(want[dd]):
+            bad.append("%s %s: sizes %s, not the split's %s" % (tool, key, sorted(seen[dd]), sorted(want[dd])))
+        for bs, p in want[dd].items():
+            share, sd = seen[dd].get(bs, 0) / n, math.sqrt(p * (1 - p) / n)
+            if abs(share - p) > 4.5 * sd:
+                bad.append("%s %s: %d bytes are %.3f of %d I/Os, the split says %.2f" % (tool, key, bs, share, n, p))
+    if args["rw"] in ("read", "write"):
+        moved = doc["read"]["io_bytes"] + doc["write"]["io_bytes"]
+        if moved != size(args["size"]):
+            bad.append("%s moved %d bytes of size=%s" % (tool, moved, args["size"]))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "$name: both tools draw the split's sizes with its weights"
+	else
+		fail "$name: $out"
+	fi
+}
+split_sizes bss_seq --name=bs --rw=write --size=8m --bssplit=4k/25:16k/75
+split_sizes bss_iometer --name=im --rw=randrw --rwmixread=80 --size=8m --norandommap=1 \
+	--bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10
+split_sizes bss_dirs_mix --name=dm --rw=randrw --size=8m --norandommap=1 \
+	--bssplit=2k/50:4k/50,4k/90:8k/10
+
 echo "== verify: a flipped byte is caught by both, in the same block"
 for tool in fio llmio; do
 	python3 -c 'import sys

@@ -203,6 +203,12 @@ struct llmio_job_opts {
 	 * extend or fill); a read of files that are there as they are runs as usual.
 	 */
 	bool readonly;
+	/*
+	 * fio's bssplit: weighted block sizes, "SIZE/PERCENT:..." (a list per direction,
+	 * "READS,WRITES"); each I/O draws its size.  bs is then the smallest size: the grain
+	 * that files, offsets and io_size are counted in ("" = every I/O is bs).
+	 */
+	char bssplit[512];
 };
 
 /** One file of an explicit file list. */

@@ -40,6 +40,31 @@ static int validate(struct job *j, struct llmio_error *e)
 	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
 	if (ret)
 		return ret;
+	j->io_max = o->bs;
+	if (o->bssplit[0]) {
+		if (job_bssplit_parse(o->bssplit, &j->bss, e))
+			return -EINVAL;
+		j->bss_on = j->bss.min != j->bss.max;
+		j->io_max = j->bss.max;
+	}
+	if (j->bss_on && o->random_distribution == LLMIO_DIST_ZIPF)
+		return llmio_err(e, -EINVAL,
+		                 "bssplit=%s with random_distribution=zipf: not done (offsets of "
+		                 "several sizes are drawn uniformly)",
+		                 o->bssplit);
+	if (j->bss_on && (o->io_source || o->verify || o->number_ios || o->rate_iops))
+		return llmio_err(e, -EINVAL,
+		                 "bssplit=%s with %s: not done with several block sizes (give one "
+		                 "size, or leave %s out)",
+		                 o->bssplit,
+		                 o->io_source  ? "a recipe or replay"
+		                 : o->verify   ? "verify"
+		                 : o->number_ios ? "number_ios"
+		                               : "rate_iops",
+		                 o->io_source  ? "bssplit"
+		                 : o->verify   ? "verify"
+		                 : o->number_ios ? "number_ios"
+		                               : "rate_iops (give rate in bytes)");
 	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
 	if (o->io_source && iolog_wanted(o))
 		return llmio_err(e, -EINVAL,

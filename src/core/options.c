@@ -174,34 +174,167 @@ static int uint_format(const struct llmio_optval *v, char *buf, size_t len)
 static const struct llmio_optdesc_codec mixwrite_codec = {mixwrite_parse, mixwrite_store,
                                                           mixwrite_load, uint_format};
 
+/* One direction's list of bssplit ("4k/10:64k/50:32k/"), into out->bs[d], out->cum[d]. */
+static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bssplit *out,
+                        struct llmio_error *e)
+{
+	int pct[JOB_BSSPLIT_MAX];
+	unsigned n = 0, blank = 0, last_blank = 0;
+	int sum = 0;
+	size_t at = 0;
+
+	while (at < len) {
+		char item[64], *slash, *end;
+		size_t k = strcspn(text + at, ":,");
+
+		if (k > len - at)
+			k = len - at;
+		if (!k || k >= sizeof(item))
+			return llmio_err(e, -EINVAL, "bssplit: an empty or overlong entry in '%.*s'",
+			                 (int)len, text);
+		if (n == JOB_BSSPLIT_MAX)
+			return llmio_err(e, -EINVAL, "bssplit: more than %d sizes in one direction",
+			                 JOB_BSSPLIT_MAX);
+		memcpy(item, text + at, k);
+		item[k] = '\0';
+		slash = strchr(item, '/');
+		if (slash)
+			*slash = '\0';
+		if (llmio_parse_size(item, &out->bs[d][n]) || !out->bs[d][n] ||
+		    out->bs[d][n] > (1u << 30))
+			return llmio_err(e, -EINVAL, "bssplit: '%s' is not a block size (4k, 64k ...)",
+			                 item);
+		pct[n] = -1; /* blank (fio: "4k/" or "4k"): a share of the rest */
+		if (slash && slash[1]) {
+			long v;
+
+			errno = 0;
+			v = strtol(slash + 1, &end, 10);
+			if (errno || *end || v < 0 || v > 100)
+				return llmio_err(e, -EINVAL,
+				                 "bssplit: '%s' is not a whole percentage 0..100",
+				                 slash + 1);
+			pct[n] = (int)v;
+			sum += (int)v;
+		} else {
+			blank++;
+			last_blank = n;
+		}
+		n++;
+		at += k + 1;
+	}
+	if (!n)
+		return llmio_err(e, -EINVAL,
+		                 "bssplit: a direction without sizes (give each direction's list)");
+	if (blank) {
+		/* fio's fill: the rest evenly; llmio gives the remainder of the division to the
+		 * last blank, so that the shares add up to 100 */
+		const int each = sum < 100 ? (100 - sum) / (int)blank : 0;
+
+		for (unsigned i = 0; i < n; i++)
+			if (pct[i] < 0) {
+				pct[i] = each;
+				sum += each;
+			}
+		if (sum < 100)
+			pct[last_blank] += 100 - sum, sum = 100;
+	}
+	if (sum != 100)
+		return llmio_err(e, -EINVAL,
+		                 "bssplit: the percentages of '%.*s' add up to %d, not 100 (fio gives "
+		                 "what is missing to one size): make them add up to 100",
+		                 (int)len, text, sum);
+	out->n[d] = n;
+	sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		sum += pct[i];
+		out->cum[d][i] = (uint32_t)sum;
+	}
+	return 0;
+}
+
+int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e)
+{
+	const char *comma = strchr(text, ',');
+
+	memset(out, 0, sizeof(*out));
+	if (bssplit_list(text, comma ? (size_t)(comma - text) : strlen(text), 0, out, e))
+		return -EINVAL;
+	if (comma) {
+		/* READS,WRITES[,TRIMS]: llmio does not trim, so a third list is checked only */
+		const char *third = strchr(comma + 1, ',');
+		struct job_bssplit trims;
+
+		if (bssplit_list(comma + 1,
+		                 third ? (size_t)(third - comma - 1) : strlen(comma + 1), 1, out, e))
+			return -EINVAL;
+		if (third && (strchr(third + 1, ',') ||
+		              bssplit_list(third + 1, strlen(third + 1), 0, &trims, e)))
+			return llmio_err(e, -EINVAL,
+			                 "bssplit=%s: at most three lists (reads, writes, trims)",
+			                 text);
+	} else {
+		out->n[1] = out->n[0];
+		memcpy(out->bs[1], out->bs[0], sizeof(out->bs[0]));
+		memcpy(out->cum[1], out->cum[0], sizeof(out->cum[0]));
+	}
+	out->min = UINT64_MAX;
+	for (unsigned d = 0; d < 2; d++) {
+		out->dmin[d] = UINT64_MAX;
+		for (unsigned i = 0; i < out->n[d]; i++) {
+			if (out->bs[d][i] < out->dmin[d])
+				out->dmin[d] = out->bs[d][i];
+			if (out->bs[d][i] > out->max)
+				out->max = out->bs[d][i];
+		}
+		if (out->dmin[d] < out->min)
+			out->min = out->dmin[d];
+	}
+	for (unsigned d = 0; d < 2; d++) {
+		if (out->dmin[d] % out->min)
+			return llmio_err(e, -EINVAL,
+			                 "bssplit=%s: the smallest %s size, %" PRIu64
+			                 ", is not a multiple of the other direction's, %" PRIu64,
+			                 text, d ? "write" : "read", out->dmin[d], out->min);
+		for (unsigned i = 0; i < out->n[d]; i++)
+			if (out->bs[d][i] % out->dmin[d])
+				return llmio_err(e, -EINVAL,
+				                 "bssplit=%s: %" PRIu64 " is not a multiple of the "
+				                 "smallest %s size, %" PRIu64
+				                 " (fio rounds it down to one: give that size)",
+				                 text, out->bs[d][i], d ? "write" : "read",
+				                 out->dmin[d]);
+	}
+	return 0;
+}
+
 /*
- * bssplit with one size (fio's "4k" or "4k/100") is bs; several sizes in one job are refused:
- * llmio's jobs have one block size (a job file with one section per size mixes them).
+ * bssplit: the text as written; job_opts_resolve() checks it before the job runs, with a message
+ * that names what is wrong in it, and makes its smallest size bs.
  */
 static int bssplit_parse(const char *text, struct llmio_optval *out)
 {
-	char size[64];
-	size_t n = strcspn(text, "/:,");
-	struct llmio_optval v;
-
-	if (!n || n >= sizeof(size) || (text[n] && strcmp(text + n, "/100")))
+	if (strlen(text) >= sizeof(((struct llmio_job_opts *)0)->bssplit))
 		return -EINVAL;
-	memcpy(size, text, n);
-	size[n] = '\0';
-	if (optdesc_parse(job_opt_find("bs"), size, &v, NULL))
-		return -EINVAL;
-	out->u = v.u;
+	out->s = text;
 	return 0;
 }
 
 static void bssplit_store(const struct llmio_optval *v, void *base)
 {
-	((struct llmio_job_opts *)base)->bs = v->u;
+	struct llmio_job_opts *o = base;
+
+	snprintf(o->bssplit, sizeof(o->bssplit), "%s", v->s);
 }
 
 static void bssplit_load(const void *base, struct llmio_optval *v)
 {
-	v->u = ((const struct llmio_job_opts *)base)->bs;
+	v->s = ((const struct llmio_job_opts *)base)->bssplit;
+}
+
+static int text_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", v->s) >= (int)len ? -ERANGE : 0;
 }
 
 /* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
@@ -222,7 +355,7 @@ static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thre
                                                         bool_format};
 
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
-                                                         uint_format};
+                                                         text_format};
 
 #define JOB(n, a, t, f, d, h, ...)                                                                 \
 	{                                                                                          \
@@ -373,6 +506,14 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
                "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
                .no_echo = true),
+        FIOJOB("bssplit", NULL, OPTD_STRING, bssplit, "",
+               "fio's weighted block sizes, e.g. 4k/10:64k/90 (READS,WRITES for each direction); "
+               "bs becomes the smallest, offsets its multiples",
+               .codec = &bssplit_codec,
+               .expect = "fio's SIZE/PERCENT:SIZE/PERCENT... (a list per direction, comma "
+                         "separated), the sizes multiples of the smallest, the percentages "
+                         "adding up to 100",
+               FIO, .json_if = "bssplit"),
         FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
                "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
                "(same bs)",
@@ -403,9 +544,6 @@ static const struct llmio_optdesc opts_table[] = {
         MIRROR("rwmixwrite", OPTD_UINT, mixwrite_codec,
                "fio's other side of rwmixread: rwmixwrite=30 is rwmixread=70",
                "a percentage 0..100"),
-        MIRROR("bssplit", OPTD_SIZE, bssplit_codec, "fio's block-size mix, with one size: that bs",
-               "one block size (4k or 4k/100): a job has one bs; give each size its own job "
-               "(section)"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -712,6 +850,14 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 
 	if (job_percentile_list(o->percentile_list, pct, JOB_PCT_MAX, &npct, e))
 		return -EINVAL;
+	if (o->bssplit[0]) {
+		/* fio's bssplit replaces bs: the smallest size is the grain of the layout */
+		struct job_bssplit split;
+
+		if (job_bssplit_parse(o->bssplit, &split, e))
+			return -EINVAL;
+		o->bs = split.min;
+	}
 	if (!o->norandommap)
 		return llmio_err(e, -EINVAL,
 		                 "norandommap=0: llmio has no random map (offsets are drawn "

@@ -332,7 +332,6 @@ static const struct {
         {"rate_iops", NULL},
         {"buffered", NULL},
         {"rwmixwrite", NULL},
-        {"bssplit", NULL},
         {"randrepeat", NULL},
         {"group_reporting", NULL},
         {"stonewall", NULL},
