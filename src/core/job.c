@@ -57,14 +57,14 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 "bssplit=%s with %s: not done with several block sizes (give one "
 		                 "size, or leave %s out)",
 		                 o->bssplit,
-		                 o->io_source  ? "a recipe or replay"
-		                 : o->verify   ? "verify"
+		                 o->io_source    ? "a recipe or replay"
+		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
-		                               : "rate_iops",
-		                 o->io_source  ? "bssplit"
-		                 : o->verify   ? "verify"
+		                                 : "rate_iops",
+		                 o->io_source    ? "bssplit"
+		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
-		                               : "rate_iops (give rate in bytes)");
+		                                 : "rate_iops (give rate in bytes)");
 	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
 	if (o->io_source && iolog_wanted(o))
 		return llmio_err(e, -EINVAL,

@@ -190,8 +190,9 @@ static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bss
 		if (k > len - at)
 			k = len - at;
 		if (!k || k >= sizeof(item))
-			return llmio_err(e, -EINVAL, "bssplit: an empty or overlong entry in '%.*s'",
-			                 (int)len, text);
+			return llmio_err(e, -EINVAL,
+			                 "bssplit: an empty or overlong entry in '%.*s'", (int)len,
+			                 text);
 		if (n == JOB_BSSPLIT_MAX)
 			return llmio_err(e, -EINVAL, "bssplit: more than %d sizes in one direction",
 			                 JOB_BSSPLIT_MAX);
@@ -202,8 +203,8 @@ static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bss
 			*slash = '\0';
 		if (llmio_parse_size(item, &out->bs[d][n]) || !out->bs[d][n] ||
 		    out->bs[d][n] > (1u << 30))
-			return llmio_err(e, -EINVAL, "bssplit: '%s' is not a block size (4k, 64k ...)",
-			                 item);
+			return llmio_err(e, -EINVAL,
+			                 "bssplit: '%s' is not a block size (4k, 64k ...)", item);
 		pct[n] = -1; /* blank (fio: "4k/" or "4k"): a share of the rest */
 		if (slash && slash[1]) {
 			long v;
@@ -240,10 +241,11 @@ static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bss
 			pct[last_blank] += 100 - sum, sum = 100;
 	}
 	if (sum != 100)
-		return llmio_err(e, -EINVAL,
-		                 "bssplit: the percentages of '%.*s' add up to %d, not 100 (fio gives "
-		                 "what is missing to one size): make them add up to 100",
-		                 (int)len, text, sum);
+		return llmio_err(
+		        e, -EINVAL,
+		        "bssplit: the percentages of '%.*s' add up to %d, not 100 (fio gives "
+		        "what is missing to one size): make them add up to 100",
+		        (int)len, text, sum);
 	out->n[d] = n;
 	sum = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -265,8 +267,8 @@ int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_er
 		const char *third = strchr(comma + 1, ',');
 		struct job_bssplit trims;
 
-		if (bssplit_list(comma + 1,
-		                 third ? (size_t)(third - comma - 1) : strlen(comma + 1), 1, out, e))
+		if (bssplit_list(comma + 1, third ? (size_t)(third - comma - 1) : strlen(comma + 1),
+		                 1, out, e))
 			return -EINVAL;
 		if (third && (strchr(third + 1, ',') ||
 		              bssplit_list(third + 1, strlen(third + 1), 0, &trims, e)))

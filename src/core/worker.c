@@ -121,8 +121,7 @@ static uint64_t to_file_end(const struct job *j, uint64_t block)
  * blockalign), drawn again (up to 16 times) where even that size does not fit before the
  * file's end.  left: grains the thread may still issue (io_size).
  */
-static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t left,
-                           uint64_t *n)
+static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t left, uint64_t *n)
 {
 	const struct job *j = w->job;
 	const unsigned d = io->op == ENGINE_OP_WRITE;
@@ -874,13 +873,12 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	 */
 	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
 	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
-	const int fast_op =
-	        src || j->target.nfiles > 1 || j->o.random_distribution == LLMIO_DIST_ZIPF ||
-	                        j->bss_on
-	                ? -1
-	        : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
-	        : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
-	                                        : -1;
+	const int fast_op = src || j->target.nfiles > 1 ||
+	                                    j->o.random_distribution == LLMIO_DIST_ZIPF || j->bss_on
+	                            ? -1
+	                    : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
+	                    : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
+	                                                    : -1;
 	unsigned nfree = l->nfree, nq = *queued, inflight = l->inflight;
 	uint64_t issued = l->issued;
 	int ret = 0;
