@@ -165,6 +165,36 @@ split_sizes bss_iometer --name=im --rw=randrw --rwmixread=80 --size=8m --norando
 split_sizes bss_dirs_mix --name=dm --rw=randrw --size=8m --norandommap=1 \
 	--bssplit=2k/50:4k/50,4k/90:8k/10
 
+# both_json NAME DESC EXPR: EXPR (Python, over j: the first job of out.json) holds for both tools
+both_json() {
+	local name=$1 desc=$2 expr=$3 tool
+	for tool in fio llmio; do
+		check "$name: $tool: $desc" python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "$expr"
+	done
+}
+
+echo "== gtod_reduce and disable_*lat: what is still reported"
+side_by_side cl_gtod --name=g --rw=write --size=256k --gtod_reduce=1
+both_json cl_gtod "no latency reported (N 0, no percentiles)" \
+	'all(j[d][l]["N"] == 0 and "percentile" not in j[d][l] for d in ("read", "write")
+	     for l in ("slat_ns", "clat_ns", "lat_ns"))'
+both_json cl_gtod "I/Os, bytes, IOPS and bandwidth still reported" \
+	'j["write"]["total_ios"] == 64 and j["write"]["io_bytes"] == 262144 and
+	 j["write"]["iops"] > 0 and j["write"]["bw_bytes"] > 0'
+# long enough for per-second samples, which fio 3.33 keeps under gtod_reduce
+for tool in fio llmio; do
+	in_dir "$tool" cl_gtod_samples --name=s --ioengine=null --size=1m --runtime=1500ms \
+		--time_based --gtod_reduce=1 --output-format=json --output=out.json
+done
+both_json cl_gtod_samples "a timed run: per-second samples, no latency, its I/Os counted" \
+	'j["read"]["iops_samples"] > 0 and j["read"]["bw_samples"] > 0 and
+	 j["read"]["clat_ns"]["N"] == 0 and j["read"]["total_ios"] > 0'
+side_by_side cl_disable_clat --name=c --rw=read --size=256k --disable_clat=1
+both_json cl_disable_clat "no clat, still lat" \
+	'j["read"]["clat_ns"]["N"] == 0 and j["read"]["lat_ns"]["N"] == 64'
+
 echo "== verify: a flipped byte is caught by both, in the same block"
 for tool in fio llmio; do
 	python3 -c 'import sys

@@ -209,6 +209,13 @@ struct llmio_job_opts {
 	 * that files, offsets and io_size are counted in ("" = every I/O is bs).
 	 */
 	char bssplit[512];
+	/*
+	 * fio's disable_lat, disable_clat, disable_slat (gtod_reduce=1 sets them and disable_bw):
+	 * the result reports no total, completion or submission latency (empty histograms, as
+	 * fio's N 0).  I/Os, bytes, IOPS, bandwidth and their per-second samples stay, as in fio
+	 * 3.33's JSON, which keeps the samples under disable_bw_measurement too.
+	 */
+	bool disable_lat, disable_clat, disable_slat, disable_bw;
 };
 
 /** One file of an explicit file list. */

@@ -65,6 +65,11 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops (give rate in bytes)");
+	if (o->write_lat_log[0] && (o->disable_lat || o->disable_clat || o->disable_slat))
+		return llmio_err(
+		        e, -EINVAL,
+		        "write_lat_log with gtod_reduce or disable_*lat: the latencies are "
+		        "reported as not measured; leave one out");
 	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
 	if (o->io_source && iolog_wanted(o))
 		return llmio_err(e, -EINVAL,
@@ -579,6 +584,17 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	llmio_hist_init(&r->sync_lat);
 	for (unsigned i = 0; i < j->nworkers; i++) {
 		struct worker *w = &j->workers[i];
+
+		/* fio's disable_*lat (gtod_reduce): measured at no cost, reported as not measured
+		 */
+		for (int op = 0; op < 2; op++) {
+			if (j->o.disable_clat)
+				llmio_hist_init(&w->st[op].clat);
+			if (j->o.disable_slat)
+				llmio_hist_init(&w->st[op].slat);
+			if (j->o.disable_lat)
+				llmio_hist_init(&w->st[op].lat);
+		}
 
 		for (int op = 0; op < 2; op++) {
 			struct llmio_op_result *dst = op ? &r->write : &r->read;

@@ -339,6 +339,25 @@ static int text_format(const struct llmio_optval *v, char *buf, size_t len)
 	return snprintf(buf, len, "%s", v->s) >= (int)len ? -ERANGE : 0;
 }
 
+/* gtod_reduce=1: fio's shorthand for the four disable_* options; 0 leaves them, as fio's does */
+static void gtod_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	if (v->b)
+		o->disable_lat = o->disable_clat = o->disable_slat = o->disable_bw = true;
+}
+
+static void gtod_load(const void *base, struct llmio_optval *v)
+{
+	const struct llmio_job_opts *o = base;
+
+	v->b = o->disable_lat && o->disable_clat && o->disable_slat && o->disable_bw;
+}
+
+static const struct llmio_optdesc_codec gtod_codec = {buffered_parse, gtod_store, gtod_load,
+                                                      bool_format};
+
 /* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
 static int thread_parse(const char *text, struct llmio_optval *out)
 {
@@ -546,6 +565,24 @@ static const struct llmio_optdesc opts_table[] = {
         MIRROR("rwmixwrite", OPTD_UINT, mixwrite_codec,
                "fio's other side of rwmixread: rwmixwrite=30 is rwmixread=70",
                "a percentage 0..100"),
+        FIOJOB("disable_lat", NULL, OPTD_BOOL, disable_lat, "0",
+               "report no total latency (lat_ns empty, as fio's); llmio's clock reads cost "
+               "nothing to save",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("disable_clat", NULL, OPTD_BOOL, disable_clat, "0",
+               "report no completion latency (clat_ns empty, no percentiles, as fio's)", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("disable_slat", NULL, OPTD_BOOL, disable_slat, "0",
+               "report no submission latency (slat_ns empty, as fio's)", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("disable_bw_measurement", "disable_bw", OPTD_BOOL, disable_bw, "0",
+               "taken, as fio 3.33 takes it: its JSON keeps the per-second IOPS and bandwidth "
+               "samples, and so does llmio's",
+               FIO_CUSTOM, .no_echo = true),
+        MIRROR("gtod_reduce", OPTD_BOOL, gtod_codec,
+               "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
+               "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
+               "1/0, true/false, yes/no or on/off"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -730,10 +767,6 @@ static const struct {
         {"lat_percentiles", "--percentile_list (llmio reports lat_ns percentiles always)"},
         {"clat_percentiles", "--percentile_list (llmio reports clat_ns percentiles always)"},
         {"slat_percentiles", "--percentile_list"},
-        {"disable_lat", "nothing: llmio always measures latency (no cost per I/O)"},
-        {"disable_clat", "nothing: llmio always measures latency (no cost per I/O)"},
-        {"disable_slat", "nothing: llmio always measures latency (no cost per I/O)"},
-        {"gtod_reduce", "nothing: llmio's clock costs no system call"},
         {"clocksource", "nothing: llmio uses CLOCK_MONOTONIC"},
         {"refill_buffers", "nothing: every llmio write is unique already"},
         {"scramble_buffers", "nothing: every llmio write is unique already"},
