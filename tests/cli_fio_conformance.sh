@@ -195,6 +195,23 @@ side_by_side cl_disable_clat --name=c --rw=read --size=256k --disable_clat=1
 both_json cl_disable_clat "no clat, still lat" \
 	'j["read"]["clat_ns"]["N"] == 0 and j["read"]["lat_ns"]["N"] == 64'
 
+echo "== unlink, create_on_open, io_submit_mode=inline"
+side_by_side cl_unlink_write --name=u --rw=write --size=64k --unlink=1
+side_by_side cl_unlink_read --name=u --rw=read --size=64k --nrfiles=2 --unlink=1
+side_by_side cl_create_on_open --name=c --rw=write --size=64k --create_on_open=1
+side_by_side cl_submit_inline --name=i --rw=write --size=64k --io_submit_mode=inline
+# a difference (docs/fio.md): llmio's unlink removes only what the job created; fio's would
+# remove this file, which was there before
+mkdir -p "$T/llmio/unlink_theirs"
+head -c 65536 /dev/zero >"$T/llmio/unlink_theirs/t.0.0"
+in_dir llmio unlink_theirs --name=t --rw=read --size=64k --unlink=1 --quiet
+check "unlink: llmio ran (exit $RC)" test "$RC" -eq 0
+check "unlink: a file that was there before the job stays" test -s "$T/llmio/unlink_theirs/t.0.0"
+in_dir llmio submit_offload --name=o --rw=write --size=64k --io_submit_mode=offload
+check "io_submit_mode=offload: refused (exit $RC)" test "$RC" -eq 2
+check "io_submit_mode=offload: by name, saying why" grep -q "io_submit_mode=offload.*offload" \
+	"$T/stderr"
+
 echo "== verify: a flipped byte is caught by both, in the same block"
 for tool in fio llmio; do
 	python3 -c 'import sys

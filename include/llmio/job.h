@@ -216,6 +216,11 @@ struct llmio_job_opts {
 	 * 3.33's JSON, which keeps the samples under disable_bw_measurement too.
 	 */
 	bool disable_lat, disable_clat, disable_slat, disable_bw;
+	/*
+	 * fio's unlink: after the job, remove the files it created (llmio never removes a file
+	 * that was there before it, which fio's unlink would).
+	 */
+	bool unlink;
 };
 
 /** One file of an explicit file list. */

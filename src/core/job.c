@@ -771,12 +771,14 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 {
 	struct snap s0 = {0}, s1 = {0};
 	struct llmio_result *r = NULL;
+	struct llmio_error inner;
 	bool interrupted = false;
 	struct timeval tv;
 	struct job j;
 	int ret;
 
 	*out = NULL;
+	llmio_error_init(&inner);
 	ret = job_open(&j, opts, e);
 	if (ret)
 		goto out_release;
@@ -847,6 +849,15 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	}
 	*out = r;
 out_release:
+	/* fio's unlink, after the job (its verify pass too): only the files this job created */
+	if (j.o.unlink && target_unlink_created(&j.target, &inner) && !ret) {
+		ret = -EIO;
+		llmio_err(e, ret, "%s", llmio_err_msg(&inner));
+		if (r) {
+			r->error = ret;
+			snprintf(r->error_msg, sizeof(r->error_msg), "%s", llmio_err_msg(e));
+		}
+	}
 	job_release(&j);
 	return ret;
 }

@@ -358,6 +358,35 @@ static void gtod_load(const void *base, struct llmio_optval *v)
 static const struct llmio_optdesc_codec gtod_codec = {buffered_parse, gtod_store, gtod_load,
                                                       bool_format};
 
+/*
+ * create_on_open: taken, with no field: llmio lays out a job's files before the run either way,
+ * outside the measured window (the files and bytes are fio's, tests/cli_fio_conformance.sh).
+ */
+static void taken_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->b = false;
+}
+
+static const struct llmio_optdesc_codec taken_codec = {buffered_parse, NULL, taken_load,
+                                                       bool_format};
+
+/* io_submit_mode: inline only (fio's default); offload is refused */
+static int inline_parse(const char *text, struct llmio_optval *out)
+{
+	out->s = "inline";
+	return strcmp(text, "inline") ? -EINVAL : 0;
+}
+
+static void inline_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->s = "inline";
+}
+
+static const struct llmio_optdesc_codec inline_codec = {inline_parse, NULL, inline_load,
+                                                        text_format};
+
 /* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
 static int thread_parse(const char *text, struct llmio_optval *out)
 {
@@ -579,6 +608,19 @@ static const struct llmio_optdesc opts_table[] = {
                "taken, as fio 3.33 takes it: its JSON keeps the per-second IOPS and bandwidth "
                "samples, and so does llmio's",
                FIO_CUSTOM, .no_echo = true),
+        FIOJOB("unlink", NULL, OPTD_BOOL, unlink, "0",
+               "remove the job's files after it, as fio's; only those the job created (a file "
+               "that was there before stays)",
+               FIO_CUSTOM, .no_echo = true),
+        MIRROR("create_on_open", OPTD_BOOL, taken_codec,
+               "fio's: create a file when the job opens it; llmio creates and lays out the "
+               "job's files before it runs, outside the measured window, as fio's default",
+               "1/0, true/false, yes/no or on/off"),
+        MIRROR("io_submit_mode", OPTD_STRING, inline_codec,
+               "fio's io_submit_mode: inline, llmio's only way (the job threads submit); "
+               "offload is refused",
+               "inline (llmio's job threads submit their own I/O; fio's offload to a "
+               "separate submitting thread is not done)"),
         MIRROR("gtod_reduce", OPTD_BOOL, gtod_codec,
                "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
                "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
@@ -777,8 +819,6 @@ static const struct {
         {"buffer_pattern", "nothing: llmio writes its own unique data"},
         {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
         {"fallocate", "nothing: llmio lays files out by writing them"},
-        {"create_on_open", "nothing: llmio creates files before the run"},
-        {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
         {"file_service_type", "--directory (llmio spreads I/O over all files)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
@@ -824,7 +864,6 @@ static const struct {
         {"random_generator", "nothing: llmio has one generator (randseed)"},
         {"allrandrepeat", "--randrepeat"},
         {"serialize_overlap", "nothing: llmio's I/Os of one thread never overlap"},
-        {"io_submit_mode", "nothing: llmio submits from the job threads"},
         {"trim_percentage", "nothing: llmio does not trim"},
         {"experimental_verify", "verify=crc32c|md5|sha256"},
         {"cgroup", "nothing: run llmio in a cgroup (systemd-run)"},

@@ -266,6 +266,13 @@ static void emit_readonly(struct emit *x)
 		              "fio --readonly FILE\n");
 }
 
+static void emit_unlink(struct emit *x)
+{
+	if (x->o->unlink)
+		fprintf(x->f,
+		        "unlink=1\n; differs: llmio removes only the files the job created\n");
+}
+
 /* fio's disable_* (gtod_reduce): written only when set, as a job file gives them */
 static void emit_disable(struct emit *x)
 {
@@ -362,6 +369,9 @@ static const struct {
         {"disable_slat", NULL},
         {"disable_bw_measurement", NULL},
         {"gtod_reduce", NULL},
+        {"unlink", emit_unlink},
+        {"create_on_open", NULL},
+        {"io_submit_mode", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)
