@@ -117,7 +117,8 @@ static void bare_key(char *line, size_t cap, bool indented)
 		return;
 	memcpy(key, line, end);
 	key[end] = '\0';
-	if (!bool_key(key))
+	/* a bare fio option llmio refuses ("exitall") is refused by its name, below */
+	if (!bool_key(key) && !job_fio_refused(key))
 		return;
 	memmove(line + end + 2, line + len, strlen(line + len) + 1);
 	memcpy(line + end, "=1", 2);
@@ -821,6 +822,31 @@ static bool in_section(const struct reader *r, size_t i, const char *name, size_
 }
 
 /*
+ * A key no one knows in a section whose ioengine is a fio engine llmio does not have is most
+ * likely that engine's option: the engine is what to refuse, by its name (its own line).
+ * true with the message in err.
+ */
+static bool unknown_engine(const struct reader *r, const char *name, size_t first,
+                           struct llmio_error *err)
+{
+	const struct entry *eng = NULL;
+	char why[512];
+
+	for (size_t k = 0; k < r->n; k++) {
+		const struct entry *o = &r->e[k];
+
+		if (in_section(r, k, name, first) && !strcmp(o->key, "ioengine") &&
+		    (o->section || !eng || !eng->section))
+			eng = o;
+	}
+	if (!eng || engine_find(eng->value))
+		return false;
+	llmio_engine_probe(eng->value, why, sizeof(why));
+	llmio_err(err, -EINVAL, "%s:%u: ioengine: %s", r->paths[eng->file], eng->line, why);
+	return true;
+}
+
+/*
  * Is entry i, a [global] key, set again for the section: by the section itself, or by a later
  * [global] above it (each [global] applies to the sections after it, the last one wins)?  Two
  * settings in one [global] are left for add_dim to refuse.
@@ -899,6 +925,9 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			return llmio_err(err, -EINVAL,
 			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
 			                 path, e->line, e->key, job_fio_refused(e->key));
+		if (sweep_classify(e->key, workload, &kind, &key) &&
+		    unknown_engine(r, name, first, err))
+			return -EINVAL;
 		if (sweep_classify(e->key, workload, &kind, &key))
 			return llmio_err(
 			        err, -EINVAL,
