@@ -200,6 +200,18 @@ side_by_side cl_unlink_write --name=u --rw=write --size=64k --unlink=1
 side_by_side cl_unlink_read --name=u --rw=read --size=64k --nrfiles=2 --unlink=1
 side_by_side cl_create_on_open --name=c --rw=write --size=64k --create_on_open=1
 side_by_side cl_submit_inline --name=i --rw=write --size=64k --io_submit_mode=inline
+side_by_side cl_fst_sequential --name=s --rw=write --size=64k --nrfiles=2 \
+	--file_service_type=sequential
+side_by_side cl_fst_random --name=r --rw=randwrite --size=64k --nrfiles=2 \
+	--file_service_type=random
+side_by_side cl_fst_one_file --name=o --rw=read --size=64k --file_service_type=roundrobin:4
+# llmio's one way per rw: a sequential job of several files refuses roundrobin (fio's default)
+# by name, before it creates any file
+in_dir llmio fst_refused --name=f --rw=write --size=64k --nrfiles=2 \
+	--file_service_type=roundrobin
+check "file_service_type=roundrobin, sequential, 2 files: refused (exit $RC)" test "$RC" -eq 2
+check "file_service_type: says what llmio does instead" grep -q "give sequential" "$T/stderr"
+check "file_service_type: no file was created" test ! -e "$T/llmio/fst_refused/f.0.0"
 # a difference (docs/fio.md): llmio's unlink removes only what the job created; fio's would
 # remove this file, which was there before
 mkdir -p "$T/llmio/unlink_theirs"

@@ -221,6 +221,14 @@ struct llmio_job_opts {
 	 * that was there before it, which fio's unlink would).
 	 */
 	bool unlink;
+	/*
+	 * fio's file_service_type ("" = not given): how a job's I/O moves over its files.  llmio
+	 * has one way per rw: a sequential thread walks its files one after another (fio's
+	 * sequential), a random one draws each offset over all of them (fio's random, and its
+	 * roundrobin, for files of one size); a job of several files that asks for another is
+	 * refused.
+	 */
+	char file_service_type[32];
 };
 
 /** One file of an explicit file list. */

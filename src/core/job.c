@@ -147,6 +147,53 @@ static bool job_writes(const struct llmio_job_opts *o)
 	       ((o->rw == LLMIO_RW_RANDRW || o->rw == LLMIO_RW_RW) && o->rwmixread < 100);
 }
 
+/*
+ * fio's file_service_type, TYPE[:N]: llmio moves over a job's files in one way per rw, so a job
+ * of several files takes the type that is that way and is refused any other (docs/fio.md).
+ */
+static bool is_word(const char *t, size_t n, const char *word)
+{
+	return n == strlen(word) && !strncmp(t, word, n);
+}
+
+static int check_file_service(const struct llmio_job_opts *o, struct llmio_error *e)
+{
+	const char *t = o->file_service_type, *colon = strchr(t, ':');
+	const size_t n = colon ? (size_t)(colon - t) : strlen(t);
+	const bool random = job_rw_random(o->rw);
+	/* the job's files, as target_open() will make them (before any is created) */
+	const unsigned nfiles = o->files ? o->nfiles_list : o->directory[0] ? o->nrfiles : 1;
+	char *end;
+
+	if (colon && (strtoul(colon + 1, &end, 10), end == colon + 1 || *end))
+		return llmio_err(e, -EINVAL, "file_service_type=%s: expected TYPE or TYPE:N", t);
+	if (!is_word(t, n, "random") && !is_word(t, n, "roundrobin") &&
+	    !is_word(t, n, "sequential"))
+		return llmio_err(e, -EINVAL,
+		                 "file_service_type=%s: a distribution over the files is not done "
+		                 "(llmio takes random, roundrobin or sequential)",
+		                 t);
+	if (nfiles <= 1)
+		return 0; /* one file: every type is the same */
+	for (unsigned f = 1; random && o->files && f < nfiles; f++)
+		if (o->files[f].size != o->files[0].size && is_word(t, n, "roundrobin"))
+			return llmio_err(
+			        e, -EINVAL,
+			        "file_service_type=%s over files of different sizes: llmio "
+			        "draws each offset over all of them (fio's random); give "
+			        "random",
+			        t);
+	if (random != is_word(t, n, "sequential"))
+		return 0;
+	return llmio_err(e, -EINVAL,
+	                 random ? "file_service_type=%s with rw=%s over %u files: llmio draws each "
+	                          "random offset over all of them (fio's random); give random"
+	                        : "file_service_type=%s with rw=%s over %u files: llmio's thread "
+	                          "walks its files one after another (fio's sequential); give "
+	                          "sequential",
+	                 t, llmio_rw_name(o->rw), nfiles);
+}
+
 static int layout(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
@@ -744,6 +791,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	ret = validate(j, e);
 	if (ret)
 		return ret;
+	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
+		return -EINVAL;
 	if (j->o.readonly && job_writes(&j->o))
 		return llmio_err(e, -EINVAL,
 		                 "--readonly: this job writes (rw=%s); llmio refuses every write "

@@ -612,6 +612,11 @@ static const struct llmio_optdesc opts_table[] = {
                "remove the job's files after it, as fio's; only those the job created (a file "
                "that was there before stays)",
                FIO_CUSTOM, .no_echo = true),
+        FIOJOB("file_service_type", NULL, OPTD_STRING, file_service_type, "",
+               "fio's, checked against llmio's one way per rw: sequential jobs walk their files "
+               "one after another (sequential), random ones draw offsets over all of them "
+               "(random, or roundrobin for files of one size)",
+               FIO, .no_echo = true),
         MIRROR("create_on_open", OPTD_BOOL, taken_codec,
                "fio's: create a file when the job opens it; llmio creates and lays out the "
                "job's files before it runs, outside the measured window, as fio's default",
@@ -819,7 +824,6 @@ static const struct {
         {"buffer_pattern", "nothing: llmio writes its own unique data"},
         {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
         {"fallocate", "nothing: llmio lays files out by writing them"},
-        {"file_service_type", "--directory (llmio spreads I/O over all files)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
         {"rate_process", "--rate"},
