@@ -4,10 +4,11 @@
 # (docs/fio.md, "fio's examples"):
 #
 #   ran       llmio exited 0
-#   refused   llmio stopped before any I/O with a line naming what it does not do (a fio option
-#             or engine by name, with what to use instead), exit 1 or 2
-#   failed    anything else: a crash or a signal, the timeout, "unknown option", or an error that
-#             names no fio option (each is a bug to fix or a refusal to write)
+#   refused   llmio stopped before any I/O with exit 2 (a usage refusal: one line naming the
+#             option, value or engine it does not do, and what to use instead)
+#   failed    anything else: a crash or a signal, the timeout, a runtime error (exit 1), "unknown
+#             option" or "unknown key", a line it cannot read (each a bug to fix or a refusal
+#             to write)
 #
 # With fio on PATH the same shrunk file runs through fio too, as the reference of what can run on
 # this machine at all (an engine whose library or hardware is absent fails in fio as well).
@@ -132,9 +133,8 @@ try() {
 	elif [ $rc -ge 124 ]; then
 		MSG="exit $rc (timeout or signal) $MSG"
 		CLASS=failed
-	elif [ "$tool" = llmio ] && [ $rc -le 2 ] &&
-		! grep -q "unknown option" <<<"$MSG" &&
-		grep -qE "llmio does not do|instead|not an llmio engine|unknown engine|refused|is not valid: expected" <<<"$MSG"; then
+	elif [ "$tool" = llmio ] && [ $rc -eq 2 ] &&
+		! grep -qE "unknown option|unknown key|not a key=value line" <<<"$MSG"; then
 		CLASS=refused
 	else
 		CLASS=failed

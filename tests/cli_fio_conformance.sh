@@ -224,6 +224,31 @@ check "io_submit_mode=offload: refused (exit $RC)" test "$RC" -eq 2
 check "io_submit_mode=offload: by name, saying why" grep -q "io_submit_mode=offload.*offload" \
 	"$T/stderr"
 
+echo "== refused by name: fio's engines llmio lacks, and their options"
+# a section of an engine llmio lacks, with that engine's own option before and after it: the
+# engine is named, on its line, with the nearest llmio engine (fio's examples/nfs.fio's form)
+mkdir -p "$T/llmio/engine"
+printf '[global]\nnfs_url=nfs://127.0.0.1/x\nioengine=nfs\nsize=64k\n[w]\nrw=write\nstonewall\n' \
+	>"$T/llmio/engine/nfs.fio"
+in_dir llmio engine "$T/llmio/engine/nfs.fio"
+check "a fio engine's job file: refused (exit $RC)" test "$RC" -eq 2
+check "it names the engine on its line, and what to use" \
+	grep -q "nfs.fio:3: ioengine: unknown engine 'nfs': a fio engine llmio does not have; instead: psync" \
+	"$T/stderr"
+in_dir llmio engine --name=x --ioengine=libcufile --size=64k
+check "--ioengine=libcufile: refused (exit $RC)" test "$RC" -eq 2
+check "it names gds" grep -q "instead: gds" "$T/stderr"
+side_by_side cl_engine_vsync --name=v --ioengine=vsync --rw=write --size=64k
+side_by_side cl_engine_pvsync2 --name=p --ioengine=pvsync2 --rw=read --size=64k
+printf '[r]\nsize=64k\nwrite_bw_log\n' >"$T/llmio/engine/bare.fio"
+in_dir llmio engine "$T/llmio/engine/bare.fio"
+check "a bare option that needs a value: refused (exit $RC)" test "$RC" -eq 2
+check "it names the option" grep -q "bare.fio:3: write_bw_log: .* needs a value" "$T/stderr"
+printf '[r]\nsize=64k\nexitall\n' >"$T/llmio/engine/exitall.fio"
+in_dir llmio engine "$T/llmio/engine/exitall.fio"
+check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "exitall: a fio option" \
+	"$T/stderr"
+
 echo "== verify: a flipped byte is caught by both, in the same block"
 for tool in fio llmio; do
 	python3 -c 'import sys

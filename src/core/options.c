@@ -911,6 +911,20 @@ static const struct {
         {"create_serialize", "nothing: llmio lays a job's files out one after another"},
         {"allow_file_create", "nothing: llmio creates a missing file it was told to use"},
         {"grace_time", "nothing: llmio's loops end with the job"},
+        {"nonvectored", "nothing: llmio's engines do one buffer per I/O"},
+        {"fdp", "nothing: NVMe flexible data placement is not done"},
+        {"fdp_pli", "nothing: NVMe flexible data placement is not done"},
+        {"fdp_pli_select", "nothing: NVMe flexible data placement is not done"},
+        {"dataplacement", "nothing: NVMe data placement is not done"},
+        {"plids", "nothing: NVMe data placement is not done"},
+        {"pi_act", "nothing: NVMe protection information is not done"},
+        {"pi_chk", "nothing: NVMe protection information is not done"},
+        {"apptag", "nothing: NVMe protection information is not done"},
+        {"apptag_mask", "nothing: NVMe protection information is not done"},
+        {"md_per_io_size", "nothing: NVMe metadata (protection information) is not done"},
+        {"write_mode", "nothing: llmio's uring_cmd writes with NVMe WRITE (no zeroes, "
+                       "uncorrectable or verify commands)"},
+        {"num_range", "nothing: llmio does not trim"},
 };
 
 const char *job_fio_refused(const char *key)

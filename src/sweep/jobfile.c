@@ -826,8 +826,8 @@ static bool in_section(const struct reader *r, size_t i, const char *name, size_
  * likely that engine's option: the engine is what to refuse, by its name (its own line).
  * true with the message in err.
  */
-static bool unknown_engine(const struct reader *r, const char *name, size_t first,
-                           struct llmio_error *err)
+static bool unknown_engine(const struct reader *r, char *const *files, const char *name,
+                           size_t first, struct llmio_error *err)
 {
 	const struct entry *eng = NULL;
 	char why[512];
@@ -842,7 +842,7 @@ static bool unknown_engine(const struct reader *r, const char *name, size_t firs
 	if (!eng || engine_find(eng->value))
 		return false;
 	llmio_engine_probe(eng->value, why, sizeof(why));
-	llmio_err(err, -EINVAL, "%s:%u: ioengine: %s", r->paths[eng->file], eng->line, why);
+	llmio_err(err, -EINVAL, "%s:%u: ioengine: %s", files[eng->file], eng->line, why);
 	return true;
 }
 
@@ -926,7 +926,7 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
 			                 path, e->line, e->key, job_fio_refused(e->key));
 		if (sweep_classify(e->key, workload, &kind, &key) &&
-		    unknown_engine(r, name, first, err))
+		    unknown_engine(r, f->files, name, first, err))
 			return -EINVAL;
 		if (sweep_classify(e->key, workload, &kind, &key))
 			return llmio_err(
@@ -939,6 +939,40 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			ret = add_dim(f, s, e, kind, key, err);
 	}
 	return ret;
+}
+
+/*
+ * inih's refusal of line `line` of path, naming what is on it: a bare word that is an option
+ * but no boolean (fio's bare "write_bw_log") needs its value.
+ */
+static void bad_line(const char *path, unsigned line, struct llmio_error *err)
+{
+	char text[256] = "", key[64];
+	FILE *f = fopen(path, "re");
+	enum llmio_optdesc_type type;
+	size_t n;
+
+	for (unsigned i = 0; f && i < line && fgets(text, sizeof(text), f); i++)
+		;
+	if (f)
+		fclose(f);
+	text[strcspn(text, "\r\n;#")] = '\0';
+	n = strspn(text, " \t");
+	memmove(text, text + n, strlen(text + n) + 1);
+	for (n = strlen(text); n && (text[n - 1] == ' ' || text[n - 1] == '\t'); n--)
+		text[n - 1] = '\0';
+	n = strlen(text) < sizeof(key) ? strlen(text) : 0;
+	memcpy(key, text, n);
+	key[n] = '\0';
+	if (key[0] && !strpbrk(key, " \t=[") && key_type(key, &type)) {
+		llmio_err(err, -EINVAL,
+		          "%s:%u: %s: a bare line is a boolean option set; this option needs a "
+		          "value (%s=...)",
+		          path, line, key, key);
+		return;
+	}
+	llmio_err(err, -EINVAL, "%s:%u: not a key=value line or a [section] header%s%s%s", path,
+	          line, text[0] ? " ('" : "", text, text[0] ? "')" : "");
 }
 
 static void reader_release(struct reader *r)
@@ -1011,8 +1045,8 @@ static int file_load(const char *path, const char *dir, struct sweep_file **out,
 		const struct where *w =
 		        ret > 0 && (size_t)ret <= r.nwhere ? &r.where[ret - 1] : NULL;
 
-		ret = llmio_err(err, -EINVAL, "%s:%u: not a key=value line or a [section] header",
-		                r.paths[w ? w->file : 0], w ? w->line : (unsigned)ret);
+		bad_line(r.paths[w ? w->file : 0], w ? w->line : (unsigned)ret, err);
+		ret = -EINVAL;
 		goto err_entries;
 	}
 	if (!r.n) {
