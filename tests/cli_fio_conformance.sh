@@ -244,6 +244,10 @@ printf '[r]\nsize=64k\nwrite_bw_log\n' >"$T/llmio/engine/bare.fio"
 in_dir llmio engine "$T/llmio/engine/bare.fio"
 check "a bare option that needs a value: refused (exit $RC)" test "$RC" -eq 2
 check "it names the option" grep -q "bare.fio:3: write_bw_log: .* needs a value" "$T/stderr"
+printf '[s]\nioengine=net\nsize=64k\nlisten\n' >"$T/llmio/engine/net.fio"
+in_dir llmio engine "$T/llmio/engine/net.fio"
+check "a bare option of a fio engine llmio lacks: the engine named (exit $RC)" \
+	grep -q "net.fio:2: ioengine: unknown engine 'net'.*'listen' on line 4" "$T/stderr"
 printf '[r]\nsize=64k\nexitall\n' >"$T/llmio/engine/exitall.fio"
 in_dir llmio engine "$T/llmio/engine/exitall.fio"
 check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "exitall: a fio option" \

@@ -947,13 +947,21 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
  */
 static void bad_line(const char *path, unsigned line, struct llmio_error *err)
 {
-	char text[256] = "", key[64];
+	char buf[256], text[256] = "", key[64], eng[64] = "", why[512];
 	FILE *f = fopen(path, "re");
 	enum llmio_optdesc_type type;
+	unsigned eng_line = 0;
 	size_t n;
 
-	for (unsigned i = 0; f && i < line && fgets(text, sizeof(text), f); i++)
-		;
+	for (unsigned i = 1; f && fgets(buf, sizeof(buf), f); i++) {
+		if (i == line)
+			memcpy(text, buf, sizeof(text));
+		/* a fio engine llmio lacks, named in the file: the bare word is likely its option
+		 */
+		if (!eng_line && sscanf(buf, " ioengine = %63[^ \t\r\n;#]", eng) == 1 &&
+		    !engine_find(eng))
+			eng_line = i;
+	}
 	if (f)
 		fclose(f);
 	text[strcspn(text, "\r\n;#")] = '\0';
@@ -969,6 +977,13 @@ static void bad_line(const char *path, unsigned line, struct llmio_error *err)
 		          "%s:%u: %s: a bare line is a boolean option set; this option needs a "
 		          "value (%s=...)",
 		          path, line, key, key);
+		return;
+	}
+	if (eng_line) {
+		llmio_engine_probe(eng, why, sizeof(why));
+		llmio_err(err, -EINVAL,
+		          "%s:%u: ioengine: %s ('%s' on line %u is likely its option)", path,
+		          eng_line, why, text, line);
 		return;
 	}
 	llmio_err(err, -EINVAL, "%s:%u: not a key=value line or a [section] header%s%s%s", path,
