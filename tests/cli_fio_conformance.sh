@@ -195,6 +195,13 @@ side_by_side cl_disable_clat --name=c --rw=read --size=256k --disable_clat=1
 both_json cl_disable_clat "no clat, still lat" \
 	'j["read"]["clat_ns"]["N"] == 0 and j["read"]["lat_ns"]["N"] == 64'
 
+echo "== percentile switches at llmio's one setting"
+side_by_side cl_percentile_switches --name=p --rw=read --size=64k --lat_percentiles=1 \
+	--clat_percentiles=1 --slat_percentiles=0
+both_json cl_percentile_switches "clat and lat percentiles, none of slat" \
+	'"percentile" in j["read"]["clat_ns"] and "percentile" in j["read"]["lat_ns"] and
+	 "percentile" not in j["read"]["slat_ns"]'
+
 echo "== unlink, create_on_open, io_submit_mode=inline"
 side_by_side cl_unlink_write --name=u --rw=write --size=64k --unlink=1
 side_by_side cl_unlink_read --name=u --rw=read --size=64k --nrfiles=2 --unlink=1

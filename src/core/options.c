@@ -401,6 +401,16 @@ static void thread_load(const void *base, struct llmio_optval *v)
 	v->b = true;
 }
 
+/* slat_percentiles: llmio reports none (fio's default, 0); 1 is refused */
+static int no_parse(const char *text, struct llmio_optval *out)
+{
+	int ret = buffered_parse(text, out);
+
+	return ret || out->b ? -EINVAL : 0;
+}
+
+static const struct llmio_optdesc_codec no_codec = {no_parse, NULL, taken_load, bool_format};
+
 static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
                                                         bool_format};
 
@@ -617,6 +627,15 @@ static const struct llmio_optdesc opts_table[] = {
                "one after another (sequential), random ones draw offsets over all of them "
                "(random, or roundrobin for files of one size)",
                FIO, .no_echo = true),
+        MIRROR("lat_percentiles", OPTD_BOOL, thread_codec,
+               "fio's: 1, llmio's only way (lat_ns percentiles always reported)",
+               "1: llmio always reports lat_ns percentiles (give percentile_list for which)"),
+        MIRROR("clat_percentiles", OPTD_BOOL, thread_codec,
+               "fio's: 1 (its default), llmio's only way (clat_ns percentiles always reported)",
+               "1: llmio always reports clat_ns percentiles (give percentile_list for which)"),
+        MIRROR("slat_percentiles", OPTD_BOOL, no_codec,
+               "fio's: 0 (its default), llmio's only way (no slat_ns percentiles)",
+               "0: llmio reports no slat_ns percentiles"),
         MIRROR("create_on_open", OPTD_BOOL, taken_codec,
                "fio's: create a file when the job opens it; llmio creates and lays out the "
                "job's files before it runs, outside the measured window, as fio's default",
@@ -811,9 +830,6 @@ static const struct {
         {"log_store_compressed", "nothing: llmio writes its logs as plain text"},
         {"log_prio", "nothing: llmio sets no I/O priority (the logs' priority column is 0)"},
         {"per_job_logs", "--json"},
-        {"lat_percentiles", "--percentile_list (llmio reports lat_ns percentiles always)"},
-        {"clat_percentiles", "--percentile_list (llmio reports clat_ns percentiles always)"},
-        {"slat_percentiles", "--percentile_list"},
         {"clocksource", "nothing: llmio uses CLOCK_MONOTONIC"},
         {"refill_buffers", "nothing: every llmio write is unique already"},
         {"scramble_buffers", "nothing: every llmio write is unique already"},

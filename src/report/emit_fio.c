@@ -372,6 +372,9 @@ static const struct {
         {"unlink", emit_unlink},
         {"create_on_open", NULL},
         {"io_submit_mode", NULL},
+        {"lat_percentiles", NULL},
+        {"clat_percentiles", NULL},
+        {"slat_percentiles", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)
