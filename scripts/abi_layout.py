@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+RESERVED = "reserved_"  # a struct's room for later members (include/llmio/job.h)
 HEADERS = ["common.h", "engine.h", "hist.h", "job.h", "llmio.h", "model.h", "result.h",
            "store.h", "trace.h"]
 DIE = re.compile(r"^\s*<(\d+)><([0-9a-f]+)>: Abbrev Number: \d+ \((DW_TAG_\w+)\)")
@@ -107,7 +108,14 @@ def check(base, now):
             bad.append("%s %s: gone" % key)
             continue
         nsize, nmembers, norder = now[key]
+        # reserved_: room at the end of a struct others embed; new members take its bytes
+        room = members.get(RESERVED)
+        if room is not None and nsize != size:
+            bad.append("struct %s: %d bytes, was %d (new members take reserved_'s bytes; the "
+                       "size stays)" % (name, nsize, size))
         for m in order:
+            if m == RESERVED:
+                continue
             if m not in nmembers:
                 bad.append("%s %s: member %s gone" % (kind, name, m))
             elif nmembers[m] != members[m]:
@@ -118,7 +126,9 @@ def check(base, now):
             if nsize < size:
                 bad.append("struct %s: shrank from %d to %d bytes" % (name, size, nsize))
             for m in norder:
-                if m not in members and nmembers[m] < size:
+                if m in members or m == RESERVED or (room is not None and nmembers[m] >= room):
+                    continue
+                if nmembers[m] < size:
                     bad.append("struct %s: new member %s at %d, inside the old %d bytes "
                                "(add members at the end)" % (name, m, nmembers[m], size))
     return bad
@@ -134,10 +144,14 @@ def asserts(base, path):
     out += ["", "/* one line per fact */", "/* clang-format off */", "#if defined(__x86_64__) && defined(__LP64__)"]
     for (kind, name), (size, members, order) in sorted(base.items()):
         if kind == "struct":
-            out.append("_Static_assert(sizeof(struct %s) >= %d, \"struct %s shrank\");" %
-                       (name, size, name))
+            if RESERVED in members:  # its size stays: new members take reserved_'s bytes
+                out.append("_Static_assert(sizeof(struct %s) == %d, \"struct %s resized\");" %
+                           (name, size, name))
+            else:
+                out.append("_Static_assert(sizeof(struct %s) >= %d, \"struct %s shrank\");" %
+                           (name, size, name))
             for m in order:
-                if m == "(anonymous)":
+                if m in ("(anonymous)", RESERVED):
                     continue
                 out.append("_Static_assert(offsetof(struct %s, %s) == %d, \"%s.%s moved\");" %
                            (name, m, members[m], name, m))

@@ -6,6 +6,8 @@
 #    smaller, every enum constant at its old value;
 #  - the check is not blind: a member inserted mid-struct, a constant inserted mid-enum and a
 #    member removed are each caught, and a member appended at the end is not;
+#  - struct llmio_job_opts, which a result holds first, keeps its size: a member that takes
+#    reserved_'s bytes is compatible, one that grows the struct is caught;
 #  - src/base/abi_assert.c (compiled into the library: the same facts as static assertions)
 #    is what the generator writes from the baseline.
 
@@ -43,6 +45,16 @@ out=$(variant "/^struct llmio_store_stats {/,/^};/ s/^};/\\tuint64_t appended;\\
 check "a member appended at the end of struct llmio_store_stats (after $last) is compatible ($out)" \
 	[ $? -eq 0 ]
 grep -q appended "$T/inc/llmio/store.h" || fail "the variant did not append a member"
+
+# struct llmio_job_opts keeps its size (a result holds a copy first): a member takes reserved_'s
+# bytes, and one that grows the struct is caught, with every result member it would move
+out=$(variant 's/^\tuint8_t reserved_\[2048\];/\tuint64_t later;\n\tuint8_t reserved_[2040];/' job.h)
+check "a job option that takes reserved_'s bytes is compatible ($out)" [ $? -eq 0 ]
+grep -q 'uint64_t later;' "$T/inc/llmio/job.h" || fail "the variant did not add the member"
+out=$(variant 's/^\tuint8_t reserved_\[2048\];/&\n\tuint64_t after;/' job.h)
+rc=$?
+check "a job option after reserved_ (the struct grows) is caught" [ $rc -ne 0 ]
+check "it says the size must stay ($(head -n 1 <<<"$out"))" grep -q "llmio_job_opts: .* bytes, was" <<<"$out"
 
 if diff <(cd "$ROOT" && "$PY" scripts/abi_layout.py --asserts tests/data/abi/0.2.0.layout) \
 	"$ROOT/src/base/abi_assert.c" >"$T/assert.diff"; then

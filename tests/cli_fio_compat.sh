@@ -76,8 +76,10 @@ expect_rc 2 "an unknown format" run "${N[@]}" --output-format=xml
 expect_err "names it" "xml"
 expect_rc 2 "norandommap=0" run "${N[@]}" --norandommap=0
 expect_err "says why" "no random map"
-expect_rc 2 "several bssplit sizes" run "${N[@]}" --bssplit=4k/50:8k/50
-expect_err "says why" "one bs"
+expect_rc 2 "bssplit percentages that do not add up to 100" run "${N[@]}" --bssplit=4k/50:8k/40
+expect_err "says so" "bssplit" "add up to 90, not 100"
+expect_rc 2 "a bssplit size that is not a multiple of the smallest" run "${N[@]}" --bssplit=4k/50:6k/50
+expect_err "names it" "6144 is not a multiple"
 expect_rc 2 "thread=0" run "${N[@]}" --thread=0
 expect_rc 2 "a bad percentile_list" run "${N[@]}" --percentile_list=50:101
 expect_err "names it" "percentile_list"

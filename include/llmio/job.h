@@ -203,6 +203,39 @@ struct llmio_job_opts {
 	 * extend or fill); a read of files that are there as they are runs as usual.
 	 */
 	bool readonly;
+	/*
+	 * fio's bssplit: weighted block sizes, "SIZE/PERCENT:..." (a list per direction,
+	 * "READS,WRITES"); each I/O draws its size.  bs is then the smallest size: the grain
+	 * that files, offsets and io_size are counted in ("" = every I/O is bs).
+	 */
+	char bssplit[512];
+	/*
+	 * fio's disable_lat, disable_clat, disable_slat (gtod_reduce=1 sets them and disable_bw):
+	 * the result reports no total, completion or submission latency (empty histograms, as
+	 * fio's N 0).  I/Os, bytes, IOPS, bandwidth and their per-second samples stay, as in fio
+	 * 3.33's JSON, which keeps the samples under disable_bw_measurement too.
+	 */
+	bool disable_lat, disable_clat, disable_slat, disable_bw;
+	/*
+	 * fio's unlink: after the job, remove the files it created (llmio never removes a file
+	 * that was there before it, which fio's unlink would).
+	 */
+	bool unlink;
+	/*
+	 * fio's file_service_type ("" = not given): how a job's I/O moves over its files.  llmio
+	 * has one way per rw: a sequential thread walks its files one after another (fio's
+	 * sequential), a random one draws each offset over all of them (fio's random, and its
+	 * roundrobin, for files of one size); a job of several files that asks for another is
+	 * refused.
+	 */
+	char file_service_type[32];
+	/*
+	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
+	 * options first, so this struct keeps its size: a new member goes just before reserved_
+	 * and takes as many of its bytes, and every member of a result stays where a program
+	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
+	 */
+	uint8_t reserved_[2048];
 };
 
 /** One file of an explicit file list. */

@@ -117,9 +117,13 @@ static void null_cleanup(struct engine_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* fio's cpp_null is its null engine written in C++: the same no I/O */
+static const char *const null_aliases[] = {"cpp_null", NULL};
+
 const struct engine_ops engine_null = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "null",
+        .aliases = null_aliases,
         .summary = "no I/O at all: measures llmio's own per-I/O overhead",
         .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_NO_IO,
         .probe = null_probe,

@@ -53,7 +53,8 @@ static void psync_cleanup(struct engine_ctx *ctx)
 }
 
 /* fio's names for its pread/pwrite engines, so fio habits carry over */
-static const char *const psync_aliases[] = {"sync", "pvsync", NULL};
+/* fio's sync, pvsync, vsync and pvsync2 do the same reads and writes, one at a time */
+static const char *const psync_aliases[] = {"sync", "pvsync", "vsync", "pvsync2", NULL};
 
 const struct engine_ops engine_psync = {
         .abi_version = ENGINE_ABI_VERSION,

@@ -332,12 +332,74 @@ int llmio_engine_option(size_t engine, size_t opt, struct llmio_engine_option_in
 	return -ENOENT;
 }
 
+/*
+ * fio's engines that llmio does not have, each with the nearest llmio engine or the reason
+ * there is none, so that a fio job file is refused by its engine's name (docs/fio.md).  fio's
+ * names for llmio's own engines are those engines' aliases (sync -> psync, libpmem -> pmem2 ...).
+ */
+static const struct {
+	const char *name, *instead;
+} fio_engines[] = {
+        {"posixaio", "libaio or io_uring (the kernel's asynchronous I/O)"},
+        {"solarisaio", "libaio or io_uring"},
+        {"windowsaio", "libaio or io_uring"},
+        {"splice", "psync (llmio does not splice through a pipe)"},
+        {"sg", "uring_cmd (NVMe passthrough; SCSI generic is not done)"},
+        {"libzbc", "psync or io_uring on the device (no zones)"},
+        {"xnvme", "uring_cmd (NVMe passthrough through io_uring) or spdk"},
+        {"libblkio", "io_uring on the block device, or spdk"},
+        {"libcufile", "gds (cuFile, cuda_io=cufile) or cuda-bounce (cuda_io=posix)"},
+        {"libhipfile", "nothing: llmio's GPU engines (gds, cuda-bounce) are NVIDIA's"},
+        {"dev-dax", "pmem2 (libpmem2 maps a device DAX too)"},
+        {"http", "s3 (S3's HTTP API; WebDAV and Swift are not done)"},
+        {"rados", "s3 (objects; Ceph's RADOS gateway speaks S3)"},
+        {"rbd", "psync or io_uring on the mapped /dev/rbdN"},
+        {"nbd", "psync or io_uring on the connected /dev/nbdN"},
+        {"libiscsi", "psync or io_uring on the kernel's iSCSI device"},
+        {"nfs", "psync or io_uring on the mounted export"},
+        {"gfapi", "psync or io_uring on the mounted volume"},
+        {"gfapi_async", "psync or io_uring on the mounted volume"},
+        {"dfs", "psync or io_uring on DAOS's dfuse mount"},
+        {"libhdfs", "psync or io_uring on a mounted HDFS (fuse)"},
+        {"ime_psync", "psync on the mounted IME filesystem"},
+        {"ime_psyncv", "psync on the mounted IME filesystem"},
+        {"ime_aio", "libaio on the mounted IME filesystem"},
+        {"net", "nothing: llmio measures storage, not network transfers (s3 for objects)"},
+        {"netsplice", "nothing: llmio measures storage, not network transfers"},
+        {"rdma", "nothing: llmio measures storage, not network transfers"},
+        {"mtd", "nothing: raw flash (MTD) is not done"},
+        {"e4defrag", "nothing: llmio does not defragment"},
+        {"falloc", "nothing: llmio measures data I/O, not fallocate"},
+        {"ftruncate", "nothing: llmio measures data I/O, not ftruncate"},
+        {"filecreate", "nothing: llmio measures data I/O, not file creation"},
+        {"filestat", "nothing: llmio measures data I/O, not stat"},
+        {"filedelete", "nothing: llmio measures data I/O, not unlink"},
+        {"dircreate", "nothing: llmio measures data I/O, not directory operations"},
+        {"dirstat", "nothing: llmio measures data I/O, not directory operations"},
+        {"dirdelete", "nothing: llmio measures data I/O, not directory operations"},
+        {"cpuio", "nothing: not storage I/O (llmio's recipes model compute with thinktime)"},
+        {"exec", "nothing: not storage I/O (run the program beside llmio)"},
+        {"page_fault", "mmap (page faults on a mapped file)"},
+        {"binject", "psync or io_uring on the device"},
+        {"guasi", "libaio or io_uring"},
+};
+
 int llmio_engine_probe(const char *name, char *why, size_t whylen)
 {
 	const struct engine_ops *e = engine_find(name);
 
 	if (!e) {
-		size_t used = (size_t)snprintf(why, whylen, "unknown engine '%s' (engines: ", name);
+		size_t used = 0;
+
+		for (size_t i = 0; i < sizeof(fio_engines) / sizeof(fio_engines[0]); i++)
+			if (!strcmp(fio_engines[i].name, name)) {
+				snprintf(why, whylen,
+				         "unknown engine '%s': a fio engine llmio does not have; "
+				         "instead: %s (`llmio engines` lists llmio's)",
+				         name, fio_engines[i].instead);
+				return -ENOENT;
+			}
+		used = (size_t)snprintf(why, whylen, "unknown engine '%s' (engines: ", name);
 
 		for (size_t i = 0; i < NENGINES && used < whylen; i++)
 			used += (size_t)snprintf(why + used, whylen - used, "%s%s", i ? ", " : "",

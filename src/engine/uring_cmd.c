@@ -42,6 +42,7 @@
 struct ucmd_opts {
 	int iopoll;
 	int fixedbufs;
+	int cmd_type;
 };
 
 static const struct llmio_optdesc ucmd_options[] = {
@@ -65,6 +66,17 @@ static const struct llmio_optdesc ucmd_options[] = {
                 .help = "register the buffers with the ring (IORING_URING_CMD_FIXED: no "
                         "per-I/O page pinning; Linux 6.1)",
                 .fio_kind = OPTD_FIO_VALUE,
+        },
+        {
+                /* fio's io_uring_cmd takes the same commands under cmd_type=nvme, its default */
+                .name = "cmd_type",
+                .type = OPTD_ENUM,
+                OPTD_FIELD(struct ucmd_opts, cmd_type),
+                .scope = OPTD_SCOPE_ENGINE,
+                .def = "nvme",
+                .choices = "nvme",
+                .help = "the passthrough commands: nvme (fio's cmd_type; the only kind)",
+                .fio_kind = OPTD_FIO_CUSTOM, /* written with iopoll's lines */
         },
         {.name = NULL},
 };
@@ -456,6 +468,8 @@ static void ucmd_cleanup(struct engine_ctx *ctx)
 /* --emit-fio: fio's io_uring_cmd engine is given the generic device itself. */
 static void ucmd_fio_option(const struct llmio_optdesc *o, int v, struct engine_fio_job *j)
 {
+	if (!strcmp(o->name, "cmd_type"))
+		return; /* written with iopoll's lines, below */
 	fprintf(j->f,
 	        "%s=%d\ncmd_type=nvme\n; differs: fio's io_uring_cmd takes the generic device as "
 	        "its filename: /dev/ngXnY for the /dev/nvmeXnY given here\n",

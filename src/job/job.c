@@ -40,6 +40,36 @@ static int validate(struct job *j, struct llmio_error *e)
 	ret = job_opts_resolve(o, e); /* fio's options into llmio's (loops: layout()) */
 	if (ret)
 		return ret;
+	j->io_max = o->bs;
+	if (o->bssplit[0]) {
+		if (job_bssplit_parse(o->bssplit, &j->bss, e))
+			return -EINVAL;
+		j->bss_on = j->bss.min != j->bss.max;
+		j->io_max = j->bss.max;
+	}
+	if (j->bss_on && o->random_distribution == LLMIO_DIST_ZIPF)
+		return llmio_err(e, -EINVAL,
+		                 "bssplit=%s with random_distribution=zipf: not done (offsets of "
+		                 "several sizes are drawn uniformly)",
+		                 o->bssplit);
+	if (j->bss_on && (o->io_source || o->verify || o->number_ios || o->rate_iops))
+		return llmio_err(e, -EINVAL,
+		                 "bssplit=%s with %s: not done with several block sizes (give one "
+		                 "size, or leave %s out)",
+		                 o->bssplit,
+		                 o->io_source    ? "a recipe or replay"
+		                 : o->verify     ? "verify"
+		                 : o->number_ios ? "number_ios"
+		                                 : "rate_iops",
+		                 o->io_source    ? "bssplit"
+		                 : o->verify     ? "verify"
+		                 : o->number_ios ? "number_ios"
+		                                 : "rate_iops (give rate in bytes)");
+	if (o->write_lat_log[0] && (o->disable_lat || o->disable_clat || o->disable_slat))
+		return llmio_err(
+		        e, -EINVAL,
+		        "write_lat_log with gtod_reduce or disable_*lat: the latencies are "
+		        "reported as not measured; leave one out");
 	/* `llmio run` writes the logs of its jobs; a recipe's or a replay's would go unwritten */
 	if (o->io_source && iolog_wanted(o))
 		return llmio_err(e, -EINVAL,
@@ -115,6 +145,53 @@ static bool job_writes(const struct llmio_job_opts *o)
 {
 	return o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RANDWRITE ||
 	       ((o->rw == LLMIO_RW_RANDRW || o->rw == LLMIO_RW_RW) && o->rwmixread < 100);
+}
+
+/*
+ * fio's file_service_type, TYPE[:N]: llmio moves over a job's files in one way per rw, so a job
+ * of several files takes the type that is that way and is refused any other (docs/fio.md).
+ */
+static bool is_word(const char *t, size_t n, const char *word)
+{
+	return n == strlen(word) && !strncmp(t, word, n);
+}
+
+static int check_file_service(const struct llmio_job_opts *o, struct llmio_error *e)
+{
+	const char *t = o->file_service_type, *colon = strchr(t, ':');
+	const size_t n = colon ? (size_t)(colon - t) : strlen(t);
+	const bool random = job_rw_random(o->rw);
+	/* the job's files, as target_open() will make them (before any is created) */
+	const unsigned nfiles = o->files ? o->nfiles_list : o->directory[0] ? o->nrfiles : 1;
+	char *end;
+
+	if (colon && (strtoul(colon + 1, &end, 10), end == colon + 1 || *end))
+		return llmio_err(e, -EINVAL, "file_service_type=%s: expected TYPE or TYPE:N", t);
+	if (!is_word(t, n, "random") && !is_word(t, n, "roundrobin") &&
+	    !is_word(t, n, "sequential"))
+		return llmio_err(e, -EINVAL,
+		                 "file_service_type=%s: a distribution over the files is not done "
+		                 "(llmio takes random, roundrobin or sequential)",
+		                 t);
+	if (nfiles <= 1)
+		return 0; /* one file: every type is the same */
+	for (unsigned f = 1; random && o->files && f < nfiles; f++)
+		if (o->files[f].size != o->files[0].size && is_word(t, n, "roundrobin"))
+			return llmio_err(
+			        e, -EINVAL,
+			        "file_service_type=%s over files of different sizes: llmio "
+			        "draws each offset over all of them (fio's random); give "
+			        "random",
+			        t);
+	if (random != is_word(t, n, "sequential"))
+		return 0;
+	return llmio_err(e, -EINVAL,
+	                 random ? "file_service_type=%s with rw=%s over %u files: llmio draws each "
+	                          "random offset over all of them (fio's random); give random"
+	                        : "file_service_type=%s with rw=%s over %u files: llmio's thread "
+	                          "walks its files one after another (fio's sequential); give "
+	                          "sequential",
+	                 t, llmio_rw_name(o->rw), nfiles);
 }
 
 static int layout(struct job *j, struct llmio_error *e)
@@ -558,6 +635,17 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	for (unsigned i = 0; i < j->nworkers; i++) {
 		struct worker *w = &j->workers[i];
 
+		/* fio's disable_*lat (gtod_reduce): measured at no cost, reported as not measured
+		 */
+		for (int op = 0; op < 2; op++) {
+			if (j->o.disable_clat)
+				llmio_hist_init(&w->st[op].clat);
+			if (j->o.disable_slat)
+				llmio_hist_init(&w->st[op].slat);
+			if (j->o.disable_lat)
+				llmio_hist_init(&w->st[op].lat);
+		}
+
 		for (int op = 0; op < 2; op++) {
 			struct llmio_op_result *dst = op ? &r->write : &r->read;
 
@@ -706,6 +794,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	ret = validate(j, e);
 	if (ret)
 		return ret;
+	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
+		return -EINVAL;
 	if (j->o.readonly && job_writes(&j->o))
 		return llmio_err(e, -EINVAL,
 		                 "--readonly: this job writes (rw=%s); llmio refuses every write "
@@ -733,12 +823,14 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 {
 	struct snap s0 = {0}, s1 = {0};
 	struct llmio_result *r = NULL;
+	struct llmio_error inner;
 	bool interrupted = false;
 	struct timeval tv;
 	struct job j;
 	int ret;
 
 	*out = NULL;
+	llmio_error_init(&inner);
 	ret = job_open(&j, opts, e);
 	if (ret)
 		goto out_release;
@@ -809,6 +901,15 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	}
 	*out = r;
 out_release:
+	/* fio's unlink, after the job (its verify pass too): only the files this job created */
+	if (j.o.unlink && target_unlink_created(&j.target, &inner) && !ret) {
+		ret = -EIO;
+		llmio_err(e, ret, "%s", llmio_err_msg(&inner));
+		if (r) {
+			r->error = ret;
+			snprintf(r->error_msg, sizeof(r->error_msg), "%s", llmio_err_msg(e));
+		}
+	}
 	job_release(&j);
 	return ret;
 }

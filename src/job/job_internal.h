@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "job/options.h"
 #include "base/rand.h"
 #include "job/target.h"
 #include "job/iolog.h"
@@ -71,6 +72,10 @@ struct job {
 	uint64_t total_blocks;
 	uint64_t *file_first_block; /* prefix sums, nfiles + 1 entries */
 	uint64_t zipf_mult;         /* bijection scattering zipf ranks over blocks */
+	/* fio's bssplit with more than one size: each I/O draws its size (o.bs is the smallest) */
+	struct job_bssplit bss;
+	bool bss_on;
+	uint64_t io_max; /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;

@@ -174,35 +174,218 @@ static int uint_format(const struct llmio_optval *v, char *buf, size_t len)
 static const struct llmio_optdesc_codec mixwrite_codec = {mixwrite_parse, mixwrite_store,
                                                           mixwrite_load, uint_format};
 
+/* One direction's list of bssplit ("4k/10:64k/50:32k/"), into out->bs[d], out->cum[d]. */
+static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bssplit *out,
+                        struct llmio_error *e)
+{
+	int pct[JOB_BSSPLIT_MAX];
+	unsigned n = 0, blank = 0, last_blank = 0;
+	int sum = 0;
+	size_t at = 0;
+
+	while (at < len) {
+		char item[64], *slash, *end;
+		size_t k = strcspn(text + at, ":,");
+
+		if (k > len - at)
+			k = len - at;
+		if (!k || k >= sizeof(item))
+			return llmio_err(e, -EINVAL,
+			                 "bssplit: an empty or overlong entry in '%.*s'", (int)len,
+			                 text);
+		if (n == JOB_BSSPLIT_MAX)
+			return llmio_err(e, -EINVAL, "bssplit: more than %d sizes in one direction",
+			                 JOB_BSSPLIT_MAX);
+		memcpy(item, text + at, k);
+		item[k] = '\0';
+		slash = strchr(item, '/');
+		if (slash)
+			*slash = '\0';
+		if (llmio_parse_size(item, &out->bs[d][n]) || !out->bs[d][n] ||
+		    out->bs[d][n] > (1u << 30))
+			return llmio_err(e, -EINVAL,
+			                 "bssplit: '%s' is not a block size (4k, 64k ...)", item);
+		pct[n] = -1; /* blank (fio: "4k/" or "4k"): a share of the rest */
+		if (slash && slash[1]) {
+			long v;
+
+			errno = 0;
+			v = strtol(slash + 1, &end, 10);
+			if (errno || *end || v < 0 || v > 100)
+				return llmio_err(e, -EINVAL,
+				                 "bssplit: '%s' is not a whole percentage 0..100",
+				                 slash + 1);
+			pct[n] = (int)v;
+			sum += (int)v;
+		} else {
+			blank++;
+			last_blank = n;
+		}
+		n++;
+		at += k + 1;
+	}
+	if (!n)
+		return llmio_err(e, -EINVAL,
+		                 "bssplit: a direction without sizes (give each direction's list)");
+	if (blank) {
+		/* fio's fill: the rest evenly; llmio gives the remainder of the division to the
+		 * last blank, so that the shares add up to 100 */
+		const int each = sum < 100 ? (100 - sum) / (int)blank : 0;
+
+		for (unsigned i = 0; i < n; i++)
+			if (pct[i] < 0) {
+				pct[i] = each;
+				sum += each;
+			}
+		if (sum < 100)
+			pct[last_blank] += 100 - sum, sum = 100;
+	}
+	if (sum != 100)
+		return llmio_err(
+		        e, -EINVAL,
+		        "bssplit: the percentages of '%.*s' add up to %d, not 100 (fio gives "
+		        "what is missing to one size): make them add up to 100",
+		        (int)len, text, sum);
+	out->n[d] = n;
+	sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		sum += pct[i];
+		out->cum[d][i] = (uint32_t)sum;
+	}
+	return 0;
+}
+
+int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e)
+{
+	const char *comma = strchr(text, ',');
+
+	memset(out, 0, sizeof(*out));
+	if (bssplit_list(text, comma ? (size_t)(comma - text) : strlen(text), 0, out, e))
+		return -EINVAL;
+	if (comma) {
+		/* READS,WRITES[,TRIMS]: llmio does not trim, so a third list is checked only */
+		const char *third = strchr(comma + 1, ',');
+		struct job_bssplit trims;
+
+		if (bssplit_list(comma + 1, third ? (size_t)(third - comma - 1) : strlen(comma + 1),
+		                 1, out, e))
+			return -EINVAL;
+		if (third && (strchr(third + 1, ',') ||
+		              bssplit_list(third + 1, strlen(third + 1), 0, &trims, e)))
+			return llmio_err(e, -EINVAL,
+			                 "bssplit=%s: at most three lists (reads, writes, trims)",
+			                 text);
+	} else {
+		out->n[1] = out->n[0];
+		memcpy(out->bs[1], out->bs[0], sizeof(out->bs[0]));
+		memcpy(out->cum[1], out->cum[0], sizeof(out->cum[0]));
+	}
+	out->min = UINT64_MAX;
+	for (unsigned d = 0; d < 2; d++) {
+		out->dmin[d] = UINT64_MAX;
+		for (unsigned i = 0; i < out->n[d]; i++) {
+			if (out->bs[d][i] < out->dmin[d])
+				out->dmin[d] = out->bs[d][i];
+			if (out->bs[d][i] > out->max)
+				out->max = out->bs[d][i];
+		}
+		if (out->dmin[d] < out->min)
+			out->min = out->dmin[d];
+	}
+	for (unsigned d = 0; d < 2; d++) {
+		if (out->dmin[d] % out->min)
+			return llmio_err(e, -EINVAL,
+			                 "bssplit=%s: the smallest %s size, %" PRIu64
+			                 ", is not a multiple of the other direction's, %" PRIu64,
+			                 text, d ? "write" : "read", out->dmin[d], out->min);
+		for (unsigned i = 0; i < out->n[d]; i++)
+			if (out->bs[d][i] % out->dmin[d])
+				return llmio_err(e, -EINVAL,
+				                 "bssplit=%s: %" PRIu64 " is not a multiple of the "
+				                 "smallest %s size, %" PRIu64
+				                 " (fio rounds it down to one: give that size)",
+				                 text, out->bs[d][i], d ? "write" : "read",
+				                 out->dmin[d]);
+	}
+	return 0;
+}
+
 /*
- * bssplit with one size (fio's "4k" or "4k/100") is bs; several sizes in one job are refused:
- * llmio's jobs have one block size (a job file with one section per size mixes them).
+ * bssplit: the text as written; job_opts_resolve() checks it before the job runs, with a message
+ * that names what is wrong in it, and makes its smallest size bs.
  */
 static int bssplit_parse(const char *text, struct llmio_optval *out)
 {
-	char size[64];
-	size_t n = strcspn(text, "/:,");
-	struct llmio_optval v;
-
-	if (!n || n >= sizeof(size) || (text[n] && strcmp(text + n, "/100")))
+	if (strlen(text) >= sizeof(((struct llmio_job_opts *)0)->bssplit))
 		return -EINVAL;
-	memcpy(size, text, n);
-	size[n] = '\0';
-	if (optdesc_parse(job_opt_find("bs"), size, &v, NULL))
-		return -EINVAL;
-	out->u = v.u;
+	out->s = text;
 	return 0;
 }
 
 static void bssplit_store(const struct llmio_optval *v, void *base)
 {
-	((struct llmio_job_opts *)base)->bs = v->u;
+	struct llmio_job_opts *o = base;
+
+	snprintf(o->bssplit, sizeof(o->bssplit), "%s", v->s);
 }
 
 static void bssplit_load(const void *base, struct llmio_optval *v)
 {
-	v->u = ((const struct llmio_job_opts *)base)->bs;
+	v->s = ((const struct llmio_job_opts *)base)->bssplit;
 }
+
+static int text_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", v->s) >= (int)len ? -ERANGE : 0;
+}
+
+/* gtod_reduce=1: fio's shorthand for the four disable_* options; 0 leaves them, as fio's does */
+static void gtod_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	if (v->b)
+		o->disable_lat = o->disable_clat = o->disable_slat = o->disable_bw = true;
+}
+
+static void gtod_load(const void *base, struct llmio_optval *v)
+{
+	const struct llmio_job_opts *o = base;
+
+	v->b = o->disable_lat && o->disable_clat && o->disable_slat && o->disable_bw;
+}
+
+static const struct llmio_optdesc_codec gtod_codec = {buffered_parse, gtod_store, gtod_load,
+                                                      bool_format};
+
+/*
+ * create_on_open: taken, with no field: llmio lays out a job's files before the run either way,
+ * outside the measured window (the files and bytes are fio's, tests/cli_fio_conformance.sh).
+ */
+static void taken_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->b = false;
+}
+
+static const struct llmio_optdesc_codec taken_codec = {buffered_parse, NULL, taken_load,
+                                                       bool_format};
+
+/* io_submit_mode: inline only (fio's default); offload is refused */
+static int inline_parse(const char *text, struct llmio_optval *out)
+{
+	out->s = "inline";
+	return strcmp(text, "inline") ? -EINVAL : 0;
+}
+
+static void inline_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->s = "inline";
+}
+
+static const struct llmio_optdesc_codec inline_codec = {inline_parse, NULL, inline_load,
+                                                        text_format};
 
 /* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
 static int thread_parse(const char *text, struct llmio_optval *out)
@@ -218,11 +401,21 @@ static void thread_load(const void *base, struct llmio_optval *v)
 	v->b = true;
 }
 
+/* slat_percentiles: llmio reports none (fio's default, 0); 1 is refused */
+static int no_parse(const char *text, struct llmio_optval *out)
+{
+	int ret = buffered_parse(text, out);
+
+	return ret || out->b ? -EINVAL : 0;
+}
+
+static const struct llmio_optdesc_codec no_codec = {no_parse, NULL, taken_load, bool_format};
+
 static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
                                                         bool_format};
 
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
-                                                         uint_format};
+                                                         text_format};
 
 #define JOB(n, a, t, f, d, h, ...)                                                                 \
 	{                                                                                          \
@@ -373,6 +566,14 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
                "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
                .no_echo = true),
+        FIOJOB("bssplit", NULL, OPTD_STRING, bssplit, "",
+               "fio's weighted block sizes, e.g. 4k/10:64k/90 (READS,WRITES for each direction); "
+               "bs becomes the smallest, offsets its multiples",
+               .codec = &bssplit_codec,
+               .expect = "fio's SIZE/PERCENT:SIZE/PERCENT... (a list per direction, comma "
+                         "separated), the sizes multiples of the smallest, the percentages "
+                         "adding up to 100",
+               FIO, .json_if = "bssplit"),
         FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
                "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
                "(same bs)",
@@ -403,9 +604,51 @@ static const struct llmio_optdesc opts_table[] = {
         MIRROR("rwmixwrite", OPTD_UINT, mixwrite_codec,
                "fio's other side of rwmixread: rwmixwrite=30 is rwmixread=70",
                "a percentage 0..100"),
-        MIRROR("bssplit", OPTD_SIZE, bssplit_codec, "fio's block-size mix, with one size: that bs",
-               "one block size (4k or 4k/100): a job has one bs; give each size its own job "
-               "(section)"),
+        FIOJOB("disable_lat", NULL, OPTD_BOOL, disable_lat, "0",
+               "report no total latency (lat_ns empty, as fio's); llmio's clock reads cost "
+               "nothing to save",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("disable_clat", NULL, OPTD_BOOL, disable_clat, "0",
+               "report no completion latency (clat_ns empty, no percentiles, as fio's)", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("disable_slat", NULL, OPTD_BOOL, disable_slat, "0",
+               "report no submission latency (slat_ns empty, as fio's)", FIO_CUSTOM,
+               .no_echo = true),
+        FIOJOB("disable_bw_measurement", "disable_bw", OPTD_BOOL, disable_bw, "0",
+               "taken, as fio 3.33 takes it: its JSON keeps the per-second IOPS and bandwidth "
+               "samples, and so does llmio's",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("unlink", NULL, OPTD_BOOL, unlink, "0",
+               "remove the job's files after it, as fio's; only those the job created (a file "
+               "that was there before stays)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("file_service_type", NULL, OPTD_STRING, file_service_type, "",
+               "fio's, checked against llmio's one way per rw: sequential jobs walk their files "
+               "one after another (sequential), random ones draw offsets over all of them "
+               "(random, or roundrobin for files of one size)",
+               FIO, .no_echo = true),
+        MIRROR("lat_percentiles", OPTD_BOOL, thread_codec,
+               "fio's: 1, llmio's only way (lat_ns percentiles always reported)",
+               "1: llmio always reports lat_ns percentiles (give percentile_list for which)"),
+        MIRROR("clat_percentiles", OPTD_BOOL, thread_codec,
+               "fio's: 1 (its default), llmio's only way (clat_ns percentiles always reported)",
+               "1: llmio always reports clat_ns percentiles (give percentile_list for which)"),
+        MIRROR("slat_percentiles", OPTD_BOOL, no_codec,
+               "fio's: 0 (its default), llmio's only way (no slat_ns percentiles)",
+               "0: llmio reports no slat_ns percentiles"),
+        MIRROR("create_on_open", OPTD_BOOL, taken_codec,
+               "fio's: create a file when the job opens it; llmio creates and lays out the "
+               "job's files before it runs, outside the measured window, as fio's default",
+               "1/0, true/false, yes/no or on/off"),
+        MIRROR("io_submit_mode", OPTD_STRING, inline_codec,
+               "fio's io_submit_mode: inline, llmio's only way (the job threads submit); "
+               "offload is refused",
+               "inline (llmio's job threads submit their own I/O; fio's offload to a "
+               "separate submitting thread is not done)"),
+        MIRROR("gtod_reduce", OPTD_BOOL, gtod_codec,
+               "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
+               "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
+               "1/0, true/false, yes/no or on/off"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -587,13 +830,6 @@ static const struct {
         {"log_store_compressed", "nothing: llmio writes its logs as plain text"},
         {"log_prio", "nothing: llmio sets no I/O priority (the logs' priority column is 0)"},
         {"per_job_logs", "--json"},
-        {"lat_percentiles", "--percentile_list (llmio reports lat_ns percentiles always)"},
-        {"clat_percentiles", "--percentile_list (llmio reports clat_ns percentiles always)"},
-        {"slat_percentiles", "--percentile_list"},
-        {"disable_lat", "nothing: llmio always measures latency (no cost per I/O)"},
-        {"disable_clat", "nothing: llmio always measures latency (no cost per I/O)"},
-        {"disable_slat", "nothing: llmio always measures latency (no cost per I/O)"},
-        {"gtod_reduce", "nothing: llmio's clock costs no system call"},
         {"clocksource", "nothing: llmio uses CLOCK_MONOTONIC"},
         {"refill_buffers", "nothing: every llmio write is unique already"},
         {"scramble_buffers", "nothing: every llmio write is unique already"},
@@ -604,9 +840,6 @@ static const struct {
         {"buffer_pattern", "nothing: llmio writes its own unique data"},
         {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
         {"fallocate", "nothing: llmio lays files out by writing them"},
-        {"create_on_open", "nothing: llmio creates files before the run"},
-        {"unlink", "nothing: llmio keeps its files in its llmio-work directory"},
-        {"file_service_type", "--directory (llmio spreads I/O over all files)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
         {"rate_process", "--rate"},
@@ -651,13 +884,63 @@ static const struct {
         {"random_generator", "nothing: llmio has one generator (randseed)"},
         {"allrandrepeat", "--randrepeat"},
         {"serialize_overlap", "nothing: llmio's I/Os of one thread never overlap"},
-        {"io_submit_mode", "nothing: llmio submits from the job threads"},
         {"trim_percentage", "nothing: llmio does not trim"},
         {"experimental_verify", "verify=crc32c|md5|sha256"},
         {"cgroup", "nothing: run llmio in a cgroup (systemd-run)"},
         {"uid", "nothing: run llmio as that user"},
         {"gid", "nothing: run llmio as that group"},
         {"stats", "nothing: llmio always measures"},
+        /* fio's spellings and options that fio's examples/ use (bench/fio_examples.sh) */
+        {"ratemin", "--rate"},
+        {"rate_iops_min", "--rate_iops"},
+        {"flow_id", "--rate"},
+        {"flow_sleep", "--rate"},
+        {"flow_watermark", "--rate"},
+        {"dedupe_mode", "nothing: llmio writes no duplicate blocks"},
+        {"dedupe_working_set_percentage", "nothing: llmio writes no duplicate blocks"},
+        {"dedupe_global", "nothing: llmio writes no duplicate blocks"},
+        {"threads", "--numjobs (threads= is fio's tiobench profile's option)"},
+        {"exit_what", "a job file without stonewall (groups end with their jobs)"},
+        {"wait_for", "stonewall (a job waits for every earlier one)"},
+        {"verify_backlog", "verify= (llmio checks a write job's blocks when it ends)"},
+        {"verify_async", "verify= (checked in the job's own threads)"},
+        {"verify_dump", "verify= (a mismatch is named in one line)"},
+        {"verify_fatal", "verify= (llmio stops at the first mismatch)"},
+        {"verify_interval", "verify= (one checksum per block of bs)"},
+        {"verify_offset", "verify= (llmio's header starts each block)"},
+        {"verify_write_sequence", "verify= (llmio checks each block's own offset)"},
+        {"fill_device", "--size (llmio fills what size says)"},
+        {"fill_fs", "--size (llmio fills what size says)"},
+        {"random_sequence_stride", "--rw=read (random_distribution=sequence is not done)"},
+        {"cmdprio", "nothing: llmio sets no I/O priority"},
+        {"cmdprio_class", "nothing: llmio sets no I/O priority"},
+        {"cmdprio_percentage", "nothing: llmio sets no I/O priority"},
+        {"cmdprio_bssplit", "nothing: llmio sets no I/O priority"},
+        {"writefua", "nothing: llmio's uring_cmd writes without FUA"},
+        {"readfua", "nothing: llmio's uring_cmd reads without FUA"},
+        {"block_error_percentiles", "nothing: llmio stops at the first failed I/O"},
+        {"latency_window", "llmio sweep over iodepth (docs/sweeps.md)"},
+        {"latency_percentile", "llmio sweep over iodepth (docs/sweeps.md)"},
+        {"steadystate_duration", "ss_window (llmio sweep job files)"},
+        {"steadystate_ramp_time", "ss_min (llmio sweep job files)"},
+        {"steadystate_check_interval", "llmio sweep job files (steady state ends sweep points)"},
+        {"create_serialize", "nothing: llmio lays a job's files out one after another"},
+        {"allow_file_create", "nothing: llmio creates a missing file it was told to use"},
+        {"grace_time", "nothing: llmio's loops end with the job"},
+        {"nonvectored", "nothing: llmio's engines do one buffer per I/O"},
+        {"fdp", "nothing: NVMe flexible data placement is not done"},
+        {"fdp_pli", "nothing: NVMe flexible data placement is not done"},
+        {"fdp_pli_select", "nothing: NVMe flexible data placement is not done"},
+        {"dataplacement", "nothing: NVMe data placement is not done"},
+        {"plids", "nothing: NVMe data placement is not done"},
+        {"pi_act", "nothing: NVMe protection information is not done"},
+        {"pi_chk", "nothing: NVMe protection information is not done"},
+        {"apptag", "nothing: NVMe protection information is not done"},
+        {"apptag_mask", "nothing: NVMe protection information is not done"},
+        {"md_per_io_size", "nothing: NVMe metadata (protection information) is not done"},
+        {"write_mode", "nothing: llmio's uring_cmd writes with NVMe WRITE (no zeroes, "
+                       "uncorrectable or verify commands)"},
+        {"num_range", "nothing: llmio does not trim"},
 };
 
 const char *job_fio_refused(const char *key)
@@ -712,6 +995,14 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 
 	if (job_percentile_list(o->percentile_list, pct, JOB_PCT_MAX, &npct, e))
 		return -EINVAL;
+	if (o->bssplit[0]) {
+		/* fio's bssplit replaces bs: the smallest size is the grain of the layout */
+		struct job_bssplit split;
+
+		if (job_bssplit_parse(o->bssplit, &split, e))
+			return -EINVAL;
+		o->bs = split.min;
+	}
 	if (!o->norandommap)
 		return llmio_err(e, -EINVAL,
 		                 "norandommap=0: llmio has no random map (offsets are drawn "

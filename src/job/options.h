@@ -66,6 +66,24 @@ int job_fadvise_advice(const struct llmio_job_opts *o);
 int job_percentile_list(const char *text, double *out, size_t max, size_t *n,
                         struct llmio_error *e);
 
+/*
+ * fio's bssplit ("4k/10:64k/50:32k/40", a list per direction: "READS,WRITES[,TRIMS]", one list
+ * for all): the sizes and their cumulative percentages per direction (0 reads, 1 writes), a
+ * blank percentage filled as fio fills it (the rest, evenly).  min is the smallest size of
+ * either direction, the job's grain (its bs), max the largest (the buffers'), dmin[d] the
+ * smallest of direction d (its I/Os' alignment, as fio's blockalign default).  0, or -EINVAL
+ * with one line in e (a size that is not a multiple of its direction's smallest, a
+ * direction's smallest not a multiple of min, percentages that do not add up to 100).
+ */
+#define JOB_BSSPLIT_MAX 64 /* fio's BSSPLIT_MAX */
+struct job_bssplit {
+	unsigned n[2];
+	uint64_t bs[2][JOB_BSSPLIT_MAX];
+	uint32_t cum[2][JOB_BSSPLIT_MAX];
+	uint64_t min, max, dmin[2];
+};
+int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e);
+
 /* A fio option llmio refuses: what to use instead (one line), or NULL when key is not one. */
 const char *job_fio_refused(const char *key);
 

@@ -207,7 +207,8 @@ static int alloc_files(struct target *t, unsigned n)
 	t->fds = calloc(n, sizeof(*t->fds));
 	t->sizes = calloc(n, sizeof(*t->sizes));
 	t->paths = calloc(n, sizeof(*t->paths));
-	if (!t->fds || !t->sizes || !t->paths)
+	t->created = calloc(n, sizeof(*t->created));
+	if (!t->fds || !t->sizes || !t->paths || !t->created)
 		return -ENOMEM;
 	t->nfiles = n;
 	for (i = 0; i < n; i++)
@@ -556,7 +557,24 @@ void target_close(struct target *t)
 	free(t->fds);
 	free(t->sizes);
 	free(t->paths);
+	free(t->created);
 	memset(t, 0, sizeof(*t));
+}
+
+int target_unlink_created(struct target *t, struct llmio_error *e)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; t->created && i < t->nfiles; i++) {
+		if (!t->created[i])
+			continue;
+		if (unlink(t->paths[i]) && errno != ENOENT && !rc)
+			rc = llmio_err(e, -errno,
+			               "unlink: cannot remove %s, which llmio created: %s",
+			               t->paths[i], strerror(errno));
+		t->created[i] = false;
+	}
+	return rc;
 }
 
 int target_advise(const int *fds, unsigned n, int advice)

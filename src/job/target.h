@@ -21,6 +21,7 @@ struct target {
 	int *fds;            /* nfiles open descriptors */
 	uint64_t *sizes;     /* bytes of each file used by the job */
 	char **paths;        /* nfiles paths */
+	bool *created;       /* nfiles: this job created the file (fio's unlink removes those) */
 	uint64_t total_size; /* sum of sizes */
 	bool is_blockdev;
 	bool direct;                    /* O_DIRECT is set on the fds */
@@ -55,6 +56,12 @@ struct target {
  */
 int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
                 struct llmio_error *e);
+
+/*
+ * fio's unlink: remove the files this target created (never one that was there before, nor
+ * one the job was given as a device); 0, or the first -errno (each file is tried).
+ */
+int target_unlink_created(struct target *t, struct llmio_error *e);
 
 struct engine_ops;
 

@@ -402,6 +402,8 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 	 */
 	posix_fadvise(fd, 0, (off_t)size, POSIX_FADV_DONTNEED);
 	close(fd);
+	if (created && t->created)
+		t->created[i] = true;
 	return 0;
 
 close_fill_fd:

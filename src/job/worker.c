@@ -73,28 +73,118 @@ static void place(const struct job *j, uint64_t block, struct io_req *io)
 	io->off = (block - j->file_first_block[lo]) * j->o.bs;
 }
 
-static void prep(struct worker *w, struct io_req *io)
+/*
+ * bssplit: the size (in grains) of an I/O of direction d, drawn by its weights, that fits in
+ * room grains (the file's end, the thread's slice, io_size): a size that does not fit becomes
+ * the largest of d's that does, where fio draws again; 0 when not even d's smallest fits.
+ */
+static uint64_t draw_len(struct worker *w, unsigned d, uint64_t room)
+{
+	const struct job_bssplit *s = &w->job->bss;
+	const uint64_t grain = w->job->o.bs;
+	const uint32_t r = (uint32_t)rng_below(&w->rng, 100);
+	unsigned i = 0;
+	uint64_t best = 0;
+
+	while (i + 1 < s->n[d] && r >= s->cum[d][i])
+		i++;
+	if (s->bs[d][i] / grain <= room)
+		return s->bs[d][i] / grain;
+	for (unsigned k = 0; k < s->n[d]; k++)
+		if (s->bs[d][k] / grain <= room && s->bs[d][k] > best)
+			best = s->bs[d][k];
+	return best / grain;
+}
+
+/* Grains from block to the end of its file. */
+static uint64_t to_file_end(const struct job *j, uint64_t block)
+{
+	unsigned lo = 0, hi = j->target.nfiles;
+
+	if (hi <= 1)
+		return j->total_blocks - block;
+	while (hi - lo > 1) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (j->file_first_block[mid] <= block)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return j->file_first_block[lo + 1] - block;
+}
+
+/*
+ * prep()'s block and length with bssplit (io->op chosen): a sequential I/O goes on where the
+ * last ended, back at the slice's start when its drawn size no longer fits (fio's wrap at the
+ * file's end); a random one starts at a multiple of its direction's smallest size (fio's
+ * blockalign), drawn again (up to 16 times) where even that size does not fit before the
+ * file's end.  left: grains the thread may still issue (io_size).
+ */
+static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t left, uint64_t *n)
 {
 	const struct job *j = w->job;
-	uint64_t block;
+	const unsigned d = io->op == ENGINE_OP_WRITE;
+	const uint64_t a = j->bss.dmin[d] / j->o.bs;
+	uint64_t block = 0, room;
+
+	if (j->o.rw == LLMIO_RW_READ || j->o.rw == LLMIO_RW_WRITE || j->o.rw == LLMIO_RW_RW) {
+		for (int pass = 0; pass < 2; pass++) {
+			block = w->region_first + w->seq_next;
+			room = w->region_blocks - w->seq_next;
+			if (to_file_end(j, block) < room)
+				room = to_file_end(j, block);
+			*n = draw_len(w, d, left && left < room ? left : room);
+			if (*n || left < a)
+				break;
+			w->seq_next = 0;
+		}
+		if (!*n)
+			*n = 1; /* io_size ends inside this direction's smallest size: one grain */
+		w->seq_next += *n;
+		if (w->seq_next >= w->region_blocks)
+			w->seq_next = 0;
+		return block;
+	}
+	for (int tries = 0; tries < 16; tries++) {
+		const uint64_t slots = j->total_blocks / a ? j->total_blocks / a : 1;
+
+		block = rng_below(&w->rng, slots) * a;
+		room = to_file_end(j, block);
+		*n = draw_len(w, d, left && left < room ? left : room);
+		if (*n)
+			return block;
+	}
+	*n = 1;
+	return block;
+}
+
+/* The next generated I/O; left: bytes the thread may still issue (io_size), for bssplit. */
+static void prep(struct worker *w, struct io_req *io, uint64_t left)
+{
+	const struct job *j = w->job;
+	uint64_t block = 0, n = 1;
 
 	switch (j->o.rw) {
 	case LLMIO_RW_READ:
 	case LLMIO_RW_WRITE:
 	case LLMIO_RW_RW:
-		block = w->region_first + w->seq_next;
-		if (++w->seq_next == w->region_blocks)
-			w->seq_next = 0;
 		io->op = j->o.rw == LLMIO_RW_READ ? ENGINE_OP_READ : ENGINE_OP_WRITE;
 		if (j->o.rw == LLMIO_RW_RW) /* fio's rw=rw: in order, each I/O a read or a write */
 			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
 			                                                  : ENGINE_OP_WRITE;
+		if (j->bss_on)
+			break;
+		block = w->region_first + w->seq_next;
+		if (++w->seq_next == w->region_blocks)
+			w->seq_next = 0;
 		break;
 	default:
-		if (j->o.random_distribution == LLMIO_DIST_ZIPF)
+		/* the offset first, then the direction: a run without bssplit draws them so */
+		if (!j->bss_on && j->o.random_distribution == LLMIO_DIST_ZIPF)
 			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
 			                   j->zipf_mult % j->total_blocks);
-		else
+		else if (!j->bss_on)
 			block = rng_below(&w->rng, j->total_blocks);
 		if (j->o.rw == LLMIO_RW_RANDREAD)
 			io->op = ENGINE_OP_READ;
@@ -105,13 +195,15 @@ static void prep(struct worker *w, struct io_req *io)
 			                                                  : ENGINE_OP_WRITE;
 		break;
 	}
+	if (j->bss_on)
+		block = prep_split(w, io, left / j->o.bs, &n);
 	if (j->target.nfiles == 1) {
 		io->file = 0;
 		io->off = block * j->o.bs;
 	} else {
 		place(j, block, io);
 	}
-	io->len = (uint32_t)j->o.bs;
+	io->len = (uint32_t)(n * j->o.bs);
 }
 
 /*
@@ -380,14 +472,14 @@ static int source_sync(struct worker *w, bool measuring)
 static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
 {
 	const struct job *j = w->job;
-	void *init = calloc(1, j->o.bs);
+	void *init = calloc(1, j->io_max);
 	int ret;
 
 	if (!init)
 		return llmio_err(e, -ENOMEM, "out of memory for a %llu-byte buffer",
-		                 (unsigned long long)j->o.bs);
-	target_pattern(init, j->o.bs & ~7ull, (uint64_t)i * j->o.bs, j->o.randseed);
-	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->o.bs, init, e);
+		                 (unsigned long long)j->io_max);
+	target_pattern(init, j->io_max & ~7ull, (uint64_t)i * j->io_max, j->o.randseed);
+	ret = j->engine->buf_alloc(j->engine_opts, &w->bufs[i], j->io_max, init, e);
 	free(init);
 	return ret;
 }
@@ -488,12 +580,12 @@ static int setup(struct worker *w, struct llmio_error *e)
 			if (ret)
 				return ret;
 		} else {
-			w->bufs[i] = host_buf(j->o.bs, j->target.direct, j->target.writable,
+			w->bufs[i] = host_buf(j->io_max, j->target.direct, j->target.writable,
 			                      &w->buf_mem[i]);
 			if (!w->bufs[i])
 				goto err_nomem;
 			/* writes carry incompressible data; reads overwrite it */
-			target_pattern(w->bufs[i], j->o.bs & ~7ull, (uint64_t)i * j->o.bs,
+			target_pattern(w->bufs[i], j->io_max & ~7ull, (uint64_t)i * j->io_max,
 			               j->o.randseed);
 		}
 		w->ios[i].buf = w->bufs[i];
@@ -515,7 +607,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .nfiles = j->target.nfiles,
 	        .bufs = w->bufs,
 	        .nbufs = w->depth,
-	        .buf_len = j->o.bs,
+	        .buf_len = j->io_max,
 	        .iodepth = w->depth,
 	        .nworkers = j->o.numjobs,
 	        .direct = j->target.direct,
@@ -534,7 +626,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 
 err_nomem:
 	return llmio_err(e, -ENOMEM, "out of memory for %u buffers of %llu bytes", w->depth,
-	                 (unsigned long long)j->o.bs);
+	                 (unsigned long long)j->io_max);
 }
 
 static void teardown(struct worker *w)
@@ -811,11 +903,12 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	 */
 	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
 	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
-	const int fast_op =
-	        src || j->target.nfiles > 1 || j->o.random_distribution == LLMIO_DIST_ZIPF ? -1
-	        : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
-	        : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
-	                                        : -1;
+	const int fast_op = src || j->target.nfiles > 1 ||
+	                                    j->o.random_distribution == LLMIO_DIST_ZIPF || j->bss_on
+	                            ? -1
+	                    : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
+	                    : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
+	                                                    : -1;
 	unsigned nfree = l->nfree, nq = *queued, inflight = l->inflight;
 	uint64_t issued = l->issued;
 	int ret = 0;
@@ -844,7 +937,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			io->len = (uint32_t)bs;
 			io->op = (uint8_t)fast_op;
 		} else if (!src) {
-			prep(w, io);
+			prep(w, io, limit - issued);
 		} else {
 			int r = source_fill(w, io, l->t);
 

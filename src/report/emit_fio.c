@@ -266,6 +266,32 @@ static void emit_readonly(struct emit *x)
 		              "fio --readonly FILE\n");
 }
 
+static void emit_unlink(struct emit *x)
+{
+	if (x->o->unlink)
+		fprintf(x->f,
+		        "unlink=1\n; differs: llmio removes only the files the job created\n");
+}
+
+/* fio's disable_* (gtod_reduce): written only when set, as a job file gives them */
+static void emit_disable(struct emit *x)
+{
+	const struct llmio_job_opts *o = x->o;
+
+	if (o->disable_lat && o->disable_clat && o->disable_slat && o->disable_bw) {
+		fprintf(x->f, "gtod_reduce=1\n");
+		return;
+	}
+	if (o->disable_lat)
+		fprintf(x->f, "disable_lat=1\n");
+	if (o->disable_clat)
+		fprintf(x->f, "disable_clat=1\n");
+	if (o->disable_slat)
+		fprintf(x->f, "disable_slat=1\n");
+	if (o->disable_bw)
+		fprintf(x->f, "disable_bw_measurement=1\n");
+}
+
 /* fio 3.33's fadvise_hint knows 0, 1, random and sequential; llmio's normal is fio's 0 */
 static void emit_fadvise(struct emit *x)
 {
@@ -332,13 +358,23 @@ static const struct {
         {"rate_iops", NULL},
         {"buffered", NULL},
         {"rwmixwrite", NULL},
-        {"bssplit", NULL},
         {"randrepeat", NULL},
         {"group_reporting", NULL},
         {"stonewall", NULL},
         {"new_group", NULL},
         {"norandommap", NULL},
         {"thread", NULL},
+        {"disable_lat", emit_disable},
+        {"disable_clat", NULL},
+        {"disable_slat", NULL},
+        {"disable_bw_measurement", NULL},
+        {"gtod_reduce", NULL},
+        {"unlink", emit_unlink},
+        {"create_on_open", NULL},
+        {"io_submit_mode", NULL},
+        {"lat_percentiles", NULL},
+        {"clat_percentiles", NULL},
+        {"slat_percentiles", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)

@@ -117,7 +117,8 @@ static void bare_key(char *line, size_t cap, bool indented)
 		return;
 	memcpy(key, line, end);
 	key[end] = '\0';
-	if (!bool_key(key))
+	/* a bare fio option llmio refuses ("exitall") is refused by its name, below */
+	if (!bool_key(key) && !job_fio_refused(key))
 		return;
 	memmove(line + end + 2, line + len, strlen(line + len) + 1);
 	memcpy(line + end, "=1", 2);
@@ -821,6 +822,31 @@ static bool in_section(const struct reader *r, size_t i, const char *name, size_
 }
 
 /*
+ * A key no one knows in a section whose ioengine is a fio engine llmio does not have is most
+ * likely that engine's option: the engine is what to refuse, by its name (its own line).
+ * true with the message in err.
+ */
+static bool unknown_engine(const struct reader *r, char *const *files, const char *name,
+                           size_t first, struct llmio_error *err)
+{
+	const struct entry *eng = NULL;
+	char why[512];
+
+	for (size_t k = 0; k < r->n; k++) {
+		const struct entry *o = &r->e[k];
+
+		if (in_section(r, k, name, first) && !strcmp(o->key, "ioengine") &&
+		    (o->section || !eng || !eng->section))
+			eng = o;
+	}
+	if (!eng || engine_find(eng->value))
+		return false;
+	llmio_engine_probe(eng->value, why, sizeof(why));
+	llmio_err(err, -EINVAL, "%s:%u: ioengine: %s", files[eng->file], eng->line, why);
+	return true;
+}
+
+/*
  * Is entry i, a [global] key, set again for the section: by the section itself, or by a later
  * [global] above it (each [global] applies to the sections after it, the last one wins)?  Two
  * settings in one [global] are left for add_dim to refuse.
@@ -899,6 +925,9 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			return llmio_err(err, -EINVAL,
 			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
 			                 path, e->line, e->key, job_fio_refused(e->key));
+		if (sweep_classify(e->key, workload, &kind, &key) &&
+		    unknown_engine(r, f->files, name, first, err))
+			return -EINVAL;
 		if (sweep_classify(e->key, workload, &kind, &key))
 			return llmio_err(
 			        err, -EINVAL,
@@ -910,6 +939,55 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			ret = add_dim(f, s, e, kind, key, err);
 	}
 	return ret;
+}
+
+/*
+ * inih's refusal of line `line` of path, naming what is on it: a bare word that is an option
+ * but no boolean (fio's bare "write_bw_log") needs its value.
+ */
+static void bad_line(const char *path, unsigned line, struct llmio_error *err)
+{
+	char buf[256], text[256] = "", key[64], eng[64] = "", why[512];
+	FILE *f = fopen(path, "re");
+	enum llmio_optdesc_type type;
+	unsigned eng_line = 0;
+	size_t n;
+
+	for (unsigned i = 1; f && fgets(buf, sizeof(buf), f); i++) {
+		if (i == line)
+			memcpy(text, buf, sizeof(text));
+		/* a fio engine llmio lacks, named in the file: the bare word is likely its option
+		 */
+		if (!eng_line && sscanf(buf, " ioengine = %63[^ \t\r\n;#]", eng) == 1 &&
+		    !engine_find(eng))
+			eng_line = i;
+	}
+	if (f)
+		fclose(f);
+	text[strcspn(text, "\r\n;#")] = '\0';
+	n = strspn(text, " \t");
+	memmove(text, text + n, strlen(text + n) + 1);
+	for (n = strlen(text); n && (text[n - 1] == ' ' || text[n - 1] == '\t'); n--)
+		text[n - 1] = '\0';
+	n = strlen(text) < sizeof(key) ? strlen(text) : 0;
+	memcpy(key, text, n);
+	key[n] = '\0';
+	if (key[0] && !strpbrk(key, " \t=[") && key_type(key, &type)) {
+		llmio_err(err, -EINVAL,
+		          "%s:%u: %s: a bare line is a boolean option set; this option needs a "
+		          "value (%s=...)",
+		          path, line, key, key);
+		return;
+	}
+	if (eng_line) {
+		llmio_engine_probe(eng, why, sizeof(why));
+		llmio_err(err, -EINVAL,
+		          "%s:%u: ioengine: %s ('%s' on line %u is likely its option)", path,
+		          eng_line, why, text, line);
+		return;
+	}
+	llmio_err(err, -EINVAL, "%s:%u: not a key=value line or a [section] header%s%s%s", path,
+	          line, text[0] ? " ('" : "", text, text[0] ? "')" : "");
 }
 
 static void reader_release(struct reader *r)
@@ -982,8 +1060,8 @@ static int file_load(const char *path, const char *dir, struct sweep_file **out,
 		const struct where *w =
 		        ret > 0 && (size_t)ret <= r.nwhere ? &r.where[ret - 1] : NULL;
 
-		ret = llmio_err(err, -EINVAL, "%s:%u: not a key=value line or a [section] header",
-		                r.paths[w ? w->file : 0], w ? w->line : (unsigned)ret);
+		bad_line(r.paths[w ? w->file : 0], w ? w->line : (unsigned)ret, err);
+		ret = -EINVAL;
 		goto err_entries;
 	}
 	if (!r.n) {
