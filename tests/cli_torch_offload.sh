@@ -112,12 +112,13 @@ import errno, os, sys
 sys.path.insert(0, sys.argv[1])
 os.environ["LLMIO_LIB"] = "/nonexistent/libllmio.so"
 import llmio_offload as lo
+import llmio_store
 try:
     lo.Store([sys.argv[2]])
     sys.exit("no error for a missing library")
 except OSError as ex:
     assert "/nonexistent/libllmio.so" in str(ex) and "LLMIO_LIB" in str(ex), ex
-lo._lib = None
+llmio_store._lib = None  # the binding loads the library once
 os.environ["LLMIO_LIB"] = sys.argv[3]
 import ctypes
 buf = ctypes.create_string_buffer(4096)
