@@ -61,6 +61,7 @@ No dependencies beyond the standard library and torch (imported only by ``Offloa
 
 import contextlib
 import ctypes
+import mmap
 import os
 import time
 import weakref
@@ -86,11 +87,11 @@ __all__ = ["Store", "Offload", "offload", "find_library", "StoreError", "StoreWa
 class _Saved:
     """What autograd keeps instead of an offloaded tensor."""
 
-    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "pad", "layer", "tensor",
+    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "pad", "layer", "pos", "tensor",
                  "pending", "ahead", "__weakref__")
 
-    def __init__(self, owner, handle, shape, dtype, nbytes, pad, layer):
-        self.owner, self.handle, self.layer = owner, handle, layer
+    def __init__(self, owner, handle, shape, dtype, nbytes, pad, layer, pos):
+        self.owner, self.handle, self.layer, self.pos = owner, handle, layer, pos
         self.shape, self.dtype, self.nbytes = shape, dtype, nbytes
         self.pad = pad  # the put's offset in its 4 KiB page: the store's file offset mod 4096
         self.tensor = None  # the data once read back (a tensor saved twice is read once)
@@ -116,7 +117,13 @@ class _Pool:
     the tensor's storage it drops the view, whose finalizer gives the block back.  A block is
     reused for any tensor of the same number of pages: its pages stay mapped and resident, so
     backward neither faults fresh pages in nor unmaps them every step.  Free blocks beyond
-    ``cap`` bytes are dropped (their memory counts in the process's peak)."""
+    ``cap`` bytes are dropped (their memory counts in the process's peak).
+
+    Each block is an anonymous mapping of its own (``mmap``), not memory from torch's allocator:
+    glibc's malloc serves blocks of this size from its heap once its dynamic mmap threshold has
+    risen (it does after the first large free), and memory freed inside the heap is not given
+    back to the system, so a dropped block would stay in the process's resident memory.  A
+    dropped mapping is unmapped at once."""
 
     def __init__(self, torch, cap):
         self._torch, self.cap = torch, int(cap)
@@ -133,13 +140,13 @@ class _Pool:
             back = free.pop()
             self.free_bytes -= size
             self.hits += 1
-        else:  # 4 KiB more: the block starts on the first page boundary inside
-            back = torch.empty(size + 4096, dtype=torch.uint8)
+        else:  # page-aligned, unmapped when the last reference goes
+            back = mmap.mmap(-1, size)
             self.misses += 1
         view = self._views.get(size)
         if view is None:  # a subclass: ctypes arrays themselves take no weak references
             view = self._views[size] = type("_Block", (ctypes.c_char * size,), {})
-        block = view.from_address((back.data_ptr() + 4095) & ~4095)
+        block = view.from_buffer(back)
         weakref.finalize(block, self._give, size, back)
         t = torch.frombuffer(block, dtype=torch.uint8, count=nbytes, offset=pad)
         return t.view(dtype).view(shape)
@@ -149,6 +156,17 @@ class _Pool:
         if self.free_bytes + size <= self.cap:
             self._free.setdefault(size, []).append(back)
             self.free_bytes += size
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None (another C library): gives the free memory inside malloc's
+    heaps back to the system (madvise), not only the top of the heap."""
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_size_t]
+    return fn
 
 
 class _Kept:
@@ -175,7 +193,8 @@ class Offload:
 
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
                  keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
-                 readahead_bytes=None, keep_after_forward=True, pool_bytes=None):
+                 readahead_bytes=None, keep_after_forward=True, pool_bytes=None,
+                 trim_bytes=None):
         import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
@@ -198,6 +217,28 @@ class Offload:
         # offloaded, they would be written and at once read back while backward waits
         self.keep_after_forward = bool(keep_after_forward)
         self._fwd_over = False
+        # Without the model's forward hook the hooks learn from each step (end_step) what the
+        # next does: how many tensors forward offers them (learned_saves: the read-ahead starts
+        # after that many, where the model's forward hook would start it), the order backward
+        # unpacks them in (learned_order: positions in forward's order; the read-ahead follows
+        # it), and which of the last ones backward waited for at its start although the
+        # read-ahead had started (learned_keep: kept in memory from the next step on, as
+        # keep_after_forward keeps the loss's with the model; at most readahead_bytes).
+        self.learned_saves = self.learned_order = None
+        self.learned_keep, self._learned_keep_bytes = set(), 0
+        self._bwd_started = False
+        self._npos = 0  # eligible tensors this step (their positions)
+        self._unpacked = []  # positions in the order unpack met them
+        self._tail, self._tail_open = [], True  # positions backward waited for at its start
+        self._ahead_at_end = False  # this step's read-ahead started at the learned forward end
+        # Memory torch frees after its tensor is written (forward) or unpacked (backward)
+        # returns to glibc's heap, which keeps it resident: malloc_trim gives it back every
+        # trim_bytes of such progress (default max_inflight_bytes: what the hooks let stay
+        # resident behind the device anyway) and at the end of the step (0: never).
+        self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
+        self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
+        self._trim_due = 0
+        self.trims, self.trim_s = 0, 0.0
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
         self.edge_bytes = self.unit_bytes = 0
         # time in the hooks on the compute thread, and the part of it unpack waited for data
@@ -205,8 +246,9 @@ class Offload:
         self.peak_ahead_bytes = 0
         self._torch = torch
         self._Tensor, self._Parameter = torch.Tensor, torch.nn.Parameter
-        self._ahead = []  # weakrefs to _Saved in put order; read ahead from the end
-        self._ahead_pos = 0  # the next to read ahead is _ahead[_ahead_pos - 1]
+        self._ahead = []  # weakrefs to _Saved in put order
+        self._order = []  # indices into _ahead in the order to read ahead (backward's)
+        self._ra_i = 0  # the next to read ahead is _ahead[_order[_ra_i]]
         self._ahead_bytes = 0  # read ahead and not unpacked yet
         self._inflight = {}  # handle -> tensor, until the store has written it
         self._inflight_bytes = 0
@@ -267,12 +309,29 @@ class Offload:
                 if typ == EV_PUT:
                     t = self._inflight.pop(h, None)
                     if t is not None:
-                        self._inflight_bytes -= t.numel() * t.element_size()
+                        n = t.numel() * t.element_size()
+                        self._inflight_bytes -= n
+                        del t  # (torch may free it now: then it counts for the trim)
+                        self._progress(n)
             if not block or self._inflight_bytes <= self.max_inflight_bytes:
                 return
             w0 = time.perf_counter()
             store.wait_event(0.05)
             self.pack_wait_s += time.perf_counter() - w0
+
+    def _progress(self, nbytes):
+        """nbytes more written (forward) or unpacked (backward): trim every trim_bytes."""
+        if self._trim_fn is not None:
+            self._trim_due += nbytes
+            if self._trim_due >= self.trim_bytes:
+                self._trim()
+
+    def _trim(self):
+        t0 = time.perf_counter()
+        self._trim_fn(0)
+        self._trim_due = 0
+        self.trims += 1
+        self.trim_s += time.perf_counter() - t0
 
     def _pack(self, t):
         t0 = time.perf_counter()
@@ -326,11 +385,22 @@ class Offload:
         key = (ptr, t.storage_offset(), t.shape, t.stride(), t.dtype, t._version)
         # the same memory only while the first tensor lives (its address could be reused after)
         refs = self._live.get(key)
-        rec = refs[1]() if refs is not None and refs[0]() is not None else None
+        rec = refs[1]() if refs is not None and refs[1] is not None and refs[0]() is not None else None
         if rec is not None:
             self.dedup += 1
             return rec
+        if refs is not None and refs[1] is None and refs[0]() is not None:
+            self.dedup += 1  # a tensor learned_keep keeps, saved again: kept again
+            return t
         nbytes = t.numel() * t.element_size()
+        pos = self._npos
+        self._npos += 1
+        if pos in self.learned_keep:  # backward waited for it at its start last time
+            self.kept += 1
+            self.kept_bytes += nbytes
+            self._live[key] = (weakref.ref(t), None)
+            self._forward_learned_over()
+            return t
         # the space of records dropped since (a step cut short by a failed put) comes back
         # before this put asks for it
         self._release_dead()
@@ -340,7 +410,7 @@ class Offload:
             h = self.store.put(ptr, nbytes, borrow=True)
             self._inflight[h] = t  # referenced until on storage: pack never copies
             self._inflight_bytes += nbytes
-        rec = _Saved(self, h, t.shape, t.dtype, nbytes, ptr & 4095, self._layer)
+        rec = _Saved(self, h, t.shape, t.dtype, nbytes, ptr & 4095, self._layer, pos)
         wrec = weakref.ref(rec)
         self._live[key] = (weakref.ref(t), wrec)
         self._ahead.append(wrec)
@@ -354,15 +424,22 @@ class Offload:
         if self._layer in self._tl:
             self._tl[self._layer][0] += nbytes
         self._service(block=not self.copy)
+        self._forward_learned_over()
         return rec
+
+    def _forward_learned_over(self):
+        if self.model is None and self._npos == self.learned_saves and not self._bwd_started:
+            self._ahead_at_end = True
+            self._start_read_ahead()  # forward is over, as the last step taught
 
     def _read_ahead(self):
         """Start gets (wait=False) into aligned tensors along the backward order (the reverse
-        of the puts), while the tensors read ahead and not unpacked yet fit readahead_bytes:
-        the store reads straight into them, and unpack waits only for what has not landed."""
-        store, ahead = self.store, self._ahead
-        while self._ahead_pos > 0:
-            rec = ahead[self._ahead_pos - 1]()
+        of the puts, or the order learned from the last step), while the tensors read ahead and
+        not unpacked yet fit readahead_bytes: the store reads straight into them, and unpack
+        waits only for what has not landed."""
+        store, ahead, order = self.store, self._ahead, self._order
+        while self._ra_i < len(order):
+            rec = ahead[order[self._ra_i]]()
             if rec is not None and rec.tensor is None:
                 if self._ahead_bytes and self._ahead_bytes + rec.nbytes > self.readahead_bytes:
                     return
@@ -372,7 +449,7 @@ class Offload:
                 self._ahead_bytes += rec.nbytes
                 if self._ahead_bytes > self.peak_ahead_bytes:
                     self.peak_ahead_bytes = self._ahead_bytes
-            self._ahead_pos -= 1
+            self._ra_i += 1
 
     def _unpack_one(self, obj):
         if type(obj) is not _Saved:
@@ -381,6 +458,8 @@ class Offload:
                 return obj.tensor
             return obj
         t0 = time.perf_counter()
+        self._bwd_started = True
+        self._unpacked.append(obj.pos)
         if self._trace:
             self._mark_bwd(obj.layer)
         if obj.ahead:
@@ -393,14 +472,24 @@ class Offload:
             obj.tensor = self._pool.take(obj.shape, obj.dtype, obj.nbytes, obj.pad)
             self.store.get(obj.handle, obj.tensor.data_ptr(), obj.nbytes, wait=False)
             obj.pending = True
-            self._ahead_pos = len(self._ahead)
+            if len(self._order) != len(self._ahead):
+                self._build_order()
+            self._ra_i = 0
         self._read_ahead()
+        tail = self._tail_open and self.model is None
         if obj.pending:
+            stalls = self.store.stats()["stalls"] if tail else 0
             w0 = time.perf_counter()
             self.store.wait(obj.handle)
             self.wait_s += time.perf_counter() - w0
             obj.pending = False
+            if tail and self.store.stats()["stalls"] > stalls:
+                self._tail.append((obj.pos, obj.nbytes))  # waited for at backward's start
+                tail = False
+        if tail:
+            self._tail_open = False
         self._service()
+        self._progress(obj.nbytes)
         self.unpack_s += time.perf_counter() - t0
         return obj.tensor
 
@@ -440,16 +529,51 @@ class Offload:
         # puts, starting with the last; reading ahead starts now, so that the first unpacks
         # find their data (the gets queue behind their puts in the store).
         self._fwd_over = self.keep_after_forward
+        self._start_read_ahead()
+
+    def _build_order(self):
+        """The read-ahead's order: the positions backward unpacked last step, in its order,
+        then whatever else this step put, from the last put back."""
+        n = len(self._ahead)
+        order = []
+        if self.learned_order:
+            at = {}
+            for i, w in enumerate(self._ahead):
+                rec = w()
+                if rec is not None:
+                    at[rec.pos] = i
+            order = [at.pop(p) for p in self.learned_order if p in at]
+            seen = set(order)
+            order += [i for i in range(n - 1, -1, -1) if i not in seen]
+        else:
+            order = list(range(n - 1, -1, -1))
+        self._order, self._ra_i = order, 0
+
+    def _start_read_ahead(self):
         if self.store is not None and self.policy != "keep":
             t0 = time.perf_counter()
-            self._ahead_pos = len(self._ahead)
+            self._build_order()
             self._read_ahead()
             self.pack_s += time.perf_counter() - t0
+
+    def _learn(self):
+        """What this step (no model given) teaches the next: see learned_saves in __init__."""
+        self.learned_saves = self._npos
+        seen = set()
+        self.learned_order = [p for p in self._unpacked if not (p in seen or seen.add(p))]
+        # (a step whose read-ahead started only at backward's first unpack, the first, waits
+        # at backward's start for reasons the next step will not have)
+        for p, n in self._tail if self._ahead_at_end else ():
+            if self._learned_keep_bytes + n <= self.readahead_bytes:
+                self.learned_keep.add(p)
+                self._learned_keep_bytes += n
 
     def end_step(self):
         """Call after backward: writes the trace's lines of this step and releases what is left."""
         if self.store is not None:
             self._service()
+        if self._trim_fn is not None and self._ahead:
+            self._trim()  # what the step freed goes back before the next step's forward
         if self._trace and self._tl:
             self._trace.write("# step %d\n" % self._step)
             idx = sorted(self._tl)
@@ -461,7 +585,12 @@ class Offload:
                 self._trace.write("%d %d %.0f %.0f\n" % (i, b, fwd, max(bwd, 0.0)))
             self._trace.flush()
         self._tl = {}
-        self._ahead, self._ahead_pos = [], 0
+        if self.model is None and self._unpacked:
+            self._learn()
+        self._ahead, self._order, self._ra_i = [], [], 0
+        self._bwd_started = False
+        self._npos, self._unpacked, self._tail, self._tail_open = 0, [], [], True
+        self._ahead_at_end = False
         self._live.clear()
         self._step += 1
 
