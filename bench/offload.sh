@@ -144,9 +144,10 @@ for m in ("store", "store-nomodel"):
     ov, w, b = overlap(m)
     print()
     print("%s: overlap %.0f %% (waits %.3f s/step, I/O busy %.3f s/step, first step included); stalls %d; "
-          "staged %.1f MiB, direct %.1f MiB; pool %d/%d; malloc_trim %d calls, %.3f s/step on the compute thread%s" % (
+          "staged %.1f MiB, direct %.1f MiB; pool %d/%d; malloc_trim %d calls, %.3f s/step on the compute thread (%.3f CPU-s)%s" % (
               m, 100 * ov, w, b, s["stalls"], s["staged_bytes"] / MiB, s["direct_bytes"] / MiB,
               v.get("pool_hits", 0), v.get("pool_misses", 0), v.get("trims", 0), v.get("trim_s", 0) / steps,
+              v.get("trim_cpu_s", 0) / steps,
               "; learned: %s saves a forward, %d kept (backward waited for them at its start)" % (
                   v.get("learned_saves"), len(v.get("learned_keep") or [])) if m == "store-nomodel" else ""))
 
@@ -179,6 +180,10 @@ if {"torchsave", "store"} <= set(modes):
     rows.append(("peak host memory store <= torch.save hooks",
                  "%d MiB against %d MiB" % (peak["store"] // MiB, peak["torchsave"] // MiB),
                  peak["store"] <= peak["torchsave"]))
+if "store" in modes and offl["store"]:
+    pc = med_of("store", lambda v: v["mem"]["peak_cache"]) / offl["store"]
+    rows.append(("page cache held by the store's file < 5 % of the bytes offloaded per step (largest sample)",
+                 "%.2f %%" % (100 * pc), pc < 0.05))
 ok = all(same(m) for m in modes)
 rows.append(("losses and gradients bitwise equal to no hooks, every mode and round", "yes" if ok else "NO", ok))
 print()

@@ -27,7 +27,8 @@ a tensor whose data starts at the same offset in its 4 KiB page as the tensor pu
 ``llmio_store_get`` with ``wait=False`` into it, so the store reads its whole units straight
 into it, while the tensors read ahead and not unpacked yet fit ``readahead_bytes`` (default:
 the store's read-ahead budget).  Those tensors come from a pool of recycled page-backed blocks
-(``torch.frombuffer`` over memory the hooks own, back in the pool when torch frees the tensor),
+(``torch.frombuffer`` over anonymous mappings the hooks own, back in the pool when torch frees
+the tensor, unmapped when dropped),
 so backward does not fault in and unmap fresh pages every step; at most ``pool_bytes`` (default
 ``readahead_bytes``) of free blocks are kept.  ``unpack`` then only waits
 (``llmio_store_wait``) for what has not landed; a tensor not read ahead is got the same way
@@ -36,6 +37,23 @@ first.  The handle is released when autograd drops the record.  ``pack_s``, ``un
 ``pack_wait_s`` the part pack waited for writes beyond ``max_inflight_bytes``.
 Tensors saved after the model's forward (the loss's) stay in memory unless
 ``keep_after_forward=False``: backward needs them first.
+
+Without ``model`` (no forward hook) the hooks learn from each step, in ``end_step``, what the
+next one does: how many tensors forward offers them (``learned_saves``; the read-ahead starts
+after that many, where the forward hook would start it), the order backward unpacks them in
+(``learned_order``; the read-ahead follows it), and the last ones backward still waited for at
+its start (``learned_keep``, at most ``readahead_bytes``; kept in memory from then on, as
+``keep_after_forward`` keeps the loss's).  The first step runs without that knowledge.
+
+Memory: glibc's malloc raises its mmap threshold the first time a large mapped block is freed,
+so afterwards torch's activations of up to 32 MiB come from its heap, and memory freed inside
+the heap stays resident: the tensors the store has written would still count in the peak.  So
+the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` (default ``max_inflight_bytes``)
+of tensors written (forward) or unpacked (backward) and at ``end_step``: it hands the free
+memory of every malloc arena of the process back to the system (process-wide; no allocator
+parameter is changed; ``trim_bytes=0`` turns it off; nothing where the C library has no
+``malloc_trim``).  ``trims``, ``trim_s`` and ``trim_cpu_s`` count the calls and their time on the
+compute thread.  Policy ``keep`` never trims.
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -47,8 +65,8 @@ Trace: ``Offload(..., trace=PATH)`` writes, per step, one line per layer of ``la
 its backward time, microseconds) after a ``# llmio-offload-trace 1`` header; step boundaries
 are lines ``# step N``.  ``llmio run --workload offload --trace PATH`` replays it.
 
-Errors: every failed store call raises ``StoreError`` (``llmio_store``).  torch turns an exception raised inside its hooks into a
-``RuntimeError``; the hooks keep the ``StoreError`` and raise it in its place at the end of the
+Errors: every failed store call raises ``StoreError`` (``llmio_store``).  torch turns an
+exception raised inside its hooks into a ``RuntimeError``; the hooks keep the ``StoreError`` and raise it in its place at the end of the
 ``with`` block (forward) and from ``Offload.backward(loss)`` (backward), chained to torch's.
 A put that failed for lack of space leaves the store usable: the records autograd dropped are
 released before every put, so the next step's tensors that fit go in.
@@ -238,7 +256,7 @@ class Offload:
         self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
         self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
         self._trim_due = 0
-        self.trims, self.trim_s = 0, 0.0
+        self.trims, self.trim_s, self.trim_cpu_s = 0, 0.0, 0.0
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
         self.edge_bytes = self.unit_bytes = 0
         # time in the hooks on the compute thread, and the part of it unpack waited for data
@@ -327,11 +345,12 @@ class Offload:
                 self._trim()
 
     def _trim(self):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         self._trim_fn(0)
         self._trim_due = 0
         self.trims += 1
         self.trim_s += time.perf_counter() - t0
+        self.trim_cpu_s += time.thread_time() - c0
 
     def _pack(self, t):
         t0 = time.perf_counter()
