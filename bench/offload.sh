@@ -6,6 +6,7 @@
 #   keep           llmio_offload's hooks, nothing stored (the hooks' own overhead)
 #   store          llmio_offload policy "all" through the tensor store (O_DIRECT), model= given
 #   store-nomodel  the same without model= and layers= (the hooks learn from the first step)
+#   store-notrim   store with trim_bytes=0: no malloc_trim (what the memory saving costs)
 #   torchsave      hooks that torch.save each saved tensor to its own file (PyTorch's tutorial)
 #   off-mmap       no hooks with MALLOC_MMAP_THRESHOLD_=65536: every freed tensor unmapped, the
 #                  lowest peak the baseline can have (memory only; not how users run)
@@ -40,7 +41,7 @@ MODEL_ARGS+=(${OFFLOAD_MODEL_ARGS:-})
 # the store's budgets: staging (puts' copies), borrowed bytes in flight, read-ahead window
 STORE_ARGS=(--staging $((16 << 20)) --inflight $((64 << 20)) --readahead $((64 << 20)) --capacity $((2 << 30)))
 STORE_ARGS+=(${OFFLOAD_STORE_ARGS:-})
-MODES=${MODES:-off keep store store-nomodel torchsave off-mmap}
+MODES=${MODES:-off keep store store-nomodel store-notrim torchsave off-mmap}
 export LLMIO_LIB=${LLMIO_LIB:-$(dirname "$LLMIO")/libllmio.so}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # as users run: no allocator variables (off-mmap sets its own for its process only)
@@ -56,6 +57,7 @@ mode() { # mode NAME ROUND: one process, its JSON in $DIR/out/NAME.ROUND.json
 	keep) args=(--mode keep) ;;
 	store) args=(--mode all --dir "$d" "${STORE_ARGS[@]}") ;;
 	store-nomodel) args=(--mode all --no-model 1 --dir "$d" "${STORE_ARGS[@]}") ;;
+	store-notrim) args=(--mode all --trim 0 --dir "$d" "${STORE_ARGS[@]}") ;;
 	torchsave) args=(--mode torchsave --dir "$d") ;;
 	off-mmap) args=(--mode off) env=(MALLOC_MMAP_THRESHOLD_=65536) ;;
 	*) echo "unknown mode $name" >&2; exit 2 ;;
@@ -136,7 +138,7 @@ def overlap(m):
     return (1 - min(waits, busy) / busy if busy else 0), waits / rounds / steps, busy / rounds / steps
 
 
-for m in ("store", "store-nomodel"):
+for m in ("store", "store-nomodel", "store-notrim"):
     if m not in every:
         continue
     v = every[m][-1]
@@ -153,33 +155,35 @@ for m in ("store", "store-nomodel"):
 
 rows = []
 base = modes[0]
-if {"keep", "store"} <= set(modes):
-    rows.append(("step time with the store <= 1.10x hooks-only (keep)", "%.2fx" % (med["store"] / med["keep"]),
-                 med["store"] <= 1.10 * med["keep"]))
-for m in ("store", "store-nomodel"):
+for m in ("store", "store-notrim"):
+    if {"keep", m} <= set(modes):
+        rows.append(("step time with the store <= 1.10x hooks-only (%s / keep)" % m, "%.2fx" % (med[m] / med["keep"]),
+                     med[m] <= 1.10 * med["keep"]))
+for m in ("store", "store-nomodel", "store-notrim"):
     if m in modes:
         ov = overlap(m)[0]
         rows.append(("overlap >= 80 %% (%s)" % m, "%.0f %%" % (100 * ov), ov >= 0.8))
-for m in ("store", "store-nomodel"):
+for m in ("store", "store-nomodel", "store-notrim"):
     for b in ("keep", "off", "off-mmap"):
         if m in modes and b in modes and offl[m]:
             drop = (peak[b] - peak[m]) / offl[m]
             rows.append(("peak host memory %s vs %s: drop >= 40 %% of the bytes offloaded per step" % (m, b),
                          "%.0f %% (%d of %d MiB)" % (100 * drop, (peak[b] - peak[m]) // MiB, offl[m] // MiB),
                          drop >= 0.4))
-if {"torchsave", "store"} <= set(modes):
-    for b in ("off", "keep"):
-        if b in modes:
-            o_st, o_ts = med["store"] - med[b], med["torchsave"] - med[b]
-            r = o_ts / o_st if o_st > 0 else float("inf")
-            rows.append((">= 3x less step-time overhead than torch.save hooks (over %s)" % b,
-                         "%.1fx (%.3f s against %.3f s a step)" % (r, o_st, o_ts), r >= 3))
-    c_st, c_ts = cpu["store"] - cpu[base], cpu["torchsave"] - cpu[base]
-    rows.append(("CPU added per step over %s: store / torch.save" % base,
-                 "%.3f s / %.3f s (%.1fx)" % (c_st, c_ts, c_ts / c_st if c_st > 0 else float("inf")), None))
-    rows.append(("peak host memory store <= torch.save hooks",
-                 "%d MiB against %d MiB" % (peak["store"] // MiB, peak["torchsave"] // MiB),
-                 peak["store"] <= peak["torchsave"]))
+for m in ("store", "store-notrim"):
+    if {"torchsave", m} <= set(modes):
+        for b in ("off", "keep"):
+            if b in modes:
+                o_st, o_ts = med[m] - med[b], med["torchsave"] - med[b]
+                r = o_ts / o_st if o_st > 0 else float("inf")
+                rows.append((">= 3x less step-time overhead than torch.save hooks (%s, over %s)" % (m, b),
+                             "%.1fx (%.3f s against %.3f s a step)" % (r, o_st, o_ts), r >= 3))
+        c_st, c_ts = cpu[m] - cpu[base], cpu["torchsave"] - cpu[base]
+        rows.append(("CPU added per step over %s: %s / torch.save" % (base, m),
+                     "%.3f s / %.3f s (%.1fx)" % (c_st, c_ts, c_ts / c_st if c_st > 0 else float("inf")), None))
+        rows.append(("peak host memory %s <= torch.save hooks" % m,
+                     "%d MiB against %d MiB" % (peak[m] // MiB, peak["torchsave"] // MiB),
+                     peak[m] <= peak["torchsave"]))
 if "store" in modes and offl["store"]:
     pc = med_of("store", lambda v: v["mem"]["peak_cache"]) / offl["store"]
     rows.append(("page cache held by the store's file < 5 % of the bytes offloaded per step (largest sample)",
