@@ -84,7 +84,7 @@ import os
 import time
 import weakref
 
-from llmio_store import (  # noqa: F401 (re-exported: llmio_offload.Store has always worked)
+from llmio_store import (  # re-exported: llmio_offload.Store has always worked
     BORROW,
     COPY,
     EV_ERROR,
@@ -100,6 +100,8 @@ from llmio_store import (  # noqa: F401 (re-exported: llmio_offload.Store has al
 )
 
 __all__ = ["Store", "Offload", "offload", "find_library", "StoreError", "StoreWarning"]
+# the binding's constants, module attributes here since before the split
+_REEXPORTED = (BORROW, COPY, EV_ERROR, EV_GOT, ORDER_LIST, ORDER_NONE, ORDER_REVERSE)
 
 
 class _Saved:
