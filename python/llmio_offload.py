@@ -27,7 +27,8 @@ a tensor whose data starts at the same offset in its 4 KiB page as the tensor pu
 ``llmio_store_get`` with ``wait=False`` into it, so the store reads its whole units straight
 into it, while the tensors read ahead and not unpacked yet fit ``readahead_bytes`` (default:
 the store's read-ahead budget).  Those tensors come from a pool of recycled page-backed blocks
-(``torch.frombuffer`` over memory the hooks own, back in the pool when torch frees the tensor),
+(``torch.frombuffer`` over anonymous mappings the hooks own, back in the pool when torch frees
+the tensor, unmapped when dropped),
 so backward does not fault in and unmap fresh pages every step; at most ``pool_bytes`` (default
 ``readahead_bytes``) of free blocks are kept.  ``unpack`` then only waits
 (``llmio_store_wait``) for what has not landed; a tensor not read ahead is got the same way
@@ -37,382 +38,80 @@ first.  The handle is released when autograd drops the record.  ``pack_s``, ``un
 Tensors saved after the model's forward (the loss's) stay in memory unless
 ``keep_after_forward=False``: backward needs them first.
 
+Without ``model`` (no forward hook) the hooks learn from each step, in ``end_step``, what the
+next one does: how many tensors forward offers them (``learned_saves``; the read-ahead starts
+after that many, where the forward hook would start it), the order backward unpacks them in
+(``learned_order``; the read-ahead follows it), and the last ones backward still waited for at
+its start (``learned_keep``, at most ``readahead_bytes``; kept in memory from then on, as
+``keep_after_forward`` keeps the loss's).  The first step runs without that knowledge.
+
+Memory: glibc's malloc raises its mmap threshold the first time a large mapped block is freed,
+so afterwards torch's activations of up to 32 MiB come from its heap, and memory freed inside
+the heap stays resident: the tensors the store has written would still count in the peak.  So
+the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` (default ``max_inflight_bytes``)
+of tensors written (forward) or unpacked (backward) and at ``end_step``: it hands the free
+memory of every malloc arena of the process back to the system (process-wide; no allocator
+parameter is changed; ``trim_bytes=0`` turns it off; nothing where the C library has no
+``malloc_trim``).  ``trims``, ``trim_s`` and ``trim_cpu_s`` count the calls and their time on the
+compute thread.  Policy ``keep`` never trims.
+
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
 activations of the last ``keep_last`` layers of ``layers``, which backward needs first
 (SSDTrain never offloads the last module).  ``min_bytes`` is the size threshold of every policy.
-
-The library: ``$LLMIO_LIB`` when set, else ``libllmio.so`` in the build folders next to this
-file (build/, build-*/), else the installed one (the dynamic loader's search path).
 
 Trace: ``Offload(..., trace=PATH)`` writes, per step, one line per layer of ``layers``:
 ``layer bytes fwd_us bwd_us`` (bytes offloaded in that layer's forward, its forward time and
 its backward time, microseconds) after a ``# llmio-offload-trace 1`` header; step boundaries
 are lines ``# step N``.  ``llmio run --workload offload --trace PATH`` replays it.
 
-Errors: every failed store call raises ``StoreError`` (an ``OSError``: ``errno`` and the
-library's one-line message).  torch turns an exception raised inside its hooks into a
-``RuntimeError``; the hooks keep the ``StoreError`` and raise it in its place at the end of the
+Errors: every failed store call raises ``StoreError`` (``llmio_store``).  torch turns an
+exception raised inside its hooks into a ``RuntimeError``; the hooks keep the ``StoreError`` and raise it in its place at the end of the
 ``with`` block (forward) and from ``Offload.backward(loss)`` (backward), chained to torch's.
 A put that failed for lack of space leaves the store usable: the records autograd dropped are
 released before every put, so the next step's tensors that fit go in.
 
-Cleanup: ``Store.close()`` (or ``with``) removes the store's file; so do interpreter exit (a
-``KeyboardInterrupt`` from Ctrl-C included) and SIGTERM, for which the first ``Store`` installs
-a handler when the program has none (it closes every store, then dies of SIGTERM as before).  A
-process killed outright (SIGKILL) leaves its file, preallocated to ``capacity``: the next store
-in that directory removes it and says so with a ``StoreWarning`` (``Store.reclaimed_files``,
-``reclaimed_bytes``).
+The store itself (``Store``, ``StoreError``, the library it loads, cleanup of its files) is
+``llmio_store``, the ctypes binding of include/llmio/store.h; its names are re-exported here.
 
-No dependencies beyond the standard library and torch (imported only by ``offload``).
+No dependencies beyond the standard library and torch (imported only by ``Offload``).
 """
 
-import atexit
 import contextlib
 import ctypes
-import ctypes.util
-import glob
+import mmap
 import os
-import select
-import signal
-import threading
 import time
-import warnings
 import weakref
 
+from llmio_store import (  # re-exported: llmio_offload.Store has always worked
+    BORROW,
+    COPY,
+    EV_ERROR,
+    EV_GOT,
+    EV_PUT,
+    ORDER_LIST,
+    ORDER_NONE,
+    ORDER_REVERSE,
+    Store,
+    StoreError,
+    StoreWarning,
+    find_library,
+)
+
 __all__ = ["Store", "Offload", "offload", "find_library", "StoreError", "StoreWarning"]
-
-_ERROR_MSG_MAX = 1024  # LLMIO_ERROR_MSG_MAX, include/llmio/common.h
-
-EV_PUT, EV_GOT, EV_ERROR = 1, 2, 3
-ORDER_NONE, ORDER_REVERSE, ORDER_LIST = 0, 1, 2
-COPY, BORROW = 0, 1
-
-
-class StoreError(OSError):
-    """A store call failed: errno and the library's one-line message."""
-
-
-class StoreWarning(UserWarning):
-    """Something the store did that the program should hear of (stale files it removed)."""
-
-
-class _Error(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * _ERROR_MSG_MAX)]
-
-
-class _Opts(ctypes.Structure):  # struct llmio_store_opts, include/llmio/store.h
-    _fields_ = [
-        ("opts_size", ctypes.c_size_t),
-        ("engine", ctypes.c_char * 32),
-        ("engine_opts", ctypes.c_char * 512),
-        ("targets", ctypes.POINTER(ctypes.c_char_p)),
-        ("ntargets", ctypes.c_uint32),
-        ("capacity", ctypes.c_uint64),
-        ("stripe_size", ctypes.c_uint64),
-        ("direct", ctypes.c_bool),
-        ("iodepth", ctypes.c_uint32),
-        ("staging_bytes", ctypes.c_uint64),
-        ("fast_bytes", ctypes.c_uint64),
-        ("readahead_bytes", ctypes.c_uint64),
-        ("allow_destructive", ctypes.c_bool),
-        ("force", ctypes.c_bool),
-    ]
-
-
-# The library may have grown fields at the end: llmio_store_opts_init() writes its own size, so
-# it gets room for them (their defaults then stand).
-class _OptsRoom(ctypes.Structure):
-    _fields_ = [("o", _Opts), ("room", ctypes.c_char * 4096)]
-
-
-class _Event(ctypes.Structure):
-    _fields_ = [("handle", ctypes.c_uint64), ("type", ctypes.c_int), ("res", ctypes.c_int)]
-
-
-class _Stats(ctypes.Structure):  # struct llmio_store_stats
-    _fields_ = [
-        ("stats_size", ctypes.c_size_t),
-        ("puts", ctypes.c_uint64),
-        ("gets", ctypes.c_uint64),
-        ("bytes_put", ctypes.c_uint64),
-        ("bytes_got", ctypes.c_uint64),
-        ("device_bytes_written", ctypes.c_uint64),
-        ("device_bytes_read", ctypes.c_uint64),
-        ("stalls", ctypes.c_uint64),
-        ("stall_ns", ctypes.c_uint64),
-        ("io_busy_ns", ctypes.c_uint64),
-        ("overlap", ctypes.c_double),
-        ("peak_staging_bytes", ctypes.c_uint64),
-        ("prefetch_hits", ctypes.c_uint64),
-        ("cpu_ns", ctypes.c_uint64),
-        ("peak_readahead_bytes", ctypes.c_uint64),
-        ("staged_bytes", ctypes.c_uint64),
-        ("direct_bytes", ctypes.c_uint64),
-        ("reclaimed_files", ctypes.c_uint64),
-        ("reclaimed_bytes", ctypes.c_uint64),
-    ]
-
-
-def find_library():
-    """The path (or loader name) of libllmio.so that ``Store`` loads, and where it came from."""
-    env = os.environ.get("LLMIO_LIB")
-    if env:
-        return env, "$LLMIO_LIB"
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for d in ["build"] + sorted(os.path.basename(p) for p in glob.glob(os.path.join(root, "build-*"))):
-        p = os.path.join(root, d, "libllmio.so")
-        if os.path.exists(p):
-            return p, "the build folder " + os.path.join(root, d)
-    return ctypes.util.find_library("llmio") or "libllmio.so", "the installed library"
-
-
-_lib = None
-_lib_lock = threading.Lock()
-
-
-def _load():
-    global _lib
-    with _lib_lock:
-        if _lib is not None:
-            return _lib
-        path, where = find_library()
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError as ex:
-            raise OSError(
-                "cannot load libllmio (%s, from %s): %s; build it (scripts/bootstrap.sh build), "
-                "install it, or set LLMIO_LIB=/path/to/libllmio.so" % (path, where, ex)
-            ) from None
-        if not hasattr(lib, "llmio_store_create") or not hasattr(lib, "llmio_store_wait"):
-            raise OSError(
-                "%s (from %s) has no tensor store with llmio_store_wait: it predates this "
-                "binding; rebuild it or point LLMIO_LIB at a newer libllmio.so" % (path, where)
-            )
-        E = ctypes.POINTER(_Error)
-        S = ctypes.c_void_p
-        u64, pu64 = ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
-        sig = {
-            "llmio_store_opts_init": (None, [ctypes.POINTER(_OptsRoom)]),
-            "llmio_store_create": (ctypes.c_int, [ctypes.POINTER(_OptsRoom), ctypes.POINTER(S), E]),
-            "llmio_store_destroy": (None, [S]),
-            "llmio_store_put": (ctypes.c_int, [S, ctypes.c_void_p, u64, ctypes.c_uint, pu64, E]),
-            "llmio_store_get": (ctypes.c_int, [S, u64, ctypes.c_void_p, u64, ctypes.c_bool, E]),
-            "llmio_store_wait": (ctypes.c_int, [S, u64, E]),
-            "llmio_store_prefetch": (ctypes.c_int, [S, u64, E]),
-            "llmio_store_hint": (ctypes.c_int, [S, ctypes.c_int, pu64, ctypes.c_size_t, E]),
-            "llmio_store_release": (ctypes.c_int, [S, u64, E]),
-            "llmio_store_poll": (ctypes.c_int, [S, ctypes.POINTER(_Event), ctypes.c_size_t]),
-            "llmio_store_eventfd": (ctypes.c_int, [S]),
-            "llmio_store_flush": (ctypes.c_int, [S, E]),
-            "llmio_store_stats": (ctypes.c_int, [S, ctypes.POINTER(_Stats)]),
-        }
-        for name, (res, args) in sig.items():
-            fn = getattr(lib, name)
-            fn.restype, fn.argtypes = res, args
-        _lib = lib
-        return lib
-
-
-def _raise(rc, err, what):
-    msg = err.msg.decode("utf-8", "replace") if err is not None else ""
-    raise StoreError(-rc, "%s: %s" % (what, msg or os.strerror(-rc)))
-
-
-# Every open store, closed (its file removed) at interpreter exit and on SIGTERM.
-_open_stores = weakref.WeakSet()
-_term_installed = False
-
-
-def _close_all():
-    for st in list(_open_stores):
-        st.close()
-
-
-def _on_term(signum, frame):
-    # the program had no SIGTERM handler: remove the stores' files, then end as SIGTERM would
-    _close_all()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def _watch(store):
-    global _term_installed
-    _open_stores.add(store)
-    if _term_installed or threading.current_thread() is not threading.main_thread():
-        return
-    _term_installed = True
-    atexit.register(_close_all)
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _on_term)
-
-
-class Store:
-    """One llmio tensor store (``llmio_store_create``); ``close()`` or ``with`` removes its files.
-
-    Not thread-safe against itself beyond a lock around each call (the C store is driven by one
-    caller thread at a time)."""
-
-    def __init__(self, targets, engine="", engine_opts="", capacity=0, stripe_size=0,
-                 direct=True, iodepth=0, staging_bytes=0, fast_bytes=0, readahead_bytes=0):
-        self._lib = _load()
-        if isinstance(targets, (str, bytes, os.PathLike)):
-            targets = [targets]
-        room = _OptsRoom()
-        self._lib.llmio_store_opts_init(ctypes.byref(room))
-        o = room.o
-        o.engine = engine.encode()
-        o.engine_opts = engine_opts.encode()
-        self._targets = (ctypes.c_char_p * len(targets))(*[os.fsencode(t) for t in targets])
-        o.targets = ctypes.cast(self._targets, ctypes.POINTER(ctypes.c_char_p))
-        o.ntargets = len(targets)
-        o.direct = bool(direct)
-        for name, v in (("capacity", capacity), ("stripe_size", stripe_size),
-                        ("iodepth", iodepth), ("staging_bytes", staging_bytes),
-                        ("fast_bytes", fast_bytes), ("readahead_bytes", readahead_bytes)):
-            if v:  # 0 keeps the library's default
-                setattr(o, name, int(v))
-        self._s = ctypes.c_void_p()
-        self._err = _Error()
-        self._lock = threading.RLock()
-        rc = self._lib.llmio_store_create(ctypes.byref(room), ctypes.byref(self._s),
-                                          ctypes.byref(self._err))
-        if rc < 0:
-            _raise(rc, self._err, "llmio_store_create")
-        _watch(self)
-        self._evbuf = (_Event * 64)()
-        self.direct = bool(direct)
-        # the library's default: half the staging pool (docs/store.md)
-        self.readahead_bytes = int(readahead_bytes or (staging_bytes or 64 << 20) // 2)
-        # The per-tensor calls run on the training's compute thread: the functions, the error
-        # and handle out-arguments are looked up and wrapped once here, not per call.
-        self._eref = ctypes.byref(self._err)
-        self._h = ctypes.c_uint64()
-        self._href = ctypes.byref(self._h)
-        self._put_fn, self._get_fn = self._lib.llmio_store_put, self._lib.llmio_store_get
-        self._wait_fn, self._poll_fn = self._lib.llmio_store_wait, self._lib.llmio_store_poll
-        self._release_fn = self._lib.llmio_store_release
-        st = self.stats()
-        self.reclaimed_files, self.reclaimed_bytes = st["reclaimed_files"], st["reclaimed_bytes"]
-        if self.reclaimed_files:
-            warnings.warn(
-                "llmio store: removed %d stale store file(s) (%d bytes) from llmio's directory "
-                "of %s, left by processes that were killed" % (
-                    self.reclaimed_files, self.reclaimed_bytes,
-                    ", ".join(os.fsdecode(t) for t in targets)), StoreWarning, stacklevel=2)
-
-    def close(self):
-        with self._lock:
-            if self._s:
-                self._lib.llmio_store_destroy(self._s)
-                self._s = ctypes.c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _call(self, name, *args):
-        with self._lock:
-            rc = getattr(self._lib, name)(self._s, *args, ctypes.byref(self._err))
-        if rc < 0:
-            _raise(rc, self._err, name)
-        return rc
-
-    def put(self, ptr, nbytes, borrow=True):
-        """Start writing nbytes at address ptr; returns the handle.  With borrow the memory must
-        stay valid and unchanged until ``poll`` reports the handle's EV_PUT (an address aligned
-        to 4096 is then written from that memory itself, with no staging copy)."""
-        with self._lock:
-            rc = self._put_fn(self._s, ptr, nbytes, BORROW if borrow else COPY, self._href,
-                              self._eref)
-            if rc < 0:
-                _raise(rc, self._err, "llmio_store_put")
-            return self._h.value
-
-    def get(self, handle, ptr, nbytes, wait=True):
-        """Read the tensor into nbytes at ptr (4096-aligned: no staging copy).  wait=False only
-        starts it: ``wait(handle)`` then returns once it landed."""
-        with self._lock:
-            rc = self._get_fn(self._s, handle, ptr, nbytes, wait, self._eref)
-            if rc < 0:
-                _raise(rc, self._err, "llmio_store_get")
-
-    def wait(self, handle):
-        """Wait for the handle's gets started with wait=False; raises the first one's error."""
-        with self._lock:
-            rc = self._wait_fn(self._s, handle, self._eref)
-            if rc < 0:
-                _raise(rc, self._err, "llmio_store_wait")
-
-    def prefetch(self, handle):
-        self._call("llmio_store_prefetch", handle)
-
-    def hint(self, handles=None, reverse=False):
-        """The expected order of future gets: a list of handles, or reverse=True (reverse of
-        the puts)."""
-        if reverse:
-            self._call("llmio_store_hint", ORDER_REVERSE, None, 0)
-            return
-        handles = list(handles or [])
-        arr = (ctypes.c_uint64 * max(1, len(handles)))(*handles)
-        self._call("llmio_store_hint", ORDER_LIST if handles else ORDER_NONE, arr, len(handles))
-
-    def release(self, handle):
-        with self._lock:
-            rc = self._release_fn(self._s, handle, self._eref)
-            if rc < 0:
-                _raise(rc, self._err, "llmio_store_release")
-
-    def flush(self):
-        self._call("llmio_store_flush")
-
-    def poll(self):
-        """Pending events as (handle, type, res) tuples; never blocks."""
-        out = []
-        with self._lock:
-            while True:
-                n = self._poll_fn(self._s, self._evbuf, 64)
-                if n < 0:
-                    _raise(n, None, "llmio_store_poll")
-                out.extend((e.handle, e.type, e.res) for e in self._evbuf[:n])
-                if n < len(self._evbuf):
-                    return out
-
-    def wait_event(self, timeout):
-        """Block until an event is pending (the store's eventfd) or timeout seconds pass."""
-        with self._lock:
-            fd = self._lib.llmio_store_eventfd(self._s)
-        if fd >= 0:
-            select.select([fd], [], [], timeout)
-        else:
-            time.sleep(min(timeout, 0.001))
-
-    def stats(self):
-        st = _Stats()
-        st.stats_size = ctypes.sizeof(_Stats)
-        with self._lock:
-            rc = self._lib.llmio_store_stats(self._s, ctypes.byref(st))
-        if rc < 0:
-            _raise(rc, None, "llmio_store_stats")
-        return {name: getattr(st, name) for name, _ in _Stats._fields_ if name != "stats_size"}
+# the binding's constants, module attributes here since before the split
+_REEXPORTED = (BORROW, COPY, EV_ERROR, EV_GOT, ORDER_LIST, ORDER_NONE, ORDER_REVERSE)
 
 
 class _Saved:
     """What autograd keeps instead of an offloaded tensor."""
 
-    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "pad", "layer", "tensor",
+    __slots__ = ("owner", "handle", "shape", "dtype", "nbytes", "pad", "layer", "pos", "tensor",
                  "pending", "ahead", "__weakref__")
 
-    def __init__(self, owner, handle, shape, dtype, nbytes, pad, layer):
-        self.owner, self.handle, self.layer = owner, handle, layer
+    def __init__(self, owner, handle, shape, dtype, nbytes, pad, layer, pos):
+        self.owner, self.handle, self.layer, self.pos = owner, handle, layer, pos
         self.shape, self.dtype, self.nbytes = shape, dtype, nbytes
         self.pad = pad  # the put's offset in its 4 KiB page: the store's file offset mod 4096
         self.tensor = None  # the data once read back (a tensor saved twice is read once)
@@ -438,7 +137,13 @@ class _Pool:
     the tensor's storage it drops the view, whose finalizer gives the block back.  A block is
     reused for any tensor of the same number of pages: its pages stay mapped and resident, so
     backward neither faults fresh pages in nor unmaps them every step.  Free blocks beyond
-    ``cap`` bytes are dropped (their memory counts in the process's peak)."""
+    ``cap`` bytes are dropped (their memory counts in the process's peak).
+
+    Each block is an anonymous mapping of its own (``mmap``), not memory from torch's allocator:
+    glibc's malloc serves blocks of this size from its heap once its dynamic mmap threshold has
+    risen (it does after the first large free), and memory freed inside the heap is not given
+    back to the system, so a dropped block would stay in the process's resident memory.  A
+    dropped mapping is unmapped at once."""
 
     def __init__(self, torch, cap):
         self._torch, self.cap = torch, int(cap)
@@ -455,13 +160,13 @@ class _Pool:
             back = free.pop()
             self.free_bytes -= size
             self.hits += 1
-        else:  # 4 KiB more: the block starts on the first page boundary inside
-            back = torch.empty(size + 4096, dtype=torch.uint8)
+        else:  # page-aligned, unmapped when the last reference goes
+            back = mmap.mmap(-1, size)
             self.misses += 1
         view = self._views.get(size)
         if view is None:  # a subclass: ctypes arrays themselves take no weak references
             view = self._views[size] = type("_Block", (ctypes.c_char * size,), {})
-        block = view.from_address((back.data_ptr() + 4095) & ~4095)
+        block = view.from_buffer(back)
         weakref.finalize(block, self._give, size, back)
         t = torch.frombuffer(block, dtype=torch.uint8, count=nbytes, offset=pad)
         return t.view(dtype).view(shape)
@@ -471,6 +176,17 @@ class _Pool:
         if self.free_bytes + size <= self.cap:
             self._free.setdefault(size, []).append(back)
             self.free_bytes += size
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None (another C library): gives the free memory inside malloc's
+    heaps back to the system (madvise), not only the top of the heap."""
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_size_t]
+    return fn
 
 
 class _Kept:
@@ -497,7 +213,8 @@ class Offload:
 
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
                  keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
-                 readahead_bytes=None, keep_after_forward=True, pool_bytes=None):
+                 readahead_bytes=None, keep_after_forward=True, pool_bytes=None,
+                 trim_bytes=None):
         import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
@@ -520,6 +237,28 @@ class Offload:
         # offloaded, they would be written and at once read back while backward waits
         self.keep_after_forward = bool(keep_after_forward)
         self._fwd_over = False
+        # Without the model's forward hook the hooks learn from each step (end_step) what the
+        # next does: how many tensors forward offers them (learned_saves: the read-ahead starts
+        # after that many, where the model's forward hook would start it), the order backward
+        # unpacks them in (learned_order: positions in forward's order; the read-ahead follows
+        # it), and which of the last ones backward waited for at its start although the
+        # read-ahead had started (learned_keep: kept in memory from the next step on, as
+        # keep_after_forward keeps the loss's with the model; at most readahead_bytes).
+        self.learned_saves = self.learned_order = None
+        self.learned_keep, self._learned_keep_bytes = set(), 0
+        self._bwd_started = False
+        self._npos = 0  # eligible tensors this step (their positions)
+        self._unpacked = []  # positions in the order unpack met them
+        self._tail, self._tail_open = [], True  # positions backward waited for at its start
+        self._ahead_at_end = False  # this step's read-ahead started at the learned forward end
+        # Memory torch frees after its tensor is written (forward) or unpacked (backward)
+        # returns to glibc's heap, which keeps it resident: malloc_trim gives it back every
+        # trim_bytes of such progress (default max_inflight_bytes: what the hooks let stay
+        # resident behind the device anyway) and at the end of the step (0: never).
+        self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
+        self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
+        self._trim_due = 0
+        self.trims, self.trim_s, self.trim_cpu_s = 0, 0.0, 0.0
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
         self.edge_bytes = self.unit_bytes = 0
         # time in the hooks on the compute thread, and the part of it unpack waited for data
@@ -527,8 +266,9 @@ class Offload:
         self.peak_ahead_bytes = 0
         self._torch = torch
         self._Tensor, self._Parameter = torch.Tensor, torch.nn.Parameter
-        self._ahead = []  # weakrefs to _Saved in put order; read ahead from the end
-        self._ahead_pos = 0  # the next to read ahead is _ahead[_ahead_pos - 1]
+        self._ahead = []  # weakrefs to _Saved in put order
+        self._order = []  # indices into _ahead in the order to read ahead (backward's)
+        self._ra_i = 0  # the next to read ahead is _ahead[_order[_ra_i]]
         self._ahead_bytes = 0  # read ahead and not unpacked yet
         self._inflight = {}  # handle -> tensor, until the store has written it
         self._inflight_bytes = 0
@@ -589,12 +329,30 @@ class Offload:
                 if typ == EV_PUT:
                     t = self._inflight.pop(h, None)
                     if t is not None:
-                        self._inflight_bytes -= t.numel() * t.element_size()
+                        n = t.numel() * t.element_size()
+                        self._inflight_bytes -= n
+                        del t  # (torch may free it now: then it counts for the trim)
+                        self._progress(n)
             if not block or self._inflight_bytes <= self.max_inflight_bytes:
                 return
             w0 = time.perf_counter()
             store.wait_event(0.05)
             self.pack_wait_s += time.perf_counter() - w0
+
+    def _progress(self, nbytes):
+        """nbytes more written (forward) or unpacked (backward): trim every trim_bytes."""
+        if self._trim_fn is not None:
+            self._trim_due += nbytes
+            if self._trim_due >= self.trim_bytes:
+                self._trim()
+
+    def _trim(self):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        self._trim_fn(0)
+        self._trim_due = 0
+        self.trims += 1
+        self.trim_s += time.perf_counter() - t0
+        self.trim_cpu_s += time.thread_time() - c0
 
     def _pack(self, t):
         t0 = time.perf_counter()
@@ -648,11 +406,22 @@ class Offload:
         key = (ptr, t.storage_offset(), t.shape, t.stride(), t.dtype, t._version)
         # the same memory only while the first tensor lives (its address could be reused after)
         refs = self._live.get(key)
-        rec = refs[1]() if refs is not None and refs[0]() is not None else None
+        rec = refs[1]() if refs is not None and refs[1] is not None and refs[0]() is not None else None
         if rec is not None:
             self.dedup += 1
             return rec
+        if refs is not None and refs[1] is None and refs[0]() is not None:
+            self.dedup += 1  # a tensor learned_keep keeps, saved again: kept again
+            return t
         nbytes = t.numel() * t.element_size()
+        pos = self._npos
+        self._npos += 1
+        if pos in self.learned_keep:  # backward waited for it at its start last time
+            self.kept += 1
+            self.kept_bytes += nbytes
+            self._live[key] = (weakref.ref(t), None)
+            self._forward_learned_over()
+            return t
         # the space of records dropped since (a step cut short by a failed put) comes back
         # before this put asks for it
         self._release_dead()
@@ -662,7 +431,7 @@ class Offload:
             h = self.store.put(ptr, nbytes, borrow=True)
             self._inflight[h] = t  # referenced until on storage: pack never copies
             self._inflight_bytes += nbytes
-        rec = _Saved(self, h, t.shape, t.dtype, nbytes, ptr & 4095, self._layer)
+        rec = _Saved(self, h, t.shape, t.dtype, nbytes, ptr & 4095, self._layer, pos)
         wrec = weakref.ref(rec)
         self._live[key] = (weakref.ref(t), wrec)
         self._ahead.append(wrec)
@@ -676,15 +445,22 @@ class Offload:
         if self._layer in self._tl:
             self._tl[self._layer][0] += nbytes
         self._service(block=not self.copy)
+        self._forward_learned_over()
         return rec
+
+    def _forward_learned_over(self):
+        if self.model is None and self._npos == self.learned_saves and not self._bwd_started:
+            self._ahead_at_end = True
+            self._start_read_ahead()  # forward is over, as the last step taught
 
     def _read_ahead(self):
         """Start gets (wait=False) into aligned tensors along the backward order (the reverse
-        of the puts), while the tensors read ahead and not unpacked yet fit readahead_bytes:
-        the store reads straight into them, and unpack waits only for what has not landed."""
-        store, ahead = self.store, self._ahead
-        while self._ahead_pos > 0:
-            rec = ahead[self._ahead_pos - 1]()
+        of the puts, or the order learned from the last step), while the tensors read ahead and
+        not unpacked yet fit readahead_bytes: the store reads straight into them, and unpack
+        waits only for what has not landed."""
+        store, ahead, order = self.store, self._ahead, self._order
+        while self._ra_i < len(order):
+            rec = ahead[order[self._ra_i]]()
             if rec is not None and rec.tensor is None:
                 if self._ahead_bytes and self._ahead_bytes + rec.nbytes > self.readahead_bytes:
                     return
@@ -694,7 +470,7 @@ class Offload:
                 self._ahead_bytes += rec.nbytes
                 if self._ahead_bytes > self.peak_ahead_bytes:
                     self.peak_ahead_bytes = self._ahead_bytes
-            self._ahead_pos -= 1
+            self._ra_i += 1
 
     def _unpack_one(self, obj):
         if type(obj) is not _Saved:
@@ -703,6 +479,8 @@ class Offload:
                 return obj.tensor
             return obj
         t0 = time.perf_counter()
+        self._bwd_started = True
+        self._unpacked.append(obj.pos)
         if self._trace:
             self._mark_bwd(obj.layer)
         if obj.ahead:
@@ -715,14 +493,24 @@ class Offload:
             obj.tensor = self._pool.take(obj.shape, obj.dtype, obj.nbytes, obj.pad)
             self.store.get(obj.handle, obj.tensor.data_ptr(), obj.nbytes, wait=False)
             obj.pending = True
-            self._ahead_pos = len(self._ahead)
+            if len(self._order) != len(self._ahead):
+                self._build_order()
+            self._ra_i = 0
         self._read_ahead()
+        tail = self._tail_open and self.model is None
         if obj.pending:
+            stalls = self.store.stats()["stalls"] if tail else 0
             w0 = time.perf_counter()
             self.store.wait(obj.handle)
             self.wait_s += time.perf_counter() - w0
             obj.pending = False
+            if tail and self.store.stats()["stalls"] > stalls:
+                self._tail.append((obj.pos, obj.nbytes))  # waited for at backward's start
+                tail = False
+        if tail:
+            self._tail_open = False
         self._service()
+        self._progress(obj.nbytes)
         self.unpack_s += time.perf_counter() - t0
         return obj.tensor
 
@@ -762,16 +550,51 @@ class Offload:
         # puts, starting with the last; reading ahead starts now, so that the first unpacks
         # find their data (the gets queue behind their puts in the store).
         self._fwd_over = self.keep_after_forward
+        self._start_read_ahead()
+
+    def _build_order(self):
+        """The read-ahead's order: the positions backward unpacked last step, in its order,
+        then whatever else this step put, from the last put back."""
+        n = len(self._ahead)
+        order = []
+        if self.learned_order:
+            at = {}
+            for i, w in enumerate(self._ahead):
+                rec = w()
+                if rec is not None:
+                    at[rec.pos] = i
+            order = [at.pop(p) for p in self.learned_order if p in at]
+            seen = set(order)
+            order += [i for i in range(n - 1, -1, -1) if i not in seen]
+        else:
+            order = list(range(n - 1, -1, -1))
+        self._order, self._ra_i = order, 0
+
+    def _start_read_ahead(self):
         if self.store is not None and self.policy != "keep":
             t0 = time.perf_counter()
-            self._ahead_pos = len(self._ahead)
+            self._build_order()
             self._read_ahead()
             self.pack_s += time.perf_counter() - t0
+
+    def _learn(self):
+        """What this step (no model given) teaches the next: see learned_saves in __init__."""
+        self.learned_saves = self._npos
+        seen = set()
+        self.learned_order = [p for p in self._unpacked if not (p in seen or seen.add(p))]
+        # (a step whose read-ahead started only at backward's first unpack, the first, waits
+        # at backward's start for reasons the next step will not have)
+        for p, n in self._tail if self._ahead_at_end else ():
+            if self._learned_keep_bytes + n <= self.readahead_bytes:
+                self.learned_keep.add(p)
+                self._learned_keep_bytes += n
 
     def end_step(self):
         """Call after backward: writes the trace's lines of this step and releases what is left."""
         if self.store is not None:
             self._service()
+        if self._trim_fn is not None and self._ahead:
+            self._trim()  # what the step freed goes back before the next step's forward
         if self._trace and self._tl:
             self._trace.write("# step %d\n" % self._step)
             idx = sorted(self._tl)
@@ -783,7 +606,12 @@ class Offload:
                 self._trace.write("%d %d %.0f %.0f\n" % (i, b, fwd, max(bwd, 0.0)))
             self._trace.flush()
         self._tl = {}
-        self._ahead, self._ahead_pos = [], 0
+        if self.model is None and self._unpacked:
+            self._learn()
+        self._ahead, self._order, self._ra_i = [], [], 0
+        self._bwd_started = False
+        self._npos, self._unpacked, self._tail, self._tail_open = 0, [], [], True
+        self._ahead_at_end = False
         self._live.clear()
         self._step += 1
 

@@ -19,9 +19,9 @@ STEPS=10 SHORT=3
 if ldd "$LLMIO_LIB" | grep -q 'libasan\|libubsan'; then
 	STEPS=2 SHORT=2
 fi
-# every tensor of 64 KiB or more in its own mapping, unmapped when freed: the RSS high-water
-# mark then follows the live tensors instead of glibc's heap reuse (the same in every mode)
-export MALLOC_MMAP_THRESHOLD_=65536
+# glibc's malloc as users run it (no MALLOC_* variables): the hooks give the memory freed
+# inside the heap back themselves (malloc_trim), and the peak-RSS check below holds without help
+unset MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_ MALLOC_TOP_PAD_ MALLOC_ARENA_MAX
 
 train() { # train NAME STEPS ARGS...: one process, its JSON in $T/NAME.json
 	local name=$1 steps=$2; shift 2
@@ -42,6 +42,8 @@ train all "$STEPS" --mode all --dir "$T/store" --trace "$T/trace.txt" --offload-
 train all-keeploss "$SHORT" --mode all --dir "$T/store"
 train window "$SHORT" --mode window --dir "$T/store"
 train keep "$SHORT" --mode keep
+# without the model object (nor layers): the end of forward and backward's order are learned
+train nomodel "$SHORT" --mode all --dir "$T/store" --no-model 1
 
 cmp_py='
 import json, sys
@@ -52,7 +54,7 @@ print("losses %s / %s" % (a["losses"][-1], b["losses"][-1]))
 sys.exit(0 if ok else 1)'
 json_check "$T/off.json" "off trained $STEPS steps" "len(d['losses']) == $STEPS"
 json_check "$T/all.json" "all trained $STEPS steps" "len(d['losses']) == $STEPS"
-for m in all all-keeploss window keep; do
+for m in all all-keeploss window keep nomodel; do
 	check "$m: its losses and every gradient bitwise equal to no offload" \
 		"$PY" -c "$cmp_py" "$T/off.json" "$T/$m.json" "$SHORT"
 done
@@ -91,6 +93,12 @@ fi
 json_check "$T/window.json" "window: keeps the last block (offloads less than all)" \
 	"0 < d['offloaded_bytes'] < $(json_get "$T/all.json" 'd["offloaded_bytes"]')"
 json_check "$T/keep.json" "keep: nothing offloaded" 'd["offloaded_bytes"] == 0 and d["kept"] > 0'
+# the hooks gave freed heap memory back while they offloaded (and not with nothing stored)
+json_check "$T/all.json" "all: the hooks trimmed malloc's heap" 'd["trims"] > 0'
+json_check "$T/keep.json" "keep: no trim (nothing offloaded)" 'd["trims"] == 0'
+# no model: every step taught the next how many tensors forward saves (the read-ahead's start)
+json_check "$T/nomodel.json" "no model: the saves of a forward learned, everything read back" 	'd["learned_saves"] > 0 and d["store"]["bytes_got"] == d["offloaded_bytes"] > 0'
+json_check "$T/all.json" "model given: nothing learned" 'd["learned_saves"] is None'
 
 # peak memory: the activations no longer all live at once.  Not under a sanitizer: ASan's
 # allocator keeps its own free lists and shadow memory (an eighth of all it ever touched) in the
@@ -112,12 +120,13 @@ import errno, os, sys
 sys.path.insert(0, sys.argv[1])
 os.environ["LLMIO_LIB"] = "/nonexistent/libllmio.so"
 import llmio_offload as lo
+import llmio_store
 try:
     lo.Store([sys.argv[2]])
     sys.exit("no error for a missing library")
 except OSError as ex:
     assert "/nonexistent/libllmio.so" in str(ex) and "LLMIO_LIB" in str(ex), ex
-lo._lib = None
+llmio_store._lib = None  # the binding loads the library once
 os.environ["LLMIO_LIB"] = sys.argv[3]
 import ctypes
 buf = ctypes.create_string_buffer(4096)

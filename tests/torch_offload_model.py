@@ -135,6 +135,11 @@ def main():
     ap.add_argument("--offload-loss", type=int, default=0)
     # free blocks the hooks keep for unpack's tensors (-1: the default, the read-ahead window)
     ap.add_argument("--pool", type=int, default=-1)
+    # hooks without the model object (the end of forward learned from the first step) and
+    # without layers
+    ap.add_argument("--no-model", type=int, default=0)
+    # the hooks' malloc_trim interval in bytes (-1: their default; 0: never)
+    ap.add_argument("--trim", type=int, default=-1)
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
@@ -152,22 +157,26 @@ def main():
         if a.mode != "keep":
             store = llmio_offload.Store([a.dir], engine=a.engine, direct=bool(a.direct),
                                         capacity=a.capacity, staging_bytes=a.staging)
-        hooks = llmio_offload.Offload(store, policy=a.mode, min_bytes=a.min_bytes, model=model,
-                                      layers=list(model.blocks), keep_last=1,
+        kw = {} if a.trim < 0 else {"trim_bytes": a.trim}
+        hooks = llmio_offload.Offload(store, policy=a.mode, min_bytes=a.min_bytes,
+                                      model=None if a.no_model else model,
+                                      layers=None if a.no_model and a.mode != "window"
+                                      else list(model.blocks), keep_last=1,
                                       max_inflight_bytes=a.inflight, trace=a.trace or None,
                                       readahead_bytes=a.readahead or None,
                                       keep_after_forward=not a.offload_loss,
-                                      pool_bytes=None if a.pool < 0 else a.pool)
+                                      pool_bytes=None if a.pool < 0 else a.pool, **kw)
     elif a.mode == "torchsave":
         hooks = TorchSave(a.dir, a.min_bytes)
 
     rss0 = vmhwm()
-    losses, grads, times, cpu, thread_cpu, faults = [], [], [], [], [], []
+    losses, grads, times, cpu, thread_cpu, faults, waits = [], [], [], [], [], [], []
     for step in range(a.steps):
         x, y = data[step][:, :-1], data[step][:, 1:]
         # CPU seconds (the process's: every thread; this thread's: the compute) and minor page
         # faults per step: figures that a busy machine inflates less than wall time
         c0, tc0 = time.process_time(), time.thread_time()
+        w0 = getattr(hooks, "wait_s", 0) + getattr(hooks, "pack_wait_s", 0)
         f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
@@ -188,6 +197,8 @@ def main():
         cpu.append(time.process_time() - c0)
         thread_cpu.append(time.thread_time() - tc0)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+        # the compute thread's waits for the store in this step (unpack's and pack's)
+        waits.append(getattr(hooks, "wait_s", 0) + getattr(hooks, "pack_wait_s", 0) - w0)
         losses.append(loss.item().hex())
         h = hashlib.sha256()
         for p in model.parameters():
@@ -202,6 +213,7 @@ def main():
         "cpu_s": cpu,
         "thread_cpu_s": thread_cpu,
         "minflt": faults,
+        "wait_step_s": waits,
         "vmhwm_start": rss0,
         "vmhwm": vmhwm(),
         "offloaded_bytes": getattr(hooks, "offloaded_bytes", 0),
@@ -213,7 +225,10 @@ def main():
                    wait_s=hooks.wait_s, peak_ahead_bytes=hooks.peak_ahead_bytes)
         if hasattr(hooks, "edge_bytes"):
             out.update(pack_wait_s=hooks.pack_wait_s, edge_bytes=hooks.edge_bytes,
-                       unit_bytes=hooks.unit_bytes,
+                       unit_bytes=hooks.unit_bytes, trims=hooks.trims, trim_s=hooks.trim_s,
+                       trim_cpu_s=hooks.trim_cpu_s,
+                       learned_saves=hooks.learned_saves, trim_bytes=hooks.trim_bytes,
+                       learned_keep=sorted(hooks.learned_keep),
                        pool_hits=hooks.pool_hits, pool_misses=hooks.pool_misses)
     if store is not None:
         out["store"] = store.stats()
