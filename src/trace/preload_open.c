@@ -11,11 +11,17 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 
 	if (!enter())
 		return REAL(openat)(dirfd, path, flags, mode);
+	if (excluded_by_name(path)) {
+		fd = REAL(openat)(dirfd, path, flags, mode);
+		fd_excluded(fd); /* no syscall: errno stays the open's */
+		leave();
+		return fd;
+	}
 	t0 = now_ns();
 	fd = REAL(openat)(dirfd, path, flags, mode);
 	err = errno;
 	if (fd >= 0) {
-		e = fd_opened(fd, flags);
+		e = fd_opened(fd, flags, dirfd, path);
 		if (e)
 			emit(TR_OPEN, fd, e->path, 0, TRACE_OFF_NONE, (uint64_t)flags, fd, t0,
 			     now_ns());

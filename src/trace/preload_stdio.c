@@ -2,7 +2,7 @@
 /* The tracer's stdio wrappers, recorded at the stdio call (see preload.c). */
 #include "trace/preload_internal.h"
 
-static FILE *fopen_end(FILE *f, uint64_t t0, int flags_hint)
+static FILE *fopen_end(FILE *f, const char *path, uint64_t t0, int flags_hint)
 {
 	int err = errno;
 	struct fdent *e;
@@ -10,7 +10,7 @@ static FILE *fopen_end(FILE *f, uint64_t t0, int flags_hint)
 
 	if (f) {
 		fd = fileno(f);
-		e = fd_opened(fd, flags_hint);
+		e = fd_opened(fd, flags_hint, AT_FDCWD, path);
 		if (e)
 			emit(TR_FOPEN, fd, e->path, 0, TRACE_OFF_NONE, 0, fd, t0, now_ns());
 	}
@@ -31,7 +31,7 @@ EXPORT FILE *fopen(const char *path, const char *mode)
 	if (!enter())
 		return REAL(fopen)(path, mode);
 	t0 = now_ns();
-	return fopen_end(REAL(fopen)(path, mode), t0, mode_flags(mode));
+	return fopen_end(REAL(fopen)(path, mode), path, t0, mode_flags(mode));
 }
 
 EXPORT FILE *fopen64(const char *path, const char *mode)
@@ -41,7 +41,7 @@ EXPORT FILE *fopen64(const char *path, const char *mode)
 	if (!enter())
 		return REAL(fopen64)(path, mode);
 	t0 = now_ns();
-	return fopen_end(REAL(fopen64)(path, mode), t0, mode_flags(mode));
+	return fopen_end(REAL(fopen64)(path, mode), path, t0, mode_flags(mode));
 }
 
 EXPORT FILE *fdopen(int fd, const char *mode)
