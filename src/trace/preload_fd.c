@@ -52,75 +52,83 @@ static bool lexically_canonical(const char *p)
 	return true;
 }
 
-/* Set when openat2 is missing or refused (old kernel, seccomp): paths are asked of /proc. */
+/* Set when openat2 is missing or refused (old kernel, seccomp): every open is the program's. */
 static int openat2_refused;
 
-/*
- * The canonical path of fd, just opened by the name `given` (relative to the current
- * directory when not absolute), without asking /proc when that name already is it: the name
- * (made absolute with getcwd, which gives the directory's canonical path) has no "." or ".."
- * and no empty component, openat2 with RESOLVE_NO_SYMLINKS walks it without meeting a
- * symbolic link, and it names the file that fd is (device and inode, as st gives them).  Such a
- * name is what readlink(/proc/self/fd/N) would return, at a third of its cost or less.
- * \return true and the path in out, or false: ask /proc.
- */
-static bool given_is_canonical(int dirfd, const char *given, const struct stat *st, char *out,
-                               size_t len)
+/* The name made absolute (getcwd gives the directory's canonical path); false: too long. */
+static bool absolute_name(int dirfd, const char *path, char *out, size_t len)
 {
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
-	struct stat named;
 	size_t n;
-	int f;
 
-	if (!given || __atomic_load_n(&openat2_refused, __ATOMIC_RELAXED))
-		return false;
-	if (given[0] == '/') {
-		n = strnlen(given, len);
+	if (path[0] == '/') {
+		n = strnlen(path, len);
 		if (n >= len)
 			return false;
-		memcpy(out, given, n + 1);
-	} else {
-		if (dirfd != AT_FDCWD || syscall(SYS_getcwd, out, len) < 0)
-			return false;
-		n = strlen(out);
-		if (snprintf(out + n, len - n, "%s%s", n > 1 ? "/" : "", given) >= (int)(len - n))
-			return false;
+		memcpy(out, path, n + 1);
+		return true;
 	}
-	if (!lexically_canonical(out))
+	if (dirfd != AT_FDCWD || syscall(SYS_getcwd, out, len) < 0)
 		return false;
-	f = (int)syscall(SYS_openat2, AT_FDCWD, out, &how, sizeof(how));
-	if (f < 0) {
+	n = strlen(out);
+	return snprintf(out + n, len - n, "%s%s", n > 1 ? "/" : "", path) < (int)(len - n);
+}
+
+/*
+ * The program's open, made so that the file's canonical path comes with it whenever the name
+ * already is that path, without asking /proc (readlink of /proc/self/fd/N makes an inode for
+ * the descriptor at each lookup and checks access to the process: several times the open's
+ * own cost).  A name that is absolute (or relative to the current directory, made absolute with
+ * getcwd) and has no ".", ".." or empty component is opened with openat2 and
+ * RESOLVE_NO_SYMLINKS, the flags and mode the program gave, and nothing else: if that succeeds
+ * no symbolic link was on the way, so the name is the canonical path (canon), and the
+ * descriptor is the one openat would have given.  Otherwise (a link on the way, any error,
+ * flags openat2 refuses where openat ignores them) the program's own call is made, as it is,
+ * and canon is "": the caller resolves the path through /proc.  *t0: when the call whose result
+ * is returned began (the open's own time starts there).  \return the descriptor, or -1 with
+ * errno from the program's own call.
+ */
+int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, size_t len,
+            uint64_t *t0)
+{
+	struct open_how how = {.flags = (uint64_t)(unsigned)flags, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd;
+
+	canon[0] = '\0';
+	if (path && !__atomic_load_n(&openat2_refused, __ATOMIC_RELAXED) &&
+	    absolute_name(dirfd, path, canon, len) && lexically_canonical(canon)) {
+		/* what openat passes on: the mode only with O_CREAT or O_TMPFILE, its low 12 bits
+		 */
+		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+			how.mode = mode & 07777;
+		*t0 = now_ns();
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, canon, &how, sizeof(how));
+		if (fd >= 0)
+			return fd;
 		if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
 			__atomic_store_n(&openat2_refused, 1, __ATOMIC_RELAXED);
-		return false; /* ELOOP: a link on the way; or the name is gone already */
 	}
-	n = !syscall(SYS_fstat, f, &named) && named.st_dev == st->st_dev &&
-	    named.st_ino == st->st_ino;
-	syscall(SYS_close, f);
-	return n;
+	canon[0] = '\0';
+	*t0 = now_ns();
+	return REAL(openat)(dirfd, path, flags, mode);
 }
 
 /*
  * Bind fd to its file.  known_flags < 0: the descriptor was not seen opening (lazy), so its
- * offset and flags are asked of the kernel.  given: the name it was opened by (relative to
- * dirfd), or NULL.  The caller holds e->state == FD_BUSY.
+ * offset and flags are asked of the kernel.  canon: its canonical path when fd_open knew it,
+ * else NULL (asked of /proc).  The caller holds e->state == FD_BUSY.
  */
-static void fd_bind(int fd, struct fdent *e, int known_flags, int dirfd, const char *given)
+static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 {
-	char path[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *path = canon;
 	int fl = known_flags;
-	struct stat st;
-	int st_ok = -1; /* -1: not asked yet; 0 or 1: whether fstat worked */
 
-	if (given) {
-		st_ok = !syscall(SYS_fstat, fd, &st);
-		if (!st_ok)
-			given = NULL;
-	}
-	if (!given_is_canonical(dirfd, given, &st, path, sizeof(path)) &&
-	    fd_path(fd, path, sizeof(path))) {
-		__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
-		return;
+	if (!path || !path[0]) {
+		if (fd_path(fd, buf, sizeof(buf))) {
+			__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
+			return;
+		}
+		path = buf;
 	}
 	if (excluded(path)) {
 		__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
@@ -140,10 +148,12 @@ static void fd_bind(int fd, struct fdent *e, int known_flags, int dirfd, const c
 	}
 	if (fl >= 0 && (fl & O_APPEND))
 		e->flags |= FDF_APPEND;
-	if (st_ok < 0)
-		st_ok = !syscall(SYS_fstat, fd, &st);
-	if (st_ok && S_ISREG(st.st_mode))
-		e->flags |= FDF_REGULAR;
+	{
+		struct stat st;
+
+		if (!syscall(SYS_fstat, fd, &st) && S_ISREG(st.st_mode))
+			e->flags |= FDF_REGULAR;
+	}
 	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
 hwm:
 	raise_hwm(fd);
@@ -164,7 +174,7 @@ struct fdent *fd_get(int fd)
 	if (st != FD_UNKNOWN || !__atomic_compare_exchange_n(&e->state, &st, FD_BUSY, false,
 	                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return NULL;
-	fd_bind(fd, e, -1, AT_FDCWD, NULL);
+	fd_bind(fd, e, -1, NULL);
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
 }
 
@@ -183,9 +193,9 @@ void fd_forget(int fd)
 		__atomic_store_n(&fds[fd].state, FD_UNKNOWN, __ATOMIC_RELEASE);
 }
 
-/* A descriptor just opened with flags by the name given (relative to dirfd): bind it now (the
+/* A descriptor just opened with flags (canon: its path from fd_open, or NULL): bind it now (the
  * open record needs its path). */
-struct fdent *fd_opened(int fd, int flags, int dirfd, const char *given)
+struct fdent *fd_opened(int fd, int flags, const char *canon)
 {
 	struct fdent *e;
 
@@ -193,7 +203,7 @@ struct fdent *fd_opened(int fd, int flags, int dirfd, const char *given)
 		return NULL;
 	e = &fds[fd];
 	__atomic_store_n(&e->state, FD_BUSY, __ATOMIC_RELAXED);
-	fd_bind(fd, e, flags, dirfd, given);
+	fd_bind(fd, e, flags, canon);
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
 }
 

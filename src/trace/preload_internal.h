@@ -234,9 +234,13 @@ struct fdent *fd_get(int fd);
 /* The entry of fd if it is already known to be traced (close: no lazy resolution). */
 struct fdent *fd_peek(int fd);
 void fd_forget(int fd);
-/* A descriptor just opened with flags by the name given (relative to dirfd; NULL: unknown):
- * bind it now (the open record needs its path). */
-struct fdent *fd_opened(int fd, int flags, int dirfd, const char *given);
+/* The program's open, with the file's canonical path in canon when its name already is that
+ * path ("" otherwise: resolve it through /proc). */
+int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, size_t len,
+            uint64_t *t0);
+/* A descriptor just opened with flags (canon: its path from fd_open, or NULL): bind it now (the
+ * open record needs its path). */
+struct fdent *fd_opened(int fd, int flags, const char *canon);
 /* A descriptor just opened that is known to be out of scope: no path is resolved. */
 void fd_excluded(int fd);
 void fd_copy(int from, int to);

@@ -2,17 +2,18 @@
 /* The tracer's stdio wrappers, recorded at the stdio call (see preload.c). */
 #include "trace/preload_internal.h"
 
-static FILE *fopen_end(FILE *f, const char *path, uint64_t t0, int flags_hint)
+static FILE *fopen_end(FILE *f, uint64_t t0, int flags_hint)
 {
+	uint64_t t1 = now_ns(); /* the call's own time, not the resolution of its path */
 	int err = errno;
 	struct fdent *e;
 	int fd;
 
 	if (f) {
 		fd = fileno(f);
-		e = fd_opened(fd, flags_hint, AT_FDCWD, path);
+		e = fd_opened(fd, flags_hint, NULL);
 		if (e)
-			emit(TR_FOPEN, fd, e->path, 0, TRACE_OFF_NONE, 0, fd, t0, now_ns());
+			emit(TR_FOPEN, fd, e->path, 0, TRACE_OFF_NONE, 0, fd, t0, t1);
 	}
 	errno = err;
 	leave();
@@ -31,7 +32,7 @@ EXPORT FILE *fopen(const char *path, const char *mode)
 	if (!enter())
 		return REAL(fopen)(path, mode);
 	t0 = now_ns();
-	return fopen_end(REAL(fopen)(path, mode), path, t0, mode_flags(mode));
+	return fopen_end(REAL(fopen)(path, mode), t0, mode_flags(mode));
 }
 
 EXPORT FILE *fopen64(const char *path, const char *mode)
@@ -41,7 +42,7 @@ EXPORT FILE *fopen64(const char *path, const char *mode)
 	if (!enter())
 		return REAL(fopen64)(path, mode);
 	t0 = now_ns();
-	return fopen_end(REAL(fopen64)(path, mode), path, t0, mode_flags(mode));
+	return fopen_end(REAL(fopen64)(path, mode), t0, mode_flags(mode));
 }
 
 EXPORT FILE *fdopen(int fd, const char *mode)
@@ -117,13 +118,12 @@ EXPORT int fclose(FILE *f)
 	int r;
 
 	if (!fd_begin(fd, &c)) {
-		r = REAL(fclose)(f);
-		fd_forget(fd);
-		return r;
+		fd_forget(fd); /* before the close, as close() does (preload_open.c) */
+		return REAL(fclose)(f);
 	}
+	fd_forget(fd);
 	r = REAL(fclose)(f);
 	fd_end(&c, TR_FCLOSE, TRACE_OFF_NONE, 0, ret_of(r));
-	fd_forget(fd);
 	return r;
 }
 
