@@ -8,6 +8,7 @@
  *
  *   files DIR K N
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +18,24 @@
 
 static char buf[1 << 16];
 
+/* a positive count, or -1 */
+static long count(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || end == s || *end || v <= 0 ? -1 : v;
+}
+
 int main(int argc, char **argv)
 {
 	struct timespec a, b;
 	char p[4096];
 	long k, n;
 
-	if (argc != 4 || (k = atol(argv[2])) <= 0 || (n = atol(argv[3])) <= 0) {
+	if (argc != 4 || (k = count(argv[2])) <= 0 || (n = count(argv[3])) <= 0) {
 		fprintf(stderr, "usage: files DIR K N\n");
 		return 2;
 	}
