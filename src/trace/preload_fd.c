@@ -34,58 +34,57 @@ static void raise_hwm(int fd)
 		;
 }
 
-/* Absolute, no empty, "." or ".." component, no trailing '/' (but "/" itself)? */
-static bool lexically_canonical(const char *p)
+/* A name without an empty, "." or ".." component and without a trailing '/' ("/" itself is one)? */
+static bool clean_name(const char *p)
 {
-	if (p[0] != '/')
-		return false;
-	for (const char *c = p; *c;) {
-		const char *n = c + 1, *end = strchrnul(n, '/');
-		size_t len = (size_t)(end - n);
+	const char *c = p;
 
-		if (!len)
-			return !*n && c == p;
-		if (n[0] == '.' && (len == 1 || (len == 2 && n[1] == '.')))
+	if (*c == '/' && !*++c)
+		return true;
+	if (!*c)
+		return false;
+	for (;;) {
+		const char *end = strchrnul(c, '/');
+		size_t len = (size_t)(end - c);
+
+		if (!len || (c[0] == '.' && (len == 1 || (len == 2 && c[1] == '.'))))
 			return false;
-		c = end;
+		if (!*end)
+			return true;
+		c = end + 1;
 	}
-	return true;
 }
 
 /* Set when openat2 is missing or refused (old kernel, seccomp): every open is the program's. */
 static int openat2_refused;
 
-/* The name made absolute (getcwd gives the directory's canonical path); false: too long. */
-static bool absolute_name(int dirfd, const char *path, char *out, size_t len)
+/* canon = the current directory (getcwd: its canonical path) + "/" + a relative name, or "". */
+static void cwd_join(const char *name, char *canon, size_t len)
 {
 	size_t n;
 
-	if (path[0] == '/') {
-		n = strnlen(path, len);
-		if (n >= len)
-			return false;
-		memcpy(out, path, n + 1);
-		return true;
+	if (syscall(SYS_getcwd, canon, len) < 0 || canon[0] != '/') { /* "(unreachable)/..." */
+		canon[0] = '\0';
+		return;
 	}
-	if (dirfd != AT_FDCWD || syscall(SYS_getcwd, out, len) < 0)
-		return false;
-	n = strlen(out);
-	return snprintf(out + n, len - n, "%s%s", n > 1 ? "/" : "", path) < (int)(len - n);
+	n = strlen(canon);
+	if (snprintf(canon + n, len - n, "%s%s", n > 1 ? "/" : "", name) >= (int)(len - n))
+		canon[0] = '\0';
 }
 
 /*
  * The program's open, made so that the file's canonical path comes with it whenever the name
  * already is that path, without asking /proc (readlink of /proc/self/fd/N makes an inode for
  * the descriptor at each lookup and checks access to the process: several times the open's
- * own cost).  A name that is absolute (or relative to the current directory, made absolute with
- * getcwd) and has no ".", ".." or empty component is opened with openat2 and
- * RESOLVE_NO_SYMLINKS, the flags and mode the program gave, and nothing else: if that succeeds
- * no symbolic link was on the way, so the name is the canonical path (canon), and the
- * descriptor is the one openat would have given.  Otherwise (a link on the way, any error,
- * flags openat2 refuses where openat ignores them) the program's own call is made, as it is,
- * and canon is "": the caller resolves the path through /proc.  *t0: when the call whose result
- * is returned began (the open's own time starts there).  \return the descriptor, or -1 with
- * errno from the program's own call.
+ * own cost).  A name that is absolute or relative to the current directory, with no ".", ".."
+ * or empty component, is opened as the program asked (same directory, flags and mode) by
+ * openat2 with RESOLVE_NO_SYMLINKS: if that succeeds, no symbolic link was on the way, so the
+ * name (after the current directory's canonical path, for a relative one) is the canonical
+ * path, canon, and the descriptor is the one openat would have given.  Otherwise (a link on the
+ * way, any error, flags openat2 refuses where openat ignores them) the program's own call is
+ * made, as it is, and canon is "": the caller resolves the path through /proc.  *t0: when the
+ * call whose result is returned began (the open's own time starts there).  \return the
+ * descriptor, or -1 with errno from the program's own call.
  */
 int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, size_t len,
             uint64_t *t0)
@@ -94,20 +93,24 @@ int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, si
 	int fd;
 
 	canon[0] = '\0';
-	if (path && !__atomic_load_n(&openat2_refused, __ATOMIC_RELAXED) &&
-	    absolute_name(dirfd, path, canon, len) && lexically_canonical(canon)) {
+	if (path && (path[0] == '/' || dirfd == AT_FDCWD) && clean_name(path) &&
+	    !__atomic_load_n(&openat2_refused, __ATOMIC_RELAXED)) {
 		/* what openat passes on: the mode only with O_CREAT or O_TMPFILE, its low 12 bits
 		 */
 		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
 			how.mode = mode & 07777;
 		*t0 = now_ns();
-		fd = (int)syscall(SYS_openat2, AT_FDCWD, canon, &how, sizeof(how));
-		if (fd >= 0)
+		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		if (fd >= 0) {
+			if (path[0] != '/')
+				cwd_join(path, canon, len);
+			else if (snprintf(canon, len, "%s", path) >= (int)len)
+				canon[0] = '\0';
 			return fd;
+		}
 		if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
 			__atomic_store_n(&openat2_refused, 1, __ATOMIC_RELAXED);
 	}
-	canon[0] = '\0';
 	*t0 = now_ns();
 	return REAL(openat)(dirfd, path, flags, mode);
 }
