@@ -208,6 +208,23 @@ llmio trace -q -o "$T/f.trace" --exclude "$D/in" -- sh -c "echo x > '$D/in/f'; e
 check "--exclude drops files under it" bash -c "! grep -q '$D/in/f' '$T/fdump'"
 check "--exclude keeps the rest" grep -q "$D/out/g" "$T/fdump"
 
+# ---- paths: every name of a file is recorded as its canonical path ----
+# the name given is taken as it is only when it is the canonical one (no symbolic link, "." or
+# ".." on the way: fd_open in src/trace/preload_fd.c); every other name is resolved through /proc
+mkdir -p "$D/canon/real"
+echo data >"$D/canon/real/f"
+ln -sfn real "$D/canon/link"
+ln -sfn real/f "$D/canon/flink"
+canon=$(realpath "$D/canon/real/f")
+(cd "$D/canon" && llmio trace -q -o "$T/c.trace" -- cat "$D/canon/real/f" "$D/canon/link/f" \
+	"$D/canon/real/../real/f" real/./f "$D/canon//real/f" flink real/f "$D/canon/real/f/" \
+	>/dev/null)
+"$LLMIO" trace dump "$T/c.trace" | awk '!/^#/ && $5 == "open" {print $9 < 0 ? "failed" : $11}' \
+	>"$T/cdump"
+check "seven names of one file, one canonical path ($(sort "$T/cdump" | uniq -c | tr '\n' ' '))" \
+	[ "$(grep -cxF "$canon" "$T/cdump")" -eq 7 ]
+check "a name that fails (a file as a directory) is recorded as failed" grep -qx failed "$T/cdump"
+
 # ---- strace import ----
 llmio trace import-strace "$SRC/tests/data/strace_sample.log" -o "$T/strace.trace"
 check "import-strace exit 0 ($RC)" [ "$RC" -eq 0 ]

@@ -2,12 +2,19 @@
 """Model save and load in safetensors-like shards: a JSON header, then the tensors' raw bytes.
 
     python3 shards.py DIR setup    # nothing to prepare
-    python3 shards.py DIR run      # save a 96 MiB model in 4 shards, fsync, then load it back
+    python3 shards.py DIR run      # save a 1 GiB model in 2 shards, fsync, then load it back
 
 The format is safetensors' own (an 8-byte little-endian header length, a JSON header naming
 each tensor's dtype, shape and byte range, then the data), written and read with the standard
 library and torch only: no download, no safetensors package.  Phases: "save", then "load"
 (each shard read header first, then every tensor at its offset, as a loader does).
+
+What it models: saving and loading a model's weights, where each shard is a large file and
+each tensor a large write or read (32 MiB here, a 4096 x 2048 float32 matrix, a layer of a
+7B model).  Hugging Face's save_pretrained cuts shards of up to 5 GB; these are 512 MiB, the
+most this 2-core machine, shared with other work, can write and fsync 20 times over in a
+benchmark run (LLMIO_SUITE_SHARD_MIB sets another size, in MiB, a multiple of 32).  A load
+keeps every tensor (and checks it) as a model load does, so memory holds the model twice.
 """
 import json
 import os
@@ -19,13 +26,17 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import llmio_phase  # noqa: E402
 
-SHARDS = 4
-LAYERS = 24  # 24 x 1 MiB x 4 bytes = 96 MiB
+SHARDS = 2
+SHARD_MIB = int(os.environ.get("LLMIO_SUITE_SHARD_MIB", "512"))
+SHAPE = (4096, 2048)  # 32 MiB of float32
+LAYERS = SHARDS * SHARD_MIB // 32
 
 
 def model():
-    torch.manual_seed(0)
-    return {"layer%02d.weight" % i: torch.randn(512, 512) for i in range(LAYERS)}
+    # distinct, deterministic contents, made at memory speed (randn of 1 GiB takes seconds)
+    n = SHAPE[0] * SHAPE[1]
+    return {"layer%03d.weight" % i: torch.arange(n, dtype=torch.float32).add_(i).reshape(SHAPE)
+            for i in range(LAYERS)}
 
 
 def save(root, tensors):

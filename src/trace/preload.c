@@ -71,6 +71,18 @@ bool excluded(const char *p)
 	return !P.all && trace_path_default_excluded(p);
 }
 
+/*
+ * Is the name a program opens an interpreter's import under the default scope?  Then the
+ * descriptor is left out without resolving its path: an interpreter's start opens a thousand
+ * or more of them, and resolving a path costs more than the open itself.  (A file opened by a name
+ * like x.py is left out even when that name is a symbolic link to a file of another name:
+ * docs/tracing.md, "Scope".)
+ */
+bool excluded_by_name(const char *given)
+{
+	return given && !P.ninc && !P.all && trace_path_is_import(given);
+}
+
 /* ---- phases ---- */
 
 /*

@@ -4,6 +4,7 @@
  * lazily on first use) and the bracketing of a call on a descriptor: time it, record it, move
  * the offset.
  */
+#include <linux/openat2.h>
 #include <sys/stat.h>
 
 #include "trace/preload_internal.h"
@@ -23,18 +24,114 @@ int fd_path(int fd, char *buf, size_t len)
 	return 0;
 }
 
+/* fds[0..fd_hwm] holds every descriptor with a state (what a forked child resets). */
+static void raise_hwm(int fd)
+{
+	int hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
+
+	while (fd > hwm && !__atomic_compare_exchange_n(&P.fd_hwm, &hwm, fd, false,
+	                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* A name without an empty, "." or ".." component and without a trailing '/' ("/" itself is one)? */
+static bool clean_name(const char *p)
+{
+	const char *c = p;
+
+	if (*c == '/' && !*++c)
+		return true;
+	if (!*c)
+		return false;
+	for (;;) {
+		const char *end = strchrnul(c, '/');
+		size_t len = (size_t)(end - c);
+
+		if (!len || (c[0] == '.' && (len == 1 || (len == 2 && c[1] == '.'))))
+			return false;
+		if (!*end)
+			return true;
+		c = end + 1;
+	}
+}
+
+/* Set when openat2 is missing or refused (old kernel, seccomp): every open is the program's. */
+static int openat2_refused;
+
+/* canon = the current directory (getcwd: its canonical path) + "/" + a relative name, or "". */
+static void cwd_join(const char *name, char *canon, size_t len)
+{
+	size_t n;
+
+	if (syscall(SYS_getcwd, canon, len) < 0 || canon[0] != '/') { /* "(unreachable)/..." */
+		canon[0] = '\0';
+		return;
+	}
+	n = strlen(canon);
+	if (snprintf(canon + n, len - n, "%s%s", n > 1 ? "/" : "", name) >= (int)(len - n))
+		canon[0] = '\0';
+}
+
+/*
+ * The program's open, made so that the file's canonical path comes with it whenever the name
+ * already is that path, without asking /proc (readlink of /proc/self/fd/N makes an inode for
+ * the descriptor at each lookup and checks access to the process: several times the open's
+ * own cost).  A name that is absolute or relative to the current directory, with no ".", ".."
+ * or empty component, is opened as the program asked (same directory, flags and mode) by
+ * openat2 with RESOLVE_NO_SYMLINKS: if that succeeds, no symbolic link was on the way, so the
+ * name (after the current directory's canonical path, for a relative one) is the canonical
+ * path, canon, and the descriptor is the one openat would have given.  Otherwise (a link on the
+ * way, any error, flags openat2 refuses where openat ignores them) the program's own call is
+ * made, as it is, and canon is "": the caller resolves the path through /proc.  *t0: when the
+ * call whose result is returned began (the open's own time starts there).  \return the
+ * descriptor, or -1 with errno from the program's own call.
+ */
+int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, size_t len,
+            uint64_t *t0)
+{
+	struct open_how how = {.flags = (uint64_t)(unsigned)flags, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd;
+
+	canon[0] = '\0';
+	if (path && (path[0] == '/' || dirfd == AT_FDCWD) && clean_name(path) &&
+	    !__atomic_load_n(&openat2_refused, __ATOMIC_RELAXED)) {
+		/* what openat passes on: the mode only with O_CREAT or O_TMPFILE, its low 12 bits
+		 */
+		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+			how.mode = mode & 07777;
+		*t0 = now_ns();
+		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		if (fd >= 0) {
+			if (path[0] != '/')
+				cwd_join(path, canon, len);
+			else if (snprintf(canon, len, "%s", path) >= (int)len)
+				canon[0] = '\0';
+			return fd;
+		}
+		if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
+			__atomic_store_n(&openat2_refused, 1, __ATOMIC_RELAXED);
+	}
+	*t0 = now_ns();
+	return REAL(openat)(dirfd, path, flags, mode);
+}
+
 /*
  * Bind fd to its file.  known_flags < 0: the descriptor was not seen opening (lazy), so its
- * offset and flags are asked of the kernel.  The caller holds e->state == FD_BUSY.
+ * offset and flags are asked of the kernel.  canon: its canonical path when fd_open knew it,
+ * else NULL (asked of /proc).  The caller holds e->state == FD_BUSY.
  */
-static void fd_bind(int fd, struct fdent *e, int known_flags)
+static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 {
-	char path[PATH_MAX];
-	int hwm, fl = known_flags;
+	char buf[PATH_MAX];
+	const char *path = canon;
+	int fl = known_flags;
 
-	if (fd_path(fd, path, sizeof(path))) {
-		__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
-		return;
+	if (!path || !path[0]) {
+		if (fd_path(fd, buf, sizeof(buf))) {
+			__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
+			return;
+		}
+		path = buf;
 	}
 	if (excluded(path)) {
 		__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
@@ -62,10 +159,7 @@ static void fd_bind(int fd, struct fdent *e, int known_flags)
 	}
 	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
 hwm:
-	hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
-	while (fd > hwm && !__atomic_compare_exchange_n(&P.fd_hwm, &hwm, fd, false,
-	                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	raise_hwm(fd);
 }
 
 /* The traced entry of fd, resolving a descriptor seen for the first time; NULL: not traced. */
@@ -83,7 +177,7 @@ struct fdent *fd_get(int fd)
 	if (st != FD_UNKNOWN || !__atomic_compare_exchange_n(&e->state, &st, FD_BUSY, false,
 	                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return NULL;
-	fd_bind(fd, e, -1);
+	fd_bind(fd, e, -1, NULL);
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
 }
 
@@ -102,8 +196,9 @@ void fd_forget(int fd)
 		__atomic_store_n(&fds[fd].state, FD_UNKNOWN, __ATOMIC_RELEASE);
 }
 
-/* A descriptor just opened with flags: bind it now (the open record needs its path). */
-struct fdent *fd_opened(int fd, int flags)
+/* A descriptor just opened with flags (canon: its path from fd_open, or NULL): bind it now (the
+ * open record needs its path). */
+struct fdent *fd_opened(int fd, int flags, const char *canon)
 {
 	struct fdent *e;
 
@@ -111,8 +206,17 @@ struct fdent *fd_opened(int fd, int flags)
 		return NULL;
 	e = &fds[fd];
 	__atomic_store_n(&e->state, FD_BUSY, __ATOMIC_RELAXED);
-	fd_bind(fd, e, flags);
+	fd_bind(fd, e, flags, canon);
 	return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FD_TRACED ? e : NULL;
+}
+
+/* A descriptor just opened that is known to be out of scope: no path is resolved. */
+void fd_excluded(int fd)
+{
+	if (fd < 0 || fd >= FD_MAX)
+		return;
+	__atomic_store_n(&fds[fd].state, FD_EXCLUDED, __ATOMIC_RELEASE);
+	raise_hwm(fd);
 }
 
 void fd_copy(int from, int to)

@@ -208,6 +208,8 @@ static inline uint64_t iov_bytes(const struct iovec *iov, int n)
 
 /* Is path outside the trace's scope (preload.c)? */
 bool excluded(const char *p);
+/* Is the name given to an open already enough to leave the file out (preload.c)? */
+bool excluded_by_name(const char *given);
 
 /* preload_record.c: the record file. */
 void emit(uint16_t type, int fd, uint32_t path, uint32_t path2, uint64_t off, uint64_t req,
@@ -232,8 +234,15 @@ struct fdent *fd_get(int fd);
 /* The entry of fd if it is already known to be traced (close: no lazy resolution). */
 struct fdent *fd_peek(int fd);
 void fd_forget(int fd);
-/* A descriptor just opened with flags: bind it now (the open record needs its path). */
-struct fdent *fd_opened(int fd, int flags);
+/* The program's open, with the file's canonical path in canon when its name already is that
+ * path ("" otherwise: resolve it through /proc). */
+int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, size_t len,
+            uint64_t *t0);
+/* A descriptor just opened with flags (canon: its path from fd_open, or NULL): bind it now (the
+ * open record needs its path). */
+struct fdent *fd_opened(int fd, int flags, const char *canon);
+/* A descriptor just opened that is known to be out of scope: no path is resolved. */
+void fd_excluded(int fd);
 void fd_copy(int from, int to);
 /* Start a call on fd: false when it is not traced (the caller then just calls through). */
 bool fd_begin(int fd, struct fdcall *c);

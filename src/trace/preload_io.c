@@ -139,6 +139,12 @@ static int nowait_refused;
  * the file's end.  So a miss costs one more call; the program gets the same bytes, offset and
  * errors (a call that fails fails again the usual way, and that is what it sees).
  */
+static bool can_ask_cache(const struct fdcall *c, int cnt)
+{
+	return (c->e->flags & FDF_REGULAR) && cnt <= SERVED_IOV_MAX &&
+	       !__atomic_load_n(&nowait_refused, __ATOMIC_RELAXED);
+}
+
 static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, off_t off)
 {
 	struct iovec rest[SERVED_IOV_MAX];
@@ -146,9 +152,6 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
 	ssize_t n, m;
 	int k = 0;
 
-	if (!(c->e->flags & FDF_REGULAR) || cnt > SERVED_IOV_MAX ||
-	    __atomic_load_n(&nowait_refused, __ATOMIC_RELAXED))
-		return REAL(preadv2)(c->fd, iov, cnt, off, 0);
 	n = REAL(preadv2)(c->fd, iov, cnt, off, RWF_NOWAIT);
 	if (n >= 0 && ((size_t)n == want || n == 0)) {
 		c->served = TRACE_SERVED_CACHE; /* all of it, or the file's end: no I/O */
@@ -178,14 +181,19 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
 	return n + m;
 }
 
-#define READ_CALL(type, fd, off, req, iov, cnt, pos)                                               \
+/*
+ * A read: the call itself (CALL, the program's own function) when the descriptor is out of
+ * scope or is not a regular file (pipes, sockets, devices: not every kind takes preadv2, and a
+ * read of one is not served from the page cache), else asked of the page cache first.
+ */
+#define READ_CALL(type, fd, off, req, iov, cnt, pos, call)                                         \
 	do {                                                                                       \
 		struct fdcall c_;                                                                  \
 		ssize_t r_;                                                                        \
                                                                                                    \
 		if (!fd_begin(fd, &c_))                                                            \
-			return REAL(preadv2)(fd, iov, cnt, pos, 0);                                \
-		r_ = served_read(&c_, iov, cnt, pos);                                              \
+			return call;                                                               \
+		r_ = can_ask_cache(&c_, cnt) ? served_read(&c_, iov, cnt, pos) : call;             \
 		fd_end(&c_, type, off, req, ret_of(r_));                                           \
 		return r_;                                                                         \
 	} while (0)
@@ -194,7 +202,7 @@ static ssize_t read_common(int fd, void *buf, size_t n)
 {
 	const struct iovec v = {buf, n};
 
-	READ_CALL(TR_READ, fd, OFF_CUR, n, &v, 1, -1);
+	READ_CALL(TR_READ, fd, OFF_CUR, n, &v, 1, -1, REAL(read)(fd, buf, n));
 }
 
 static ssize_t pread_common(int fd, void *buf, size_t n, off_t off)
@@ -204,7 +212,7 @@ static ssize_t pread_common(int fd, void *buf, size_t n, off_t off)
 	if (off < 0) { /* preadv2 would read at the current offset: the real error instead */
 		FD_CALL(TR_PREAD, fd, (uint64_t)off, n, REAL(pread)(fd, buf, n, off));
 	}
-	READ_CALL(TR_PREAD, fd, (uint64_t)off, n, &v, 1, off);
+	READ_CALL(TR_PREAD, fd, (uint64_t)off, n, &v, 1, off, REAL(pread)(fd, buf, n, off));
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t n)
@@ -219,7 +227,8 @@ EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
-	READ_CALL(TR_READV, fd, OFF_CUR, iov_bytes(iov, cnt), iov, cnt, -1);
+	READ_CALL(TR_READV, fd, OFF_CUR, iov_bytes(iov, cnt), iov, cnt, -1,
+	          REAL(readv)(fd, iov, cnt));
 }
 
 EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
@@ -228,7 +237,8 @@ EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 		FD_CALL(TR_PREADV, fd, (uint64_t)off, iov_bytes(iov, cnt),
 		        REAL(preadv2)(fd, iov, cnt, off, 0));
 	}
-	READ_CALL(TR_PREADV, fd, (uint64_t)off, iov_bytes(iov, cnt), iov, cnt, off);
+	READ_CALL(TR_PREADV, fd, (uint64_t)off, iov_bytes(iov, cnt), iov, cnt, off,
+	          REAL(preadv2)(fd, iov, cnt, off, 0));
 }
 
 /* ---- the calls that need more than a table row ---- */

@@ -4,26 +4,31 @@
 
 static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 {
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], canon[PATH_MAX];
 	struct fdent *e;
-	uint64_t t0;
+	uint64_t t0, t1;
 	int fd, err;
 
 	if (!enter())
 		return REAL(openat)(dirfd, path, flags, mode);
-	t0 = now_ns();
-	fd = REAL(openat)(dirfd, path, flags, mode);
+	if (excluded_by_name(path)) {
+		fd = REAL(openat)(dirfd, path, flags, mode);
+		fd_excluded(fd); /* no syscall: errno stays the open's */
+		leave();
+		return fd;
+	}
+	fd = fd_open(dirfd, path, flags, mode, canon, sizeof(canon), &t0);
+	t1 = now_ns(); /* the open's own time: resolving its path below is the tracer's */
 	err = errno;
 	if (fd >= 0) {
-		e = fd_opened(fd, flags);
+		e = fd_opened(fd, flags, canon);
 		if (e)
-			emit(TR_OPEN, fd, e->path, 0, TRACE_OFF_NONE, (uint64_t)flags, fd, t0,
-			     now_ns());
+			emit(TR_OPEN, fd, e->path, 0, TRACE_OFF_NONE, (uint64_t)flags, fd, t0, t1);
 	} else {
 		abs_path(dirfd, path, abs, sizeof(abs));
 		if (!excluded(abs))
 			emit(TR_OPEN, -1, emit_str(abs), 0, TRACE_OFF_NONE, (uint64_t)flags, -err,
-			     t0, now_ns());
+			     t0, t1);
 	}
 	errno = err;
 	leave();
@@ -89,24 +94,33 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 EXPORT int __openat64_2(int dirfd, const char *path, int flags)
         __attribute__((alias("__openat_2")));
 
+/*
+ * close: the descriptor's entry is forgotten before the real close, never after: once closed,
+ * its number can be given to a pipe or a socket by another thread at once, and an entry still
+ * saying "a traced regular file" would send that thread's reads through the page-cache
+ * question (preload_io.c), which is for regular files only.
+ */
 EXPORT int close(int fd)
 {
-	struct fdcall c;
-	int r;
+	struct fdent *e;
+	uint32_t path = 0;
+	uint64_t t0;
+	int r, err;
 
 	if (!enter())
 		return REAL(close)(fd);
-	c.e = fd_peek(fd);
-	c.fd = fd;
-	c.t0 = now_ns();
-	r = REAL(close)(fd);
-	if (!c.e) {
-		fd_forget(fd);
-		leave();
-		return r;
-	}
-	fd_end(&c, TR_CLOSE, TRACE_OFF_NONE, 0, ret_of(r));
+	e = fd_peek(fd);
+	if (e)
+		path = e->path;
 	fd_forget(fd);
+	t0 = now_ns();
+	r = REAL(close)(fd);
+	err = errno;
+	if (e)
+		emit(TR_CLOSE, fd, path, 0, TRACE_OFF_NONE, 0, r < 0 ? -(int64_t)err : 0, t0,
+		     now_ns());
+	errno = err;
+	leave();
 	return r;
 }
 

@@ -61,6 +61,21 @@ static int grow_to(uint64_t need)
 	return ret;
 }
 
+/*
+ * Map len bytes of the record file at off.  The file's pages past what the process has written
+ * are allocated but unwritten, so the first store into a page reads it as zeros; the kernel's
+ * read-around would zero its whole window with it (read_ahead_kb: 8 MiB on some disks, over
+ * all of the growth step), at each process's start.  MADV_RANDOM: a fault reads its own page.
+ */
+static void *map_raw(size_t len, uint64_t off)
+{
+	void *p = REAL(mmap)(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, P.fd, (off_t)off);
+
+	if (p != MAP_FAILED)
+		syscall(SYS_madvise, p, len, MADV_RANDOM); /* advice: its failure changes nothing */
+	return p;
+}
+
 /* Give the calling thread a fresh chunk; slot 0 names its thread. */
 static int new_chunk(void)
 {
@@ -72,7 +87,7 @@ static int new_chunk(void)
 	if (__atomic_load_n(&P.fsize, __ATOMIC_ACQUIRE) < off + TRACE_CHUNK &&
 	    grow_to(off + TRACE_CHUNK))
 		return -1;
-	p = REAL(mmap)(NULL, TRACE_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, P.fd, (off_t)off);
+	p = map_raw(TRACE_CHUNK, off);
 	if (p == MAP_FAILED)
 		return -1;
 	if (T.chunk)
@@ -200,10 +215,10 @@ int open_proc_file(void)
 	/* the header first: without room even for it the file stays empty (the merge counts it) */
 	if (allocate(fd, 0, TRACE_RAW_HDR))
 		goto fail;
-	p = REAL(mmap)(NULL, TRACE_RAW_HDR, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	P.fd = fd;
+	p = map_raw(TRACE_RAW_HDR, 0);
 	if (p == MAP_FAILED)
 		goto fail;
-	P.fd = fd;
 	P.fsize = TRACE_RAW_HDR;
 	P.stopped = 0;
 	P.nchunks = 0;
@@ -229,5 +244,6 @@ int open_proc_file(void)
 fail:
 	syscall(SYS_ftruncate, fd, (off_t)0);
 	syscall(SYS_close, fd);
+	P.fd = -1;
 	return -1;
 }

@@ -4,15 +4,16 @@
 
 static FILE *fopen_end(FILE *f, uint64_t t0, int flags_hint)
 {
+	uint64_t t1 = now_ns(); /* the call's own time, not the resolution of its path */
 	int err = errno;
 	struct fdent *e;
 	int fd;
 
 	if (f) {
 		fd = fileno(f);
-		e = fd_opened(fd, flags_hint);
+		e = fd_opened(fd, flags_hint, NULL);
 		if (e)
-			emit(TR_FOPEN, fd, e->path, 0, TRACE_OFF_NONE, 0, fd, t0, now_ns());
+			emit(TR_FOPEN, fd, e->path, 0, TRACE_OFF_NONE, 0, fd, t0, t1);
 	}
 	errno = err;
 	leave();
@@ -117,13 +118,12 @@ EXPORT int fclose(FILE *f)
 	int r;
 
 	if (!fd_begin(fd, &c)) {
-		r = REAL(fclose)(f);
-		fd_forget(fd);
-		return r;
+		fd_forget(fd); /* before the close, as close() does (preload_open.c) */
+		return REAL(fclose)(f);
 	}
+	fd_forget(fd);
 	r = REAL(fclose)(f);
 	fd_end(&c, TR_FCLOSE, TRACE_OFF_NONE, 0, ret_of(r));
-	fd_forget(fd);
 	return r;
 }
 

@@ -231,6 +231,9 @@ static int merge_file(struct trace_builder *b, int dirfd, const char *name, uint
 		llmio_err(e, ret, "cannot map %s: %s", name, strerror(errno));
 		goto out;
 	}
+	/* the chunks a process never took are allocated, unwritten: reading one chunk's first
+	 * slot must not read (zero) the kernel's read-around window with it */
+	madvise(p, (size_t)st.st_size, MADV_RANDOM);
 	ret = trace_merge_raw(b, p, (size_t)st.st_size, name, first, e);
 out:
 	if (p != MAP_FAILED)

@@ -12,6 +12,11 @@
 
 /* Is p under prefix pre (a whole path component: "/data" covers "/data/x", not "/database")? */
 bool trace_path_under(const char *p, const char *pre);
+/*
+ * Is p an interpreter's import by its name (*.py, *.pyc, *.pyi, *.pth, *.so, *.so.N,
+ * __pycache__)?  Decidable on the name a program opens, before it is resolved.
+ */
+bool trace_path_is_import(const char *p);
 /* Is p left out by the default scope? */
 bool trace_path_default_excluded(const char *p);
 
