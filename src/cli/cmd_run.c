@@ -297,13 +297,13 @@ static int run_job(int argc, char **argv)
 			return ret;
 	}
 	/* fio's names of the job's files: filename in directory, a ':' list, JOBNAME.0.0 */
-	ret = run_fio_files(&o, &files, &e);
+	ret = fio_files_make(&o, &files, &e);
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	if (o.files && ranks_active()) {
-		run_fio_files_free(&files);
+		fio_files_free(&files);
 		fprintf(stderr, "llmio: under mpirun the ranks share one --filename (docs/mpi.md); "
 		                "this job names several files (a ':' list, nrfiles or numjobs "
 		                "without --filename): give one --filename\n");
@@ -358,7 +358,7 @@ static int run_job(int argc, char **argv)
 	llmio_result_destroy(r);
 	cJSON_Delete(jout.mpi);
 out_files:
-	run_fio_files_free(&files);
+	fio_files_free(&files);
 	return code;
 }
 

@@ -20,6 +20,7 @@
 #include "report/fio_log.h"
 #include "base/fmt.h"
 #include "job/iolog.h"
+#include "sweep/fio_jobs.h"
 #include "sweep/sweep.h"
 
 /* fio's --output-format: a comma list of what llmio can write; -EINVAL with a message. */
@@ -151,172 +152,6 @@ int run_logs_write(const struct llmio_result *r)
 	return 0;
 }
 
-/* ---- fio's files ------------------------------------------------------------------------ */
-
-void run_fio_files_free(struct fio_files *ff)
-{
-	free(ff->list);
-	free(ff->names);
-	*ff = (struct fio_files){0};
-}
-
-/* The next name of fio's ':' list at *p into out ("\:" is a colon); false when too long. */
-static bool next_name(const char **p, char *out, size_t len)
-{
-	size_t used = 0;
-
-	for (; **p && **p != ':'; (*p)++) {
-		if (**p == '\\' && (*p)[1] == ':')
-			(*p)++;
-		if (used + 1 >= len)
-			return false;
-		out[used++] = **p;
-	}
-	out[used] = '\0';
-	if (**p)
-		(*p)++;
-	return true;
-}
-
-/*
- * One name of fio's filename_format: $jobname, $jobnum (the clone, fio's name for a thread of
- * numjobs) and $filenum; anything else as written.  false when too long.
- */
-static bool format_name(const char *fmt, const char *job, unsigned clone, unsigned filenum,
-                        char *out, size_t len)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	while (*fmt) {
-		char num[16] = "";
-		const char *put = num;
-		size_t n;
-
-		if (!strncmp(fmt, "$jobname", 8)) {
-			put = job;
-			fmt += 8;
-		} else if (!strncmp(fmt, "$jobnum", 7)) {
-			snprintf(num, sizeof(num), "%u", clone);
-			fmt += 7;
-		} else if (!strncmp(fmt, "$filenum", 8)) {
-			snprintf(num, sizeof(num), "%u", filenum);
-			fmt += 8;
-		} else {
-			num[0] = *fmt++;
-		}
-		n = strlen(put);
-		if (used + n >= len)
-			return false;
-		memcpy(out + used, put, n + 1);
-		used += n;
-	}
-	return true;
-}
-
-/* How many names fio's list holds: its unescaped colons, plus one. */
-static unsigned count_names(const char *list)
-{
-	unsigned n = 1;
-
-	for (const char *p = list; *p; p++)
-		if (*p == '\\' && p[1] == ':')
-			p++;
-		else if (*p == ':')
-			n++;
-	return n;
-}
-
-int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e)
-{
-	const struct engine_ops *eng = engine_find(o->engine);
-	const bool named = o->filename[0];
-	const char *list = o->filename;
-	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX], fmt[sizeof(o->filename_format)];
-	uint64_t per;
-	unsigned n, per_clone, clones;
-
-	*ff = (struct fio_files){0};
-	snprintf(fmt, sizeof(fmt), "%s", o->filename_format);
-	o->filename_format[0] = '\0'; /* used here, never by the library */
-	/* what fio's names do not apply to: no files, an engine's own names, a file list */
-	if (o->files || !eng || (eng->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) ||
-	    strstr(o->filename, "://") || strstr(o->directory, "://"))
-		return 0;
-	/*
-	 * directory alone: llmio's own work directory (docs/fio.md says why), unless a
-	 * filename_format asks for fio's names in it; no name either: no target
-	 */
-	if (!named && !fmt[0] && (o->directory[0] || !o->name[0]))
-		return 0;
-	if (!fmt[0])
-		snprintf(fmt, sizeof(fmt), "$jobname.$jobnum.$filenum"); /* fio's default */
-	/*
-	 * fio's clones (numjobs) each have files of their own when fio names them: nrfiles each,
-	 * of size together.  llmio's threads then walk one clone's files each (a sequential
-	 * thread's slice of the job's files), as fio's clones do.
-	 */
-	per_clone = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
-	clones = named ? 1 : o->numjobs ? o->numjobs : 1;
-	n = per_clone * clones;
-	snprintf(dir, sizeof(dir), "%s", o->directory);
-	if (n > 1) {
-		ff->list = calloc(n, sizeof(*ff->list));
-		ff->names = calloc(n, LLMIO_PATH_MAX);
-		if (!ff->list || !ff->names) {
-			run_fio_files_free(ff);
-			return llmio_err(e, -ENOMEM, "out of memory for %u files", n);
-		}
-	}
-	/* fio's filesize is each file's; its size all files' together */
-	per = o->filesize ? o->filesize : o->size / per_clone;
-	per -= o->bs ? per % o->bs : 0;
-	for (unsigned i = 0; i < n; i++) {
-		char *path = ff->names ? ff->names + (size_t)i * LLMIO_PATH_MAX : name;
-		char one[LLMIO_PATH_MAX];
-		int len;
-
-		if (named ? !next_name(&list, one, sizeof(one))
-		          : !format_name(fmt, o->name, i / per_clone, i % per_clone, one,
-		                         sizeof(one)))
-			goto too_long;
-		if (!one[0]) {
-			run_fio_files_free(ff);
-			return named ? llmio_err(e, -EINVAL,
-			                         "filename=%s: an empty name in the ':' list; give "
-			                         "each file a name (\\: is a colon in one)",
-			                         o->filename)
-			             : llmio_err(e, -EINVAL,
-			                         "filename_format=%s names no file (no job name?); "
-			                         "give --name or --filename",
-			                         fmt);
-		}
-		/* fio puts every name inside directory, an absolute one too */
-		len = snprintf(path, LLMIO_PATH_MAX, "%s%s%s", dir, dir[0] ? "/" : "", one);
-		if (len < 0 || len >= LLMIO_PATH_MAX)
-			goto too_long;
-		if (ff->list)
-			ff->list[i] = (struct llmio_file){.path = path, .size = per};
-	}
-	o->directory[0] = '\0';
-	if (!ff->list) {
-		snprintf(o->filename, sizeof(o->filename), "%s", name);
-		return 0;
-	}
-	o->filename[0] = '\0';
-	o->files = ff->list;
-	o->nfiles_list = n;
-	o->size = per * n;
-	o->filesize = 0;
-	return 0;
-too_long:
-	run_fio_files_free(ff);
-	return llmio_err(e, -ENAMETOOLONG, "filename=%s in directory=%s: a path is too long",
-	                 o->filename, o->directory);
-}
-
-/* ---- fio job files ---------------------------------------------------------------------- */
-
 bool run_is_jobfile(int argc, char **argv, int i)
 {
 	const char *a = argv[i];
@@ -331,150 +166,6 @@ bool run_is_jobfile(int argc, char **argv, int i)
 		return false;
 	/* a missing FILE.fio is the job file that cannot be read; another word is not a file */
 	return fio || (i == 1 && !stat(a, &st) && S_ISREG(st.st_mode));
-}
-
-struct fio_job {
-	struct llmio_job_opts o;
-	struct fio_files files; /* o's file list, when fio names several */
-	unsigned group;         /* fio's groupid: a new one at stonewall or new_group */
-	unsigned wave;          /* jobs run together: a new wave at stonewall */
-	struct llmio_result *r;
-	struct llmio_error e;
-	int ret;
-	pthread_t thread;
-};
-
-/* One value per key: fio's jobs are single points (lists and ranges are llmio sweep's). */
-static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, char *buf,
-                     size_t len, struct llmio_error *e)
-{
-	const struct llmio_optdesc *od = d->kind == SK_JOB ? job_opt_find(d->key) : NULL;
-	size_t used = 0;
-
-	if (d->n == 1 || (od && od->type == OPTD_STRING)) {
-		/* a text keeps its commas ("description=read, then write") */
-		buf[0] = '\0';
-		for (size_t i = 0; i < d->n && used < len; i++)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
-			                         d->v[i].raw);
-		return used < len ? 0
-		                  : llmio_err(e, -EINVAL, "%s:%u: %s: value too long", d->file,
-		                              d->line, d->key);
-	}
-	return llmio_err(e, -EINVAL,
-	                 "%s:%u: [%s] %s: %zu values; a fio job runs one (fio's read,write pair "
-	                 "is not done): give one, or sweep them with `llmio sweep`",
-	                 d->file, d->line, s->name, d->key, d->n);
-}
-
-static int append_engine_opt(struct llmio_job_opts *o, const char *key, const char *value,
-                             struct llmio_error *e)
-{
-	size_t used = strlen(o->engine_opts);
-	int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used, "%s%s=%s",
-	                 used ? "," : "", key, value);
-
-	return n < 0 || (size_t)n >= sizeof(o->engine_opts) - used
-	               ? llmio_err(e, -EINVAL, "too many engine options")
-	               : 0;
-}
-
-/* A section's options: fio's defaults where they differ from llmio's, then its keys. */
-static int section_opts(const struct sweep_section *s, struct llmio_job_opts *o,
-                        struct llmio_error *e)
-{
-	char value[LLMIO_PATH_MAX];
-	int ret = 0;
-
-	llmio_job_opts_init(o);
-	o->time_based = false; /* fio's default: a job ends with its bytes even within runtime */
-	snprintf(o->name, sizeof(o->name), "%s", s->name);
-	for (size_t i = 0; i < s->ndims && !ret; i++) {
-		const struct sweep_dim *d = &s->dims[i];
-
-		ret = dim_value(s, d, value, sizeof(value), e);
-		if (ret)
-			break;
-		switch (d->kind) {
-		case SK_JOB:
-			ret = llmio_job_opts_set(o, d->key, value, e);
-			break;
-		case SK_ENGINE:
-			ret = append_engine_opt(o, d->key, value, e);
-			break;
-		default:
-			ret = llmio_err(
-			        e, -EINVAL,
-			        "%s:%u: [%s] %s: a key of llmio sweep (steady state, "
-			        "recipes), not of a fio job: run the file with `llmio sweep`",
-			        d->file, d->line, s->name, d->key);
-			break;
-		}
-		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE))
-			llmio_err_prefix(e, "%s:%u: [%s]", d->file, d->line, s->name);
-	}
-	return ret;
-}
-
-static void *job_thread(void *arg)
-{
-	struct fio_job *j = arg;
-
-	j->ret = llmio_job_run(&j->o, &j->r, &j->e);
-	return NULL;
-}
-
-/* A group's jobs as one result (group_reporting): concurrent jobs add up. */
-static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size_t n)
-{
-	struct llmio_result *m = NULL;
-
-	for (size_t i = first; i < first + n; i++) {
-		const struct llmio_result *r = jobs[i].r;
-
-		if (!r)
-			continue;
-		if (!m) {
-			m = malloc(sizeof(*m));
-			if (!m)
-				return NULL;
-			memcpy(m, r, sizeof(*m));
-			m->threads = NULL; /* each job's own: one report for the group */
-			m->thread_wire = NULL;
-			m->nthreads = 0;
-			continue;
-		}
-		for (int op = 0; op < 2; op++) {
-			struct llmio_op_result *d = op ? &m->write : &m->read;
-			const struct llmio_op_result *s = op ? &r->write : &r->read;
-
-			d->ios += s->ios;
-			d->bytes += s->bytes;
-			d->iops += s->iops;
-			d->bw_bytes += s->bw_bytes;
-			llmio_hist_merge(&d->clat, &s->clat);
-			llmio_hist_merge(&d->slat, &s->slat);
-			llmio_hist_merge(&d->lat, &s->lat);
-		}
-		m->fsyncs += r->fsyncs;
-		llmio_hist_merge(&m->sync_lat, &r->sync_lat);
-		m->interrupted |= r->interrupted;
-		if (!m->error && r->error) {
-			m->error = r->error;
-			memcpy(m->error_msg, r->error_msg, sizeof(m->error_msg));
-		}
-		/* per-second samples are each job's: a sum of them is not measured */
-		memset(m->iops_samples, 0, sizeof(m->iops_samples));
-		memset(m->bw_samples, 0, sizeof(m->bw_samples));
-		/* CPU and device counters are the process's and the disk's over each window: the
-		 * longest window holds the others */
-		if (r->runtime_s > m->runtime_s) {
-			m->runtime_s = r->runtime_s;
-			m->cpu = r->cpu;
-			m->device = r->device;
-		}
-	}
-	return m;
 }
 
 /* Output options only: a job file carries the jobs. */
@@ -527,55 +218,9 @@ static int write_results_csv(FILE *f, void *arg)
 	return llmio_results_write_csv(f, x->r, x->n);
 }
 
-static void jobs_free(struct fio_job *jobs, size_t n)
+/* Each job's logs, and its error or interruption as the exit status. */
+static void report_jobs(const struct fio_job *jobs, size_t njobs, int *code)
 {
-	for (size_t i = 0; i < n; i++) {
-		llmio_result_destroy(jobs[i].r);
-		run_fio_files_free(&jobs[i].files);
-	}
-	free(jobs);
-}
-
-/* Run the jobs [first, first + n) together: a thread each (one job: on this thread, with the
- * progress line); each job's outcome in its ret, e and r. */
-static void run_wave(struct fio_job *jobs, size_t first, size_t n)
-{
-	for (size_t i = first; i < first + n; i++) {
-		jobs[i].o.stop = &cli_stop;
-		if (n == 1) {
-			jobs[i].o.progress = cli_progress;
-			/* one job at a time: its file layout drawn too (jobs running together would
-			 * draw over each other) */
-			jobs[i].o.prepare_progress = progress_layout_cb;
-			job_thread(&jobs[i]);
-			cli_progress_clear();
-		} else if (pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i])) {
-			jobs[i].ret = llmio_err(&jobs[i].e, -EAGAIN, "cannot start a thread");
-			jobs[i].thread = 0;
-		}
-	}
-	for (size_t i = first; n > 1 && i < first + n; i++)
-		if (jobs[i].thread)
-			pthread_join(jobs[i].thread, NULL);
-}
-
-/* Group the jobs (stonewall, new_group) and run them wave after wave. */
-static void run_all(struct fio_job *jobs, size_t njobs, int *code)
-{
-	size_t start = 0;
-
-	for (size_t i = 1; i < njobs; i++) {
-		jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
-		jobs[i].group = jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
-	}
-	cli_install_signals();
-	for (size_t i = 1; i <= njobs; i++) {
-		if (i < njobs && jobs[i].wave == jobs[start].wave)
-			continue;
-		if (!cli_stop)
-			run_wave(jobs, start, i - start);
-		start = i;
-	}
 	for (size_t i = 0; i < njobs; i++) {
 		if (jobs[i].r && run_logs_write(jobs[i].r))
 			*code = EXIT_RUNTIME;
@@ -586,35 +231,6 @@ static void run_all(struct fio_job *jobs, size_t njobs, int *code)
 		if (jobs[i].r && jobs[i].r->interrupted && !*code)
 			*code = EXIT_RUNTIME;
 	}
-}
-
-/* The results to report: each job's, or each group's with group_reporting. */
-static int collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res, unsigned *group,
-                   size_t *n, bool *merged)
-{
-	*n = 0;
-	for (size_t i = 0; i < njobs;) {
-		size_t k = i;
-		bool together = false;
-
-		while (k < njobs && jobs[k].group == jobs[i].group)
-			together |= jobs[k++].o.group_reporting;
-		if (together) {
-			res[*n] = group_merge(jobs, i, k - i);
-			if (!res[*n])
-				return -ENOMEM;
-			merged[*n] = true;
-			group[(*n)++] = jobs[i].group;
-		}
-		for (; !together && i < k; i++)
-			if (jobs[i].r) {
-				merged[*n] = false;
-				group[*n] = jobs[i].group;
-				res[(*n)++] = jobs[i].r;
-			}
-		i = k;
-	}
-	return 0;
 }
 
 /*
@@ -657,6 +273,10 @@ static int run_jobs(struct fio_job *jobs, size_t njobs, struct run_out *out, con
 	struct llmio_result **res = calloc(njobs, sizeof(*res));
 	unsigned *group = calloc(njobs, sizeof(*group));
 	bool *merged = calloc(njobs, sizeof(*merged));
+	const struct fio_run_hooks hooks = {.stop = &cli_stop,
+	                                    .progress = cli_progress,
+	                                    .prepare_progress = progress_layout_cb,
+	                                    .one_done = cli_progress_clear};
 	size_t n = 0;
 	int ret, code = 0;
 
@@ -664,8 +284,9 @@ static int run_jobs(struct fio_job *jobs, size_t njobs, struct run_out *out, con
 		code = EXIT_RUNTIME;
 		goto out_free;
 	}
-	run_all(jobs, njobs, &code);
-	if (collect(jobs, njobs, res, group, &n, merged)) {
+	fio_jobs_run(jobs, njobs, &hooks);
+	report_jobs(jobs, njobs, &code);
+	if (fio_jobs_collect(jobs, njobs, res, group, &n, merged)) {
 		code = EXIT_RUNTIME;
 		goto out_free;
 	}
@@ -686,7 +307,7 @@ out_free:
 	for (size_t i = 0; i < n; i++)
 		if (merged[i])
 			llmio_result_destroy(res[i]);
-	jobs_free(jobs, njobs);
+	fio_jobs_free(jobs, njobs);
 	free(merged);
 	free(group);
 	free(res);
@@ -718,10 +339,10 @@ int run_jobfile(int argc, char **argv, int file_arg)
 		return EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < f->nsec; i++) {
-		if (section_opts(&f->sec[i], &jobs[i].o, &e) ||
-		    run_fio_files(&jobs[i].o, &jobs[i].files, &e)) {
+		if (fio_job_section(&f->sec[i], &jobs[i].o, &e) ||
+		    fio_files_make(&jobs[i].o, &jobs[i].files, &e)) {
 			fprintf(stderr, "llmio: %s\n", e.msg);
-			jobs_free(jobs, f->nsec);
+			fio_jobs_free(jobs, f->nsec);
 			sweep_file_free(f);
 			return EXIT_USAGE;
 		}
@@ -860,12 +481,12 @@ int run_cmdline_jobs(int argc, char **argv)
 	if (!ret)
 		ret = outputs_check(&out, json, csv);
 	for (size_t i = 0; i < n && !ret; i++)
-		if (run_fio_files(&jobs[i].o, &jobs[i].files, &e)) {
+		if (fio_files_make(&jobs[i].o, &jobs[i].files, &e)) {
 			fprintf(stderr, "llmio: [%s]: %s\n", jobs[i].o.name, e.msg);
 			ret = EXIT_USAGE;
 		}
 	if (ret) {
-		jobs_free(jobs, n);
+		fio_jobs_free(jobs, n);
 		return ret;
 	}
 	return run_jobs(jobs, n, &out, json, csv);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "llmio/llmio.h"
+#include "sweep/fio_jobs.h"
 
 /* What fio's --output-format and --output ask for, and the results to write. */
 struct run_out {
@@ -36,22 +37,6 @@ int run_out_write(FILE *f, void *arg);
  * a warning when a thread's log was cut short.  0, or EXIT_RUNTIME after printing the error.
  */
 int run_logs_write(const struct llmio_result *r);
-
-/* The files fio would name for a job (run_fio_files()); freed by run_fio_files_free(). */
-struct fio_files {
-	struct llmio_file *list; /* two files or more: the job's explicit file list */
-	char *names;             /* their paths, LLMIO_PATH_MAX each */
-};
-
-/*
- * fio's files of job o (docs/fio.md, "Files"), from a command line or a job file: filename
- * inside directory, a ':' list of files (fio's "\:" is a colon in a name), filename_format,
- * and, with neither filename nor directory, fio's default names JOBNAME.CLONE.N in the working
- * directory.  o then names them as the library takes them (filename, or o->files from ff);
- * directory alone stays llmio's own work directory.  0, or -EINVAL / -ENOMEM with e set.
- */
-int run_fio_files(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e);
-void run_fio_files_free(struct fio_files *ff);
 
 /*
  * The engine of argv[from, to) (--ioengine, --engine) into o: it decides which engine options

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* fio's jobs as fio runs them: sweep/fio_jobs.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "job/options.h"
+#include "sweep/fio_jobs.h"
+
+void fio_files_free(struct fio_files *ff)
+{
+	free(ff->list);
+	free(ff->names);
+	*ff = (struct fio_files){0};
+}
+
+/* The next name of fio's ':' list at *p into out ("\:" is a colon); false when too long. */
+static bool next_name(const char **p, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (; **p && **p != ':'; (*p)++) {
+		if (**p == '\\' && (*p)[1] == ':')
+			(*p)++;
+		if (used + 1 >= len)
+			return false;
+		out[used++] = **p;
+	}
+	out[used] = '\0';
+	if (**p)
+		(*p)++;
+	return true;
+}
+
+/*
+ * One name of fio's filename_format: $jobname, $jobnum (the clone, fio's name for a thread of
+ * numjobs) and $filenum; anything else as written.  false when too long.
+ */
+static bool format_name(const char *fmt, const char *job, unsigned clone, unsigned filenum,
+                        char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	while (*fmt) {
+		char num[16] = "";
+		const char *put = num;
+		size_t n;
+
+		if (!strncmp(fmt, "$jobname", 8)) {
+			put = job;
+			fmt += 8;
+		} else if (!strncmp(fmt, "$jobnum", 7)) {
+			snprintf(num, sizeof(num), "%u", clone);
+			fmt += 7;
+		} else if (!strncmp(fmt, "$filenum", 8)) {
+			snprintf(num, sizeof(num), "%u", filenum);
+			fmt += 8;
+		} else {
+			num[0] = *fmt++;
+		}
+		n = strlen(put);
+		if (used + n >= len)
+			return false;
+		memcpy(out + used, put, n + 1);
+		used += n;
+	}
+	return true;
+}
+
+/* How many names fio's list holds: its unescaped colons, plus one. */
+static unsigned count_names(const char *list)
+{
+	unsigned n = 1;
+
+	for (const char *p = list; *p; p++)
+		if (*p == '\\' && p[1] == ':')
+			p++;
+		else if (*p == ':')
+			n++;
+	return n;
+}
+
+int fio_files_make(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e)
+{
+	const struct engine_ops *eng = engine_find(o->engine);
+	const bool named = o->filename[0];
+	const char *list = o->filename;
+	char dir[LLMIO_PATH_MAX], name[LLMIO_PATH_MAX], fmt[sizeof(o->filename_format)];
+	uint64_t per;
+	unsigned n, per_clone, clones;
+
+	*ff = (struct fio_files){0};
+	snprintf(fmt, sizeof(fmt), "%s", o->filename_format);
+	o->filename_format[0] = '\0'; /* used here, never by the library */
+	/* what fio's names do not apply to: no files, an engine's own names, a file list */
+	if (o->files || !eng || (eng->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET)) ||
+	    strstr(o->filename, "://") || strstr(o->directory, "://"))
+		return 0;
+	/*
+	 * directory alone: llmio's own work directory (docs/fio.md says why), unless a
+	 * filename_format asks for fio's names in it; no name either: no target
+	 */
+	if (!named && !fmt[0] && (o->directory[0] || !o->name[0]))
+		return 0;
+	if (!fmt[0])
+		snprintf(fmt, sizeof(fmt), "$jobname.$jobnum.$filenum"); /* fio's default */
+	/*
+	 * fio's clones (numjobs) each have files of their own when fio names them: nrfiles each,
+	 * of size together.  llmio's threads then walk one clone's files each (a sequential
+	 * thread's slice of the job's files), as fio's clones do.
+	 */
+	per_clone = named ? count_names(list) : o->nrfiles ? o->nrfiles : 1;
+	clones = named ? 1 : o->numjobs ? o->numjobs : 1;
+	n = per_clone * clones;
+	snprintf(dir, sizeof(dir), "%s", o->directory);
+	if (n > 1) {
+		ff->list = calloc(n, sizeof(*ff->list));
+		ff->names = calloc(n, LLMIO_PATH_MAX);
+		if (!ff->list || !ff->names) {
+			fio_files_free(ff);
+			return llmio_err(e, -ENOMEM, "out of memory for %u files", n);
+		}
+	}
+	/* fio's filesize is each file's; its size all files' together */
+	per = o->filesize ? o->filesize : o->size / per_clone;
+	per -= o->bs ? per % o->bs : 0;
+	for (unsigned i = 0; i < n; i++) {
+		char *path = ff->names ? ff->names + (size_t)i * LLMIO_PATH_MAX : name;
+		char one[LLMIO_PATH_MAX];
+		int len;
+
+		if (named ? !next_name(&list, one, sizeof(one))
+		          : !format_name(fmt, o->name, i / per_clone, i % per_clone, one,
+		                         sizeof(one)))
+			goto too_long;
+		if (!one[0]) {
+			fio_files_free(ff);
+			return named ? llmio_err(e, -EINVAL,
+			                         "filename=%s: an empty name in the ':' list; give "
+			                         "each file a name (\\: is a colon in one)",
+			                         o->filename)
+			             : llmio_err(e, -EINVAL,
+			                         "filename_format=%s names no file (no job name?); "
+			                         "give --name or --filename",
+			                         fmt);
+		}
+		/* fio puts every name inside directory, an absolute one too */
+		len = snprintf(path, LLMIO_PATH_MAX, "%s%s%s", dir, dir[0] ? "/" : "", one);
+		if (len < 0 || len >= LLMIO_PATH_MAX)
+			goto too_long;
+		if (ff->list)
+			ff->list[i] = (struct llmio_file){.path = path, .size = per};
+	}
+	o->directory[0] = '\0';
+	if (!ff->list) {
+		snprintf(o->filename, sizeof(o->filename), "%s", name);
+		return 0;
+	}
+	o->filename[0] = '\0';
+	o->files = ff->list;
+	o->nfiles_list = n;
+	o->size = per * n;
+	o->filesize = 0;
+	return 0;
+too_long:
+	fio_files_free(ff);
+	return llmio_err(e, -ENAMETOOLONG, "filename=%s in directory=%s: a path is too long",
+	                 o->filename, o->directory);
+}
+
+/* ---- fio job files ---------------------------------------------------------------------- */
+
+
+/* One value per key: fio's jobs are single points (lists and ranges are llmio sweep's). */
+static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, char *buf,
+                     size_t len, struct llmio_error *e)
+{
+	const struct llmio_optdesc *od = d->kind == SK_JOB ? job_opt_find(d->key) : NULL;
+	size_t used = 0;
+
+	if (d->n == 1 || (od && od->type == OPTD_STRING)) {
+		/* a text keeps its commas ("description=read, then write") */
+		buf[0] = '\0';
+		for (size_t i = 0; i < d->n && used < len; i++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+			                         d->v[i].raw);
+		return used < len ? 0
+		                  : llmio_err(e, -EINVAL, "%s:%u: %s: value too long", d->file,
+		                              d->line, d->key);
+	}
+	return llmio_err(e, -EINVAL,
+	                 "%s:%u: [%s] %s: %zu values; a fio job runs one (fio's read,write pair "
+	                 "is not done): give one, or sweep them with `llmio sweep`",
+	                 d->file, d->line, s->name, d->key, d->n);
+}
+
+static int append_engine_opt(struct llmio_job_opts *o, const char *key, const char *value,
+                             struct llmio_error *e)
+{
+	size_t used = strlen(o->engine_opts);
+	int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used, "%s%s=%s",
+	                 used ? "," : "", key, value);
+
+	return n < 0 || (size_t)n >= sizeof(o->engine_opts) - used
+	               ? llmio_err(e, -EINVAL, "too many engine options")
+	               : 0;
+}
+
+/* A section's options: fio's defaults where they differ from llmio's, then its keys. */
+int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o,
+                    struct llmio_error *e)
+{
+	char value[LLMIO_PATH_MAX];
+	int ret = 0;
+
+	llmio_job_opts_init(o);
+	o->time_based = false; /* fio's default: a job ends with its bytes even within runtime */
+	snprintf(o->name, sizeof(o->name), "%s", s->name);
+	for (size_t i = 0; i < s->ndims && !ret; i++) {
+		const struct sweep_dim *d = &s->dims[i];
+
+		ret = dim_value(s, d, value, sizeof(value), e);
+		if (ret)
+			break;
+		switch (d->kind) {
+		case SK_JOB:
+			ret = llmio_job_opts_set(o, d->key, value, e);
+			break;
+		case SK_ENGINE:
+			ret = append_engine_opt(o, d->key, value, e);
+			break;
+		default:
+			ret = llmio_err(
+			        e, -EINVAL,
+			        "%s:%u: [%s] %s: a key of llmio sweep (steady state, "
+			        "recipes), not of a fio job: run the file with `llmio sweep`",
+			        d->file, d->line, s->name, d->key);
+			break;
+		}
+		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE))
+			llmio_err_prefix(e, "%s:%u: [%s]", d->file, d->line, s->name);
+	}
+	return ret;
+}
+
+static void *job_thread(void *arg)
+{
+	struct fio_job *j = arg;
+
+	j->ret = llmio_job_run(&j->o, &j->r, &j->e);
+	return NULL;
+}
+
+/* A group's jobs as one result (group_reporting): concurrent jobs add up. */
+static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size_t n)
+{
+	struct llmio_result *m = NULL;
+
+	for (size_t i = first; i < first + n; i++) {
+		const struct llmio_result *r = jobs[i].r;
+
+		if (!r)
+			continue;
+		if (!m) {
+			m = malloc(sizeof(*m));
+			if (!m)
+				return NULL;
+			memcpy(m, r, sizeof(*m));
+			m->threads = NULL; /* each job's own: one report for the group */
+			m->thread_wire = NULL;
+			m->nthreads = 0;
+			continue;
+		}
+		for (int op = 0; op < 2; op++) {
+			struct llmio_op_result *d = op ? &m->write : &m->read;
+			const struct llmio_op_result *s = op ? &r->write : &r->read;
+
+			d->ios += s->ios;
+			d->bytes += s->bytes;
+			d->iops += s->iops;
+			d->bw_bytes += s->bw_bytes;
+			llmio_hist_merge(&d->clat, &s->clat);
+			llmio_hist_merge(&d->slat, &s->slat);
+			llmio_hist_merge(&d->lat, &s->lat);
+		}
+		m->fsyncs += r->fsyncs;
+		llmio_hist_merge(&m->sync_lat, &r->sync_lat);
+		m->interrupted |= r->interrupted;
+		if (!m->error && r->error) {
+			m->error = r->error;
+			memcpy(m->error_msg, r->error_msg, sizeof(m->error_msg));
+		}
+		/* per-second samples are each job's: a sum of them is not measured */
+		memset(m->iops_samples, 0, sizeof(m->iops_samples));
+		memset(m->bw_samples, 0, sizeof(m->bw_samples));
+		/* CPU and device counters are the process's and the disk's over each window: the
+		 * longest window holds the others */
+		if (r->runtime_s > m->runtime_s) {
+			m->runtime_s = r->runtime_s;
+			m->cpu = r->cpu;
+			m->device = r->device;
+		}
+	}
+	return m;
+}
+
+void fio_jobs_free(struct fio_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		llmio_result_destroy(jobs[i].r);
+		fio_files_free(&jobs[i].files);
+	}
+	free(jobs);
+}
+
+/* Run the jobs [first, first + n) together: a thread each (one job: on this thread, with the
+ * progress line); each job's outcome in its ret, e and r. */
+static void run_wave(struct fio_job *jobs, size_t first, size_t n, const struct fio_run_hooks *h)
+{
+	for (size_t i = first; i < first + n; i++) {
+		jobs[i].o.stop = h->stop;
+		if (n == 1) {
+			jobs[i].o.progress = h->progress;
+			/* one job at a time: its file layout drawn too (jobs running together would
+			 * draw over each other) */
+			jobs[i].o.prepare_progress = h->prepare_progress;
+			job_thread(&jobs[i]);
+			if (h->one_done)
+				h->one_done();
+		} else if (pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i])) {
+			jobs[i].ret = llmio_err(&jobs[i].e, -EAGAIN, "cannot start a thread");
+			jobs[i].thread = 0;
+		}
+	}
+	for (size_t i = first; n > 1 && i < first + n; i++)
+		if (jobs[i].thread)
+			pthread_join(jobs[i].thread, NULL);
+}
+
+/* Group the jobs (stonewall, new_group) and run them wave after wave. */
+void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks *h)
+{
+	size_t start = 0;
+
+	for (size_t i = 1; i < njobs; i++) {
+		jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
+		jobs[i].group = jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
+	}
+	for (size_t i = 1; i <= njobs; i++) {
+		if (i < njobs && jobs[i].wave == jobs[start].wave)
+			continue;
+		if (!h->stop || !*h->stop)
+			run_wave(jobs, start, i - start, h);
+		start = i;
+	}
+}
+
+/* The results to report: each job's, or each group's with group_reporting. */
+int fio_jobs_collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res,
+                     unsigned *group, size_t *n, bool *merged)
+{
+	*n = 0;
+	for (size_t i = 0; i < njobs;) {
+		size_t k = i;
+		bool together = false;
+
+		while (k < njobs && jobs[k].group == jobs[i].group)
+			together |= jobs[k++].o.group_reporting;
+		if (together) {
+			res[*n] = group_merge(jobs, i, k - i);
+			if (!res[*n])
+				return -ENOMEM;
+			merged[*n] = true;
+			group[(*n)++] = jobs[i].group;
+		}
+		for (; !together && i < k; i++)
+			if (jobs[i].r) {
+				merged[*n] = false;
+				group[*n] = jobs[i].group;
+				res[(*n)++] = jobs[i].r;
+			}
+		i = k;
+	}
+	return 0;
+}
