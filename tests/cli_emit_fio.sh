@@ -150,7 +150,7 @@ has "fadvise_hint=0" "; differs: llmio advises POSIX_FADV_NORMAL; fio gives no a
 expect_rc 2 "a value fio does not know" run --filename "$T/f" --size 8m --fadvise_hint willneed
 expect_err "names the values" "fadvise_hint" "0, 1, random, sequential or normal"
 emit dir --ioengine psync --directory "$T" --nrfiles 3 --rw randread --size 3m
-has "directory=$T" "nrfiles=3" 'filename_format=llmio.$filenum' "file_service_type=random"
+has "directory=$T/llmio-work" "nrfiles=3" 'filename_format=llmio.$filenum' "file_service_type=random"
 emit null --ioengine null --rw randread --bs 4k --iodepth 16 --io_size 8m --numjobs 2
 has "ioengine=null" "size=1073741824" "io_size=8388608" "iodepth_batch_submit=16"
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Recipe parameters are checked against the ranges in each recipe's parameter table by one
-# parser (core/optdesc.c): an out-of-range or malformed value is refused before any I/O with
+# parser (base/optdesc.c): an out-of-range or malformed value is refused before any I/O with
 # one line naming the parameter, its range and an example.
 . "$(dirname "$0")/lib.sh"
 

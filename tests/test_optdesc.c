@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* core/optdesc.c: one parser and range check for every type of described option. */
+/* base/optdesc.c: one parser and range check for every type of described option. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

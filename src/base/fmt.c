@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Number formats shared by every table (report/fmt.h). */
+/* Number formats shared by every table (base/fmt.h). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-struct llmio_error; /* include/llmio/common.h; engines fill it with core/error.h */
+struct llmio_error; /* include/llmio/common.h; engines fill it with base/error.h */
 struct llmio_file;  /* include/llmio/job.h */
 
 #include "base/optdesc.h"

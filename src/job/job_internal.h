@@ -46,7 +46,7 @@ struct worker {
 	uint64_t writes; /* writes issued, for stamping their data unique */
 	struct llmio_hist sync_lat;
 	uint64_t t_end;    /* when this worker stopped counting */
-	struct iolog *log; /* fio's averaged log (stats/iolog.h), or NULL; owned by the job */
+	struct iolog *log; /* fio's averaged log (job/iolog.h), or NULL; owned by the job */
 	unsigned epoch_seen;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;
@@ -92,7 +92,7 @@ struct job {
 	/* one-second samples (control thread only): the last sample's time and counts, and
 	 * running sums per direction of IOPS [d][0] and bandwidth [d][1] (Welford) */
 	uint64_t samp_t, samp_ios[2], samp_bytes[2];
-	uint8_t *verify_written; /* verify: a bit per block written (core/verify.c), or NULL */
+	uint8_t *verify_written; /* verify: a bit per block written (job/verify.c), or NULL */
 	struct {
 		uint64_t n;
 		double mean, m2, min, max;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Job options declared as data (struct llmio_optdesc, core/optdesc.h): one table gives each
+ * Job options declared as data (struct llmio_optdesc, base/optdesc.h): one table gives each
  * option's name (fio's where fio has one), type, field, default, range, help and fio mapping.
  * The same table parses CLI flags and job-file keys, prints --help, writes docs/options.md and
  * the fio job file of --emit-fio, so they can never disagree.

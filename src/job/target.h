@@ -16,6 +16,9 @@
 #include "llmio/result.h"
 #include "base/error.h"
 
+/* The directory llmio makes for a job's own files under a user's --directory (docs/safety.md). */
+#define TARGET_WORK_DIR "llmio-work"
+
 struct target {
 	unsigned nfiles;
 	int *fds;            /* nfiles open descriptors */
@@ -29,7 +32,7 @@ struct target {
 	bool writable;                  /* opened O_RDWR */
 	uint32_t align;                 /* O_DIRECT alignment needed for buffer, offset and size */
 	char stat_path[LLMIO_PATH_MAX]; /* /sys/dev/block/M:m/stat, "" when no device */
-	unsigned irqs[IRQ_MAX];         /* the device's interrupts (core/irq.h) */
+	unsigned irqs[IRQ_MAX];         /* the device's interrupts (job/irq.h) */
 	unsigned nirqs;
 	struct llmio_device_result dev; /* facts; counters filled by the job */
 	/* the layout's progress (llmio_job_opts.prepare_progress): bytes of the files handled */

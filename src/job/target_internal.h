@@ -3,7 +3,7 @@
  * What the files of the target module share (target.c: open and layout; target_fill.c:
  * preparing and filling files; target_blockdev.c: raw devices; target_facts.c: sysfs and
  * mount facts; workdir.c: llmio's own directories).  Internal to src/job/target*.c and
- * workdir.c; the rest of llmio uses core/target.h.
+ * workdir.c; the rest of llmio uses job/target.h.
  */
 #ifndef LLMIO_TARGET_INTERNAL_H
 #define LLMIO_TARGET_INTERNAL_H

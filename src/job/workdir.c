@@ -19,8 +19,8 @@
 #include "job/target_internal.h"
 #include "base/error.h"
 
-/* The directory llmio makes for its files under a user's --directory, and its marker. */
-#define WORK_DIR   "llmio-work"
+/* The marker of the directory llmio makes for its files (TARGET_WORK_DIR, job/target.h). */
+#define WORK_DIR   TARGET_WORK_DIR
 #define OWNED_MARK ".llmio-owned"
 
 /* ---------------------------------------------------------------------------------------- */

@@ -485,7 +485,7 @@ static int engine_buf(struct worker *w, unsigned i, struct llmio_error *e)
 }
 
 /*
- * A host I/O buffer; *mem gets what to free.  It starts where core/bufplace.h says (the
+ * A host I/O buffer; *mem gets what to free.  It starts where job/bufplace.h says (the
  * placement that measured fastest for the kernel's copy on this CPU); written through the
  * page cache above 512 KiB it is on 2 MiB-aligned huge pages, whose copy out into the page
  * cache was faster (reads gained nothing); under O_DIRECT above 512 KiB also on huge pages:

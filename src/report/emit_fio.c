@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "job/options.h"
+#include "job/target.h"
 #include "engine/engine.h"
 #include "base/fmt.h"
 
@@ -82,7 +83,10 @@ static void emit_directory(struct emit *x)
 		return;
 	fputs("directory=", x->f);
 	put_escaped(x->f, o->directory);
-	/* llmio's files are llmio.0 .. llmio.N-1, shared by all threads, unless named (fio's) */
+	/* llmio's own files are llmio.0 .. llmio.N-1 in its work directory under the user's,
+	 * shared by all threads, unless named (fio's): fio reads and writes the same ones */
+	if (!o->filename[0] && !o->filename_format[0])
+		fputs("/" TARGET_WORK_DIR, x->f);
 	fprintf(x->f, "\nnrfiles=%u\n", o->nrfiles);
 	if (!o->filename[0] && !o->filename_format[0])
 		fprintf(x->f, "filename_format=llmio.$filenum\n");

@@ -14,7 +14,7 @@
 
 /*
  * Write the averaged logs r's options ask for (log_avg_msec > 0; the per-I/O logs of
- * log_avg_msec 0 were written by the job itself, stats/iolog.h), one file per thread N
+ * log_avg_msec 0 were written by the job itself, job/iolog.h), one file per thread N
  * (1-based) and kind, in the current directory as fio does: NAME_bw.N.log (KiB/s),
  * NAME_iops.N.log, NAME_slat.N.log, NAME_clat.N.log, NAME_lat.N.log (mean ns).  Each line is
  * fio's "time, value, direction, bs, [offset,] prio": the end of the interval in ms, its

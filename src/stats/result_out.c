@@ -124,7 +124,7 @@ struct echo {
 	const struct llmio_job_opts *o;
 };
 
-/* One job option as the option table describes its echo (core/options.c job_opts_echo). */
+/* One job option as the option table describes its echo (job/options.c job_opts_echo). */
 static void echo_option(void *arg, const char *key, const struct llmio_optdesc *d,
                         const struct llmio_optval *v)
 {

@@ -177,7 +177,6 @@ too_long:
 
 /* ---- fio job files ---------------------------------------------------------------------- */
 
-
 /* One value per key: fio's jobs are single points (lists and ranges are llmio sweep's). */
 static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, char *buf,
                      size_t len, struct llmio_error *e)
@@ -214,8 +213,7 @@ static int append_engine_opt(struct llmio_job_opts *o, const char *key, const ch
 }
 
 /* A section's options: fio's defaults where they differ from llmio's, then its keys. */
-int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o,
-                    struct llmio_error *e)
+int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, struct llmio_error *e)
 {
 	char value[LLMIO_PATH_MAX];
 	int ret = 0;
@@ -363,8 +361,8 @@ void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks
 }
 
 /* The results to report: each job's, or each group's with group_reporting. */
-int fio_jobs_collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res,
-                     unsigned *group, size_t *n, bool *merged)
+int fio_jobs_collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res, unsigned *group,
+                     size_t *n, bool *merged)
 {
 	*n = 0;
 	for (size_t i = 0; i < njobs;) {

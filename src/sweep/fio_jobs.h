@@ -44,8 +44,7 @@ struct fio_job {
 
 /* A job file's section as a job: fio's defaults where they differ from llmio's, then its keys
  * (one value each).  0, or -EINVAL with e naming the file, line and key. */
-int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o,
-                    struct llmio_error *e);
+int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, struct llmio_error *e);
 
 /* What a run hands each job: its stop flag, and for a job that runs alone, the progress line. */
 struct fio_run_hooks {
@@ -61,8 +60,8 @@ void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks
 
 /* The results to report, in res[0, *n) (njobs room): each job's, or each group's merge with
  * group_reporting (merged[k]: res[k] is the caller's to destroy), with its fio groupid. */
-int fio_jobs_collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res,
-                     unsigned *group, size_t *n, bool *merged);
+int fio_jobs_collect(struct fio_job *jobs, size_t njobs, struct llmio_result **res, unsigned *group,
+                     size_t *n, bool *merged);
 void fio_jobs_free(struct fio_job *jobs, size_t n);
 
 #endif

@@ -597,7 +597,7 @@ static void hash_kv(void *arg, const char *key, const char *canon)
 	*h = hash_fnv1a64(hash_fnv1a64(hash_fnv1a64(hash_fnv1a64(*h, key), "="), canon), "\n");
 }
 
-/* FNV-1a, not hash64(): the journal keeps this value (core/hash.h) */
+/* FNV-1a, not hash64(): the journal keeps this value (base/hash.h) */
 uint64_t sweep_config_hash(const struct sweep_config *c, unsigned repeat)
 {
 	uint64_t h = HASH_FNV1A64_INIT;

@@ -12,7 +12,7 @@
 #include "job/target_internal.h"
 #include "workload/leftover.h"
 
-/* The marker of an llmio directory (core/workdir.c): neither counted nor removed here. */
+/* The marker of an llmio directory (job/workdir.c): neither counted nor removed here. */
 #define OWNED_MARK ".llmio-owned"
 
 int wl_leftover_begin(struct wl_leftover *l, const char *directory, struct llmio_error *e)
