@@ -126,8 +126,7 @@ static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier)
 	if (plan_rule_holds(x, iv, PLAN_SSD)) {
 		const struct plan_tier_spec *ts = &x->c->tier[PLAN_SSD];
 		uint32_t v0 = iv->after + 1, u = v0;
-		double end =
-		        (double)vtime(x->s, v0) + (double)ts->write_lat_ns + bytes / ts->gbps;
+		double end = (double)vtime(x->s, v0) + (double)ts->write_lat_ns + bytes / ts->gbps;
 		bool crowded = true;
 
 		while (u + 1 < 2 * N && (double)vtime(x->s, u + 1) < end)
