@@ -1375,6 +1375,73 @@ static void g10_never_stalls_more(void **state)
 	assert_true(old_worse > 0); /* the steps are hard enough to tell the planners apart */
 }
 
+/* Issue 36: on G10's own graphs (BERT-256 and ViT-1280, G10's kernel time), at budgets from
+ * generous to tight, g10's simulated stall is no more than lru's, prefetch-lru's and
+ * flashneuron's wherever they run, and g10 runs wherever they do, by G10's algorithm alone (no
+ * plan of another policy is looked at).  With G10's tiers (host and SSD, the defaults) against
+ * all three; with the SSD alone (no host tier: G10-GDS) against lru and prefetch-lru, and the
+ * host-less g10 against flashneuron is printed, not asserted: both are bound by the one 3.2 GB/s
+ * link there, and on BERT at 30 GiB g10's area-greedy selection moves 11 % more bytes than
+ * FlashNeuron's forward-order offload (docs/migration.md, "SSD only").  The stalls are the
+ * planner's simulation: deterministic, no clock. */
+static void g10_stall_order_on_g10_graphs(void **state)
+{
+	static const struct {
+		const char *file;
+		uint32_t batch;
+		double total_s;
+	} graphs[] = {{"BERT_Base.txt", 256, 7.28547}, {"VIT.txt", 1280, 3.71595}};
+	static const unsigned gib[] = {40, 30, 20, 16, 8, 4};
+	const struct plan_policy *others[] = {&policy_lru, &policy_prefetch_lru,
+	                                      &policy_flashneuron};
+	unsigned compared = 0;
+
+	(void)state;
+	for (size_t gi = 0; gi < sizeof(graphs) / sizeof(graphs[0]); gi++) {
+		struct lt_g10_opts g = {.batch = graphs[gi].batch,
+		                        .tflops = 312,
+		                        .total_s = graphs[gi].total_s,
+		                        .elem_bytes = 4};
+		struct llmio_error e = {0};
+		struct lt_step s;
+
+		lt_init(&s);
+		assert_int_equal(lt_read_file(&s, g10_path(graphs[gi].file), &g, &e), 0);
+		for (size_t bi = 0; bi < sizeof(gib) / sizeof(gib[0]); bi++)
+			for (int host = 1; host >= 0; host--) {
+				struct plan_cfg c;
+				double g10, o[3];
+
+				plan_cfg_init(&c, (uint64_t)gib[bi] << 30);
+				if (!host)
+					c.tier[PLAN_HOST].capacity = 0;
+				g10 = stall_of(&policy_g10, &s, &c, NULL, 0);
+				for (int i = 0; i < 3; i++) {
+					o[i] = stall_of(others[i], &s, &c, NULL, 0);
+					if (o[i] >= 0 && g10 < 0)
+						fail_msg("%s at %u GiB%s: %s runs, g10 does not",
+						         graphs[gi].file, gib[bi],
+						         host ? "" : ", no host", others[i]->name);
+					if (o[i] < 0 || (!host && others[i] == &policy_flashneuron))
+						continue;
+					compared++;
+					if (g10 > o[i])
+						fail_msg("%s at %u GiB%s: g10 stalls %.4f s, %s "
+						         "%.4f s",
+						         graphs[gi].file, gib[bi],
+						         host ? "" : ", no host", g10,
+						         others[i]->name, o[i]);
+				}
+				print_message("%s %u GiB%s: g10 %.3f lru %.3f prefetch-lru %.3f "
+				              "flashneuron %.3f s\n",
+				              graphs[gi].file, gib[bi], host ? "" : " no host", g10,
+				              o[0], o[1], o[2]);
+			}
+		lt_release(&s);
+	}
+	assert_true(compared >= 40); /* lru and prefetch-lru run everywhere; flashneuron at 2-3 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1400,6 +1467,7 @@ int main(void)
 	        cmocka_unit_test(long_idle_to_ssd_short_to_host),
 	        cmocka_unit_test(run_time_guide_farthest_first),
 	        cmocka_unit_test(g10_never_stalls_more),
+	        cmocka_unit_test(g10_stall_order_on_g10_graphs),
 	        cmocka_unit_test(one_ssd_queue_and_late_kernels),
 	        cmocka_unit_test(ssd_each_way_at_its_rate),
 	        cmocka_unit_test(uvm_faults_at_fault_rate),
