@@ -12,10 +12,11 @@
  *    backward from its next use, on the bandwidth each link has left).  The largest goes (ties:
  *    bytes x idle time), the curve and the bandwidth are updated, and the others are scored
  *    again: an eviction that fixes a region lowers the score of every other candidate there.
- * 3. The tier: an interval longer than the SSD's round trip x (1 + margin) goes to the SSD when
- *    the SSD's link can finish its write within the kernel its ideal end falls in (G10's
- *    gpu2ssd_BWcheck) and the SSD's window removes at least the host's area; else to host
- *    memory when its round trip fits and the host has room; else it is not planned.
+ * 3. The tier, as G10's scheduling_prefetch() chooses it: an interval longer than the SSD's
+ *    round trip x (1 + margin) goes to the SSD unless the SSD's link is crowded over the write's
+ *    ideal window (gpu2ssd_BWcheck) and the host has room, then to the host; with the host full
+ *    or absent, to the SSD all the same.  A shorter one goes to host memory when its round trip
+ *    fits and the host has room; else it is not planned.
  * 4. Prefetch: each fetch is issued as late as the link's bandwidth left allows to land before
  *    the next use (step 2's window).
  * 5. The run-time guide: what the plan did not foresee (kernels still over the budget once no
@@ -23,7 +24,8 @@
  *    kernel, the tensor idle there whose next use is farthest goes first.  A "hot" one (next
  *    use beyond G10's hot line, two thirds of the median interval, and beyond the SSD's round
  *    trip) goes to the SSD when its link can carry it in time for that kernel; the others go to
- *    host memory while it has room (G10's simulator sends its Medium and Cold pages there).
+ *    host memory while it has room (the paper's guide, give_eviction_guide(): Medium and Cold
+ *    pages to the host.  The artifact's own runs configure LRU eviction instead).
  *    It is away while the curve is over the budget (the write due before the first such
  *    kernel) and comes back after the last as late as the bandwidth left allows, else right
  *    after it (what is late stalls).
