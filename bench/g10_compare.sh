@@ -378,12 +378,13 @@ set multiplot layout 1,2
 set xlabel 'fast-tier budget (GiB)'
 set ylabel 'ratio to ideal (1 = unlimited memory)'
 set yrange [0:1.05]
-set key bottom right font ',8'
+set key font ',8'
 set logscale x 2
 set colorsequence classic
 names = 'lru prefetch-lru flashneuron g10 g10-no-host g10-lite'
 gnames = 'lru deepUM FlashNeuron G10 G10-GDS'
 do for [i=0:1] {
+  if (i == 0) { set key bottom right } else { set key top left }
   set title (i == 0 ? 'BERT-Base, batch 256' : 'ViT, batch 1280') . ': llmio (lines), G10 simulator (points)'
   plot for [c=2:7] '$OUT/ratio.dat' index i using 1:c with linespoints lc c-1 title word(names, c - 1), \
        for [c=8:12] '$OUT/ratio.dat' index i using 1:c with points pt 7 ps 1.5 lc c-7 title 'G10 sim: '.word(gnames, c - 7)
