@@ -157,6 +157,12 @@ elif [ -n "$G10_SRC" ]; then
 		SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/g10-sim.XXXXXX") || exit 1
 		trap 'rm -rf "$SCRATCH"' EXIT
 		cp -r "$G10_SRC/src" "$G10_SRC/frontend" "$G10_SRC/results" "$SCRATCH/" || exit 1
+		# G10's Stat::analyzeStat() reads its statistics files back while their ofstreams
+		# (open in append mode) still hold the last buffer: the PCIe file is cut mid-line and
+		# the run aborts (simulationComponents.cc: "Invalid line ... in stat file"), or loses
+		# its last lines.  Flush them first; the simulation itself is untouched.
+		sed -i 's|^void Stat::analyzeStat() {$|&\n  for (auto \&p : output_files) get<1>(p.second).flush();|' \
+			"$SCRATCH/src/simulationComponents.cc" || exit 1
 		if command -v flex >/dev/null && command -v bison >/dev/null && command -v make >/dev/null; then
 			make -C "$SCRATCH/src" -j"$(nproc)" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
 		else
