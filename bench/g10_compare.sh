@@ -10,9 +10,14 @@
 # kept), a config is written per run as its src/resources/genconfigs.py writes them, and its
 # printed statistics of its last (steady) iteration are read back
 # (pcie_stat.iterN.{incoming,outgoing}_pg_{cpu,ssd}: 4 KiB pages; total_time_breakdown_stall
-# and kernel_stat.iterN.exe_time: ns).  Without flex and bison the simulator is built without
-# its CNN parser, which the transformer graphs compared here never use.  G10's policies map to llmio's: lru = lru, deepUM = prefetch-lru, FlashNeuron =
-# flashneuron, prefetch_lru (G10's own, as its scripts name it) = g10.
+# and kernel_stat.iterN.exe_time: GPU cycles at its GPU_frequency_GHz, 1.2, so the seconds of
+# G10's published figures, cycles / 1e9, are 1.2 x the time its kernels take); its FlashNeuron
+# and G10-GDS simulator writes total_* instead (ms, bytes); its output folder's sim_result.final
+# is kept as g10-*.final.
+# Without flex and bison the simulator is built without its CNN parser, which the transformer
+# graphs compared here never use.  G10's policies map to llmio's: lru = lru, deepUM =
+# prefetch-lru, FlashNeuron = flashneuron, prefetch_lru (G10's own, as its scripts name it) =
+# g10, G10GDSSSD (G10-GDS: no host memory) = g10 --host_bytes 0.
 #
 #   bench/g10_compare.sh [--g10-src DIR] [--execute DIR] [--out DIR]
 #                        [--budgets "40 30 20 16 8 4"] [--g10-policies P] [--g10-logs DIR]
@@ -23,13 +28,15 @@
 #                 calibrated there): the measured stall beside the simulated one
 #     --out       where the tables, the JSON and the chart go (default ./g10-compare-out)
 #     --budgets   fast-tier budgets in GiB (default 40 30 20 16 8 4)
-#     --g10-policies  G10's policies to run (default "prefetch_lru deepUM FlashNeuron lru";
+#     --g10-policies  G10's policies to run (default "prefetch_lru deepUM FlashNeuron lru
+#                 G10GDSSSD";
 #                 each run takes minutes: BERT 1 to 5, ViT over 10 on 2 cores)
-#     --g10-logs  G10's run logs of an earlier pass (DIR/g10-GRAPH-BUDGET-POLICY.log): the
-#                 tables from them, nothing run
+#     --g10-logs  G10's run logs of an earlier pass (DIR/g10-GRAPH-BUDGET-POLICY.log and
+#                 .final): the tables from them, nothing of G10's run
 #     --llmio     the llmio binary (default build/llmio)
 # Writes $OUT/compare.md (the tables), $OUT/llmio-GRAPH-BUDGET.json, and with gnuplot
-# $OUT/ratio.png (ratio to ideal against the budget, per policy and graph).
+# $OUT/ratio.png (ratio to ideal against the budget, per policy and graph: llmio's lines,
+# G10's simulator's points).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -38,11 +45,11 @@ OUT=$ROOT/g10-compare-out
 G10_SRC=""
 EXEC_DIR=""
 BUDGETS="40 30 20 16 8 4"
-G10_POLICIES="prefetch_lru deepUM FlashNeuron lru"
+G10_POLICIES="prefetch_lru deepUM FlashNeuron lru G10GDSSSD"
 G10_LOGS=""
 LLMIO=$ROOT/build/llmio
 
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--g10-src) G10_SRC=$2; shift 2 ;;
@@ -69,6 +76,10 @@ for g in "${GRAPHS[@]}"; do
 		"$LLMIO" run --workload migrate --lifetimes "$ROOT/tests/data/g10/$net.txt" \
 			--batch "$batch" --compute_s "$cs" --budget "${b}g" --simulate --quiet \
 			--json "$OUT/llmio-$name-$b.json" >/dev/null 2>&1 || true
+		# no host tier: what G10-GDS is beside
+		"$LLMIO" run --workload migrate --lifetimes "$ROOT/tests/data/g10/$net.txt" \
+			--batch "$batch" --compute_s "$cs" --budget "${b}g" --host_bytes 0 --simulate \
+			--quiet --json "$OUT/llmio-$name-$b-nohost.json" >/dev/null 2>&1 || true
 	done
 done
 
@@ -135,7 +146,7 @@ SRC
 
 G10_OK=0
 if [ -n "$G10_LOGS" ]; then
-	[ "$G10_LOGS" -ef "$OUT" ] || cp "$G10_LOGS"/g10-*.log "$OUT/" 2>/dev/null
+	[ "$G10_LOGS" -ef "$OUT" ] || cp "$G10_LOGS"/g10-*.log "$G10_LOGS"/g10-*.final "$OUT/" 2>/dev/null
 	G10_OK=2 # read, not run
 elif [ -n "$G10_SRC" ]; then
 	if [ ! -f "$G10_SRC/src/Makefile" ]; then
@@ -146,6 +157,12 @@ elif [ -n "$G10_SRC" ]; then
 		SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/g10-sim.XXXXXX") || exit 1
 		trap 'rm -rf "$SCRATCH"' EXIT
 		cp -r "$G10_SRC/src" "$G10_SRC/frontend" "$G10_SRC/results" "$SCRATCH/" || exit 1
+		# G10's Stat::analyzeStat() reads its statistics files back while their ofstreams
+		# (open in append mode) still hold the last buffer: the PCIe file is cut mid-line and
+		# the run aborts (simulationComponents.cc: "Invalid line ... in stat file"), or loses
+		# its last lines.  Flush them first; the simulation itself is untouched.
+		sed -i 's|^void Stat::analyzeStat() {$|&\n  for (auto \&p : output_files) get<1>(p.second).flush();|' \
+			"$SCRATCH/src/simulationComponents.cc" || exit 1
 		if command -v flex >/dev/null && command -v bison >/dev/null && command -v make >/dev/null; then
 			make -C "$SCRATCH/src" -j"$(nproc)" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
 		else
@@ -163,8 +180,9 @@ if [ "$G10_OK" = 1 ]; then
 		[ "$name" = ViT ] && borden=184
 		for b in $BUDGETS; do
 			for pol in $G10_POLICIES; do
-				mig="" pf=0 evc=LRU deg=""
+				mig="" pf=0 evc=LRU deg="" host=128
 				case $pol in
+				G10GDSSSD) mig="migration_policy        G10GDSSSD" host=0 ;; # as genconfigs.py
 				deepUM) mig="migration_policy        DEEPUM" pf=1 evc=DEEPUM deg="prefetch_degree         8" ;;
 				FlashNeuron) mig="migration_policy        FLASHNEURON" pf=1 ;;
 				prefetch_lru) pf=1 ;;
@@ -193,7 +211,7 @@ $mig
 $deg
 system_latency_us       45
 CPU_PCIe_bandwidth_GBps 15.754
-CPU_memory_line_GB      128
+CPU_memory_line_GB      $host
 GPU_memory_size_GB      $b
 GPU_frequency_GHz       1.2
 GPU_PCIe_bandwidth_GBps 15.754
@@ -209,6 +227,8 @@ delta_parameter         0.5
 EOF
 				(cd "$SCRATCH/src" && timeout 3600 ./gpg "$cfg") >"$OUT/g10-$name-$b-$pol.log" 2>&1 ||
 					echo "g10_compare.sh: G10's run $name $b GiB $pol failed: $OUT/g10-$name-$b-$pol.log" >&2
+				fin=$SCRATCH/results/$res/cmp-$batch-$b-$pol/sim_result.final
+				[ -f "$fin" ] && cp "$fin" "$OUT/g10-$name-$b-$pol.final"
 			done
 		done
 	done
@@ -220,14 +240,16 @@ import json, os, re, sys
 
 out, budgets, g10_ok = sys.argv[1], sys.argv[2].split(), sys.argv[3] == "1"
 graphs = [g.split() for g in sys.argv[4:]]
-pols = [("lru", "lru"), ("prefetch-lru", "deepUM"), ("flashneuron", "FlashNeuron"),
-        ("g10", "prefetch_lru"), ("g10-lite", None)]
+# llmio's policy (its run), G10's policy as its scripts name it
+pols = [("lru", "", "lru"), ("prefetch-lru", "", "deepUM"), ("flashneuron", "", "FlashNeuron"),
+        ("g10", "", "prefetch_lru"), ("g10", "-nohost", "G10GDSSSD"), ("g10-lite", "", None)]
 GIB = 2 ** 30
+GPU_HZ = 1.2e9  # G10's GPU_frequency_GHz: its UVM simulator counts GPU cycles
 
 
-def llmio(name, b):
+def llmio(name, b, run=""):
     try:
-        d = json.load(open(f"{out}/llmio-{name}-{b}.json"))
+        d = json.load(open(f"{out}/llmio-{name}-{b}{run}.json"))
     except (OSError, ValueError):
         return {}
     r = {}
@@ -238,11 +260,27 @@ def llmio(name, b):
     return r
 
 
-def g10(name, b, pol, compute_s):
+def g10(name, b, pol):
+    """G10's simulator's result: a dict, "cannot run", or None (not run)."""
+    base = f"{out}/g10-{name}-{b}-{pol}"
     try:
-        t = open(f"{out}/g10-{name}-{b}-{pol}.log").read()
+        t = open(base + ".log", errors="replace").read()
     except OSError:
         return None
+    if "No enough space to allocate" in t or "cannot support this large model" in t:
+        return "cannot run"
+    if os.path.exists(base + ".final"):  # the statistics file of its output folder
+        t += "\n" + open(base + ".final", errors="replace").read()
+    if "total_exe_time = " in t:  # its FlashNeuron / G10-GDS simulator: ms and bytes
+        v = dict(re.findall(r"^(\S+) = ([-0-9.e+]+)$", t, re.M))
+        try:
+            exe, stall = float(v["total_exe_time"]) / 1e3, float(v["total_time_breakdown_stall"]) / 1e3
+            return {"host_out_bytes": 0, "host_in_bytes": 0,
+                    "ssd_out_bytes": float(v["total_gpu2ssd_byte"]),
+                    "ssd_in_bytes": float(v["total_ssd2gpu_byte"]),
+                    "stall_s": stall, "step_s": exe, "ratio_to_ideal": (exe - stall) / exe}
+        except (KeyError, ZeroDivisionError):
+            return None
     v = {k: float(x) for k, x in re.findall(r"^(\S+) = ([-0-9.e+]+)$", t, re.M)}
     its = [int(m) for m in re.findall(r"^kernel_stat\.iter(\d+)\.exe_time = ", t, re.M)]
     if not its:
@@ -250,10 +288,11 @@ def g10(name, b, pol, compute_s):
     i = f"iter{max(its)}"  # the steady state: the last iteration (the first starts cold)
     try:
         exe, ideal = v[f"kernel_stat.{i}.exe_time"], v[f"kernel_stat.{i}.ideal_exe_time"]
-        pg = lambda k: v[f"pcie_stat.{i}.{k}"] * 4096
+        # G10's lru run prints no page counts past its first iteration: None, shown as -
+        pg = lambda k: v[f"pcie_stat.{i}.{k}"] * 4096 if f"pcie_stat.{i}.{k}" in v else None
         return {"host_out_bytes": pg("outgoing_pg_cpu"), "host_in_bytes": pg("incoming_pg_cpu"),
                 "ssd_out_bytes": pg("outgoing_pg_ssd"), "ssd_in_bytes": pg("incoming_pg_ssd"),
-                "stall_s": v[f"total_time_breakdown_stall.{i}"] / 1e9, "step_s": exe / 1e9,
+                "stall_s": v[f"total_time_breakdown_stall.{i}"] / GPU_HZ, "step_s": exe / GPU_HZ,
                 "ratio_to_ideal": ideal / exe}
     except (KeyError, ZeroDivisionError):
         return None
@@ -270,46 +309,52 @@ print("# llmio's planner beside G10's simulator\n")
 print("Ratio to ideal (stall; GiB out each tier, the same back) at each budget, G10's tiers.\n")
 for name, net, res, batch, cs in graphs:
     print(f"## {name}, batch {batch}\n")
-    print("| budget GiB | " + " | ".join(p for p, _ in pols) + " |")
+    heads = [p + (" (no host)" if run else "") for p, run, _ in pols]
+    print("| budget GiB | " + " | ".join(heads) + " |")
     print("| --- " * (len(pols) + 1) + "|")
     for b in budgets:
-        r = llmio(name, b)
-        print(f"| {b} | " + " | ".join(cell(r.get(p)) for p, _ in pols) + " |")
+        print(f"| {b} | " + " | ".join(cell(llmio(name, b, run).get(p)) for p, run, _ in pols) + " |")
     print()
     if not g10_ok:
         continue
     print(f"### {name}: against G10's simulator (llmio / G10; * over 10 % apart)\n")
-    print("| budget GiB | policy | host GiB out | SSD GiB out | stall s | step s |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| budget GiB | llmio / G10 | host GiB out | SSD GiB out | stall s | step s | ratio |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for b in budgets:
-        r = llmio(name, b)
-        for p, gp in pols:
+        for p, run, gp in pols:
             if gp is None:
                 continue
-            a, g = r.get(p), g10(name, b, gp, float(cs))
-            if not a or not g:
-                print(f"| {b} | {p} | {'llmio cannot run' if not a else ''} "
-                      f"{'G10 has no result' if not g else ''} | | | |")
+            a, g = llmio(name, b, run).get(p), g10(name, b, gp)
+            if g is None:
+                continue
+            label = f"{p}{' no host' if run else ''} / {gp}"
+            if not a or g == "cannot run":
+                print(f"| {b} | {label} | {'llmio cannot run' if not a else 'runs'} / "
+                      f"{'cannot run' if g == 'cannot run' else 'runs'} | | | | |")
                 continue
             row = []
             for k, s in [("host_out_bytes", GIB), ("ssd_out_bytes", GIB), ("stall_s", 1),
-                         ("step_s", 1)]:
+                         ("step_s", 1), ("ratio_to_ideal", 1)]:
+                if g[k] is None:
+                    row.append(f"{a[k] / s:.2f} / -")
+                    continue
                 x, y = a[k] / s, g[k] / s
                 far = abs(x - y) > 0.1 * max(abs(y), 1e-9) and abs(x - y) > 0.01
                 row.append(f"{x:.2f} / {y:.2f}{' *' if far else ''}")
-            print(f"| {b} | {p} | " + " | ".join(row) + " |")
+            print(f"| {b} | {label} | " + " | ".join(row) + " |")
     print()
 execd = [(n, b) for n, *_ in graphs for b in budgets if os.path.exists(f"{out}/exec-{n}-{b}.json")]
 if execd:
     print("## Executed on the tensor store (no host tier, bytes x 0.002, kernels x 0.05)\n")
     print("Stall s, simulated beside the run (the store's one SSD queue, its calibrated SSD) / "
           "measured.\n")
-    print("| graph | budget GiB | " + " | ".join(p for p, _ in pols) + " |")
-    print("| --- " * (len(pols) + 2) + "|")
+    ep = [p for p, run, _ in pols if not run]
+    print("| graph | budget GiB | " + " | ".join(ep) + " |")
+    print("| --- " * (len(ep) + 2) + "|")
     for n, b in execd:
         ph = {p["name"]: p for p in json.load(open(f"{out}/exec-{n}-{b}.json"))["runs"][0]["phases"]}
         row = []
-        for p, _ in pols:
+        for p in ep:
             s, r = ph.get(f"simulate-{p}", {}).get("metrics", {}), ph.get(f"run-{p}", {}).get("metrics", {})
             row.append(f"{s['stall_s']:.3f} / {r['stall_s']:.3f}" if "stall_s" in s and "stall_s" in r
                        else "cannot run")
@@ -317,38 +362,38 @@ if execd:
     print()
 if not g10_ok:
     print("G10's simulator was not run (no --g10-src, or no g++).")
+
+# the chart's data: ratio to ideal per budget, llmio's policies then G10's simulator's
+with open(f"{out}/ratio.dat", "w") as f:
+    for name, *_ in graphs:
+        f.write(f"# {name}: budget " + " ".join(p + run for p, run, _ in pols) + " " +
+                " ".join("G10:" + gp for _, _, gp in pols if gp) + "\n")
+        for b in budgets:
+            lm = [llmio(name, b, run).get(p, {}).get("ratio_to_ideal", "NaN") for p, run, _ in pols]
+            gm = [g10(name, b, gp) for _, _, gp in pols if gp]
+            gm = [m["ratio_to_ideal"] if isinstance(m, dict) else "NaN" for m in gm]
+            f.write(f"{b} " + " ".join(str(x) for x in lm + gm) + "\n")
+        f.write("\n\n")
 PY
 
 if command -v gnuplot >/dev/null; then
-	python3 - "$OUT" "$BUDGETS" >"$OUT/ratio.dat" <<'PY'
-import json, sys
-out, budgets = sys.argv[1], sys.argv[2].split()
-pols = ["lru", "prefetch-lru", "flashneuron", "g10", "g10-lite"]
-for name in ["BERT", "ViT"]:
-    print(f"# {name}: budget " + " ".join(pols))
-    for b in budgets:
-        try:
-            ph = {p["name"]: p["metrics"] for p in
-                  json.load(open(f"{out}/llmio-{name}-{b}.json"))["runs"][0]["phases"]}
-        except (OSError, ValueError):
-            continue
-        print(b, " ".join(str(ph.get(f"simulate-{p}", {}).get("ratio_to_ideal", "NaN")) for p in pols))
-    print("\n")
-PY
 	gnuplot <<EOF
-set terminal pngcairo size 1100,420
+set terminal pngcairo size 1200,460
 set output '$OUT/ratio.png'
 set multiplot layout 1,2
 set xlabel 'fast-tier budget (GiB)'
 set ylabel 'ratio to ideal (1 = unlimited memory)'
 set yrange [0:1.05]
-set key bottom right
+set key font ',8'
 set logscale x 2
 set colorsequence classic
+names = 'lru prefetch-lru flashneuron g10 g10-no-host g10-lite'
+gnames = 'lru deepUM FlashNeuron G10 G10-GDS'
 do for [i=0:1] {
-  set title (i == 0 ? 'BERT-Base, batch 256' : 'ViT, batch 1280')
-  plot for [c=2:6] '$OUT/ratio.dat' index i using 1:c with linespoints \
-    title word('lru prefetch-lru flashneuron g10 g10-lite', c - 1)
+  if (i == 0) { set key bottom right } else { set key top left }
+  set title (i == 0 ? 'BERT-Base, batch 256' : 'ViT, batch 1280') . ': llmio (lines), G10 simulator (points)'
+  plot for [c=2:7] '$OUT/ratio.dat' index i using 1:c with linespoints lc c-1 title word(names, c - 1), \
+       for [c=8:12] '$OUT/ratio.dat' index i using 1:c with points pt 7 ps 1.5 lc c-7 title 'G10 sim: '.word(gnames, c - 7)
 }
 unset multiplot
 EOF

@@ -12,10 +12,11 @@
  *    backward from its next use, on the bandwidth each link has left).  The largest goes (ties:
  *    bytes x idle time), the curve and the bandwidth are updated, and the others are scored
  *    again: an eviction that fixes a region lowers the score of every other candidate there.
- * 3. The tier: an interval longer than the SSD's round trip x (1 + margin) goes to the SSD when
- *    the SSD's link can finish its write within the kernel its ideal end falls in (G10's
- *    gpu2ssd_BWcheck) and the SSD's window removes at least the host's area; else to host
- *    memory when its round trip fits and the host has room; else it is not planned.
+ * 3. The tier, as G10's scheduling_prefetch() chooses it: an interval longer than the SSD's
+ *    round trip x (1 + margin) goes to the SSD unless the SSD's link is crowded over the write's
+ *    ideal window (gpu2ssd_BWcheck) and the host has room, then to the host; with the host full
+ *    or absent, to the SSD all the same.  A shorter one goes to host memory when its round trip
+ *    fits and the host has room; else it is not planned.
  * 4. Prefetch: each fetch is issued as late as the link's bandwidth left allows to land before
  *    the next use (step 2's window).
  * 5. The run-time guide: what the plan did not foresee (kernels still over the budget once no
@@ -23,7 +24,8 @@
  *    kernel, the tensor idle there whose next use is farthest goes first.  A "hot" one (next
  *    use beyond G10's hot line, two thirds of the median interval, and beyond the SSD's round
  *    trip) goes to the SSD when its link can carry it in time for that kernel; the others go to
- *    host memory while it has room (G10's simulator sends its Medium and Cold pages there).
+ *    host memory while it has room (the paper's guide, give_eviction_guide(): Medium and Cold
+ *    pages to the host.  The artifact's own runs configure LRU eviction instead).
  *    It is away while the curve is over the budget (the write due before the first such
  *    kernel) and comes back after the last as late as the bandwidth left allows, else right
  *    after it (what is late stalls).
@@ -109,38 +111,42 @@ static uint64_t vtime(const struct lt_step *s, uint32_t v)
 }
 
 /* Where interval j would go and the over-budget area it would remove there (kernel-ns x
- * bytes); < 0 when neither tier takes it. */
+ * bytes); < 0 when neither tier takes it.  G10's choice of tier (scheduling_prefetch()): an
+ * interval longer than the SSD's round trip x (1 + margin) goes to the SSD unless the SSD's
+ * link is crowded, that is every kernel from the interval's start to the one the write's ideal
+ * end falls in has no write bandwidth left (gpu2ssd_BWcheck), and the host has room; then to the
+ * host.  With the host full or absent it goes to the SSD all the same, its window where the
+ * link's bandwidth left puts it.  An interval too short for the SSD but longer than the host's
+ * round trip goes to the host while it has room.  The tier chosen is the only one tried. */
 static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier)
 {
 	const struct lt_interval *iv = &x->iv[j];
 	const uint32_t N = x->s->nkernels;
-	double bytes = (double)x->s->tensors[iv->tensor].bytes, area[PLAN_NTIERS] = {-1, -1, -1};
+	double bytes = (double)x->s->tensors[iv->tensor].bytes, area = 0;
 	long f, pv;
 
-	for (int t = PLAN_SSD; t >= PLAN_HOST; t--) {
-		if (plan_probe_interval(x, iv, (enum plan_tier)t, &f, &pv))
-			continue;
-		if (t == PLAN_SSD) {
-			/* G10's check: the write done within the kernel its ideal end falls in (the
-			 * link's bandwidth left may not push it later), else the host */
-			const struct plan_tier_spec *ts = &x->c->tier[PLAN_SSD];
-			uint32_t v0 = iv->after + 1, u = v0;
-			double end = (double)vtime(x->s, v0) + (double)ts->write_lat_ns +
-			             bytes / ts->gbps;
+	if (plan_rule_holds(x, iv, PLAN_SSD)) {
+		const struct plan_tier_spec *ts = &x->c->tier[PLAN_SSD];
+		uint32_t v0 = iv->after + 1, u = v0;
+		double end = (double)vtime(x->s, v0) + (double)ts->write_lat_ns + bytes / ts->gbps;
+		bool crowded = true;
 
-			while (u + 1 < 2 * N && (double)vtime(x->s, u + 1) < end)
-				u++;
-			if (f > (long)u + 1)
-				continue;
-		}
-		area[t] = 0;
-		for (long v = f; v < pv; v++)
-			if (x->mem[v % N] > x->c->budget)
-				area[t] += bytes * (double)x->s->kernels[v % N].dur_ns;
+		while (u + 1 < 2 * N && (double)vtime(x->s, u + 1) < end)
+			u++;
+		for (uint32_t v = v0; v <= u && crowded; v++)
+			crowded = x->bw_left[PLAN_SSD][PLAN_OUT][v % N] <= 0;
+		*tier = crowded && plan_tier_room(x, iv, PLAN_HOST) ? PLAN_HOST : PLAN_SSD;
+	} else if (plan_rule_holds(x, iv, PLAN_HOST) && plan_tier_room(x, iv, PLAN_HOST)) {
+		*tier = PLAN_HOST;
+	} else {
+		return -1;
 	}
-	/* the SSD unless it frees the memory too late to remove as much as the host would */
-	*tier = area[PLAN_SSD] >= area[PLAN_HOST] ? PLAN_SSD : PLAN_HOST;
-	return area[*tier];
+	if (plan_probe_bandwidth(x, iv, *tier, &f, &pv))
+		return -1;
+	for (long v = f; v < pv; v++)
+		if (x->mem[v % N] > x->c->budget)
+			area += bytes * (double)x->s->kernels[v % N].dur_ns;
+	return area;
 }
 
 static int select_evictions(struct plan_ctx *x, struct llmio_error *e)
