@@ -57,7 +57,8 @@ static void reset_stats(struct worker *w)
 }
 
 /* Block number -> (file, offset).  Files are few; a binary search over prefix sums. */
-static void place(const struct job *j, uint64_t block, struct io_req *io)
+/* The file that holds block of the job's files laid end to end. */
+static unsigned file_of(const struct job *j, uint64_t block)
 {
 	unsigned lo = 0, hi = j->target.nfiles;
 
@@ -69,8 +70,15 @@ static void place(const struct job *j, uint64_t block, struct io_req *io)
 		else
 			hi = mid;
 	}
-	io->file = (uint16_t)lo;
-	io->off = (block - j->file_first_block[lo]) * j->o.bs;
+	return lo;
+}
+
+static void place(const struct job *j, uint64_t block, struct io_req *io)
+{
+	unsigned f = file_of(j, block);
+
+	io->file = (uint16_t)f;
+	io->off = (block - j->file_first_block[f]) * j->o.bs;
 }
 
 /*
@@ -99,19 +107,9 @@ static uint64_t draw_len(struct worker *w, unsigned d, uint64_t room)
 /* Grains from block to the end of its file. */
 static uint64_t to_file_end(const struct job *j, uint64_t block)
 {
-	unsigned lo = 0, hi = j->target.nfiles;
-
-	if (hi <= 1)
+	if (j->target.nfiles <= 1)
 		return j->total_blocks - block;
-	while (hi - lo > 1) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (j->file_first_block[mid] <= block)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return j->file_first_block[lo + 1] - block;
+	return j->file_first_block[file_of(j, block) + 1] - block;
 }
 
 /*
