@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,17 +79,16 @@ static void emit_filename(struct emit *x)
 static void emit_directory(struct emit *x)
 {
 	const struct llmio_job_opts *o = x->o;
+	/* llmio's own files are llmio.0 .. llmio.N-1 in its work directory under the user's,
+	 * shared by all threads, unless named (fio's): fio reads and writes the same ones */
+	const bool own = !o->filename[0] && !o->filename_format[0];
 
 	if (!o->directory[0])
 		return;
 	fputs("directory=", x->f);
 	put_escaped(x->f, o->directory);
-	/* llmio's own files are llmio.0 .. llmio.N-1 in its work directory under the user's,
-	 * shared by all threads, unless named (fio's): fio reads and writes the same ones */
-	if (!o->filename[0] && !o->filename_format[0])
-		fputs("/" TARGET_WORK_DIR, x->f);
-	fprintf(x->f, "\nnrfiles=%u\n", o->nrfiles);
-	if (!o->filename[0] && !o->filename_format[0])
+	fprintf(x->f, "%s\nnrfiles=%u\n", own ? "/" TARGET_WORK_DIR : "", o->nrfiles);
+	if (own)
 		fprintf(x->f, "filename_format=llmio.$filenum\n");
 	/* llmio draws a block of the whole set (random) or walks the files in order (sequential) */
 	fprintf(x->f, "file_service_type=%s\n", x->random ? "random" : "sequential");
