@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <libpmem2.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,11 +93,16 @@ static int pmem2_probe(char *why, size_t len)
 	return 0; /* linked: libpmem2 is there whenever llmio is */
 }
 
+/* libpmem2's mappings are made and removed one at a time (map_one()) */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void unmap_all(struct pmem2_eng *p)
 {
+	pthread_mutex_lock(&map_lock);
 	for (unsigned i = 0; i < p->nmaps; i++)
 		if (p->maps[i].map)
 			pmem2_map_delete(&p->maps[i].map);
+	pthread_mutex_unlock(&map_lock);
 }
 
 /* Map file i (fd, size bytes) into m; 0 or -errno with libpmem2's words in e. */
@@ -154,7 +160,11 @@ static int map_one(struct pmap *m, unsigned i, int fd, uint64_t size, bool writa
 	if (ret)
 		goto fail;
 	step = "pmem2_map_new";
+	/* one mapping made at a time: workers mapping at once have had pmem2_map_new() fail with
+	 * -EEXIST and no message (cli_s3_recipes, --engine all), as if two took one address */
+	pthread_mutex_lock(&map_lock);
 	ret = pmem2_map_new(&m->map, cfg, src);
+	pthread_mutex_unlock(&map_lock);
 	if (ret)
 		goto fail;
 	m->addr = pmem2_map_get_address(m->map);
