@@ -329,6 +329,8 @@ static void conformance(void **state)
 
 		if (e->caps & ENGINE_CAP_NO_IO)
 			continue; /* null moves no data; test_job checks its counts */
+		if (e->caps & ENGINE_CAP_FILE_OPS)
+			continue; /* no data either: tests/cli_fio_engines.sh checks them */
 		if (e->buf_alloc && !(e->caps & ENGINE_CAP_HOST_BUFS))
 			continue; /* GPU memory: test_gpu drives these engines */
 		if ((e->caps & ENGINE_CAP_OWN_TARGET) && !own_target_name(e))

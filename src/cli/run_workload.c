@@ -301,7 +301,7 @@ static unsigned all_engines(char names[][32], unsigned cap, bool objects)
 	for (int own = objects; own >= 0; own--)
 		for (size_t i = 0; llmio_engine_info(i, &e) == 0 && n < cap; i++)
 			if (!(engine_find(e.name)->caps &
-			      (ENGINE_CAP_NO_IO | ENGINE_CAP_NAMESPACE)) &&
+			      (ENGINE_CAP_NO_IO | ENGINE_CAP_NAMESPACE | ENGINE_CAP_FILE_OPS)) &&
 			    !!(engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET) == !!own &&
 			    !llmio_engine_probe(e.name, why, sizeof(why)))
 				snprintf(names[n++], 32, "%s", e.name);

@@ -67,6 +67,12 @@ struct io_req {
  * --engine all, llmio quick and the recipes' file runs leave it out.
  */
 #define ENGINE_CAP_NAMESPACE (1u << 8)
+/*
+ * Each I/O is one call on its file (stat, unlink, ftruncate, fallocate: fio's file-operation
+ * engines), and no data moves through the buffers: verify, --engine all, llmio quick and the
+ * recipes leave it out; tests/cli_fio_engines.sh checks it against fio.
+ */
+#define ENGINE_CAP_FILE_OPS (1u << 9)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -111,7 +117,12 @@ struct engine_setup {
 	int dev_io_poll;          /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
 	const char *devname;      /* block device name for messages ("vda"), or "" */
 	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */
-	const void *opts;         /* the engine's option struct, parsed from its table */
+	/*
+	 * nfiles flags: this job created the file (its layout made it), so an engine that
+	 * removes files (filedelete) may remove it; NULL when none was.
+	 */
+	const bool *created;
+	const void *opts; /* the engine's option struct, parsed from its table */
 	/*
 	 * The job's stop flag, set when the run must end (runtime over, Ctrl-C, another thread
 	 * failed), or NULL.  An engine whose I/Os can wait on another machine (s3) reads it in

@@ -31,11 +31,18 @@ extern const struct engine_ops engine_s3_agent;
 extern const struct engine_ops engine_pmem2;
 extern const struct engine_ops engine_spdk;
 extern const struct engine_ops engine_uring_cmd;
+extern const struct engine_ops engine_filestat;
+extern const struct engine_ops engine_filedelete;
+extern const struct engine_ops engine_ftruncate;
+extern const struct engine_ops engine_falloc;
+extern const struct engine_ops engine_cpuio;
 
 static const struct engine_ops *const builtin_engines[] = {
-        &engine_null,     &engine_psync, &engine_libaio,      &engine_io_uring,
-        &engine_mmap,     &engine_gds,   &engine_cuda_bounce, &engine_s3,
-        &engine_s3_agent, &engine_pmem2, &engine_spdk,        &engine_uring_cmd,
+        &engine_null,     &engine_psync,      &engine_libaio,      &engine_io_uring,
+        &engine_mmap,     &engine_gds,        &engine_cuda_bounce, &engine_s3,
+        &engine_s3_agent, &engine_pmem2,      &engine_spdk,        &engine_uring_cmd,
+        &engine_filestat, &engine_filedelete, &engine_ftruncate,   &engine_falloc,
+        &engine_cpuio,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -369,15 +376,10 @@ static const struct {
         {"rdma", "nothing: llmio measures storage, not network transfers"},
         {"mtd", "nothing: raw flash (MTD) is not done"},
         {"e4defrag", "nothing: llmio does not defragment"},
-        {"falloc", "nothing: llmio measures data I/O, not fallocate"},
-        {"ftruncate", "nothing: llmio measures data I/O, not ftruncate"},
         {"filecreate", "nothing: llmio measures data I/O, not file creation"},
-        {"filestat", "nothing: llmio measures data I/O, not stat"},
-        {"filedelete", "nothing: llmio measures data I/O, not unlink"},
         {"dircreate", "nothing: llmio measures data I/O, not directory operations"},
         {"dirstat", "nothing: llmio measures data I/O, not directory operations"},
         {"dirdelete", "nothing: llmio measures data I/O, not directory operations"},
-        {"cpuio", "nothing: not storage I/O (llmio's recipes model compute with thinktime)"},
         {"exec", "nothing: not storage I/O (run the program beside llmio)"},
         {"page_fault", "mmap (page faults on a mapped file)"},
         {"binject", "psync or io_uring on the device"},

@@ -228,11 +228,11 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 
 	if (!o->verify)
 		return 0;
-	if ((j->engine->caps & ENGINE_CAP_NO_IO) ||
+	if ((j->engine->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_FILE_OPS)) ||
 	    (j->engine->buf_alloc && !(j->engine->caps & ENGINE_CAP_HOST_BUFS)))
 		return llmio_err(
 		        e, -EINVAL,
-		        "verify needs an engine whose buffers are in host memory: %s is not "
+		        "verify needs an engine that moves data through host memory: %s is not "
 		        "one (use psync, libaio, io_uring or mmap)",
 		        j->engine->name);
 	if (o->io_source)

@@ -613,6 +613,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .dev_io_poll = j->target.dev.known ? j->target.dev.io_poll : -1,
 	        .devname = j->target.dev.known ? j->target.dev.name : "",
 	        .names = (const char *const *)j->target.paths,
+	        .created = j->target.created,
 	        .opts = j->engine_opts,
 	        .stop = &j->stop,
 	        .fadvise = job_fadvise_advice(&j->o),

@@ -23,8 +23,8 @@ bool quick_engine_measured(const struct llmio_engine_info *e)
 	const struct engine_ops *ops = engine_find(e->name);
 
 	/* quick measures files: engines of other targets (s3://, an NVMe namespace) are left out */
-	return ops &&
-	       !(ops->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET | ENGINE_CAP_NAMESPACE));
+	return ops && !(ops->caps & (ENGINE_CAP_NO_IO | ENGINE_CAP_OWN_TARGET |
+	                             ENGINE_CAP_NAMESPACE | ENGINE_CAP_FILE_OPS));
 }
 
 bool quick_engine_runs(const struct llmio_engine_info *e, const struct quick_pattern *p)
