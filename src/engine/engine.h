@@ -73,6 +73,11 @@ struct io_req {
  * recipes leave it out; tests/cli_fio_engines.sh checks it against fio.
  */
 #define ENGINE_CAP_FILE_OPS (1u << 9)
+/*
+ * Its I/Os make the job's files (filecreate): the job names and sizes them (one block each) but
+ * neither creates, lays out nor opens them; fds are -1.
+ */
+#define ENGINE_CAP_MAKES_FILES (1u << 10)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {

@@ -31,6 +31,7 @@ extern const struct engine_ops engine_s3_agent;
 extern const struct engine_ops engine_pmem2;
 extern const struct engine_ops engine_spdk;
 extern const struct engine_ops engine_uring_cmd;
+extern const struct engine_ops engine_filecreate;
 extern const struct engine_ops engine_filestat;
 extern const struct engine_ops engine_filedelete;
 extern const struct engine_ops engine_ftruncate;
@@ -38,11 +39,11 @@ extern const struct engine_ops engine_falloc;
 extern const struct engine_ops engine_cpuio;
 
 static const struct engine_ops *const builtin_engines[] = {
-        &engine_null,     &engine_psync,      &engine_libaio,      &engine_io_uring,
-        &engine_mmap,     &engine_gds,        &engine_cuda_bounce, &engine_s3,
-        &engine_s3_agent, &engine_pmem2,      &engine_spdk,        &engine_uring_cmd,
-        &engine_filestat, &engine_filedelete, &engine_ftruncate,   &engine_falloc,
-        &engine_cpuio,
+        &engine_null,       &engine_psync,    &engine_libaio,      &engine_io_uring,
+        &engine_mmap,       &engine_gds,      &engine_cuda_bounce, &engine_s3,
+        &engine_s3_agent,   &engine_pmem2,    &engine_spdk,        &engine_uring_cmd,
+        &engine_filecreate, &engine_filestat, &engine_filedelete,  &engine_ftruncate,
+        &engine_falloc,     &engine_cpuio,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -376,7 +377,6 @@ static const struct {
         {"rdma", "nothing: llmio measures storage, not network transfers"},
         {"mtd", "nothing: raw flash (MTD) is not done"},
         {"e4defrag", "nothing: llmio does not defragment"},
-        {"filecreate", "nothing: llmio measures data I/O, not file creation"},
         {"dircreate", "nothing: llmio measures data I/O, not directory operations"},
         {"dirstat", "nothing: llmio measures data I/O, not directory operations"},
         {"dirdelete", "nothing: llmio measures data I/O, not directory operations"},

@@ -804,6 +804,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	if (engine_owns_target(j->engine, j->engine_opts))
 		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
 		                          j->engine_opts, e);
+	if (j->engine->caps & ENGINE_CAP_MAKES_FILES)
+		return target_open_names(&j->target, &j->o, e);
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
 		return target_open(&j->target, &j->o, job_writes(&j->o), e);
 	return 0;

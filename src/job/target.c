@@ -449,14 +449,15 @@ static int open_list(struct target *t, const struct llmio_job_opts *opts, bool w
 	return rc;
 }
 
-int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
-                struct llmio_error *e)
+static int open_target(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                       bool names_only, struct llmio_error *e)
 {
 	bool file = opts->filename[0], dir = opts->directory[0];
 	unsigned i;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
+	t->names_only = names_only;
 	if (opts->files && opts->nfiles_list)
 		file = dir = false;
 	else if (file == dir)
@@ -479,6 +480,11 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 		rc = open_directory(t, opts, writes, e);
 	else
 		rc = open_list(t, opts, writes, e);
+	if (!rc && names_only && t->is_blockdev)
+		rc = llmio_err(e, -EINVAL,
+		               "%s is a device: an engine that makes files makes regular files; "
+		               "give a --filename or --directory on a filesystem",
+		               t->paths[0]);
 	if (rc) {
 		target_close(t);
 		return rc;
@@ -486,6 +492,17 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
 	for (i = 0; i < t->nfiles; i++)
 		t->total_size += t->sizes[i];
 	return 0;
+}
+
+int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
+                struct llmio_error *e)
+{
+	return open_target(t, opts, writes, false, e);
+}
+
+int target_open_names(struct target *t, const struct llmio_job_opts *opts, struct llmio_error *e)
+{
+	return open_target(t, opts, false, true, e);
 }
 
 int target_open_engine(struct target *t, const struct llmio_job_opts *opts, bool writes,

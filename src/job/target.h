@@ -27,10 +27,11 @@ struct target {
 	bool *created;       /* nfiles: this job created the file (fio's unlink removes those) */
 	uint64_t total_size; /* sum of sizes */
 	bool is_blockdev;
-	bool direct;                    /* O_DIRECT is set on the fds */
-	bool noatime;                   /* ask for O_NOATIME (dropped where the kernel refuses) */
-	bool writable;                  /* opened O_RDWR */
-	uint32_t align;                 /* O_DIRECT alignment needed for buffer, offset and size */
+	bool direct;     /* O_DIRECT is set on the fds */
+	bool noatime;    /* ask for O_NOATIME (dropped where the kernel refuses) */
+	bool writable;   /* opened O_RDWR */
+	bool names_only; /* named and sized, neither created nor opened (target_open_names) */
+	uint32_t align;  /* O_DIRECT alignment needed for buffer, offset and size */
 	char stat_path[LLMIO_PATH_MAX]; /* /sys/dev/block/M:m/stat, "" when no device */
 	unsigned irqs[IRQ_MAX];         /* the device's interrupts (job/irq.h) */
 	unsigned nirqs;
@@ -59,6 +60,13 @@ struct target {
  */
 int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes,
                 struct llmio_error *e);
+
+/*
+ * The job's files named and sized as target_open() would make them, but neither created, laid
+ * out nor opened (fds are -1): for an engine whose I/Os make the files (filecreate).  Each file
+ * is one block of bs, so that a pass makes each once.  0, or -errno with one line in e.
+ */
+int target_open_names(struct target *t, const struct llmio_job_opts *opts, struct llmio_error *e);
 
 /*
  * fio's unlink: remove the files this target created (never one that was there before, nor

@@ -322,6 +322,10 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 		        "smaller bs",
 		        path, (unsigned long long)opts->bs);
 	t->sizes[i] = size;
+	if (t->names_only) {
+		t->sizes[i] = opts->bs; /* the engine's I/Os make it: one each */
+		return 0;
+	}
 
 	/* Someone else's file, and the job only reads: read it as it is (see the top). */
 	if (exists && !writes && !owned) {
