@@ -139,6 +139,14 @@ same falloc blocks
 sed -e 's/rw=write/rw=read/' -e 's/size=1m/size=512k/' "$T/falloc.fio" >"$T/fkeep.fio"
 same fkeep blocks
 
+# --emit-fio writes an engine's enum option by its name, which fio parses
+expect_rc 0 "--emit-fio of a statx job" run --ioengine filestat --stat_type statx \
+	--filename "$T/x" --size 64k --emit-fio
+cp "$T/stdout" "$T/emitted.fio"
+check "--emit-fio writes stat_type=statx" grep -qx 'stat_type=statx' "$T/emitted.fio"
+run fio --parse-only "$T/emitted.fio"
+check "fio parses the emitted job file (exit $RC: $(head -c 200 "$T/stderr"))" test "$RC" -eq 0
+
 # llmio removes only what it made: a file of the job that was there before is refused, and kept
 D=$T/llmio/mine
 mkdir -p "$D"

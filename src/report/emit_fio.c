@@ -422,9 +422,18 @@ static void emit_engine_option(struct emit *x, const struct llmio_optdesc *eo, i
 		fprintf(x->f, "; differs: llmio %s option %s=%d has no fio mapping\n", x->e->name,
 		        eo->name, v);
 		break;
-	case OPTD_FIO_VALUE:
-		fprintf(x->f, "%s=%d\n", fio, v);
+	case OPTD_FIO_VALUE: {
+		/* an enum by its name, which is fio's value (stat_type=statx, cpumode=qsort) */
+		struct llmio_optval val;
+		char text[64];
+
+		optdesc_load(eo, set, &val);
+		if (eo->type == OPTD_ENUM && !optdesc_format(eo, &val, text, sizeof(text)))
+			fprintf(x->f, "%s=%s\n", fio, text);
+		else
+			fprintf(x->f, "%s=%d\n", fio, v);
 		break;
+	}
 	case OPTD_FIO_IF_SET:
 		if (v >= 0)
 			fprintf(x->f, "%s=%d\n", fio, v);
