@@ -111,17 +111,21 @@ int cmd_engines(int argc, char **argv)
 		int ret = probe_isolated(e.name, why, sizeof(why));
 
 		char prefix[96], text[1024];
+		unsigned caps;
 
 		snprintf(prefix, sizeof(prefix), "%-9s %-13s ", e.name,
 		         ret ? "unavailable" : "available");
 		fmt_wrapped(stdout, prefix, 10, e.summary); /* 100 columns, wrapped */
+		caps = engine_find(e.name)->caps;
 		printf("          %s, %s\n",
 		       e.async ? "asynchronous (iodepth = I/Os in flight)"
 		               : "synchronous (one I/O at a time per thread)",
-		       (engine_find(e.name)->caps & ENGINE_CAP_OWN_TARGET)
+		       (caps & ENGINE_CAP_OWN_TARGET)
 		               ? "its own targets (no local file or page cache)"
-		       : e.supports_direct ? "O_DIRECT supported"
-		                           : "page cache only");
+		       : (caps & ENGINE_CAP_FILE_OPS) ? "one call on the file per I/O, no data"
+		       : (caps & ENGINE_CAP_NO_IO) && !e.supports_direct ? "no file, no I/O"
+		       : e.supports_direct                               ? "O_DIRECT supported"
+		                                                         : "page cache only");
 		if (ret) {
 			fmt_wrapped(stdout, "          why: ", 15,
 			            why[0] ? why : "(no reason given)");
