@@ -885,6 +885,57 @@ static void one_ssd_queue_and_late_kernels(void **state)
 	lt_release(&s);
 }
 
+/* The store serves reads ahead of queued writes (docs/store.md, "Operation order"), and the
+ * one-queue simulation with it.  Twelve kernels of 100 ms, a 10 GB/s SSD without latency (0.1
+ * s a GB): A, B and C (1 GB each) go out before kernel 1, due before 6, and come back before 7
+ * for kernel 11; W (1 GB, a weight that starts the step on the SSD) comes in before kernel 2
+ * for kernel 3 and goes back after it.  In one FIFO W's read waits for the three writes (0.1
+ * to 0.4 s) and kernel 3 waits 0.2 s; reads first, it starts when A's write is done (0.2 s),
+ * lands at 0.3 s, and nothing waits. */
+static const char reads_first_step[] =
+        "llmio-lifetimes 1\n" TEN_KERNELS "kernel k10 100000\nkernel k11 100000\n"
+        "tensor A 1000000000 activation 0 11\n"
+        "tensor B 1000000000 activation 0 11\n"
+        "tensor C 1000000000 activation 0 11\n"
+        "tensor W 1000000000 weight - 3\n";
+
+static void one_queue_reads_first(void **state)
+{
+	static const char *const acts[] = {"A", "B", "C"};
+	struct llmio_error e = {0};
+	struct plan_cfg c;
+	struct plan_sim r;
+	struct lt_step s;
+	struct plan p;
+	uint32_t w;
+
+	(void)state;
+	assert_int_equal(parse(reads_first_step, &s, &e), 0);
+	w = tensor_index(&s, "W");
+	plan_cfg_init(&c, 4000000000);
+	c.tier[PLAN_SSD] = (struct plan_tier_spec){.gbps = 10};
+	assert_int_equal(plan_init(&p, "hand", &s, c.budget, &e), 0);
+	p.start_tier[w] = PLAN_SSD;
+	for (int i = 0; i < 3; i++) {
+		uint32_t t = tensor_index(&s, acts[i]);
+
+		assert_int_equal(plan_add(&p, &s, t, PLAN_OUT, PLAN_SSD, 1, 6, &e), 0);
+		assert_int_equal(plan_add(&p, &s, t, PLAN_IN, PLAN_SSD, 7, 11, &e), 0);
+	}
+	assert_int_equal(plan_add(&p, &s, w, PLAN_IN, PLAN_SSD, 2, 3, &e), 0);
+	assert_int_equal(plan_add(&p, &s, w, PLAN_OUT, PLAN_SSD, 4, 12, &e), 0);
+	plan_sort(&p);
+	assert_int_equal(plan_check(&p, &s, &c, &e), 0);
+	c.ssd_one_queue = true;
+	assert_int_equal(plan_simulate(&p, &s, &c, &r, &e), 0);
+	assert_true(r.stall_s < 1e-9);
+	assert_true(fabs(r.step_s - 1.2) < 1e-9);
+	assert_int_equal(r.bytes[PLAN_SSD][PLAN_OUT], 4000000000);
+	assert_int_equal(r.bytes[PLAN_SSD][PLAN_IN], 4000000000);
+	plan_release(&p);
+	lt_release(&s);
+}
+
 /* One transfer of a plan, field by field. */
 static void assert_xfer(const struct plan_xfer *x, uint32_t tensor, enum plan_dir dir,
                         enum plan_tier tier, uint32_t issue, uint32_t deadline)
@@ -1534,6 +1585,7 @@ int main(void)
 	        cmocka_unit_test(g10_never_stalls_more),
 	        cmocka_unit_test(g10_stall_order_on_g10_graphs),
 	        cmocka_unit_test(one_ssd_queue_and_late_kernels),
+	        cmocka_unit_test(one_queue_reads_first),
 	        cmocka_unit_test(ssd_each_way_at_its_rate),
 	        cmocka_unit_test(uvm_faults_at_fault_rate),
 	        cmocka_unit_test(flashneuron_as_g10),
