@@ -1497,8 +1497,9 @@ static void g10_never_stalls_more(void **state)
  * alone both are bound by the one 3.2 GB/s link and g10's area-greedy selection moves 11 % more
  * bytes than FlashNeuron's forward-order offload; G10's earlier-prefetch pass over its selection
  * (fetches moved back while the fast tier has room) is what keeps g10 below flashneuron there
- * (docs/migration.md, "SSD only").  The stalls are the planner's simulation: deterministic, no
- * clock. */
+ * (docs/migration.md, "SSD only").  With the SSD alone the stalls on one device for both
+ * directions (the store's) are printed too.  The stalls are the planner's simulation:
+ * deterministic, no clock. */
 static void g10_stall_order_on_g10_graphs(void **state)
 {
 	static const struct {
@@ -1551,6 +1552,19 @@ static void g10_stall_order_on_g10_graphs(void **state)
 				              "flashneuron %.3f s\n",
 				              graphs[gi].file, gib[bi], host ? "" : " no host", g10,
 				              o[0], o[1], o[2]);
+				if (host)
+					continue;
+				/* printed, not asserted: one device for both directions (the
+				 * store's queue, reads first), where the bytes decide
+				 * (docs/migration.md, "SSD only") */
+				c.ssd_one_queue = true;
+				c.fault_gbps = 0;
+				print_message("%s %u GiB one device: g10 %.3f flashneuron %.3f "
+				              "g10-lite %.3f s\n",
+				              graphs[gi].file, gib[bi],
+				              stall_of(&policy_g10, &s, &c, NULL, 0),
+				              stall_of(&policy_flashneuron, &s, &c, NULL, 0),
+				              stall_of(&policy_g10_lite, &s, &c, NULL, 0));
 			}
 		lt_release(&s);
 	}
