@@ -5,17 +5,18 @@
 #
 # llmio's half: each graph (BERT-Base at batch 256, ViT at batch 1280, the kernel times scaled
 # to G10's measured sums) simulated by every policy at each budget (G10's tiers: the defaults).
-# G10's half, when --g10-src names a checkout of platformxlab/G10 and flex, bison, make and g++
-# are installed: its simulator is built from that source in a scratch folder (nothing of it is
-# kept), a config is written per run as its src/resources/genconfigs.py writes them, and its
+# G10's half, when --g10-src names a checkout of platformxlab/G10 and make and g++ are installed
+# (flex and bison too, for G10's own Makefile; run as root on Debian the script installs them
+# with apt-get when they are missing): its simulator is built from that source in a scratch
+# folder (nothing of it is kept), a config is written per run as its src/resources/genconfigs.py writes them, and its
 # printed statistics of its last (steady) iteration are read back
 # (pcie_stat.iterN.{incoming,outgoing}_pg_{cpu,ssd}: 4 KiB pages; total_time_breakdown_stall
 # and kernel_stat.iterN.exe_time: GPU cycles at its GPU_frequency_GHz, 1.2, so the seconds of
 # G10's published figures, cycles / 1e9, are 1.2 x the time its kernels take); its FlashNeuron
 # and G10-GDS simulator writes total_* instead (ms, bytes); its output folder's sim_result.final
 # is kept as g10-*.final.
-# Without flex and bison the simulator is built without its CNN parser, which the transformer
-# graphs compared here never use.  G10's policies map to llmio's: lru = lru, deepUM =
+# Without flex and bison (not root, or no apt-get) the simulator is built without its CNN
+# parser, which the transformer graphs compared here never use.  G10's policies map to llmio's: lru = lru, deepUM =
 # prefetch-lru, FlashNeuron = flashneuron, prefetch_lru (G10's own, as its scripts name it) =
 # g10, G10GDSSSD (G10-GDS: no host memory) = g10 --host_bytes 0.
 #
@@ -163,6 +164,17 @@ elif [ -n "$G10_SRC" ]; then
 		# its last lines.  Flush them first; the simulation itself is untouched.
 		sed -i 's|^void Stat::analyzeStat() {$|&\n  for (auto \&p : output_files) get<1>(p.second).flush();|' \
 			"$SCRATCH/src/simulationComponents.cc" || exit 1
+		if ! command -v flex >/dev/null || ! command -v bison >/dev/null; then
+			# G10's Makefile generates its CNN parser with them (Debian packages)
+			if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+				echo "g10_compare.sh: installing flex and bison for G10's Makefile" >&2
+				apt-get install -y flex bison >"$OUT/apt.log" 2>&1 ||
+					echo "g10_compare.sh: apt-get install flex bison failed: $OUT/apt.log" >&2
+			else
+				echo "g10_compare.sh: no flex or bison (apt-get install flex bison as root):" \
+					"G10's simulator without its CNN parser" >&2
+			fi
+		fi
 		if command -v flex >/dev/null && command -v bison >/dev/null && command -v make >/dev/null; then
 			make -C "$SCRATCH/src" -j"$(nproc)" >"$OUT/g10-build.log" 2>&1 && G10_OK=1
 		else

@@ -11,7 +11,8 @@
  * zero-filled), a raw device without consent.  Page-aligned buffers move with no staging copy
  * (the statistics show none, only a tensor's last partial 4 KiB unit is staged, and nothing
  * past a tensor is written); a put that fails with a prefetch and a get queued behind it fails
- * them with its cause and leaves the read-ahead window empty.
+ * them with its cause and leaves the read-ahead window empty.  A get queued behind many puts
+ * is served before them, and one behind its own tensor's queued put after it, correctly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1085,6 +1086,107 @@ static void put_fails_prefetch_test(void **state)
 	}
 
 /*
+ * Reads ahead of queued writes (docs/store.md, "Operation order"): with the I/O thread held, 64
+ * borrowed puts are queued, then a non-waiting get of a tensor already stored, then a put of a
+ * tensor C and a non-waiting get of C.  Released, the get of the stored tensor is served before
+ * the queued puts: on psync (each I/O done when it is queued) its event comes before every one
+ * of theirs; on io_uring before all but the puts in flight with it (iodepth 8), where one FIFO
+ * would have issued it after the 64 puts and so after at least 56 of them completed.  The get
+ * of C waits for C's put (its event follows it) and reads C's bytes; every tensor comes back
+ * byte for byte.
+ */
+static void reads_first(const char *engine)
+{
+	enum { NPUT = 64 };
+	const uint64_t len = STRIPE, depth = 8;
+	struct llmio_store_event ev[NPUT + 8];
+	struct llmio_error e = {0};
+	const char *tg[1] = {dir};
+	unsigned char *big = NULL, *a, *back, *cb, *want;
+	uint64_t ha, hc, h[NPUT];
+	int n = 0, got_a = -1, put_c = -1, got_c = -1, puts_before = 0;
+	struct llmio_store *s;
+
+	if (!runs(engine))
+		return;
+	a = malloc(len);
+	back = malloc(len);
+	cb = malloc(len);
+	want = malloc(len);
+	assert_non_null(a);
+	assert_non_null(back);
+	assert_non_null(cb);
+	assert_non_null(want);
+	assert_int_equal(posix_memalign((void **)&big, 4096, NPUT * len), 0);
+	s = open_store(engine, tg, 1, 16u << 20, STAGING, 256u << 10);
+	fill(a, len, 7);
+	assert_int_equal(llmio_store_put(s, a, len, LLMIO_STORE_COPY, &ha, &e), 0);
+	assert_int_equal(llmio_store_flush(s, &e), 0);
+	while (llmio_store_poll(s, ev, 1) > 0) /* a's put */
+		;
+	store_hold_io(s, true);
+	for (int i = 0; i < NPUT; i++) {
+		fill(big + (size_t)i * len, len, 100 + (uint64_t)i);
+		assert_int_equal(llmio_store_put(s, big + (size_t)i * len, len, LLMIO_STORE_BORROW,
+		                                 &h[i], &e),
+		                 0);
+	}
+	memset(back, 0xaa, len);
+	assert_int_equal(llmio_store_get(s, ha, back, len, false, &e), 0);
+	fill(cb, len, 8);
+	assert_int_equal(llmio_store_put(s, cb, len, LLMIO_STORE_BORROW, &hc, &e), 0);
+	memset(want, 0x55, len);
+	assert_int_equal(llmio_store_get(s, hc, want, len, false, &e), 0);
+	store_hold_io(s, false);
+	assert_int_equal(llmio_store_wait(s, ha, &e), 0);
+	assert_int_equal(llmio_store_wait(s, hc, &e), 0);
+	assert_int_equal(llmio_store_flush(s, &e), 0);
+	for (int m; (m = llmio_store_poll(s, ev + n, NPUT + 8 - n)) > 0;)
+		n += m;
+	assert_int_equal(n, NPUT + 3);
+	for (int i = 0; i < n; i++) {
+		if (ev[i].type == LLMIO_STORE_EV_GOT && ev[i].handle == ha)
+			got_a = i;
+		else if (ev[i].type == LLMIO_STORE_EV_GOT && ev[i].handle == hc)
+			got_c = i;
+		else if (ev[i].type == LLMIO_STORE_EV_PUT && ev[i].handle == hc)
+			put_c = i;
+		else
+			assert_int_equal(ev[i].type, LLMIO_STORE_EV_PUT);
+		if (ev[i].type == LLMIO_STORE_EV_PUT && got_a < 0)
+			puts_before++;
+	}
+	print_message("%s: the get came after %d of %d queued puts\n", engine, puts_before,
+	              NPUT + 1);
+	assert_true(got_a >= 0 && put_c >= 0 && got_c > put_c);
+	if (!strcmp(engine, "psync"))
+		assert_int_equal(puts_before, 0);
+	else
+		assert_true(puts_before < NPUT - (int)depth);
+	fill(a, len, 7);
+	assert_memory_equal(back, a, len);
+	fill(cb, len, 8);
+	assert_memory_equal(want, cb, len);
+	for (int i = 0; i < NPUT; i++)
+		get_check(s, h[i], 100 + (unsigned)i, len, back, a);
+	llmio_store_destroy(s);
+	free(big);
+	free(a);
+	free(back);
+	free(cb);
+	free(want);
+}
+
+static void reads_first_test(void **state)
+{
+	reads_first(*state);
+}
+#define READS_FIRST(engine)                                                                        \
+	{                                                                                          \
+		"reads_first_" engine, reads_first_test, NULL, NULL, (void *)engine                \
+	}
+
+/*
  * A raw block device (a loop device over a file here): refused without allow_destructive, as
  * jobs refuse it; with it, tensors round-trip on the device itself.  Skipped unless root with
  * a free loop device.
@@ -1198,6 +1300,8 @@ int main(void)
 	        CONGRUENT("mmap"),
 	        PUT_FAILS_PREFETCH("psync"),
 	        PUT_FAILS_PREFETCH("io_uring"),
+	        READS_FIRST("psync"),
+	        READS_FIRST("io_uring"),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

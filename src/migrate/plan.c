@@ -485,6 +485,50 @@ static double xfer_seconds(const struct plan_cfg *c, const struct plan_xfer *x)
 	return (double)lat / 1e9 + (double)x->bytes / ((gbps > 0 ? gbps : t->gbps) * 1e9);
 }
 
+/*
+ * The tensor store's SSD queue (c->ssd_one_queue): one device, and the store starts its reads
+ * ahead of the writes queued (docs/store.md, "Operation order").  Whenever the device is free it
+ * takes the oldest fetch, unless that fetch's tensor is still being evicted (the store's get
+ * waits for its put, and the fetches behind it wait too), else the oldest eviction; and serves
+ * it whole (what is in flight is not taken back).
+ */
+struct ssdq {
+	double t; /* the device is busy until then */
+	size_t *rd, *wr;
+	size_t rh, rn, wh, wn;
+	size_t *dep;  /* per transfer: the eviction a fetch waits for, or SIZE_MAX */
+	uint8_t *fin; /* per transfer: started (its end is known) */
+	size_t *last; /* per tensor: its latest SSD eviction queued, or SIZE_MAX */
+	double *arr;  /* per transfer: when it was issued */
+};
+
+/* Start what the device can start before T (want == SIZE_MAX), or until transfer want has
+ * started (nothing else arrives meanwhile): each one's end in end[], its span in xs. */
+static void ssdq_run(struct ssdq *q, const struct plan_cfg *c, const struct plan *p, double T,
+                     size_t want, double *end, struct span *xs, size_t *nx)
+{
+	while (want == SIZE_MAX || !q->fin[want]) {
+		bool rd = q->rh < q->rn &&
+		          (q->dep[q->rd[q->rh]] == SIZE_MAX || q->fin[q->dep[q->rd[q->rh]]]);
+		size_t j;
+		double start;
+
+		if (!rd && q->wh == q->wn)
+			return; /* idle (a blocked fetch's eviction is always queued or started) */
+		j = rd ? q->rd[q->rh] : q->wr[q->wh];
+		start = q->t > q->arr[j] ? q->t : q->arr[j];
+		if (want == SIZE_MAX && start >= T)
+			return; /* what arrives at T may come first */
+		if (rd)
+			q->rh++;
+		else
+			q->wh++;
+		q->fin[j] = 1;
+		end[j] = q->t = start + xfer_seconds(c, &p->x[j]);
+		xs[(*nx)++] = (struct span){start, end[j]};
+	}
+}
+
 int plan_simulate(const struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
                   struct plan_sim *out, struct llmio_error *e)
 {
@@ -492,7 +536,8 @@ int plan_simulate(const struct plan *p, const struct lt_step *s, const struct pl
 	struct buckets bi = {0}, bd = {0};
 	struct span *xs = NULL, *ks = NULL;
 	double *end = NULL, chan[PLAN_NTIERS][2] = {{0}}, t = 0;
-	size_t nx = 0;
+	struct ssdq q = {0};
+	size_t nx = 0, np = p->n ? p->n : 1;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -500,30 +545,58 @@ int plan_simulate(const struct plan *p, const struct lt_step *s, const struct pl
 	if (ret)
 		return llmio_err_prefix(e, "policy %s cannot run in %llu bytes", p->policy,
 		                        (unsigned long long)p->budget);
-	end = calloc(p->n ? p->n : 1, sizeof(*end));
-	xs = calloc(p->n ? p->n : 1, sizeof(*xs));
+	end = calloc(np, sizeof(*end));
+	xs = calloc(np, sizeof(*xs));
 	ks = calloc(N, sizeof(*ks));
+	if (c->ssd_one_queue) {
+		q.rd = calloc(np, sizeof(*q.rd));
+		q.wr = calloc(np, sizeof(*q.wr));
+		q.dep = calloc(np, sizeof(*q.dep));
+		q.fin = calloc(np, 1);
+		q.arr = calloc(np, sizeof(*q.arr));
+		q.last = malloc((s->ntensors ? s->ntensors : 1) * sizeof(*q.last));
+		if (q.last)
+			for (uint32_t i = 0; i < s->ntensors; i++)
+				q.last[i] = SIZE_MAX;
+	}
 	if (!end || !xs || !ks || buckets_make(&bi, N, p->n, key_issue, p) ||
-	    buckets_make(&bd, N, p->n, key_deadline, p)) {
+	    buckets_make(&bd, N, p->n, key_deadline, p) ||
+	    (c->ssd_one_queue && (!q.rd || !q.wr || !q.dep || !q.fin || !q.arr || !q.last))) {
 		ret = llmio_err(e, -ENOMEM, "out of memory simulating a plan");
 		goto out;
 	}
 	for (uint32_t k = 0; k <= N; k++) {
 		double ready = t;
 
+		if (c->ssd_one_queue)
+			ssdq_run(&q, c, p, t, SIZE_MAX, end, xs, &nx);
 		for (uint32_t j = bi.off[k]; j < bi.off[k + 1]; j++) {
-			const struct plan_xfer *x = &p->x[bi.idx[j]];
-			int d = x->tier == PLAN_SSD && c->ssd_one_queue ? PLAN_OUT : x->dir;
-			double *ch = &chan[x->tier][d], start = *ch > t ? *ch : t;
+			const size_t i = bi.idx[j];
+			const struct plan_xfer *x = &p->x[i];
+			double *ch = &chan[x->tier][x->dir], start = *ch > t ? *ch : t;
 
-			end[bi.idx[j]] = *ch = start + xfer_seconds(c, x);
-			xs[nx++] = (struct span){start, *ch};
 			out->bytes[x->tier][x->dir] += x->bytes;
 			out->transfers++;
+			if (x->tier == PLAN_SSD && c->ssd_one_queue) {
+				q.arr[i] = t;
+				if (x->dir == PLAN_OUT) {
+					q.wr[q.wn++] = i;
+					q.last[x->tensor] = i;
+				} else {
+					q.dep[i] = q.last[x->tensor];
+					q.rd[q.rn++] = i;
+				}
+				continue;
+			}
+			end[i] = *ch = start + xfer_seconds(c, x);
+			xs[nx++] = (struct span){start, *ch};
 		}
-		for (uint32_t j = bd.off[k]; j < bd.off[k + 1]; j++)
+		for (uint32_t j = bd.off[k]; j < bd.off[k + 1]; j++) {
+			if (c->ssd_one_queue && p->x[bd.idx[j]].tier == PLAN_SSD)
+				ssdq_run(&q, c, p, INFINITY, bd.idx[j], end, xs, &nx);
 			if (end[bd.idx[j]] > ready)
 				ready = end[bd.idx[j]];
+		}
 		out->stall_s += ready - t;
 		if (k == N) {
 			t = ready;
@@ -561,6 +634,12 @@ out:
 	free(end);
 	free(xs);
 	free(ks);
+	free(q.rd);
+	free(q.wr);
+	free(q.dep);
+	free(q.fin);
+	free(q.arr);
+	free(q.last);
 	return ret;
 }
 

@@ -46,9 +46,10 @@ struct plan_cfg {
 	double margin;                           /* G10's delta: 2 x round trip x (1 + margin) */
 	uint32_t lookahead;                      /* prefetch-lru: kernels ahead */
 	/* How an execution runs, for its simulation (both off: G10's model).  ssd_one_queue: the
-	 * SSD's reads and writes share one channel in plan order, as the tensor store starts them
-	 * through one I/O thread on one device (also what the planner books); kernel_late_ns:
-	 * added to every kernel, the emulated kernels' late wake-ups. */
+	 * SSD's reads and writes share one device, as the tensor store runs them through one I/O
+	 * thread, and the fetches go ahead of the evictions queued as the store's gets do (also:
+	 * the planner books one bandwidth for both); kernel_late_ns: added to every kernel, the
+	 * emulated kernels' late wake-ups. */
 	bool ssd_one_queue;
 	uint64_t kernel_late_ns;
 	/* Unified memory's fault handling (G10's Base UVM): a fetch a kernel faulted on
@@ -115,7 +116,8 @@ struct plan_sim {
 
 /*
  * Run the plan through a bandwidth model: each tier has one channel per direction (the SSD one
- * for both with c->ssd_one_queue); a transfer
+ * for both with c->ssd_one_queue, where a fetch goes ahead of the evictions queued unless its
+ * own tensor's is one of them); a transfer
  * takes latency + bytes / bandwidth and starts when it is issued and its channel is free; a
  * kernel starts when the previous one ended and the transfers due before it are complete (the
  * wait is stall).  Overlap is the time transfers run while a kernel computes.

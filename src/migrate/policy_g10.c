@@ -17,8 +17,10 @@
  *    ideal window (gpu2ssd_BWcheck) and the host has room, then to the host; with the host full
  *    or absent, to the SSD all the same.  A shorter one goes to host memory when its round trip
  *    fits and the host has room; else it is not planned.
- * 4. Prefetch: each fetch is issued as late as the link's bandwidth left allows to land before
- *    the next use (step 2's window).
+ * 4. Prefetch: each fetch is booked as late as the link's bandwidth left allows to land before
+ *    the next use (step 2's window); once the selection is done, G10's second pass moves each
+ *    fetch of an interval that does not wrap earlier, in the order of the fetches, while the
+ *    fast tier has room for it (prefetch_early()).
  * 5. The run-time guide: what the plan did not foresee (kernels still over the budget once no
  *    candidate is left) is evicted as G10's eviction guide does at run time: at each such
  *    kernel, the tensor idle there whose next use is farthest goes first.  A "hot" one (next
@@ -187,6 +189,55 @@ static int select_evictions(struct plan_ctx *x, struct llmio_error *e)
 	return ret;
 }
 
+/* For the earlier prefetch pass: the selected intervals by their fetch's kernel. */
+struct early {
+	long p;
+	size_t iv;
+};
+
+static int by_fetch(const void *a, const void *b)
+{
+	const struct early *x = a, *y = b;
+
+	if (x->p != y->p)
+		return x->p < y->p ? -1 : 1;
+	return x->iv < y->iv ? -1 : x->iv > y->iv;
+}
+
+/* G10's second pass over the selection ("local prefetch", scheduling_prefetch() after the
+ * selection loop): in the order of their fetches, each offloaded interval that does not wrap
+ * fetches earlier, kernel by kernel back towards its eviction's end, while the fast tier has
+ * room for it there.  The link then starts the fetches in the idle time before their booked
+ * slots instead of leaving them all to the last moment behind one another.  G10 looks only
+ * at whether the kernel is under its line; here the tensor must fit under the budget too. */
+static int prefetch_early(struct plan_ctx *x, struct llmio_error *e)
+{
+	const uint32_t N = x->s->nkernels;
+	struct early *l = calloc(x->niv ? x->niv : 1, sizeof(*l));
+	size_t n = 0;
+
+	if (!l)
+		return llmio_err(e, -ENOMEM, "out of memory");
+	for (size_t j = 0; j < x->niv; j++)
+		if (x->win[j].done && !x->iv[j].wraps)
+			l[n++] = (struct early){x->win[j].p, j};
+	qsort(l, n, sizeof(*l), by_fetch);
+	for (size_t i = 0; i < n; i++) {
+		struct plan_window *w = &x->win[l[i].iv];
+		const uint64_t b = x->s->tensors[x->iv[l[i].iv].tensor].bytes;
+		struct plan_xfer *in = &x->p->x[w->out + 1];
+		long pv = w->p;
+
+		while (pv - 1 > w->f && x->mem[(pv - 1) % N] + b <= x->c->budget)
+			x->mem[--pv % N] += b;
+		w->p = pv;
+		in->issue_k = (uint32_t)(pv % N);
+		in->issue_ns = x->s->start_ns[in->issue_k];
+	}
+	free(l);
+	return 0;
+}
+
 /* Is kernel k inside the interval (*v: k, or k of the next step for one that wraps)? */
 static bool holds(const struct plan_ctx *x, const struct lt_interval *iv, uint32_t k, uint32_t *v)
 {
@@ -295,6 +346,8 @@ int plan_g10(struct plan *p, const struct lt_step *s, const struct plan_cfg *c,
 	if (ret)
 		return ret;
 	ret = select_evictions(&x, e);
+	if (!ret)
+		ret = prefetch_early(&x, e);
 	if (!ret)
 		ret = run_time_guide(&x, e);
 	plan_ctx_release(&x);

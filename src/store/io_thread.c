@@ -3,12 +3,16 @@
  * The store's I/O thread: one engine instance driven like the worker loop (queue, commit,
  * reap), fed by the operations the caller pushes on the cmd ring.
  *
- * Operations start in the order they came (a FIFO of those not fully issued): each is cut into
- * pieces, one per stripe unit, and each piece takes a staging buffer and an I/O slot.  When
- * the head of the FIFO cannot go on (no buffer, no slot, or an operation it depends on is not
- * done) nothing behind it starts either, so order is kept and nobody starves.  A put copies each
- * piece into its buffer as it is issued; a get copies each piece out as it lands; a prefetch
- * keeps its buffers until a get or a drop consumes them.  Every completion's byte count is
+ * Operations not fully issued wait in two FIFOs: reads (get, prefetch, drop) and writes (put,
+ * flush).  Reads start first: a get issued behind queued puts is not held behind them (it waits
+ * only for the I/Os already in flight, and for its own tensor's put through its dependency).
+ * Each operation is cut into pieces, one per stripe unit, and each piece takes a staging
+ * buffer and an I/O slot.  When the head of a FIFO cannot go on (no buffer, no slot, or an
+ * operation it depends on is not done) nothing behind it in that FIFO starts, so each kind
+ * keeps its order; the writes go on meanwhile.  A flush is a barrier for both: it waits for
+ * every operation taken before it, and no read taken after it starts until it is done.  A put
+ * copies each piece into its buffer as it is issued; a get copies each piece out as it lands; a
+ * prefetch keeps its buffers until a get or a drop consumes them.  Every completion's byte count is
  * checked: a short or failed I/O fails its operation with the cause, and the remaining pieces
  * are not issued.  A borrowed put or a get whose caller memory lines up with the file (a put is
  * placed at a file offset congruent to its address) skips staging: the engine moves the piece's
@@ -30,14 +34,24 @@
 #include "job/cpu.h"
 #include "store/store_internal.h"
 
+enum { Q_READ, Q_WRITE };
+
+struct op_fifo {
+	uint32_t slot[STORE_OPS];
+	uint32_t head, n;
+};
+
 struct io_state {
 	struct llmio_store *s;
 	struct io_req *ios;   /* depth slots */
 	struct io_req **free; /* free slots */
 	struct io_req **evs;
 	unsigned nfree;
-	uint32_t fifo[STORE_OPS];
-	uint32_t fhead, fn;
+	struct op_fifo q[2];     /* Q_READ, Q_WRITE */
+	uint64_t seq[STORE_OPS]; /* per slot: when it was taken (the order of the cmd ring) */
+	uint64_t next_seq;
+	uint64_t barrier;  /* seq of the oldest flush queued (UINT64_MAX: none) */
+	uint32_t nflush;   /* flushes queued */
 	unsigned inflight; /* queued to the engine, not reaped */
 	bool dirty;        /* queued since the last commit */
 	uint64_t busy_t0;
@@ -388,8 +402,9 @@ static int sync_all(struct llmio_store *s, struct store_op *op)
 	return 0;
 }
 
-/* Move the FIFO's head operation on.  true: it is fully issued (leaves the FIFO). */
-static bool advance(struct io_state *st, uint32_t idx, bool head)
+/* Move a FIFO's head operation on; first: nothing taken before it is still queued (a flush
+ * waits for that).  true: it is fully issued (leaves its FIFO). */
+static bool advance(struct io_state *st, uint32_t idx, bool first)
 {
 	struct llmio_store *s = st->s;
 	struct store_op *op = &s->ops[idx];
@@ -405,7 +420,7 @@ static bool advance(struct io_state *st, uint32_t idx, bool head)
 	}
 	switch (op->type) {
 	case STORE_OP_FLUSH:
-		if (!head || st->inflight)
+		if (!first || st->inflight)
 			return false;
 		sync_all(s, op);
 		complete(st, idx);
@@ -459,7 +474,13 @@ static void take_commands(struct io_state *st)
 			complete(st, idx);
 			continue;
 		}
-		st->fifo[(st->fhead + st->fn++) % STORE_OPS] = idx;
+		bool wr = op->type == STORE_OP_PUT || op->type == STORE_OP_FLUSH;
+		struct op_fifo *q = &st->q[wr ? Q_WRITE : Q_READ];
+
+		st->seq[idx] = st->next_seq++;
+		if (op->type == STORE_OP_FLUSH && !st->nflush++)
+			st->barrier = st->seq[idx];
+		q->slot[(q->head + q->n++) % STORE_OPS] = idx;
 	}
 }
 
@@ -484,19 +505,55 @@ static void engine_broke(struct io_state *st, int rc)
 		op->inflight = 0;
 		complete(st, i);
 	}
-	st->fn = 0;
+	st->q[Q_READ].n = st->q[Q_WRITE].n = 0;
+	st->nflush = 0;
+	st->barrier = UINT64_MAX;
 	st->inflight = 0;
+}
+
+static uint32_t fifo_head(const struct op_fifo *q)
+{
+	return q->slot[q->head % STORE_OPS];
+}
+
+/* The seq of the first flush in the write FIFO (one is there: nflush > 0). */
+static uint64_t next_flush(const struct io_state *st)
+{
+	const struct op_fifo *w = &st->q[Q_WRITE];
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		uint32_t idx = w->slot[(w->head + i) % STORE_OPS];
+
+		if (st->s->ops[idx].type == STORE_OP_FLUSH)
+			return st->seq[idx];
+	}
+	return UINT64_MAX;
 }
 
 static void progress(struct io_state *st)
 {
-	while (st->fn) {
-		uint32_t idx = st->fifo[st->fhead % STORE_OPS];
+	struct op_fifo *r = &st->q[Q_READ], *w = &st->q[Q_WRITE];
 
-		if (!advance(st, idx, true))
+	while (r->n) {
+		uint32_t idx = fifo_head(r);
+
+		if (st->seq[idx] > st->barrier || !advance(st, idx, true))
 			break;
-		st->fhead++;
-		st->fn--;
+		r->head++;
+		r->n--;
+	}
+	while (w->n) {
+		uint32_t idx = fifo_head(w);
+		/* read before advance(): a completed flush's slot is the caller's again */
+		bool flush = st->s->ops[idx].type == STORE_OP_FLUSH;
+
+		/* a flush waits for the reads taken before it as well */
+		if (!advance(st, idx, !r->n || st->seq[fifo_head(r)] > st->seq[idx]))
+			break;
+		w->head++;
+		w->n--;
+		if (flush)
+			st->barrier = --st->nflush ? next_flush(st) : UINT64_MAX;
 	}
 }
 
@@ -534,6 +591,7 @@ static int start(struct llmio_store *s, struct io_state *st, struct store_op *op
 	int rc;
 
 	st->s = s;
+	st->barrier = UINT64_MAX;
 	st->ios = calloc(s->depth, sizeof(*st->ios));
 	st->free = calloc(s->depth, sizeof(*st->free));
 	st->evs = calloc(s->depth, sizeof(*st->evs));
@@ -609,7 +667,8 @@ void *store_io_main(void *arg)
 		if (completed ||
 		    (!store_ring_empty(&s->cmd) && !__atomic_load_n(&s->hold, __ATOMIC_SEQ_CST)))
 			continue;
-		if (!st.fn && __atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
+		if (!st.q[Q_READ].n && !st.q[Q_WRITE].n &&
+		    __atomic_load_n(&s->stop, __ATOMIC_SEQ_CST))
 			break;
 		idle(s);
 	}
