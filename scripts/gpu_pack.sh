@@ -57,7 +57,9 @@ ldd "$PACK/llmio" "$PACK/tests/test_gpu" | awk '$2 == "=>" && $3 ~ /^\// { print
 	cp -L "$path" "$PACK/lib/$name"
 done
 # libaio.so.1 itself: distributions that renamed it (libaio.so.1t64) still provide it as that
-aio=$(ldd "$PACK/llmio" | awk '$1 ~ /^libaio\.so/ && $3 ~ /^\// { print $3; exit }')
+# (awk reads ldd's output to its end: ldd prints in more than one write, and a reader gone
+# after the first makes ldd exit 1 with no message, which pipefail turned into ours)
+aio=$(ldd "$PACK/llmio" | awk '$1 ~ /^libaio\.so/ && $3 ~ /^\// && !aio { aio = $3 } END { print aio }')
 [ -n "$aio" ] && [ ! -e "$PACK/lib/libaio.so.1" ] && cp -L "$aio" "$PACK/lib/libaio.so.1"
 
 {
