@@ -57,8 +57,18 @@ fi
 if command -v npm >/dev/null && { [ ! -x .tools/node_modules/.bin/s3rver ] ||
 	[ ! -f .tools/node_modules/fauxqs/dist/app.js ]; }; then
 	echo "bootstrap: installing s3rver 3.7.1 and fauxqs 1.9.2 from npm into .tools/"
-	npm install --silent --no-audit --no-fund --prefix .tools s3rver@3.7.1 fauxqs@1.9.2 \
-		>/dev/null || echo "bootstrap: the S3 servers are not installed; the s3 tests will skip"
+	# into a folder of its own, put in place whole: an install cut short (a lost connection,
+	# a full disk) would leave servers without their dependencies, whose tests would then fail
+	# instead of skipping
+	tools_new=$(mktemp -d .tools.new.XXXXXX)
+	if npm install --silent --no-audit --no-fund --prefix "$tools_new" s3rver@3.7.1 \
+		fauxqs@1.9.2 >/dev/null && [ -x "$tools_new/node_modules/.bin/s3rver" ] &&
+		[ -f "$tools_new/node_modules/fauxqs/dist/app.js" ]; then
+		rm -rf .tools && mv "$tools_new" .tools
+	else
+		rm -rf "$tools_new"
+		echo "bootstrap: the S3 servers are not installed; the s3 tests will skip"
+	fi
 fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
