@@ -165,6 +165,47 @@ split_sizes bss_iometer --name=im --rw=randrw --rwmixread=80 --size=8m --norando
 split_sizes bss_dirs_mix --name=dm --rw=randrw --size=8m --norandommap=1 \
 	--bssplit=2k/50:4k/50,4k/90:8k/10
 
+# same_offsets NAME ARGS...: both tools run a one-thread job with a per-I/O IOPS log and
+# log_offset, and every I/O's direction, offset and size, in order, is the same in both logs
+# (for options that decide the offsets: fio's rw=TYPE:N holes and backwards reads).
+same_offsets() {
+	local name=$1 out
+	shift
+	in_dir fio "$name" "$@" --write_iops_log=o --log_offset=1 --output-format=json \
+		--output=out.json
+	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
+	in_dir llmio "$name" "$@" --write_iops_log=o --log_offset=1 --output-format=json \
+		--output=out.json
+	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
+	if out=$(python3 - "$T/fio/$name/o_iops.1.log" "$T/llmio/$name/o_iops.1.log" 2>&1 <<'PY'
+import sys
+
+def ios(path):
+    # direction, size, offset of every I/O (fio's columns 3, 4 and 5)
+    return [tuple(int(x) for x in line.split(",")[2:5]) for line in open(path)]
+
+f, l = ios(sys.argv[1]), ios(sys.argv[2])
+if f != l:
+    at = next((i for i, (a, b) in enumerate(zip(f, l)) if a != b), min(len(f), len(l)))
+    print("%d I/Os in fio's log, %d in llmio's; the first difference at I/O %d: fio %s, "
+          "llmio %s" % (len(f), len(l), at, f[at:at + 3], l[at:at + 3]))
+    sys.exit(1)
+PY
+	); then
+		pass "$name: the same I/Os at the same offsets, in the same order"
+	else
+		fail "$name: $out"
+	fi
+}
+
+echo "== rw=TYPE:N: fio's holes and backwards I/O"
+same_offsets rw_skip_write --name=h --rw=write:12k --bs=4k --size=64k
+same_offsets rw_skip_read_back --name=b --rw=read:-8k --bs=4k --size=64k
+same_offsets rw_skip_loops --name=l --rw=read:-8k --bs=4k --size=32k --loops=2
+same_offsets rw_skip_io_size --name=m --rw=write:8k --bs=4k --size=64k --io_size=128k
+DIFFERS=verify side_by_side cl_rw_skip_verify --name=v --rw=write:16k --bs=16k --size=256k \
+	--verify=crc32c
+
 # both_json NAME DESC EXPR: EXPR (Python, over j: the first job of out.json) holds for both tools
 both_json() {
 	local name=$1 desc=$2 expr=$3 tool

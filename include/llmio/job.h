@@ -230,12 +230,30 @@ struct llmio_job_opts {
 	 */
 	char file_service_type[32];
 	/*
+	 * fio's rw=TYPE:N offset modifier of a sequential rw (read, write, rw): each I/O after the
+	 * first starts rw_skip bytes after where the last ended (a hole), or before when negative
+	 * (rw=read:-8k reads backwards); past an end of the thread's slice it wraps as fio's does
+	 * at the file's ends.  A multiple of bs; 0 = none.
+	 */
+	int64_t rw_skip;
+	/*
+	 * fio's blockalign: random offsets are multiples of it (0 = of bs, or of bssplit's
+	 * smallest size of the direction); a multiple of bs.
+	 */
+	uint64_t blockalign;
+	/*
+	 * fio's bsrange ("MIN-MAX", or "MIN-MAX,MIN-MAX" for reads, writes): each I/O's size drawn
+	 * as fio draws it, a multiple of MIN up to MAX, evenly; bs is then the smallest MIN
+	 * ("" = every I/O is bs).
+	 */
+	char bsrange[64];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[2048];
+	uint8_t reserved_[1968];
 };
 
 /** One file of an explicit file list. */

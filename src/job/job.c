@@ -65,6 +65,17 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops (give rate in bytes)");
+	if (o->rw_skip) {
+		const uint64_t mag = o->rw_skip < 0 ? (uint64_t)-o->rw_skip : (uint64_t)o->rw_skip;
+
+		if (mag % o->bs || j->bss_on || o->io_source)
+			return llmio_err(
+			        e, -EINVAL,
+			        "rw=%s:%" PRId64 ": the skip must be a multiple of bs (%" PRIu64
+			        ") and one size per I/O (no bssplit, bsrange, recipe or replay)",
+			        llmio_rw_name(o->rw), o->rw_skip, o->bs);
+		j->skip_blocks = o->rw_skip / (int64_t)o->bs;
+	}
 	if (o->write_lat_log[0] && (o->disable_lat || o->disable_clat || o->disable_slat))
 		return llmio_err(
 		        e, -EINVAL,

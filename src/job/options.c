@@ -72,35 +72,57 @@ static const char *const rw_names[] = {
         [LLMIO_RW_RANDRW] = "randrw",     [LLMIO_RW_RW] = "rw",
 };
 
-/* rw: the choices, and fio's second name of the sequential mix (readwrite = rw). */
+/*
+ * rw: the choices, and fio's second name of the sequential mix (readwrite = rw).  A sequential
+ * rw takes fio's offset modifier, TYPE:N: N bytes (k, m ... as a size; negative goes back)
+ * skipped after each I/O, into u as a two's complement.  A random rw's :N (fio's new offset
+ * every N I/Os) is not done.
+ */
 static int rw_parse(const char *text, struct llmio_optval *out)
 {
+	const char *colon = strchr(text, ':');
+	const size_t k = colon ? (size_t)(colon - text) : strlen(text);
+	uint64_t skip = 0;
+
+	out->i = -1;
 	for (size_t i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
-		if (!strcmp(text, rw_names[i])) {
+		if (strlen(rw_names[i]) == k && !strncmp(text, rw_names[i], k))
 			out->i = (int64_t)i;
-			return 0;
-		}
-	if (strcmp(text, "readwrite"))
+	if (k == strlen("readwrite") && !strncmp(text, "readwrite", k))
+		out->i = LLMIO_RW_RW;
+	if (out->i < 0)
 		return -EINVAL;
-	out->i = LLMIO_RW_RW;
+	out->u = 0;
+	if (!colon)
+		return 0;
+	if (job_rw_random((enum llmio_rw)out->i) ||
+	    llmio_parse_size(colon[1] == '-' ? colon + 2 : colon + 1, &skip) ||
+	    skip > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	out->u = colon[1] == '-' ? (uint64_t) - (int64_t)skip : skip;
 	return 0;
 }
 
 static void rw_store(const struct llmio_optval *v, void *base)
 {
 	((struct llmio_job_opts *)base)->rw = (enum llmio_rw)v->i;
+	((struct llmio_job_opts *)base)->rw_skip = (int64_t)v->u;
 }
 
 static void rw_load(const void *base, struct llmio_optval *v)
 {
 	v->i = ((const struct llmio_job_opts *)base)->rw;
+	v->u = (uint64_t)((const struct llmio_job_opts *)base)->rw_skip;
 	v->s = llmio_rw_name((enum llmio_rw)v->i);
 }
 
 static int rw_format(const struct llmio_optval *v, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s", llmio_rw_name((enum llmio_rw)v->i)) >= (int)len ? -ERANGE
-	                                                                                : 0;
+	const int n = v->u ? snprintf(buf, len, "%s:%" PRId64, llmio_rw_name((enum llmio_rw)v->i),
+	                              (int64_t)v->u)
+	                   : snprintf(buf, len, "%s", llmio_rw_name((enum llmio_rw)v->i));
+
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }
 
 static const struct llmio_optdesc_codec rw_codec = {rw_parse, rw_store, rw_load, rw_format};
@@ -454,10 +476,13 @@ static const struct llmio_optdesc opts_table[] = {
                "llmio run's default $jobname.$jobnum.$filenum)",
                FIO, .no_echo = true),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
-            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
+            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite); "
+            "a sequential one with :N skips N bytes after each I/O (fio's; -N goes back)",
             .choices = "read|write|randread|randwrite|randrw|rw",
-            .expect = "read, write, randread, randwrite, randrw or rw (readwrite)", .fio = "rw",
-            .codec = &rw_codec, FIO_CUSTOM),
+            .expect = "read, write, randread, randwrite, randrw or rw (readwrite), a sequential "
+                      "one with fio's :N (bytes skipped after each I/O, -N backwards; a "
+                      "random one's :N is not done)",
+            .fio = "rw", .codec = &rw_codec, FIO_CUSTOM),
         JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
             .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
         JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,

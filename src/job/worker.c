@@ -157,6 +157,29 @@ static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t l
 	return block;
 }
 
+/*
+ * The next block of a sequential thread's slice.  fio's rw=TYPE:N: each I/O after the first
+ * starts skip blocks past where the last ended (before, when negative), and a start beyond
+ * either end of the slice wraps as fio's get_next_seq_offset() does at the file's: to the start
+ * going forward, skip blocks before the end going back.
+ */
+static uint64_t seq_block(struct worker *w, int64_t skip)
+{
+	uint64_t b = w->seq_next;
+
+	if (skip && b) {
+		b += (uint64_t)skip;
+		if (b >= w->region_blocks)
+			b = skip > 0 || (uint64_t)-skip > w->region_blocks
+			            ? 0
+			            : w->region_blocks + (uint64_t)skip;
+	}
+	w->seq_next = b + 1;
+	if (!skip && w->seq_next == w->region_blocks)
+		w->seq_next = 0;
+	return b;
+}
+
 /* The next generated I/O; left: bytes the thread may still issue (io_size), for bssplit. */
 static void prep(struct worker *w, struct io_req *io, uint64_t left)
 {
@@ -173,9 +196,7 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 			                                                  : ENGINE_OP_WRITE;
 		if (j->bss_on)
 			break;
-		block = w->region_first + w->seq_next;
-		if (++w->seq_next == w->region_blocks)
-			w->seq_next = 0;
+		block = w->region_first + seq_block(w, j->skip_blocks);
 		break;
 	default:
 		/* the offset first, then the direction: a run without bssplit draws them so */
