@@ -104,15 +104,19 @@ side_by_side cl_bssplit_dirs --name=bd --rw=write --size=256k --bssplit=4k/100,1
 side_by_side cl_bssplit_read --name=br --rw=read --size=256k --bssplit=8k,4k
 
 # split_sizes NAME JOB ARGS...: both tools run the job with a per-I/O IOPS log (its 4th column
-# is each I/O's size); every direction's sizes are the split's, each with its weight's share of
-# the direction's I/Os (within 4.5 standard deviations of a binomial draw, a bound neither
-# tool's fixed seed crosses by chance), and a sequential job moves exactly its size in both.
+# is each I/O's size, its 5th the offset); every direction's sizes are the split's (bssplit's,
+# or bsrange's: each multiple of MIN up to MAX alike), each with its weight's share of the
+# direction's I/Os (within 4.5 standard deviations of a binomial draw, a bound neither tool's
+# fixed seed crosses by chance), a random I/O starts at a multiple of blockalign (default: the
+# direction's smallest size), and a sequential job moves exactly its size in both.
 split_sizes() {
 	local name=$1 out
 	shift
-	in_dir fio "$name" "$@" --write_iops_log=s --output-format=json --output=out.json
+	in_dir fio "$name" "$@" --write_iops_log=s --log_offset=1 --output-format=json \
+		--output=out.json
 	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
-	in_dir llmio "$name" "$@" --write_iops_log=s --output-format=json --output=out.json
+	in_dir llmio "$name" "$@" --write_iops_log=s --log_offset=1 --output-format=json \
+		--output=out.json
 	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
 	if out=$(python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
 import glob, json, math, os, sys
@@ -122,10 +126,15 @@ UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
 def size(t):
     t = t.lower()
     return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
-lists = args["bssplit"].split(",")
+lists = args.get("bssplit", args.get("bsrange", "")).split(",")
 want = {}
 for d, text in enumerate(lists[:2] if len(lists) > 1 else lists * 2):
-    want[d] = {size(e.split("/")[0]): int(e.split("/")[1]) / 100 for e in text.split(":")}
+    if "bssplit" in args:
+        want[d] = {size(e.split("/")[0]): int(e.split("/")[1]) / 100 for e in text.split(":")}
+    else:
+        lo, hi = (size(x) for x in text.split("-"))
+        want[d] = {k: lo / hi for k in range(lo, hi + 1, lo)}
+align = {d: size(args.get("blockalign", "0")) or min(want[d]) for d in want}
 bad = []
 for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
     seen = {0: {}, 1: {}}
@@ -133,6 +142,9 @@ for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
         for line in open(log):
             f = [x.strip() for x in line.split(",")]
             seen[int(f[2])][int(f[3])] = seen[int(f[2])].get(int(f[3]), 0) + 1
+            if args["rw"].startswith("rand") and int(f[4]) % align[int(f[2])]:
+                bad.append("%s: an I/O at %s, not a multiple of %d" % (tool, f[4], align[int(f[2])]))
+                break
     doc = json.load(open(os.path.join(d, "out.json")))["jobs"][0]
     for dd, key in ((0, "read"), (1, "write")):
         n = sum(seen[dd].values())
@@ -164,6 +176,11 @@ split_sizes bss_iometer --name=im --rw=randrw --rwmixread=80 --size=8m --norando
 	--bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10
 split_sizes bss_dirs_mix --name=dm --rw=randrw --size=8m --norandommap=1 \
 	--bssplit=2k/50:4k/50,4k/90:8k/10
+split_sizes bsrange_seq --name=rs --rw=read --size=8m --bsrange=4k-16k
+split_sizes bsrange_dirs --name=rd --rw=randrw --size=8m --norandommap=1 \
+	--bsrange=1k-4k,8k-32k
+split_sizes blockalign_split --name=ba --rw=randwrite --size=8m --norandommap=1 \
+	--bssplit=1k/50:4k/50 --blockalign=8k
 
 # same_offsets NAME ARGS...: both tools run a one-thread job with a per-I/O IOPS log and
 # log_offset, and every I/O's direction, offset and size, in order, is the same in both logs

@@ -34,6 +34,8 @@
 static int validate(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
+	const char *sizes_opt = o->bssplit[0] ? "bssplit" : "bsrange";
+	const char *sizes = o->bssplit[0] ? o->bssplit : o->bsrange;
 	char why[512];
 	int ret;
 
@@ -41,30 +43,44 @@ static int validate(struct job *j, struct llmio_error *e)
 	if (ret)
 		return ret;
 	j->io_max = o->bs;
-	if (o->bssplit[0]) {
-		if (job_bssplit_parse(o->bssplit, &j->bss, e))
+	if (o->bssplit[0] || o->bsrange[0]) {
+		if (job_bs_sizes(o, &j->bss, e))
 			return -EINVAL;
 		j->bss_on = j->bss.min != j->bss.max;
 		j->io_max = j->bss.max;
 	}
 	if (j->bss_on && o->random_distribution == LLMIO_DIST_ZIPF)
 		return llmio_err(e, -EINVAL,
-		                 "bssplit=%s with random_distribution=zipf: not done (offsets of "
+		                 "%s=%s with random_distribution=zipf: not done (offsets of "
 		                 "several sizes are drawn uniformly)",
-		                 o->bssplit);
+		                 sizes_opt, sizes);
 	if (j->bss_on && (o->io_source || o->verify || o->number_ios || o->rate_iops))
 		return llmio_err(e, -EINVAL,
-		                 "bssplit=%s with %s: not done with several block sizes (give one "
+		                 "%s=%s with %s: not done with several block sizes (give one "
 		                 "size, or leave %s out)",
-		                 o->bssplit,
+		                 sizes_opt, sizes,
 		                 o->io_source    ? "a recipe or replay"
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops",
-		                 o->io_source    ? "bssplit"
+		                 o->io_source    ? sizes_opt
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops (give rate in bytes)");
+	if (o->blockalign) {
+		/* fio's blockalign: random offsets its multiples (of bs, the smallest size) */
+		const uint64_t grain = j->bss_on ? j->bss.min : o->bs;
+
+		if (o->blockalign % grain ||
+		    (o->blockalign > grain &&
+		     (o->io_source || o->random_distribution == LLMIO_DIST_ZIPF)))
+			return llmio_err(
+			        e, -EINVAL,
+			        "blockalign=%" PRIu64 ": a multiple of bs (%" PRIu64
+			        "), and not with random_distribution=zipf, a recipe or replay",
+			        o->blockalign, grain);
+		j->align_blocks = o->blockalign / grain;
+	}
 	if (o->rw_skip) {
 		const uint64_t mag = o->rw_skip < 0 ? (uint64_t)-o->rw_skip : (uint64_t)o->rw_skip;
 

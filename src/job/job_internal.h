@@ -75,8 +75,9 @@ struct job {
 	/* fio's bssplit with more than one size: each I/O draws its size (o.bs is the smallest) */
 	struct job_bssplit bss;
 	bool bss_on;
-	int64_t skip_blocks; /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
-	uint64_t io_max;     /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
+	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
+	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
+	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;

@@ -277,6 +277,110 @@ static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bss
 	return 0;
 }
 
+/*
+ * The smallest and largest sizes of a split (min, max, dmin), and its checks: each direction's
+ * sizes multiples of its smallest, which is a multiple of the other direction's.
+ */
+static int split_bounds(const char *opt, const char *text, struct job_bssplit *out,
+                        struct llmio_error *e)
+{
+	out->min = UINT64_MAX;
+	for (unsigned d = 0; d < 2; d++) {
+		out->dmin[d] = UINT64_MAX;
+		for (unsigned i = 0; i < out->n[d]; i++) {
+			if (out->bs[d][i] < out->dmin[d])
+				out->dmin[d] = out->bs[d][i];
+			if (out->bs[d][i] > out->max)
+				out->max = out->bs[d][i];
+		}
+		if (out->range[d] > out->max)
+			out->max = out->range[d];
+		if (out->dmin[d] < out->min)
+			out->min = out->dmin[d];
+	}
+	for (unsigned d = 0; d < 2; d++) {
+		if (out->dmin[d] % out->min)
+			return llmio_err(e, -EINVAL,
+			                 "%s=%s: the smallest %s size, %" PRIu64
+			                 ", is not a multiple of the other direction's, %" PRIu64,
+			                 opt, text, d ? "write" : "read", out->dmin[d], out->min);
+		for (unsigned i = 0; i < out->n[d]; i++)
+			if (out->bs[d][i] % out->dmin[d])
+				return llmio_err(e, -EINVAL,
+				                 "%s=%s: %" PRIu64 " is not a multiple of the "
+				                 "smallest %s size, %" PRIu64
+				                 " (fio rounds it down to one: give that size)",
+				                 opt, text, out->bs[d][i], d ? "write" : "read",
+				                 out->dmin[d]);
+	}
+	return 0;
+}
+
+/* One direction's MIN-MAX of bsrange (fio also takes MIN:MAX), into out->bs[d][0], range[d]. */
+static int bsrange_list(const char *text, size_t len, unsigned d, struct job_bssplit *out,
+                        struct llmio_error *e)
+{
+	char item[64], *dash;
+	uint64_t lo, hi;
+
+	if (!len || len >= sizeof(item))
+		return llmio_err(e, -EINVAL, "bsrange: an empty or overlong range in '%s'", text);
+	memcpy(item, text, len);
+	item[len] = '\0';
+	dash = strpbrk(item, "-:");
+	if (!dash)
+		return llmio_err(e, -EINVAL, "bsrange: '%s' is not MIN-MAX (4k-64k)", item);
+	*dash = '\0';
+	if (llmio_parse_size(item, &lo) || llmio_parse_size(dash + 1, &hi) || !lo ||
+	    hi > (1u << 30))
+		return llmio_err(e, -EINVAL, "bsrange: '%s-%s' is not MIN-MAX (4k-64k)", item,
+		                 dash + 1);
+	if (lo > hi || hi % lo)
+		return llmio_err(e, -EINVAL,
+		                 "bsrange: %" PRIu64 "-%" PRIu64 ": MAX must be a multiple of MIN, "
+		                 "at least MIN (fio's draw gives MAX itself a share of its own "
+		                 "otherwise): give one",
+		                 lo, hi);
+	out->n[d] = 1;
+	out->bs[d][0] = lo;
+	out->cum[d][0] = 100;
+	out->range[d] = hi > lo ? hi : 0;
+	return 0;
+}
+
+int job_bsrange_parse(const char *text, struct job_bssplit *out, struct llmio_error *e)
+{
+	const char *comma = strchr(text, ',');
+	const char *third = comma ? strchr(comma + 1, ',') : NULL;
+	struct job_bssplit trims;
+
+	memset(out, 0, sizeof(*out));
+	if (bsrange_list(text, comma ? (size_t)(comma - text) : strlen(text), 0, out, e) ||
+	    bsrange_list(comma ? comma + 1 : text,
+	                 comma ? (third ? (size_t)(third - comma - 1) : strlen(comma + 1))
+	                       : strlen(text),
+	                 1, out, e))
+		return -EINVAL;
+	if (third &&
+	    (strchr(third + 1, ',') || bsrange_list(third + 1, strlen(third + 1), 0, &trims, e)))
+		return llmio_err(e, -EINVAL,
+		                 "bsrange=%s: at most three ranges (reads, writes, trims)", text);
+	return split_bounds("bsrange", text, out, e);
+}
+
+int job_bs_sizes(const struct llmio_job_opts *o, struct job_bssplit *out, struct llmio_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	if (o->bssplit[0] && o->bsrange[0])
+		return llmio_err(e, -EINVAL,
+		                 "bssplit and bsrange both given: give one (fio takes bssplit)");
+	if (o->bssplit[0])
+		return job_bssplit_parse(o->bssplit, out, e);
+	if (o->bsrange[0])
+		return job_bsrange_parse(o->bsrange, out, e);
+	return 0;
+}
+
 int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e)
 {
 	const char *comma = strchr(text, ',');
@@ -302,34 +406,7 @@ int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_er
 		memcpy(out->bs[1], out->bs[0], sizeof(out->bs[0]));
 		memcpy(out->cum[1], out->cum[0], sizeof(out->cum[0]));
 	}
-	out->min = UINT64_MAX;
-	for (unsigned d = 0; d < 2; d++) {
-		out->dmin[d] = UINT64_MAX;
-		for (unsigned i = 0; i < out->n[d]; i++) {
-			if (out->bs[d][i] < out->dmin[d])
-				out->dmin[d] = out->bs[d][i];
-			if (out->bs[d][i] > out->max)
-				out->max = out->bs[d][i];
-		}
-		if (out->dmin[d] < out->min)
-			out->min = out->dmin[d];
-	}
-	for (unsigned d = 0; d < 2; d++) {
-		if (out->dmin[d] % out->min)
-			return llmio_err(e, -EINVAL,
-			                 "bssplit=%s: the smallest %s size, %" PRIu64
-			                 ", is not a multiple of the other direction's, %" PRIu64,
-			                 text, d ? "write" : "read", out->dmin[d], out->min);
-		for (unsigned i = 0; i < out->n[d]; i++)
-			if (out->bs[d][i] % out->dmin[d])
-				return llmio_err(e, -EINVAL,
-				                 "bssplit=%s: %" PRIu64 " is not a multiple of the "
-				                 "smallest %s size, %" PRIu64
-				                 " (fio rounds it down to one: give that size)",
-				                 text, out->bs[d][i], d ? "write" : "read",
-				                 out->dmin[d]);
-	}
-	return 0;
+	return split_bounds("bssplit", text, out, e);
 }
 
 /*
@@ -354,6 +431,27 @@ static void bssplit_store(const struct llmio_optval *v, void *base)
 static void bssplit_load(const void *base, struct llmio_optval *v)
 {
 	v->s = ((const struct llmio_job_opts *)base)->bssplit;
+}
+
+/* bsrange: the text as written, checked (and its smallest MIN made bs) as bssplit's is */
+static int bsrange_parse(const char *text, struct llmio_optval *out)
+{
+	if (strlen(text) >= sizeof(((struct llmio_job_opts *)0)->bsrange))
+		return -EINVAL;
+	out->s = text;
+	return 0;
+}
+
+static void bsrange_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	snprintf(o->bsrange, sizeof(o->bsrange), "%s", v->s);
+}
+
+static void bsrange_load(const void *base, struct llmio_optval *v)
+{
+	v->s = ((const struct llmio_job_opts *)base)->bsrange;
 }
 
 static int text_format(const struct llmio_optval *v, char *buf, size_t len)
@@ -437,6 +535,8 @@ static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thre
                                                         bool_format};
 
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
+                                                         text_format};
+static const struct llmio_optdesc_codec bsrange_codec = {bsrange_parse, bsrange_store, bsrange_load,
                                                          text_format};
 
 #define JOB(n, a, t, f, d, h, ...)                                                                 \
@@ -599,6 +699,17 @@ static const struct llmio_optdesc opts_table[] = {
                          "separated), the sizes multiples of the smallest, the percentages "
                          "adding up to 100",
                FIO, .json_if = "bssplit"),
+        FIOJOB("bsrange", "blocksize_range", OPTD_STRING, bsrange, "",
+               "fio's block size range, e.g. 4k-64k (READS,WRITES for each direction): each I/O "
+               "a multiple of MIN up to MAX, evenly, as fio draws them; bs becomes MIN",
+               .codec = &bsrange_codec, .fio = "bsrange",
+               .expect = "fio's MIN-MAX (a range per direction, comma separated), MAX a "
+                         "multiple of MIN",
+               FIO, .json_if = "bsrange"),
+        FIOJOB("blockalign", "ba", OPTD_SIZE, blockalign, "0",
+               "random offsets are multiples of this (fio's; 0 = of bs, or of a direction's "
+               "smallest bssplit or bsrange size); a multiple of bs",
+               .max = 1u << 30, .fio = "blockalign", FIO, .json_if = "blockalign"),
         FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
                "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
                "(same bs)",
@@ -823,11 +934,7 @@ int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const cha
 static const struct {
 	const char *name, *instead;
 } fio_refused[] = {
-        {"bsrange", "one --bs per job (a job file: one section per size)"},
-        {"blocksize_range", "one --bs per job (a job file: one section per size)"},
-        {"bs_unaligned", "--bs (I/Os are aligned to bs)"},
-        {"blockalign", "--bs (I/Os are aligned to bs)"},
-        {"ba", "--bs (I/Os are aligned to bs)"},
+        {"bs_unaligned", "bsrange or bssplit (sizes are multiples of the smallest)"},
         {"offset", "a --filename of its own (llmio uses the whole target)"},
         {"offset_increment", "--numjobs (llmio gives each thread its own slice)"},
         {"zonemode", "--size (no zones)"},
@@ -1020,11 +1127,11 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 
 	if (job_percentile_list(o->percentile_list, pct, JOB_PCT_MAX, &npct, e))
 		return -EINVAL;
-	if (o->bssplit[0]) {
-		/* fio's bssplit replaces bs: the smallest size is the grain of the layout */
+	if (o->bssplit[0] || o->bsrange[0]) {
+		/* fio's bssplit and bsrange replace bs: the smallest size is the layout's grain */
 		struct job_bssplit split;
 
-		if (job_bssplit_parse(o->bssplit, &split, e))
+		if (job_bs_sizes(o, &split, e))
 			return -EINVAL;
 		o->bs = split.min;
 	}

@@ -81,8 +81,21 @@ struct job_bssplit {
 	uint64_t bs[2][JOB_BSSPLIT_MAX];
 	uint32_t cum[2][JOB_BSSPLIT_MAX];
 	uint64_t min, max, dmin[2];
+	uint64_t range[2]; /* bsrange: direction d's largest size (its smallest is dmin[d]), or 0 */
 };
 int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e);
+
+/*
+ * fio's bsrange ("MIN-MAX", or "MIN-MAX,MIN-MAX" for reads, writes; a third list, trims, is
+ * checked): into out as the split of each direction's sizes, dmin[d] = MIN, range[d] = MAX,
+ * min and max as job_bssplit_parse()'s.  Each I/O's size is then drawn as fio draws it.  0, or
+ * -EINVAL with one line in e (MIN > MAX, MAX not a multiple of MIN, a direction's MIN not a
+ * multiple of the other's).
+ */
+int job_bsrange_parse(const char *text, struct job_bssplit *out, struct llmio_error *e);
+
+/* The job's sizes: bssplit's or bsrange's (neither: out->min = 0); 0 or -EINVAL with e. */
+int job_bs_sizes(const struct llmio_job_opts *o, struct job_bssplit *out, struct llmio_error *e);
 
 /* A fio option llmio refuses: what to use instead (one line), or NULL when key is not one. */
 const char *job_fio_refused(const char *key);

@@ -90,10 +90,21 @@ static uint64_t draw_len(struct worker *w, unsigned d, uint64_t room)
 {
 	const struct job_bssplit *s = &w->job->bss;
 	const uint64_t grain = w->job->o.bs;
-	const uint32_t r = (uint32_t)rng_below(&w->rng, 100);
+	uint32_t r;
 	unsigned i = 0;
 	uint64_t best = 0;
 
+	if (s->range[d]) {
+		/* bsrange: fio's MIN + U x MAX, down to a multiple of MIN, capped at MAX: each
+		 * multiple of MIN up to MAX alike */
+		const uint64_t unit = s->dmin[d] / grain;
+		uint64_t k = rng_below(&w->rng, s->range[d] / s->dmin[d]) + 1;
+
+		if (k * unit > room)
+			k = room / unit;
+		return k * unit;
+	}
+	r = (uint32_t)rng_below(&w->rng, 100);
 	while (i + 1 < s->n[d] && r >= s->cum[d][i])
 		i++;
 	if (s->bs[d][i] / grain <= room)
@@ -123,7 +134,7 @@ static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t l
 {
 	const struct job *j = w->job;
 	const unsigned d = io->op == ENGINE_OP_WRITE;
-	const uint64_t a = j->bss.dmin[d] / j->o.bs;
+	const uint64_t a = j->align_blocks ? j->align_blocks : j->bss.dmin[d] / j->o.bs;
 	uint64_t block = 0, room;
 
 	if (j->o.rw == LLMIO_RW_READ || j->o.rw == LLMIO_RW_WRITE || j->o.rw == LLMIO_RW_RW) {
@@ -149,7 +160,11 @@ static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t l
 
 		block = rng_below(&w->rng, slots) * a;
 		room = to_file_end(j, block);
-		*n = draw_len(w, d, left && left < room ? left : room);
+		/* io_size's last bytes, fewer than this direction's smallest size: that size,
+		 * past io_size, as fio's last I/O */
+		if (left && left < room && left >= j->bss.dmin[d] / j->o.bs)
+			room = left;
+		*n = draw_len(w, d, room);
 		if (*n)
 			return block;
 	}
@@ -203,6 +218,9 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 		if (!j->bss_on && j->o.random_distribution == LLMIO_DIST_ZIPF)
 			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
 			                   j->zipf_mult % j->total_blocks);
+		else if (!j->bss_on && j->align_blocks > 1 && j->total_blocks >= j->align_blocks)
+			block = rng_below(&w->rng, j->total_blocks / j->align_blocks) *
+			        j->align_blocks;
 		else if (!j->bss_on)
 			block = rng_below(&w->rng, j->total_blocks);
 		if (j->o.rw == LLMIO_RW_RANDREAD)
@@ -923,7 +941,8 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
 	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
 	const int fast_op = src || j->target.nfiles > 1 ||
-	                                    j->o.random_distribution == LLMIO_DIST_ZIPF || j->bss_on
+	                                    j->o.random_distribution == LLMIO_DIST_ZIPF ||
+	                                    j->bss_on || j->align_blocks > 1
 	                            ? -1
 	                    : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
 	                    : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE

@@ -102,7 +102,10 @@ static void emit_directory(struct emit *x)
 
 static void emit_rw(struct emit *x)
 {
-	fprintf(x->f, "rw=%s\n", llmio_rw_name(x->o->rw));
+	if (x->o->rw_skip) /* fio's offset modifier, rw=TYPE:N */
+		fprintf(x->f, "rw=%s:%" PRId64 "\n", llmio_rw_name(x->o->rw), x->o->rw_skip);
+	else
+		fprintf(x->f, "rw=%s\n", llmio_rw_name(x->o->rw));
 	if (x->o->rw == LLMIO_RW_RANDRW || x->o->rw == LLMIO_RW_RW)
 		fprintf(x->f, "rwmixread=%u\n", x->o->rwmixread);
 }
