@@ -223,6 +223,71 @@ same_offsets rw_skip_io_size --name=m --rw=write:8k --bs=4k --size=64k --io_size
 DIFFERS=verify side_by_side cl_rw_skip_verify --name=v --rw=write:16k --bs=16k --size=256k \
 	--verify=crc32c
 
+# zone_shares NAME ARGS...: a random job with random_distribution=zoned:... or zoned_abs:... and
+# a per-I/O IOPS log with offsets through both tools; in both, every zone (its part of the file
+# from the list: percent, a blank size the rest shared evenly, or bytes) gets its share of the
+# I/Os within 4.5 standard deviations of a binomial draw, and no I/O lands outside the zones.
+zone_shares() {
+	local name=$1 out
+	shift
+	in_dir fio "$name" "$@" --write_iops_log=z --log_offset=1 --output-format=json \
+		--output=out.json
+	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
+	in_dir llmio "$name" "$@" --write_iops_log=z --log_offset=1 --output-format=json \
+		--output=out.json
+	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
+	if out=$(python3 - "$T/fio/$name/z_iops.1.log" "$T/llmio/$name/z_iops.1.log" "$@" 2>&1 <<'PY'
+import math, sys
+
+args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
+UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
+def size(t):
+    t = t.lower()
+    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
+kind, text = args["random_distribution"].split(":", 1)
+total = size(args["size"])
+ents = [e.split("/") for e in text.split(":")]
+zones, at = [], 0
+if kind == "zoned_abs":
+    for acc, sz in ents:
+        zones.append((int(acc) / 100, at, at + size(sz)))
+        at += size(sz)
+else:
+    given = sum(int(sz) for _, sz in ents if sz)
+    blank = sum(1 for _, sz in ents if not sz)
+    for acc, sz in ents:
+        pct = int(sz) if sz else (100 - given) // blank
+        zones.append((int(acc) / 100, total * at // 100, total * (at + pct) // 100))
+        at += pct
+bad = []
+for tool, path in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
+    offs = [int(line.split(",")[4]) for line in open(path)]
+    n = len(offs)
+    for p, lo, hi in zones:
+        k = sum(1 for o in offs if lo <= o < hi)
+        if abs(k / n - p) > 4.5 * math.sqrt(p * (1 - p) / n):
+            bad.append("%s: %.3f of %d I/Os in [%d, %d), the zone's share is %.2f" % (tool, k / n, n, lo, hi, p))
+    out = [o for o in offs if not any(lo <= o < hi for _, lo, hi in zones)]
+    if out:
+        bad.append("%s: %d I/Os outside the zones (%s)" % (tool, len(out), out[:3]))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "$name: both tools give every zone its share of the I/Os"
+	else
+		fail "$name: $out"
+	fi
+}
+
+echo "== random_distribution=zoned and zoned_abs"
+zone_shares zoned --name=z --rw=randread --size=8m --norandommap=1 --number_ios=4000 \
+	--random_distribution=zoned:50/5:30/15:20/
+zone_shares zoned_abs --name=za --rw=randwrite --size=8m --norandommap=1 --number_ios=4000 \
+	--random_distribution=zoned_abs:60/512k:30/1m:10/2m
+zone_shares zoned_split --name=zs --rw=randrw --size=8m --norandommap=1 \
+	--bssplit=4k/50:16k/50 --blockalign=4k --random_distribution=zoned:50/10:50/
+
 # both_json NAME DESC EXPR: EXPR (Python, over j: the first job of out.json) holds for both tools
 both_json() {
 	local name=$1 desc=$2 expr=$3 tool

@@ -32,7 +32,9 @@ enum llmio_rw {
 
 enum llmio_dist {
 	LLMIO_DIST_UNIFORM,
-	LLMIO_DIST_ZIPF, /* theta in zipf_theta */
+	LLMIO_DIST_ZIPF,      /* theta in zipf_theta */
+	LLMIO_DIST_ZONED,     /* fio's zoned: the zones in random_zones, sizes in percent */
+	LLMIO_DIST_ZONED_ABS, /* fio's zoned_abs: the zones in random_zones, sizes in bytes */
 };
 
 struct llmio_job_opts {
@@ -248,12 +250,18 @@ struct llmio_job_opts {
 	 */
 	char bsrange[64];
 	/*
+	 * fio's random_distribution=zoned:LIST or zoned_abs:LIST, the LIST ("50/5:30/15:20/": a
+	 * share of the I/Os / the part of the target they go to, in percent, or in bytes for
+	 * zoned_abs), zones one after another from the target's start.
+	 */
+	char random_zones[256];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1968];
+	uint8_t reserved_[1712];
 };
 
 /** One file of an explicit file list. */

@@ -67,6 +67,16 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops (give rate in bytes)");
+	if (o->random_distribution == LLMIO_DIST_ZONED ||
+	    o->random_distribution == LLMIO_DIST_ZONED_ABS) {
+		if (job_zones_parse(o, &j->zones, e))
+			return -EINVAL;
+		if (!job_rw_random(o->rw) || o->io_source)
+			return llmio_err(e, -EINVAL,
+			                 "random_distribution=%s: needs a random rw (randread, "
+			                 "randwrite, randrw), not a recipe or replay",
+			                 j->zones.abs ? "zoned_abs" : "zoned");
+	}
 	if (o->blockalign) {
 		/* fio's blockalign: random offsets its multiples (of bs, the smallest size) */
 		const uint64_t grain = j->bss_on ? j->bss.min : o->bs;
@@ -260,6 +270,13 @@ static int layout(struct job *j, struct llmio_error *e)
 		                 o->size, o->bs);
 	if (!o->size)
 		o->size = j->total_blocks * o->bs;
+	if (j->zones.abs && j->zones.start[j->zones.n - 1] + j->zones.size[j->zones.n - 1] >
+	                            j->total_blocks * o->bs)
+		return llmio_err(
+		        e, -EINVAL,
+		        "random_distribution=zoned_abs:%s: the zones end past the target's "
+		        "%" PRIu64 " bytes (fio stops there too): shrink them or raise size",
+		        o->random_zones, j->total_blocks * o->bs);
 	if (o->random_distribution == LLMIO_DIST_ZIPF) {
 		zipf_init(&j->zipf, j->total_blocks, o->zipf_theta);
 		j->zipf_mult = scatter_multiplier(j->total_blocks);

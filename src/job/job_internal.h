@@ -74,6 +74,7 @@ struct job {
 	uint64_t zipf_mult;         /* bijection scattering zipf ranks over blocks */
 	/* fio's bssplit with more than one size: each I/O draws its size (o.bs is the smallest) */
 	struct job_bssplit bss;
+	struct job_zones zones; /* fio's zoned / zoned_abs distribution (zones.n 0: none) */
 	bool bss_on;
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
 	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */

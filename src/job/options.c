@@ -19,7 +19,10 @@
 #include "job/options.h"
 #include "llmio/job.h"
 
-/* zipf:THETA or random (uniform): the distribution in i, theta in d. */
+/*
+ * zipf:THETA, zoned:LIST, zoned_abs:LIST or random (uniform): the distribution in i, theta in
+ * d, a zoned LIST in s (checked by job_zones_parse() before the job runs).
+ */
 static int dist_parse(const char *text, struct llmio_optval *out)
 {
 	char *end;
@@ -27,6 +30,13 @@ static int dist_parse(const char *text, struct llmio_optval *out)
 	if (!strcmp(text, "random") || !strcmp(text, "uniform")) {
 		out->i = LLMIO_DIST_UNIFORM;
 		return 0;
+	}
+	if (!strncmp(text, "zoned:", 6) || !strncmp(text, "zoned_abs:", 10)) {
+		out->i = text[5] == ':' ? LLMIO_DIST_ZONED : LLMIO_DIST_ZONED_ABS;
+		out->s = strchr(text, ':') + 1;
+		return strlen(out->s) < sizeof(((struct llmio_job_opts *)0)->random_zones)
+		               ? 0
+		               : -EINVAL;
 	}
 	if (strncmp(text, "zipf:", 5))
 		return -EINVAL;
@@ -45,6 +55,8 @@ static void dist_store(const struct llmio_optval *v, void *base)
 	o->random_distribution = (enum llmio_dist)v->i;
 	if (v->i == LLMIO_DIST_ZIPF)
 		o->zipf_theta = v->d;
+	if (v->i == LLMIO_DIST_ZONED || v->i == LLMIO_DIST_ZONED_ABS)
+		snprintf(o->random_zones, sizeof(o->random_zones), "%s", v->s);
 }
 
 static void dist_load(const void *base, struct llmio_optval *v)
@@ -53,12 +65,15 @@ static void dist_load(const void *base, struct llmio_optval *v)
 
 	v->i = o->random_distribution;
 	v->d = o->zipf_theta;
+	v->s = o->random_zones;
 }
 
 static int dist_format(const struct llmio_optval *v, char *buf, size_t len)
 {
-	int n = v->i == LLMIO_DIST_ZIPF ? snprintf(buf, len, "zipf:%g", v->d)
-	                                : snprintf(buf, len, "random");
+	int n = v->i == LLMIO_DIST_ZIPF        ? snprintf(buf, len, "zipf:%g", v->d)
+	        : v->i == LLMIO_DIST_ZONED     ? snprintf(buf, len, "zoned:%s", v->s)
+	        : v->i == LLMIO_DIST_ZONED_ABS ? snprintf(buf, len, "zoned_abs:%s", v->s)
+	                                       : snprintf(buf, len, "random");
 
 	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }
@@ -368,6 +383,106 @@ int job_bsrange_parse(const char *text, struct job_bssplit *out, struct llmio_er
 	return split_bounds("bsrange", text, out, e);
 }
 
+/*
+ * fio's zone list, as fio's zone_split_ddir() reads it: ACCESS/SIZE entries split by ':', a blank
+ * SIZE (percent) a share of what the others leave, evenly (fio's integer division); the given
+ * accesses must add up to 100 (a blank one is then 0), the sizes to at most 100 (zoned_abs:
+ * bytes, one zone after another).
+ */
+int job_zones_parse(const struct llmio_job_opts *o, struct job_zones *out, struct llmio_error *e)
+{
+	const bool abs = o->random_distribution == LLMIO_DIST_ZONED_ABS;
+	const char *opt = abs ? "zoned_abs" : "zoned";
+	const char *text = o->random_zones;
+	int acc[JOB_ZONES_MAX], sz[JOB_ZONES_MAX];
+	unsigned sz_blank = 0, n = 0;
+	int acc_sum = 0, sz_sum = 0;
+	uint64_t at = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->abs = abs;
+	if (strchr(text, ','))
+		return llmio_err(e, -EINVAL,
+		                 "random_distribution=%s:%s: one list for both directions (fio's "
+		                 "list per direction is not done)",
+		                 opt, text);
+	for (const char *p = text; *p;) {
+		char item[64], *slash, *end;
+		size_t k = strcspn(p, ":");
+		long v;
+
+		if (!k || k >= sizeof(item) || n == JOB_ZONES_MAX)
+			return llmio_err(e, -EINVAL,
+			                 "random_distribution=%s:%s: an empty or overlong zone, or "
+			                 "more than %d",
+			                 opt, text, JOB_ZONES_MAX);
+		memcpy(item, p, k);
+		item[k] = '\0';
+		p += k + (p[k] == ':');
+		slash = strchr(item, '/');
+		if (slash)
+			*slash = '\0';
+		acc[n] = sz[n] = -1;
+		if (item[0]) {
+			errno = 0;
+			v = strtol(item, &end, 10);
+			if (errno || *end || v < 0 || v > 100)
+				goto bad;
+			acc[n] = (int)v;
+			acc_sum += (int)v;
+		}
+		if (abs) {
+			if (!slash || llmio_parse_size(slash + 1, &out->size[n]) || !out->size[n])
+				goto bad;
+			out->start[n] = at;
+			at += out->size[n];
+		} else if (slash && slash[1]) {
+			errno = 0;
+			v = strtol(slash + 1, &end, 10);
+			if (errno || *end || v < 0 || v > 100)
+				goto bad;
+			sz[n] = (int)v;
+			sz_sum += (int)v;
+		} else {
+			sz_blank++;
+		}
+		n++;
+	}
+	/* fio checks the given accesses before it fills the blanks: they alone make 100 */
+	if (acc_sum != 100 || sz_sum > 100)
+		goto sums;
+	for (unsigned i = 0; i < n; i++) {
+		if (acc[i] < 0)
+			acc[i] = 0;
+		if (!abs && sz[i] < 0)
+			sz[i] = n == 1 ? 100 : (100 - sz_sum) / (int)sz_blank;
+	}
+	acc_sum = sz_sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		acc_sum += acc[i];
+		out->cum[i] = (uint32_t)acc_sum;
+		if (!abs) {
+			out->start_pct[i] = (uint32_t)sz_sum;
+			out->size_pct[i] = (uint32_t)sz[i];
+			sz_sum += sz[i];
+		}
+	}
+	if (acc_sum != 100 || sz_sum > 100)
+		goto sums;
+	out->n = n;
+	return 0;
+bad:
+	return llmio_err(e, -EINVAL,
+	                 "random_distribution=%s:%s: each zone is ACCESS/%s (a whole percentage, "
+	                 "then %s)",
+	                 opt, text, abs ? "BYTES" : "SIZE", abs ? "a size: 64m" : "one: 50/10");
+sums:
+	return llmio_err(e, -EINVAL,
+	                 "random_distribution=%s:%s: the accesses add up to %d, not 100%s "
+	                 "(fio refuses it too): make them add up",
+	                 opt, text, acc_sum, abs ? "" : ", or the sizes to more than 100");
+}
+
 int job_bs_sizes(const struct llmio_job_opts *o, struct job_bssplit *out, struct llmio_error *e)
 {
 	memset(out, 0, sizeof(*out));
@@ -604,8 +719,12 @@ static const struct llmio_optdesc opts_table[] = {
             .json_ns = 1e9),
         JOB("direct", NULL, OPTD_BOOL, direct, "0", "O_DIRECT: bypass the page cache", FIO),
         JOB("random_distribution", NULL, OPTD_ENUM, random_distribution, "random",
-            "random (uniform) | zipf:THETA", .codec = &dist_codec,
-            .expect = "random or zipf:THETA with THETA > 0 (e.g. zipf:1.2)", FIO_CUSTOM),
+            "random (uniform) | zipf:THETA | zoned:ACCESS%/SIZE%:... | "
+            "zoned_abs:ACCESS%/BYTES:... (fio's)",
+            .codec = &dist_codec,
+            .expect = "random, zipf:THETA with THETA > 0 (e.g. zipf:1.2), or fio's "
+                      "zoned:ACCESS/SIZE:... (percentages) or zoned_abs:ACCESS/BYTES:...",
+            FIO_CUSTOM),
         /* a seed is any 64-bit number, which a double bound cannot state */
         JOB("randseed", NULL, OPTD_UINT, randseed, "1",
             "seed of offsets and op mix (runs repeat exactly)", .umin = 0, .umax = UINT64_MAX,

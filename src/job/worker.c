@@ -115,6 +115,33 @@ static uint64_t draw_len(struct worker *w, unsigned d, uint64_t room)
 	return best / grain;
 }
 
+/*
+ * A random slot of slots (blocks of unit bytes: bs, or blockalign's multiple): uniform, or by
+ * fio's zoned distribution, where a draw in 0..99 picks the zone and the slot is uniform
+ * within it, as fio's __get_next_rand_offset_zoned() and its _abs twin draw them.
+ */
+static uint64_t rand_slot(struct worker *w, uint64_t slots, uint64_t unit)
+{
+	const struct job_zones *z = &w->job->zones;
+	uint64_t first, n;
+	uint32_t r;
+	unsigned i = 0;
+
+	if (!z->n)
+		return rng_below(&w->rng, slots);
+	r = (uint32_t)rng_below(&w->rng, 100);
+	while (i + 1 < z->n && r >= z->cum[i])
+		i++;
+	if (z->abs) {
+		first = z->start[i] / unit;
+		n = z->size[i] / unit;
+	} else {
+		first = z->start_pct[i] * slots / 100;
+		n = slots * z->size_pct[i] / 100;
+	}
+	return first + (n ? rng_below(&w->rng, n) : 0);
+}
+
 /* Grains from block to the end of its file. */
 static uint64_t to_file_end(const struct job *j, uint64_t block)
 {
@@ -158,7 +185,7 @@ static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t l
 	for (int tries = 0; tries < 16; tries++) {
 		const uint64_t slots = j->total_blocks / a ? j->total_blocks / a : 1;
 
-		block = rng_below(&w->rng, slots) * a;
+		block = rand_slot(w, slots, a * j->o.bs) * a;
 		room = to_file_end(j, block);
 		/* io_size's last bytes, fewer than this direction's smallest size: that size,
 		 * past io_size, as fio's last I/O */
@@ -219,10 +246,11 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
 			                   j->zipf_mult % j->total_blocks);
 		else if (!j->bss_on && j->align_blocks > 1 && j->total_blocks >= j->align_blocks)
-			block = rng_below(&w->rng, j->total_blocks / j->align_blocks) *
+			block = rand_slot(w, j->total_blocks / j->align_blocks,
+			                  j->align_blocks * j->o.bs) *
 			        j->align_blocks;
 		else if (!j->bss_on)
-			block = rng_below(&w->rng, j->total_blocks);
+			block = rand_slot(w, j->total_blocks, j->o.bs);
 		if (j->o.rw == LLMIO_RW_RANDREAD)
 			io->op = ENGINE_OP_READ;
 		else if (j->o.rw == LLMIO_RW_RANDWRITE)
@@ -942,7 +970,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
 	const int fast_op = src || j->target.nfiles > 1 ||
 	                                    j->o.random_distribution == LLMIO_DIST_ZIPF ||
-	                                    j->bss_on || j->align_blocks > 1
+	                                    j->bss_on || j->align_blocks > 1 || j->zones.n
 	                            ? -1
 	                    : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
 	                    : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE

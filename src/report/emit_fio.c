@@ -202,6 +202,11 @@ static void emit_ramp(struct emit *x)
 
 static void emit_distribution(struct emit *x)
 {
+	if (x->o->random_distribution == LLMIO_DIST_ZONED ||
+	    x->o->random_distribution == LLMIO_DIST_ZONED_ABS)
+		fprintf(x->f, "random_distribution=%s:%s\n",
+		        x->o->random_distribution == LLMIO_DIST_ZONED ? "zoned" : "zoned_abs",
+		        x->o->random_zones);
 	if (x->o->random_distribution != LLMIO_DIST_ZIPF)
 		return;
 	fprintf(x->f, "random_distribution=zipf:%g\n", x->o->zipf_theta);
