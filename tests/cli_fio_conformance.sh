@@ -288,6 +288,54 @@ zone_shares zoned_abs --name=za --rw=randwrite --size=8m --norandommap=1 --numbe
 zone_shares zoned_split --name=zs --rw=randrw --size=8m --norandommap=1 \
 	--bssplit=4k/50:16k/50 --blockalign=4k --random_distribution=zoned:50/10:50/
 
+# once_each NAME ARGS...: a random job through both tools with a per-I/O IOPS log and offsets
+# (each thread's log); in both, no thread's log has an offset twice, and a one-thread job that
+# moves its size once hits every block of the file once (fio's random map, norandommap=0).
+once_each() {
+	local name=$1 out
+	shift
+	in_dir fio "$name" "$@" --write_iops_log=m --log_offset=1 --output-format=json \
+		--output=out.json
+	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
+	in_dir llmio "$name" "$@" --write_iops_log=m --log_offset=1 --output-format=json \
+		--output=out.json
+	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
+	if out=$(python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
+import glob, os, sys
+
+args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
+UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
+def size(t):
+    t = t.lower()
+    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
+bs, total = size(args["bs"]), size(args["size"])
+bad = []
+for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
+    logs = sorted(glob.glob(os.path.join(d, "m_iops.*.log")))
+    for log in logs:
+        offs = [int(line.split(",")[4]) for line in open(log)]
+        if len(set(offs)) != len(offs):
+            bad.append("%s %s: %d of %d offsets repeat" % (tool, os.path.basename(log),
+                                                             len(offs) - len(set(offs)), len(offs)))
+        if len(logs) == 1 and sorted(offs) != list(range(0, total, bs)):
+            bad.append("%s: %d I/Os, not every block of the file once" % (tool, len(offs)))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "$name: both tools hit each block once per thread (the random map)"
+	else
+		fail "$name: $out"
+	fi
+}
+
+echo "== the random map (norandommap=0, fio's default)"
+once_each map_randwrite --name=m --rw=randwrite --bs=4k --size=1m --ioengine=libaio --iodepth=16
+once_each map_lfsr --name=l --rw=randread --bs=4k --size=512k --random_generator=lfsr
+once_each map_randread_threads --name=t --rw=randread --bs=4k --size=1m --numjobs=2 --filename=f
+DIFFERS=verify side_by_side cl_verify_randwrite --name=v --rw=randwrite --bs=4k --size=256k \
+	--ioengine=libaio --iodepth=16 --verify=crc32c
+
 # both_json NAME DESC EXPR: EXPR (Python, over j: the first job of out.json) holds for both tools
 both_json() {
 	local name=$1 desc=$2 expr=$3 tool

@@ -123,7 +123,9 @@ struct llmio_job_opts {
 	 * move the bytes this many times.  number_ios: at most this many I/Os per thread (0 =
 	 * no limit).  filesize: bytes of each file (size = filesize x nrfiles when size is 0).
 	 * rate_iops: I/Os per second per thread (0 = no limit; converted to rate).  randrepeat 0:
-	 * a new seed every run.  norandommap: always true in llmio (no random map; 0 is refused).
+	 * a new seed every run.  norandommap 0 (the default, as fio's): a random
+	 * job's threads each move over every block once per pass (fio's random map), where one
+	 * block size and uniform offsets allow it; 1: offsets drawn independently.
 	 * group_reporting, stonewall, new_group: how a job file's jobs are reported and grouped.
 	 * percentile_list: latency percentiles of the JSON ("" = fio's default list).  verify:
 	 * below.

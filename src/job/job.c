@@ -91,6 +91,11 @@ static int validate(struct job *j, struct llmio_error *e)
 			        o->blockalign, grain);
 		j->align_blocks = o->blockalign / grain;
 	}
+	/* fio's random map: uniform offsets of one size (fio turns it off for the other
+	 * distributions and for a blockalign above the smallest size); bssplit's draws stay
+	 * independent */
+	j->use_map = !o->norandommap && job_rw_random(o->rw) && !o->io_source && !j->bss_on &&
+	             o->random_distribution == LLMIO_DIST_UNIFORM && j->align_blocks <= 1;
 	if (o->rw_skip) {
 		const uint64_t mag = o->rw_skip < 0 ? (uint64_t)-o->rw_skip : (uint64_t)o->rw_skip;
 

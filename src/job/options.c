@@ -622,6 +622,29 @@ static void inline_load(const void *base, struct llmio_optval *v)
 static const struct llmio_optdesc_codec inline_codec = {inline_parse, NULL, inline_load,
                                                         text_format};
 
+/*
+ * random_generator: taken, with no field.  fio's choice (tausworthe, tausworthe64, lfsr) is the
+ * generator behind its own offsets, which llmio's never reproduce either way; what the choice
+ * means for the I/O, each block once per pass, is the random map (norandommap=0), which llmio
+ * gives with its one generator.
+ */
+static int generator_parse(const char *text, struct llmio_optval *out)
+{
+	out->s = text;
+	return strcmp(text, "tausworthe") && strcmp(text, "tausworthe64") && strcmp(text, "lfsr")
+	               ? -EINVAL
+	               : 0;
+}
+
+static void generator_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->s = "tausworthe";
+}
+
+static const struct llmio_optdesc_codec generator_codec = {generator_parse, NULL, generator_load,
+                                                           text_format};
+
 /* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
 static int thread_parse(const char *text, struct llmio_optval *out)
 {
@@ -794,9 +817,9 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("randrepeat", NULL, OPTD_BOOL, randrepeat, "1",
                "1: the same offsets every run (randseed); 0: a new seed each run, echoed",
                FIO_CUSTOM, .no_echo = true),
-        FIOJOB("norandommap", NULL, OPTD_BOOL, norandommap, "1",
-               "llmio draws random offsets independently, as fio's norandommap (0 is refused: no "
-               "random map)",
+        FIOJOB("norandommap", NULL, OPTD_BOOL, norandommap, "0",
+               "0 (fio's default): a random job's thread moves over every block once per pass "
+               "(fio's random map; one block size, uniform); 1: offsets drawn independently",
                FIO_CUSTOM, .no_echo = true),
         FIOJOB("group_reporting", NULL, OPTD_BOOL, group_reporting, "0",
                "report the threads of numjobs (and a job file's group) as one; without it fio's "
@@ -904,6 +927,10 @@ static const struct llmio_optdesc opts_table[] = {
                "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
                "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
                "1/0, true/false, yes/no or on/off"),
+        MIRROR("random_generator", OPTD_STRING, generator_codec,
+               "fio's random_generator: tausworthe, tausworthe64 or lfsr are taken; llmio draws "
+               "with its own (xoshiro256**), and the random map gives lfsr's once per pass",
+               "tausworthe, tausworthe64 or lfsr (llmio draws with its own generator)"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -1132,7 +1159,6 @@ static const struct {
         {"overwrite", "nothing: llmio lays files out before a write job"},
         {"pre_read", "--invalidate=0 after a read job"},
         {"percentage_random", "--rw=randrw or --rw=rw"},
-        {"random_generator", "nothing: llmio has one generator (randseed)"},
         {"allrandrepeat", "--randrepeat"},
         {"serialize_overlap", "nothing: llmio's I/Os of one thread never overlap"},
         {"trim_percentage", "nothing: llmio does not trim"},
@@ -1254,10 +1280,6 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 			return -EINVAL;
 		o->bs = split.min;
 	}
-	if (!o->norandommap)
-		return llmio_err(e, -EINVAL,
-		                 "norandommap=0: llmio has no random map (offsets are drawn "
-		                 "independently, as fio's norandommap=1); leave it out");
 	if (o->filesize) {
 		if (o->size && o->size != o->filesize * files)
 			return llmio_err(

@@ -240,13 +240,28 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 	if (o->bs < VERIFY_HDR_LEN)
 		return llmio_err(e, -EINVAL, "verify needs bs >= %d (the block header)",
 		                 VERIFY_HDR_LEN);
-	/* without fio's random map two writes of one block may be in flight at once and mix */
-	if (writes && random &&
-	    (o->numjobs > 1 || ((j->engine->caps & ENGINE_CAP_ASYNC) && o->iodepth > 1)))
-		return llmio_err(
-		        e, -EINVAL,
-		        "verify with random writes needs numjobs=1 and iodepth=1 (two writes "
-		        "of one block at once could mix); or write sequentially");
+	/*
+	 * Two writes of one block in flight at once could mix.  The random map writes each block
+	 * once per pass (each thread its own slice, when several write), so a thread may write
+	 * one pass at most; without the map, one I/O at a time by one thread.
+	 */
+	if (writes && random && j->use_map) {
+		const uint64_t slice = j->total_blocks / (o->numjobs ? o->numjobs : 1) * o->bs;
+
+		j->map_sliced = o->numjobs > 1;
+		if (!o->io_size || o->io_size > (j->map_sliced ? slice : j->total_blocks * o->bs))
+			return llmio_err(e, -EINVAL,
+			                 "verify with random writes: each thread writes its blocks "
+			                 "once (one pass of the random map), so io_size may be at "
+			                 "most %" PRIu64 " bytes and the job not time_based",
+			                 j->map_sliced ? slice : j->total_blocks * o->bs);
+	} else if (writes && random &&
+	           (o->numjobs > 1 || ((j->engine->caps & ENGINE_CAP_ASYNC) && o->iodepth > 1))) {
+		return llmio_err(e, -EINVAL,
+		                 "verify with random writes in flight together needs the random "
+		                 "map (norandommap=0, one block size, a uniform distribution); or "
+		                 "numjobs=1 and iodepth=1");
+	}
 	if (!writes || !o->do_verify)
 		return 0;
 	/* an engine's cleanup=1 (s3) deletes what the job wrote as the job ends: before the

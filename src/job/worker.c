@@ -245,6 +245,8 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 		if (!j->bss_on && j->o.random_distribution == LLMIO_DIST_ZIPF)
 			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
 			                   j->zipf_mult % j->total_blocks);
+		else if (j->use_map)
+			block = w->map_first + randmap_next(&w->map, &w->rng);
 		else if (!j->bss_on && j->align_blocks > 1 && j->total_blocks >= j->align_blocks)
 			block = rand_slot(w, j->total_blocks / j->align_blocks,
 			                  j->align_blocks * j->o.bs) *
@@ -663,6 +665,10 @@ static int setup(struct worker *w, struct llmio_error *e)
 	w->region_blocks = j->total_blocks * (w->idx + 1) / j->nworkers - w->region_first;
 	if (!w->region_blocks)
 		w->region_blocks = 1;
+	if (j->use_map) {
+		w->map_first = j->map_sliced ? w->region_first : 0;
+		randmap_init(&w->map, j->map_sliced ? w->region_blocks : j->total_blocks, &w->rng);
+	}
 	reset_stats(w);
 	own_fds(w);
 
@@ -897,7 +903,9 @@ static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued,
 	for (unsigned i = 0; i < n; i++) {
 		struct io_req *io = w->free_ios[l->nfree - 1 - i]; /* fill_queue()'s order */
 
-		io->off = rng_below(&rng, blocks) * bs;
+		io->off = (j->use_map ? w->map_first + randmap_next(&w->map, &rng)
+		                      : rng_below(&rng, blocks)) *
+		          bs;
 		io->file = 0;
 		io->len = (uint32_t)bs;
 		io->op = op;
@@ -998,7 +1006,9 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 		if (again) {
 			io = take_held(w, nfree);
 		} else if (fast_op >= 0) {
-			io->off = rng_below(&w->rng, blocks) * bs;
+			io->off = (j->use_map ? w->map_first + randmap_next(&w->map, &w->rng)
+			                      : rng_below(&w->rng, blocks)) *
+			          bs;
 			io->file = 0;
 			io->len = (uint32_t)bs;
 			io->op = (uint8_t)fast_op;
