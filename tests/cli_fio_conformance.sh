@@ -98,6 +98,9 @@ side_by_side cl_global_first --size=64k --bs=8k --name=x --rw=write --name=y --r
 side_by_side cl_runtime_bytes --name=rt --rw=read --size=64k --runtime=60
 side_by_side cl_directory_list --name=d --rw=write --size=64k --directory=sub --filename=f:g
 DIFFERS=verify side_by_side cl_verify_write --name=v --rw=write --size=64k --bs=16k --verify=crc32c
+DIFFERS=verify side_by_side cl_verify_crc64 --name=v --rw=randwrite --size=64k --bs=4k \
+	--ioengine=libaio --iodepth=8 --verify=crc64
+DIFFERS=verify side_by_side cl_verify_meta --name=v --rw=write --size=64k --bs=16k --verify=meta
 
 echo "== bssplit: one size per direction moves the same bytes in the same I/Os"
 side_by_side cl_bssplit_dirs --name=bd --rw=write --size=256k --bssplit=4k/100,16k/100
@@ -432,14 +435,28 @@ check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "exitall: a 
 	"$T/stderr"
 
 echo "== verify: a flipped byte is caught by both, in the same block"
-for tool in fio llmio; do
+# flip FILE: one bit of the byte at 40000
+flip() {
 	python3 -c 'import sys
 with open(sys.argv[1], "r+b") as f:
-    f.seek(40000); b = f.read(1); f.seek(40000); f.write(bytes([b[0] ^ 1]))' \
-		"$T/$tool/cl_verify_write/v.0.0"
+    f.seek(40000); b = f.read(1); f.seek(40000); f.write(bytes([b[0] ^ 1]))' "$1"
+}
+for tool in fio llmio; do
+	flip "$T/$tool/cl_verify_write/v.0.0"
 	in_dir "$tool" cl_verify_write --name=v --rw=read --size=64k --bs=16k --verify=crc32c
 	check "$tool: the read fails (exit $RC)" test "$RC" -eq 1
 	check "$tool: it names the block at offset 32768" grep -q "offset 32768" "$T/stderr"
+done
+# crc64 over random writes in flight together (the random map); meta checks the header alone,
+# so a flipped byte of the data passes both (fio's meta has no digest of the data)
+for tool in fio llmio; do
+	flip "$T/$tool/cl_verify_crc64/v.0.0"
+	in_dir "$tool" cl_verify_crc64 --name=v --rw=read --size=64k --bs=4k --verify=crc64
+	check "$tool: crc64: the read fails (exit $RC)" test "$RC" -eq 1
+	check "$tool: crc64: it names the block at offset 36864" grep -q "offset 36864" "$T/stderr"
+	flip "$T/$tool/cl_verify_meta/v.0.0"
+	in_dir "$tool" cl_verify_meta --name=v --rw=read --size=64k --bs=16k --verify=meta
+	check "$tool: meta: a flipped data byte is not looked at (exit $RC)" test "$RC" -eq 0
 done
 
 finish

@@ -144,9 +144,10 @@ struct llmio_job_opts {
 	bool new_group;
 	char percentile_list[256];
 	/*
-	 * verify: 0, or 1 crc32c, 2 md5, 3 sha256 (fio's verify=): every written block carries a
-	 * header and that checksum, checked when read; do_verify (default 1): a write job reads
-	 * back and checks every block it wrote when it ends.
+	 * verify: 0, or 1 crc32c, 2 md5, 3 sha256, 4 crc64, 5 meta (fio's verify=): every written
+	 * block carries a header and that checksum (meta: the header alone), checked when read;
+	 * do_verify (default 1): a write job reads back and checks every block it wrote when it
+	 * ends.
 	 */
 	uint32_t verify;
 	bool do_verify;

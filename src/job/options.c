@@ -853,9 +853,9 @@ static const struct llmio_optdesc opts_table[] = {
                "smallest bssplit or bsrange size); a multiple of bs",
                .max = 1u << 30, .fio = "blockalign", FIO, .json_if = "blockalign"),
         FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
-               "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
-               "(same bs)",
-               .choices = "0|crc32c|md5|sha256", FIO, .json_if = "verify"),
+               "0 | crc32c | md5 | sha256 | crc64 | meta: a checksum in every written block, "
+               "checked when read (same bs); meta: the block's header alone (its offset)",
+               .choices = "0|crc32c|md5|sha256|crc64|meta", FIO, .json_if = "verify"),
         FIOJOB("do_verify", NULL, OPTD_BOOL, do_verify, "1",
                "with verify: a write job reads back and checks every block it wrote", FIO,
                .no_echo = true),
