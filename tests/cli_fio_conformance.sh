@@ -11,7 +11,8 @@
 
 command -v fio >/dev/null || skip_all "fio is not installed (the reference: scripts/bootstrap.sh)"
 CASES=$(cd "$(dirname "$0")/data/fio_conformance" && pwd)
-KEYS=$(cd "$(dirname "$0")" && pwd)/fio_json_keys.py
+HERE=$(cd "$(dirname "$0")" && pwd)
+KEYS=$HERE/fio_json_keys.py
 
 # in_dir TOOL NAME ARGS...: `fio ARGS` or `llmio run ARGS` in the empty directory $T/TOOL/NAME
 # (with an empty sub/ for directory=), fio's JSON into out.json there; its exit status in RC.
@@ -106,6 +107,18 @@ echo "== bssplit: one size per direction moves the same bytes in the same I/Os"
 side_by_side cl_bssplit_dirs --name=bd --rw=write --size=256k --bssplit=4k/100,16k/100
 side_by_side cl_bssplit_read --name=br --rw=read --size=256k --bssplit=8k,4k
 
+# logged NAME LOG ARGS...: both tools run the job with a per-I/O IOPS log LOG_iops.N.log that has
+# each I/O's offset (log_offset), fio's JSON in out.json; each must exit 0
+logged() {
+	local name=$1 log=$2 tool
+	shift 2
+	for tool in fio llmio; do
+		in_dir "$tool" "$name" "$@" --write_iops_log="$log" --log_offset=1 \
+			--output-format=json --output=out.json
+		check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+}
+
 # split_sizes NAME JOB ARGS...: both tools run the job with a per-I/O IOPS log (its 4th column
 # is each I/O's size, its 5th the offset); every direction's sizes are the split's (bssplit's,
 # or bsrange's: each multiple of MIN up to MAX alike), each with its weight's share of the
@@ -115,20 +128,12 @@ side_by_side cl_bssplit_read --name=br --rw=read --size=256k --bssplit=8k,4k
 split_sizes() {
 	local name=$1 out
 	shift
-	in_dir fio "$name" "$@" --write_iops_log=s --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
-	in_dir llmio "$name" "$@" --write_iops_log=s --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
-	if out=$(python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
+	logged "$name" s "$@"
+	if out=$(PYTHONPATH=$HERE python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
 import glob, json, math, os, sys
 
-args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
-UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
-def size(t):
-    t = t.lower()
-    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
+from fio_job_args import job_args, size
+args = job_args(sys.argv[3:])
 lists = args.get("bssplit", args.get("bsrange", "")).split(",")
 want = {}
 for d, text in enumerate(lists[:2] if len(lists) > 1 else lists * 2):
@@ -191,12 +196,7 @@ split_sizes blockalign_split --name=ba --rw=randwrite --size=8m --norandommap=1 
 same_offsets() {
 	local name=$1 out
 	shift
-	in_dir fio "$name" "$@" --write_iops_log=o --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
-	in_dir llmio "$name" "$@" --write_iops_log=o --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
+	logged "$name" o "$@"
 	if out=$(python3 - "$T/fio/$name/o_iops.1.log" "$T/llmio/$name/o_iops.1.log" 2>&1 <<'PY'
 import sys
 
@@ -233,20 +233,13 @@ DIFFERS=verify side_by_side cl_rw_skip_verify --name=v --rw=write:16k --bs=16k -
 zone_shares() {
 	local name=$1 out
 	shift
-	in_dir fio "$name" "$@" --write_iops_log=z --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
-	in_dir llmio "$name" "$@" --write_iops_log=z --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
-	if out=$(python3 - "$T/fio/$name/z_iops.1.log" "$T/llmio/$name/z_iops.1.log" "$@" 2>&1 <<'PY'
+	logged "$name" z "$@"
+	if out=$(PYTHONPATH=$HERE python3 - "$T/fio/$name/z_iops.1.log" "$T/llmio/$name/z_iops.1.log" \
+		"$@" 2>&1 <<'PY'
 import math, sys
 
-args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
-UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
-def size(t):
-    t = t.lower()
-    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
+from fio_job_args import job_args, size
+args = job_args(sys.argv[3:])
 kind, text = args["random_distribution"].split(":", 1)
 total = size(args["size"])
 ents = [e.split("/") for e in text.split(":")]
@@ -297,20 +290,12 @@ zone_shares zoned_split --name=zs --rw=randrw --size=8m --norandommap=1 \
 once_each() {
 	local name=$1 out
 	shift
-	in_dir fio "$name" "$@" --write_iops_log=m --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
-	in_dir llmio "$name" "$@" --write_iops_log=m --log_offset=1 --output-format=json \
-		--output=out.json
-	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
-	if out=$(python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
+	logged "$name" m "$@"
+	if out=$(PYTHONPATH=$HERE python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
 import glob, os, sys
 
-args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
-UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
-def size(t):
-    t = t.lower()
-    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
+from fio_job_args import job_args, size
+args = job_args(sys.argv[3:])
 bs, total = size(args["bs"]), size(args["size"])
 bad = []
 for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
