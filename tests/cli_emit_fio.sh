@@ -55,7 +55,7 @@ has "ioengine=io_uring" "filename=$T/a\\:b" "rw=randread" "bs=4096" "iodepth=32"
 	"fixedbufs=1" "registerfiles=1" "sqthread_poll=0" "hipri=0" "iodepth_batch_submit=32" \
 	"iodepth_batch_complete_min=1" "iodepth_batch_complete_max=32" "runtime=1500ms" \
 	"time_based=1" "ramp_time=1s" "invalidate=0" "direct=0" "size=8388608" "numjobs=1" \
-	"thread=1" "norandommap=1" "fadvise_hint=1" "randseed=1" "lat_percentiles=1"
+	"thread=1" "norandommap=0" "fadvise_hint=1" "randseed=1" "lat_percentiles=1"
 lacks "group_reporting" "sqthread_poll_cpu" "offset_increment"
 check "one [llmio] section" test "$(grep -c '^\[llmio\]$' "$F")" -eq 1
 check "each option once" test -z "$(grep -v '^[;[]' "$F" | cut -d= -f1 | sort | uniq -d)"

@@ -74,8 +74,8 @@ expect_rc 2 "terse" run "${N[@]}" --output-format=terse
 expect_err "terse points to CSV" "--csv"
 expect_rc 2 "an unknown format" run "${N[@]}" --output-format=xml
 expect_err "names it" "xml"
-expect_rc 2 "norandommap=0" run "${N[@]}" --norandommap=0
-expect_err "says why" "no random map"
+expect_rc 2 "bs_unaligned=1" run "${N[@]}" --bs_unaligned=1
+expect_err "names it and the nearest" "bs_unaligned" "bsrange"
 expect_rc 2 "bssplit percentages that do not add up to 100" run "${N[@]}" --bssplit=4k/50:8k/40
 expect_err "says so" "bssplit" "add up to 90, not 100"
 expect_rc 2 "a bssplit size that is not a multiple of the smallest" run "${N[@]}" --bssplit=4k/50:6k/50
@@ -158,8 +158,16 @@ expect_rc 1 "a byte flipped between the write and the read" run --filename "$V" 
 expect_err "names the file, the block's offset, expected and found" "sha256 mismatch in $V" \
 	"at offset 98304" "expected " "found "
 expect_rc 2 "verify needs an engine that moves data" run "${N[@]}" --verify=crc32c
-expect_rc 2 "verify with random writes in flight together" run --filename "$V" --size=256k \
-	--bs=16k --rw=randwrite --numjobs=2 --verify=md5
+# the random map writes every block once: random writes in flight together verify
+expect_rc 0 "verify with random writes in flight together (the random map)" run \
+	--filename "$V" --size=256k --bs=16k --rw=randwrite --numjobs=2 --ioengine=libaio \
+	--iodepth=16 --verify=md5 --quiet
+expect_rc 2 "... not without it" run --filename "$V" --size=256k --bs=16k --rw=randwrite \
+	--numjobs=2 --verify=md5 --norandommap=1
+expect_err "names the random map" "random map" "norandommap=0"
+expect_rc 2 "... nor past one pass of it" run --filename "$V" --size=256k --bs=16k \
+	--rw=randwrite --ioengine=libaio --iodepth=16 --verify=md5 --loops=2
+expect_err "says so" "once (one pass of the random map)"
 cat >"$T/verify.fio" <<'JOBS'
 [global]
 filename=VFILE

@@ -11,7 +11,8 @@
 
 command -v fio >/dev/null || skip_all "fio is not installed (the reference: scripts/bootstrap.sh)"
 CASES=$(cd "$(dirname "$0")/data/fio_conformance" && pwd)
-KEYS=$(cd "$(dirname "$0")" && pwd)/fio_json_keys.py
+HERE=$(cd "$(dirname "$0")" && pwd)
+KEYS=$HERE/fio_json_keys.py
 
 # in_dir TOOL NAME ARGS...: `fio ARGS` or `llmio run ARGS` in the empty directory $T/TOOL/NAME
 # (with an empty sub/ for directory=), fio's JSON into out.json there; its exit status in RC.
@@ -98,34 +99,50 @@ side_by_side cl_global_first --size=64k --bs=8k --name=x --rw=write --name=y --r
 side_by_side cl_runtime_bytes --name=rt --rw=read --size=64k --runtime=60
 side_by_side cl_directory_list --name=d --rw=write --size=64k --directory=sub --filename=f:g
 DIFFERS=verify side_by_side cl_verify_write --name=v --rw=write --size=64k --bs=16k --verify=crc32c
+DIFFERS=verify side_by_side cl_verify_crc64 --name=v --rw=randwrite --size=64k --bs=4k \
+	--ioengine=libaio --iodepth=8 --verify=crc64
+DIFFERS=verify side_by_side cl_verify_meta --name=v --rw=write --size=64k --bs=16k --verify=meta
 
 echo "== bssplit: one size per direction moves the same bytes in the same I/Os"
 side_by_side cl_bssplit_dirs --name=bd --rw=write --size=256k --bssplit=4k/100,16k/100
 side_by_side cl_bssplit_read --name=br --rw=read --size=256k --bssplit=8k,4k
 
+# logged NAME LOG ARGS...: both tools run the job with a per-I/O IOPS log LOG_iops.N.log that has
+# each I/O's offset (log_offset), fio's JSON in out.json; each must exit 0
+logged() {
+	local name=$1 log=$2 tool
+	shift 2
+	for tool in fio llmio; do
+		in_dir "$tool" "$name" "$@" --write_iops_log="$log" --log_offset=1 \
+			--output-format=json --output=out.json
+		check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+}
+
 # split_sizes NAME JOB ARGS...: both tools run the job with a per-I/O IOPS log (its 4th column
-# is each I/O's size); every direction's sizes are the split's, each with its weight's share of
-# the direction's I/Os (within 4.5 standard deviations of a binomial draw, a bound neither
-# tool's fixed seed crosses by chance), and a sequential job moves exactly its size in both.
+# is each I/O's size, its 5th the offset); every direction's sizes are the split's (bssplit's,
+# or bsrange's: each multiple of MIN up to MAX alike), each with its weight's share of the
+# direction's I/Os (within 4.5 standard deviations of a binomial draw, a bound neither tool's
+# fixed seed crosses by chance), a random I/O starts at a multiple of blockalign (default: the
+# direction's smallest size), and a sequential job moves exactly its size in both.
 split_sizes() {
 	local name=$1 out
 	shift
-	in_dir fio "$name" "$@" --write_iops_log=s --output-format=json --output=out.json
-	check "$name: fio ran (exit $RC)" test "$RC" -eq 0
-	in_dir llmio "$name" "$@" --write_iops_log=s --output-format=json --output=out.json
-	check "$name: llmio ran (exit $RC)" test "$RC" -eq 0
-	if out=$(python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
+	logged "$name" s "$@"
+	if out=$(PYTHONPATH=$HERE python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
 import glob, json, math, os, sys
 
-args = dict(a[2:].split("=", 1) for a in sys.argv[3:] if "=" in a)
-UNIT = {"": 1, "k": 1024, "m": 1024 ** 2}
-def size(t):
-    t = t.lower()
-    return int(t.rstrip("km")) * UNIT[t[-1] if t[-1] in "km" else ""]
-lists = args["bssplit"].split(",")
+from fio_job_args import job_args, size
+args = job_args(sys.argv[3:])
+lists = args.get("bssplit", args.get("bsrange", "")).split(",")
 want = {}
 for d, text in enumerate(lists[:2] if len(lists) > 1 else lists * 2):
-    want[d] = {size(e.split("/")[0]): int(e.split("/")[1]) / 100 for e in text.split(":")}
+    if "bssplit" in args:
+        want[d] = {size(e.split("/")[0]): int(e.split("/")[1]) / 100 for e in text.split(":")}
+    else:
+        lo, hi = (size(x) for x in text.split("-"))
+        want[d] = {k: lo / hi for k in range(lo, hi + 1, lo)}
+align = {d: size(args.get("blockalign", "0")) or min(want[d]) for d in want}
 bad = []
 for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
     seen = {0: {}, 1: {}}
@@ -133,6 +150,9 @@ for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
         for line in open(log):
             f = [x.strip() for x in line.split(",")]
             seen[int(f[2])][int(f[3])] = seen[int(f[2])].get(int(f[3]), 0) + 1
+            if args["rw"].startswith("rand") and int(f[4]) % align[int(f[2])]:
+                bad.append("%s: an I/O at %s, not a multiple of %d" % (tool, f[4], align[int(f[2])]))
+                break
     doc = json.load(open(os.path.join(d, "out.json")))["jobs"][0]
     for dd, key in ((0, "read"), (1, "write")):
         n = sum(seen[dd].values())
@@ -164,6 +184,145 @@ split_sizes bss_iometer --name=im --rw=randrw --rwmixread=80 --size=8m --norando
 	--bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10
 split_sizes bss_dirs_mix --name=dm --rw=randrw --size=8m --norandommap=1 \
 	--bssplit=2k/50:4k/50,4k/90:8k/10
+split_sizes bsrange_seq --name=rs --rw=read --size=8m --bsrange=4k-16k
+split_sizes bsrange_dirs --name=rd --rw=randrw --size=8m --norandommap=1 \
+	--bsrange=1k-4k,8k-32k
+split_sizes blockalign_split --name=ba --rw=randwrite --size=8m --norandommap=1 \
+	--bssplit=1k/50:4k/50 --blockalign=8k
+
+# same_offsets NAME ARGS...: both tools run a one-thread job with a per-I/O IOPS log and
+# log_offset, and every I/O's direction, offset and size, in order, is the same in both logs
+# (for options that decide the offsets: fio's rw=TYPE:N holes and backwards reads).
+same_offsets() {
+	local name=$1 out
+	shift
+	logged "$name" o "$@"
+	if out=$(python3 - "$T/fio/$name/o_iops.1.log" "$T/llmio/$name/o_iops.1.log" 2>&1 <<'PY'
+import sys
+
+def ios(path):
+    # direction, size, offset of every I/O (fio's columns 3, 4 and 5)
+    return [tuple(int(x) for x in line.split(",")[2:5]) for line in open(path)]
+
+f, l = ios(sys.argv[1]), ios(sys.argv[2])
+if f != l:
+    at = next((i for i, (a, b) in enumerate(zip(f, l)) if a != b), min(len(f), len(l)))
+    print("%d I/Os in fio's log, %d in llmio's; the first difference at I/O %d: fio %s, "
+          "llmio %s" % (len(f), len(l), at, f[at:at + 3], l[at:at + 3]))
+    sys.exit(1)
+PY
+	); then
+		pass "$name: the same I/Os at the same offsets, in the same order"
+	else
+		fail "$name: $out"
+	fi
+}
+
+echo "== rw=TYPE:N: fio's holes and backwards I/O"
+same_offsets rw_skip_write --name=h --rw=write:12k --bs=4k --size=64k
+same_offsets rw_skip_read_back --name=b --rw=read:-8k --bs=4k --size=64k
+same_offsets rw_skip_loops --name=l --rw=read:-8k --bs=4k --size=32k --loops=2
+same_offsets rw_skip_io_size --name=m --rw=write:8k --bs=4k --size=64k --io_size=128k
+DIFFERS=verify side_by_side cl_rw_skip_verify --name=v --rw=write:16k --bs=16k --size=256k \
+	--verify=crc32c
+
+# zone_shares NAME ARGS...: a random job with random_distribution=zoned:... or zoned_abs:... and
+# a per-I/O IOPS log with offsets through both tools; in both, every zone (its part of the file
+# from the list: percent, a blank size the rest shared evenly, or bytes) gets its share of the
+# I/Os within 4.5 standard deviations of a binomial draw, and no I/O lands outside the zones.
+zone_shares() {
+	local name=$1 out
+	shift
+	logged "$name" z "$@"
+	if out=$(PYTHONPATH=$HERE python3 - "$T/fio/$name/z_iops.1.log" "$T/llmio/$name/z_iops.1.log" \
+		"$@" 2>&1 <<'PY'
+import math, sys
+
+from fio_job_args import job_args, size
+args = job_args(sys.argv[3:])
+kind, text = args["random_distribution"].split(":", 1)
+total = size(args["size"])
+ents = [e.split("/") for e in text.split(":")]
+zones, at = [], 0
+if kind == "zoned_abs":
+    for acc, sz in ents:
+        zones.append((int(acc) / 100, at, at + size(sz)))
+        at += size(sz)
+else:
+    given = sum(int(sz) for _, sz in ents if sz)
+    blank = sum(1 for _, sz in ents if not sz)
+    for acc, sz in ents:
+        pct = int(sz) if sz else (100 - given) // blank
+        zones.append((int(acc) / 100, total * at // 100, total * (at + pct) // 100))
+        at += pct
+bad = []
+for tool, path in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
+    offs = [int(line.split(",")[4]) for line in open(path)]
+    n = len(offs)
+    for p, lo, hi in zones:
+        k = sum(1 for o in offs if lo <= o < hi)
+        if abs(k / n - p) > 4.5 * math.sqrt(p * (1 - p) / n):
+            bad.append("%s: %.3f of %d I/Os in [%d, %d), the zone's share is %.2f" % (tool, k / n, n, lo, hi, p))
+    out = [o for o in offs if not any(lo <= o < hi for _, lo, hi in zones)]
+    if out:
+        bad.append("%s: %d I/Os outside the zones (%s)" % (tool, len(out), out[:3]))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "$name: both tools give every zone its share of the I/Os"
+	else
+		fail "$name: $out"
+	fi
+}
+
+echo "== random_distribution=zoned and zoned_abs"
+zone_shares zoned --name=z --rw=randread --size=8m --norandommap=1 --number_ios=4000 \
+	--random_distribution=zoned:50/5:30/15:20/
+zone_shares zoned_abs --name=za --rw=randwrite --size=8m --norandommap=1 --number_ios=4000 \
+	--random_distribution=zoned_abs:60/512k:30/1m:10/2m
+zone_shares zoned_split --name=zs --rw=randrw --size=8m --norandommap=1 \
+	--bssplit=4k/50:16k/50 --blockalign=4k --random_distribution=zoned:50/10:50/
+
+# once_each NAME ARGS...: a random job through both tools with a per-I/O IOPS log and offsets
+# (each thread's log); in both, no thread's log has an offset twice, and a one-thread job that
+# moves its size once hits every block of the file once (fio's random map, norandommap=0).
+once_each() {
+	local name=$1 out
+	shift
+	logged "$name" m "$@"
+	if out=$(PYTHONPATH=$HERE python3 - "$T/fio/$name" "$T/llmio/$name" "$@" 2>&1 <<'PY'
+import glob, os, sys
+
+from fio_job_args import job_args, size
+args = job_args(sys.argv[3:])
+bs, total = size(args["bs"]), size(args["size"])
+bad = []
+for tool, d in (("fio", sys.argv[1]), ("llmio", sys.argv[2])):
+    logs = sorted(glob.glob(os.path.join(d, "m_iops.*.log")))
+    for log in logs:
+        offs = [int(line.split(",")[4]) for line in open(log)]
+        if len(set(offs)) != len(offs):
+            bad.append("%s %s: %d of %d offsets repeat" % (tool, os.path.basename(log),
+                                                             len(offs) - len(set(offs)), len(offs)))
+        if len(logs) == 1 and sorted(offs) != list(range(0, total, bs)):
+            bad.append("%s: %d I/Os, not every block of the file once" % (tool, len(offs)))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "$name: both tools hit each block once per thread (the random map)"
+	else
+		fail "$name: $out"
+	fi
+}
+
+echo "== the random map (norandommap=0, fio's default)"
+once_each map_randwrite --name=m --rw=randwrite --bs=4k --size=1m --ioengine=libaio --iodepth=16
+once_each map_lfsr --name=l --rw=randread --bs=4k --size=512k --random_generator=lfsr
+once_each map_randread_threads --name=t --rw=randread --bs=4k --size=1m --numjobs=2 --filename=f
+DIFFERS=verify side_by_side cl_verify_randwrite --name=v --rw=randwrite --bs=4k --size=256k \
+	--ioengine=libaio --iodepth=16 --verify=crc32c
 
 # both_json NAME DESC EXPR: EXPR (Python, over j: the first job of out.json) holds for both tools
 both_json() {
@@ -261,14 +420,28 @@ check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "exitall: a 
 	"$T/stderr"
 
 echo "== verify: a flipped byte is caught by both, in the same block"
-for tool in fio llmio; do
+# flip FILE: one bit of the byte at 40000
+flip() {
 	python3 -c 'import sys
 with open(sys.argv[1], "r+b") as f:
-    f.seek(40000); b = f.read(1); f.seek(40000); f.write(bytes([b[0] ^ 1]))' \
-		"$T/$tool/cl_verify_write/v.0.0"
+    f.seek(40000); b = f.read(1); f.seek(40000); f.write(bytes([b[0] ^ 1]))' "$1"
+}
+for tool in fio llmio; do
+	flip "$T/$tool/cl_verify_write/v.0.0"
 	in_dir "$tool" cl_verify_write --name=v --rw=read --size=64k --bs=16k --verify=crc32c
 	check "$tool: the read fails (exit $RC)" test "$RC" -eq 1
 	check "$tool: it names the block at offset 32768" grep -q "offset 32768" "$T/stderr"
+done
+# crc64 over random writes in flight together (the random map); meta checks the header alone,
+# so a flipped byte of the data passes both (fio's meta has no digest of the data)
+for tool in fio llmio; do
+	flip "$T/$tool/cl_verify_crc64/v.0.0"
+	in_dir "$tool" cl_verify_crc64 --name=v --rw=read --size=64k --bs=4k --verify=crc64
+	check "$tool: crc64: the read fails (exit $RC)" test "$RC" -eq 1
+	check "$tool: crc64: it names the block at offset 36864" grep -q "offset 36864" "$T/stderr"
+	flip "$T/$tool/cl_verify_meta/v.0.0"
+	in_dir "$tool" cl_verify_meta --name=v --rw=read --size=64k --bs=16k --verify=meta
+	check "$tool: meta: a flipped data byte is not looked at (exit $RC)" test "$RC" -eq 0
 done
 
 finish

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "base/rand.h"
@@ -83,12 +84,48 @@ static void deterministic(void **state)
 	assert_true(differ > 990);
 }
 
+/* The random map: every slot exactly once per pass, for sizes around powers of 4, and a new
+ * order each pass */
+static void randmap_permutes(void **state)
+{
+	static const uint64_t sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 1000, 4095, 4096, 4097, 65537};
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 7);
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		const uint64_t n = sizes[s];
+		uint8_t *seen = calloc(n, 1);
+		uint64_t first[2] = {0, 0};
+		struct randmap m;
+
+		assert_non_null(seen);
+		randmap_init(&m, n, &r);
+		for (int pass = 0; pass < 2; pass++) {
+			memset(seen, 0, n);
+			for (uint64_t i = 0; i < n; i++) {
+				const uint64_t x = randmap_next(&m, &r);
+
+				assert_true(x < n);
+				assert_int_equal(seen[x], 0);
+				seen[x] = 1;
+				if (i < 2)
+					first[pass] = first[pass] * n + x;
+			}
+		}
+		if (n >= 1000) /* a new key: another order (equal by chance: 1 in n^2) */
+			assert_true(first[0] != first[1]);
+		free(seen);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(uniform_coverage),
 	        cmocka_unit_test(zipf_shape),
 	        cmocka_unit_test(deterministic),
+	        cmocka_unit_test(randmap_permutes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -291,7 +291,7 @@ static void stamp_and_check(void **state)
 	struct llmio_error err = {0};
 
 	(void)state;
-	for (enum verify_algo a = VERIFY_CRC32C; a <= VERIFY_SHA256; a++) {
+	for (enum verify_algo a = VERIFY_CRC32C; a <= VERIFY_CRC64; a++) {
 		for (size_t i = 0; i < sizeof(block); i++)
 			block[i] = (uint8_t)(i * 7 + a);
 		assert_int_equal(verify_stamp(a, block, sizeof(block), 8192, &err), 0);
@@ -314,6 +314,57 @@ static void stamp_and_check(void **state)
 	}
 }
 
+/* fio's crc64 from its definition: the Jones polynomial reflected, from 0, not inverted */
+static uint64_t crc64_bitwise(const uint8_t *p, size_t n)
+{
+	uint64_t c = 0;
+
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x95ac9329ac4bc9b5ull : c >> 1;
+	}
+	return c;
+}
+
+static void crc64_as_fio(void **state)
+{
+	static uint8_t b[4099];
+	uint8_t d[32];
+	uint64_t c;
+
+	(void)state;
+	assert_int_equal(verify_digest(VERIFY_CRC64, "123456789", 9, d), 8);
+	memcpy(&c, d, sizeof(c));
+	assert_true(c == 0xe9c6d914c4b8d9caull);
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 131 + 7);
+	for (size_t n = 0; n <= sizeof(b); n += 97) {
+		assert_int_equal(verify_digest(VERIFY_CRC64, b, n, d), 8);
+		memcpy(&c, d, sizeof(c));
+		assert_true(c == crc64_bitwise(b, n));
+	}
+}
+
+/* meta (fio's): the header is checked, its offset first; the data is not */
+static void meta_header_only(void **state)
+{
+	static uint8_t block[4096];
+	struct llmio_error err = {0};
+
+	(void)state;
+	memset(block, 0x5a, sizeof(block));
+	assert_int_equal(verify_stamp(VERIFY_META, block, sizeof(block), 8192, &err), 0);
+	assert_int_equal(verify_check(VERIFY_META, block, sizeof(block), 8192, "f", &err), 0);
+	block[3000] ^= 1;
+	assert_int_equal(verify_check(VERIFY_META, block, sizeof(block), 8192, "f", &err), 0);
+	assert_int_equal(verify_check(VERIFY_META, block, sizeof(block), 4096, "f", &err), -EILSEQ);
+	assert_non_null(strstr(err.msg, "found the block of offset 8192"));
+	block[0] ^= 1;
+	assert_int_equal(verify_check(VERIFY_META, block, sizeof(block), 8192, "f", &err), -EILSEQ);
+	assert_non_null(strstr(err.msg, "block header"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +375,8 @@ int main(void)
 	        cmocka_unit_test(blocks_of_the_old_code),
 	        cmocka_unit_test(context_reused),
 	        cmocka_unit_test(stamp_and_check),
+	        cmocka_unit_test(crc64_as_fio),
+	        cmocka_unit_test(meta_header_only),
 	};
 
 	/* before libcrypto allocates anything, or it keeps its own functions */

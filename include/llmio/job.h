@@ -32,7 +32,9 @@ enum llmio_rw {
 
 enum llmio_dist {
 	LLMIO_DIST_UNIFORM,
-	LLMIO_DIST_ZIPF, /* theta in zipf_theta */
+	LLMIO_DIST_ZIPF,      /* theta in zipf_theta */
+	LLMIO_DIST_ZONED,     /* fio's zoned: the zones in random_zones, sizes in percent */
+	LLMIO_DIST_ZONED_ABS, /* fio's zoned_abs: the zones in random_zones, sizes in bytes */
 };
 
 struct llmio_job_opts {
@@ -121,7 +123,9 @@ struct llmio_job_opts {
 	 * move the bytes this many times.  number_ios: at most this many I/Os per thread (0 =
 	 * no limit).  filesize: bytes of each file (size = filesize x nrfiles when size is 0).
 	 * rate_iops: I/Os per second per thread (0 = no limit; converted to rate).  randrepeat 0:
-	 * a new seed every run.  norandommap: always true in llmio (no random map; 0 is refused).
+	 * a new seed every run.  norandommap 0 (the default, as fio's): a random
+	 * job's threads each move over every block once per pass (fio's random map), where one
+	 * block size and uniform offsets allow it; 1: offsets drawn independently.
 	 * group_reporting, stonewall, new_group: how a job file's jobs are reported and grouped.
 	 * percentile_list: latency percentiles of the JSON ("" = fio's default list).  verify:
 	 * below.
@@ -140,9 +144,10 @@ struct llmio_job_opts {
 	bool new_group;
 	char percentile_list[256];
 	/*
-	 * verify: 0, or 1 crc32c, 2 md5, 3 sha256 (fio's verify=): every written block carries a
-	 * header and that checksum, checked when read; do_verify (default 1): a write job reads
-	 * back and checks every block it wrote when it ends.
+	 * verify: 0, or 1 crc32c, 2 md5, 3 sha256, 4 crc64, 5 meta (fio's verify=): every written
+	 * block carries a header and that checksum (meta: the header alone), checked when read;
+	 * do_verify (default 1): a write job reads back and checks every block it wrote when it
+	 * ends.
 	 */
 	uint32_t verify;
 	bool do_verify;
@@ -230,12 +235,36 @@ struct llmio_job_opts {
 	 */
 	char file_service_type[32];
 	/*
+	 * fio's rw=TYPE:N offset modifier of a sequential rw (read, write, rw): each I/O after the
+	 * first starts rw_skip bytes after where the last ended (a hole), or before when negative
+	 * (rw=read:-8k reads backwards); past an end of the thread's slice it wraps as fio's does
+	 * at the file's ends.  A multiple of bs; 0 = none.
+	 */
+	int64_t rw_skip;
+	/*
+	 * fio's blockalign: random offsets are multiples of it (0 = of bs, or of bssplit's
+	 * smallest size of the direction); a multiple of bs.
+	 */
+	uint64_t blockalign;
+	/*
+	 * fio's bsrange ("MIN-MAX", or "MIN-MAX,MIN-MAX" for reads, writes): each I/O's size drawn
+	 * as fio draws it, a multiple of MIN up to MAX, evenly; bs is then the smallest MIN
+	 * ("" = every I/O is bs).
+	 */
+	char bsrange[64];
+	/*
+	 * fio's random_distribution=zoned:LIST or zoned_abs:LIST, the LIST ("50/5:30/15:20/": a
+	 * share of the I/Os / the part of the target they go to, in percent, or in bytes for
+	 * zoned_abs), zones one after another from the target's start.
+	 */
+	char random_zones[256];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[2048];
+	uint8_t reserved_[1712];
 };
 
 /** One file of an explicit file list. */

@@ -18,6 +18,22 @@ void rng_seed(struct rng *r, uint64_t seed)
 		r->s[i] = splitmix64(&seed);
 }
 
+void randmap_rekey(struct randmap *m, struct rng *r)
+{
+	for (int k = 0; k < 4; k++)
+		m->key[k] = rng_next(r);
+	m->i = 0;
+}
+
+void randmap_init(struct randmap *m, uint64_t n, struct rng *r)
+{
+	m->n = n ? n : 1;
+	m->h = 1;
+	while (m->h < 32 && (1ull << (2 * m->h)) < m->n)
+		m->h++;
+	randmap_rekey(m, r);
+}
+
 /*
  * Rejection-inversion sampling for Zipf (Hoermann & Derflinger, "Rejection-inversion to
  * generate variates from monotone discrete distributions", 1996).  With ranks k = 1..n and

@@ -70,4 +70,50 @@ uint64_t zipf_next(const struct zipf *z, struct rng *r);
  */
 uint64_t scatter_multiplier(uint64_t n);
 
+/*
+ * A random map, fio's norandommap=0: each of the slots 0..n-1 once per pass, in an order drawn
+ * from the caller's generator, with no table (a file's blocks may be billions) and nothing
+ * allocated.  A 4-round Feistel network, keyed afresh for every pass, permutes 0..4^h-1
+ * (the smallest 4^h >= n); a value >= n is sent through it again until it lands below n
+ * ("cycle walking", Black & Rogaway 2002), which keeps a bijection of 0..n-1 and takes fewer
+ * than 4 tries on average, as 4^h < 4n.
+ */
+struct randmap {
+	uint64_t n, i; /* slots, and slots drawn in this pass */
+	unsigned h;    /* bits of each Feistel half */
+	uint64_t key[4];
+};
+
+void randmap_init(struct randmap *m, uint64_t n, struct rng *r);
+void randmap_rekey(struct randmap *m, struct rng *r);
+
+static inline uint64_t randmap_feistel(const struct randmap *m, uint64_t x)
+{
+	const uint64_t mask = (1ull << m->h) - 1;
+	uint64_t l = x >> m->h, r = x & mask;
+
+	for (int k = 0; k < 4; k++) {
+		uint64_t f = (r ^ m->key[k]) * 0x9e3779b97f4a7c15ull;
+		const uint64_t t = r;
+
+		f ^= f >> 29;
+		r = (l ^ f) & mask;
+		l = t;
+	}
+	return (l << m->h) | r;
+}
+
+/* The next slot of the pass; a new pass (a new order) begins after the n-th. */
+static inline uint64_t randmap_next(struct randmap *m, struct rng *r)
+{
+	uint64_t x;
+
+	if (m->i == m->n)
+		randmap_rekey(m, r);
+	x = randmap_feistel(m, m->i++);
+	while (x >= m->n)
+		x = randmap_feistel(m, x);
+	return x;
+}
+
 #endif

@@ -34,6 +34,8 @@
 static int validate(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
+	const char *sizes_opt = o->bssplit[0] ? "bssplit" : "bsrange";
+	const char *sizes = o->bssplit[0] ? o->bssplit : o->bsrange;
 	char why[512];
 	int ret;
 
@@ -41,30 +43,70 @@ static int validate(struct job *j, struct llmio_error *e)
 	if (ret)
 		return ret;
 	j->io_max = o->bs;
-	if (o->bssplit[0]) {
-		if (job_bssplit_parse(o->bssplit, &j->bss, e))
+	if (o->bssplit[0] || o->bsrange[0]) {
+		if (job_bs_sizes(o, &j->bss, e))
 			return -EINVAL;
 		j->bss_on = j->bss.min != j->bss.max;
 		j->io_max = j->bss.max;
 	}
 	if (j->bss_on && o->random_distribution == LLMIO_DIST_ZIPF)
 		return llmio_err(e, -EINVAL,
-		                 "bssplit=%s with random_distribution=zipf: not done (offsets of "
+		                 "%s=%s with random_distribution=zipf: not done (offsets of "
 		                 "several sizes are drawn uniformly)",
-		                 o->bssplit);
+		                 sizes_opt, sizes);
 	if (j->bss_on && (o->io_source || o->verify || o->number_ios || o->rate_iops))
 		return llmio_err(e, -EINVAL,
-		                 "bssplit=%s with %s: not done with several block sizes (give one "
+		                 "%s=%s with %s: not done with several block sizes (give one "
 		                 "size, or leave %s out)",
-		                 o->bssplit,
+		                 sizes_opt, sizes,
 		                 o->io_source    ? "a recipe or replay"
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops",
-		                 o->io_source    ? "bssplit"
+		                 o->io_source    ? sizes_opt
 		                 : o->verify     ? "verify"
 		                 : o->number_ios ? "number_ios"
 		                                 : "rate_iops (give rate in bytes)");
+	if (o->random_distribution == LLMIO_DIST_ZONED ||
+	    o->random_distribution == LLMIO_DIST_ZONED_ABS) {
+		if (job_zones_parse(o, &j->zones, e))
+			return -EINVAL;
+		if (!job_rw_random(o->rw) || o->io_source)
+			return llmio_err(e, -EINVAL,
+			                 "random_distribution=%s: needs a random rw (randread, "
+			                 "randwrite, randrw), not a recipe or replay",
+			                 j->zones.abs ? "zoned_abs" : "zoned");
+	}
+	if (o->blockalign) {
+		/* fio's blockalign: random offsets its multiples (of bs, the smallest size) */
+		const uint64_t grain = j->bss_on ? j->bss.min : o->bs;
+
+		if (o->blockalign % grain ||
+		    (o->blockalign > grain &&
+		     (o->io_source || o->random_distribution == LLMIO_DIST_ZIPF)))
+			return llmio_err(
+			        e, -EINVAL,
+			        "blockalign=%" PRIu64 ": a multiple of bs (%" PRIu64
+			        "), and not with random_distribution=zipf, a recipe or replay",
+			        o->blockalign, grain);
+		j->align_blocks = o->blockalign / grain;
+	}
+	/* fio's random map: uniform offsets of one size (fio turns it off for the other
+	 * distributions and for a blockalign above the smallest size); bssplit's draws stay
+	 * independent */
+	j->use_map = !o->norandommap && job_rw_random(o->rw) && !o->io_source && !j->bss_on &&
+	             o->random_distribution == LLMIO_DIST_UNIFORM && j->align_blocks <= 1;
+	if (o->rw_skip) {
+		const uint64_t mag = o->rw_skip < 0 ? (uint64_t)-o->rw_skip : (uint64_t)o->rw_skip;
+
+		if (mag % o->bs || j->bss_on || o->io_source)
+			return llmio_err(
+			        e, -EINVAL,
+			        "rw=%s:%" PRId64 ": the skip must be a multiple of bs (%" PRIu64
+			        ") and one size per I/O (no bssplit, bsrange, recipe or replay)",
+			        llmio_rw_name(o->rw), o->rw_skip, o->bs);
+		j->skip_blocks = o->rw_skip / (int64_t)o->bs;
+	}
 	if (o->write_lat_log[0] && (o->disable_lat || o->disable_clat || o->disable_slat))
 		return llmio_err(
 		        e, -EINVAL,
@@ -233,6 +275,13 @@ static int layout(struct job *j, struct llmio_error *e)
 		                 o->size, o->bs);
 	if (!o->size)
 		o->size = j->total_blocks * o->bs;
+	if (j->zones.abs && j->zones.start[j->zones.n - 1] + j->zones.size[j->zones.n - 1] >
+	                            j->total_blocks * o->bs)
+		return llmio_err(
+		        e, -EINVAL,
+		        "random_distribution=zoned_abs:%s: the zones end past the target's "
+		        "%" PRIu64 " bytes (fio stops there too): shrink them or raise size",
+		        o->random_zones, j->total_blocks * o->bs);
 	if (o->random_distribution == LLMIO_DIST_ZIPF) {
 		zipf_init(&j->zipf, j->total_blocks, o->zipf_theta);
 		j->zipf_mult = scatter_multiplier(j->total_blocks);

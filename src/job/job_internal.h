@@ -38,7 +38,9 @@ struct worker {
 	struct rng rng;
 	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
 	uint64_t seq_next;                    /* next block within the slice */
-	bool *dirty;                          /* per file: written since the last fsync */
+	struct randmap map; /* fio's random map (job.use_map): slots from map_first */
+	uint64_t map_first;
+	bool *dirty; /* per file: written since the last fsync */
 
 	/* measured window */
 	struct llmio_op_result st[2]; /* [ENGINE_OP_READ], [ENGINE_OP_WRITE] */
@@ -74,8 +76,14 @@ struct job {
 	uint64_t zipf_mult;         /* bijection scattering zipf ranks over blocks */
 	/* fio's bssplit with more than one size: each I/O draws its size (o.bs is the smallest) */
 	struct job_bssplit bss;
+	/* fio's random map (norandommap=0) for uniform random offsets of one size; with
+	 * map_sliced (verify of random writes by several threads) each thread maps its slice */
+	bool use_map, map_sliced;
+	struct job_zones zones; /* fio's zoned / zoned_abs distribution (zones.n 0: none) */
 	bool bss_on;
-	uint64_t io_max; /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
+	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
+	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
+	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;

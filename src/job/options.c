@@ -19,7 +19,10 @@
 #include "job/options.h"
 #include "llmio/job.h"
 
-/* zipf:THETA or random (uniform): the distribution in i, theta in d. */
+/*
+ * zipf:THETA, zoned:LIST, zoned_abs:LIST or random (uniform): the distribution in i, theta in
+ * d, a zoned LIST in s (checked by job_zones_parse() before the job runs).
+ */
 static int dist_parse(const char *text, struct llmio_optval *out)
 {
 	char *end;
@@ -27,6 +30,13 @@ static int dist_parse(const char *text, struct llmio_optval *out)
 	if (!strcmp(text, "random") || !strcmp(text, "uniform")) {
 		out->i = LLMIO_DIST_UNIFORM;
 		return 0;
+	}
+	if (!strncmp(text, "zoned:", 6) || !strncmp(text, "zoned_abs:", 10)) {
+		out->i = text[5] == ':' ? LLMIO_DIST_ZONED : LLMIO_DIST_ZONED_ABS;
+		out->s = strchr(text, ':') + 1;
+		return strlen(out->s) < sizeof(((struct llmio_job_opts *)0)->random_zones)
+		               ? 0
+		               : -EINVAL;
 	}
 	if (strncmp(text, "zipf:", 5))
 		return -EINVAL;
@@ -45,6 +55,8 @@ static void dist_store(const struct llmio_optval *v, void *base)
 	o->random_distribution = (enum llmio_dist)v->i;
 	if (v->i == LLMIO_DIST_ZIPF)
 		o->zipf_theta = v->d;
+	if (v->i == LLMIO_DIST_ZONED || v->i == LLMIO_DIST_ZONED_ABS)
+		snprintf(o->random_zones, sizeof(o->random_zones), "%s", v->s);
 }
 
 static void dist_load(const void *base, struct llmio_optval *v)
@@ -53,12 +65,15 @@ static void dist_load(const void *base, struct llmio_optval *v)
 
 	v->i = o->random_distribution;
 	v->d = o->zipf_theta;
+	v->s = o->random_zones;
 }
 
 static int dist_format(const struct llmio_optval *v, char *buf, size_t len)
 {
-	int n = v->i == LLMIO_DIST_ZIPF ? snprintf(buf, len, "zipf:%g", v->d)
-	                                : snprintf(buf, len, "random");
+	int n = v->i == LLMIO_DIST_ZIPF        ? snprintf(buf, len, "zipf:%g", v->d)
+	        : v->i == LLMIO_DIST_ZONED     ? snprintf(buf, len, "zoned:%s", v->s)
+	        : v->i == LLMIO_DIST_ZONED_ABS ? snprintf(buf, len, "zoned_abs:%s", v->s)
+	                                       : snprintf(buf, len, "random");
 
 	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }
@@ -72,35 +87,57 @@ static const char *const rw_names[] = {
         [LLMIO_RW_RANDRW] = "randrw",     [LLMIO_RW_RW] = "rw",
 };
 
-/* rw: the choices, and fio's second name of the sequential mix (readwrite = rw). */
+/*
+ * rw: the choices, and fio's second name of the sequential mix (readwrite = rw).  A sequential
+ * rw takes fio's offset modifier, TYPE:N: N bytes (k, m ... as a size; negative goes back)
+ * skipped after each I/O, into u as a two's complement.  A random rw's :N (fio's new offset
+ * every N I/Os) is not done.
+ */
 static int rw_parse(const char *text, struct llmio_optval *out)
 {
+	const char *colon = strchr(text, ':');
+	const size_t k = colon ? (size_t)(colon - text) : strlen(text);
+	uint64_t skip = 0;
+
+	out->i = -1;
 	for (size_t i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
-		if (!strcmp(text, rw_names[i])) {
+		if (strlen(rw_names[i]) == k && !strncmp(text, rw_names[i], k))
 			out->i = (int64_t)i;
-			return 0;
-		}
-	if (strcmp(text, "readwrite"))
+	if (k == strlen("readwrite") && !strncmp(text, "readwrite", k))
+		out->i = LLMIO_RW_RW;
+	if (out->i < 0)
 		return -EINVAL;
-	out->i = LLMIO_RW_RW;
+	out->u = 0;
+	if (!colon)
+		return 0;
+	if (job_rw_random((enum llmio_rw)out->i) ||
+	    llmio_parse_size(colon[1] == '-' ? colon + 2 : colon + 1, &skip) ||
+	    skip > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	out->u = colon[1] == '-' ? (uint64_t) - (int64_t)skip : skip;
 	return 0;
 }
 
 static void rw_store(const struct llmio_optval *v, void *base)
 {
 	((struct llmio_job_opts *)base)->rw = (enum llmio_rw)v->i;
+	((struct llmio_job_opts *)base)->rw_skip = (int64_t)v->u;
 }
 
 static void rw_load(const void *base, struct llmio_optval *v)
 {
 	v->i = ((const struct llmio_job_opts *)base)->rw;
+	v->u = (uint64_t)((const struct llmio_job_opts *)base)->rw_skip;
 	v->s = llmio_rw_name((enum llmio_rw)v->i);
 }
 
 static int rw_format(const struct llmio_optval *v, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s", llmio_rw_name((enum llmio_rw)v->i)) >= (int)len ? -ERANGE
-	                                                                                : 0;
+	const int n = v->u ? snprintf(buf, len, "%s:%" PRId64, llmio_rw_name((enum llmio_rw)v->i),
+	                              (int64_t)v->u)
+	                   : snprintf(buf, len, "%s", llmio_rw_name((enum llmio_rw)v->i));
+
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
 }
 
 static const struct llmio_optdesc_codec rw_codec = {rw_parse, rw_store, rw_load, rw_format};
@@ -255,6 +292,210 @@ static int bssplit_list(const char *text, size_t len, unsigned d, struct job_bss
 	return 0;
 }
 
+/*
+ * The smallest and largest sizes of a split (min, max, dmin), and its checks: each direction's
+ * sizes multiples of its smallest, which is a multiple of the other direction's.
+ */
+static int split_bounds(const char *opt, const char *text, struct job_bssplit *out,
+                        struct llmio_error *e)
+{
+	out->min = UINT64_MAX;
+	for (unsigned d = 0; d < 2; d++) {
+		out->dmin[d] = UINT64_MAX;
+		for (unsigned i = 0; i < out->n[d]; i++) {
+			if (out->bs[d][i] < out->dmin[d])
+				out->dmin[d] = out->bs[d][i];
+			if (out->bs[d][i] > out->max)
+				out->max = out->bs[d][i];
+		}
+		if (out->range[d] > out->max)
+			out->max = out->range[d];
+		if (out->dmin[d] < out->min)
+			out->min = out->dmin[d];
+	}
+	for (unsigned d = 0; d < 2; d++) {
+		if (out->dmin[d] % out->min)
+			return llmio_err(e, -EINVAL,
+			                 "%s=%s: the smallest %s size, %" PRIu64
+			                 ", is not a multiple of the other direction's, %" PRIu64,
+			                 opt, text, d ? "write" : "read", out->dmin[d], out->min);
+		for (unsigned i = 0; i < out->n[d]; i++)
+			if (out->bs[d][i] % out->dmin[d])
+				return llmio_err(e, -EINVAL,
+				                 "%s=%s: %" PRIu64 " is not a multiple of the "
+				                 "smallest %s size, %" PRIu64
+				                 " (fio rounds it down to one: give that size)",
+				                 opt, text, out->bs[d][i], d ? "write" : "read",
+				                 out->dmin[d]);
+	}
+	return 0;
+}
+
+/* One direction's MIN-MAX of bsrange (fio also takes MIN:MAX), into out->bs[d][0], range[d]. */
+static int bsrange_list(const char *text, size_t len, unsigned d, struct job_bssplit *out,
+                        struct llmio_error *e)
+{
+	char item[64], *dash;
+	uint64_t lo, hi;
+
+	if (!len || len >= sizeof(item))
+		return llmio_err(e, -EINVAL, "bsrange: an empty or overlong range in '%s'", text);
+	memcpy(item, text, len);
+	item[len] = '\0';
+	dash = strpbrk(item, "-:");
+	if (!dash)
+		return llmio_err(e, -EINVAL, "bsrange: '%s' is not MIN-MAX (4k-64k)", item);
+	*dash = '\0';
+	if (llmio_parse_size(item, &lo) || llmio_parse_size(dash + 1, &hi) || !lo ||
+	    hi > (1u << 30))
+		return llmio_err(e, -EINVAL, "bsrange: '%s-%s' is not MIN-MAX (4k-64k)", item,
+		                 dash + 1);
+	if (lo > hi || hi % lo)
+		return llmio_err(e, -EINVAL,
+		                 "bsrange: %" PRIu64 "-%" PRIu64 ": MAX must be a multiple of MIN, "
+		                 "at least MIN (fio's draw gives MAX itself a share of its own "
+		                 "otherwise): give one",
+		                 lo, hi);
+	out->n[d] = 1;
+	out->bs[d][0] = lo;
+	out->cum[d][0] = 100;
+	out->range[d] = hi > lo ? hi : 0;
+	return 0;
+}
+
+int job_bsrange_parse(const char *text, struct job_bssplit *out, struct llmio_error *e)
+{
+	const char *comma = strchr(text, ',');
+	const char *third = comma ? strchr(comma + 1, ',') : NULL;
+	struct job_bssplit trims;
+
+	memset(out, 0, sizeof(*out));
+	if (bsrange_list(text, comma ? (size_t)(comma - text) : strlen(text), 0, out, e) ||
+	    bsrange_list(comma ? comma + 1 : text,
+	                 comma ? (third ? (size_t)(third - comma - 1) : strlen(comma + 1))
+	                       : strlen(text),
+	                 1, out, e))
+		return -EINVAL;
+	if (third &&
+	    (strchr(third + 1, ',') || bsrange_list(third + 1, strlen(third + 1), 0, &trims, e)))
+		return llmio_err(e, -EINVAL,
+		                 "bsrange=%s: at most three ranges (reads, writes, trims)", text);
+	return split_bounds("bsrange", text, out, e);
+}
+
+/*
+ * fio's zone list, as fio's zone_split_ddir() reads it: ACCESS/SIZE entries split by ':', a blank
+ * SIZE (percent) a share of what the others leave, evenly (fio's integer division); the given
+ * accesses must add up to 100 (a blank one is then 0), the sizes to at most 100 (zoned_abs:
+ * bytes, one zone after another).
+ */
+int job_zones_parse(const struct llmio_job_opts *o, struct job_zones *out, struct llmio_error *e)
+{
+	const bool abs = o->random_distribution == LLMIO_DIST_ZONED_ABS;
+	const char *opt = abs ? "zoned_abs" : "zoned";
+	const char *text = o->random_zones;
+	int acc[JOB_ZONES_MAX], sz[JOB_ZONES_MAX];
+	unsigned sz_blank = 0, n = 0;
+	int acc_sum = 0, sz_sum = 0;
+	uint64_t at = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->abs = abs;
+	if (strchr(text, ','))
+		return llmio_err(e, -EINVAL,
+		                 "random_distribution=%s:%s: one list for both directions (fio's "
+		                 "list per direction is not done)",
+		                 opt, text);
+	for (const char *p = text; *p;) {
+		char item[64], *slash, *end;
+		size_t k = strcspn(p, ":");
+		long v;
+
+		if (!k || k >= sizeof(item) || n == JOB_ZONES_MAX)
+			return llmio_err(e, -EINVAL,
+			                 "random_distribution=%s:%s: an empty or overlong zone, or "
+			                 "more than %d",
+			                 opt, text, JOB_ZONES_MAX);
+		memcpy(item, p, k);
+		item[k] = '\0';
+		p += k + (p[k] == ':');
+		slash = strchr(item, '/');
+		if (slash)
+			*slash = '\0';
+		acc[n] = sz[n] = -1;
+		if (item[0]) {
+			errno = 0;
+			v = strtol(item, &end, 10);
+			if (errno || *end || v < 0 || v > 100)
+				goto bad;
+			acc[n] = (int)v;
+			acc_sum += (int)v;
+		}
+		if (abs) {
+			if (!slash || llmio_parse_size(slash + 1, &out->size[n]) || !out->size[n])
+				goto bad;
+			out->start[n] = at;
+			at += out->size[n];
+		} else if (slash && slash[1]) {
+			errno = 0;
+			v = strtol(slash + 1, &end, 10);
+			if (errno || *end || v < 0 || v > 100)
+				goto bad;
+			sz[n] = (int)v;
+			sz_sum += (int)v;
+		} else {
+			sz_blank++;
+		}
+		n++;
+	}
+	/* fio checks the given accesses before it fills the blanks: they alone make 100 */
+	if (acc_sum != 100 || sz_sum > 100)
+		goto sums;
+	for (unsigned i = 0; i < n; i++) {
+		if (acc[i] < 0)
+			acc[i] = 0;
+		if (!abs && sz[i] < 0)
+			sz[i] = n == 1 ? 100 : (100 - sz_sum) / (int)sz_blank;
+	}
+	acc_sum = sz_sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		acc_sum += acc[i];
+		out->cum[i] = (uint32_t)acc_sum;
+		if (!abs) {
+			out->start_pct[i] = (uint32_t)sz_sum;
+			out->size_pct[i] = (uint32_t)sz[i];
+			sz_sum += sz[i];
+		}
+	}
+	if (acc_sum != 100 || sz_sum > 100)
+		goto sums;
+	out->n = n;
+	return 0;
+bad:
+	return llmio_err(e, -EINVAL,
+	                 "random_distribution=%s:%s: each zone is ACCESS/%s (a whole percentage, "
+	                 "then %s)",
+	                 opt, text, abs ? "BYTES" : "SIZE", abs ? "a size: 64m" : "one: 50/10");
+sums:
+	return llmio_err(e, -EINVAL,
+	                 "random_distribution=%s:%s: the accesses add up to %d, not 100%s "
+	                 "(fio refuses it too): make them add up",
+	                 opt, text, acc_sum, abs ? "" : ", or the sizes to more than 100");
+}
+
+int job_bs_sizes(const struct llmio_job_opts *o, struct job_bssplit *out, struct llmio_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	if (o->bssplit[0] && o->bsrange[0])
+		return llmio_err(e, -EINVAL,
+		                 "bssplit and bsrange both given: give one (fio takes bssplit)");
+	if (o->bssplit[0])
+		return job_bssplit_parse(o->bssplit, out, e);
+	if (o->bsrange[0])
+		return job_bsrange_parse(o->bsrange, out, e);
+	return 0;
+}
+
 int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e)
 {
 	const char *comma = strchr(text, ',');
@@ -280,34 +521,7 @@ int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_er
 		memcpy(out->bs[1], out->bs[0], sizeof(out->bs[0]));
 		memcpy(out->cum[1], out->cum[0], sizeof(out->cum[0]));
 	}
-	out->min = UINT64_MAX;
-	for (unsigned d = 0; d < 2; d++) {
-		out->dmin[d] = UINT64_MAX;
-		for (unsigned i = 0; i < out->n[d]; i++) {
-			if (out->bs[d][i] < out->dmin[d])
-				out->dmin[d] = out->bs[d][i];
-			if (out->bs[d][i] > out->max)
-				out->max = out->bs[d][i];
-		}
-		if (out->dmin[d] < out->min)
-			out->min = out->dmin[d];
-	}
-	for (unsigned d = 0; d < 2; d++) {
-		if (out->dmin[d] % out->min)
-			return llmio_err(e, -EINVAL,
-			                 "bssplit=%s: the smallest %s size, %" PRIu64
-			                 ", is not a multiple of the other direction's, %" PRIu64,
-			                 text, d ? "write" : "read", out->dmin[d], out->min);
-		for (unsigned i = 0; i < out->n[d]; i++)
-			if (out->bs[d][i] % out->dmin[d])
-				return llmio_err(e, -EINVAL,
-				                 "bssplit=%s: %" PRIu64 " is not a multiple of the "
-				                 "smallest %s size, %" PRIu64
-				                 " (fio rounds it down to one: give that size)",
-				                 text, out->bs[d][i], d ? "write" : "read",
-				                 out->dmin[d]);
-	}
-	return 0;
+	return split_bounds("bssplit", text, out, e);
 }
 
 /*
@@ -332,6 +546,27 @@ static void bssplit_store(const struct llmio_optval *v, void *base)
 static void bssplit_load(const void *base, struct llmio_optval *v)
 {
 	v->s = ((const struct llmio_job_opts *)base)->bssplit;
+}
+
+/* bsrange: the text as written, checked (and its smallest MIN made bs) as bssplit's is */
+static int bsrange_parse(const char *text, struct llmio_optval *out)
+{
+	if (strlen(text) >= sizeof(((struct llmio_job_opts *)0)->bsrange))
+		return -EINVAL;
+	out->s = text;
+	return 0;
+}
+
+static void bsrange_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	snprintf(o->bsrange, sizeof(o->bsrange), "%s", v->s);
+}
+
+static void bsrange_load(const void *base, struct llmio_optval *v)
+{
+	v->s = ((const struct llmio_job_opts *)base)->bsrange;
 }
 
 static int text_format(const struct llmio_optval *v, char *buf, size_t len)
@@ -387,6 +622,29 @@ static void inline_load(const void *base, struct llmio_optval *v)
 static const struct llmio_optdesc_codec inline_codec = {inline_parse, NULL, inline_load,
                                                         text_format};
 
+/*
+ * random_generator: taken, with no field.  fio's choice (tausworthe, tausworthe64, lfsr) is the
+ * generator behind its own offsets, which llmio's never reproduce either way; what the choice
+ * means for the I/O, each block once per pass, is the random map (norandommap=0), which llmio
+ * gives with its one generator.
+ */
+static int generator_parse(const char *text, struct llmio_optval *out)
+{
+	out->s = text;
+	return strcmp(text, "tausworthe") && strcmp(text, "tausworthe64") && strcmp(text, "lfsr")
+	               ? -EINVAL
+	               : 0;
+}
+
+static void generator_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->s = "tausworthe";
+}
+
+static const struct llmio_optdesc_codec generator_codec = {generator_parse, NULL, generator_load,
+                                                           text_format};
+
 /* thread: llmio's jobs are always threads of one process (fio's thread=1); 0 is refused. */
 static int thread_parse(const char *text, struct llmio_optval *out)
 {
@@ -415,6 +673,8 @@ static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thre
                                                         bool_format};
 
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
+                                                         text_format};
+static const struct llmio_optdesc_codec bsrange_codec = {bsrange_parse, bsrange_store, bsrange_load,
                                                          text_format};
 
 #define JOB(n, a, t, f, d, h, ...)                                                                 \
@@ -454,10 +714,13 @@ static const struct llmio_optdesc opts_table[] = {
                "llmio run's default $jobname.$jobnum.$filenum)",
                FIO, .no_echo = true),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
-            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
+            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite); "
+            "a sequential one with :N skips N bytes after each I/O (fio's; -N goes back)",
             .choices = "read|write|randread|randwrite|randrw|rw",
-            .expect = "read, write, randread, randwrite, randrw or rw (readwrite)", .fio = "rw",
-            .codec = &rw_codec, FIO_CUSTOM),
+            .expect = "read, write, randread, randwrite, randrw or rw (readwrite), a sequential "
+                      "one with fio's :N (bytes skipped after each I/O, -N backwards; a "
+                      "random one's :N is not done)",
+            .fio = "rw", .codec = &rw_codec, FIO_CUSTOM),
         JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
             .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
         JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,
@@ -479,8 +742,12 @@ static const struct llmio_optdesc opts_table[] = {
             .json_ns = 1e9),
         JOB("direct", NULL, OPTD_BOOL, direct, "0", "O_DIRECT: bypass the page cache", FIO),
         JOB("random_distribution", NULL, OPTD_ENUM, random_distribution, "random",
-            "random (uniform) | zipf:THETA", .codec = &dist_codec,
-            .expect = "random or zipf:THETA with THETA > 0 (e.g. zipf:1.2)", FIO_CUSTOM),
+            "random (uniform) | zipf:THETA | zoned:ACCESS%/SIZE%:... | "
+            "zoned_abs:ACCESS%/BYTES:... (fio's)",
+            .codec = &dist_codec,
+            .expect = "random, zipf:THETA with THETA > 0 (e.g. zipf:1.2), or fio's "
+                      "zoned:ACCESS/SIZE:... (percentages) or zoned_abs:ACCESS/BYTES:...",
+            FIO_CUSTOM),
         /* a seed is any 64-bit number, which a double bound cannot state */
         JOB("randseed", NULL, OPTD_UINT, randseed, "1",
             "seed of offsets and op mix (runs repeat exactly)", .umin = 0, .umax = UINT64_MAX,
@@ -550,9 +817,9 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("randrepeat", NULL, OPTD_BOOL, randrepeat, "1",
                "1: the same offsets every run (randseed); 0: a new seed each run, echoed",
                FIO_CUSTOM, .no_echo = true),
-        FIOJOB("norandommap", NULL, OPTD_BOOL, norandommap, "1",
-               "llmio draws random offsets independently, as fio's norandommap (0 is refused: no "
-               "random map)",
+        FIOJOB("norandommap", NULL, OPTD_BOOL, norandommap, "0",
+               "0 (fio's default): a random job's thread moves over every block once per pass "
+               "(fio's random map; one block size, uniform); 1: offsets drawn independently",
                FIO_CUSTOM, .no_echo = true),
         FIOJOB("group_reporting", NULL, OPTD_BOOL, group_reporting, "0",
                "report the threads of numjobs (and a job file's group) as one; without it fio's "
@@ -574,10 +841,21 @@ static const struct llmio_optdesc opts_table[] = {
                          "separated), the sizes multiples of the smallest, the percentages "
                          "adding up to 100",
                FIO, .json_if = "bssplit"),
+        FIOJOB("bsrange", "blocksize_range", OPTD_STRING, bsrange, "",
+               "fio's block size range, e.g. 4k-64k (READS,WRITES for each direction): each I/O "
+               "a multiple of MIN up to MAX, evenly, as fio draws them; bs becomes MIN",
+               .codec = &bsrange_codec, .fio = "bsrange",
+               .expect = "fio's MIN-MAX (a range per direction, comma separated), MAX a "
+                         "multiple of MIN",
+               FIO, .json_if = "bsrange"),
+        FIOJOB("blockalign", "ba", OPTD_SIZE, blockalign, "0",
+               "random offsets are multiples of this (fio's; 0 = of bs, or of a direction's "
+               "smallest bssplit or bsrange size); a multiple of bs",
+               .max = 1u << 30, .fio = "blockalign", FIO, .json_if = "blockalign"),
         FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
-               "0 | crc32c | md5 | sha256: a checksum in every written block, checked when read "
-               "(same bs)",
-               .choices = "0|crc32c|md5|sha256", FIO, .json_if = "verify"),
+               "0 | crc32c | md5 | sha256 | crc64 | meta: a checksum in every written block, "
+               "checked when read (same bs); meta: the block's header alone (its offset)",
+               .choices = "0|crc32c|md5|sha256|crc64|meta", FIO, .json_if = "verify"),
         FIOJOB("do_verify", NULL, OPTD_BOOL, do_verify, "1",
                "with verify: a write job reads back and checks every block it wrote", FIO,
                .no_echo = true),
@@ -649,6 +927,10 @@ static const struct llmio_optdesc opts_table[] = {
                "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
                "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
                "1/0, true/false, yes/no or on/off"),
+        MIRROR("random_generator", OPTD_STRING, generator_codec,
+               "fio's random_generator: tausworthe, tausworthe64 or lfsr are taken; llmio draws "
+               "with its own (xoshiro256**), and the random map gives lfsr's once per pass",
+               "tausworthe, tausworthe64 or lfsr (llmio draws with its own generator)"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -798,11 +1080,7 @@ int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const cha
 static const struct {
 	const char *name, *instead;
 } fio_refused[] = {
-        {"bsrange", "one --bs per job (a job file: one section per size)"},
-        {"blocksize_range", "one --bs per job (a job file: one section per size)"},
-        {"bs_unaligned", "--bs (I/Os are aligned to bs)"},
-        {"blockalign", "--bs (I/Os are aligned to bs)"},
-        {"ba", "--bs (I/Os are aligned to bs)"},
+        {"bs_unaligned", "bsrange or bssplit (sizes are multiples of the smallest)"},
         {"offset", "a --filename of its own (llmio uses the whole target)"},
         {"offset_increment", "--numjobs (llmio gives each thread its own slice)"},
         {"zonemode", "--size (no zones)"},
@@ -881,7 +1159,6 @@ static const struct {
         {"overwrite", "nothing: llmio lays files out before a write job"},
         {"pre_read", "--invalidate=0 after a read job"},
         {"percentage_random", "--rw=randrw or --rw=rw"},
-        {"random_generator", "nothing: llmio has one generator (randseed)"},
         {"allrandrepeat", "--randrepeat"},
         {"serialize_overlap", "nothing: llmio's I/Os of one thread never overlap"},
         {"trim_percentage", "nothing: llmio does not trim"},
@@ -995,18 +1272,14 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 
 	if (job_percentile_list(o->percentile_list, pct, JOB_PCT_MAX, &npct, e))
 		return -EINVAL;
-	if (o->bssplit[0]) {
-		/* fio's bssplit replaces bs: the smallest size is the grain of the layout */
+	if (o->bssplit[0] || o->bsrange[0]) {
+		/* fio's bssplit and bsrange replace bs: the smallest size is the layout's grain */
 		struct job_bssplit split;
 
-		if (job_bssplit_parse(o->bssplit, &split, e))
+		if (job_bs_sizes(o, &split, e))
 			return -EINVAL;
 		o->bs = split.min;
 	}
-	if (!o->norandommap)
-		return llmio_err(e, -EINVAL,
-		                 "norandommap=0: llmio has no random map (offsets are drawn "
-		                 "independently, as fio's norandommap=1); leave it out");
 	if (o->filesize) {
 		if (o->size && o->size != o->filesize * files)
 			return llmio_err(

@@ -81,8 +81,38 @@ struct job_bssplit {
 	uint64_t bs[2][JOB_BSSPLIT_MAX];
 	uint32_t cum[2][JOB_BSSPLIT_MAX];
 	uint64_t min, max, dmin[2];
+	uint64_t range[2]; /* bsrange: direction d's largest size (its smallest is dmin[d]), or 0 */
 };
 int job_bssplit_parse(const char *text, struct job_bssplit *out, struct llmio_error *e);
+
+/*
+ * fio's bsrange ("MIN-MAX", or "MIN-MAX,MIN-MAX" for reads, writes; a third list, trims, is
+ * checked): into out as the split of each direction's sizes, dmin[d] = MIN, range[d] = MAX,
+ * min and max as job_bssplit_parse()'s.  Each I/O's size is then drawn as fio draws it.  0, or
+ * -EINVAL with one line in e (MIN > MAX, MAX not a multiple of MIN, a direction's MIN not a
+ * multiple of the other's).
+ */
+int job_bsrange_parse(const char *text, struct job_bssplit *out, struct llmio_error *e);
+
+/* The job's sizes: bssplit's or bsrange's (neither: out->min = 0); 0 or -EINVAL with e. */
+int job_bs_sizes(const struct llmio_job_opts *o, struct job_bssplit *out, struct llmio_error *e);
+
+/*
+ * fio's zoned and zoned_abs distributions: zone i takes the I/Os whose draw r in 0..99 is below
+ * cum[i] (and at least cum[i-1]), at an offset uniform in its part of the target: from
+ * start_pct[i] percent for size_pct[i] percent of it (zoned), or from start[i] bytes for size[i]
+ * bytes (zoned_abs).
+ */
+#define JOB_ZONES_MAX 64
+struct job_zones {
+	unsigned n;
+	bool abs;
+	uint32_t cum[JOB_ZONES_MAX];
+	uint32_t start_pct[JOB_ZONES_MAX], size_pct[JOB_ZONES_MAX];
+	uint64_t start[JOB_ZONES_MAX], size[JOB_ZONES_MAX];
+};
+/* The list of o's random_zones into out; 0, or -EINVAL with one line in e. */
+int job_zones_parse(const struct llmio_job_opts *o, struct job_zones *out, struct llmio_error *e);
 
 /* A fio option llmio refuses: what to use instead (one line), or NULL when key is not one. */
 const char *job_fio_refused(const char *key);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * verify=crc32c|md5|sha256: a header and checksum in every written block, checked when read.
+ * verify=crc32c|md5|sha256|crc64|meta: a header and checksum in every written block, checked
+ * when read (meta: the header alone, as fio's).
  * The digests are the standard ones (CRC-32C: RFC 3720's Castagnoli polynomial, reflected;
  * MD5: RFC 1321; SHA-256: FIPS 180-4), from the libraries that use the CPU's instructions for
  * them: ISA-L for CRC-32C, OpenSSL's libcrypto (which the s3 engine links too) for MD5 and
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <isa-l/crc.h>
+#include <isa-l/crc64.h>
 #include <openssl/evp.h>
 
 #include "base/error.h"
@@ -56,6 +58,17 @@ static uint32_t crc32c(const uint8_t *p, size_t n)
 	for (; n > piece; p += piece, n -= piece)
 		c = crc32_iscsi((unsigned char *)p, (int)piece, c);
 	return ~crc32_iscsi((unsigned char *)p, (int)n, c);
+}
+
+/*
+ * fio's crc64 (crc/crc64.c): the Jones polynomial (0xad93d23594c935a9, reflected
+ * 0x95ac9329ac4bc9b5), from 0, the result not inverted ("123456789" -> 0xe9c6d914c4b8d9ca,
+ * tests/test_verify.c).  ISA-L's crc64_jones_refl() inverts the value it starts from and the
+ * one it returns, so it is given ~0 and its result inverted.
+ */
+static uint64_t crc64_fio(const uint8_t *p, size_t n)
+{
+	return ~crc64_jones_refl(~0ull, p, n);
 }
 
 /* ---- MD5 and SHA-256: OpenSSL's libcrypto ---- */
@@ -119,10 +132,17 @@ size_t verify_digest(enum verify_algo algo, const void *buf, size_t len, uint8_t
 		memcpy(out, &c, sizeof(c));
 		return sizeof(c);
 	}
+	case VERIFY_CRC64: {
+		const uint64_t c = crc64_fio(buf, len);
+
+		memcpy(out, &c, sizeof(c));
+		return sizeof(c);
+	}
 	case VERIFY_MD5:
 		return md_digest(0, buf, len, out);
 	case VERIFY_SHA256:
 		return md_digest(1, buf, len, out);
+	case VERIFY_META:
 	case VERIFY_NONE:
 		break;
 	}
@@ -151,7 +171,7 @@ static size_t block_digest(enum verify_algo algo, uint8_t *buf, uint32_t len, ui
 	return n;
 }
 
-static const char *const algo_names[] = {"none", "crc32c", "md5", "sha256"};
+static const char *const algo_names[] = {"none", "crc32c", "md5", "sha256", "crc64", "meta"};
 
 /* libcrypto failed to make its context (out of memory): the one error a digest has */
 static int digest_failed(enum verify_algo algo, struct llmio_error *e)
@@ -170,6 +190,8 @@ int verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off,
 	size_t n;
 
 	memcpy(buf, &h, sizeof(h));
+	if (algo == VERIFY_META)
+		return 0;
 	n = block_digest(algo, buf, len, sum);
 	if (!n)
 		return digest_failed(algo, e);
@@ -194,8 +216,9 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 		        "%u bytes), found magic 0x%08x, %s, %u bytes: not written with verify=%s "
 		        "and bs=%u, or overwritten",
 		        path, off, algo_names[algo], VERIFY_MAGIC, len, h.magic,
-		        h.algo < 4 ? algo_names[h.algo] : "unknown algorithm", h.len,
-		        algo_names[algo], len);
+		        h.algo < sizeof(algo_names) / sizeof(algo_names[0]) ? algo_names[h.algo]
+		                                                            : "unknown algorithm",
+		        h.len, algo_names[algo], len);
 	}
 	if (h.off != off) {
 		return llmio_err(e, -EILSEQ,
@@ -204,6 +227,8 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 		                 ", found the block of offset %" PRIu64 " (a misplaced write)",
 		                 path, off, off, h.off);
 	}
+	if (algo == VERIFY_META)
+		return 0;
 	n = block_digest(algo, buf, len, sum);
 	if (!n)
 		return digest_failed(algo, e);
@@ -240,13 +265,28 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 	if (o->bs < VERIFY_HDR_LEN)
 		return llmio_err(e, -EINVAL, "verify needs bs >= %d (the block header)",
 		                 VERIFY_HDR_LEN);
-	/* without fio's random map two writes of one block may be in flight at once and mix */
-	if (writes && random &&
-	    (o->numjobs > 1 || ((j->engine->caps & ENGINE_CAP_ASYNC) && o->iodepth > 1)))
-		return llmio_err(
-		        e, -EINVAL,
-		        "verify with random writes needs numjobs=1 and iodepth=1 (two writes "
-		        "of one block at once could mix); or write sequentially");
+	/*
+	 * Two writes of one block in flight at once could mix.  The random map writes each block
+	 * once per pass (each thread its own slice, when several write), so a thread may write
+	 * one pass at most; without the map, one I/O at a time by one thread.
+	 */
+	if (writes && random && j->use_map) {
+		const uint64_t slice = j->total_blocks / (o->numjobs ? o->numjobs : 1) * o->bs;
+
+		j->map_sliced = o->numjobs > 1;
+		if (!o->io_size || o->io_size > (j->map_sliced ? slice : j->total_blocks * o->bs))
+			return llmio_err(e, -EINVAL,
+			                 "verify with random writes: each thread writes its blocks "
+			                 "once (one pass of the random map), so io_size may be at "
+			                 "most %" PRIu64 " bytes and the job not time_based",
+			                 j->map_sliced ? slice : j->total_blocks * o->bs);
+	} else if (writes && random &&
+	           (o->numjobs > 1 || ((j->engine->caps & ENGINE_CAP_ASYNC) && o->iodepth > 1))) {
+		return llmio_err(e, -EINVAL,
+		                 "verify with random writes in flight together needs the random "
+		                 "map (norandommap=0, one block size, a uniform distribution); or "
+		                 "numjobs=1 and iodepth=1");
+	}
 	if (!writes || !o->do_verify)
 		return 0;
 	/* an engine's cleanup=1 (s3) deletes what the job wrote as the job ends: before the

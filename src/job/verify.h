@@ -19,13 +19,15 @@ enum verify_algo {
 	VERIFY_CRC32C,
 	VERIFY_MD5,
 	VERIFY_SHA256,
+	VERIFY_CRC64, /* fio's crc64: the Jones polynomial, reflected, from 0, not inverted */
+	VERIFY_META,  /* fio's meta: the header alone (offset, length), no digest of the data */
 };
 
 /* bytes of the header at the start of every verified block: the smallest bs verify takes */
 #define VERIFY_HDR_LEN 56
 
-/* The digest of buf[0..len) by algo into out (4, 16 or 32 bytes); its length, 0 when
- * libcrypto could not make its context (out of memory). */
+/* The digest of buf[0..len) by algo into out (4, 16, 32 or 8 bytes); its length, 0 when
+ * libcrypto could not make its context (out of memory), or for meta (no digest). */
 size_t verify_digest(enum verify_algo algo, const void *buf, size_t len, uint8_t out[32]);
 
 /*

@@ -90,10 +90,21 @@ static uint64_t draw_len(struct worker *w, unsigned d, uint64_t room)
 {
 	const struct job_bssplit *s = &w->job->bss;
 	const uint64_t grain = w->job->o.bs;
-	const uint32_t r = (uint32_t)rng_below(&w->rng, 100);
+	uint32_t r;
 	unsigned i = 0;
 	uint64_t best = 0;
 
+	if (s->range[d]) {
+		/* bsrange: fio's MIN + U x MAX, down to a multiple of MIN, capped at MAX: each
+		 * multiple of MIN up to MAX alike */
+		const uint64_t unit = s->dmin[d] / grain;
+		uint64_t k = rng_below(&w->rng, s->range[d] / s->dmin[d]) + 1;
+
+		if (k * unit > room)
+			k = room / unit;
+		return k * unit;
+	}
+	r = (uint32_t)rng_below(&w->rng, 100);
 	while (i + 1 < s->n[d] && r >= s->cum[d][i])
 		i++;
 	if (s->bs[d][i] / grain <= room)
@@ -102,6 +113,33 @@ static uint64_t draw_len(struct worker *w, unsigned d, uint64_t room)
 		if (s->bs[d][k] / grain <= room && s->bs[d][k] > best)
 			best = s->bs[d][k];
 	return best / grain;
+}
+
+/*
+ * A random slot of slots (blocks of unit bytes: bs, or blockalign's multiple): uniform, or by
+ * fio's zoned distribution, where a draw in 0..99 picks the zone and the slot is uniform
+ * within it, as fio's __get_next_rand_offset_zoned() and its _abs twin draw them.
+ */
+static uint64_t rand_slot(struct worker *w, uint64_t slots, uint64_t unit)
+{
+	const struct job_zones *z = &w->job->zones;
+	uint64_t first, n;
+	uint32_t r;
+	unsigned i = 0;
+
+	if (!z->n)
+		return rng_below(&w->rng, slots);
+	r = (uint32_t)rng_below(&w->rng, 100);
+	while (i + 1 < z->n && r >= z->cum[i])
+		i++;
+	if (z->abs) {
+		first = z->start[i] / unit;
+		n = z->size[i] / unit;
+	} else {
+		first = z->start_pct[i] * slots / 100;
+		n = slots * z->size_pct[i] / 100;
+	}
+	return first + (n ? rng_below(&w->rng, n) : 0);
 }
 
 /* Grains from block to the end of its file. */
@@ -123,7 +161,7 @@ static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t l
 {
 	const struct job *j = w->job;
 	const unsigned d = io->op == ENGINE_OP_WRITE;
-	const uint64_t a = j->bss.dmin[d] / j->o.bs;
+	const uint64_t a = j->align_blocks ? j->align_blocks : j->bss.dmin[d] / j->o.bs;
 	uint64_t block = 0, room;
 
 	if (j->o.rw == LLMIO_RW_READ || j->o.rw == LLMIO_RW_WRITE || j->o.rw == LLMIO_RW_RW) {
@@ -147,14 +185,41 @@ static uint64_t prep_split(struct worker *w, const struct io_req *io, uint64_t l
 	for (int tries = 0; tries < 16; tries++) {
 		const uint64_t slots = j->total_blocks / a ? j->total_blocks / a : 1;
 
-		block = rng_below(&w->rng, slots) * a;
+		block = rand_slot(w, slots, a * j->o.bs) * a;
 		room = to_file_end(j, block);
-		*n = draw_len(w, d, left && left < room ? left : room);
+		/* io_size's last bytes, fewer than this direction's smallest size: that size,
+		 * past io_size, as fio's last I/O */
+		if (left && left < room && left >= j->bss.dmin[d] / j->o.bs)
+			room = left;
+		*n = draw_len(w, d, room);
 		if (*n)
 			return block;
 	}
 	*n = 1;
 	return block;
+}
+
+/*
+ * The next block of a sequential thread's slice.  fio's rw=TYPE:N: each I/O after the first
+ * starts skip blocks past where the last ended (before, when negative), and a start beyond
+ * either end of the slice wraps as fio's get_next_seq_offset() does at the file's: to the start
+ * going forward, skip blocks before the end going back.
+ */
+static uint64_t seq_block(struct worker *w, int64_t skip)
+{
+	uint64_t b = w->seq_next;
+
+	if (skip && b) {
+		b += (uint64_t)skip;
+		if (b >= w->region_blocks)
+			b = skip > 0 || (uint64_t)-skip > w->region_blocks
+			            ? 0
+			            : w->region_blocks + (uint64_t)skip;
+	}
+	w->seq_next = b + 1;
+	if (!skip && w->seq_next == w->region_blocks)
+		w->seq_next = 0;
+	return b;
 }
 
 /* The next generated I/O; left: bytes the thread may still issue (io_size), for bssplit. */
@@ -173,17 +238,21 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 			                                                  : ENGINE_OP_WRITE;
 		if (j->bss_on)
 			break;
-		block = w->region_first + w->seq_next;
-		if (++w->seq_next == w->region_blocks)
-			w->seq_next = 0;
+		block = w->region_first + seq_block(w, j->skip_blocks);
 		break;
 	default:
 		/* the offset first, then the direction: a run without bssplit draws them so */
 		if (!j->bss_on && j->o.random_distribution == LLMIO_DIST_ZIPF)
 			block = (uint64_t)((unsigned __int128)zipf_next(&j->zipf, &w->rng) *
 			                   j->zipf_mult % j->total_blocks);
+		else if (j->use_map)
+			block = w->map_first + randmap_next(&w->map, &w->rng);
+		else if (!j->bss_on && j->align_blocks > 1 && j->total_blocks >= j->align_blocks)
+			block = rand_slot(w, j->total_blocks / j->align_blocks,
+			                  j->align_blocks * j->o.bs) *
+			        j->align_blocks;
 		else if (!j->bss_on)
-			block = rng_below(&w->rng, j->total_blocks);
+			block = rand_slot(w, j->total_blocks, j->o.bs);
 		if (j->o.rw == LLMIO_RW_RANDREAD)
 			io->op = ENGINE_OP_READ;
 		else if (j->o.rw == LLMIO_RW_RANDWRITE)
@@ -596,6 +665,10 @@ static int setup(struct worker *w, struct llmio_error *e)
 	w->region_blocks = j->total_blocks * (w->idx + 1) / j->nworkers - w->region_first;
 	if (!w->region_blocks)
 		w->region_blocks = 1;
+	if (j->use_map) {
+		w->map_first = j->map_sliced ? w->region_first : 0;
+		randmap_init(&w->map, j->map_sliced ? w->region_blocks : j->total_blocks, &w->rng);
+	}
 	reset_stats(w);
 	own_fds(w);
 
@@ -831,7 +904,9 @@ static inline int fill_batch(struct worker *w, struct loop *l, unsigned *queued,
 	for (unsigned i = 0; i < n; i++) {
 		struct io_req *io = w->free_ios[l->nfree - 1 - i]; /* fill_queue()'s order */
 
-		io->off = rng_below(&rng, blocks) * bs;
+		io->off = (j->use_map ? w->map_first + randmap_next(&w->map, &rng)
+		                      : rng_below(&rng, blocks)) *
+		          bs;
 		io->file = 0;
 		io->len = (uint32_t)bs;
 		io->op = op;
@@ -903,7 +978,8 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
 	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
 	const int fast_op = src || j->target.nfiles > 1 ||
-	                                    j->o.random_distribution == LLMIO_DIST_ZIPF || j->bss_on
+	                                    j->o.random_distribution == LLMIO_DIST_ZIPF ||
+	                                    j->bss_on || j->align_blocks > 1 || j->zones.n
 	                            ? -1
 	                    : j->o.rw == LLMIO_RW_RANDREAD  ? ENGINE_OP_READ
 	                    : j->o.rw == LLMIO_RW_RANDWRITE ? ENGINE_OP_WRITE
@@ -931,7 +1007,9 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 		if (again) {
 			io = take_held(w, nfree);
 		} else if (fast_op >= 0) {
-			io->off = rng_below(&w->rng, blocks) * bs;
+			io->off = (j->use_map ? w->map_first + randmap_next(&w->map, &w->rng)
+			                      : rng_below(&w->rng, blocks)) *
+			          bs;
 			io->file = 0;
 			io->len = (uint32_t)bs;
 			io->op = (uint8_t)fast_op;

@@ -10,8 +10,8 @@
  * means something slightly different, the job file gets a comment line saying what differs
  * instead of a silently different job.  Conventions that hold for every job:
  *  - thread=1: llmio runs its workers as threads of one process, as fio does with thread=1;
- *  - norandommap=1: llmio draws random offsets with replacement; fio's default random map
- *    would visit every block once per pass instead;
+ *  - norandommap: the job's; 1 where llmio draws independently though asked for the map
+ *    (a random job of several block sizes: fio would map it);
  *  - async engines: llmio submits everything it queued in one round and waits for at least
  *    one completion, which is fio's iodepth_batch_submit=iodepth, iodepth_batch_complete_min=1;
  *    io_uring's reap_batch becomes iodepth_batch_complete_max as the engine resolves it, so
@@ -102,7 +102,10 @@ static void emit_directory(struct emit *x)
 
 static void emit_rw(struct emit *x)
 {
-	fprintf(x->f, "rw=%s\n", llmio_rw_name(x->o->rw));
+	if (x->o->rw_skip) /* fio's offset modifier, rw=TYPE:N */
+		fprintf(x->f, "rw=%s:%" PRId64 "\n", llmio_rw_name(x->o->rw), x->o->rw_skip);
+	else
+		fprintf(x->f, "rw=%s\n", llmio_rw_name(x->o->rw));
 	if (x->o->rw == LLMIO_RW_RANDRW || x->o->rw == LLMIO_RW_RW)
 		fprintf(x->f, "rwmixread=%u\n", x->o->rwmixread);
 }
@@ -199,11 +202,25 @@ static void emit_ramp(struct emit *x)
 
 static void emit_distribution(struct emit *x)
 {
+	if (x->o->random_distribution == LLMIO_DIST_ZONED ||
+	    x->o->random_distribution == LLMIO_DIST_ZONED_ABS)
+		fprintf(x->f, "random_distribution=%s:%s\n",
+		        x->o->random_distribution == LLMIO_DIST_ZONED ? "zoned" : "zoned_abs",
+		        x->o->random_zones);
 	if (x->o->random_distribution != LLMIO_DIST_ZIPF)
 		return;
 	fprintf(x->f, "random_distribution=zipf:%g\n", x->o->zipf_theta);
 	fprintf(x->f, "; differs: same Zipf law, but llmio scatters the ranks over the blocks with "
 	              "its own bijection, so the hot blocks are other blocks than fio's\n");
+}
+
+static void emit_norandommap(struct emit *x)
+{
+	struct job_bssplit sizes;
+	const bool several = !job_bs_sizes(x->o, &sizes, NULL) && sizes.min != sizes.max;
+
+	fprintf(x->f, "norandommap=%d\n",
+	        x->o->norandommap || (several && job_rw_random(x->o->rw)));
 }
 
 static void emit_randseed(struct emit *x)
@@ -366,8 +383,9 @@ static const struct {
         {"group_reporting", NULL},
         {"stonewall", NULL},
         {"new_group", NULL},
-        {"norandommap", NULL},
+        {"norandommap", emit_norandommap},
         {"thread", NULL},
+        {"random_generator", NULL},
         {"disable_lat", emit_disable},
         {"disable_clat", NULL},
         {"disable_slat", NULL},
@@ -507,7 +525,7 @@ int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,
 		if (ret)
 			return ret;
 	}
-	fprintf(f, "thread=1\nnorandommap=1\n");
+	fprintf(f, "thread=1\n");
 	ret = emit_engine_options(&x, e);
 	if (ret)
 		return ret;
