@@ -230,12 +230,27 @@ struct llmio_job_opts {
 	 */
 	char file_service_type[32];
 	/*
+	 * fio's run control of a job file (docs/fio.md, "Job files"): wait_for, the name of an
+	 * earlier job this one starts after; exitall: when a job ends, the others of its group
+	 * (exit_what 0), those running (1, fio's stonewall) or all, those not yet started
+	 * too (2), are stopped.
+	 */
+	char wait_for[64];
+	bool exitall;
+	uint8_t exit_what;
+	/*
+	 * fio's numbering of a job file's logs (docs/fio.md, "Logs"): the log of thread N of this
+	 * job is numbered log_index + N + 1, as fio numbers threads across the file (the job runner
+	 * sets it; 0 for a job of its own).
+	 */
+	uint32_t log_index;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[2048];
+	uint8_t reserved_[1978];
 };
 
 /** One file of an explicit file list. */

@@ -64,6 +64,7 @@ int iolog_init(struct iolog *l, const struct llmio_job_opts *o, unsigned idx, bo
                struct llmio_error *e)
 {
 	memset(l, 0, sizeof(*l));
+	idx += o->log_index; /* fio numbers the threads of a job file across it */
 	if (iolog_per_io(o)) {
 		l->slat = slat;
 		l->offset = o->log_offset;

@@ -59,7 +59,7 @@ struct iolog {
 	size_t nio, iocap;
 	FILE *f[IOLOG_KINDS];          /* NULL: that log was not asked for */
 	const char *name[IOLOG_KINDS]; /* its NAME (the job's options) */
-	unsigned idx;                  /* the thread, 0-based */
+	unsigned idx;                  /* the log's number - 1 (o->log_index + thread) */
 	bool slat;              /* the engine submits apart from queueing: slat lines (as fio) */
 	bool offset;            /* log_offset: the offset column */
 	struct llmio_error err; /* the first failed write; later entries are dropped */

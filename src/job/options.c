@@ -414,6 +414,23 @@ static const struct llmio_optdesc_codec no_codec = {no_parse, NULL, taken_load, 
 static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
                                                         bool_format};
 
+/*
+ * threads: an option of fio's tiobench profile (its numjobs), which fio parses in any job and
+ * uses only with profile=tiobench: without the profile it changes nothing, in fio as here.
+ */
+static int count_parse(const char *text, struct llmio_optval *out)
+{
+	return llmio_parse_uint(text, 0, UINT32_MAX, &out->u) ? -EINVAL : 0;
+}
+
+static void count_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->u = 1;
+}
+
+static const struct llmio_optdesc_codec count_codec = {count_parse, NULL, count_load, uint_format};
+
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
                                                          text_format};
 
@@ -563,6 +580,17 @@ static const struct llmio_optdesc opts_table[] = {
                .no_echo = true),
         FIOJOB("new_group", NULL, OPTD_BOOL, new_group, "0",
                "a job file: this job starts a new reporting group", FIO_CUSTOM, .no_echo = true, ),
+        FIOJOB("wait_for", NULL, OPTD_STRING, wait_for, "",
+               "a job file: this job starts once the named earlier job has ended (fio's)", FIO,
+               .no_echo = true),
+        FIOJOB("exitall", NULL, OPTD_BOOL, exitall, "0",
+               "a job file: when a job ends, stop the others as exit_what says (fio's: set in "
+               "any job, for every job)",
+               FIO, .no_echo = true),
+        FIOJOB("exit_what", NULL, OPTD_ENUM, exit_what, "group",
+               "with exitall: group (the jobs of its group) | stonewall (every running job) | "
+               "all (every job; those not started never start)",
+               .choices = "group|stonewall|all", FIO, .no_echo = true),
         FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
                "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
                .no_echo = true),
@@ -649,6 +677,10 @@ static const struct llmio_optdesc opts_table[] = {
                "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
                "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
                "1/0, true/false, yes/no or on/off"),
+        MIRROR("threads", OPTD_UINT, count_codec,
+               "fio's tiobench profile's thread count, which fio takes in any job and uses only "
+               "with that profile: taken, with no effect (numjobs makes threads)",
+               "a whole number (it changes nothing: numjobs makes threads)"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -819,7 +851,6 @@ static const struct {
         {"fdatasync", "--fsync=N"},
         {"fsync_on_close", "--end_fsync=1"},
         {"startdelay", "nothing: jobs start at once"},
-        {"exitall", "a job file without stonewall (groups end with their jobs)"},
         {"write_hist_log", "--output-format=json+ (clat_ns.bins)"},
         {"log_hist_msec", "--output-format=json+ (clat_ns.bins)"},
         {"log_hist_coarseness", "--output-format=json+ (clat_ns.bins)"},
@@ -899,9 +930,6 @@ static const struct {
         {"dedupe_mode", "nothing: llmio writes no duplicate blocks"},
         {"dedupe_working_set_percentage", "nothing: llmio writes no duplicate blocks"},
         {"dedupe_global", "nothing: llmio writes no duplicate blocks"},
-        {"threads", "--numjobs (threads= is fio's tiobench profile's option)"},
-        {"exit_what", "a job file without stonewall (groups end with their jobs)"},
-        {"wait_for", "stonewall (a job waits for every earlier one)"},
         {"verify_backlog", "verify= (llmio checks a write job's blocks when it ends)"},
         {"verify_async", "verify= (checked in the job's own threads)"},
         {"verify_dump", "verify= (a mismatch is named in one line)"},
@@ -1002,6 +1030,17 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 		if (job_bssplit_parse(o->bssplit, &split, e))
 			return -EINVAL;
 		o->bs = split.min;
+	}
+	for (int k = 0; k < 3; k++) {
+		/* fio's bare write_*_log: the logs take the job's name (else the engine's, which
+		 * names the job in the output) */
+		char *log = k == 0   ? o->write_bw_log
+		            : k == 1 ? o->write_iops_log
+		                     : o->write_lat_log;
+
+		if (!strcmp(log, JOB_LOG_JOBNAME))
+			snprintf(log, sizeof(o->write_bw_log), "%s",
+			         o->name[0] ? o->name : o->engine);
 	}
 	if (!o->norandommap)
 		return llmio_err(e, -EINVAL,

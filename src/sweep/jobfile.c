@@ -102,26 +102,34 @@ static bool bool_key(const char *key)
 
 /*
  * fio's bare boolean ("time_based", "stonewall" alone on a line) is that option set: inih gets
- * "key=1".  Any other bare line stays as it is, for inih to refuse.  Comments, sections and
- * indented continuation lines are left alone.
+ * "key=1"; a bare write_bw_log, write_iops_log or write_lat_log gets JOB_LOG_JOBNAME.  Any other
+ * bare line stays as it is, for inih to refuse.  Comments, sections and indented continuation lines
+ * are left alone.
  */
 static void bare_key(char *line, size_t cap, bool indented)
 {
 	size_t len = strcspn(line, "\r\n"), end = len;
+	const char *set = "=1";
 	char key[64];
 
 	while (end && (line[end - 1] == ' ' || line[end - 1] == '\t'))
 		end--;
 	if (indented || !end || end >= sizeof(key) || strchr(";#[", line[0]) ||
-	    memchr(line, '=', len) || memchr(line, ':', len) || len + 3 >= cap)
+	    memchr(line, '=', len) || memchr(line, ':', len))
 		return;
 	memcpy(key, line, end);
 	key[end] = '\0';
+	/* fio's bare write_*_log names the logs after the job */
+	if (!strcmp(key, "write_bw_log") || !strcmp(key, "write_iops_log") ||
+	    !strcmp(key, "write_lat_log"))
+		set = "=" JOB_LOG_JOBNAME;
 	/* a bare fio option llmio refuses ("exitall") is refused by its name, below */
-	if (!bool_key(key) && !job_fio_refused(key))
+	else if (!bool_key(key) && !job_fio_refused(key))
 		return;
-	memmove(line + end + 2, line + len, strlen(line + len) + 1);
-	memcpy(line + end, "=1", 2);
+	if (len + strlen(set) + 1 >= cap)
+		return;
+	memmove(line + end + strlen(set), line + len, strlen(line + len) + 1);
+	memcpy(line + end, set, strlen(set));
 }
 
 /*
