@@ -30,7 +30,8 @@ in_dir() {
 
 # side_by_side NAME ARGS...: both tools, then everything that must agree.  With DIFFERS=verify
 # (docs/fio.md, "verify"), a write job's read-back is left out: fio counts it in the job's
-# reads and saves its verify state to a file, llmio keeps it out of the measured window.
+# reads and saves its verify state to a file, llmio keeps it out of the measured window.  With
+# DIFFERS=verify_state only that file is (a job file that verifies without read-back).
 side_by_side() {
 	local name=$1 frc out
 	shift
@@ -42,6 +43,8 @@ side_by_side() {
 import json, os, sys
 
 VERIFY = sys.argv[3] == "verify"
+# a job file whose jobs read back what an earlier one wrote: fio saves its verify state too
+STATE = VERIFY or sys.argv[3] == "verify_state"
 
 def load(d):
     with open(os.path.join(d, "out.json")) as f:
@@ -54,13 +57,15 @@ def jobs(doc):
             (j["write"]["io_bytes"], j["write"]["total_ios"]) for j in doc["jobs"]]
 
 def files(d):
+    # a log's bytes hold times and latencies: its lines (one per I/O) are compared instead
     found = {}
     for root, _, names in os.walk(d):
         for n in names:
             p = os.path.join(root, n)
-            if os.path.relpath(p, d) != "out.json" and not (VERIFY and
-                                                             n.endswith("-verify.state")):
-                found[os.path.relpath(p, d)] = os.path.getsize(p)
+            if os.path.relpath(p, d) != "out.json" and not (STATE and
+                                                            n.endswith("-verify.state")):
+                found[os.path.relpath(p, d)] = (("lines", sum(1 for _ in open(p)))
+                                                if n.endswith(".log") else os.path.getsize(p))
     return found
 
 f, l = sys.argv[1:3]
@@ -87,8 +92,43 @@ PY
 
 echo "== job files"
 for f in "$CASES"/*.fio; do
-	side_by_side "$(basename "$f" .fio)" "$f"
+	DIFFERS=$(grep -q '^verify=' "$f" && echo verify_state) side_by_side "$(basename "$f" .fio)" "$f"
 done
+
+# jobs_json NAME EXPR: EXPR (Python, over jobs: {jobname: fio's JSON job}) holds for both tools
+jobs_json() {
+	local name=$1 desc=$2 expr=$3 tool
+	for tool in fio llmio; do
+		check "$name: $tool: $desc" python3 -c 'import json, sys
+jobs = {j["jobname"]: j for j in json.load(open(sys.argv[1]))["jobs"]}
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "$expr"
+	done
+}
+
+echo "== run control: exitall, exit_what, flow (wait_for.fio is above)"
+# a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
+# compared
+for f in "$CASES"/run_control/*.fio; do
+	name=$(basename "$f" .fio)
+	for tool in fio llmio; do
+		in_dir "$tool" "$name" "$f" --output-format=json --output=out.json
+		check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+done
+jobs_json exitall_group "[long] stopped when [quick], of its group, ended" \
+	'jobs["long"]["job_runtime"] < 30000 and jobs["quick"]["write"]["io_bytes"] == 65536'
+jobs_json exitall_group "[other], of another group, ran its runtime" \
+	'jobs["other"]["job_runtime"] >= 1900'
+jobs_json exitall_stonewall "[long], of another group, stopped; [next] ran after" \
+	'jobs["long"]["job_runtime"] < 30000 and jobs["next"]["write"]["io_bytes"] == 65536'
+# flow: the shared counter keeps the I/O counts at the weights' ratio (4:1; unthrottled the
+# cached reads outrun the writes several times), within 10 % for the jobs' last milliseconds
+jobs_json flow "the writer did 4 I/Os for each of the reader's" \
+	'abs(jobs["writer"]["write"]["total_ios"] / jobs["reader"]["read"]["total_ios"] - 4) < 0.4'
+# fio reports [never] with no I/O, llmio leaves it out (docs/fio.md)
+jobs_json exitall_all "[long] stopped, [never] never ran" \
+	'jobs["long"]["job_runtime"] < 30000 and
+	 jobs.get("never", {"write": {"total_ios": 0}})["write"]["total_ios"] == 0'
 
 echo "== command lines"
 side_by_side cl_two_names --name=a --rw=write --size=64k --name=b --rw=randwrite --size=32k \
@@ -247,18 +287,23 @@ check "--ioengine=libcufile: refused (exit $RC)" test "$RC" -eq 2
 check "it names gds" grep -q "instead: gds" "$T/stderr"
 side_by_side cl_engine_vsync --name=v --ioengine=vsync --rw=write --size=64k
 side_by_side cl_engine_pvsync2 --name=p --ioengine=pvsync2 --rw=read --size=64k
-printf '[r]\nsize=64k\nwrite_bw_log\n' >"$T/llmio/engine/bare.fio"
+printf '[r]\nsize=64k\nfilename\n' >"$T/llmio/engine/bare.fio"
 in_dir llmio engine "$T/llmio/engine/bare.fio"
 check "a bare option that needs a value: refused (exit $RC)" test "$RC" -eq 2
-check "it names the option" grep -q "bare.fio:3: write_bw_log: .* needs a value" "$T/stderr"
+check "it names the option" grep -q "bare.fio:3: filename: .* needs a value" "$T/stderr"
 printf '[s]\nioengine=net\nsize=64k\nlisten\n' >"$T/llmio/engine/net.fio"
 in_dir llmio engine "$T/llmio/engine/net.fio"
 check "a bare option of a fio engine llmio lacks: the engine named (exit $RC)" \
 	grep -q "net.fio:2: ioengine: unknown engine 'net'.*'listen' on line 4" "$T/stderr"
-printf '[r]\nsize=64k\nexitall\n' >"$T/llmio/engine/exitall.fio"
-in_dir llmio engine "$T/llmio/engine/exitall.fio"
-check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "exitall: a fio option" \
+printf '[r]\nsize=64k\nfill_device\n' >"$T/llmio/engine/refused.fio"
+in_dir llmio engine "$T/llmio/engine/refused.fio"
+check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "fill_device: a fio option" \
 	"$T/stderr"
+printf '[a]\nsize=64k\n[b]\nsize=64k\nwait_for=c\n[c]\nsize=64k\n' >"$T/llmio/engine/waitee.fio"
+in_dir llmio engine "$T/llmio/engine/waitee.fio"
+check "wait_for a job that is not earlier: refused (exit $RC)" test "$RC" -eq 2
+check "it names the job" grep -q "wait_for=c: no earlier job" "$T/stderr"
+check "nothing ran" test ! -e "$T/llmio/engine/a.0.0"
 
 echo "== verify: a flipped byte is caught by both, in the same block"
 for tool in fio llmio; do

@@ -245,12 +245,28 @@ struct llmio_job_opts {
 	 */
 	uint32_t log_index;
 	/*
+	 * fio's flow control (docs/fio.md): flow, a weight (0 = none); the threads of the jobs of
+	 * one flow_id keep their I/O counts in the ratio of their weights: a thread ahead of its
+	 * share lets its I/Os in flight complete and waits flow_sleep_ns (0: a short pause) before
+	 * it looks again.
+	 */
+	uint32_t flow;
+	uint32_t flow_id;
+	uint64_t flow_sleep_ns;
+	/*
+	 * Called once the job's files are laid out, just before its threads start, from the thread
+	 * that called llmio_job_run(); it may block (a job file's runner holds the jobs of a group
+	 * there until all are laid out, as fio starts its jobs together).  May be NULL.
+	 */
+	void (*ready)(void *arg);
+	void *ready_arg;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1978];
+	uint8_t reserved_[1946];
 };
 
 /** One file of an explicit file list. */

@@ -615,6 +615,8 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->opts.progress_arg = NULL;
 	r->opts.prepare_progress = NULL;
 	r->opts.prepare_arg = NULL;
+	r->opts.ready = NULL;
+	r->opts.ready_arg = NULL;
 	r->opts.files = NULL;
 	r->opts.io_source = NULL;
 	/* NVMe commands (passthrough, SPDK) never pass through the page cache, whatever --direct */
@@ -851,6 +853,8 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		ret = -ENOMEM;
 		goto out_release;
 	}
+	if (j.o.ready)
+		j.o.ready(j.o.ready_arg);
 	gettimeofday(&tv, NULL);
 	r->start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 	sysinfo_host(r);

@@ -45,8 +45,10 @@ struct worker {
 	uint64_t fsyncs;
 	uint64_t writes; /* writes issued, for stamping their data unique */
 	struct llmio_hist sync_lat;
-	uint64_t t_end;    /* when this worker stopped counting */
-	struct iolog *log; /* fio's averaged log (job/iolog.h), or NULL; owned by the job */
+	uint64_t t_end;        /* when this worker stopped counting */
+	struct iolog *log;     /* fio's averaged log (job/iolog.h), or NULL; owned by the job */
+	struct job_flow *flow; /* fio's flow (job/flow.h) while the thread runs, or NULL */
+	uint64_t flow_count;   /* this thread's I/Os counted in it */
 	unsigned epoch_seen;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;

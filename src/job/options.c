@@ -586,11 +586,21 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("exitall", NULL, OPTD_BOOL, exitall, "0",
                "a job file: when a job ends, stop the others as exit_what says (fio's: set in "
                "any job, for every job)",
-               FIO, .no_echo = true),
+               FIO_CUSTOM, .no_echo = true),
         FIOJOB("exit_what", NULL, OPTD_ENUM, exit_what, "group",
                "with exitall: group (the jobs of its group) | stonewall (every running job) | "
                "all (every job; those not started never start)",
-               .choices = "group|stonewall|all", FIO, .no_echo = true),
+               .choices = "group|stonewall|all", FIO_CUSTOM, .no_echo = true),
+        FIOJOB("flow", NULL, OPTD_UINT, flow, "0",
+               "fio's flow weight: the threads of the jobs of one flow_id keep their I/O counts "
+               "in the ratio of their weights; 0 = none",
+               .max = 1000, FIO, .no_echo = true),
+        FIOJOB("flow_id", NULL, OPTD_UINT, flow_id, "0", "the flow a job's flow weight is in",
+               .max = UINT32_MAX, FIO, .no_echo = true),
+        FIOJOB("flow_sleep", NULL, OPTD_DURATION, flow_sleep_ns, "0",
+               "a thread ahead of its flow's share waits this long (plain number = "
+               "microseconds, as in fio) once its I/Os in flight are done; 0 = a short pause",
+               .bare_ns = 1000, FIO_CUSTOM, .no_echo = true),
         FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
                "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
                .no_echo = true),
@@ -677,6 +687,9 @@ static const struct llmio_optdesc opts_table[] = {
                "fio's gtod_reduce: disable_lat, disable_clat, disable_slat and "
                "disable_bw_measurement together; I/Os, bytes, IOPS and bandwidth stay",
                "1/0, true/false, yes/no or on/off"),
+        MIRROR("flow_watermark", OPTD_UINT, count_codec,
+               "fio's old flow option, which fio 3.33 takes and ignores (flow's ratio replaced it)",
+               "a whole number (it changes nothing, as in fio 3.33)"),
         MIRROR("threads", OPTD_UINT, count_codec,
                "fio's tiobench profile's thread count, which fio takes in any job and uses only "
                "with that profile: taken, with no effect (numjobs makes threads)",
@@ -876,7 +889,6 @@ static const struct {
         {"rate_process", "--rate"},
         {"rate_cycle", "--rate"},
         {"latency_target", "llmio sweep over iodepth (docs/sweeps.md)"},
-        {"flow", "--rate"},
         {"read_iolog", "llmio replay (traces from llmio trace)"},
         {"write_iolog", "llmio trace"},
         {"replay_no_stall", "llmio replay"},
@@ -924,9 +936,6 @@ static const struct {
         /* fio's spellings and options that fio's examples/ use (bench/fio_examples.sh) */
         {"ratemin", "--rate"},
         {"rate_iops_min", "--rate_iops"},
-        {"flow_id", "--rate"},
-        {"flow_sleep", "--rate"},
-        {"flow_watermark", "--rate"},
         {"dedupe_mode", "nothing: llmio writes no duplicate blocks"},
         {"dedupe_working_set_percentage", "nothing: llmio writes no duplicate blocks"},
         {"dedupe_global", "nothing: llmio writes no duplicate blocks"},

@@ -11,6 +11,7 @@
  * I/O costs one clock read.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "job/cpu.h"
+#include "job/flow.h"
 #include "job/verify.h"
 #include "job/job_internal.h"
 #include "job/options.h"
@@ -620,6 +622,9 @@ static int setup(struct worker *w, struct llmio_error *e)
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */
 		llmio_err(e, ret, "engine %s could not start: %s", j->engine->name, strerror(-ret));
+	if (!ret && j->o.flow && !(w->flow = job_flow_get(j->o.flow_id, j->o.flow)))
+		return llmio_err(e, -ENOMEM, "no memory for flow_id=%u (at most 64 flows)",
+		                 j->o.flow_id);
 	return ret;
 
 err_nomem:
@@ -629,6 +634,8 @@ err_nomem:
 
 static void teardown(struct worker *w)
 {
+	job_flow_put(w->flow, w->flow_count, w->job->o.flow);
+	w->flow = NULL;
 	if (w->ctx.priv)
 		w->job->engine->cleanup(&w->ctx);
 	for (unsigned i = 0; w->bufs && i < w->depth; i++) {
@@ -787,6 +794,7 @@ struct loop {
 	unsigned nfree;    /* w->free_ios[0 .. nfree) */
 	bool measuring;    /* past the ramp: completions are counted */
 	bool t_fresh;      /* l->t was read right after the previous I/O completed */
+	bool flow_wait;    /* ahead of its flow's share: no I/O queued until it is not */
 };
 
 /* A new epoch (the ramp ended, or a sweep point began): counters start over. */
@@ -911,7 +919,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	uint64_t issued = l->issued;
 	int ret = 0;
 
-	if (fast_op >= 0 && !rate && e->queue_batch)
+	if (fast_op >= 0 && !rate && !w->flow && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
 	while (nfree && issued < limit && (!w->src_done || w->held)) {
@@ -927,6 +935,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 		}
 		const bool again = w->held; /* prepared and stamped already */
 
+		if (w->flow && !again && job_flow_ahead(w->flow, &w->flow_count, j->o.flow)) {
+			l->flow_wait = true;
+			break; /* fio's: the I/Os in flight complete, then flow_sleep */
+		}
 		if (again) {
 			io = take_held(w, nfree);
 		} else if (fast_op >= 0) {
@@ -1069,6 +1081,9 @@ static void finish(struct worker *w, struct loop *l)
 	/* I/Os still in flight when time ran out finish uncounted, as in fio */
 	if (drain(w, &l->inflight, &l->nfree, l->measuring, !atomic_load(&j->stop)))
 		return;
+	/* the flow's other threads go on at their own ratio */
+	job_flow_put(w->flow, w->flow_count, j->o.flow);
+	w->flow = NULL;
 	if (j->o.end_fsync && sync_files(w, l->measuring))
 		return;
 	/* the engine's word on what the job wrote (s3: every upload it began completed) */
@@ -1131,6 +1146,15 @@ static void run(struct worker *w)
 			return;
 		if (src_wait && !l.inflight)
 			wait_for_source(w);
+		if (l.flow_wait && !l.inflight) {
+			/* fio's flow_sleep; without it fio spins, llmio yields its CPU (to the
+			 * threads it waits for, on a busy machine) */
+			if (j->o.flow_sleep_ns)
+				sleep_ns(j->o.flow_sleep_ns);
+			else
+				sched_yield();
+		}
+		l.flow_wait = false;
 		if (l.measuring)
 			publish(w);
 		if (sync_and_think(w, &l))

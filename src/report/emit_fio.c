@@ -320,6 +320,13 @@ static void emit_cpus(struct emit *x)
 	fprintf(x->f, "cpus_allowed_policy=%s\n", x->o->cpus_allowed_policy);
 }
 
+/* fio's flow_sleep is a plain number of microseconds */
+static void emit_flow_sleep(struct emit *x)
+{
+	if (x->o->flow_sleep_ns)
+		fprintf(x->f, "flow_sleep=%" PRIu64 "\n", (x->o->flow_sleep_ns + 999) / 1000);
+}
+
 /*
  * Job options marked OPTD_FIO_CUSTOM in their table, by name: fn writes the fio lines, or NULL
  * when another option's fn writes them (nrfiles with directory, rwmixread with rw ...) or fio
@@ -379,6 +386,12 @@ static const struct {
         {"lat_percentiles", NULL},
         {"clat_percentiles", NULL},
         {"slat_percentiles", NULL},
+        /* a job file's run control: no meaning for --emit-fio's one job */
+        {"exitall", NULL},
+        {"exit_what", NULL},
+        {"threads", NULL},
+        {"flow_watermark", NULL},
+        {"flow_sleep", emit_flow_sleep},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)

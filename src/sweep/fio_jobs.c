@@ -257,6 +257,7 @@ struct fio_run {
 	size_t njobs;
 	bool exitall; /* fio's exitall is the whole run's, whichever job sets it */
 	bool ended;   /* exit_what=all: nothing more starts */
+	size_t gate;  /* jobs of the wave still laying out their files (gated) */
 };
 
 static bool stopped(volatile int *stop)
@@ -291,9 +292,36 @@ static void measuring(void *arg, double elapsed_s, double eta_s, double iops, do
 	pthread_mutex_unlock(&j->run->mu);
 }
 
+/* Job j is laid out, or ended before (run->mu held): the wave's gate has one job less. */
+static void gate_pass(struct fio_run *run, struct fio_job *j)
+{
+	if (!j->gated)
+		return;
+	j->gated = false;
+	if (!--run->gate)
+		pthread_cond_broadcast(&run->cv);
+}
+
+/*
+ * llmio_job_run()'s ready: the job's files are laid out.  As fio, which lays out every file
+ * before it starts the jobs, the jobs of a wave start measuring together once all are.
+ */
+static void gate_wait(void *arg)
+{
+	struct fio_job *j = arg;
+	struct fio_run *run = j->run;
+
+	pthread_mutex_lock(&run->mu);
+	gate_pass(run, j);
+	while (run->gate && !stopped(j->o.stop))
+		pthread_cond_wait(&run->cv, &run->mu);
+	pthread_mutex_unlock(&run->mu);
+}
+
 /* Job j has ended (run->mu held): fio's exitall stops the others that its exit_what names. */
 static void job_ended(struct fio_run *run, struct fio_job *j)
 {
+	gate_pass(run, j);
 	j->done = true;
 	if (run->exitall)
 		for (size_t k = 0; k < run->njobs; k++) {
@@ -396,6 +424,12 @@ static void run_wave(struct fio_run *run, size_t first, size_t n, const struct f
 	struct fio_job *jobs = run->jobs;
 	struct timespec ts;
 
+	/* the jobs that start at once start together (not those that wait for a job) */
+	run->gate = 0;
+	for (size_t i = first; n > 1 && i < first + n; i++) {
+		jobs[i].gated = jobs[i].waitee == SIZE_MAX || jobs[i].waitee < first;
+		run->gate += jobs[i].gated;
+	}
 	for (size_t i = first; i < first + n; i++) {
 		/* a job of its own stops with the run; jobs together each with their own flag,
 		 * which the run's stop and another job's exitall set */
@@ -404,6 +438,8 @@ static void run_wave(struct fio_run *run, size_t first, size_t n, const struct f
 			jobs[i].o.progress = measuring;
 			jobs[i].o.progress_arg = &jobs[i];
 			jobs[i].o.progress_interval_ns = 50000000; /* exitall's stop within 50 ms */
+			jobs[i].o.ready = jobs[i].gated ? gate_wait : NULL;
+			jobs[i].o.ready_arg = &jobs[i];
 		}
 		if (n == 1) {
 			jobs[i].o.progress = h->progress;

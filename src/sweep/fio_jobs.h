@@ -47,6 +47,7 @@ struct fio_job {
 	size_t waitee;
 	volatile int stop;
 	bool started, done, measuring;
+	bool gated;  /* laying out its files: the wave's jobs start measuring together */
 	bool exited; /* stopped by another job's exitall */
 };
 
