@@ -305,6 +305,56 @@ check "wait_for a job that is not earlier: refused (exit $RC)" test "$RC" -eq 2
 check "it names the job" grep -q "wait_for=c: no earlier job" "$T/stderr"
 check "nothing ran" test ! -e "$T/llmio/engine/a.0.0"
 
+echo "== I/O priorities: prioclass, cmdprio_percentage, cmdprio_class, log_prio"
+# the realtime class needs CAP_SYS_ADMIN (or CAP_SYS_NICE): both tools refuse it without
+if [ "$(id -u)" -eq 0 ]; then
+	for tool in fio llmio; do
+		in_dir "$tool" prio "$CASES/prio/cmdprio.fio" --output-format=json --output=out.json
+		check "prio: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+	# each thread's log: every I/O a line, in the idle class (0x6000) or, for about a fifth
+	# (within 4.5 standard deviations of a binomial draw), realtime (0x2000)
+	if out=$(python3 - "$T/fio/prio" "$T/llmio/prio" 2>&1 <<'PY'
+import math, os, sys
+bad = []
+for d in sys.argv[1:]:
+    tool = os.path.basename(os.path.dirname(d))
+    for n in (1, 2):
+        vals = [l.split(",")[-1].strip() for l in open(os.path.join(d, "p_clat.%d.log" % n))]
+        rt, share = vals.count("0x2000"), vals.count("0x2000") / max(len(vals), 1)
+        if len(vals) != 2000 or set(vals) - {"0x2000", "0x6000"}:
+            bad.append("%s log %d: %d lines, values %s" % (tool, n, len(vals), sorted(set(vals))))
+        elif abs(share - 0.2) > 4.5 * math.sqrt(0.2 * 0.8 / 2000):
+            bad.append("%s log %d: %d of 2000 realtime" % (tool, n, rt))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "prio: both tools' logs: idle I/Os and a fifth realtime, per engine"
+	else
+		fail "prio: $out"
+	fi
+	# the kernel took llmio's priorities: the thread's class, and each command's (no EINVAL)
+	if command -v strace >/dev/null; then
+		mkdir -p "$T/llmio/prio_strace" && cd "$T/llmio/prio_strace" || exit 1
+		strace -f -o trace -e trace=ioprio_set,io_submit "$LLMIO" run \
+			"$CASES/prio/cmdprio.fio" --quiet >/dev/null 2>&1
+		check "prio: ioprio_set in the idle class succeeded" \
+			grep -q "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0" trace
+		check "prio: io_submit carried realtime commands" \
+			grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0)" trace
+		check "prio: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
+		cd "$T" || exit 1
+	else
+		echo "skip: strace is not installed (the kernel's word on the priorities)"
+	fi
+else
+	echo "skip: prio: the realtime class needs root"
+fi
+in_dir llmio prio_psync --name=p --ioengine=psync --size=64k --cmdprio_percentage=20
+check "cmdprio_percentage with psync: refused (exit $RC)" test "$RC" -eq 2
+check "it names the engines that have it" grep -q "libaio's and io_uring's" "$T/stderr"
+
 echo "== verify: a flipped byte is caught by both, in the same block"
 for tool in fio llmio; do
 	python3 -c 'import sys

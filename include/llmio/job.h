@@ -261,12 +261,22 @@ struct llmio_job_opts {
 	void (*ready)(void *arg);
 	void *ready_arg;
 	/*
+	 * fio's I/O priorities (docs/fio.md): prioclass (1 realtime, 2 best effort, 3 idle; 0 =
+	 * none) and prio (0-7) of each job thread (ioprio_set(2), set when either is given);
+	 * cmdprio_percentage: that share of the I/Os carries cmdprio_class and cmdprio instead
+	 * (libaio's aio_reqprio, io_uring's sqe ioprio); log_prio: the logs' priority column holds
+	 * each I/O's priority value (else 1 for a realtime I/O, 0 for another, as fio's).
+	 */
+	uint8_t prio, prioclass;
+	uint8_t cmdprio_percentage, cmdprio_class, cmdprio;
+	bool log_prio;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1946];
+	uint8_t reserved_[1940];
 };
 
 /** One file of an explicit file list. */

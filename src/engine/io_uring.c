@@ -611,6 +611,7 @@ static inline void sqe_fill(const struct uring_eng *p, struct io_uring_sqe *sqe,
 	sqe->off = io->off;
 	sqe->addr = (uint64_t)(uintptr_t)io->buf;
 	sqe->len = io->len;
+	sqe->ioprio = io->prio; /* fio's cmdprio: 0 is the thread's priority */
 	sqe->buf_index = (uint16_t)(io->buf_idx & p->buf_idx_mask);
 	/* the tensor store hands in callers' own buffers too (buf_idx past the registered ones) */
 	if (p->fixedbufs && io->buf_idx >= p->nbufs) {

@@ -49,6 +49,9 @@ struct worker {
 	struct iolog *log;     /* fio's averaged log (job/iolog.h), or NULL; owned by the job */
 	struct job_flow *flow; /* fio's flow (job/flow.h) while the thread runs, or NULL */
 	uint64_t flow_count;   /* this thread's I/Os counted in it */
+	/* fio's priorities: the thread's (prioclass, prio) and cmdprio's, and cmdprio's draw */
+	uint16_t ioprio, cmdprio;
+	struct rng prio_rng;
 	unsigned epoch_seen;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -393,7 +394,7 @@ static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
 {
 	if (w->log)
 		iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res, io->off,
-		          io->t_submit - io->t_queue, t - io->t_submit);
+		          io->t_submit - io->t_queue, t - io->t_submit, io->prio);
 }
 
 /* Account one completion with its latencies; false when the job must stop. */
@@ -622,6 +623,21 @@ static int setup(struct worker *w, struct llmio_error *e)
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */
 		llmio_err(e, ret, "engine %s could not start: %s", j->engine->name, strerror(-ret));
+	if (!ret && (j->o.prio || j->o.prioclass)) {
+		/* fio's prio and prioclass: this thread's I/O priority (the kernel's default for
+		 * its I/Os), once, before any I/O; IOPRIO_WHO_PROCESS 0 is the calling thread */
+		w->ioprio = (uint16_t)(j->o.prioclass << 13 | j->o.prio);
+		if (syscall(SYS_ioprio_set, 1, 0, (int)w->ioprio))
+			return llmio_err(e, -errno,
+			                 "prioclass=%u prio=%u: the kernel refused the priority "
+			                 "(ioprio_set: %s%s)",
+			                 j->o.prioclass, j->o.prio, strerror(errno),
+			                 errno == EPERM ? "; realtime needs CAP_SYS_ADMIN or "
+			                                  "CAP_SYS_NICE"
+			                                : "");
+	}
+	w->cmdprio = (uint16_t)(j->o.cmdprio_class << 13 | j->o.cmdprio);
+	rng_seed(&w->prio_rng, j->o.randseed * 0xbf58476d1ce4e5b9ull + w->idx + 1);
 	if (!ret && j->o.flow && !(w->flow = job_flow_get(j->o.flow_id, j->o.flow)))
 		return llmio_err(e, -ENOMEM, "no memory for flow_id=%u (at most 64 flows)",
 		                 j->o.flow_id);
@@ -919,7 +935,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	uint64_t issued = l->issued;
 	int ret = 0;
 
-	if (fast_op >= 0 && !rate && !w->flow && e->queue_batch)
+	const uint32_t cmdprio_pct = j->o.cmdprio_percentage;
+	const bool prio_on = cmdprio_pct || w->ioprio;
+
+	if (fast_op >= 0 && !rate && !w->flow && !prio_on && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
 	while (nfree && issued < limit && (!w->src_done || w->held)) {
@@ -961,6 +980,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			if (r == 0)
 				break; /* no more, or an fsync first (below) */
 		}
+		if (prio_on && !again) /* fio's cmdprio_percentage: this I/O's priority */
+			io->prio = cmdprio_pct && rng_below(&w->prio_rng, 100) < cmdprio_pct
+			                   ? w->cmdprio
+			                   : w->ioprio;
 		if (!again && io->op == ENGINE_OP_WRITE && stamps && !stamp(w, io)) {
 			ret = -1;
 			break;

@@ -320,6 +320,13 @@ static void emit_cpus(struct emit *x)
 	fprintf(x->f, "cpus_allowed_policy=%s\n", x->o->cpus_allowed_policy);
 }
 
+/* cmdprio_class is an option of fio's libaio and io_uring: only with cmdprio_percentage */
+static void emit_cmdprio_class(struct emit *x)
+{
+	if (x->o->cmdprio_percentage)
+		fprintf(x->f, "cmdprio_class=%u\n", x->o->cmdprio_class);
+}
+
 /* fio's flow_sleep is a plain number of microseconds */
 static void emit_flow_sleep(struct emit *x)
 {
@@ -392,6 +399,7 @@ static const struct {
         {"threads", NULL},
         {"flow_watermark", NULL},
         {"flow_sleep", emit_flow_sleep},
+        {"cmdprio_class", emit_cmdprio_class},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)
