@@ -105,7 +105,7 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "
 	done
 }
 
-echo "== run control: exitall, exit_what, flow (wait_for.fio is above)"
+echo "== run control: exitall, exit_what, flow, timeout (wait_for.fio is above)"
 # a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
 # compared
 for f in "$CASES"/run_control/*.fio; do
@@ -125,6 +125,8 @@ jobs_json exitall_stonewall "[long], of another group, stopped; [next] ran after
 # cached reads outrun the writes several times), within 10 % for the jobs' last milliseconds
 jobs_json flow "the writer did 4 I/Os for each of the reader's" \
 	'abs(jobs["writer"]["write"]["total_ios"] / jobs["reader"]["read"]["total_ios"] - 4) < 0.4'
+jobs_json timeout "timeout=1, fio's runtime, ran the time-based job a second" \
+	'900 <= jobs["t"]["job_runtime"] < 10000'
 # fio reports [never] with no I/O, llmio leaves it out (docs/fio.md)
 jobs_json exitall_all "[long] stopped, [never] never ran" \
 	'jobs["long"]["job_runtime"] < 30000 and

@@ -213,7 +213,32 @@ static int append_engine_opt(struct llmio_job_opts *o, const char *key, const ch
 	               : 0;
 }
 
-/* A section's options: fio's defaults where they differ from llmio's, then its keys. */
+/*
+ * fio's job options whose name is also an option of one of llmio's engines (timeout: s3's):
+ * the engine's in a section of that engine, else fio's option of the job.
+ */
+static const struct {
+	const char *key, *job;
+} fio_engine_names[] = {
+        {"timeout", "runtime"}, /* fio's other name of runtime */
+};
+
+/* An engine option of the job's engine, or fio's job option of that name (fio_engine_names). */
+static int engine_or_job_opt(struct llmio_job_opts *o, const char *key, const char *value,
+                             struct llmio_error *e)
+{
+	const struct engine_ops *eng = engine_find(o->engine);
+
+	for (size_t i = 0; i < sizeof(fio_engine_names) / sizeof(fio_engine_names[0]); i++)
+		if (!strcmp(key, fio_engine_names[i].key) && !(eng && engine_opt_find(eng, key)))
+			return llmio_job_opts_set(o, fio_engine_names[i].job, value, e);
+	return append_engine_opt(o, key, value, e);
+}
+
+/*
+ * A section's options: fio's defaults where they differ from llmio's, then its keys; engine
+ * options after the others, so that the job's engine is known wherever ioengine is.
+ */
 int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, struct llmio_error *e)
 {
 	char value[LLMIO_PATH_MAX];
@@ -222,9 +247,11 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 	llmio_job_opts_init(o);
 	o->time_based = false; /* fio's default: a job ends with its bytes even within runtime */
 	snprintf(o->name, sizeof(o->name), "%s", s->name);
-	for (size_t i = 0; i < s->ndims && !ret; i++) {
-		const struct sweep_dim *d = &s->dims[i];
+	for (size_t n = 0; n < 2 * s->ndims && !ret; n++) {
+		const struct sweep_dim *d = &s->dims[n % s->ndims];
 
+		if ((d->kind == SK_ENGINE) != (n >= s->ndims))
+			continue;
 		ret = dim_value(s, d, value, sizeof(value), e);
 		if (ret)
 			break;
@@ -233,7 +260,7 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 			ret = llmio_job_opts_set(o, d->key, value, e);
 			break;
 		case SK_ENGINE:
-			ret = append_engine_opt(o, d->key, value, e);
+			ret = engine_or_job_opt(o, d->key, value, e);
 			break;
 		default:
 			ret = llmio_err(
