@@ -105,7 +105,7 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "
 	done
 }
 
-echo "== run control: exitall, exit_what, flow, timeout (wait_for.fio is above)"
+echo "== run control: exitall, exit_what, flow, timeout, steadystate (wait_for.fio is above)"
 # a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
 # compared
 for f in "$CASES"/run_control/*.fio; do
@@ -127,6 +127,15 @@ jobs_json flow "the writer did 4 I/Os for each of the reader's" \
 	'abs(jobs["writer"]["write"]["total_ios"] / jobs["reader"]["read"]["total_ios"] - 4) < 0.4'
 jobs_json timeout "timeout=1, fio's runtime, ran the time-based job a second" \
 	'900 <= jobs["t"]["job_runtime"] < 10000'
+jobs_json steadystate "steady state attained: the job ended before its runtime" \
+	'jobs["ss"]["steadystate"]["attained"] == 1 and jobs["ss"]["job_runtime"] < 30000 and
+	 len(jobs["ss"]["steadystate"]["data"]["iops"]) == 2'
+if out=$(python3 "$KEYS" --strict "$T/fio/steadystate/out.json" \
+	"$T/llmio/steadystate/out.json" 2>&1); then
+	pass "steadystate: fio's JSON keys (its steadystate object too), with fio's exact types"
+else
+	fail "steadystate: JSON keys: $out"
+fi
 # fio reports [never] with no I/O, llmio leaves it out (docs/fio.md)
 jobs_json exitall_all "[long] stopped, [never] never ran" \
 	'jobs["long"]["job_runtime"] < 30000 and

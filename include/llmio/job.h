@@ -271,12 +271,22 @@ struct llmio_job_opts {
 	uint8_t cmdprio_percentage, cmdprio_class, cmdprio;
 	bool log_prio;
 	/*
+	 * fio's steadystate (docs/fio.md): with ss_dur_ns of a second or more, the job's IOPS or
+	 * bandwidth (bytes/s) of each second after ss_ramp_ns + 1 s, over a window of ss_dur_ns,
+	 * ends the job once its criterion is below ss_limit: ss_state LLMIO_SS_IOPS (else
+	 * bandwidth), LLMIO_SS_SLOPE (the least-squares slope; else the largest deviation from
+	 * the mean), LLMIO_SS_PCT (ss_limit is a percentage of the mean).
+	 */
+	uint8_t ss_state;
+	double ss_limit;
+	uint64_t ss_dur_ns, ss_ramp_ns;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1940];
+	uint8_t reserved_[1914];
 };
 
 /** One file of an explicit file list. */
@@ -290,6 +300,11 @@ struct llmio_file {
  * the start, as a program saving a checkpoint does: no preallocation, no fill.
  */
 #define LLMIO_FILE_FRESH 1u
+
+/* llmio_job_opts.ss_state: fio's steadystate criterion (its FIO_SS_* values) */
+#define LLMIO_SS_IOPS  1u /* IOPS, else bandwidth */
+#define LLMIO_SS_SLOPE 4u /* the slope, else the largest deviation from the mean */
+#define LLMIO_SS_PCT   8u /* the limit is a percentage of the mean */
 
 /*
  * An io_source's fsync: issued after every earlier I/O of its thread has completed, like a

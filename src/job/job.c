@@ -441,6 +441,8 @@ static void sample(struct job *j, uint64_t now)
 		j->samp_bytes[d] = bytes[d];
 	}
 	j->samp_t = now;
+	if (j->ss.dur)
+		job_ss_check(j, now, ios[0] + ios[1], bytes[0] + bytes[1]);
 }
 
 static void sample_stats(const struct job *j, struct llmio_result *r)
@@ -498,6 +500,7 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 	}
 	snap_take(j, s0);
 	j->t_measure = s0->t;
+	j->ss.t = s0->t;   /* fio's: the steady state's first rate from the window's start */
 	j->samp_t = s0->t; /* the workers' counts start at 0 with the epoch */
 	atomic_store(&j->epoch, 1);
 	atomic_store(&j->go, 1);
@@ -613,6 +616,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->engine_options_known = true;
 	r->nengine_options = engine_opts_values(j->engine, j->engine_opts, r->engine_options);
 	sample_stats(j, r);
+	job_ss_result(j, r);
 	/*
 	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result
 	 * outlives them, so it keeps none.  nfiles_list stays as the count.
@@ -783,6 +787,7 @@ static void job_release(struct job *j)
 	free(j->workers);
 	free(j->file_first_block);
 	free(j->engine_opts);
+	job_ss_release(j);
 	if (j->wake_fd >= 0)
 		close(j->wake_fd);
 }
@@ -801,6 +806,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	j->nworkers = j->o.numjobs;
 
 	ret = validate(j, e);
+	if (!ret)
+		ret = job_ss_init(j, e);
 	if (ret)
 		return ret;
 	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
@@ -950,6 +957,8 @@ void llmio_result_destroy(struct llmio_result *r)
 	if (r) {
 		free(r->threads);
 		free(r->thread_wire);
+		free(r->ss.iops);
+		free(r->ss.bw);
 	}
 	free(r);
 }

@@ -431,6 +431,66 @@ static void count_load(const void *base, struct llmio_optval *v)
 
 static const struct llmio_optdesc_codec count_codec = {count_parse, NULL, count_load, uint_format};
 
+/*
+ * fio's steadystate (ss): iops | iops_slope | bw | bw_slope, ':' and a limit, a percentage of
+ * the mean with '%' ("iops:10%", "bw_slope:0.1%"), else IOPS or bytes per second ("bw:10m").
+ */
+static int ss_parse(const char *text, struct llmio_optval *out)
+{
+	static const char *const kinds[] = {"iops", "iops_slope", "bw", "bw_slope"};
+	const char *colon = strchr(text, ':');
+	char *end;
+
+	out->i = -1;
+	for (size_t k = 0; colon && k < 4; k++)
+		if ((size_t)(colon - text) == strlen(kinds[k]) &&
+		    !strncmp(text, kinds[k], strlen(kinds[k])))
+			out->i = (k < 2 ? LLMIO_SS_IOPS : 0) | (k % 2 ? LLMIO_SS_SLOPE : 0);
+	if (out->i < 0)
+		return -EINVAL;
+	errno = 0;
+	out->d = strtod(colon + 1, &end);
+	if (*end == '%' && !end[1] && end > colon + 1) {
+		out->i |= LLMIO_SS_PCT;
+	} else if (errno || end == colon + 1 || *end) {
+		uint64_t bytes;
+
+		/* a bandwidth with a unit (fio's sizes: 10m) */
+		if ((out->i & LLMIO_SS_IOPS) || llmio_parse_size(colon + 1, &bytes))
+			return -EINVAL;
+		out->d = (double)bytes;
+	}
+	return errno || !(out->d >= 0) ? -EINVAL : 0;
+}
+
+static void ss_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	o->ss_state = (uint8_t)v->i;
+	o->ss_limit = v->d;
+}
+
+static void ss_load(const void *base, struct llmio_optval *v)
+{
+	const struct llmio_job_opts *o = base;
+
+	v->i = o->ss_state;
+	v->d = o->ss_limit;
+}
+
+/* fio's spelling of the criterion, as its JSON's "ss" writes it ("iops:10.000000%") */
+static int ss_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s%s:%f%s", v->i & LLMIO_SS_IOPS ? "iops" : "bw",
+	                 v->i & LLMIO_SS_SLOPE ? "_slope" : "", v->d,
+	                 v->i & LLMIO_SS_PCT ? "%" : "");
+
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec ss_codec = {ss_parse, ss_store, ss_load, ss_format};
+
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
                                                          text_format};
 
@@ -591,6 +651,20 @@ static const struct llmio_optdesc opts_table[] = {
                "with exitall: group (the jobs of its group) | stonewall (every running job) | "
                "all (every job; those not started never start)",
                .choices = "group|stonewall|all", FIO_CUSTOM, .no_echo = true),
+        FIOJOB("steadystate", "ss", OPTD_STRING, ss_state, "iops_slope:0.01%",
+               "with ss_dur: end the job once its IOPS or bandwidth is steady, fio's criterion: "
+               "iops | iops_slope | bw | bw_slope, ':' and a limit (10% of the mean, or a value)",
+               .codec = &ss_codec,
+               .expect = "iops, iops_slope, bw or bw_slope, ':' and a limit, e.g. iops:10% or "
+                         "bw_slope:1%",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("ss_dur", "steadystate_duration", OPTD_DURATION, ss_dur_ns, "0",
+               "steadystate's window: the criterion over the last ss_dur seconds, one sample a "
+               "second; 0 = no steady state (fio's)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("ss_ramp", "steadystate_ramp_time", OPTD_DURATION, ss_ramp_ns, "0",
+               "steadystate's samples start ss_ramp + 1 s into the measured window (fio's)",
+               FIO_CUSTOM, .no_echo = true),
         FIOJOB("flow", NULL, OPTD_UINT, flow, "0",
                "fio's flow weight: the threads of the jobs of one flow_id keep their I/O counts "
                "in the ratio of their weights; 0 = none",
@@ -920,10 +994,6 @@ static const struct {
         {"iomem", "nothing: llmio allocates aligned buffers"},
         {"iomem_align", "nothing: llmio aligns buffers to the device"},
         {"hugepage-size", "nothing: llmio allocates aligned buffers"},
-        {"ss_dur", "ss_window (llmio sweep job files)"},
-        {"ss_ramp", "ss_min (llmio sweep job files)"},
-        {"steadystate", "a llmio sweep job file with ss= (steady state ends sweep points)"},
-        {"ss", "a llmio sweep job file (steady state ends sweep points)"},
         {"continue_on_error", "nothing: llmio stops at the first failed I/O and names it"},
         {"ignore_error", "nothing: llmio stops at the first failed I/O and names it"},
         {"exec_prerun", "a script around llmio run"},
@@ -972,8 +1042,6 @@ static const struct {
         {"block_error_percentiles", "nothing: llmio stops at the first failed I/O"},
         {"latency_window", "llmio sweep over iodepth (docs/sweeps.md)"},
         {"latency_percentile", "llmio sweep over iodepth (docs/sweeps.md)"},
-        {"steadystate_duration", "ss_window (llmio sweep job files)"},
-        {"steadystate_ramp_time", "ss_min (llmio sweep job files)"},
         {"steadystate_check_interval", "llmio sweep job files (steady state ends sweep points)"},
         {"create_serialize", "nothing: llmio lays a job's files out one after another"},
         {"allow_file_create", "nothing: llmio creates a missing file it was told to use"},

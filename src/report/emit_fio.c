@@ -320,6 +320,17 @@ static void emit_cpus(struct emit *x)
 	fprintf(x->f, "cpus_allowed_policy=%s\n", x->o->cpus_allowed_policy);
 }
 
+/* fio's steadystate, only with its window (without, fio's default criterion does nothing) */
+static void emit_ss(struct emit *x)
+{
+	char ss[64];
+
+	if (!x->o->ss_dur_ns || job_opt_canonical(x->o, "steadystate", NULL, ss, sizeof(ss)))
+		return;
+	fprintf(x->f, "ss=%s\nss_dur=%" PRIu64 "ms\nss_ramp=%" PRIu64 "ms\n", ss,
+	        x->o->ss_dur_ns / 1000000, x->o->ss_ramp_ns / 1000000);
+}
+
 /* cmdprio_class is an option of fio's libaio and io_uring: only with cmdprio_percentage */
 static void emit_cmdprio_class(struct emit *x)
 {
@@ -400,6 +411,9 @@ static const struct {
         {"flow_watermark", NULL},
         {"flow_sleep", emit_flow_sleep},
         {"cmdprio_class", emit_cmdprio_class},
+        {"steadystate", emit_ss},
+        {"ss_dur", NULL},
+        {"ss_ramp", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)

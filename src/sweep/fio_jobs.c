@@ -262,6 +262,13 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 		case SK_ENGINE:
 			ret = engine_or_job_opt(o, d->key, value, e);
 			break;
+		case SK_STEADY:
+			/* fio's ss (steadystate), not llmio sweep's ss (the same key) */
+			if (job_opt_find(d->key)) {
+				ret = llmio_job_opts_set(o, d->key, value, e);
+				break;
+			}
+			/* fall through */
 		default:
 			ret = llmio_err(
 			        e, -EINVAL,
@@ -270,7 +277,7 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 			        d->file, d->line, s->name, d->key);
 			break;
 		}
-		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE))
+		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE || d->kind == SK_STEADY))
 			llmio_err_prefix(e, "%s:%u: [%s]", d->file, d->line, s->name);
 	}
 	return ret;
@@ -382,6 +389,24 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
+/* A steady state's window copied (a merged group's), or none without memory. */
+static void ss_copy(struct llmio_steadystate *ss)
+{
+	const size_t len = ss->dur * sizeof(uint64_t);
+	uint64_t *iops = ss->on ? malloc(len) : NULL, *bw = ss->on ? malloc(len) : NULL;
+
+	if (!iops || !bw) {
+		free(iops);
+		free(bw);
+		*ss = (struct llmio_steadystate){0};
+		return;
+	}
+	memcpy(iops, ss->iops, len);
+	memcpy(bw, ss->bw, len);
+	ss->iops = iops;
+	ss->bw = bw;
+}
+
 /* A group's jobs as one result (group_reporting): concurrent jobs add up. */
 static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size_t n)
 {
@@ -400,6 +425,7 @@ static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size
 			m->threads = NULL; /* each job's own: one report for the group */
 			m->thread_wire = NULL;
 			m->nthreads = 0;
+			ss_copy(&m->ss); /* the job's own stay the job's */
 			continue;
 		}
 		for (int op = 0; op < 2; op++) {

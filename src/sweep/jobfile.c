@@ -640,6 +640,12 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 		ret = steady_opt_find(key)
 		              ? opt_canon(steady_opt_find(key), raw, buf, sizeof(buf), &e)
 		              : -ENOENT;
+		/* fio's own ss (iops_slope:0.1%), which a fio job file of `llmio run` takes */
+		if (ret && job_opt_find(key) &&
+		    !opt_canon(job_opt_find(key), raw, buf, sizeof(buf), NULL)) {
+			snprintf(buf, sizeof(buf), "%s", raw);
+			ret = 0;
+		}
 		break;
 	case SK_WORKLOAD:
 		ret = workload_canon(key, raw, buf, sizeof(buf), &e);
