@@ -651,7 +651,7 @@ static const struct llmio_optdesc opts_table[] = {
                "with exitall: group (the jobs of its group) | stonewall (every running job) | "
                "all (every job; those not started never start)",
                .choices = "group|stonewall|all", FIO_CUSTOM, .no_echo = true),
-        FIOJOB("steadystate", "ss", OPTD_STRING, ss_state, "iops_slope:0.01%",
+        FIOJOB("steadystate", "ss", OPTD_ENUM, ss_state, "iops_slope:0.01%",
                "with ss_dur: end the job once its IOPS or bandwidth is steady, fio's criterion: "
                "iops | iops_slope | bw | bw_slope, ':' and a limit (10% of the mean, or a value)",
                .codec = &ss_codec,

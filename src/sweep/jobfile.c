@@ -641,10 +641,18 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 		              ? opt_canon(steady_opt_find(key), raw, buf, sizeof(buf), &e)
 		              : -ENOENT;
 		/* fio's own ss (iops_slope:0.1%), which a fio job file of `llmio run` takes */
-		if (ret && job_opt_find(key) &&
-		    !opt_canon(job_opt_find(key), raw, buf, sizeof(buf), NULL)) {
-			snprintf(buf, sizeof(buf), "%s", raw);
-			ret = 0;
+		if (ret && job_opt_find(key)) {
+			struct llmio_error e_fio = {0};
+
+			if (!opt_canon(job_opt_find(key), raw, buf, sizeof(buf), &e_fio)) {
+				snprintf(buf, sizeof(buf), "%s", raw);
+				ret = 0;
+			} else {
+				struct llmio_error e_sweep = e;
+
+				llmio_err(&e, ret, "%s (fio's, `llmio run`); llmio sweep's: %s",
+				          e_fio.msg, e_sweep.msg);
+			}
 		}
 		break;
 	case SK_WORKLOAD:
