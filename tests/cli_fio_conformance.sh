@@ -130,6 +130,12 @@ jobs_json timeout "timeout=1, fio's runtime, ran the time-based job a second" \
 jobs_json steadystate "steady state attained: the job ended before its runtime" \
 	'jobs["ss"]["steadystate"]["attained"] == 1 and jobs["ss"]["job_runtime"] < 30000 and
 	 len(jobs["ss"]["steadystate"]["data"]["iops"]) == 2'
+# fio's criterion (the largest deviation from the window's mean, in % of it) recomputed from
+# each tool's own window: fio's definition, and llmio's figures as fio's formula has them
+jobs_json steadystate "the criterion is fio's, from the window's samples" \
+	'(lambda s, y: abs(float(s["criterion"].rstrip("%")) -
+	                   100 * max(abs(v - sum(y) / len(y)) for v in y) / (sum(y) / len(y)))
+	  < 1e-3)(jobs["ss"]["steadystate"], jobs["ss"]["steadystate"]["data"]["iops"])'
 if out=$(python3 "$KEYS" --strict "$T/fio/steadystate/out.json" \
 	"$T/llmio/steadystate/out.json" 2>&1); then
 	pass "steadystate: fio's JSON keys (its steadystate object too), with fio's exact types"
