@@ -262,13 +262,6 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 		case SK_ENGINE:
 			ret = engine_or_job_opt(o, d->key, value, e);
 			break;
-		case SK_STEADY:
-			/* fio's ss (steadystate), not llmio sweep's ss (the same key) */
-			if (job_opt_find(d->key)) {
-				ret = llmio_job_opts_set(o, d->key, value, e);
-				break;
-			}
-			/* fall through */
 		default:
 			ret = llmio_err(
 			        e, -EINVAL,
@@ -277,7 +270,7 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 			        d->file, d->line, s->name, d->key);
 			break;
 		}
-		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE || d->kind == SK_STEADY))
+		if (ret && (d->kind == SK_JOB || d->kind == SK_ENGINE))
 			llmio_err_prefix(e, "%s:%u: [%s]", d->file, d->line, s->name);
 	}
 	return ret;

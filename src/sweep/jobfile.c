@@ -65,6 +65,7 @@ struct reader {
 	char *buf, *tmp;
 	size_t cap;
 	bool indented;
+	bool fio; /* fio_file_load(): `llmio run`'s job file, where ss is fio's steadystate */
 	struct llmio_error *err_out;
 
 	struct entry *e;
@@ -640,20 +641,6 @@ int sweep_canon(enum sweep_kind kind, const char *key, const char *raw, char **c
 		ret = steady_opt_find(key)
 		              ? opt_canon(steady_opt_find(key), raw, buf, sizeof(buf), &e)
 		              : -ENOENT;
-		/* fio's own ss (iops_slope:0.1%), which a fio job file of `llmio run` takes */
-		if (ret && job_opt_find(key)) {
-			struct llmio_error e_fio = {0};
-
-			if (!opt_canon(job_opt_find(key), raw, buf, sizeof(buf), &e_fio)) {
-				snprintf(buf, sizeof(buf), "%s", raw);
-				ret = 0;
-			} else {
-				struct llmio_error e_sweep = e;
-
-				llmio_err(&e, ret, "%s (fio's, `llmio run`); llmio sweep's: %s",
-				          e_fio.msg, e_sweep.msg);
-			}
-		}
 		break;
 	case SK_WORKLOAD:
 		ret = workload_canon(key, raw, buf, sizeof(buf), &e);
@@ -873,6 +860,22 @@ static bool unknown_engine(const struct reader *r, char *const *files, const cha
  * [global] above it (each [global] applies to the sections after it, the last one wins)?  Two
  * settings in one [global] are left for add_dim to refuse.
  */
+/*
+ * sweep_classify() for this file: in `llmio run`'s job file (fio_file_load()) fio's ss (its
+ * steadystate, a job option) is meant, not llmio sweep's ss.
+ */
+static int classify(const struct reader *r, const char *key, bool workload, enum sweep_kind *kind,
+                    const char **name)
+{
+	int ret = sweep_classify(key, workload, kind, name);
+
+	if (!ret && r->fio && *kind == SK_STEADY && job_opt_find(key)) {
+		*kind = SK_JOB;
+		*name = job_opt_find(key)->name;
+	}
+	return ret;
+}
+
 static bool superseded(const struct reader *r, size_t i, const char *name, size_t first,
                        bool workload, const char *key)
 {
@@ -884,7 +887,7 @@ static bool superseded(const struct reader *r, size_t i, const char *name, size_
 		if (k == i || !in_section(r, k, name, first) ||
 		    (!o->section && (k < i || o->block == r->e[i].block)))
 			continue;
-		if (!sweep_classify(o->key, workload, &kind, &other) && !strcmp(other, key))
+		if (!classify(r, o->key, workload, &kind, &other) && !strcmp(other, key))
 			return true;
 	}
 	return false;
@@ -943,14 +946,14 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			s->nexcl += !ret;
 			continue;
 		}
-		if (sweep_classify(e->key, workload, &kind, &key) && job_fio_refused(e->key))
+		if (classify(r, e->key, workload, &kind, &key) && job_fio_refused(e->key))
 			return llmio_err(err, -EINVAL,
 			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
 			                 path, e->line, e->key, job_fio_refused(e->key));
-		if (sweep_classify(e->key, workload, &kind, &key) &&
+		if (classify(r, e->key, workload, &kind, &key) &&
 		    unknown_engine(r, f->files, name, first, err))
 			return -EINVAL;
-		if (sweep_classify(e->key, workload, &kind, &key))
+		if (classify(r, e->key, workload, &kind, &key))
 			return llmio_err(
 			        err, -EINVAL,
 			        "%s:%u: %s: unknown key (not an option of `llmio run`, an "
@@ -1033,10 +1036,10 @@ static void reader_release(struct reader *r)
 	free(r->tmp);
 }
 
-static int file_load(const char *path, const char *dir, struct sweep_file **out,
+static int file_load(const char *path, const char *dir, bool fio, struct sweep_file **out,
                      struct llmio_error *err)
 {
-	struct reader r = {0};
+	struct reader r = {.fio = fio};
 	struct sweep_file *f;
 	size_t nsec = 0;
 	int ret;
@@ -1137,5 +1140,10 @@ err_free:
 int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
                     struct llmio_error *e)
 {
-	return file_load(path, dir, out, e);
+	return file_load(path, dir, false, out, e);
+}
+
+int fio_file_load(const char *path, struct sweep_file **out, struct llmio_error *e)
+{
+	return file_load(path, NULL, true, out, e);
 }

@@ -13,7 +13,6 @@
 #include "base/error.h"
 #include "sweep/journal.h"
 #include "sweep/runner.h"
-#include "sweep/steady.h"
 #include "workload/leftover.h"
 
 /* Thread start-up, target open, the record and its fsync per point, when the configuration
@@ -108,20 +107,6 @@ int sweep_runner_prepare(struct sweep_runner *r, const struct sweep_run_opts *o,
 		r->bad_input = ret == -EINVAL || ret == -ENOENT;
 		return ret;
 	}
-	/* ss is llmio sweep's here (the loader also took fio's ss, for `llmio run`'s job files) */
-	for (size_t i = 0; i < r->file->nsec; i++)
-		for (size_t k = 0; k < r->file->sec[i].ndims; k++) {
-			const struct sweep_dim *d = &r->file->sec[i].dims[k];
-			struct llmio_optval v;
-
-			for (size_t x = 0; d->kind == SK_STEADY && x < d->n; x++)
-				if (steady_opt_find(d->key) &&
-				    optdesc_parse(steady_opt_find(d->key), d->v[x].raw, &v, e)) {
-					r->bad_input = true;
-					return llmio_err_prefix(e, "%s:%u: %s", d->file, d->line,
-					                        d->key);
-				}
-		}
 	/* a point's record is the journal's: fio's logs are `llmio run`'s, never silently lost */
 	for (size_t i = 0; i < r->file->nsec; i++)
 		for (size_t k = 0; k < r->file->sec[i].ndims; k++) {
