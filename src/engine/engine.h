@@ -68,6 +68,8 @@ struct io_req {
  * --engine all, llmio quick and the recipes' file runs leave it out.
  */
 #define ENGINE_CAP_NAMESPACE (1u << 8)
+/* It gives each I/O its own priority (io_req.prio: fio's cmdprio_percentage) */
+#define ENGINE_CAP_CMDPRIO (1u << 9)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {

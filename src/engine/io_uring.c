@@ -902,7 +902,7 @@ const struct engine_ops engine_io_uring = {
         .name = "io_uring",
         .summary = "io_uring via liburing: registered files and buffers, lazy batched submit, "
                    "optional SQPOLL and IOPOLL",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED | ENGINE_CAP_CMDPRIO,
         .opts = uring_options,
         .opts_size = sizeof(struct uring_opts),
         .probe = uring_probe,

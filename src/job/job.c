@@ -80,8 +80,7 @@ static int validate(struct job *j, struct llmio_error *e)
 		llmio_engine_probe(o->engine, why, sizeof(why));
 		return llmio_err(e, -EINVAL, "%s", why);
 	}
-	if (o->cmdprio_percentage && strcmp(j->engine->name, "libaio") &&
-	    strcmp(j->engine->name, "io_uring"))
+	if (o->cmdprio_percentage && !(j->engine->caps & ENGINE_CAP_CMDPRIO))
 		return llmio_err(e, -EINVAL,
 		                 "cmdprio_percentage=%u with the %s engine: a priority per command "
 		                 "is libaio's and io_uring's (as in fio); prioclass and prio set "
