@@ -31,7 +31,8 @@ in_dir() {
 
 # side_by_side NAME ARGS...: both tools, then everything that must agree.  With DIFFERS=verify
 # (docs/fio.md, "verify"), a write job's read-back is left out: fio counts it in the job's
-# reads and saves its verify state to a file, llmio keeps it out of the measured window.
+# reads and saves its verify state to a file, llmio keeps it out of the measured window.  With
+# DIFFERS=verify_state only that file is (a job file that verifies without read-back).
 side_by_side() {
 	local name=$1 frc out
 	shift
@@ -43,6 +44,8 @@ side_by_side() {
 import json, os, sys
 
 VERIFY = sys.argv[3] == "verify"
+# a job file whose jobs read back what an earlier one wrote: fio saves its verify state too
+STATE = VERIFY or sys.argv[3] == "verify_state"
 
 def load(d):
     with open(os.path.join(d, "out.json")) as f:
@@ -55,13 +58,15 @@ def jobs(doc):
             (j["write"]["io_bytes"], j["write"]["total_ios"]) for j in doc["jobs"]]
 
 def files(d):
+    # a log's bytes hold times and latencies: its lines (one per I/O) are compared instead
     found = {}
     for root, _, names in os.walk(d):
         for n in names:
             p = os.path.join(root, n)
-            if os.path.relpath(p, d) != "out.json" and not (VERIFY and
-                                                             n.endswith("-verify.state")):
-                found[os.path.relpath(p, d)] = os.path.getsize(p)
+            if os.path.relpath(p, d) != "out.json" and not (STATE and
+                                                            n.endswith("-verify.state")):
+                found[os.path.relpath(p, d)] = (("lines", sum(1 for _ in open(p)))
+                                                if n.endswith(".log") else os.path.getsize(p))
     return found
 
 f, l = sys.argv[1:3]
@@ -88,8 +93,69 @@ PY
 
 echo "== job files"
 for f in "$CASES"/*.fio; do
-	side_by_side "$(basename "$f" .fio)" "$f"
+	DIFFERS=$(grep -q '^verify=' "$f" && echo verify_state) side_by_side "$(basename "$f" .fio)" "$f"
 done
+
+# jobs_json NAME EXPR: EXPR (Python, over jobs: {jobname: fio's JSON job}) holds for both tools
+jobs_json() {
+	local name=$1 desc=$2 expr=$3 tool
+	for tool in fio llmio; do
+		check "$name: $tool: $desc" python3 -c 'import json, sys
+# fio may write a line of its own before the document (seen once, under load, with exitall)
+t = open(sys.argv[1]).read()
+t = t if t.startswith("{") else t[t.index("\n{") + 1:]
+jobs = {j["jobname"]: j for j in json.loads(t)["jobs"]}
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "$expr"
+	done
+}
+
+echo "== run control: exitall, exit_what, flow, timeout, steadystate (wait_for.fio is above)"
+# a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
+# compared
+for f in "$CASES"/run_control/*.fio; do
+	name=$(basename "$f" .fio)
+	for tool in fio llmio; do
+		in_dir "$tool" "$name" "$f" --output-format=json --output=out.json
+		check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+done
+jobs_json exitall_group "[long] stopped when [quick], of its group, ended" \
+	'jobs["long"]["job_runtime"] < 30000 and jobs["quick"]["write"]["io_bytes"] == 65536'
+jobs_json exitall_group "[other], of another group, ran its runtime" \
+	'jobs["other"]["job_runtime"] >= 1900'
+jobs_json exitall_stonewall "[long], of another group, stopped; [next] ran after" \
+	'jobs["long"]["job_runtime"] < 30000 and jobs["next"]["write"]["io_bytes"] == 65536'
+# flow: the shared counter keeps the I/O counts at the weights' ratio (4:1; unthrottled the
+# cached reads outrun the writes several times), counted from the per-I/O logs in the middle
+# half of the time both jobs ran (one that ends first leaves the other alone)
+for tool in fio llmio; do
+	check "flow: $tool: the writer did 4 I/Os for each of the reader's" python3 -c 'import sys
+t = [[int(l.split(",")[0]) for l in open(sys.argv[1] + "/f_iops.%d.log" % n)] for n in (1, 2)]
+end = min(max(x) for x in t)
+w, r = (sum(1 for v in x if end / 4 <= v < end * 3 / 4) for x in t)
+sys.exit(0 if r and abs(w / r - 4) < 0.2 else 1)' "$T/$tool/flow"
+done
+jobs_json timeout "timeout=1, fio's runtime, ran the time-based job a second" \
+	'900 <= jobs["t"]["job_runtime"] < 10000'
+jobs_json steadystate "steady state attained: the job ended before its runtime" \
+	'jobs["ss"]["steadystate"]["attained"] == 1 and jobs["ss"]["job_runtime"] < 30000 and
+	 len(jobs["ss"]["steadystate"]["data"]["iops"]) == 2'
+# fio's criterion (the largest deviation from the window's mean, in % of it) recomputed from
+# each tool's own window: fio's definition, and llmio's figures as fio's formula has them
+jobs_json steadystate "the criterion is fio's, from the window's samples" \
+	'(lambda s, y: abs(float(s["criterion"].rstrip("%")) -
+	                   100 * max(abs(v - sum(y) / len(y)) for v in y) / (sum(y) / len(y)))
+	  < 1e-3)(jobs["ss"]["steadystate"], jobs["ss"]["steadystate"]["data"]["iops"])'
+if out=$(python3 "$KEYS" --strict "$T/fio/steadystate/out.json" \
+	"$T/llmio/steadystate/out.json" 2>&1); then
+	pass "steadystate: fio's JSON keys (its steadystate object too), with fio's exact types"
+else
+	fail "steadystate: JSON keys: $out"
+fi
+# fio reports [never] with no I/O, llmio leaves it out (docs/fio.md)
+jobs_json exitall_all "[long] stopped, [never] never ran" \
+	'jobs["long"]["job_runtime"] < 30000 and
+	 jobs.get("never", {"write": {"total_ios": 0}})["write"]["total_ios"] == 0'
 
 echo "== command lines"
 side_by_side cl_two_names --name=a --rw=write --size=64k --name=b --rw=randwrite --size=32k \
@@ -406,18 +472,73 @@ check "--ioengine=libcufile: refused (exit $RC)" test "$RC" -eq 2
 check "it names gds" grep -q "instead: gds" "$T/stderr"
 side_by_side cl_engine_vsync --name=v --ioengine=vsync --rw=write --size=64k
 side_by_side cl_engine_pvsync2 --name=p --ioengine=pvsync2 --rw=read --size=64k
-printf '[r]\nsize=64k\nwrite_bw_log\n' >"$T/llmio/engine/bare.fio"
+printf '[r]\nsize=64k\nfilename\n' >"$T/llmio/engine/bare.fio"
 in_dir llmio engine "$T/llmio/engine/bare.fio"
 check "a bare option that needs a value: refused (exit $RC)" test "$RC" -eq 2
-check "it names the option" grep -q "bare.fio:3: write_bw_log: .* needs a value" "$T/stderr"
+check "it names the option" grep -q "bare.fio:3: filename: .* needs a value" "$T/stderr"
 printf '[s]\nioengine=net\nsize=64k\nlisten\n' >"$T/llmio/engine/net.fio"
 in_dir llmio engine "$T/llmio/engine/net.fio"
 check "a bare option of a fio engine llmio lacks: the engine named (exit $RC)" \
 	grep -q "net.fio:2: ioengine: unknown engine 'net'.*'listen' on line 4" "$T/stderr"
-printf '[r]\nsize=64k\nexitall\n' >"$T/llmio/engine/exitall.fio"
-in_dir llmio engine "$T/llmio/engine/exitall.fio"
-check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "exitall: a fio option" \
+printf '[r]\nsize=64k\nfill_device\n' >"$T/llmio/engine/refused.fio"
+in_dir llmio engine "$T/llmio/engine/refused.fio"
+check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "fill_device: a fio option" \
 	"$T/stderr"
+printf '[a]\nsize=64k\n[b]\nsize=64k\nwait_for=c\n[c]\nsize=64k\n' >"$T/llmio/engine/waitee.fio"
+in_dir llmio engine "$T/llmio/engine/waitee.fio"
+check "wait_for a job that is not earlier: refused (exit $RC)" test "$RC" -eq 2
+check "it names the job" grep -q "wait_for=c: no earlier job" "$T/stderr"
+check "nothing ran" test ! -e "$T/llmio/engine/a.0.0"
+
+echo "== I/O priorities: prioclass, cmdprio_percentage, cmdprio_class, log_prio"
+# the realtime class needs CAP_SYS_ADMIN (or CAP_SYS_NICE): both tools refuse it without
+if [ "$(id -u)" -eq 0 ]; then
+	for tool in fio llmio; do
+		in_dir "$tool" prio "$CASES/prio/cmdprio.fio" --output-format=json --output=out.json
+		check "prio: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+	# each thread's log: every I/O a line, in the idle class (0x6000) or, for about a fifth
+	# (within 4.5 standard deviations of a binomial draw), realtime (0x2000)
+	if out=$(python3 - "$T/fio/prio" "$T/llmio/prio" 2>&1 <<'PY'
+import math, os, sys
+bad = []
+for d in sys.argv[1:]:
+    tool = os.path.basename(os.path.dirname(d))
+    for n in (1, 2):
+        vals = [l.split(",")[-1].strip() for l in open(os.path.join(d, "p_clat.%d.log" % n))]
+        rt, share = vals.count("0x2000"), vals.count("0x2000") / max(len(vals), 1)
+        if len(vals) != 2000 or set(vals) - {"0x2000", "0x6000"}:
+            bad.append("%s log %d: %d lines, values %s" % (tool, n, len(vals), sorted(set(vals))))
+        elif abs(share - 0.2) > 4.5 * math.sqrt(0.2 * 0.8 / 2000):
+            bad.append("%s log %d: %d of 2000 realtime" % (tool, n, rt))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "prio: both tools' logs: idle I/Os and a fifth realtime, per engine"
+	else
+		fail "prio: $out"
+	fi
+	# the kernel took llmio's priorities: the thread's class, and each command's (no EINVAL)
+	if command -v strace >/dev/null; then
+		mkdir -p "$T/llmio/prio_strace" && cd "$T/llmio/prio_strace" || exit 1
+		strace -f -o trace -e trace=ioprio_set,io_submit "$LLMIO" run \
+			"$CASES/prio/cmdprio.fio" --quiet >/dev/null 2>&1
+		check "prio: ioprio_set in the idle class succeeded" \
+			grep -q "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0" trace
+		check "prio: io_submit carried realtime commands" \
+			grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0)" trace
+		check "prio: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
+		cd "$T" || exit 1
+	else
+		echo "skip: strace is not installed (the kernel's word on the priorities)"
+	fi
+else
+	echo "skip: prio: the realtime class needs root"
+fi
+in_dir llmio prio_psync --name=p --ioengine=psync --size=64k --cmdprio_percentage=20
+check "cmdprio_percentage with psync: refused (exit $RC)" test "$RC" -eq 2
+check "it names the engines that have it" grep -q "libaio's and io_uring's" "$T/stderr"
 
 echo "== verify: a flipped byte is caught by both, in the same block"
 # flip FILE: one bit of the byte at 40000

@@ -44,11 +44,11 @@ static void intervals(void **state)
 	assert_int_equal(iolog_init(&l, &o, 0, false, NULL), 0);
 	assert_int_equal(l.cap, 12); /* 10 intervals, the partial one, a spare */
 	/* two reads in the first 100 ms (one on its last ns), a write exactly at 100 ms */
-	iolog_add(&l, T0, 0, T0 + 1 * MS, 4096, 0, 1, 10);
-	iolog_add(&l, T0, 0, T0 + 100 * MS - 1, 4096, 0, 3, 30);
-	iolog_add(&l, T0, 1, T0 + 100 * MS, 8192, 0, 0, 50);
+	iolog_add(&l, T0, 0, T0 + 1 * MS, 4096, 0, 1, 10, 0);
+	iolog_add(&l, T0, 0, T0 + 100 * MS - 1, 4096, 0, 3, 30, 0);
+	iolog_add(&l, T0, 1, T0 + 100 * MS, 8192, 0, 0, 50, 0);
 	/* nothing in [200, 300): that interval is kept, empty */
-	iolog_add(&l, T0, 0, T0 + 321 * MS, 512, 0, 0, 7);
+	iolog_add(&l, T0, 0, T0 + 321 * MS, 512, 0, 0, 7, 0);
 	iolog_finish(&l, T0 + 350 * MS + 1, NULL);
 	assert_int_equal(l.n, 4);
 	assert_int_equal(l.buf[0].t_ms, 100);
@@ -83,11 +83,11 @@ static void partial_and_reset(void **state)
 	assert_false(iolog_per_io(&o));
 	assert_int_equal(iolog_init(&l, &o, 0, false, NULL), 0);
 	assert_int_equal(l.cap, IOLOG_DEFAULT_CAP);
-	iolog_add(&l, T0, 0, T0 + 10 * MS, 4096, 0, 0, 1);
+	iolog_add(&l, T0, 0, T0 + 10 * MS, 4096, 0, 0, 1, 0);
 	/* the ramp ended: a new window, at a later start */
 	iolog_reset(&l);
 	for (uint64_t t = 0; t < 2500; t += 7, ios++)
-		iolog_add(&l, T0 + 10000 * MS, 1, T0 + 10000 * MS + t * MS, 4096, 0, 0, 1);
+		iolog_add(&l, T0 + 10000 * MS, 1, T0 + 10000 * MS + t * MS, 4096, 0, 0, 1, 0);
 	iolog_finish(&l, T0 + 10000 * MS + 2500 * MS, NULL);
 	assert_int_equal(l.n, 3);
 	assert_int_equal(l.buf[0].t_ms, 1000);
@@ -106,14 +106,14 @@ static void truncated(void **state)
 	opts(&o, 10, 30 * MS); /* 3 intervals + 2 */
 	assert_int_equal(iolog_init(&l, &o, 0, false, NULL), 0);
 	assert_int_equal(l.cap, 5);
-	iolog_add(&l, T0, 0, T0 + 1 * MS, 4096, 0, 0, 1);
+	iolog_add(&l, T0, 0, T0 + 1 * MS, 4096, 0, 0, 1, 0);
 	/* a stall of an hour: the buffer fills with empty intervals and stops, at once */
-	iolog_add(&l, T0, 0, T0 + 3600000 * MS, 4096, 0, 0, 1);
+	iolog_add(&l, T0, 0, T0 + 3600000 * MS, 4096, 0, 0, 1, 0);
 	assert_int_equal(l.n, 5);
 	assert_true(l.truncated);
 	assert_int_equal(l.buf[0].ios[0], 1);
 	assert_int_equal(l.buf[4].t_ms, 50);
-	iolog_add(&l, T0, 0, T0 + 3600001 * MS, 4096, 0, 0, 1);
+	iolog_add(&l, T0, 0, T0 + 3600001 * MS, 4096, 0, 0, 1, 0);
 	iolog_finish(&l, T0 + 3600002 * MS, NULL);
 	assert_int_equal(l.n, 5);
 	iolog_release(&l);
@@ -168,13 +168,13 @@ static void per_io(void **state)
 	assert_int_equal(iolog_init(&l, &o, 1, true, &e), 0);
 	assert_int_equal(l.iocap, IOLOG_IO_CAP);
 	l.iocap = 2; /* written out after every second I/O: the flush path, three times */
-	iolog_add(&l, T0, 0, T0 + 1 * MS + 5, 4096, 8192, 100, 4000);
-	iolog_add(&l, T0, 1, T0 + 2 * MS, 8192, 0, 0, 1000000);
+	iolog_add(&l, T0, 0, T0 + 1 * MS + 5, 4096, 8192, 100, 4000, 0);
+	iolog_add(&l, T0, 1, T0 + 2 * MS, 8192, 0, 0, 1000000, 0);
 	assert_int_equal(l.nio, 2);
-	iolog_add(&l, T0, 0, T0 + 1999 * MS, 512, 1ull << 40, 7, 0);
+	iolog_add(&l, T0, 0, T0 + 1999 * MS, 512, 1ull << 40, 7, 0, 0);
 	assert_int_equal(l.nio, 1); /* the first two went out */
-	iolog_add(&l, T0, 1, T0 + 2000 * MS, 4096, 4096, 1, 2);
-	iolog_add(&l, T0, 0, T0 + 2001 * MS, 4096, 0, 3, 3);
+	iolog_add(&l, T0, 1, T0 + 2000 * MS, 4096, 4096, 1, 2, 0);
+	iolog_add(&l, T0, 0, T0 + 2001 * MS, 4096, 0, 3, 3, 0);
 	assert_int_equal(iolog_finish(&l, T0 + 3000 * MS, &e), 0);
 	/* fio's columns: ms, value, direction, bs, priority */
 	assert_string_equal(slurp("l_clat.2.log"), "1, 4000, 0, 4096, 0\n"
@@ -223,10 +223,10 @@ static void per_io_offset_reset_noslat(void **state)
 	assert_int_equal(iolog_init(&l, &o, 0, false, NULL), 0);
 	l.iocap = 1;
 	/* the ramp's I/Os, some already written out, then the measured window starts over */
-	iolog_add(&l, T0, 0, T0 + 1 * MS, 4096, 4096, 0, 10);
-	iolog_add(&l, T0, 0, T0 + 2 * MS, 4096, 4096, 0, 10);
+	iolog_add(&l, T0, 0, T0 + 1 * MS, 4096, 4096, 0, 10, 0);
+	iolog_add(&l, T0, 0, T0 + 2 * MS, 4096, 4096, 0, 10, 0);
 	iolog_reset(&l);
-	iolog_add(&l, T0, 1, T0 + 5 * MS, 4096, 123 << 12, 9, 20);
+	iolog_add(&l, T0, 1, T0 + 5 * MS, 4096, 123 << 12, 9, 20, 0);
 	assert_int_equal(iolog_finish(&l, T0 + 6 * MS, NULL), 0);
 	/* log_offset: the offset before the priority, as fio 3.33 */
 	assert_string_equal(slurp("x_clat.1.log"), "5, 20, 1, 4096, 503808, 0\n");

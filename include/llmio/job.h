@@ -259,12 +259,63 @@ struct llmio_job_opts {
 	 */
 	char random_zones[256];
 	/*
+	 * fio's run control of a job file (docs/fio.md, "Job files"): wait_for, the name of an
+	 * earlier job this one starts after; exitall: when a job ends, the others of its group
+	 * (exit_what 0), those running (1, fio's stonewall) or all, those not yet started
+	 * too (2), are stopped.
+	 */
+	char wait_for[64];
+	bool exitall;
+	uint8_t exit_what;
+	/*
+	 * fio's numbering of a job file's logs (docs/fio.md, "Logs"): the log of thread N of this
+	 * job is numbered log_index + N + 1, as fio numbers threads across the file (the job runner
+	 * sets it; 0 for a job of its own).
+	 */
+	uint32_t log_index;
+	/*
+	 * fio's flow control (docs/fio.md): flow, a weight (0 = none); the threads of the jobs of
+	 * one flow_id keep their I/O counts in the ratio of their weights: a thread ahead of its
+	 * share lets its I/Os in flight complete and waits flow_sleep_ns (0: a short pause) before
+	 * it looks again.
+	 */
+	uint32_t flow;
+	uint32_t flow_id;
+	uint64_t flow_sleep_ns;
+	/*
+	 * Called once the job's files are laid out, just before its threads start, from the thread
+	 * that called llmio_job_run(); it may block (a job file's runner holds the jobs of a group
+	 * there until all are laid out, as fio starts its jobs together).  May be NULL.
+	 */
+	void (*ready)(void *arg);
+	void *ready_arg;
+	/*
+	 * fio's I/O priorities (docs/fio.md): prioclass (1 realtime, 2 best effort, 3 idle; 0 =
+	 * none) and prio (0-7) of each job thread (ioprio_set(2), set when either is given);
+	 * cmdprio_percentage: that share of the I/Os carries cmdprio_class and cmdprio instead
+	 * (libaio's aio_reqprio, io_uring's sqe ioprio); log_prio: the logs' priority column holds
+	 * each I/O's priority value (else 1 for a realtime I/O, 0 for another, as fio's).
+	 */
+	uint8_t prio, prioclass;
+	uint8_t cmdprio_percentage, cmdprio_class, cmdprio;
+	bool log_prio;
+	/*
+	 * fio's steadystate (docs/fio.md): with ss_dur_ns of a second or more, the job's IOPS or
+	 * bandwidth (bytes/s) of each second after ss_ramp_ns + 1 s, over a window of ss_dur_ns,
+	 * ends the job once its criterion is below ss_limit: ss_state LLMIO_SS_IOPS (else
+	 * bandwidth), LLMIO_SS_SLOPE (the least-squares slope; else the largest deviation from
+	 * the mean), LLMIO_SS_PCT (ss_limit is a percentage of the mean).
+	 */
+	uint8_t ss_state;
+	double ss_limit;
+	uint64_t ss_dur_ns, ss_ramp_ns;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1712];
+	uint8_t reserved_[1576];
 };
 
 /** One file of an explicit file list. */
@@ -278,6 +329,11 @@ struct llmio_file {
  * the start, as a program saving a checkpoint does: no preallocation, no fill.
  */
 #define LLMIO_FILE_FRESH 1u
+
+/* llmio_job_opts.ss_state: fio's steadystate criterion (its FIO_SS_* values) */
+#define LLMIO_SS_IOPS  1u /* IOPS, else bandwidth */
+#define LLMIO_SS_SLOPE 4u /* the slope, else the largest deviation from the mean */
+#define LLMIO_SS_PCT   8u /* the limit is a percentage of the mean */
 
 /*
  * An io_source's fsync: issued after every earlier I/O of its thread has completed, like a

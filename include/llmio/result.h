@@ -215,6 +215,19 @@ struct llmio_result {
 	bool engine_options_known;
 	uint32_t nengine_options;
 	struct llmio_engine_optval engine_options[LLMIO_ENGINE_OPTS_MAX];
+	/*
+	 * fio's steadystate (opts.ss_dur_ns; docs/fio.md): on when the job had one.  The window's
+	 * one-second samples, IOPS and bandwidth (bytes/s), oldest first: dur entries, zero past
+	 * the n taken, owned by the result (llmio_result_destroy frees them); the last criterion
+	 * computed (a percentage of the mean with LLMIO_SS_PCT), the window's largest deviation
+	 * from its mean or its least-squares slope (whichever ss_state judges; the other 0).
+	 */
+	struct llmio_steadystate {
+		bool on, attained;
+		uint32_t dur, n;
+		double criterion, max_deviation, slope;
+		uint64_t *iops, *bw;
+	} ss;
 };
 
 /**

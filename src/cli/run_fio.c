@@ -328,7 +328,7 @@ int run_jobfile(int argc, char **argv, int file_arg)
 		ret = outputs_check(&out, json, csv);
 	if (ret)
 		return ret;
-	ret = sweep_file_load(argv[file_arg], NULL, &f, &e);
+	ret = fio_file_load(argv[file_arg], &f, &e);
 	if (ret) {
 		fprintf(stderr, "llmio: %s\n", e.msg[0] ? e.msg : strerror(-ret));
 		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;

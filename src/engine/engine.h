@@ -43,6 +43,7 @@ struct io_req {
 	uint16_t file;    /* index into engine_setup.fds */
 	uint16_t buf_idx; /* index into engine_setup.bufs (for registered buffers) */
 	uint8_t op;       /* enum engine_op */
+	uint16_t prio;    /* its I/O priority (ioprio value), 0 = the thread's; libaio, io_uring */
 	int64_t res;      /* bytes transferred, or -errno; set by the engine */
 	uint64_t t_queue; /* ns, set by the worker */
 	uint64_t t_submit;
@@ -78,6 +79,8 @@ struct io_req {
  * neither creates, lays out nor opens them; fds are -1.
  */
 #define ENGINE_CAP_MAKES_FILES (1u << 10)
+/* It gives each I/O its own priority (io_req.prio: fio's cmdprio_percentage) */
+#define ENGINE_CAP_CMDPRIO (1u << 11)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {

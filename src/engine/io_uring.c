@@ -611,6 +611,7 @@ static inline void sqe_fill(const struct uring_eng *p, struct io_uring_sqe *sqe,
 	sqe->off = io->off;
 	sqe->addr = (uint64_t)(uintptr_t)io->buf;
 	sqe->len = io->len;
+	sqe->ioprio = io->prio; /* fio's cmdprio: 0 is the thread's priority */
 	sqe->buf_index = (uint16_t)(io->buf_idx & p->buf_idx_mask);
 	/* the tensor store hands in callers' own buffers too (buf_idx past the registered ones) */
 	if (p->fixedbufs && io->buf_idx >= p->nbufs) {
@@ -901,7 +902,7 @@ const struct engine_ops engine_io_uring = {
         .name = "io_uring",
         .summary = "io_uring via liburing: registered files and buffers, lazy batched submit, "
                    "optional SQPOLL and IOPOLL",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_POLLED | ENGINE_CAP_CMDPRIO,
         .opts = uring_options,
         .opts_size = sizeof(struct uring_opts),
         .probe = uring_probe,

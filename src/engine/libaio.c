@@ -248,6 +248,11 @@ free_state:
 	return ret;
 }
 
+/* the kernel's flag (linux/aio_abi.h) that libaio.h lacks: aio_reqprio holds a priority */
+#ifndef IOCB_FLAG_IOPRIO
+#define IOCB_FLAG_IOPRIO (1 << 1)
+#endif
+
 static int aio_queue(struct engine_ctx *ctx, struct io_req *io)
 {
 	struct aio_eng *p = ctx->priv;
@@ -264,6 +269,10 @@ static int aio_queue(struct engine_ctx *ctx, struct io_req *io)
 		io_prep_pwrite(cb, p->fds[io->file], io->buf, io->len, (long long)io->off);
 	else
 		io_prep_pread(cb, p->fds[io->file], io->buf, io->len, (long long)io->off);
+	if (io->prio) { /* fio's cmdprio: this command's own priority */
+		cb->aio_reqprio = (short)io->prio;
+		cb->u.c.flags |= IOCB_FLAG_IOPRIO;
+	}
 	cb->data = io;
 	p->pending[p->npending++] = cb;
 	return ENGINE_Q_QUEUED;
@@ -399,7 +408,7 @@ const struct engine_ops engine_libaio = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "libaio",
         .summary = "Linux native AIO (io_submit/io_getevents); asynchronous only with O_DIRECT",
-        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT,
+        .caps = ENGINE_CAP_ASYNC | ENGINE_CAP_DIRECT | ENGINE_CAP_CMDPRIO,
         .opts = NULL,
         .opts_size = 0,
         .probe = aio_probe,

@@ -64,9 +64,11 @@ int iolog_init(struct iolog *l, const struct llmio_job_opts *o, unsigned idx, bo
                struct llmio_error *e)
 {
 	memset(l, 0, sizeof(*l));
+	idx += o->log_index; /* fio numbers the threads of a job file across it */
 	if (iolog_per_io(o)) {
 		l->slat = slat;
 		l->offset = o->log_offset;
+		l->prio = o->log_prio;
 		l->idx = idx;
 		l->iocap = IOLOG_IO_CAP;
 		/* malloc, not calloc: the pages are touched as the buffer fills, not before */
@@ -164,8 +166,8 @@ static char *col(char *p, uint64_t v)
  * One I/O's line in the log of kind k, as fio 3.33 writes it (iolog.c, flush_samples()):
  * "time, value, direction, bs, [offset,] priority": time in ms of the window, the value (bw:
  * bs over clat in KiB/s as fio computes it, bytes * 10^6 / clat ns; iops: 1; latencies in
- * ns), 0 read / 1 write, the bytes moved, the offset with log_offset, priority 0 (llmio sets
- * none).
+ * ns), 0 read / 1 write, the bytes moved, the offset with log_offset, and the priority: with
+ * log_prio its ioprio value in hex ("0x6000"), else 1 for a realtime one and 0 otherwise.
  */
 static size_t line(char *buf, const struct iolog *l, const struct iolog_io *x, int k)
 {
@@ -183,7 +185,16 @@ static size_t line(char *buf, const struct iolog *l, const struct iolog_io *x, i
 	p = col(p, x->bs);
 	if (l->offset)
 		p = col(p, x->off);
-	p = col(p, 0);
+	if (l->prio) {
+		static const char hex[] = "0123456789abcdef";
+
+		memcpy(p, ", 0x", 4);
+		p += 4;
+		for (int s = 12; s >= 0; s -= 4)
+			*p++ = hex[(x->prio >> s) & 15];
+	} else {
+		p = col(p, x->prio >> 13 == 1); /* IOPRIO_CLASS_RT */
+	}
 	*p++ = '\n';
 	return (size_t)(p - buf);
 }

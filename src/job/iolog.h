@@ -40,7 +40,8 @@ struct iolog_io {
 	uint64_t off;        /* offset in its file */
 	uint64_t slat, clat; /* ns; lat = slat + clat */
 	uint32_t bs;         /* bytes moved */
-	uint32_t op;         /* 0 read, 1 write */
+	uint16_t op;         /* 0 read, 1 write */
+	uint16_t prio;       /* its I/O priority value (ioprio), 0 = none */
 };
 
 /* The files of a per-I/O log, in this order (NAME_<kind>.N.log). */
@@ -59,9 +60,10 @@ struct iolog {
 	size_t nio, iocap;
 	FILE *f[IOLOG_KINDS];          /* NULL: that log was not asked for */
 	const char *name[IOLOG_KINDS]; /* its NAME (the job's options) */
-	unsigned idx;                  /* the thread, 0-based */
+	unsigned idx;                  /* the log's number - 1 (o->log_index + thread) */
 	bool slat;              /* the engine submits apart from queueing: slat lines (as fio) */
 	bool offset;            /* log_offset: the offset column */
+	bool prio;              /* log_prio: the priority column holds the value (else 1 for RT) */
 	struct llmio_error err; /* the first failed write; later entries are dropped */
 };
 
@@ -95,7 +97,7 @@ void iolog_flush(struct iolog *l);
 
 /* One completion at t (ns) of op (0 read, 1 write) at off; t0: the window's start. */
 static inline void iolog_add(struct iolog *l, uint64_t t0, int op, uint64_t t, uint64_t bytes,
-                             uint64_t off, uint64_t slat, uint64_t clat)
+                             uint64_t off, uint64_t slat, uint64_t clat, uint16_t prio)
 {
 	if (l->ios) {
 		struct iolog_io *x;
@@ -108,7 +110,8 @@ static inline void iolog_add(struct iolog *l, uint64_t t0, int op, uint64_t t, u
 		x->slat = slat;
 		x->clat = clat;
 		x->bs = (uint32_t)bytes;
-		x->op = (uint32_t)op;
+		x->op = (uint16_t)op;
+		x->prio = prio;
 		return;
 	}
 	if (t >= l->next)

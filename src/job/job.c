@@ -122,6 +122,12 @@ static int validate(struct job *j, struct llmio_error *e)
 		llmio_engine_probe(o->engine, why, sizeof(why));
 		return llmio_err(e, -EINVAL, "%s", why);
 	}
+	if (o->cmdprio_percentage && !(j->engine->caps & ENGINE_CAP_CMDPRIO))
+		return llmio_err(e, -EINVAL,
+		                 "cmdprio_percentage=%u with the %s engine: a priority per command "
+		                 "is libaio's and io_uring's (as in fio); prioclass and prio set "
+		                 "the thread's",
+		                 o->cmdprio_percentage, j->engine->name);
 	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
 	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
 	ret = j->engine->probe(why, sizeof(why));
@@ -483,6 +489,8 @@ static void sample(struct job *j, uint64_t now)
 		j->samp_bytes[d] = bytes[d];
 	}
 	j->samp_t = now;
+	if (j->ss.dur)
+		job_ss_check(j, now, ios[0] + ios[1], bytes[0] + bytes[1]);
 }
 
 static void sample_stats(const struct job *j, struct llmio_result *r)
@@ -540,6 +548,7 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 	}
 	snap_take(j, s0);
 	j->t_measure = s0->t;
+	j->ss.t = s0->t;   /* fio's: the steady state's first rate from the window's start */
 	j->samp_t = s0->t; /* the workers' counts start at 0 with the epoch */
 	atomic_store(&j->epoch, 1);
 	atomic_store(&j->go, 1);
@@ -655,6 +664,7 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->engine_options_known = true;
 	r->nengine_options = engine_opts_values(j->engine, j->engine_opts, r->engine_options);
 	sample_stats(j, r);
+	job_ss_result(j, r);
 	/*
 	 * The caller's pointers were borrowed for the run only (include/llmio/result.h): a result
 	 * outlives them, so it keeps none.  nfiles_list stays as the count.
@@ -664,6 +674,8 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->opts.progress_arg = NULL;
 	r->opts.prepare_progress = NULL;
 	r->opts.prepare_arg = NULL;
+	r->opts.ready = NULL;
+	r->opts.ready_arg = NULL;
 	r->opts.files = NULL;
 	r->opts.io_source = NULL;
 	/* NVMe commands (passthrough, SPDK) never pass through the page cache, whatever --direct */
@@ -823,6 +835,7 @@ static void job_release(struct job *j)
 	free(j->workers);
 	free(j->file_first_block);
 	free(j->engine_opts);
+	job_ss_release(j);
 	if (j->wake_fd >= 0)
 		close(j->wake_fd);
 }
@@ -841,6 +854,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	j->nworkers = j->o.numjobs;
 
 	ret = validate(j, e);
+	if (!ret)
+		ret = job_ss_init(j, e);
 	if (ret)
 		return ret;
 	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
@@ -902,6 +917,8 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 		ret = -ENOMEM;
 		goto out_release;
 	}
+	if (j.o.ready)
+		j.o.ready(j.o.ready_arg);
 	gettimeofday(&tv, NULL);
 	r->start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 	sysinfo_host(r);
@@ -990,6 +1007,8 @@ void llmio_result_destroy(struct llmio_result *r)
 	if (r) {
 		free(r->threads);
 		free(r->thread_wire);
+		free(r->ss.iops);
+		free(r->ss.bw);
 	}
 	free(r);
 }

@@ -47,8 +47,13 @@ struct worker {
 	uint64_t fsyncs;
 	uint64_t writes; /* writes issued, for stamping their data unique */
 	struct llmio_hist sync_lat;
-	uint64_t t_end;    /* when this worker stopped counting */
-	struct iolog *log; /* fio's averaged log (job/iolog.h), or NULL; owned by the job */
+	uint64_t t_end;        /* when this worker stopped counting */
+	struct iolog *log;     /* fio's averaged log (job/iolog.h), or NULL; owned by the job */
+	struct job_flow *flow; /* fio's flow (job/flow.h) while the thread runs, or NULL */
+	uint64_t flow_count;   /* this thread's I/Os counted in it */
+	/* fio's priorities: the thread's (prioclass, prio) and cmdprio's, and cmdprio's draw */
+	uint16_t ioprio, cmdprio;
+	struct rng prio_rng;
 	unsigned epoch_seen;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;
@@ -105,7 +110,23 @@ struct job {
 		uint64_t n;
 		double mean, m2, min, max;
 	} samp[2][2];
+	/* fio's steadystate (job/ss.c), checked with the one-second samples */
+	struct job_ss {
+		uint64_t *iops, *bw; /* dur entries, a ring: the oldest at head once n == dur */
+		unsigned dur, n, head;
+		bool attained;
+		double criterion, deviation, slope;
+		uint64_t t, ios, bytes; /* the previous check */
+	} ss;
 };
+
+/* job/ss.c: fio's steadystate of o (ss_dur_ns), the window allocated; 0 or -ENOMEM. */
+int job_ss_init(struct job *j, struct llmio_error *e);
+/* A one-second check at now with the job's I/Os and bytes so far; attained: j->stop set. */
+void job_ss_check(struct job *j, uint64_t now, uint64_t ios, uint64_t bytes);
+/* The outcome into r->ss (the window moves to the result). */
+void job_ss_result(struct job *j, struct llmio_result *r);
+void job_ss_release(struct job *j);
 
 void *worker_main(void *arg);
 

@@ -672,6 +672,83 @@ static const struct llmio_optdesc_codec no_codec = {no_parse, NULL, taken_load, 
 static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
                                                         bool_format};
 
+/*
+ * threads: an option of fio's tiobench profile (its numjobs), which fio parses in any job and
+ * uses only with profile=tiobench: without the profile it changes nothing, in fio as here.
+ */
+static int count_parse(const char *text, struct llmio_optval *out)
+{
+	return llmio_parse_uint(text, 0, UINT32_MAX, &out->u) ? -EINVAL : 0;
+}
+
+static void count_load(const void *base, struct llmio_optval *v)
+{
+	(void)base;
+	v->u = 1;
+}
+
+static const struct llmio_optdesc_codec count_codec = {count_parse, NULL, count_load, uint_format};
+
+/*
+ * fio's steadystate (ss): iops | iops_slope | bw | bw_slope, ':' and a limit, a percentage of
+ * the mean with '%' ("iops:10%", "bw_slope:0.1%"), else IOPS or bytes per second ("bw:10m").
+ */
+static int ss_parse(const char *text, struct llmio_optval *out)
+{
+	static const char *const kinds[] = {"iops", "iops_slope", "bw", "bw_slope"};
+	const char *colon = strchr(text, ':');
+	char *end;
+
+	out->i = -1;
+	for (size_t k = 0; colon && k < 4; k++)
+		if ((size_t)(colon - text) == strlen(kinds[k]) &&
+		    !strncmp(text, kinds[k], strlen(kinds[k])))
+			out->i = (k < 2 ? LLMIO_SS_IOPS : 0) | (k % 2 ? LLMIO_SS_SLOPE : 0);
+	if (out->i < 0)
+		return -EINVAL;
+	errno = 0;
+	out->d = strtod(colon + 1, &end);
+	if (*end == '%' && !end[1] && end > colon + 1) {
+		out->i |= LLMIO_SS_PCT;
+	} else if (errno || end == colon + 1 || *end) {
+		uint64_t bytes;
+
+		/* a bandwidth with a unit (fio's sizes: 10m) */
+		if ((out->i & LLMIO_SS_IOPS) || llmio_parse_size(colon + 1, &bytes))
+			return -EINVAL;
+		out->d = (double)bytes;
+	}
+	return errno || !(out->d >= 0) ? -EINVAL : 0;
+}
+
+static void ss_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	o->ss_state = (uint8_t)v->i;
+	o->ss_limit = v->d;
+}
+
+static void ss_load(const void *base, struct llmio_optval *v)
+{
+	const struct llmio_job_opts *o = base;
+
+	v->i = o->ss_state;
+	v->d = o->ss_limit;
+}
+
+/* fio's spelling of the criterion, as its JSON's "ss" writes it ("iops:10.000000%") */
+static int ss_format(const struct llmio_optval *v, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s%s:%f%s", v->i & LLMIO_SS_IOPS ? "iops" : "bw",
+	                 v->i & LLMIO_SS_SLOPE ? "_slope" : "", v->d,
+	                 v->i & LLMIO_SS_PCT ? "%" : "");
+
+	return n < 0 || (size_t)n >= len ? -ERANGE : 0;
+}
+
+static const struct llmio_optdesc_codec ss_codec = {ss_parse, ss_store, ss_load, ss_format};
+
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
                                                          text_format};
 static const struct llmio_optdesc_codec bsrange_codec = {bsrange_parse, bsrange_store, bsrange_load,
@@ -830,6 +907,41 @@ static const struct llmio_optdesc opts_table[] = {
                .no_echo = true),
         FIOJOB("new_group", NULL, OPTD_BOOL, new_group, "0",
                "a job file: this job starts a new reporting group", FIO_CUSTOM, .no_echo = true, ),
+        FIOJOB("wait_for", NULL, OPTD_STRING, wait_for, "",
+               "a job file: this job starts once the named earlier job has ended (fio's)", FIO,
+               .no_echo = true),
+        FIOJOB("exitall", NULL, OPTD_BOOL, exitall, "0",
+               "a job file: when a job ends, stop the others as exit_what says (fio's: set in "
+               "any job, for every job)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("exit_what", NULL, OPTD_ENUM, exit_what, "group",
+               "with exitall: group (the jobs of its group) | stonewall (every running job) | "
+               "all (every job; those not started never start)",
+               .choices = "group|stonewall|all", FIO_CUSTOM, .no_echo = true),
+        FIOJOB("steadystate", "ss", OPTD_ENUM, ss_state, "iops_slope:0.01%",
+               "with ss_dur: end the job once its IOPS or bandwidth is steady, fio's criterion: "
+               "iops | iops_slope | bw | bw_slope, ':' and a limit (10% of the mean, or a value)",
+               .codec = &ss_codec,
+               .expect = "iops, iops_slope, bw or bw_slope, ':' and a limit, e.g. iops:10% or "
+                         "bw_slope:1%",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("ss_dur", "steadystate_duration", OPTD_DURATION, ss_dur_ns, "0",
+               "steadystate's window: the criterion over the last ss_dur seconds, one sample a "
+               "second; 0 = no steady state (fio's)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("ss_ramp", "steadystate_ramp_time", OPTD_DURATION, ss_ramp_ns, "0",
+               "steadystate's samples start ss_ramp + 1 s into the measured window (fio's)",
+               FIO_CUSTOM, .no_echo = true),
+        FIOJOB("flow", NULL, OPTD_UINT, flow, "0",
+               "fio's flow weight: the threads of the jobs of one flow_id keep their I/O counts "
+               "in the ratio of their weights; 0 = none",
+               .max = 1000, FIO, .no_echo = true),
+        FIOJOB("flow_id", NULL, OPTD_UINT, flow_id, "0", "the flow a job's flow weight is in",
+               .max = UINT32_MAX, FIO, .no_echo = true),
+        FIOJOB("flow_sleep", NULL, OPTD_DURATION, flow_sleep_ns, "0",
+               "a thread ahead of its flow's share waits this long (plain number = "
+               "microseconds, as in fio) once its I/Os in flight are done; 0 = a short pause",
+               .bare_ns = 1000, FIO_CUSTOM, .no_echo = true),
         FIOJOB("percentile_list", NULL, OPTD_STRING, percentile_list, "",
                "latency percentiles of the JSON, e.g. 50:99:99.9; empty = fio's default list", FIO,
                .no_echo = true),
@@ -876,6 +988,26 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("log_offset", NULL, OPTD_BOOL, log_offset, "0",
                "the logs carry each I/O's offset (a column before the priority), as fio's", FIO,
                .no_echo = true),
+        FIOJOB("log_prio", NULL, OPTD_BOOL, log_prio, "0",
+               "the logs' priority column holds each I/O's priority value (0x6000); else 1 for "
+               "a realtime I/O, 0 for another, as fio's",
+               FIO, .no_echo = true),
+        FIOJOB("prioclass", NULL, OPTD_UINT, prioclass, "0",
+               "I/O priority class of the job's threads: 1 realtime, 2 best effort, 3 idle; 0 "
+               "= the kernel's default (fio's, ioprio_set)",
+               .max = 3, FIO, .no_echo = true),
+        FIOJOB("prio", NULL, OPTD_UINT, prio, "0",
+               "I/O priority level 0 (highest) .. 7 in prioclass (fio's, ioprio_set)", .max = 7,
+               FIO, .no_echo = true),
+        FIOJOB("cmdprio_percentage", NULL, OPTD_UINT, cmdprio_percentage, "0",
+               "libaio, io_uring: this percentage of the I/Os carries cmdprio_class and "
+               "cmdprio as its own priority (fio's)",
+               .max = 100, FIO, .no_echo = true),
+        FIOJOB("cmdprio_class", NULL, OPTD_UINT, cmdprio_class, "1",
+               "cmdprio_percentage's priority class: 1 realtime, 2 best effort, 3 idle", .min = 1,
+               .max = 3, FIO_CUSTOM, .no_echo = true),
+        FIOJOB("cmdprio", NULL, OPTD_UINT, cmdprio, "0",
+               "cmdprio_percentage's priority level 0 .. 7", .max = 7, FIO, .no_echo = true),
         MIRROR("buffered", OPTD_BOOL, buffered_codec,
                "fio's mirror of direct: buffered=1 is direct=0",
                "1/0, true/false, yes/no or on/off"),
@@ -931,6 +1063,13 @@ static const struct llmio_optdesc opts_table[] = {
                "fio's random_generator: tausworthe, tausworthe64 or lfsr are taken; llmio draws "
                "with its own (xoshiro256**), and the random map gives lfsr's once per pass",
                "tausworthe, tausworthe64 or lfsr (llmio draws with its own generator)"),
+        MIRROR("flow_watermark", OPTD_UINT, count_codec,
+               "fio's old flow option, which fio 3.33 takes and ignores (flow's ratio replaced it)",
+               "a whole number (it changes nothing, as in fio 3.33)"),
+        MIRROR("threads", OPTD_UINT, count_codec,
+               "fio's tiobench profile's thread count, which fio takes in any job and uses only "
+               "with that profile: taken, with no effect (numjobs makes threads)",
+               "a whole number (it changes nothing: numjobs makes threads)"),
         MIRROR("thread", OPTD_BOOL, thread_codec, "fio's thread=1: llmio's jobs are always threads",
                "1: llmio's jobs are always threads of one process (fio's processes, thread=0, "
                "are not done)"),
@@ -1097,7 +1236,6 @@ static const struct {
         {"fdatasync", "--fsync=N"},
         {"fsync_on_close", "--end_fsync=1"},
         {"startdelay", "nothing: jobs start at once"},
-        {"exitall", "a job file without stonewall (groups end with their jobs)"},
         {"write_hist_log", "--output-format=json+ (clat_ns.bins)"},
         {"log_hist_msec", "--output-format=json+ (clat_ns.bins)"},
         {"log_hist_coarseness", "--output-format=json+ (clat_ns.bins)"},
@@ -1106,7 +1244,6 @@ static const struct {
         {"log_alternate_epoch", "nothing: log times are ms since the measured window started"},
         {"log_compression", "nothing: llmio writes its logs as plain text"},
         {"log_store_compressed", "nothing: llmio writes its logs as plain text"},
-        {"log_prio", "nothing: llmio sets no I/O priority (the logs' priority column is 0)"},
         {"per_job_logs", "--json"},
         {"clocksource", "nothing: llmio uses CLOCK_MONOTONIC"},
         {"refill_buffers", "nothing: every llmio write is unique already"},
@@ -1123,7 +1260,6 @@ static const struct {
         {"rate_process", "--rate"},
         {"rate_cycle", "--rate"},
         {"latency_target", "llmio sweep over iodepth (docs/sweeps.md)"},
-        {"flow", "--rate"},
         {"read_iolog", "llmio replay (traces from llmio trace)"},
         {"write_iolog", "llmio trace"},
         {"replay_no_stall", "llmio replay"},
@@ -1131,17 +1267,11 @@ static const struct {
         {"numa_cpu_nodes", "--cpus_allowed"},
         {"numa_mem_policy", "nothing: llmio's buffers follow the thread's CPU"},
         {"nice", "nothing: run llmio under nice(1)"},
-        {"prio", "nothing: run llmio under ionice(1)"},
-        {"prioclass", "nothing: run llmio under ionice(1)"},
         {"ioscheduler", "nothing: set /sys/block/DEV/queue/scheduler before the run"},
         {"mem", "nothing: llmio allocates aligned buffers"},
         {"iomem", "nothing: llmio allocates aligned buffers"},
         {"iomem_align", "nothing: llmio aligns buffers to the device"},
         {"hugepage-size", "nothing: llmio allocates aligned buffers"},
-        {"ss_dur", "ss_window (llmio sweep job files)"},
-        {"ss_ramp", "ss_min (llmio sweep job files)"},
-        {"steadystate", "a llmio sweep job file with ss= (steady state ends sweep points)"},
-        {"ss", "a llmio sweep job file (steady state ends sweep points)"},
         {"continue_on_error", "nothing: llmio stops at the first failed I/O and names it"},
         {"ignore_error", "nothing: llmio stops at the first failed I/O and names it"},
         {"exec_prerun", "a script around llmio run"},
@@ -1170,15 +1300,9 @@ static const struct {
         /* fio's spellings and options that fio's examples/ use (bench/fio_examples.sh) */
         {"ratemin", "--rate"},
         {"rate_iops_min", "--rate_iops"},
-        {"flow_id", "--rate"},
-        {"flow_sleep", "--rate"},
-        {"flow_watermark", "--rate"},
         {"dedupe_mode", "nothing: llmio writes no duplicate blocks"},
         {"dedupe_working_set_percentage", "nothing: llmio writes no duplicate blocks"},
         {"dedupe_global", "nothing: llmio writes no duplicate blocks"},
-        {"threads", "--numjobs (threads= is fio's tiobench profile's option)"},
-        {"exit_what", "a job file without stonewall (groups end with their jobs)"},
-        {"wait_for", "stonewall (a job waits for every earlier one)"},
         {"verify_backlog", "verify= (llmio checks a write job's blocks when it ends)"},
         {"verify_async", "verify= (checked in the job's own threads)"},
         {"verify_dump", "verify= (a mismatch is named in one line)"},
@@ -1189,17 +1313,12 @@ static const struct {
         {"fill_device", "--size (llmio fills what size says)"},
         {"fill_fs", "--size (llmio fills what size says)"},
         {"random_sequence_stride", "--rw=read (random_distribution=sequence is not done)"},
-        {"cmdprio", "nothing: llmio sets no I/O priority"},
-        {"cmdprio_class", "nothing: llmio sets no I/O priority"},
-        {"cmdprio_percentage", "nothing: llmio sets no I/O priority"},
-        {"cmdprio_bssplit", "nothing: llmio sets no I/O priority"},
+        {"cmdprio_bssplit", "cmdprio_percentage (one share of the I/Os, whatever their size)"},
         {"writefua", "nothing: llmio's uring_cmd writes without FUA"},
         {"readfua", "nothing: llmio's uring_cmd reads without FUA"},
         {"block_error_percentiles", "nothing: llmio stops at the first failed I/O"},
         {"latency_window", "llmio sweep over iodepth (docs/sweeps.md)"},
         {"latency_percentile", "llmio sweep over iodepth (docs/sweeps.md)"},
-        {"steadystate_duration", "ss_window (llmio sweep job files)"},
-        {"steadystate_ramp_time", "ss_min (llmio sweep job files)"},
         {"steadystate_check_interval", "llmio sweep job files (steady state ends sweep points)"},
         {"create_serialize", "nothing: llmio lays a job's files out one after another"},
         {"allow_file_create", "nothing: llmio creates a missing file it was told to use"},
@@ -1279,6 +1398,17 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 		if (job_bs_sizes(o, &split, e))
 			return -EINVAL;
 		o->bs = split.min;
+	}
+	for (int k = 0; k < 3; k++) {
+		/* fio's bare write_*_log: the logs take the job's name (else the engine's, which
+		 * names the job in the output) */
+		char *log = k == 0   ? o->write_bw_log
+		            : k == 1 ? o->write_iops_log
+		                     : o->write_lat_log;
+
+		if (!strcmp(log, JOB_LOG_JOBNAME))
+			snprintf(log, sizeof(o->write_bw_log), "%s",
+			         o->name[0] ? o->name : o->engine);
 	}
 	if (o->filesize) {
 		if (o->size && o->size != o->filesize * files)

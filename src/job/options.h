@@ -42,11 +42,19 @@ void job_opts_echo(const struct llmio_job_opts *o,
 
 /*
  * fio's options into llmio's fields (filesize -> size, rate_iops -> rate, randrepeat=0 -> a new
- * randseed); loops, number_ios and time_based are applied where the job sizes its I/O.  0, or
- * -EINVAL with one line when two of them disagree or a value has no llmio meaning.  Setting
- * randrepeat back to 1 makes a second call keep the seed drawn.
+ * randseed, a log named JOB_LOG_JOBNAME -> the job's name); loops, number_ios and time_based are
+ * applied where the job sizes its I/O.  0, or -EINVAL with one line when two of them disagree or a
+ * value has no llmio meaning.  Setting randrepeat back to 1 makes a second call keep the seed
+ * drawn.
  */
 int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e);
+
+/*
+ * A log option's value that stands for the job's name: what a bare write_bw_log, write_iops_log
+ * or write_lat_log line of a job file means (fio then names the logs after the job).
+ * job_opts_resolve() puts the name in its place.
+ */
+#define JOB_LOG_JOBNAME "$jobname"
 
 /*
  * fio's percentile_list ("50:99:99.9", ',' also taken) into out (at most max); "" or NULL = fio's

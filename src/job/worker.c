@@ -11,11 +11,13 @@
  * I/O costs one clock read.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "job/cpu.h"
+#include "job/flow.h"
 #include "job/verify.h"
 #include "job/job_internal.h"
 #include "job/options.h"
@@ -460,7 +463,7 @@ static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
 {
 	if (w->log)
 		iolog_add(w->log, w->job->t_measure, io->op, t, (uint64_t)io->res, io->off,
-		          io->t_submit - io->t_queue, t - io->t_submit);
+		          io->t_submit - io->t_queue, t - io->t_submit, io->prio);
 }
 
 /* Account one completion with its latencies; false when the job must stop. */
@@ -694,6 +697,24 @@ static int setup(struct worker *w, struct llmio_error *e)
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */
 		llmio_err(e, ret, "engine %s could not start: %s", j->engine->name, strerror(-ret));
+	if (!ret && (j->o.prio || j->o.prioclass)) {
+		/* fio's prio and prioclass: this thread's I/O priority (the kernel's default for
+		 * its I/Os), once, before any I/O; IOPRIO_WHO_PROCESS 0 is the calling thread */
+		w->ioprio = (uint16_t)(j->o.prioclass << 13 | j->o.prio);
+		if (syscall(SYS_ioprio_set, 1, 0, (int)w->ioprio))
+			return llmio_err(e, -errno,
+			                 "prioclass=%u prio=%u: the kernel refused the priority "
+			                 "(ioprio_set: %s%s)",
+			                 j->o.prioclass, j->o.prio, strerror(errno),
+			                 errno == EPERM ? "; realtime needs CAP_SYS_ADMIN or "
+			                                  "CAP_SYS_NICE"
+			                                : "");
+	}
+	w->cmdprio = (uint16_t)(j->o.cmdprio_class << 13 | j->o.cmdprio);
+	rng_seed(&w->prio_rng, j->o.randseed * 0xbf58476d1ce4e5b9ull + w->idx + 1);
+	if (!ret && j->o.flow && !(w->flow = job_flow_get(j->o.flow_id, j->o.flow)))
+		return llmio_err(e, -ENOMEM, "no memory for flow_id=%u (at most 64 flows)",
+		                 j->o.flow_id);
 	return ret;
 
 err_nomem:
@@ -703,6 +724,8 @@ err_nomem:
 
 static void teardown(struct worker *w)
 {
+	job_flow_put(w->flow, w->flow_count, w->job->o.flow);
+	w->flow = NULL;
 	if (w->ctx.priv)
 		w->job->engine->cleanup(&w->ctx);
 	for (unsigned i = 0; w->bufs && i < w->depth; i++) {
@@ -861,6 +884,7 @@ struct loop {
 	unsigned nfree;    /* w->free_ios[0 .. nfree) */
 	bool measuring;    /* past the ramp: completions are counted */
 	bool t_fresh;      /* l->t was read right after the previous I/O completed */
+	bool flow_wait;    /* ahead of its flow's share: no I/O queued until it is not */
 };
 
 /* A new epoch (the ramp ended, or a sweep point began): counters start over. */
@@ -988,7 +1012,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	uint64_t issued = l->issued;
 	int ret = 0;
 
-	if (fast_op >= 0 && !rate && e->queue_batch)
+	const uint32_t cmdprio_pct = j->o.cmdprio_percentage;
+	const bool prio_on = cmdprio_pct || w->ioprio;
+
+	if (fast_op >= 0 && !rate && !w->flow && !prio_on && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
 	while (nfree && issued < limit && (!w->src_done || w->held)) {
@@ -1004,6 +1031,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 		}
 		const bool again = w->held; /* prepared and stamped already */
 
+		if (w->flow && !again && job_flow_ahead(w->flow, &w->flow_count, j->o.flow)) {
+			l->flow_wait = true;
+			break; /* fio's: the I/Os in flight complete, then flow_sleep */
+		}
 		if (again) {
 			io = take_held(w, nfree);
 		} else if (fast_op >= 0) {
@@ -1028,6 +1059,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			if (r == 0)
 				break; /* no more, or an fsync first (below) */
 		}
+		if (prio_on && !again) /* fio's cmdprio_percentage: this I/O's priority */
+			io->prio = cmdprio_pct && rng_below(&w->prio_rng, 100) < cmdprio_pct
+			                   ? w->cmdprio
+			                   : w->ioprio;
 		if (!again && io->op == ENGINE_OP_WRITE && stamps && !stamp(w, io)) {
 			ret = -1;
 			break;
@@ -1148,6 +1183,9 @@ static void finish(struct worker *w, struct loop *l)
 	/* I/Os still in flight when time ran out finish uncounted, as in fio */
 	if (drain(w, &l->inflight, &l->nfree, l->measuring, !atomic_load(&j->stop)))
 		return;
+	/* the flow's other threads go on at their own ratio */
+	job_flow_put(w->flow, w->flow_count, j->o.flow);
+	w->flow = NULL;
 	if (j->o.end_fsync && sync_files(w, l->measuring))
 		return;
 	/* the engine's word on what the job wrote (s3: every upload it began completed) */
@@ -1210,6 +1248,15 @@ static void run(struct worker *w)
 			return;
 		if (src_wait && !l.inflight)
 			wait_for_source(w);
+		if (l.flow_wait && !l.inflight) {
+			/* fio's flow_sleep; without it fio spins, llmio yields its CPU (to the
+			 * threads it waits for, on a busy machine) */
+			if (j->o.flow_sleep_ns)
+				sleep_ns(j->o.flow_sleep_ns);
+			else
+				sched_yield();
+		}
+		l.flow_wait = false;
 		if (l.measuring)
 			publish(w);
 		if (sync_and_think(w, &l))

@@ -337,6 +337,31 @@ static void emit_cpus(struct emit *x)
 	fprintf(x->f, "cpus_allowed_policy=%s\n", x->o->cpus_allowed_policy);
 }
 
+/* fio's steadystate, only with its window (without, fio's default criterion does nothing) */
+static void emit_ss(struct emit *x)
+{
+	char ss[64];
+
+	if (!x->o->ss_dur_ns || job_opt_canonical(x->o, "steadystate", NULL, ss, sizeof(ss)))
+		return;
+	fprintf(x->f, "ss=%s\nss_dur=%" PRIu64 "ms\nss_ramp=%" PRIu64 "ms\n", ss,
+	        x->o->ss_dur_ns / 1000000, x->o->ss_ramp_ns / 1000000);
+}
+
+/* cmdprio_class is an option of fio's libaio and io_uring: only with cmdprio_percentage */
+static void emit_cmdprio_class(struct emit *x)
+{
+	if (x->o->cmdprio_percentage)
+		fprintf(x->f, "cmdprio_class=%u\n", x->o->cmdprio_class);
+}
+
+/* fio's flow_sleep is a plain number of microseconds */
+static void emit_flow_sleep(struct emit *x)
+{
+	if (x->o->flow_sleep_ns)
+		fprintf(x->f, "flow_sleep=%" PRIu64 "\n", (x->o->flow_sleep_ns + 999) / 1000);
+}
+
 /*
  * Job options marked OPTD_FIO_CUSTOM in their table, by name: fn writes the fio lines, or NULL
  * when another option's fn writes them (nrfiles with directory, rwmixread with rw ...) or fio
@@ -397,6 +422,16 @@ static const struct {
         {"lat_percentiles", NULL},
         {"clat_percentiles", NULL},
         {"slat_percentiles", NULL},
+        /* a job file's run control: no meaning for --emit-fio's one job */
+        {"exitall", NULL},
+        {"exit_what", NULL},
+        {"threads", NULL},
+        {"flow_watermark", NULL},
+        {"flow_sleep", emit_flow_sleep},
+        {"cmdprio_class", emit_cmdprio_class},
+        {"steadystate", emit_ss},
+        {"ss_dur", NULL},
+        {"ss_ramp", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)

@@ -8,6 +8,7 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -267,6 +268,59 @@ static void no_sync_percentiles(cJSON *sync, const struct llmio_result *r)
 		cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sync, "lat_ns"), "percentile");
 }
 
+/* A number written as fio's format writes it (%f, or a whole number), into o under key. */
+static void add_raw(cJSON *o, const char *key, bool flt, double v, uint64_t u)
+{
+	char text[64];
+
+	if (flt)
+		snprintf(text, sizeof(text), "%f", v);
+	else
+		snprintf(text, sizeof(text), "%" PRIu64, u);
+	if (key)
+		cJSON_AddRawToObject(o, key, text);
+	else
+		cJSON_AddItemToArray(o, cJSON_CreateRaw(text));
+}
+
+/*
+ * fio's "steadystate" of a job with ss_dur (stat.c, show_thread_status_json): the criterion as
+ * fio spells it, the window in seconds, attained 0/1, the last criterion (text, "%" with a
+ * percentage), the deviation and slope, and the window's samples with their means.
+ */
+static void steadystate_json(cJSON *j, const struct llmio_result *r)
+{
+	const struct llmio_steadystate *ss = &r->ss;
+	uint64_t sum_iops = 0, sum_bw = 0;
+	cJSON *o, *data, *iops, *bw;
+	char text[64];
+
+	if (!ss->on || !ss->dur || !(o = cJSON_AddObjectToObject(j, "steadystate")))
+		return;
+	if (!job_opt_canonical(&r->opts, "steadystate", NULL, text, sizeof(text)))
+		cJSON_AddStringToObject(o, "ss", text);
+	add_raw(o, "duration", false, 0, ss->dur);
+	add_raw(o, "attained", false, 0, ss->attained);
+	snprintf(text, sizeof(text), "%f%s", ss->criterion,
+	         r->opts.ss_state & LLMIO_SS_PCT ? "%" : "");
+	cJSON_AddStringToObject(o, "criterion", text);
+	add_raw(o, "max_deviation", true, ss->max_deviation, 0);
+	add_raw(o, "slope", true, ss->slope, 0);
+	data = cJSON_AddObjectToObject(o, "data");
+	iops = cJSON_CreateArray();
+	bw = cJSON_CreateArray();
+	for (uint32_t i = 0; i < ss->dur && ss->iops && ss->bw; i++) {
+		sum_iops += ss->iops[i];
+		sum_bw += ss->bw[i];
+		add_raw(iops, NULL, false, 0, ss->iops[i]);
+		add_raw(bw, NULL, false, 0, ss->bw[i]);
+	}
+	add_raw(data, "bw_mean", false, 0, sum_bw / ss->dur);
+	add_raw(data, "iops_mean", false, 0, sum_iops / ss->dur);
+	cJSON_AddItemToObject(data, "iops", iops);
+	cJSON_AddItemToObject(data, "bw", bw);
+}
+
 static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 {
 	cJSON *j = result_job_json(r);
@@ -294,6 +348,7 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 	            &(struct llmio_sample_stats){0});
 	no_sync_percentiles(cJSON_GetObjectItem(j, "sync"), r);
 	fio_job_options(j, r);
+	steadystate_json(j, r);
 	return j;
 }
 

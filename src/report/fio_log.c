@@ -82,8 +82,8 @@ int fio_log_write(const struct llmio_result *r, bool *truncated, struct llmio_er
 		if (!t->log)
 			continue;
 		for (int k = IOLOG_BW; k <= IOLOG_LAT; k++) {
-			int ret = names[k][0] ? write_one(t, names[k], i, k, step_ms,
-			                                  r->opts.log_offset, e)
+			int ret = names[k][0] ? write_one(t, names[k], i + r->opts.log_index, k,
+			                                  step_ms, r->opts.log_offset, e)
 			                      : 0;
 
 			if (ret)

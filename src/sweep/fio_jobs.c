@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/error.h"
 #include "engine/engine.h"
@@ -212,7 +213,32 @@ static int append_engine_opt(struct llmio_job_opts *o, const char *key, const ch
 	               : 0;
 }
 
-/* A section's options: fio's defaults where they differ from llmio's, then its keys. */
+/*
+ * fio's job options whose name is also an option of one of llmio's engines (timeout: s3's):
+ * the engine's in a section of that engine, else fio's option of the job.
+ */
+static const struct {
+	const char *key, *job;
+} fio_engine_names[] = {
+        {"timeout", "runtime"}, /* fio's other name of runtime */
+};
+
+/* An engine option of the job's engine, or fio's job option of that name (fio_engine_names). */
+static int engine_or_job_opt(struct llmio_job_opts *o, const char *key, const char *value,
+                             struct llmio_error *e)
+{
+	const struct engine_ops *eng = engine_find(o->engine);
+
+	for (size_t i = 0; i < sizeof(fio_engine_names) / sizeof(fio_engine_names[0]); i++)
+		if (!strcmp(key, fio_engine_names[i].key) && !(eng && engine_opt_find(eng, key)))
+			return llmio_job_opts_set(o, fio_engine_names[i].job, value, e);
+	return append_engine_opt(o, key, value, e);
+}
+
+/*
+ * A section's options: fio's defaults where they differ from llmio's, then its keys; engine
+ * options after the others, so that the job's engine is known wherever ioengine is.
+ */
 int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, struct llmio_error *e)
 {
 	char value[LLMIO_PATH_MAX];
@@ -221,9 +247,11 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 	llmio_job_opts_init(o);
 	o->time_based = false; /* fio's default: a job ends with its bytes even within runtime */
 	snprintf(o->name, sizeof(o->name), "%s", s->name);
-	for (size_t i = 0; i < s->ndims && !ret; i++) {
-		const struct sweep_dim *d = &s->dims[i];
+	for (size_t n = 0; n < 2 * s->ndims && !ret; n++) {
+		const struct sweep_dim *d = &s->dims[n % s->ndims];
 
+		if ((d->kind == SK_ENGINE) != (n >= s->ndims))
+			continue;
 		ret = dim_value(s, d, value, sizeof(value), e);
 		if (ret)
 			break;
@@ -232,7 +260,7 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 			ret = llmio_job_opts_set(o, d->key, value, e);
 			break;
 		case SK_ENGINE:
-			ret = append_engine_opt(o, d->key, value, e);
+			ret = engine_or_job_opt(o, d->key, value, e);
 			break;
 		default:
 			ret = llmio_err(
@@ -248,12 +276,128 @@ int fio_job_section(const struct sweep_section *s, struct llmio_job_opts *o, str
 	return ret;
 }
 
-static void *job_thread(void *arg)
+/* What the jobs of one fio_jobs_run() share: when a job ends, who waits on it and whom it stops. */
+struct fio_run {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a job ended, or a stop came */
+	struct fio_job *jobs;
+	size_t njobs;
+	bool exitall; /* fio's exitall is the whole run's, whichever job sets it */
+	bool ended;   /* exit_what=all: nothing more starts */
+	size_t gate;  /* jobs of the wave still laying out their files (gated) */
+};
+
+static bool stopped(volatile int *stop)
+{
+	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
+}
+
+/*
+ * Stop job j for another job's exitall (run->mu held).  A job still laying out its files stops
+ * once it measures (fio lays every file out before any job starts): a stop then would leave
+ * a file half filled.
+ */
+static void stop_job(struct fio_job *j)
+{
+	if (j->done || j->exited)
+		return;
+	j->exited = true;
+	if (j->measuring)
+		__atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* The progress of a job that runs with others: it measures, so exitall's stop may come. */
+static void measuring(void *arg, double elapsed_s, double eta_s, double iops, double bw_bytes)
 {
 	struct fio_job *j = arg;
 
+	(void)elapsed_s, (void)eta_s, (void)iops, (void)bw_bytes;
+	pthread_mutex_lock(&j->run->mu);
+	j->measuring = true;
+	if (j->exited)
+		__atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&j->run->mu);
+}
+
+/* Job j is laid out, or ended before (run->mu held): the wave's gate has one job less. */
+static void gate_pass(struct fio_run *run, struct fio_job *j)
+{
+	if (!j->gated)
+		return;
+	j->gated = false;
+	if (!--run->gate)
+		pthread_cond_broadcast(&run->cv);
+}
+
+/*
+ * llmio_job_run()'s ready: the job's files are laid out.  As fio, which lays out every file
+ * before it starts the jobs, the jobs of a wave start measuring together once all are.
+ */
+static void gate_wait(void *arg)
+{
+	struct fio_job *j = arg;
+	struct fio_run *run = j->run;
+
+	pthread_mutex_lock(&run->mu);
+	gate_pass(run, j);
+	while (run->gate && !stopped(j->o.stop))
+		pthread_cond_wait(&run->cv, &run->mu);
+	pthread_mutex_unlock(&run->mu);
+}
+
+/* Job j has ended (run->mu held): fio's exitall stops the others that its exit_what names. */
+static void job_ended(struct fio_run *run, struct fio_job *j)
+{
+	gate_pass(run, j);
+	j->done = true;
+	if (run->exitall)
+		for (size_t k = 0; k < run->njobs; k++) {
+			struct fio_job *x = &run->jobs[k];
+
+			/* group: its group, started or not; stonewall: every job running; all */
+			if ((j->o.exit_what == 0 && x->group == j->group) ||
+			    (j->o.exit_what == 1 && x->started) || j->o.exit_what == 2)
+				stop_job(x);
+		}
+	run->ended |= run->exitall && j->o.exit_what == 2;
+	pthread_cond_broadcast(&run->cv);
+}
+
+static void *job_thread(void *arg)
+{
+	struct fio_job *j = arg;
+	struct fio_run *run = j->run;
+
+	pthread_mutex_lock(&run->mu);
+	while (j->waitee != SIZE_MAX && !run->jobs[j->waitee].done && !stopped(j->o.stop))
+		pthread_cond_wait(&run->cv, &run->mu);
+	j->started = true;
+	pthread_mutex_unlock(&run->mu);
+	/* a job stopped before it started still runs, to its end once measuring: fio reports it
+	 * and has laid out its files */
 	j->ret = llmio_job_run(&j->o, &j->r, &j->e);
+	pthread_mutex_lock(&run->mu);
+	job_ended(run, j);
+	pthread_mutex_unlock(&run->mu);
 	return NULL;
+}
+
+/* A steady state's window copied (a merged group's), or none without memory. */
+static void ss_copy(struct llmio_steadystate *ss)
+{
+	const size_t len = ss->dur * sizeof(uint64_t);
+	uint64_t *iops = ss->on ? malloc(len) : NULL, *bw = ss->on ? malloc(len) : NULL;
+
+	if (!iops || !bw) {
+		free(iops);
+		free(bw);
+		*ss = (struct llmio_steadystate){0};
+		return;
+	}
+	memcpy(iops, ss->iops, len);
+	memcpy(bw, ss->bw, len);
+	ss->iops = iops;
+	ss->bw = bw;
 }
 
 /* A group's jobs as one result (group_reporting): concurrent jobs add up. */
@@ -274,6 +418,7 @@ static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size
 			m->threads = NULL; /* each job's own: one report for the group */
 			m->thread_wire = NULL;
 			m->nthreads = 0;
+			ss_copy(&m->ss); /* the job's own stay the job's */
 			continue;
 		}
 		for (int op = 0; op < 2; op++) {
@@ -320,10 +465,28 @@ void fio_jobs_free(struct fio_job *jobs, size_t n)
 
 /* Run the jobs [first, first + n) together: a thread each (one job: on this thread, with the
  * progress line); each job's outcome in its ret, e and r. */
-static void run_wave(struct fio_job *jobs, size_t first, size_t n, const struct fio_run_hooks *h)
+static void run_wave(struct fio_run *run, size_t first, size_t n, const struct fio_run_hooks *h)
 {
+	struct fio_job *jobs = run->jobs;
+	struct timespec ts;
+
+	/* the jobs that start at once start together (not those that wait for a job) */
+	run->gate = 0;
+	for (size_t i = first; n > 1 && i < first + n; i++) {
+		jobs[i].gated = jobs[i].waitee == SIZE_MAX || jobs[i].waitee < first;
+		run->gate += jobs[i].gated;
+	}
 	for (size_t i = first; i < first + n; i++) {
-		jobs[i].o.stop = h->stop;
+		/* a job of its own stops with the run; jobs together each with their own flag,
+		 * which the run's stop and another job's exitall set */
+		jobs[i].o.stop = n == 1 ? h->stop : &jobs[i].stop;
+		if (n > 1) {
+			jobs[i].o.progress = measuring;
+			jobs[i].o.progress_arg = &jobs[i];
+			jobs[i].o.progress_interval_ns = 50000000; /* exitall's stop within 50 ms */
+			jobs[i].o.ready = jobs[i].gated ? gate_wait : NULL;
+			jobs[i].o.ready_arg = &jobs[i];
+		}
 		if (n == 1) {
 			jobs[i].o.progress = h->progress;
 			/* one job at a time: its file layout drawn too (jobs running together would
@@ -335,29 +498,94 @@ static void run_wave(struct fio_job *jobs, size_t first, size_t n, const struct 
 		} else if (pthread_create(&jobs[i].thread, NULL, job_thread, &jobs[i])) {
 			jobs[i].ret = llmio_err(&jobs[i].e, -EAGAIN, "cannot start a thread");
 			jobs[i].thread = 0;
+			pthread_mutex_lock(&run->mu);
+			job_ended(run, &jobs[i]);
+			pthread_mutex_unlock(&run->mu);
 		}
 	}
+	pthread_mutex_lock(&run->mu);
+	for (size_t i = first; n > 1 && i < first + n;) {
+		if (jobs[i].done) {
+			i++;
+			continue;
+		}
+		if (stopped(h->stop)) {
+			for (size_t k = first; k < first + n; k++)
+				__atomic_store_n(&jobs[k].stop, 1, __ATOMIC_RELAXED);
+			pthread_cond_broadcast(&run->cv); /* those waiting for a job too */
+		}
+		/* a signal sets *h->stop without waking anyone: look again every 100 ms */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&run->cv, &run->mu, &ts);
+	}
+	pthread_mutex_unlock(&run->mu);
 	for (size_t i = first; n > 1 && i < first + n; i++)
 		if (jobs[i].thread)
 			pthread_join(jobs[i].thread, NULL);
+	/* a job another one stopped ended as fio's does, not interrupted */
+	for (size_t i = first; i < first + n; i++)
+		if (jobs[i].exited && jobs[i].r && !stopped(h->stop))
+			jobs[i].r->interrupted = false;
+}
+
+/* fio's wait_for: the earlier job of that name, for each job; -EINVAL (in its ret) when none. */
+static int find_waitees(struct fio_job *jobs, size_t njobs)
+{
+	for (size_t i = 0; i < njobs; i++) {
+		jobs[i].waitee = SIZE_MAX;
+		if (!jobs[i].o.wait_for[0])
+			continue;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(jobs[k].o.name, jobs[i].o.wait_for))
+				jobs[i].waitee = k;
+		if (jobs[i].waitee == SIZE_MAX)
+			return jobs[i].ret = llmio_err(
+			               &jobs[i].e, -EINVAL,
+			               "wait_for=%s: no earlier job has that name (fio's wait_for "
+			               "names a job before this one)",
+			               jobs[i].o.wait_for);
+	}
+	return 0;
 }
 
 /* Group the jobs (stonewall, new_group) and run them wave after wave. */
 void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks *h)
 {
+	struct fio_run run = {.jobs = jobs, .njobs = njobs};
+	uint32_t logs = 0;
 	size_t start = 0;
 
-	for (size_t i = 1; i < njobs; i++) {
-		jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
-		jobs[i].group = jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
+	if (find_waitees(jobs, njobs))
+		return;
+	pthread_mutex_init(&run.mu, NULL);
+	pthread_cond_init(&run.cv, NULL);
+	for (size_t i = 0; i < njobs; i++) {
+		if (i) {
+			jobs[i].wave = jobs[i - 1].wave + jobs[i].o.stonewall;
+			jobs[i].group =
+			        jobs[i - 1].group + (jobs[i].o.stonewall || jobs[i].o.new_group);
+		}
+		jobs[i].run = &run;
+		jobs[i].o.log_index = logs; /* fio numbers every thread of the file */
+		logs += jobs[i].o.numjobs ? jobs[i].o.numjobs : 1;
+		run.exitall |= jobs[i].o.exitall;
 	}
 	for (size_t i = 1; i <= njobs; i++) {
 		if (i < njobs && jobs[i].wave == jobs[start].wave)
 			continue;
-		if (!h->stop || !*h->stop)
-			run_wave(jobs, start, i - start, h);
+		if (!stopped(h->stop) && !run.ended)
+			run_wave(&run, start, i - start, h);
 		start = i;
 	}
+	pthread_cond_destroy(&run.cv);
+	pthread_mutex_destroy(&run.mu);
+	for (size_t i = 0; i < njobs; i++)
+		jobs[i].run = NULL;
 }
 
 /* The results to report: each job's, or each group's with group_reporting. */

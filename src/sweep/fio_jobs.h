@@ -31,6 +31,8 @@ struct fio_files {
 int fio_files_make(struct llmio_job_opts *o, struct fio_files *ff, struct llmio_error *e);
 void fio_files_free(struct fio_files *ff);
 
+struct fio_run;
+
 struct fio_job {
 	struct llmio_job_opts o;
 	struct fio_files files; /* o's file list, when fio names several */
@@ -40,6 +42,13 @@ struct fio_job {
 	struct llmio_error e;
 	int ret;
 	pthread_t thread;
+	/* fio_jobs_run()'s: the run, the job o.wait_for names, its stop flag and state */
+	struct fio_run *run;
+	size_t waitee;
+	volatile int stop;
+	bool started, done, measuring;
+	bool gated;  /* laying out its files: the wave's jobs start measuring together */
+	bool exited; /* stopped by another job's exitall */
 };
 
 /* A job file's section as a job: fio's defaults where they differ from llmio's, then its keys
@@ -54,8 +63,14 @@ struct fio_run_hooks {
 	void (*one_done)(void); /* after a job that ran alone */
 };
 
-/* Run jobs[0, njobs): the jobs of a wave together (a thread each), waves one after the other;
- * each job's outcome in its r, ret and e.  Nothing starts once *h->stop is set. */
+/*
+ * Run jobs[0, njobs): the jobs of a wave together (a thread each), waves one after the other;
+ * each job's outcome in its r, ret and e.  Nothing starts once *h->stop is set.  As fio: a job
+ * with wait_for starts when the named earlier job has ended (a name that is no earlier job's is
+ * refused in its ret before anything runs); with exitall in any job, a job that ends stops the
+ * others its exit_what names (such a job's result is not interrupted); the logs are numbered
+ * across the jobs (log_index).
+ */
 void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks *h);
 
 /* The results to report, in res[0, *n) (njobs room): each job's, or each group's merge with

@@ -65,6 +65,7 @@ struct reader {
 	char *buf, *tmp;
 	size_t cap;
 	bool indented;
+	bool fio; /* fio_file_load(): `llmio run`'s job file, where ss is fio's steadystate */
 	struct llmio_error *err_out;
 
 	struct entry *e;
@@ -102,26 +103,34 @@ static bool bool_key(const char *key)
 
 /*
  * fio's bare boolean ("time_based", "stonewall" alone on a line) is that option set: inih gets
- * "key=1".  Any other bare line stays as it is, for inih to refuse.  Comments, sections and
- * indented continuation lines are left alone.
+ * "key=1"; a bare write_bw_log, write_iops_log or write_lat_log gets JOB_LOG_JOBNAME.  Any other
+ * bare line stays as it is, for inih to refuse.  Comments, sections and indented continuation lines
+ * are left alone.
  */
 static void bare_key(char *line, size_t cap, bool indented)
 {
 	size_t len = strcspn(line, "\r\n"), end = len;
+	const char *set = "=1";
 	char key[64];
 
 	while (end && (line[end - 1] == ' ' || line[end - 1] == '\t'))
 		end--;
 	if (indented || !end || end >= sizeof(key) || strchr(";#[", line[0]) ||
-	    memchr(line, '=', len) || memchr(line, ':', len) || len + 3 >= cap)
+	    memchr(line, '=', len) || memchr(line, ':', len))
 		return;
 	memcpy(key, line, end);
 	key[end] = '\0';
+	/* fio's bare write_*_log names the logs after the job */
+	if (!strcmp(key, "write_bw_log") || !strcmp(key, "write_iops_log") ||
+	    !strcmp(key, "write_lat_log"))
+		set = "=" JOB_LOG_JOBNAME;
 	/* a bare fio option llmio refuses ("exitall") is refused by its name, below */
-	if (!bool_key(key) && !job_fio_refused(key))
+	else if (!bool_key(key) && !job_fio_refused(key))
 		return;
-	memmove(line + end + 2, line + len, strlen(line + len) + 1);
-	memcpy(line + end, "=1", 2);
+	if (len + strlen(set) + 1 >= cap)
+		return;
+	memmove(line + end + strlen(set), line + len, strlen(line + len) + 1);
+	memcpy(line + end, set, strlen(set));
 }
 
 /*
@@ -851,6 +860,22 @@ static bool unknown_engine(const struct reader *r, char *const *files, const cha
  * [global] above it (each [global] applies to the sections after it, the last one wins)?  Two
  * settings in one [global] are left for add_dim to refuse.
  */
+/*
+ * sweep_classify() for this file: in `llmio run`'s job file (fio_file_load()) fio's ss (its
+ * steadystate, a job option) is meant, not llmio sweep's ss.
+ */
+static int classify(const struct reader *r, const char *key, bool workload, enum sweep_kind *kind,
+                    const char **name)
+{
+	int ret = sweep_classify(key, workload, kind, name);
+
+	if (!ret && r->fio && *kind == SK_STEADY && job_opt_find(key)) {
+		*kind = SK_JOB;
+		*name = job_opt_find(key)->name;
+	}
+	return ret;
+}
+
 static bool superseded(const struct reader *r, size_t i, const char *name, size_t first,
                        bool workload, const char *key)
 {
@@ -862,7 +887,7 @@ static bool superseded(const struct reader *r, size_t i, const char *name, size_
 		if (k == i || !in_section(r, k, name, first) ||
 		    (!o->section && (k < i || o->block == r->e[i].block)))
 			continue;
-		if (!sweep_classify(o->key, workload, &kind, &other) && !strcmp(other, key))
+		if (!classify(r, o->key, workload, &kind, &other) && !strcmp(other, key))
 			return true;
 	}
 	return false;
@@ -921,14 +946,14 @@ static int build_section(struct sweep_file *f, const struct reader *r, const cha
 			s->nexcl += !ret;
 			continue;
 		}
-		if (sweep_classify(e->key, workload, &kind, &key) && job_fio_refused(e->key))
+		if (classify(r, e->key, workload, &kind, &key) && job_fio_refused(e->key))
 			return llmio_err(err, -EINVAL,
 			                 "%s:%u: %s: a fio option llmio does not do; instead: %s",
 			                 path, e->line, e->key, job_fio_refused(e->key));
-		if (sweep_classify(e->key, workload, &kind, &key) &&
+		if (classify(r, e->key, workload, &kind, &key) &&
 		    unknown_engine(r, f->files, name, first, err))
 			return -EINVAL;
-		if (sweep_classify(e->key, workload, &kind, &key))
+		if (classify(r, e->key, workload, &kind, &key))
 			return llmio_err(
 			        err, -EINVAL,
 			        "%s:%u: %s: unknown key (not an option of `llmio run`, an "
@@ -1011,10 +1036,10 @@ static void reader_release(struct reader *r)
 	free(r->tmp);
 }
 
-static int file_load(const char *path, const char *dir, struct sweep_file **out,
+static int file_load(const char *path, const char *dir, bool fio, struct sweep_file **out,
                      struct llmio_error *err)
 {
-	struct reader r = {0};
+	struct reader r = {.fio = fio};
 	struct sweep_file *f;
 	size_t nsec = 0;
 	int ret;
@@ -1115,5 +1140,10 @@ err_free:
 int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
                     struct llmio_error *e)
 {
-	return file_load(path, dir, out, e);
+	return file_load(path, dir, false, out, e);
+}
+
+int fio_file_load(const char *path, struct sweep_file **out, struct llmio_error *e)
+{
+	return file_load(path, NULL, true, out, e);
 }

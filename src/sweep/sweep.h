@@ -91,6 +91,11 @@ struct sweep_file {
  */
 int sweep_file_load(const char *path, const char *dir, struct sweep_file **out,
                     struct llmio_error *e);
+/*
+ * sweep_file_load() for `llmio run FILE.fio` (docs/fio.md): the same reader, but ss is fio's
+ * steadystate (a job option), not llmio sweep's steady-state key of that name.
+ */
+int fio_file_load(const char *path, struct sweep_file **out, struct llmio_error *e);
 void sweep_file_free(struct sweep_file *f);
 
 /*
