@@ -48,12 +48,16 @@ its start (``learned_keep``, at most ``readahead_bytes``; kept in memory from th
 Memory: glibc's malloc raises its mmap threshold the first time a large mapped block is freed,
 so afterwards torch's activations of up to 32 MiB come from its heap, and memory freed inside
 the heap stays resident: the tensors the store has written would still count in the peak.  So
-the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` (default ``max_inflight_bytes``)
-of tensors written (forward) or unpacked (backward) and at ``end_step``: it hands the free
-memory of every malloc arena of the process back to the system (process-wide; no allocator
-parameter is changed; ``trim_bytes=0`` turns it off; nothing where the C library has no
-``malloc_trim``).  ``trims``, ``trim_s`` and ``trim_cpu_s`` count the calls and their time on the
-compute thread.  Policy ``keep`` never trims.
+the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` of tensors written in forward
+and at ``end_step``: it hands the free memory of every malloc arena of the process back to the
+system (process-wide; no allocator parameter is changed; ``trim_bytes=0`` turns it off; nothing
+where the C library has no ``malloc_trim``).  Every page it hands back is faulted in again when
+torch reuses it, so the hooks trim no more than the peak needs: not in backward (memory only
+falls there: unpack's tensors come from the pool), and by default (``trim_bytes=None``) every
+quarter of the bytes the previous forward offloaded, at least ``max_inflight_bytes`` (the first
+step: ``max_inflight_bytes``); ``trim_bytes`` then holds the interval in use.  ``trims``,
+``trim_s`` and ``trim_cpu_s`` count the calls and their time on the compute thread.  Policy
+``keep`` never trims.
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -251,13 +255,20 @@ class Offload:
         self._unpacked = []  # positions in the order unpack met them
         self._tail, self._tail_open = [], True  # positions backward waited for at its start
         self._ahead_at_end = False  # this step's read-ahead started at the learned forward end
-        # Memory torch frees after its tensor is written (forward) or unpacked (backward)
-        # returns to glibc's heap, which keeps it resident: malloc_trim gives it back every
-        # trim_bytes of such progress (default max_inflight_bytes: what the hooks let stay
-        # resident behind the device anyway) and at the end of the step (0: never).
+        # Memory torch frees after its tensor is written returns to glibc's heap, which keeps
+        # it resident: malloc_trim gives it back every trim_bytes written in forward and at the
+        # end of the step (0: never).  Each page it gives back costs a page fault when torch
+        # reuses it, and a trim gives back all the heap's free memory, not only the written
+        # tensors', so the default interval grows with the step: a quarter of what the last
+        # forward offloaded (at most that much sits freed but resident between two trims, so
+        # most of the offloaded bytes stay off the peak), at least max_inflight_bytes (what the
+        # hooks let stay resident behind the device anyway).  Backward never trims: its peak
+        # is at its start, and unpack's tensors come from the pool, not the heap.
+        self._trim_auto = trim_bytes is None
         self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
         self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
         self._trim_due = 0
+        self._step_offloaded0 = 0  # offloaded_bytes when the step began
         self.trims, self.trim_s, self.trim_cpu_s = 0, 0.0, 0.0
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
         self.edge_bytes = self.unit_bytes = 0
@@ -332,7 +343,8 @@ class Offload:
                         n = t.numel() * t.element_size()
                         self._inflight_bytes -= n
                         del t  # (torch may free it now: then it counts for the trim)
-                        self._progress(n)
+                        if not self._bwd_started:
+                            self._progress(n)
             if not block or self._inflight_bytes <= self.max_inflight_bytes:
                 return
             w0 = time.perf_counter()
@@ -340,7 +352,7 @@ class Offload:
             self.pack_wait_s += time.perf_counter() - w0
 
     def _progress(self, nbytes):
-        """nbytes more written (forward) or unpacked (backward): trim every trim_bytes."""
+        """nbytes more written in forward: trim every trim_bytes."""
         if self._trim_fn is not None:
             self._trim_due += nbytes
             if self._trim_due >= self.trim_bytes:
@@ -510,7 +522,6 @@ class Offload:
         if tail:
             self._tail_open = False
         self._service()
-        self._progress(obj.nbytes)
         self.unpack_s += time.perf_counter() - t0
         return obj.tensor
 
@@ -595,6 +606,10 @@ class Offload:
             self._service()
         if self._trim_fn is not None and self._ahead:
             self._trim()  # what the step freed goes back before the next step's forward
+        step_bytes = self.offloaded_bytes - self._step_offloaded0
+        self._step_offloaded0 = self.offloaded_bytes
+        if self._trim_auto and step_bytes:
+            self.trim_bytes = max(self.max_inflight_bytes, step_bytes // 4)
         if self._trace and self._tl:
             self._trace.write("# step %d\n" % self._step)
             idx = sorted(self._tl)
