@@ -73,6 +73,21 @@ static void cwd_join(const char *name, char *canon, size_t len)
 }
 
 /*
+ * Could the program's own openat succeed, or fail otherwise, where openat2 failed with err?  A
+ * symbolic link on the way (ELOOP), flags or a mode openat2 refuses where openat ignores them
+ * (EINVAL), openat2 itself refused (ENOSYS, EPERM, E2BIG, and EAGAIN, EXDEV of the RESOLVE_*
+ * flags).  Any other error is the open's own (no such file, no access, a full disk), and one
+ * that a signal caused (EINTR: an open of a FIFO that no writer opened) must reach the
+ * program as it is: made again, the open would wait for ever where the program expects to
+ * stop waiting.
+ */
+static bool may_differ(int err)
+{
+	return err == ELOOP || err == EINVAL || err == ENOSYS || err == EPERM || err == E2BIG ||
+	       err == EAGAIN || err == EXDEV;
+}
+
+/*
  * The program's open, made so that the file's canonical path comes with it whenever the name
  * already is that path, without asking /proc (readlink of /proc/self/fd/N makes an inode for
  * the descriptor at each lookup and checks access to the process: several times the open's
@@ -110,6 +125,8 @@ int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, si
 		}
 		if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
 			__atomic_store_n(&openat2_refused, 1, __ATOMIC_RELAXED);
+		else if (!may_differ(errno))
+			return fd; /* what the program's openat would have said: never made again */
 	}
 	*t0 = now_ns();
 	return REAL(openat)(dirfd, path, flags, mode);
@@ -240,9 +257,13 @@ void fd_copy(int from, int to)
 /* Start a call on fd: false when it is not traced (the caller then just calls through). */
 bool fd_begin(int fd, struct fdcall *c)
 {
+	int err;
+
 	if (!enter())
 		return false;
+	err = errno; /* resolving a descriptor seen for the first time makes system calls */
 	c->e = fd_get(fd);
+	errno = err;
 	if (!c->e) {
 		leave();
 		return false;

@@ -127,7 +127,7 @@ extern TLS struct preload_tls T;
  */
 /* clang-format off */
 #define REAL_FUNCS(X)                                                                              \
-	X(openat) X(close) X(dup) X(dup2) X(dup3) X(fcntl)                                         \
+	X(openat) X(close) X(close_range) X(closefrom) X(dup) X(dup2) X(dup3) X(fcntl) \
 	X(read) X(pread) X(readv) X(preadv2) X(write) X(pwrite) X(writev) X(pwritev2) X(lseek)     \
 	X(fsync) X(fdatasync) X(sync_file_range) X(fallocate) X(posix_fallocate) X(ftruncate)      \
 	X(mmap) X(munmap) X(msync)                                                                 \

@@ -6,6 +6,8 @@
  * and size it records, and the call through to the real function; the few that need more
  * (fortify checks, lseek, posix_fallocate's error return, mappings) follow the tables.
  */
+#include <sys/stat.h>
+
 #include "trace/preload_internal.h"
 
 /* preadv2 with offset -1 reads at (and moves) the current offset, like readv. */
@@ -128,7 +130,7 @@ NAME_WRAPPERS(NAME_WRAPPER)
 
 #define SERVED_IOV_MAX 64 /* a readv of more buffers is read as it is (served unknown) */
 
-/* Set when the kernel or a filesystem refuses RWF_NOWAIT: this process asks no more. */
+/* Set when the kernel has no preadv2 (ENOSYS): this process asks no more. */
 static int nowait_refused;
 
 /*
@@ -138,19 +140,57 @@ static int nowait_refused;
  * untraced.  Less: the rest is read as usual, and it was the device's unless that read finds
  * the file's end.  So a miss costs one more call; the program gets the same bytes, offset and
  * errors (a call that fails fails again the usual way, and that is what it sees).
+ *
+ * Only reads the kernel takes whole are asked (at most MAX_RW_COUNT, TRACE_IO_MAX: a larger
+ * count is cut there by read but not by the sum of two calls, and read with a count over
+ * SSIZE_MAX fails with EFAULT where preadv2 says EINVAL).  A file system without RWF_NOWAIT
+ * (EOPNOTSUPP: procfs, some FUSE) is not asked again for that descriptor.
  */
-static bool can_ask_cache(const struct fdcall *c, int cnt)
+static bool can_ask_cache(const struct fdcall *c, const struct iovec *iov, int cnt)
 {
-	return (c->e->flags & FDF_REGULAR) && cnt <= SERVED_IOV_MAX &&
-	       !__atomic_load_n(&nowait_refused, __ATOMIC_RELAXED);
+	uint64_t want = 0;
+
+	if (!(__atomic_load_n(&c->e->flags, __ATOMIC_RELAXED) & FDF_REGULAR) || cnt < 0 ||
+	    cnt > SERVED_IOV_MAX || __atomic_load_n(&nowait_refused, __ATOMIC_RELAXED))
+		return false;
+	for (int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > TRACE_IO_MAX)
+			return false;
+		want += iov[i].iov_len;
+	}
+	return want <= TRACE_IO_MAX;
+}
+
+/*
+ * Is a read that returned n bytes, less than asked, finished?  A regular file's read stops short
+ * only at its end: a read at an offset (off >= 0) knows it from the file's size; a read at the
+ * descriptor's offset has the rest read by the caller (the offset is the kernel's to know).
+ * Anything else returns what it holds: the descriptor's entry is stale (its number was closed
+ * without close(), say by close_range or a raw system call, and given to a pipe or a socket),
+ * and the rest could be waited for for ever.  That entry is forgotten: the descriptor is
+ * looked at again at its next use.
+ */
+static bool short_is_final(struct fdcall *c, off_t off, ssize_t n)
+{
+	struct stat st;
+
+	if (syscall(SYS_fstat, c->fd, &st) || !S_ISREG(st.st_mode)) {
+		fd_forget(c->fd);
+		return true;
+	}
+	if (off >= 0 && off + n >= st.st_size) {
+		c->served = TRACE_SERVED_CACHE;
+		return true;
+	}
+	return false;
 }
 
 static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, off_t off)
 {
 	struct iovec rest[SERVED_IOV_MAX];
 	size_t want = (size_t)iov_bytes(iov, cnt), skip;
+	int err = errno, k = 0;
 	ssize_t n, m;
-	int k = 0;
 
 	n = REAL(preadv2)(c->fd, iov, cnt, off, RWF_NOWAIT);
 	if (n >= 0 && ((size_t)n == want || n == 0)) {
@@ -158,11 +198,20 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
 		return n;
 	}
 	if (n < 0) {
-		if (errno == EOPNOTSUPP || errno == EINVAL)
+		if (errno == ENOSYS)
 			__atomic_store_n(&nowait_refused, 1, __ATOMIC_RELAXED);
-		if (errno != EAGAIN) /* not a question it can answer: the read as it is */
-			return REAL(preadv2)(c->fd, iov, cnt, off, 0);
+		else if (errno == EOPNOTSUPP)
+			__atomic_and_fetch(&c->e->flags, ~FDF_REGULAR, __ATOMIC_RELAXED);
+		if (errno != EAGAIN) { /* not a question it can answer: the read as it is */
+			m = REAL(preadv2)(c->fd, iov, cnt, off, 0);
+			if (m >= 0)
+				errno = err;
+			return m;
+		}
 		n = 0;
+	} else if (short_is_final(c, off, n)) {
+		errno = err;
+		return n;
 	}
 	/* the buffers past the n bytes the page cache gave */
 	for (skip = (size_t)n; k < cnt && skip >= iov[k].iov_len; k++)
@@ -175,9 +224,13 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
 		}
 	}
 	m = REAL(preadv2)(c->fd, rest, cnt - k, off < 0 ? -1 : off + n, 0);
+	if (m < 0 && !n)
+		return m;
 	if (m < 0)
-		return n ? n : m; /* a short read is what a read may return */
-	c->served = m ? TRACE_SERVED_DEVICE : TRACE_SERVED_CACHE;
+		m = 0; /* a short read is what a read may return */
+	else
+		c->served = m ? TRACE_SERVED_DEVICE : TRACE_SERVED_CACHE;
+	errno = err; /* a read that succeeds leaves errno as it was (the EAGAIN above) */
 	return n + m;
 }
 
@@ -193,7 +246,7 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
                                                                                                    \
 		if (!fd_begin(fd, &c_))                                                            \
 			return call;                                                               \
-		r_ = can_ask_cache(&c_, cnt) ? served_read(&c_, iov, cnt, pos) : call;             \
+		r_ = can_ask_cache(&c_, iov, cnt) ? served_read(&c_, iov, cnt, pos) : call;        \
 		fd_end(&c_, type, off, req, ret_of(r_));                                           \
 		return r_;                                                                         \
 	} while (0)
