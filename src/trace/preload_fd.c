@@ -133,22 +133,63 @@ int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, si
 }
 
 /*
+ * Is a descriptor out of scope by its kind alone, without its path (a readlink of /proc costs
+ * several times an fstat, and a program not seen opening them uses many: the sockets and the
+ * shared-memory files that DataLoader's workers pass their batches in)?  Unless --all: a
+ * socket (its name is "socket:[N]", never a path), an anonymous pipe (one on the filesystem of
+ * pipes: its device learnt from the first one resolved), and, without --include, a file of the
+ * filesystem mounted at /dev/shm (tracer_init; a file of it seen through another mount of the
+ * same filesystem is left out too: docs/tracing.md, "Scope").
+ */
+static bool out_by_kind(const struct stat *st)
+{
+	if (P.all)
+		return false;
+	if (S_ISSOCK(st->st_mode))
+		return true;
+	if (S_ISFIFO(st->st_mode))
+		return __atomic_load_n(&P.pipefs_known, __ATOMIC_ACQUIRE) &&
+		       st->st_dev == P.pipefs_dev;
+	return P.shm_known && !P.ninc && st->st_dev == P.shm_dev;
+}
+
+/* An anonymous pipe resolved: remember the pipes' filesystem (out_by_kind). */
+static void learn_pipefs(const struct stat *st, const char *path)
+{
+	if (S_ISFIFO(st->st_mode) && !strncmp(path, "pipe:[", 6) &&
+	    !__atomic_load_n(&P.pipefs_known, __ATOMIC_RELAXED)) {
+		P.pipefs_dev = st->st_dev;
+		__atomic_store_n(&P.pipefs_known, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
  * Bind fd to its file.  known_flags < 0: the descriptor was not seen opening (lazy), so its
  * offset and flags are asked of the kernel.  canon: its canonical path when fd_open knew it,
- * else NULL (asked of /proc).  The caller holds e->state == FD_BUSY.
+ * else NULL (asked of /proc, unless its kind already leaves it out).  The caller holds
+ * e->state == FD_BUSY.
  */
 static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 {
 	char buf[PATH_MAX];
 	const char *path = canon;
 	int fl = known_flags;
+	bool have_st = false;
+	struct stat st;
 
 	if (!path || !path[0]) {
+		have_st = !syscall(SYS_fstat, fd, &st);
+		if (have_st && out_by_kind(&st)) {
+			__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
+			goto hwm;
+		}
 		if (fd_path(fd, buf, sizeof(buf))) {
 			__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
 			return;
 		}
 		path = buf;
+		if (have_st)
+			learn_pipefs(&st, path);
 	}
 	if (excluded(path)) {
 		__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
@@ -168,12 +209,10 @@ static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 	}
 	if (fl >= 0 && (fl & O_APPEND))
 		e->flags |= FDF_APPEND;
-	{
-		struct stat st;
-
-		if (!syscall(SYS_fstat, fd, &st) && S_ISREG(st.st_mode))
-			e->flags |= FDF_REGULAR;
-	}
+	if (!have_st)
+		have_st = !syscall(SYS_fstat, fd, &st);
+	if (have_st && S_ISREG(st.st_mode))
+		e->flags |= FDF_REGULAR;
 	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
 hwm:
 	raise_hwm(fd);

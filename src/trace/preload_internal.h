@@ -96,6 +96,10 @@ struct preload_state {
 	} phases[PHASE_MAX + 1]; /* id 0 = none */
 	int fd_hwm;
 	unsigned nmaps;
+	/* filesystems out of the default scope as a whole (preload_fd.c, out_by_kind) */
+	dev_t pipefs_dev, shm_dev;
+	int pipefs_known;
+	bool shm_known;
 	char dir[PATH_MAX];
 	char lib[PATH_MAX];
 	/* filters: prefix lists ("a:b:c" split in place) */
