@@ -209,10 +209,10 @@ static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 	}
 	if (fl >= 0 && (fl & O_APPEND))
 		e->flags |= FDF_APPEND;
-	if (!have_st)
-		have_st = !syscall(SYS_fstat, fd, &st);
-	if (have_st && S_ISREG(st.st_mode))
-		e->flags |= FDF_REGULAR;
+	/* opened by its name (canon): a file, unless its flags say otherwise; no fstat, the first
+	 * short read looks (preload_io.c, rest_is_due) */
+	if (have_st ? S_ISREG(st.st_mode) : !(fl >= 0 && (fl & (O_DIRECTORY | O_PATH))))
+		e->flags |= FDF_ASK;
 	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
 hwm:
 	raise_hwm(fd);

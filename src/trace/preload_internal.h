@@ -61,9 +61,11 @@ size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FIL
 #define OFF_CUR   (UINT64_MAX - 1) /* "at the descriptor's current offset" */
 
 enum { FD_UNKNOWN = 0, FD_TRACED, FD_EXCLUDED, FD_BUSY };
-#define FDF_APPEND  1u
-#define FDF_NOSEEK  2u
-#define FDF_REGULAR 4u /* a regular file: its reads can be asked of the page cache first */
+#define FDF_APPEND 1u
+#define FDF_NOSEEK 2u
+/* reads can be asked of the page cache first: a regular file, or one opened by its name that
+ * was not seen to be something else (preload_io.c checks where it matters) */
+#define FDF_ASK 4u
 
 struct fdent {
 	uint32_t state;
