@@ -43,4 +43,13 @@ if awk '$5 == "readv" && $9 == 25003 && /served=device/ {found = 1} END {exit !f
 else
 	note "the half-cached readv was not served from the device here: its case ran as a plain read"
 fi
+# a child forked after a dup2 to a high number: its write through it carries the file's path
+# (the number's entry was kept from the parent, with the parent's path id, meaningless in the
+# child's own file)
+if awk '$5 == "write" && $8 == 10 && $9 == 10 && $11 ~ /\/g$/ {found = 1} END {exit !found}' \
+	"$T/dump"; then
+	pass "the forked child's write through a dup2'd high number names the file"
+else
+	fail "the forked child's write is not recorded with its file: $(awk '$5 == "write" && $8 == 10' "$T/dump")"
+fi
 finish

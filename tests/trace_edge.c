@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,6 +355,27 @@ static void interrupted(void)
 	CHECK(close(p[0]) == 0 && close(p[1]) == 0);
 }
 
+/*
+ * A traced file duplicated to a number above every other (dup2), then a fork: the child's write
+ * through that number must be recorded with the file's path (the test reads it in the trace).
+ */
+static void fork_high_number(void)
+{
+	int fd = open(path("g"), O_CREAT | O_WRONLY | O_TRUNC, 0644), st;
+	pid_t pid;
+
+	CHECK(fd >= 0);
+	CHECK(dup2(fd, 900) == 900);
+	CHECK(close(fd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(write(900, "fork-child", 10) == 10 ? 0 : 1);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	say("fork_high_number_child", WIFEXITED(st) ? WEXITSTATUS(st) : -1, NULL);
+	CHECK(close(900) == 0);
+}
+
 /* ---- errno after calls that succeed: glibc leaves it as it was ---- */
 
 #define KEEPS_ERRNO(name, call)                                                                    \
@@ -408,6 +430,7 @@ int main(int argc, char **argv)
 	pipes(); /* first: a read that fails below may turn the tracer's page-cache question off */
 	regular_files();
 	interrupted();
+	fork_high_number();
 	errno_kept();
 	return 0;
 }

@@ -289,6 +289,7 @@ void fd_copy(int from, int to)
 	fds[to].off = e->off;
 	fds[to].flags = e->flags;
 	__atomic_store_n(&fds[to].state, FD_TRACED, __ATOMIC_RELEASE);
+	raise_hwm(to); /* a forked child forgets it with the rest: its path id is this file's */
 }
 
 /* ---- call bracketing ---- */
