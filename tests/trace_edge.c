@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace_check.h"
+
 #define PAGE      4096
 #define FILE_SIZE (16 * PAGE)
 
@@ -41,15 +43,6 @@ static char buf[FILE_SIZE + PAGE];
 /* out-of-range arguments, hidden from the compiler's checks of constant ones */
 static volatile size_t size_max = SIZE_MAX;
 static volatile int minus_one = -1;
-
-#define CHECK(x)                                                                                   \
-	do {                                                                                       \
-		if (!(x)) {                                                                        \
-			fprintf(stderr, "trace_edge: %s failed at line %d: %s\n", #x, __LINE__,    \
-			        strerror(errno));                                                  \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static const char *path(const char *name)
 {
@@ -175,40 +168,40 @@ static void on_signal(int sig)
 	handled = 1;
 }
 
+/* Read /proc/self/task/TID/NAME into line (len bytes, ends in NUL). \return its length, or -1. */
+static ssize_t task_file(pid_t tid, const char *name, char *line, size_t len)
+{
+	char p[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%d/%s", (int)tid, name);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, line, len - 1);
+	close(fd);
+	if (n >= 0)
+		line[n] = '\0';
+	return n;
+}
+
 /*
  * The system call the thread sleeps in (/proc/self/task/TID/stat and .../syscall), or -1 when
  * it runs, or is runnable: a thread preempted inside a call does not count as blocked in it.
  */
 static long sleeping_in(pid_t tid)
 {
-	char p[64], line[512], *st;
-	long nr = -1;
-	ssize_t n;
-	int fd;
+	char line[512], *st;
 
-	snprintf(p, sizeof(p), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(p, O_RDONLY);
-	if (fd < 0)
+	if (task_file(tid, "stat", line, sizeof(line)) <= 0)
 		return -1;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	line[n] = '\0';
 	st = strrchr(line, ')'); /* "pid (comm) S ...": the state follows the name */
 	if (!st || st[1] != ' ' || st[2] != 'S')
 		return -1;
-	snprintf(p, sizeof(p), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(p, O_RDONLY);
-	if (fd < 0)
+	if (task_file(tid, "syscall", line, sizeof(line)) <= 0 || line[0] < '0' || line[0] > '9')
 		return -1;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n > 0 && line[0] >= '0' && line[0] <= '9') {
-		line[n] = '\0';
-		nr = strtol(line, NULL, 10);
-	}
-	return nr;
+	return strtol(line, NULL, 10);
 }
 
 struct watch {
