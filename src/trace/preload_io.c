@@ -227,9 +227,10 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
 		m = REAL(preadv2)(c->fd, rest, nrest, off < 0 ? -1 : off + n, RWF_NOWAIT);
 		if (m == 0)
 			c->served = TRACE_SERVED_CACHE;
+		/* the file's end, an error (the next call has it: a short read is what a read may
+		 * return), or not a file, whose read returns what it holds */
 		if (m == 0 || (m < 0 && errno != EAGAIN) || !rest_is_due(c)) {
-			errno = err; /* a short read is what a read may return; an error comes next
-			              */
+			errno = err;
 			return n + (m > 0 ? m : 0);
 		}
 		if (m > 0 && (size_t)(n += m) == want) {

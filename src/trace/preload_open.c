@@ -130,6 +130,16 @@ EXPORT int close(int fd)
 }
 
 /*
+ * A child that shares its parent's memory until it execs (vfork: Python's subprocess; no
+ * pthread_atfork handler runs in it): its table of descriptors is the parent's, whose
+ * descriptors of the same numbers are others.
+ */
+static bool parents_memory(void)
+{
+	return (uint32_t)syscall(SYS_getpid) != P.pid;
+}
+
+/*
  * Closes of many descriptors at once (Python's os.closerange is close_range): their entries
  * are forgotten first, as close() does, so that none says "a traced regular file" once its
  * number is given to a pipe or a socket.  No records: the report counts the closes it sees.
@@ -138,6 +148,8 @@ static void forget_range(unsigned int first, unsigned int last)
 {
 	int hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
 
+	if (parents_memory())
+		return;
 	for (unsigned int fd = first; fd <= last && fd <= (unsigned int)hwm; fd++)
 		fd_forget((int)fd);
 }
@@ -158,12 +170,11 @@ EXPORT void closefrom(int first)
 
 /*
  * dup family: the new descriptor inherits the old one's path and offset.  Not in a child that
- * shares the parent's memory until it execs (vfork: Python's subprocess): its dup2 onto 0, 1
- * and 2 would write the parent's table, whose descriptors of those numbers are others.
+ * shares the parent's memory (its dup2 onto 0, 1 and 2 would write the parent's table).
  */
 static int dup_end(struct fdcall *c, int r)
 {
-	if ((uint32_t)syscall(SYS_getpid) != P.pid) {
+	if (parents_memory()) {
 		leave();
 		return r;
 	}
