@@ -13,11 +13,15 @@
 #     loaded back tensor by tensor (bench/trace_programs/shards.py).
 #
 #   bench/trace_suite.sh [-o OUT] [--runs N] [--no-strace] [--programs "loader train shards"]
-#                        [LLMIO_BINARY]                (OUT: bench-trace-suite, N: 7)
+#                        [--together] [--timeout S] [LLMIO_BINARY]
+#                                                      (OUT: bench-trace-suite, N: 7, S: 1800)
 #
 # For each program: N rounds of one untraced run, one traced run and one run under
 # `strace -f -y` (the reference: what a tool that stops at every system call costs),
-# interleaved so that drift and other load hit all three alike; the median wall time and the
+# interleaved so that drift and other load hit all three alike (--together: the untraced and
+# the traced run of a round at the same time, each on its own copy of the program's files, so
+# that both meet the same load on a machine others are using; the strace run after them); the
+# median wall time and the
 # median CPU time (user + system of the whole process tree) of each, the overheads as ratios of
 # medians, and the tracer's cost per traced call (median CPU traced - untraced, over the calls
 # in the trace).  The load average before and after each program's runs is printed with it:
@@ -31,12 +35,16 @@ out=bench-trace-suite
 runs=7
 strace=1
 programs="loader train shards"
+limit=1800
+together=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o) out=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
 	--no-strace) strace=0; shift ;;
 	--programs) programs=$2; shift 2 ;;
+	--timeout) limit=$2; shift 2 ;;
+	--together) together=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -52,18 +60,28 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/llmio-trace-suite.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
 # measure FILE ARGS...: append "wall_s cpu_s" of one run of ARGS (output discarded), cpu being
-# user + system of every process it started and waited for; a run that fails stops the suite
-# with its exit status and the end of its stderr
+# user + system of every process it started and waited for; a run that fails, or that has not
+# ended after --timeout seconds (a hang: its process group is killed), stops the suite with its
+# exit status, the end of its stderr and the space left on the filesystem of the runs (a full
+# filesystem fails or hangs the programs themselves: bench/results/2026-12-trace-overhead-edge.md)
 measure() {
 	local file=$1
 	shift
-	"$PY" - "$@" >>"$file" 2>"$W/err" <<'PYEOF' || { echo "failed: $*" >&2; tail -5 "$W/err" >&2; exit 1; }
-import resource, subprocess, sys, time
+	W=$W LIMIT=$limit "$PY" - "$@" >>"$file" 2>"$file.err" <<'PYEOF' || { echo "failed: $*" >&2; tail -5 "$file.err" >&2; exit 1; }
+import os, resource, shutil, signal, subprocess, sys, time
+limit = float(os.environ["LIMIT"])
+free = lambda: "%.1f GiB free on the filesystem of the runs" % (shutil.disk_usage(os.environ["W"]).free / 2**30)
 t0 = time.perf_counter()
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, start_new_session=True)
+try:
+    p.wait(timeout=limit)
+except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    sys.exit("no end after %.0f s, killed (a hang); %s" % (limit, free()))
 t1 = time.perf_counter()
 if p.returncode:
-    sys.exit("exit status %d" % p.returncode)
+    sys.exit("exit status %d; %s" % (p.returncode, free()))
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%.4f %.4f" % (t1 - t0, r.ru_utime + r.ru_stime))
 PYEOF
@@ -89,11 +107,25 @@ for name in $programs; do
 	mkdir -p "$dir"
 	prog=(env OMP_NUM_THREADS=1 "$PY" "$PWD/$script" "$dir")
 	"${prog[@]}" setup >/dev/null
+	prog2=("${prog[@]}") # the traced run's (--together: a copy of the files of its own)
+	if [ $together = 1 ]; then
+		mkdir -p "$dir.2"
+		prog2=(env OMP_NUM_THREADS=1 "$PY" "$PWD/$script" "$dir.2")
+		"${prog2[@]}" setup >/dev/null
+	fi
 	for m in $modes; do : >"$W/$m"; done
 	before=$(load)
 	for _ in $(seq "$runs"); do
-		measure "$W/untraced" "${prog[@]}" run
-		measure "$W/traced" "$LLMIO" trace -q -o "$W/$name.trace" -- "${prog[@]}" run
+		if [ $together = 1 ]; then
+			measure "$W/untraced" "${prog[@]}" run &
+			u=$!
+			measure "$W/traced" "$LLMIO" trace -q -o "$W/$name.trace" -- "${prog2[@]}" run &
+			wait "$u" || exit 1
+			wait $! || exit 1
+		else
+			measure "$W/untraced" "${prog[@]}" run
+			measure "$W/traced" "$LLMIO" trace -q -o "$W/$name.trace" -- "${prog2[@]}" run
+		fi
 		rm -f "$W/$name.trace"
 		if [ $strace = 1 ]; then
 			measure "$W/strace" strace -f -y -qq -o "$W/$name.strace" "${prog[@]}" run

@@ -101,6 +101,46 @@ static double num(const cJSON *o, const char *a, const char *b, const char *c)
 }
 
 /*
+ * The writer's sort by start time is stable, on input made like a merge's: runs of calls in
+ * order (a chunk per thread), runs of one record, a run of one value, ties across runs, and
+ * runs in reverse.  The record's offset is its place in the input: records of one time must
+ * keep that order.
+ */
+static void sort_stable(void **state)
+{
+	const char *file = scratch("sort.trace");
+	struct trace_builder b;
+	struct trace *t;
+	struct llmio_error err = {0};
+	uint64_t k = 0;
+
+	(void)state;
+	assert_int_equal(trace_builder_init(&b), 0);
+	assert_non_null(trace_builder_proc(&b, 10, 1, "sorted", 0));
+	for (int run = 0; run < 37; run++) {
+		int len = run % 5 == 0 ? 1 : 1 + (run * 131) % 700;
+
+		for (int i = 0; i < len; i++) {
+			uint64_t ts = run % 7 == 3   ? 5000
+			              : run % 3 == 0 ? (uint64_t)(len - i) * 10
+			                             : (uint64_t)(run + i) * 10;
+
+			add(&b, TR_READ, 10, 10, "/d/f", ts, k++, 1, 1, 0);
+		}
+	}
+	write_trace(&b, file);
+	assert_int_equal(trace_open(file, 0, &t, &err), 0);
+	assert_int_equal(t->nrec, k);
+	for (size_t i = 1; i < t->nrec; i++) {
+		assert_true(t->rec[i].ts >= t->rec[i - 1].ts);
+		if (t->rec[i].ts == t->rec[i - 1].ts)
+			assert_true(t->rec[i].offset > t->rec[i - 1].offset);
+	}
+	trace_close(t);
+	trace_builder_release(&b);
+}
+
+/*
  * pid 10 (phase load) reads /d/big: 9 sequential reads of 100 bytes from 0, then one at 5000
  * (random); pid 11 (phase train, thread 12 too) reads /d/small1 (50 bytes) and writes
  * /d/small2 (50 bytes) and fsyncs it.  Every call takes 1000 ns.
@@ -731,12 +771,19 @@ static void replay_plan_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(synthetic),        cmocka_unit_test(inference),
-	        cmocka_unit_test(tail_attribution), cmocka_unit_test(damaged),
-	        cmocka_unit_test(strace_import),    cmocka_unit_test(not_strace),
-	        cmocka_unit_test(map_all_keys),     cmocka_unit_test(thread_max_pid),
-	        cmocka_unit_test(reader_limits),    cmocka_unit_test(strace_limits),
-	        cmocka_unit_test(raw_limits),       cmocka_unit_test(replay_plan_limits),
+	        cmocka_unit_test(synthetic),
+	        cmocka_unit_test(sort_stable),
+	        cmocka_unit_test(inference),
+	        cmocka_unit_test(tail_attribution),
+	        cmocka_unit_test(damaged),
+	        cmocka_unit_test(strace_import),
+	        cmocka_unit_test(not_strace),
+	        cmocka_unit_test(map_all_keys),
+	        cmocka_unit_test(thread_max_pid),
+	        cmocka_unit_test(reader_limits),
+	        cmocka_unit_test(strace_limits),
+	        cmocka_unit_test(raw_limits),
+	        cmocka_unit_test(replay_plan_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,19 +25,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "trace_check.h"
+
 #include "llmio/trace.h"
 
 static char dir[3000];
 static char buf[65536];
-
-#define CHECK(x)                                                                                   \
-	do {                                                                                       \
-		if (!(x)) {                                                                        \
-			fprintf(stderr, "trace_prog: %s failed at line %d: %s\n", #x, __LINE__,    \
-			        strerror(errno));                                                  \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static const char *path(const char *name)
 {

@@ -30,6 +30,8 @@
  * - stdio (fopen/fread/fwrite/...) is recorded at the stdio call: glibc's own read and write
  *   system calls inside stdio do not go through the PLT, so nothing is counted twice.
  */
+#include <sys/stat.h>
+
 #include "trace/preload_internal.h"
 
 struct preload_state P = {.fd = -1};
@@ -199,6 +201,20 @@ static void at_fork_child(void)
 	T.guard = 0;
 }
 
+/* The device of the filesystem mounted at /dev/shm, when it is a mount of its own (no other
+ * files on it but under /dev/shm): its files are out of the default scope (out_by_kind). */
+static void find_shm(void)
+{
+	struct stat shm, dev;
+
+	if (!syscall(SYS_newfstatat, AT_FDCWD, "/dev/shm", &shm, 0) &&
+	    !syscall(SYS_newfstatat, AT_FDCWD, "/dev", &dev, 0) && S_ISDIR(shm.st_mode) &&
+	    shm.st_dev != dev.st_dev) {
+		P.shm_dev = shm.st_dev;
+		P.shm_known = true;
+	}
+}
+
 __attribute__((constructor)) static void tracer_init(void)
 {
 	const char *dir = getenv("LLMIO_TRACE_DIR"), *phase;
@@ -220,6 +236,7 @@ __attribute__((constructor)) static void tracer_init(void)
 	split_list(getenv("LLMIO_TRACE_INCLUDE"), P.inc_buf, sizeof(P.inc_buf), P.inc, &P.ninc);
 	split_list(getenv("LLMIO_TRACE_EXCLUDE"), P.exc_buf, sizeof(P.exc_buf), P.exc, &P.nexc);
 	P.all = getenv("LLMIO_TRACE_ALL") && !strcmp(getenv("LLMIO_TRACE_ALL"), "1");
+	find_shm();
 	keep_env("LD_PRELOAD");
 	keep_env("LLMIO_TRACE_DIR");
 	keep_env("LLMIO_TRACE_INCLUDE");

@@ -73,6 +73,21 @@ static void cwd_join(const char *name, char *canon, size_t len)
 }
 
 /*
+ * Could the program's own openat succeed, or fail otherwise, where openat2 failed with err?  A
+ * symbolic link on the way (ELOOP), flags or a mode openat2 refuses where openat ignores them
+ * (EINVAL), openat2 itself refused (ENOSYS, EPERM, E2BIG, and EAGAIN, EXDEV of the RESOLVE_*
+ * flags).  Any other error is the open's own (no such file, no access, a full disk), and one
+ * that a signal caused (EINTR: an open of a FIFO that no writer opened) must reach the
+ * program as it is: made again, the open would wait for ever where the program expects to
+ * stop waiting.
+ */
+static bool may_differ(int err)
+{
+	return err == ELOOP || err == EINVAL || err == ENOSYS || err == EPERM || err == E2BIG ||
+	       err == EAGAIN || err == EXDEV;
+}
+
+/*
  * The program's open, made so that the file's canonical path comes with it whenever the name
  * already is that path, without asking /proc (readlink of /proc/self/fd/N makes an inode for
  * the descriptor at each lookup and checks access to the process: several times the open's
@@ -110,28 +125,71 @@ int fd_open(int dirfd, const char *path, int flags, mode_t mode, char *canon, si
 		}
 		if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
 			__atomic_store_n(&openat2_refused, 1, __ATOMIC_RELAXED);
+		else if (!may_differ(errno))
+			return fd; /* what the program's openat would have said: never made again */
 	}
 	*t0 = now_ns();
 	return REAL(openat)(dirfd, path, flags, mode);
 }
 
 /*
+ * Is a descriptor out of scope by its kind alone, without its path (a readlink of /proc costs
+ * several times an fstat, and a program not seen opening them uses many: the sockets and the
+ * shared-memory files that DataLoader's workers pass their batches in)?  Unless --all: a
+ * socket (its name is "socket:[N]", never a path), an anonymous pipe (one on the filesystem of
+ * pipes: its device learnt from the first one resolved), and, without --include, a file of the
+ * filesystem mounted at /dev/shm (tracer_init; a file of it seen through another mount of the
+ * same filesystem is left out too: docs/tracing.md, "Scope").
+ */
+static bool out_by_kind(const struct stat *st)
+{
+	if (P.all)
+		return false;
+	if (S_ISSOCK(st->st_mode))
+		return true;
+	if (S_ISFIFO(st->st_mode))
+		return __atomic_load_n(&P.pipefs_known, __ATOMIC_ACQUIRE) &&
+		       st->st_dev == P.pipefs_dev;
+	return P.shm_known && !P.ninc && st->st_dev == P.shm_dev;
+}
+
+/* An anonymous pipe resolved: remember the pipes' filesystem (out_by_kind). */
+static void learn_pipefs(const struct stat *st, const char *path)
+{
+	if (S_ISFIFO(st->st_mode) && !strncmp(path, "pipe:[", 6) &&
+	    !__atomic_load_n(&P.pipefs_known, __ATOMIC_RELAXED)) {
+		P.pipefs_dev = st->st_dev;
+		__atomic_store_n(&P.pipefs_known, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
  * Bind fd to its file.  known_flags < 0: the descriptor was not seen opening (lazy), so its
  * offset and flags are asked of the kernel.  canon: its canonical path when fd_open knew it,
- * else NULL (asked of /proc).  The caller holds e->state == FD_BUSY.
+ * else NULL (asked of /proc, unless its kind already leaves it out).  The caller holds
+ * e->state == FD_BUSY.
  */
 static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 {
 	char buf[PATH_MAX];
 	const char *path = canon;
 	int fl = known_flags;
+	bool have_st = false;
+	struct stat st;
 
 	if (!path || !path[0]) {
+		have_st = !syscall(SYS_fstat, fd, &st);
+		if (have_st && out_by_kind(&st)) {
+			__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
+			goto hwm;
+		}
 		if (fd_path(fd, buf, sizeof(buf))) {
 			__atomic_store_n(&e->state, FD_UNKNOWN, __ATOMIC_RELEASE);
 			return;
 		}
 		path = buf;
+		if (have_st)
+			learn_pipefs(&st, path);
 	}
 	if (excluded(path)) {
 		__atomic_store_n(&e->state, FD_EXCLUDED, __ATOMIC_RELEASE);
@@ -151,12 +209,10 @@ static void fd_bind(int fd, struct fdent *e, int known_flags, const char *canon)
 	}
 	if (fl >= 0 && (fl & O_APPEND))
 		e->flags |= FDF_APPEND;
-	{
-		struct stat st;
-
-		if (!syscall(SYS_fstat, fd, &st) && S_ISREG(st.st_mode))
-			e->flags |= FDF_REGULAR;
-	}
+	/* opened by its name (canon): a file, unless its flags say otherwise; no fstat, the first
+	 * short read looks (preload_io.c, rest_is_due) */
+	if (have_st ? S_ISREG(st.st_mode) : !(fl >= 0 && (fl & (O_DIRECTORY | O_PATH))))
+		e->flags |= FDF_ASK;
 	__atomic_store_n(&e->state, FD_TRACED, __ATOMIC_RELEASE);
 hwm:
 	raise_hwm(fd);
@@ -233,6 +289,7 @@ void fd_copy(int from, int to)
 	fds[to].off = e->off;
 	fds[to].flags = e->flags;
 	__atomic_store_n(&fds[to].state, FD_TRACED, __ATOMIC_RELEASE);
+	raise_hwm(to); /* a forked child forgets it with the rest: its path id is this file's */
 }
 
 /* ---- call bracketing ---- */
@@ -240,9 +297,13 @@ void fd_copy(int from, int to)
 /* Start a call on fd: false when it is not traced (the caller then just calls through). */
 bool fd_begin(int fd, struct fdcall *c)
 {
+	int err;
+
 	if (!enter())
 		return false;
+	err = errno; /* resolving a descriptor seen for the first time makes system calls */
 	c->e = fd_get(fd);
+	errno = err;
 	if (!c->e) {
 		leave();
 		return false;

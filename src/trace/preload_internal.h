@@ -61,9 +61,11 @@ size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FIL
 #define OFF_CUR   (UINT64_MAX - 1) /* "at the descriptor's current offset" */
 
 enum { FD_UNKNOWN = 0, FD_TRACED, FD_EXCLUDED, FD_BUSY };
-#define FDF_APPEND  1u
-#define FDF_NOSEEK  2u
-#define FDF_REGULAR 4u /* a regular file: its reads can be asked of the page cache first */
+#define FDF_APPEND 1u
+#define FDF_NOSEEK 2u
+/* reads can be asked of the page cache first: a regular file, or one opened by its name that
+ * was not seen to be something else (preload_io.c checks where it matters) */
+#define FDF_ASK 4u
 
 struct fdent {
 	uint32_t state;
@@ -96,6 +98,10 @@ struct preload_state {
 	} phases[PHASE_MAX + 1]; /* id 0 = none */
 	int fd_hwm;
 	unsigned nmaps;
+	/* filesystems out of the default scope as a whole (preload_fd.c, out_by_kind) */
+	dev_t pipefs_dev, shm_dev;
+	int pipefs_known;
+	bool shm_known;
 	char dir[PATH_MAX];
 	char lib[PATH_MAX];
 	/* filters: prefix lists ("a:b:c" split in place) */
@@ -127,7 +133,7 @@ extern TLS struct preload_tls T;
  */
 /* clang-format off */
 #define REAL_FUNCS(X)                                                                              \
-	X(openat) X(close) X(dup) X(dup2) X(dup3) X(fcntl)                                         \
+	X(openat) X(close) X(close_range) X(closefrom) X(dup) X(dup2) X(dup3) X(fcntl) \
 	X(read) X(pread) X(readv) X(preadv2) X(write) X(pwrite) X(writev) X(pwritev2) X(lseek)     \
 	X(fsync) X(fdatasync) X(sync_file_range) X(fallocate) X(posix_fallocate) X(ftruncate)      \
 	X(mmap) X(munmap) X(msync)                                                                 \

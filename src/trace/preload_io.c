@@ -6,6 +6,8 @@
  * and size it records, and the call through to the real function; the few that need more
  * (fortify checks, lseek, posix_fallocate's error return, mappings) follow the tables.
  */
+#include <sys/stat.h>
+
 #include "trace/preload_internal.h"
 
 /* preadv2 with offset -1 reads at (and moves) the current offset, like readv. */
@@ -128,29 +130,79 @@ NAME_WRAPPERS(NAME_WRAPPER)
 
 #define SERVED_IOV_MAX 64 /* a readv of more buffers is read as it is (served unknown) */
 
-/* Set when the kernel or a filesystem refuses RWF_NOWAIT: this process asks no more. */
+/* Set when the kernel has no preadv2 (ENOSYS): this process asks no more. */
 static int nowait_refused;
 
 /*
  * A read of a regular file (off -1: at the descriptor's offset, as preadv2 takes it), asked of
  * the page cache first: RWF_NOWAIT returns only what it holds, or EAGAIN when that is nothing
- * (an O_DIRECT read, which would block on the device, too).  All of it: a hit, one call as
- * untraced.  Less: the rest is read as usual, and it was the device's unless that read finds
- * the file's end.  So a miss costs one more call; the program gets the same bytes, offset and
- * errors (a call that fails fails again the usual way, and that is what it sees).
+ * (an O_DIRECT read, which would block on the device, too).  All of it, or the file's end: a
+ * hit, one call as untraced.  Nothing: the read as usual, the device's.  Part of it: the page
+ * cache is asked again for the rest, and a 0 there is the file's end (a hit in two calls, the
+ * common short answer: Python's read() of a whole file asks its size + 1); otherwise the rest
+ * is read as usual, and was the device's.  The program gets the same bytes, offset and errors
+ * (a call that fails fails again the usual way, and that is what it sees).
+ *
+ * Only reads the kernel takes whole are asked (at most MAX_RW_COUNT, TRACE_IO_MAX: a larger
+ * count is cut there by read but not by the sum of two calls, and read with a count over
+ * SSIZE_MAX fails with EFAULT where preadv2 says EINVAL).  A filesystem without RWF_NOWAIT
+ * (EOPNOTSUPP: procfs, some FUSE) is not asked again for that descriptor.
  */
-static bool can_ask_cache(const struct fdcall *c, int cnt)
+static bool can_ask_cache(const struct fdcall *c, const struct iovec *iov, int cnt)
 {
-	return (c->e->flags & FDF_REGULAR) && cnt <= SERVED_IOV_MAX &&
-	       !__atomic_load_n(&nowait_refused, __ATOMIC_RELAXED);
+	uint64_t want = 0;
+
+	if (!(__atomic_load_n(&c->e->flags, __ATOMIC_RELAXED) & FDF_ASK) || cnt < 0 ||
+	    cnt > SERVED_IOV_MAX || __atomic_load_n(&nowait_refused, __ATOMIC_RELAXED))
+		return false;
+	for (int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > TRACE_IO_MAX)
+			return false;
+		want += iov[i].iov_len;
+	}
+	return want <= TRACE_IO_MAX;
+}
+
+/*
+ * Must the rest of a short read be waited for?  Yes for a regular file (or a block device),
+ * whose read stops short only at its end.  Anything else returns what it holds: a descriptor
+ * opened by name that is a FIFO or a device, or an entry gone stale (its number closed without
+ * close(), by close_range or a raw system call, and given to a pipe or a socket), where the
+ * rest could be waited for for ever.  Such an entry is forgotten: the descriptor is looked at
+ * again, by its kind, at its next use.
+ */
+static bool rest_is_due(struct fdcall *c)
+{
+	struct stat st;
+
+	if (!syscall(SYS_fstat, c->fd, &st) && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+		return true;
+	fd_forget(c->fd);
+	return false;
+}
+
+/* The buffers past the first skip bytes of iov, in rest. \return how many. */
+static int iov_tail(const struct iovec *iov, int cnt, size_t skip, struct iovec *rest)
+{
+	int k = 0;
+
+	while (k < cnt && skip >= iov[k].iov_len)
+		skip -= iov[k++].iov_len;
+	for (int i = k; i < cnt; i++)
+		rest[i - k] = iov[i];
+	if (k < cnt) {
+		rest[0].iov_base = (char *)rest[0].iov_base + skip;
+		rest[0].iov_len -= skip;
+	}
+	return cnt - k;
 }
 
 static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, off_t off)
 {
 	struct iovec rest[SERVED_IOV_MAX];
-	size_t want = (size_t)iov_bytes(iov, cnt), skip;
+	size_t want = (size_t)iov_bytes(iov, cnt);
+	int err = errno, nrest;
 	ssize_t n, m;
-	int k = 0;
 
 	n = REAL(preadv2)(c->fd, iov, cnt, off, RWF_NOWAIT);
 	if (n >= 0 && ((size_t)n == want || n == 0)) {
@@ -158,26 +210,44 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
 		return n;
 	}
 	if (n < 0) {
-		if (errno == EOPNOTSUPP || errno == EINVAL)
+		if (errno == ENOSYS)
 			__atomic_store_n(&nowait_refused, 1, __ATOMIC_RELAXED);
-		if (errno != EAGAIN) /* not a question it can answer: the read as it is */
-			return REAL(preadv2)(c->fd, iov, cnt, off, 0);
+		else if (errno == EOPNOTSUPP)
+			__atomic_and_fetch(&c->e->flags, ~FDF_ASK, __ATOMIC_RELAXED);
+		if (errno != EAGAIN) { /* not a question it can answer: the read as it is */
+			m = REAL(preadv2)(c->fd, iov, cnt, off, 0);
+			if (m >= 0)
+				errno = err;
+			return m;
+		}
 		n = 0;
-	}
-	/* the buffers past the n bytes the page cache gave */
-	for (skip = (size_t)n; k < cnt && skip >= iov[k].iov_len; k++)
-		skip -= iov[k].iov_len;
-	for (int i = k; i < cnt; i++) {
-		rest[i - k] = iov[i];
-		if (i == k) {
-			rest[0].iov_base = (char *)iov[i].iov_base + skip;
-			rest[0].iov_len -= skip;
+	} else {
+		/* part of it: the rest, if the page cache has it (0: the file's end) */
+		nrest = iov_tail(iov, cnt, (size_t)n, rest);
+		m = REAL(preadv2)(c->fd, rest, nrest, off < 0 ? -1 : off + n, RWF_NOWAIT);
+		if (m == 0)
+			c->served = TRACE_SERVED_CACHE;
+		/* the file's end, an error (the next call has it: a short read is what a read may
+		 * return), or not a file, whose read returns what it holds */
+		if (m == 0 || (m < 0 && errno != EAGAIN) || !rest_is_due(c)) {
+			errno = err;
+			return n + (m > 0 ? m : 0);
+		}
+		if (m > 0 && (size_t)(n += m) == want) {
+			c->served = TRACE_SERVED_CACHE;
+			errno = err;
+			return n;
 		}
 	}
-	m = REAL(preadv2)(c->fd, rest, cnt - k, off < 0 ? -1 : off + n, 0);
+	nrest = iov_tail(iov, cnt, (size_t)n, rest);
+	m = REAL(preadv2)(c->fd, rest, nrest, off < 0 ? -1 : off + n, 0);
+	if (m < 0 && !n)
+		return m;
 	if (m < 0)
-		return n ? n : m; /* a short read is what a read may return */
-	c->served = m ? TRACE_SERVED_DEVICE : TRACE_SERVED_CACHE;
+		m = 0; /* a short read is what a read may return */
+	else
+		c->served = m ? TRACE_SERVED_DEVICE : TRACE_SERVED_CACHE;
+	errno = err; /* a read that succeeds leaves errno as it was (the EAGAIN above) */
 	return n + m;
 }
 
@@ -193,7 +263,7 @@ static ssize_t served_read(struct fdcall *c, const struct iovec *iov, int cnt, o
                                                                                                    \
 		if (!fd_begin(fd, &c_))                                                            \
 			return call;                                                               \
-		r_ = can_ask_cache(&c_, cnt) ? served_read(&c_, iov, cnt, pos) : call;             \
+		r_ = can_ask_cache(&c_, iov, cnt) ? served_read(&c_, iov, cnt, pos) : call;        \
 		fd_end(&c_, type, off, req, ret_of(r_));                                           \
 		return r_;                                                                         \
 	} while (0)

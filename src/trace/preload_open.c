@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
-/* The tracer's open family: open, creat, close, and the dup family (dup, dup2, dup3, fcntl). */
+/*
+ * The tracer's open family: open, creat, close (and close_range, closefrom), and the dup family
+ * (dup, dup2, dup3, fcntl).
+ */
+#include <linux/close_range.h>
+
 #include "trace/preload_internal.h"
 
 static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 {
 	char abs[PATH_MAX], canon[PATH_MAX];
+	int fd, err, before = errno;
 	struct fdent *e;
 	uint64_t t0, t1;
-	int fd, err;
 
 	if (!enter())
 		return REAL(openat)(dirfd, path, flags, mode);
@@ -30,7 +35,7 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 			emit(TR_OPEN, -1, emit_str(abs), 0, TRACE_OFF_NONE, (uint64_t)flags, -err,
 			     t0, t1);
 	}
-	errno = err;
+	errno = fd < 0 ? err : before; /* an open that succeeds leaves errno as it was */
 	leave();
 	return fd;
 }
@@ -124,12 +129,66 @@ EXPORT int close(int fd)
 	return r;
 }
 
-/* dup family: the new descriptor inherits the old one's path and offset. */
+/*
+ * A child that shares its parent's memory until it execs (vfork: Python's subprocess; no
+ * pthread_atfork handler runs in it): its table of descriptors is the parent's, whose
+ * descriptors of the same numbers are others.
+ */
+static bool parents_memory(void)
+{
+	return (uint32_t)syscall(SYS_getpid) != P.pid;
+}
+
+/*
+ * Closes of many descriptors at once (Python's os.closerange is close_range): their entries
+ * are forgotten first, as close() does, so that none says "a traced regular file" once its
+ * number is given to a pipe or a socket.  No records: the report counts the closes it sees.
+ */
+static void forget_range(unsigned int first, unsigned int last)
+{
+	int hwm = __atomic_load_n(&P.fd_hwm, __ATOMIC_RELAXED);
+
+	if (parents_memory())
+		return;
+	for (unsigned int fd = first; fd <= last && fd <= (unsigned int)hwm; fd++)
+		fd_forget((int)fd);
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		forget_range(first, last);
+	return REAL(close_range)(first, last, flags);
+}
+
+EXPORT void closefrom(int first)
+{
+	if (first >= 0)
+		forget_range((unsigned int)first, UINT_MAX);
+	REAL(closefrom)(first);
+}
+
+/*
+ * dup family: the new descriptor inherits the old one's path and offset.  Not in a child that
+ * shares the parent's memory (its dup2 onto 0, 1 and 2 would write the parent's table).
+ */
 static int dup_end(struct fdcall *c, int r)
 {
+	if (parents_memory()) {
+		leave();
+		return r;
+	}
 	if (r >= 0)
 		fd_copy(c->fd, r);
 	fd_end(c, TR_DUP, TRACE_OFF_NONE, 0, ret_of(r));
+	return r;
+}
+
+/* A new descriptor from an untraced one: its number's entry is forgotten. */
+static int dup_through(int r)
+{
+	if (r >= 0)
+		fd_forget(r);
 	return r;
 }
 
@@ -138,7 +197,7 @@ EXPORT int dup(int fd)
 	struct fdcall c;
 
 	if (!fd_begin(fd, &c))
-		return REAL(dup)(fd);
+		return dup_through(REAL(dup)(fd));
 	return dup_end(&c, REAL(dup)(fd));
 }
 
@@ -175,8 +234,10 @@ static int fcntl_common(int fd, int cmd, va_list ap)
 	unsigned long arg = va_arg(ap, unsigned long);
 	struct fdcall c;
 
-	if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || !fd_begin(fd, &c))
+	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
 		return REAL(fcntl)(fd, cmd, arg);
+	if (!fd_begin(fd, &c))
+		return dup_through(REAL(fcntl)(fd, cmd, arg));
 	return dup_end(&c, REAL(fcntl)(fd, cmd, arg));
 }
 

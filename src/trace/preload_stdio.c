@@ -2,6 +2,16 @@
 /* The tracer's stdio wrappers, recorded at the stdio call (see preload.c). */
 #include "trace/preload_internal.h"
 
+/* The stream's descriptor, or -1 (a memory stream has none: fileno says EBADF, which a call
+ * that succeeds must not leave in errno). */
+static int stream_fd(FILE *f)
+{
+	int err = errno, fd = fileno_unlocked(f);
+
+	errno = err;
+	return fd;
+}
+
 static FILE *fopen_end(FILE *f, uint64_t t0, int flags_hint)
 {
 	uint64_t t1 = now_ns(); /* the call's own time, not the resolution of its path */
@@ -63,7 +73,7 @@ EXPORT FILE *fdopen(int fd, const char *mode)
 		struct fdcall c_;                                                                  \
 		size_t r_;                                                                         \
                                                                                                    \
-		if (!fd_begin(fileno_unlocked(f), &c_))                                            \
+		if (!fd_begin(stream_fd(f), &c_))                                                  \
 			return call;                                                               \
 		r_ = call;                                                                         \
 		fd_end(&c_, type, OFF_CUR, (uint64_t)(size) * (n),                                 \
@@ -108,13 +118,13 @@ EXPORT int fflush(FILE *f)
 {
 	if (!f)
 		return REAL(fflush)(f);
-	FD_CALL(TR_FFLUSH, fileno_unlocked(f), TRACE_OFF_NONE, 0, REAL(fflush)(f));
+	FD_CALL(TR_FFLUSH, stream_fd(f), TRACE_OFF_NONE, 0, REAL(fflush)(f));
 }
 
 EXPORT int fclose(FILE *f)
 {
 	struct fdcall c;
-	int fd = f ? fileno_unlocked(f) : -1;
+	int fd = f ? stream_fd(f) : -1;
 	int r;
 
 	if (!fd_begin(fd, &c)) {
@@ -133,7 +143,7 @@ static int fseek_common(FILE *f, off_t off, int whence)
 	struct fdcall c;
 	int r;
 
-	if (!f || !fd_begin(fileno_unlocked(f), &c))
+	if (!f || !fd_begin(stream_fd(f), &c))
 		return REAL(fseeko)(f, off, whence);
 	r = REAL(fseeko)(f, off, whence);
 	if (r == 0) {

@@ -200,29 +200,58 @@ struct trace_proc *trace_builder_proc(struct trace_builder *b, uint32_t pid, uin
 	return p;
 }
 
-/* Stable merge sort of records by start time: calls of one thread keep their order. */
+/* Merge the sorted runs src[lo, mid) and src[mid, hi) into dst[lo, hi); ties from the left. */
+static void merge_runs(const struct trace_rec *src, struct trace_rec *dst, size_t lo, size_t mid,
+                       size_t hi)
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi)
+		dst[k++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
+	memcpy(dst + k, src + i, (mid - i) * sizeof(*src));
+	k += mid - i;
+	memcpy(dst + k, src + j, (hi - j) * sizeof(*src));
+}
+
+/*
+ * Stable merge sort of records by start time: calls of one thread keep their order.  Natural:
+ * the records come chunk by chunk, and a chunk holds one thread's calls in order, so the input
+ * is a few hundred sorted runs; merging neighbouring runs pairwise takes log2(runs) passes over
+ * the records, not log2(records).  run[] holds the start of each run, then n.
+ */
 static int sort_recs(struct trace_rec *r, size_t n)
 {
 	struct trace_rec *tmp, *src = r, *dst;
+	size_t *run, nrun = 0;
 
 	if (n < 2)
 		return 0;
 	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
+	run = malloc((n + 1) * sizeof(*run));
+	if (!tmp || !run) {
+		free(tmp);
+		free(run);
 		return -ENOMEM;
+	}
+	run[nrun++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (r[i].ts < r[i - 1].ts)
+			run[nrun++] = i;
+	run[nrun] = n;
 	dst = tmp;
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, k = lo;
+	while (nrun > 1) {
+		size_t k = 0;
 
-			while (i < mid && j < hi)
-				dst[k++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
+		for (size_t i = 0; i < nrun; i += 2) {
+			if (i + 1 < nrun)
+				merge_runs(src, dst, run[i], run[i + 1], run[i + 2]);
+			else
+				memcpy(dst + run[i], src + run[i],
+				       (run[i + 1] - run[i]) * sizeof(*src));
+			run[k++] = run[i];
 		}
+		run[k] = n;
+		nrun = k;
 		struct trace_rec *t = src;
 
 		src = dst;
@@ -231,6 +260,7 @@ static int sort_recs(struct trace_rec *r, size_t n)
 	if (src != r)
 		memcpy(r, src, n * sizeof(*r));
 	free(tmp);
+	free(run);
 	return 0;
 }
 
