@@ -193,4 +193,24 @@ expect_rc 0 "inline comments after values and headers" run "$D/comments.fio" \
 json_check "$J" "the values before the comments" \
 	'j["jobname"] == "a" and j["write"]["io_bytes"] == 65536 and j["write"]["total_ios"] == 16 and j["desc"] == "kept"'
 
+echo "== jobs of one group sharing a file none has yet: laid out one after the other, as fio"
+# a writer and a reader started together on one new file: before, one's create failed on the
+# other's (EEXIST) or the reader found the writer's file still empty, about one run in three
+mkdir -p "$T/share"
+printf '[global]\nfilename=%s/shared.dat\nsize=1m\nbs=64k\nioengine=psync\n[w]\nrw=write\n[r]\nrw=read\n' "$T/share" \
+	>"$T/share/wr.fio"
+printf '[global]\nfilename=%s/shared.dat\nsize=1m\nbs=64k\nioengine=psync\n[r]\nrw=read\n[w]\nrw=write\n' "$T/share" \
+	>"$T/share/rw.fio"
+for f in wr rw; do
+	for i in 1 2 3 4 5 6 7 8; do
+		rm -f "$T/share/shared.dat"
+		llmio run "$T/share/$f.fio" --output-format=json --output "$T/share/$f.json"
+		[ "$RC" -eq 0 ] || break
+	done
+	check "$f.fio: 8 runs on a new shared file, each exit 0 (exit $RC: $(head -c 300 "$T/stderr"))" \
+		[ "$RC" -eq 0 ]
+	json_check "$T/share/$f.json" "$f.fio: both jobs moved their megabyte" \
+		'sorted(x["read"]["io_bytes"] + x["write"]["io_bytes"] for x in d["jobs"]) == [1048576, 1048576]'
+done
+
 finish

@@ -325,8 +325,22 @@ static void gate_pass(struct fio_run *run, struct fio_job *j)
 	if (!j->gated)
 		return;
 	j->gated = false;
-	if (!--run->gate)
-		pthread_cond_broadcast(&run->cv);
+	--run->gate;
+	pthread_cond_broadcast(&run->cv); /* the jobs at the gate, and run_wave's next layout */
+}
+
+/* Wait for run->cv (run->mu held), 100 ms at most: a signal sets a stop flag without waking. */
+static void wait_a_while(struct fio_run *run)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 100000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&run->cv, &run->mu, &ts);
 }
 
 /*
@@ -468,7 +482,6 @@ void fio_jobs_free(struct fio_job *jobs, size_t n)
 static void run_wave(struct fio_run *run, size_t first, size_t n, const struct fio_run_hooks *h)
 {
 	struct fio_job *jobs = run->jobs;
-	struct timespec ts;
 
 	/* the jobs that start at once start together (not those that wait for a job) */
 	run->gate = 0;
@@ -501,6 +514,18 @@ static void run_wave(struct fio_run *run, size_t first, size_t n, const struct f
 			pthread_mutex_lock(&run->mu);
 			job_ended(run, &jobs[i]);
 			pthread_mutex_unlock(&run->mu);
+		} else {
+			/* as fio, which lays out every file before it starts the jobs: one job's
+			 * layout after the other, in the file's order, so that jobs sharing a file
+			 * do not race to create it (one's create failing on the other's, or a
+			 * reader finding the writer's file still empty) */
+			pthread_mutex_lock(&run->mu);
+			while (jobs[i].gated) {
+				if (stopped(h->stop))
+					__atomic_store_n(&jobs[i].stop, 1, __ATOMIC_RELAXED);
+				wait_a_while(run);
+			}
+			pthread_mutex_unlock(&run->mu);
 		}
 	}
 	pthread_mutex_lock(&run->mu);
@@ -514,14 +539,7 @@ static void run_wave(struct fio_run *run, size_t first, size_t n, const struct f
 				__atomic_store_n(&jobs[k].stop, 1, __ATOMIC_RELAXED);
 			pthread_cond_broadcast(&run->cv); /* those waiting for a job too */
 		}
-		/* a signal sets *h->stop without waking anyone: look again every 100 ms */
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&run->cv, &run->mu, &ts);
+		wait_a_while(run);
 	}
 	pthread_mutex_unlock(&run->mu);
 	for (size_t i = first; n > 1 && i < first + n; i++)
