@@ -48,10 +48,12 @@ grep -q appended "$T/inc/llmio/store.h" || fail "the variant did not append a me
 
 # struct llmio_job_opts keeps its size (a result holds a copy first): a member takes reserved_'s
 # bytes, and one that grows the struct is caught, with every result member it would move
-out=$(variant 's/^\tuint8_t reserved_\[2048\];/\tuint64_t later;\n\tuint8_t reserved_[2040];/' job.h)
+# (whatever of reserved_ the options since 0.2.0 left)
+left=$(sed -n 's/^\tuint8_t reserved_\[\([0-9]*\)\];/\1/p' "$ROOT/include/llmio/job.h")
+out=$(variant "s/^\tuint8_t reserved_\[$left\];/\tuint64_t later;\n\tuint8_t reserved_[$((left - 8))];/" job.h)
 check "a job option that takes reserved_'s bytes is compatible ($out)" [ $? -eq 0 ]
 grep -q 'uint64_t later;' "$T/inc/llmio/job.h" || fail "the variant did not add the member"
-out=$(variant 's/^\tuint8_t reserved_\[2048\];/&\n\tuint64_t after;/' job.h)
+out=$(variant "s/^\tuint8_t reserved_\[$left\];/&\n\tuint64_t after;/" job.h)
 rc=$?
 check "a job option after reserved_ (the struct grows) is caught" [ $rc -ne 0 ]
 check "it says the size must stay ($(head -n 1 <<<"$out"))" grep -q "llmio_job_opts: .* bytes, was" <<<"$out"

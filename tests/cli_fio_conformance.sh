@@ -90,6 +90,15 @@ for f in "$CASES"/*.fio; do
 	side_by_side "$(basename "$f" .fio)" "$f"
 done
 
+echo "== fallocate: the blocks each mode allocates (st_blocks), beside the sizes compared above"
+for m in none:fa keep:fa truncate:fa native:fa read:fr; do
+	fb=$(stat -c %b "$T/fio/fallocate_${m%:*}/${m#*:}.0.0" 2>/dev/null)
+	lb=$(stat -c %b "$T/llmio/fallocate_${m%:*}/${m#*:}.0.0" 2>/dev/null)
+	m=${m%:*}
+	check "fallocate_$m: the same blocks allocated (fio ${fb:-none}, llmio ${lb:-none})" \
+		test -n "$fb" -a "$fb" = "$lb"
+done
+
 echo "== command lines"
 side_by_side cl_two_names --name=a --rw=write --size=64k --name=b --rw=randwrite --size=32k \
 	--bs=8k
@@ -212,6 +221,13 @@ side_by_side cl_fst_sequential --name=s --rw=write --size=64k --nrfiles=2 \
 side_by_side cl_fst_random --name=r --rw=randwrite --size=64k --nrfiles=2 \
 	--file_service_type=random
 side_by_side cl_fst_one_file --name=o --rw=read --size=64k --file_service_type=roundrobin:4
+# openfiles: llmio keeps a job's files open, so fewer than the job's files is refused by name
+# (filecreate, which opens and closes each file in its I/O, takes any: fallocate's cases above)
+side_by_side cl_openfiles_all --name=o --rw=read --size=64k --nrfiles=2 --openfiles=2
+in_dir llmio openfiles_fewer --name=o --rw=read --size=64k --nrfiles=2 --openfiles=1
+check "openfiles=1 over 2 files: refused (exit $RC)" test "$RC" -eq 2
+check "openfiles: says what llmio does instead" grep -q "openfiles=1 with 2 files.*give openfiles=2" \
+	"$T/stderr"
 # llmio's one way per rw: a sequential job of several files refuses roundrobin (fio's default)
 # by name, before it creates any file
 in_dir llmio fst_refused --name=f --rw=write --size=64k --nrfiles=2 \

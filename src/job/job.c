@@ -194,6 +194,26 @@ static int check_file_service(const struct llmio_job_opts *o, struct llmio_error
 	                 t, llmio_rw_name(o->rw), nfiles);
 }
 
+/*
+ * fio's openfiles=N: fio closes and reopens files as a thread moves over them; llmio opens a
+ * job's files once, so fewer than the job's files is refused, unless the job holds none open
+ * (filecreate opens and closes each file within its I/O; cpuio has none).
+ */
+static int check_openfiles(const struct job *j, struct llmio_error *e)
+{
+	const struct llmio_job_opts *o = &j->o;
+	const unsigned nfiles = o->files ? o->nfiles_list : o->directory[0] ? o->nrfiles : 1;
+
+	if (!o->openfiles || o->openfiles >= nfiles ||
+	    (j->engine->caps & (ENGINE_CAP_MAKES_FILES | ENGINE_CAP_NO_IO)))
+		return 0;
+	return llmio_err(e, -EINVAL,
+	                 "openfiles=%u with %u files: llmio keeps every file of a job open for "
+	                 "the whole run (fio would close and reopen them); give openfiles=%u or "
+	                 "leave it out",
+	                 o->openfiles, nfiles, nfiles);
+}
+
 static int layout(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
@@ -795,6 +815,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	if (ret)
 		return ret;
 	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
+		return -EINVAL;
+	if (check_openfiles(j, e))
 		return -EINVAL;
 	if (j->o.readonly && job_writes(&j->o))
 		return llmio_err(e, -EINVAL,

@@ -627,6 +627,18 @@ static const struct llmio_optdesc opts_table[] = {
                "one after another (sequential), random ones draw offsets over all of them "
                "(random, or roundrobin for files of one size)",
                FIO, .no_echo = true),
+        FIOJOB("fallocate", NULL, OPTD_ENUM, fallocate, "native",
+               "fio's: how a file a write-only job creates is laid out: native or posix "
+               "(reserved; llmio writes it too) | none or 0 (empty) | keep (blocks reserved, "
+               "size 0) | truncate (its size, no blocks) | 1 (posix); a read's files are "
+               "written in full",
+               .choices = "native|none|posix|keep|truncate|0|1",
+               .expect = "none, native, posix, keep, truncate, 0 or 1", FIO, .no_echo = true),
+        FIOJOB("openfiles", NULL, OPTD_UINT, openfiles, "0",
+               "fio's: at most N files open per thread (0 = all); llmio keeps a job's files "
+               "open, so fewer than the job's files is refused, except with filecreate (each "
+               "I/O opens and closes its file)",
+               .umin = 0, .umax = UINT32_MAX, FIO, .no_echo = true),
         MIRROR("lat_percentiles", OPTD_BOOL, thread_codec,
                "fio's: 1, llmio's only way (lat_ns percentiles always reported)",
                "1: llmio always reports lat_ns percentiles (give percentile_list for which)"),
@@ -839,7 +851,6 @@ static const struct {
         {"dedupe_percentage", "nothing: llmio writes no duplicate blocks"},
         {"buffer_pattern", "nothing: llmio writes its own unique data"},
         {"verify_pattern", "verify=crc32c|md5|sha256 (llmio writes its own unique data)"},
-        {"fallocate", "nothing: llmio lays files out by writing them"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
         {"rate_process", "--rate"},
@@ -872,7 +883,6 @@ static const struct {
         {"status-interval", "nothing: llmio prints progress once a second"},
         {"eta", "nothing: llmio prints progress on a terminal"},
         {"eta-newline", "--progress (one progress line, redrawn; into a file with --progress)"},
-        {"openfiles", "nothing: llmio keeps every file of a job open for the whole run"},
         {"thinktime_spin", "thinktime (llmio sleeps between batches; it does not spin)"},
         {"minimal", "--csv FILE"},
         {"terse-version", "--csv FILE"},
