@@ -28,6 +28,8 @@ enum llmio_rw {
 	LLMIO_RW_RANDWRITE, /* random write */
 	LLMIO_RW_RANDRW,    /* random mix, rwmixread percent reads */
 	LLMIO_RW_RW,        /* sequential mix (fio's rw=rw, readwrite), rwmixread percent reads */
+	LLMIO_RW_TRIM,      /* sequential trim (fio's rw=trim; ioengine=falloc: punch holes) */
+	LLMIO_RW_RANDTRIM,  /* random trim */
 };
 
 enum llmio_fallocate {

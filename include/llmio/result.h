@@ -215,6 +215,11 @@ struct llmio_result {
 	bool engine_options_known;
 	uint32_t nengine_options;
 	struct llmio_engine_optval engine_options[LLMIO_ENGINE_OPTS_MAX];
+	/*
+	 * fio's trim direction: a job of rw=trim or randtrim has its I/Os here, none in write
+	 * (each of its threads[] has them in write, opts.rw saying they are trims).
+	 */
+	struct llmio_op_result trim;
 };
 
 /**

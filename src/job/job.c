@@ -214,6 +214,27 @@ static int check_openfiles(const struct job *j, struct llmio_error *e)
 	                 o->openfiles, nfiles, nfiles);
 }
 
+/*
+ * fio's trims: falloc punches holes; fio's other engines send a trim to the device (BLKDISCARD,
+ * which a regular file fails with ENOTTY), which llmio's do not do.
+ */
+static int check_trims(const struct job *j, struct llmio_error *e)
+{
+	const char *rw = j->o.rw == LLMIO_RW_WRITE ? "trim" : "randtrim";
+
+	if (!(j->engine->caps & ENGINE_CAP_TRIM))
+		return llmio_err(
+		        e, -EINVAL,
+		        "rw=%s with ioengine=%s: llmio trims with ioengine=falloc (a hole "
+		        "punched in the file); fio's other engines discard a block device's "
+		        "range (BLKDISCARD), which llmio does not: run blkdiscard(8)",
+		        rw, j->engine->name);
+	if (j->o.verify || j->bss_on)
+		return llmio_err(e, -EINVAL, "rw=%s with %s: a trim moves no data; leave it out",
+		                 rw, j->o.verify ? "verify" : "bssplit");
+	return 0;
+}
+
 static int layout(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
@@ -693,6 +714,19 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		dst->iops = (double)dst->ios / wall;
 		dst->bw_bytes = (double)dst->bytes / wall;
 	}
+	llmio_hist_init(&r->trim.clat);
+	llmio_hist_init(&r->trim.slat);
+	llmio_hist_init(&r->trim.lat);
+	if (j->trims) { /* the writes were trims: the result says so, as fio's trim direction */
+		r->opts.rw = r->opts.rw == LLMIO_RW_WRITE ? LLMIO_RW_TRIM : LLMIO_RW_RANDTRIM;
+		r->trim = r->write;
+		r->write = (struct llmio_op_result){0};
+		llmio_hist_init(&r->write.clat);
+		llmio_hist_init(&r->write.slat);
+		llmio_hist_init(&r->write.lat);
+		r->iops_samples[1] = (struct llmio_sample_stats){0};
+		r->bw_samples[1] = (struct llmio_sample_stats){0};
+	}
 	r->cpu.usr_s = s1->cpu.usr_s - s0->cpu.usr_s;
 	r->cpu.sys_s = s1->cpu.sys_s - s0->cpu.sys_s;
 	r->cpu.proc_s = r->cpu.usr_s + r->cpu.sys_s;
@@ -810,10 +844,16 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	memcpy(&j->o, opts, opts->opts_size < sizeof(j->o) ? opts->opts_size : sizeof(j->o));
 	j->o.opts_size = sizeof(j->o);
 	j->nworkers = j->o.numjobs;
+	/* a trim job runs as the write job of the same offsets, whose writes its engine trims */
+	j->trims = j->o.rw == LLMIO_RW_TRIM || j->o.rw == LLMIO_RW_RANDTRIM;
+	if (j->trims)
+		j->o.rw = j->o.rw == LLMIO_RW_TRIM ? LLMIO_RW_WRITE : LLMIO_RW_RANDWRITE;
 
 	ret = validate(j, e);
 	if (ret)
 		return ret;
+	if (j->trims && check_trims(j, e))
+		return -EINVAL;
 	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
 		return -EINVAL;
 	if (check_openfiles(j, e))

@@ -75,6 +75,11 @@ struct job {
 	/* fio's bssplit with more than one size: each I/O draws its size (o.bs is the smallest) */
 	struct job_bssplit bss;
 	bool bss_on;
+	/*
+	 * fio's rw=trim / randtrim: the job runs as rw=write / randwrite, whose I/Os the engine
+	 * makes trims (engine_setup.trims); the result says trim again (fill_result).
+	 */
+	bool trims;
 	uint64_t io_max; /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
 	struct zipf zipf;
 	unsigned nworkers;

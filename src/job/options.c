@@ -70,6 +70,7 @@ static const char *const rw_names[] = {
         [LLMIO_RW_READ] = "read",         [LLMIO_RW_WRITE] = "write",
         [LLMIO_RW_RANDREAD] = "randread", [LLMIO_RW_RANDWRITE] = "randwrite",
         [LLMIO_RW_RANDRW] = "randrw",     [LLMIO_RW_RW] = "rw",
+        [LLMIO_RW_TRIM] = "trim",         [LLMIO_RW_RANDTRIM] = "randtrim",
 };
 
 /* rw: the choices, and fio's second name of the sequential mix (readwrite = rw). */
@@ -454,10 +455,11 @@ static const struct llmio_optdesc opts_table[] = {
                "llmio run's default $jobname.$jobnum.$filenum)",
                FIO, .no_echo = true),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
-            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite)",
-            .choices = "read|write|randread|randwrite|randrw|rw",
-            .expect = "read, write, randread, randwrite, randrw or rw (readwrite)", .fio = "rw",
-            .codec = &rw_codec, FIO_CUSTOM),
+            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite) "
+            "| trim | randtrim (ioengine=falloc: punch holes)",
+            .choices = "read|write|randread|randwrite|randrw|rw|trim|randtrim",
+            .expect = "read, write, randread, randwrite, randrw, rw (readwrite), trim or randtrim",
+            .fio = "rw", .codec = &rw_codec, FIO_CUSTOM),
         JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
             .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
         JOB("bs", "blocksize", OPTD_SIZE, bs, "4k", "block size of every I/O", .min = 1,
@@ -670,7 +672,8 @@ static const struct llmio_optdesc opts_table[] = {
 
 bool job_rw_random(enum llmio_rw rw)
 {
-	return rw == LLMIO_RW_RANDREAD || rw == LLMIO_RW_RANDWRITE || rw == LLMIO_RW_RANDRW;
+	return rw == LLMIO_RW_RANDREAD || rw == LLMIO_RW_RANDWRITE || rw == LLMIO_RW_RANDRW ||
+	       rw == LLMIO_RW_RANDTRIM;
 }
 
 int job_fadvise_advice(const struct llmio_job_opts *o)
