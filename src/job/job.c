@@ -720,12 +720,12 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	if (j->trims) { /* the writes were trims: the result says so, as fio's trim direction */
 		r->opts.rw = r->opts.rw == LLMIO_RW_WRITE ? LLMIO_RW_TRIM : LLMIO_RW_RANDTRIM;
 		r->trim = r->write;
-		r->write = (struct llmio_op_result){0};
+		memset(&r->write, 0, sizeof(r->write));
 		llmio_hist_init(&r->write.clat);
 		llmio_hist_init(&r->write.slat);
 		llmio_hist_init(&r->write.lat);
-		r->iops_samples[1] = (struct llmio_sample_stats){0};
-		r->bw_samples[1] = (struct llmio_sample_stats){0};
+		memset(&r->iops_samples[1], 0, sizeof(r->iops_samples[1]));
+		memset(&r->bw_samples[1], 0, sizeof(r->bw_samples[1]));
 	}
 	r->cpu.usr_s = s1->cpu.usr_s - s0->cpu.usr_s;
 	r->cpu.sys_s = s1->cpu.sys_s - s0->cpu.sys_s;
@@ -862,7 +862,7 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		return llmio_err(e, -EINVAL,
 		                 "--readonly: this job writes (rw=%s); llmio refuses every write "
 		                 "under --readonly: drop it, or run a read job",
-		                 llmio_rw_name(j->o.rw));
+		                 llmio_rw_name(opts->rw)); /* trim, not the write it runs as */
 	if (engine_owns_target(j->engine, j->engine_opts))
 		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
 		                          j->engine_opts, e);
