@@ -55,7 +55,8 @@ def jobs(doc):
     # what each job did, without timing: name, group, and per direction bytes and I/Os
     return [(j["jobname"], j["groupid"]) +
             (() if VERIFY else (j["read"]["io_bytes"], j["read"]["total_ios"])) +
-            (j["write"]["io_bytes"], j["write"]["total_ios"]) for j in doc["jobs"]]
+            (j["write"]["io_bytes"], j["write"]["total_ios"]) +
+            (j["trim"]["io_bytes"], j["trim"]["total_ios"]) for j in doc["jobs"]]
 
 def files(d):
     # a log's bytes hold times and latencies: its lines (one per I/O) are compared instead
@@ -72,7 +73,7 @@ def files(d):
 f, l = sys.argv[1:3]
 bad = []
 if jobs(load(f)) != jobs(load(l)):
-    bad.append("jobs (name, group, read bytes, I/Os, write bytes, I/Os): fio %s, llmio %s"
+    bad.append("jobs (name, group, read, write, trim bytes and I/Os): fio %s, llmio %s"
                % (jobs(load(f)), jobs(load(l))))
 if files(f) != files(l):
     bad.append("files (path: bytes): fio %s, llmio %s" % (files(f), files(l)))
@@ -156,6 +157,24 @@ fi
 jobs_json exitall_all "[long] stopped, [never] never ran" \
 	'jobs["long"]["job_runtime"] < 30000 and
 	 jobs.get("never", {"write": {"total_ios": 0}})["write"]["total_ios"] == 0'
+
+echo "== fallocate and trims: the blocks allocated (st_blocks), beside the sizes compared above"
+for m in none:fa keep:fa truncate:fa native:fa read:fr; do
+	fb=$(stat -c %b "$T/fio/fallocate_${m%:*}/${m#*:}.0.0" 2>/dev/null)
+	lb=$(stat -c %b "$T/llmio/fallocate_${m%:*}/${m#*:}.0.0" 2>/dev/null)
+	m=${m%:*}
+	check "fallocate_$m: the same blocks allocated (fio ${fb:-none}, llmio ${lb:-none})" \
+		test -n "$fb" -a "$fb" = "$lb"
+done
+fb=$(stat -c %b "$T/fio/trim_falloc/pt.0.0" 2>/dev/null)
+lb=$(stat -c %b "$T/llmio/trim_falloc/pt.0.0" 2>/dev/null)
+check "trim_falloc: every block punched out (fio ${fb:-none}, llmio ${lb:-none})" \
+	test "$fb" = 0 -a "$lb" = 0
+# fio sends other engines' trims to the device (BLKDISCARD), which a file fails: refused here
+in_dir llmio trim_psync --name=t --rw=randtrim --size=64k
+check "rw=randtrim with psync: refused (exit $RC)" test "$RC" -eq 2
+check "rw=randtrim with psync: names falloc instead" grep -q "llmio trims with ioengine=falloc" \
+	"$T/stderr"
 
 echo "== command lines"
 side_by_side cl_two_names --name=a --rw=write --size=64k --name=b --rw=randwrite --size=32k \
@@ -437,6 +456,13 @@ side_by_side cl_fst_sequential --name=s --rw=write --size=64k --nrfiles=2 \
 side_by_side cl_fst_random --name=r --rw=randwrite --size=64k --nrfiles=2 \
 	--file_service_type=random
 side_by_side cl_fst_one_file --name=o --rw=read --size=64k --file_service_type=roundrobin:4
+# openfiles: llmio keeps a job's files open, so fewer than the job's files is refused by name
+# (filecreate, which opens and closes each file in its I/O, takes any: fallocate's cases above)
+side_by_side cl_openfiles_all --name=o --rw=read --size=64k --nrfiles=2 --openfiles=2
+in_dir llmio openfiles_fewer --name=o --rw=read --size=64k --nrfiles=2 --openfiles=1
+check "openfiles=1 over 2 files: refused (exit $RC)" test "$RC" -eq 2
+check "openfiles: says what llmio does instead" grep -q "openfiles=1 with 2 files.*give openfiles=2" \
+	"$T/stderr"
 # llmio's one way per rw: a sequential job of several files refuses roundrobin (fio's default)
 # by name, before it creates any file
 in_dir llmio fst_refused --name=f --rw=write --size=64k --nrfiles=2 \

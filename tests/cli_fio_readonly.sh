@@ -2,7 +2,7 @@
 # cli_fio_readonly.sh: fio's --readonly, a safety net: every write refused up front (exit 2 for
 # the job's write I/Os, exit 1 for a layout the target would need), nothing on disk changes; a read of
 # files that are there runs as usual; in a job file too; the names fio has and llmio refuses
-# (eta-newline, openfiles, thinktime_spin) are refused by name with the nearest llmio option.
+# (eta-newline, iodepth_low, thinktime_spin) are refused by name with the nearest llmio option.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -41,7 +41,7 @@ EOF2
 expect_rc 2 "a job file with readonly=1 and a write job" run "$T/w.fio"
 check "...wrote nothing" test ! -e "$T/w.dat"
 
-for o in eta-newline=2 openfiles=4 thinktime_spin=10; do
+for o in eta-newline=2 iodepth_low=4 thinktime_spin=10; do
 	expect_rc 2 "--$o: refused by name" run --$o --filename="$F" --rw=read --bs=4k --size=1m
 	expect_err "...naming it" "${o%%=*}"
 done

@@ -28,6 +28,18 @@ enum llmio_rw {
 	LLMIO_RW_RANDWRITE, /* random write */
 	LLMIO_RW_RANDRW,    /* random mix, rwmixread percent reads */
 	LLMIO_RW_RW,        /* sequential mix (fio's rw=rw, readwrite), rwmixread percent reads */
+	LLMIO_RW_TRIM,      /* sequential trim (fio's rw=trim; ioengine=falloc: punch holes) */
+	LLMIO_RW_RANDTRIM,  /* random trim */
+};
+
+enum llmio_fallocate {
+	LLMIO_FALLOC_NATIVE,   /* fio's default: reserve the blocks (llmio writes them too) */
+	LLMIO_FALLOC_NONE,     /* create empty; the job's writes make the file */
+	LLMIO_FALLOC_POSIX,    /* posix_fallocate(): as NATIVE here */
+	LLMIO_FALLOC_KEEP,     /* fallocate(FALLOC_FL_KEEP_SIZE): blocks reserved, size 0 */
+	LLMIO_FALLOC_TRUNCATE, /* ftruncate(): the file's size, no blocks */
+	LLMIO_FALLOC_0,        /* fio's 0: NONE */
+	LLMIO_FALLOC_1,        /* fio's 1: POSIX */
 };
 
 enum llmio_dist {
@@ -310,12 +322,26 @@ struct llmio_job_opts {
 	double ss_limit;
 	uint64_t ss_dur_ns, ss_ramp_ns;
 	/*
+	 * fio's fallocate (enum llmio_fallocate): how a file a write-only job creates is laid out
+	 * before the job.  NATIVE and POSIX (fio's default and its 1): reserved and written, as
+	 * llmio lays out every file; NONE (and 0): created empty, the job's writes make it;
+	 * KEEP: created empty with its blocks reserved (FALLOC_FL_KEEP_SIZE); TRUNCATE: created
+	 * at its size as a hole (ftruncate).  A read's files are always written in full, as fio's.
+	 */
+	uint8_t fallocate;
+	/*
+	 * fio's openfiles: at most this many files open at once per thread (0: all of them).
+	 * llmio keeps a job's files open for the whole run, so a job of more files than this is
+	 * refused, unless the job holds none open (filecreate, whose I/Os open and close them).
+	 */
+	uint32_t openfiles;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1576];
+	uint8_t reserved_[1568];
 };
 
 /** One file of an explicit file list. */

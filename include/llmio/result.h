@@ -228,6 +228,11 @@ struct llmio_result {
 		double criterion, max_deviation, slope;
 		uint64_t *iops, *bw;
 	} ss;
+	/*
+	 * fio's trim direction: a job of rw=trim or randtrim has its I/Os here, none in write
+	 * (each of its threads[] has them in write, opts.rw saying they are trims).
+	 */
+	struct llmio_op_result trim;
 };
 
 /**

@@ -81,6 +81,8 @@ struct io_req {
 #define ENGINE_CAP_MAKES_FILES (1u << 10)
 /* It gives each I/O its own priority (io_req.prio: fio's cmdprio_percentage) */
 #define ENGINE_CAP_CMDPRIO (1u << 11)
+/* It trims (engine_setup.trims: its writes are trims; falloc punches holes). */
+#define ENGINE_CAP_TRIM (1u << 12)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -144,6 +146,11 @@ struct engine_setup {
 	 * a setup that does not set it asks for the kernel's default.
 	 */
 	int fadvise;
+	/*
+	 * The job trims (fio's rw=trim, randtrim): its ENGINE_OP_WRITE I/Os are trims, which only
+	 * an engine that says so takes (falloc punches a hole); the job refuses any other.
+	 */
+	bool trims;
 };
 
 struct engine_ctx {

@@ -2,8 +2,8 @@
 /*
  * falloc: each I/O is one fallocate(2) of its range; no data moves (fio's falloc engine,
  * engines/falloc.c).  A write allocates the range and extends the file past its end (mode 0);
- * a read allocates it without changing the file's size (FALLOC_FL_KEEP_SIZE).  fio's trim,
- * which punches a hole, is not done: llmio has no trim I/O.
+ * a read allocates it without changing the file's size (FALLOC_FL_KEEP_SIZE), and a trim
+ * (rw=trim, randtrim) punches a hole (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE), as fio's.
  *
  * fallocate needs a descriptor open for writing, and a read job's are read-only: a read job's
  * thread opens its own, O_RDWR, of files this job created (its layout made them), and refuses
@@ -21,7 +21,8 @@
 struct falloc_data {
 	const int *fds; /* the job's descriptors, or own */
 	unsigned nfiles;
-	int *own; /* a read job's own O_RDWR descriptors, or NULL */
+	int *own;       /* a read job's own O_RDWR descriptors, or NULL */
+	int write_mode; /* fallocate's mode of a write: 0, or a trim's punch (fio's) */
 };
 
 static void falloc_cleanup(struct engine_ctx *ctx)
@@ -72,6 +73,7 @@ static int falloc_init(struct engine_ctx *ctx, const struct engine_setup *s, str
 		return -ENOMEM;
 	d->fds = s->fds;
 	d->nfiles = s->nfiles;
+	d->write_mode = s->trims ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0;
 	ctx->priv = d;
 	if (!s->writable)
 		ret = open_own(d, s, e);
@@ -83,7 +85,7 @@ static int falloc_init(struct engine_ctx *ctx, const struct engine_setup *s, str
 static int falloc_queue(struct engine_ctx *ctx, struct io_req *io)
 {
 	const struct falloc_data *d = ctx->priv;
-	const int mode = io->op == ENGINE_OP_WRITE ? 0 : FALLOC_FL_KEEP_SIZE;
+	const int mode = io->op == ENGINE_OP_WRITE ? d->write_mode : FALLOC_FL_KEEP_SIZE;
 
 	if (io->file >= d->nfiles)
 		io->res = -EBADF;
@@ -98,7 +100,7 @@ const struct engine_ops engine_falloc = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "falloc",
         .summary = "each I/O fallocates its range (a read keeps the file's size); no data moves",
-        .caps = ENGINE_CAP_FILE_OPS | ENGINE_CAP_DIRECT,
+        .caps = ENGINE_CAP_FILE_OPS | ENGINE_CAP_DIRECT | ENGINE_CAP_TRIM,
         .probe = fileop_probe,
         .init = falloc_init,
         .queue = falloc_queue,

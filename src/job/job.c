@@ -242,6 +242,47 @@ static int check_file_service(const struct llmio_job_opts *o, struct llmio_error
 	                 t, llmio_rw_name(o->rw), nfiles);
 }
 
+/*
+ * fio's openfiles=N: fio closes and reopens files as a thread moves over them; llmio opens a
+ * job's files once, so fewer than the job's files is refused, unless the job holds none open
+ * (filecreate opens and closes each file within its I/O; cpuio has none).
+ */
+static int check_openfiles(const struct job *j, struct llmio_error *e)
+{
+	const struct llmio_job_opts *o = &j->o;
+	const unsigned nfiles = o->files ? o->nfiles_list : o->directory[0] ? o->nrfiles : 1;
+
+	if (!o->openfiles || o->openfiles >= nfiles ||
+	    (j->engine->caps & (ENGINE_CAP_MAKES_FILES | ENGINE_CAP_NO_IO)))
+		return 0;
+	return llmio_err(e, -EINVAL,
+	                 "openfiles=%u with %u files: llmio keeps every file of a job open for "
+	                 "the whole run (fio would close and reopen them); give openfiles=%u or "
+	                 "leave it out",
+	                 o->openfiles, nfiles, nfiles);
+}
+
+/*
+ * fio's trims: falloc punches holes; fio's other engines send a trim to the device (BLKDISCARD,
+ * which a regular file fails with ENOTTY), which llmio's do not do.
+ */
+static int check_trims(const struct job *j, struct llmio_error *e)
+{
+	const char *rw = j->o.rw == LLMIO_RW_WRITE ? "trim" : "randtrim";
+
+	if (!(j->engine->caps & ENGINE_CAP_TRIM))
+		return llmio_err(
+		        e, -EINVAL,
+		        "rw=%s with ioengine=%s: llmio trims with ioengine=falloc (a hole "
+		        "punched in the file); fio's other engines discard a block device's "
+		        "range (BLKDISCARD), which llmio does not: run blkdiscard(8)",
+		        rw, j->engine->name);
+	if (j->o.verify || j->bss_on)
+		return llmio_err(e, -EINVAL, "rw=%s with %s: a trim moves no data; leave it out",
+		                 rw, j->o.verify ? "verify" : "bssplit");
+	return 0;
+}
+
 static int layout(struct job *j, struct llmio_error *e)
 {
 	struct llmio_job_opts *o = &j->o;
@@ -734,6 +775,19 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		dst->iops = (double)dst->ios / wall;
 		dst->bw_bytes = (double)dst->bytes / wall;
 	}
+	llmio_hist_init(&r->trim.clat);
+	llmio_hist_init(&r->trim.slat);
+	llmio_hist_init(&r->trim.lat);
+	if (j->trims) { /* the writes were trims: the result says so, as fio's trim direction */
+		r->opts.rw = r->opts.rw == LLMIO_RW_WRITE ? LLMIO_RW_TRIM : LLMIO_RW_RANDTRIM;
+		r->trim = r->write;
+		memset(&r->write, 0, sizeof(r->write));
+		llmio_hist_init(&r->write.clat);
+		llmio_hist_init(&r->write.slat);
+		llmio_hist_init(&r->write.lat);
+		memset(&r->iops_samples[1], 0, sizeof(r->iops_samples[1]));
+		memset(&r->bw_samples[1], 0, sizeof(r->bw_samples[1]));
+	}
 	r->cpu.usr_s = s1->cpu.usr_s - s0->cpu.usr_s;
 	r->cpu.sys_s = s1->cpu.sys_s - s0->cpu.sys_s;
 	r->cpu.proc_s = r->cpu.usr_s + r->cpu.sys_s;
@@ -852,19 +906,27 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 	memcpy(&j->o, opts, opts->opts_size < sizeof(j->o) ? opts->opts_size : sizeof(j->o));
 	j->o.opts_size = sizeof(j->o);
 	j->nworkers = j->o.numjobs;
+	/* a trim job runs as the write job of the same offsets, whose writes its engine trims */
+	j->trims = j->o.rw == LLMIO_RW_TRIM || j->o.rw == LLMIO_RW_RANDTRIM;
+	if (j->trims)
+		j->o.rw = j->o.rw == LLMIO_RW_TRIM ? LLMIO_RW_WRITE : LLMIO_RW_RANDWRITE;
 
 	ret = validate(j, e);
 	if (!ret)
 		ret = job_ss_init(j, e);
 	if (ret)
 		return ret;
+	if (j->trims && check_trims(j, e))
+		return -EINVAL;
 	if (j->o.file_service_type[0] && check_file_service(&j->o, e))
+		return -EINVAL;
+	if (check_openfiles(j, e))
 		return -EINVAL;
 	if (j->o.readonly && job_writes(&j->o))
 		return llmio_err(e, -EINVAL,
 		                 "--readonly: this job writes (rw=%s); llmio refuses every write "
 		                 "under --readonly: drop it, or run a read job",
-		                 llmio_rw_name(j->o.rw));
+		                 llmio_rw_name(opts->rw)); /* trim, not the write it runs as */
 	if (engine_owns_target(j->engine, j->engine_opts))
 		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
 		                          j->engine_opts, e);

@@ -89,6 +89,11 @@ struct job {
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
 	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
 	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
+	/*
+	 * fio's rw=trim / randtrim: the job runs as rw=write / randwrite, whose I/Os the engine
+	 * makes trims (engine_setup.trims); the result says trim again (fill_result).
+	 */
+	bool trims;
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;

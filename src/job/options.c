@@ -85,6 +85,7 @@ static const char *const rw_names[] = {
         [LLMIO_RW_READ] = "read",         [LLMIO_RW_WRITE] = "write",
         [LLMIO_RW_RANDREAD] = "randread", [LLMIO_RW_RANDWRITE] = "randwrite",
         [LLMIO_RW_RANDRW] = "randrw",     [LLMIO_RW_RW] = "rw",
+        [LLMIO_RW_TRIM] = "trim",         [LLMIO_RW_RANDTRIM] = "randtrim",
 };
 
 /*
@@ -791,12 +792,13 @@ static const struct llmio_optdesc opts_table[] = {
                "llmio run's default $jobname.$jobnum.$filenum)",
                FIO, .no_echo = true),
         JOB("rw", "readwrite", OPTD_ENUM, rw, "read",
-            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite); "
-            "a sequential one with :N skips N bytes after each I/O (fio's; -N goes back)",
-            .choices = "read|write|randread|randwrite|randrw|rw",
-            .expect = "read, write, randread, randwrite, randrw or rw (readwrite), a sequential "
-                      "one with fio's :N (bytes skipped after each I/O, -N backwards; a "
-                      "random one's :N is not done)",
+            "read | write | randread | randwrite | randrw | rw (sequential mix; also readwrite) "
+            "| trim | randtrim (ioengine=falloc: punch holes); a sequential one with :N skips N "
+            "bytes after each I/O (fio's; -N goes back)",
+            .choices = "read|write|randread|randwrite|randrw|rw|trim|randtrim",
+            .expect = "read, write, randread, randwrite, randrw, rw (readwrite), trim or "
+                      "randtrim, a sequential one with fio's :N (bytes skipped after each I/O, "
+                      "-N backwards; a random one's :N is not done)",
             .fio = "rw", .codec = &rw_codec, FIO_CUSTOM),
         JOB("rwmixread", NULL, OPTD_UINT, rwmixread, "50", "percent of reads in randrw", .min = 0,
             .max = 100, FIO_CUSTOM, .json_if = "rw=randrw"),
@@ -1037,6 +1039,18 @@ static const struct llmio_optdesc opts_table[] = {
                "one after another (sequential), random ones draw offsets over all of them "
                "(random, or roundrobin for files of one size)",
                FIO, .no_echo = true),
+        FIOJOB("fallocate", NULL, OPTD_ENUM, fallocate, "native",
+               "fio's: how a file a write-only job creates is laid out: native or posix "
+               "(reserved; llmio writes it too) | none or 0 (empty) | keep (blocks reserved, "
+               "size 0) | truncate (its size, no blocks) | 1 (posix); a read's files are "
+               "written in full",
+               .choices = "native|none|posix|keep|truncate|0|1",
+               .expect = "none, native, posix, keep, truncate, 0 or 1", FIO, .no_echo = true),
+        FIOJOB("openfiles", NULL, OPTD_UINT, openfiles, "0",
+               "fio's: at most N files open per thread (0 = all); llmio keeps a job's files "
+               "open, so fewer than the job's files is refused, except with filecreate (each "
+               "I/O opens and closes its file)",
+               .umin = 0, .umax = UINT32_MAX, FIO, .no_echo = true),
         MIRROR("lat_percentiles", OPTD_BOOL, thread_codec,
                "fio's: 1, llmio's only way (lat_ns percentiles always reported)",
                "1: llmio always reports lat_ns percentiles (give percentile_list for which)"),
@@ -1079,7 +1093,8 @@ static const struct llmio_optdesc opts_table[] = {
 
 bool job_rw_random(enum llmio_rw rw)
 {
-	return rw == LLMIO_RW_RANDREAD || rw == LLMIO_RW_RANDWRITE || rw == LLMIO_RW_RANDRW;
+	return rw == LLMIO_RW_RANDREAD || rw == LLMIO_RW_RANDWRITE || rw == LLMIO_RW_RANDRW ||
+	       rw == LLMIO_RW_RANDTRIM;
 }
 
 int job_fadvise_advice(const struct llmio_job_opts *o)
@@ -1256,7 +1271,6 @@ static const struct {
         {"verify_pattern",
          "verify=crc32c|md5|sha256|crc64|meta (llmio writes its own unique data)"},
         {"atomic", "nothing: llmio does not ask for atomic writes (RWF_ATOMIC)"},
-        {"fallocate", "nothing: llmio lays files out by writing them"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
         {"rate_process", "--rate"},
@@ -1282,7 +1296,6 @@ static const struct {
         {"status-interval", "nothing: llmio prints progress once a second"},
         {"eta", "nothing: llmio prints progress on a terminal"},
         {"eta-newline", "--progress (one progress line, redrawn; into a file with --progress)"},
-        {"openfiles", "nothing: llmio keeps every file of a job open for the whole run"},
         {"thinktime_spin", "thinktime (llmio sleeps between batches; it does not spin)"},
         {"minimal", "--csv FILE"},
         {"terse-version", "--csv FILE"},

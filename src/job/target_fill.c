@@ -277,6 +277,40 @@ static int preallocate(int fd, const char *path, uint64_t old, uint64_t size, st
 }
 
 /*
+ * fio's fallocate= for a file a write-only job creates: fio lays out (writes) a job's files only
+ * when the job reads, and otherwise leaves a new file as its fallocate mode makes it; its
+ * native and posix reserve the blocks, which llmio's layout (reserve, then write) matches in
+ * size and blocks.  A read's files are written in full whatever the mode, in both.
+ */
+static bool write_only(const struct llmio_job_opts *o)
+{
+	return o->rw == LLMIO_RW_WRITE || o->rw == LLMIO_RW_RANDWRITE;
+}
+
+static bool fallocate_fills(uint8_t mode)
+{
+	return mode == LLMIO_FALLOC_NATIVE || mode == LLMIO_FALLOC_POSIX || mode == LLMIO_FALLOC_1;
+}
+
+static int lay_out_unfilled(int fd, const char *path, uint64_t size, uint8_t mode,
+                            struct llmio_error *e)
+{
+	int errnum;
+
+	if (mode == LLMIO_FALLOC_KEEP && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)size))
+		goto fail;
+	if (mode == LLMIO_FALLOC_TRUNCATE && ftruncate(fd, (off_t)size))
+		goto fail;
+	return 0; /* none (0): empty, the job's writes make it */
+fail:
+	errnum = errno;
+	if (errnum == ENOSPC || errnum == EDQUOT)
+		return no_space(e, path, size);
+	return llmio_err(e, -errnum, "cannot lay out %s as fallocate=%s: %s", path,
+	                 mode == LLMIO_FALLOC_KEEP ? "keep" : "truncate", strerror(errnum));
+}
+
+/*
  * Prepare file i: create it when missing, fill what is missing of its first `want` bytes
  * (0: its existing size), and open the job's descriptor.  A file this call created is removed
  * again when it fails before holding any data, or for lack of space; one partly filled is
@@ -383,6 +417,15 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 	rc = target_open_job_fd(t, i, writes, opts->direct, e);
 	if (!rc)
 		rc = target_check_dio_align(t, i, opts->bs, e);
+	if (!rc && created && write_only(opts) && !fallocate_fills(opts->fallocate)) {
+		rc = lay_out_unfilled(fd, path, size, opts->fallocate, e);
+		if (rc)
+			goto close_fill_fd;
+		close(fd);
+		if (t->created)
+			t->created[i] = true;
+		return 0;
+	}
 	if (!rc)
 		rc = preallocate(fd, path, old, size, e);
 	if (rc)

@@ -693,6 +693,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .opts = j->engine_opts,
 	        .stop = &j->stop,
 	        .fadvise = job_fadvise_advice(&j->o),
+	        .trims = j->trims,
 	};
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */

@@ -3,7 +3,7 @@
  * fio's JSON from llmio's results.  The job object starts as `llmio run --json` writes it
  * (stats/result_out.c: already fio's names for io_bytes, bw, iops, runtime, slat/clat/lat_ns,
  * job_runtime, usr_cpu, sys_cpu, ctx) and gets here what fio's own readers expect as well:
- * percentiles over fio's list, a trim direction (llmio never trims: zeros), per-second
+ * percentiles over fio's list, a trim direction (a trim job's, zeros otherwise), per-second
  * bandwidth and IOPS statistics, the json+ bins, disk_util and fio's top-level keys.
  */
 #include <cjson/cJSON.h>
@@ -91,28 +91,6 @@ static void patch_dir(cJSON *d, const struct llmio_op_result *op, const double *
 		cJSON_ReplaceItemInObjectCaseSensitive(d, "runtime", cJSON_CreateNumber(0));
 	set_percentiles(cJSON_GetObjectItem(d, "clat_ns"), &op->clat, pct, n, plus);
 	set_percentiles(cJSON_GetObjectItem(d, "lat_ns"), &op->lat, pct, n, false);
-}
-
-/* fio's trim direction: llmio never trims, so every count is 0 */
-static cJSON *trim_json(void)
-{
-	static const char *const keys[] = {"io_bytes", "io_kbytes", "bw_bytes", "bw",
-	                                   "iops",     "runtime",   "total_ios"};
-	static const char *const lats[] = {"slat_ns", "clat_ns", "lat_ns"};
-	cJSON *t = cJSON_CreateObject();
-
-	for (size_t i = 0; t && i < sizeof(keys) / sizeof(keys[0]); i++)
-		cJSON_AddNumberToObject(t, keys[i], 0);
-	for (size_t i = 0; t && i < sizeof(lats) / sizeof(lats[0]); i++) {
-		cJSON *l = cJSON_AddObjectToObject(t, lats[i]);
-
-		cJSON_AddNumberToObject(l, "min", 0);
-		cJSON_AddNumberToObject(l, "max", 0);
-		cJSON_AddNumberToObject(l, "mean", 0);
-		cJSON_AddNumberToObject(l, "stddev", 0);
-		cJSON_AddNumberToObject(l, "N", 0);
-	}
-	return t;
 }
 
 /*
@@ -343,7 +321,7 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 	patch_dir(cJSON_GetObjectItem(j, "write"), &r->write, pct, n, plus);
 	sample_json(cJSON_GetObjectItem(j, "read"), &r->iops_samples[0], &r->bw_samples[0]);
 	sample_json(cJSON_GetObjectItem(j, "write"), &r->iops_samples[1], &r->bw_samples[1]);
-	cJSON_AddItemToObject(j, "trim", trim_json());
+	patch_dir(cJSON_GetObjectItem(j, "trim"), &r->trim, pct, n, plus);
 	sample_json(cJSON_GetObjectItem(j, "trim"), &(struct llmio_sample_stats){0},
 	            &(struct llmio_sample_stats){0});
 	no_sync_percentiles(cJSON_GetObjectItem(j, "sync"), r);
@@ -373,6 +351,10 @@ struct llmio_result *fio_clone_result(const struct llmio_result *r, uint32_t i)
 		c->wire = r->thread_wire[i];
 	c->read = t->read;
 	c->write = t->write;
+	if (r->opts.rw == LLMIO_RW_TRIM || r->opts.rw == LLMIO_RW_RANDTRIM) {
+		c->trim = t->write; /* a trim job's thread counts its trims as writes */
+		c->write = r->write;
+	}
 	c->runtime_s = t->runtime_s;
 	c->fsyncs = t->fsyncs;
 	/* the one-second samples are of all threads together: a clone has none of its own */

@@ -45,6 +45,7 @@ void table_print_result(FILE *f, const struct llmio_result *r)
 		fmt_wrapped(f, "  notes: ", 9, r->engine_notes);
 	print_op(f, "read", &r->read, r->runtime_s);
 	print_op(f, "write", &r->write, r->runtime_s);
+	print_op(f, "trim", &r->trim, r->runtime_s);
 	if (r->fsyncs) {
 		char p50[32], p99[32];
 

@@ -135,6 +135,8 @@ static const struct rec_field job_fields[] = {
             "reads: `io_bytes`, `io_kbytes`, `bw_bytes`, `bw` (KiB/s), `iops`, `runtime` (ms), "
             "`total_ios`, `slat_ns`, `clat_ns`, `lat_ns`, `gb_per_s`, `gib_per_s`"),
         OBJ(RK_WRITE, result_write_json, "writes, as `read`"),
+        OBJ(RK_TRIM, result_trim_json,
+            "trims (`rw=trim`, `randtrim` with `ioengine=falloc`), as `read`; 0 for another job"),
         GET(RK_SYNC "." RK_TOTAL_IOS, REC_INT, get_sync_ios, "", 0,
             "fsync calls (msync for mmap) in the window"),
         OBJ(RK_SYNC ".lat_ns", result_sync_lat_json, "their latency, as `read.lat_ns`"),

@@ -22,6 +22,7 @@
 #define RK_JOB_OPTIONS       "job options"
 #define RK_READ              "read"
 #define RK_WRITE             "write"
+#define RK_TRIM              "trim"
 #define RK_SYNC              "sync"
 #define RK_TOTAL_IOS         "total_ios"
 #define RK_CPU               "cpu"

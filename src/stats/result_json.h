@@ -26,6 +26,7 @@ cJSON *results_json_doc(struct llmio_result *const *r, size_t n);
 cJSON *result_opts_json(const struct llmio_result *r);
 cJSON *result_read_json(const struct llmio_result *r);
 cJSON *result_write_json(const struct llmio_result *r);
+cJSON *result_trim_json(const struct llmio_result *r);
 cJSON *result_sync_lat_json(const struct llmio_result *r);
 cJSON *result_warnings_json(const struct llmio_result *r);
 cJSON *result_histogram_json(const struct llmio_result *r);

@@ -172,6 +172,11 @@ cJSON *result_write_json(const struct llmio_result *r)
 	return op_json(&r->write, r->runtime_s);
 }
 
+cJSON *result_trim_json(const struct llmio_result *r)
+{
+	return op_json(&r->trim, r->runtime_s);
+}
+
 cJSON *result_sync_lat_json(const struct llmio_result *r)
 {
 	return lat_json(&r->sync_lat, true);

@@ -435,9 +435,11 @@ static struct llmio_result *group_merge(struct fio_job *jobs, size_t first, size
 			ss_copy(&m->ss); /* the job's own stay the job's */
 			continue;
 		}
-		for (int op = 0; op < 2; op++) {
-			struct llmio_op_result *d = op ? &m->write : &m->read;
-			const struct llmio_op_result *s = op ? &r->write : &r->read;
+		for (int op = 0; op < 3; op++) {
+			struct llmio_op_result *d = op == 2 ? &m->trim : op ? &m->write : &m->read;
+			const struct llmio_op_result *s = op == 2 ? &r->trim
+			                                  : op    ? &r->write
+			                                          : &r->read;
 
 			d->ios += s->ios;
 			d->bytes += s->bytes;
