@@ -38,7 +38,8 @@ struct worker {
 	struct rng rng;
 	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
 	uint64_t seq_next;                    /* next block within the slice */
-	struct randmap map; /* fio's random map (job.use_map): slots from map_first */
+	uint64_t zone_first, zone_done; /* zonemode=strided: the zone's first block, blocks moved */
+	struct randmap map;             /* fio's random map (job.use_map): slots from map_first */
 	uint64_t map_first;
 	bool *dirty; /* per file: written since the last fsync */
 
@@ -88,7 +89,9 @@ struct job {
 	bool bss_on;
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
 	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
-	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
+	/* fio's zonemode=strided in blocks: zonerange, zonesize, zonerange + zoneskip (0: off) */
+	uint64_t zone_range, zone_size, zone_step;
+	uint64_t io_max; /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;
