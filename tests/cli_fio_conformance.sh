@@ -279,10 +279,17 @@ split_sizes blockalign_split --name=ba --rw=randwrite --size=8m --norandommap=1 
 # log_offset, and every I/O's direction, offset and size, in order, is the same in both logs
 # (for options that decide the offsets: fio's rw=TYPE:N holes and backwards reads).
 same_offsets() {
-	local name=$1 out
+	local name=$1
 	shift
 	logged "$name" o "$@"
-	if out=$(python3 - "$T/fio/$name/o_iops.1.log" "$T/llmio/$name/o_iops.1.log" 2>&1 <<'PY'
+	offsets_agree "$name" o_iops.1.log
+}
+
+# offsets_agree NAME LOG: the per-I/O log LOG (with log_offset=1) that both tools wrote in their
+# directories for NAME holds the same I/Os (direction, size, offset), in the same order.
+offsets_agree() {
+	local name=$1 log=$2 out
+	if out=$(python3 - "$T/fio/$name/$log" "$T/llmio/$name/$log" 2>&1 <<'PY'
 import sys
 
 def ios(path):
@@ -297,7 +304,7 @@ if f != l:
     sys.exit(1)
 PY
 	); then
-		pass "$name: the same I/Os at the same offsets, in the same order"
+		pass "$name: $log: the same I/Os at the same offsets, in the same order"
 	else
 		fail "$name: $out"
 	fi
@@ -310,6 +317,10 @@ same_offsets rw_skip_loops --name=l --rw=read:-8k --bs=4k --size=32k --loops=2
 same_offsets rw_skip_io_size --name=m --rw=write:8k --bs=4k --size=64k --io_size=128k
 DIFFERS=verify side_by_side cl_rw_skip_verify --name=v --rw=write:16k --bs=16k --size=256k \
 	--verify=crc32c
+
+echo "== zonemode=strided: fio's zones (zone_strided.fio ran with the job files above)"
+offsets_agree zone_strided part_iops.1.log
+offsets_agree zone_strided again_iops.2.log
 
 # zone_shares NAME ARGS...: a random job with random_distribution=zoned:... or zoned_abs:... and
 # a per-I/O IOPS log with offsets through both tools; in both, every zone (its part of the file

@@ -336,13 +336,24 @@ struct llmio_job_opts {
 	 */
 	uint32_t openfiles;
 	/*
+	 * fio's zonemode=strided (docs/fio.md): a sequential thread moves zonesize bytes inside a
+	 * zone of zonerange bytes (from the zone's start again when it reaches the zone's end),
+	 * then on to the next zone, zonerange + zoneskip further (to the start past the end).
+	 * zonemode: an enum llmio_zonemode (zbd is refused: zoned block devices are not done).
+	 */
+	uint8_t zonemode, zone_pad_[7]; /* zone_pad_: zero, so later members stay 8-aligned */
+	uint64_t zonerange, zonesize, zoneskip;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1568];
+	uint8_t reserved_[1536];
 };
+
+/** fio's zonemode (struct llmio_job_opts.zonemode). */
+enum llmio_zonemode { LLMIO_ZONE_NONE, LLMIO_ZONE_STRIDED, LLMIO_ZONE_ZBD };
 
 /** One file of an explicit file list. */
 struct llmio_file {

@@ -107,6 +107,26 @@ static int validate(struct job *j, struct llmio_error *e)
 			        llmio_rw_name(o->rw), o->rw_skip, o->bs);
 		j->skip_blocks = o->rw_skip / (int64_t)o->bs;
 	}
+	if (o->zonemode == LLMIO_ZONE_STRIDED) {
+		const unsigned nfiles = o->files          ? o->nfiles_list
+		                        : o->directory[0] ? o->nrfiles
+		                                          : 1;
+
+		if ((o->rw != LLMIO_RW_READ && o->rw != LLMIO_RW_WRITE) || j->bss_on ||
+		    o->io_source || o->rw_skip || nfiles > 1 || o->numjobs > 1 ||
+		    o->zonerange % o->bs || o->zonesize % o->bs || o->zoneskip % o->bs)
+			return llmio_err(
+			        e, -EINVAL,
+			        "zonemode=strided: done for one thread of rw=read or rw=write on "
+			        "one "
+			        "file, one size per I/O (no bssplit, bsrange, rw=TYPE:N, recipe or "
+			        "replay), zonerange, zonesize and zoneskip multiples of bs "
+			        "(%" PRIu64 ")",
+			        o->bs);
+		j->zone_range = o->zonerange / o->bs;
+		j->zone_size = o->zonesize / o->bs;
+		j->zone_step = (o->zonerange + o->zoneskip) / o->bs;
+	}
 	if (o->write_lat_log[0] && (o->disable_lat || o->disable_clat || o->disable_slat))
 		return llmio_err(
 		        e, -EINVAL,

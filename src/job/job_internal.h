@@ -38,7 +38,8 @@ struct worker {
 	struct rng rng;
 	uint64_t region_first, region_blocks; /* sequential: this thread's slice of blocks */
 	uint64_t seq_next;                    /* next block within the slice */
-	struct randmap map; /* fio's random map (job.use_map): slots from map_first */
+	uint64_t zone_first, zone_done; /* zonemode=strided: the zone's first block, blocks moved */
+	struct randmap map;             /* fio's random map (job.use_map): slots from map_first */
 	uint64_t map_first;
 	bool *dirty; /* per file: written since the last fsync */
 
@@ -94,6 +95,8 @@ struct job {
 	 * makes trims (engine_setup.trims); the result says trim again (fill_result).
 	 */
 	bool trims;
+	/* fio's zonemode=strided in blocks: zonerange, zonesize, zonerange + zoneskip (0: off) */
+	uint64_t zone_range, zone_size, zone_step;
 	struct zipf zipf;
 	unsigned nworkers;
 	struct worker *workers;

@@ -966,6 +966,19 @@ static const struct llmio_optdesc opts_table[] = {
                "random offsets are multiples of this (fio's; 0 = of bs, or of a direction's "
                "smallest bssplit or bsrange size); a multiple of bs",
                .max = 1u << 30, .fio = "blockalign", FIO, .json_if = "blockalign"),
+        FIOJOB("zonemode", NULL, OPTD_ENUM, zonemode, "none",
+               "none | strided: a sequential job moves zonesize bytes in each zone of zonerange "
+               "bytes, then skips zoneskip (fio's; zbd is refused)",
+               .choices = "none|strided|zbd", FIO, .json_if = "zonemode"),
+        FIOJOB("zonerange", NULL, OPTD_SIZE, zonerange, "0",
+               "zonemode=strided: the size of a zone (0 = zonesize)", FIO, .json_if = "zonerange"),
+        FIOJOB("zonesize", NULL, OPTD_SIZE, zonesize, "0",
+               "zonemode=strided: the bytes moved in a zone before the next (a zone is gone "
+               "over again when above zonerange)",
+               FIO, .json_if = "zonesize"),
+        FIOJOB("zoneskip", NULL, OPTD_SIZE, zoneskip, "0",
+               "zonemode=strided: the bytes skipped between one zone's end and the next's start",
+               FIO, .json_if = "zoneskip"),
         FIOJOB("verify", NULL, OPTD_ENUM, verify, "0",
                "0 | crc32c | md5 | sha256 | crc64 | meta: a checksum in every written block, "
                "checked when read (same bs); meta: the block's header alone (its offset)",
@@ -1237,10 +1250,6 @@ static const struct {
         {"bs_unaligned", "bsrange or bssplit (sizes are multiples of the smallest)"},
         {"offset", "a --filename of its own (llmio uses the whole target)"},
         {"offset_increment", "--numjobs (llmio gives each thread its own slice)"},
-        {"zonemode", "--size (no zones)"},
-        {"zonesize", "--size (no zones)"},
-        {"zonerange", "--size (no zones)"},
-        {"zoneskip", "--size (no zones)"},
         {"iodepth_batch", "the io_uring engine's --submit_batch"},
         {"iodepth_batch_submit", "the io_uring engine's --submit_batch"},
         {"iodepth_batch_complete", "the io_uring engine's --reap_batch"},
@@ -1434,6 +1443,19 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 			        o->size, o->filesize);
 		o->size = o->filesize * files;
 	}
+	if (o->zonemode == LLMIO_ZONE_ZBD)
+		return llmio_err(e, -EINVAL,
+		                 "zonemode=zbd: zoned block devices are not done; zonemode=strided "
+		                 "or none");
+	if (o->zonesize && o->zonemode == LLMIO_ZONE_NONE) /* as fio 3.33 (its default: none) */
+		return llmio_err(e, -EINVAL,
+		                 "zonesize=%" PRIu64 " with zonemode=none: give zonemode=strided",
+		                 o->zonesize);
+	if (o->zonemode == LLMIO_ZONE_STRIDED && !o->zonesize)
+		return llmio_err(e, -EINVAL,
+		                 "zonemode=strided needs zonesize (the bytes per zone)");
+	if (o->zonemode == LLMIO_ZONE_STRIDED && !o->zonerange)
+		o->zonerange = o->zonesize; /* fio's default */
 	if (o->rate_iops) {
 		/* fio's rate_iops is per clone, llmio's rate for the whole job */
 		const uint64_t rate = o->rate_iops * o->bs * (o->numjobs ? o->numjobs : 1);

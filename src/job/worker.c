@@ -225,6 +225,28 @@ static uint64_t seq_block(struct worker *w, int64_t skip)
 	return b;
 }
 
+/*
+ * The next block of a sequential thread in fio's strided zones (its setup_strided_zone_mode()):
+ * after zonesize bytes the next zone, zonerange + zoneskip on, or the start past the end; inside
+ * a zone, from its start again at its end.
+ */
+static uint64_t zone_block(struct worker *w)
+{
+	const struct job *j = w->job;
+
+	if (w->zone_done >= j->zone_size) {
+		w->zone_done = 0;
+		w->zone_first += j->zone_step;
+		if (w->zone_first >= w->region_blocks)
+			w->zone_first = 0;
+		w->seq_next = w->zone_first;
+	}
+	if (w->seq_next >= w->zone_first + j->zone_range || w->seq_next >= w->region_blocks)
+		w->seq_next = w->zone_first;
+	w->zone_done++;
+	return w->seq_next++;
+}
+
 /* The next generated I/O; left: bytes the thread may still issue (io_size), for bssplit. */
 static void prep(struct worker *w, struct io_req *io, uint64_t left)
 {
@@ -241,7 +263,8 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 			                                                  : ENGINE_OP_WRITE;
 		if (j->bss_on)
 			break;
-		block = w->region_first + seq_block(w, j->skip_blocks);
+		block = w->region_first +
+		        (j->zone_size ? zone_block(w) : seq_block(w, j->skip_blocks));
 		break;
 	default:
 		/* the offset first, then the direction: a run without bssplit draws them so */
