@@ -154,8 +154,15 @@ head -c 4096 /dev/urandom >"$D/t0.0.3"
 FP=$(fp "$D/t0.0.3")
 run sh -c 'cd "$1" && exec "$2" run "$3"' sh "$D" "$LLMIO" "$T/delete.fio"
 check "filedelete with a file it did not create: exit 1 (exit $RC)" test "$RC" -eq 1
-expect_err "filedelete names the file it will not remove" "t0.0.3 was there before"
+expect_err "filedelete names the file it will not remove" "t0.0.3 is there already"
 check "filedelete left that file as it was" test "$(fp "$D/t0.0.3")" = "$FP"
+check "... and laid out none of the others (refused before the layout)" \
+	test "$(ls "$D")" = "t0.0.3"
+# an empty file of the job's is not filled to the job's size before the refusal
+: >"$D/t0.0.3"
+run sh -c 'cd "$1" && exec "$2" run "$3"' sh "$D" "$LLMIO" "$T/delete.fio"
+check "filedelete with an empty file of its name: exit 1 (exit $RC)" test "$RC" -eq 1
+check "that file is still empty, and alone" test "$(stat -c %s "$D/t0.0.3") $(ls "$D")" = "0 t0.0.3"
 
 # cpuio: the CPU it reports, against the kernel's count of the process
 cpu() {

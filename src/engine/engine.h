@@ -83,6 +83,11 @@ struct io_req {
 #define ENGINE_CAP_CMDPRIO (1u << 11)
 /* It trims (engine_setup.trims: its writes are trims; falloc punches holes). */
 #define ENGINE_CAP_TRIM (1u << 12)
+/*
+ * Its I/Os remove the job's files (filedelete): they must all be new, made by this job's layout,
+ * so a file that is there before the job is refused before anything is laid out or written.
+ */
+#define ENGINE_CAP_NEW_FILES (1u << 13)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {

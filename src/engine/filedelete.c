@@ -2,10 +2,10 @@
 /*
  * filedelete: each I/O is one unlink(2) of its file; no data moves.  What removing a dataset of
  * many small files costs per file (fio's filedelete engine, engines/fileoperations.c).  llmio
- * removes only what it made: the job's files must be ones its layout created for this run,
- * else the engine refuses before any I/O.  With bs = the file's size each file is removed by
- * one I/O; a second I/O on a removed file (a second pass, or two threads on one file) fails
- * with ENOENT, as it does in fio.
+ * removes only what it made: the job's files must be ones its layout created for this run
+ * (ENGINE_CAP_NEW_FILES: the job refuses an existing one before its layout; init checks again).
+ * With bs = the file's size each file is removed by one I/O; a second I/O on a removed file (a
+ * second pass, or two threads on one file) fails with ENOENT, as it does in fio.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -43,7 +43,7 @@ const struct engine_ops engine_filedelete = {
         .abi_version = ENGINE_ABI_VERSION,
         .name = "filedelete",
         .summary = "one unlink of the file per I/O, of files the job created: removal cost",
-        .caps = ENGINE_CAP_FILE_OPS,
+        .caps = ENGINE_CAP_FILE_OPS | ENGINE_CAP_NEW_FILES,
         .probe = fileop_probe,
         .init = filedelete_init,
         .queue = filedelete_queue,

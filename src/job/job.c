@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -915,6 +916,29 @@ static void job_release(struct job *j)
 }
 
 /* j set up from the caller's opts, validated, its target opened (and laid out). */
+/*
+ * An engine that removes its files (ENGINE_CAP_NEW_FILES) works only on files this job makes:
+ * one that is there already is refused before the layout would fill or extend it.
+ */
+static int refuse_existing(struct job *j, struct llmio_error *e)
+{
+	struct target names;
+	struct stat st;
+	int ret = target_open_names(&names, &j->o, e);
+
+	for (unsigned i = 0; !ret && i < names.nfiles; i++)
+		if (!lstat(names.paths[i], &st))
+			ret = llmio_err(
+			        e, -EEXIST,
+			        "%s removes only files this job creates, and %s is there "
+			        "already (llmio never removes what it did not make): remove it "
+			        "yourself, or give the job a directory where its files do not "
+			        "exist yet",
+			        j->engine->name, names.paths[i]);
+	target_close(&names);
+	return ret;
+}
+
 static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llmio_error *e)
 {
 	int ret;
@@ -952,6 +976,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		                          j->engine_opts, e);
 	if (j->engine->caps & ENGINE_CAP_MAKES_FILES)
 		return target_open_names(&j->target, &j->o, e);
+	if ((j->engine->caps & ENGINE_CAP_NEW_FILES) && refuse_existing(j, e))
+		return -EEXIST;
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
 		return target_open(&j->target, &j->o, job_writes(&j->o), e);
 	return 0;
