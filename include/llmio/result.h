@@ -228,6 +228,9 @@ struct llmio_result {
 		double criterion, max_deviation, slope;
 		uint64_t *iops, *bw;
 	} ss;
+	/* fio's latency_depth (opts.latency_target_ns): the depth the search ended at, the
+	 * deepest of the job's threads; 0 without a target */
+	uint32_t latency_depth;
 };
 
 /**
