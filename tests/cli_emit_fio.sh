@@ -61,6 +61,13 @@ check "one [llmio] section" test "$(grep -c '^\[llmio\]$' "$F")" -eq 1
 check "each option once" test -z "$(grep -v '^[;[]' "$F" | cut -d= -f1 | sort | uniq -d)"
 check "the comment quotes the command line" grep -q '^;   llmio run --ioengine io_uring' "$F"
 
+# fio's latency_target in fio's plain microseconds; none of its lines without a target
+emit latency --filename "$T/f" --rw randread --size 1m --iodepth 8 --latency_target=2ms \
+	--latency_window=1s --latency_percentile=99.9
+has "latency_target=2000" "latency_window=1000000" "latency_percentile=99.9" "latency_run=0"
+emit no_latency --filename "$T/f" --rw randread --size 1m
+lacks "latency_"
+
 # fio's ':' list, as given: llmio run reads it as fio does
 emit list --filename "$T/x:$T/y" --rw read --size 1m
 has "filename=$T/x:$T/y"

@@ -110,7 +110,7 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "
 	done
 }
 
-echo "== run control: exitall, exit_what, flow, timeout, steadystate (wait_for.fio is above)"
+echo "== run control: exitall, exit_what, flow, timeout, steadystate, latency_target (wait_for.fio is above)"
 # a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
 # compared
 for f in "$CASES"/run_control/*.fio; do
@@ -153,6 +153,14 @@ if out=$(python3 "$KEYS" --strict "$T/fio/steadystate/out.json" \
 else
 	fail "steadystate: JSON keys: $out"
 fi
+# latency_target: what the search decides, in fio's keys and units (target ns, window us)
+jobs_json latency_met "a met target: the job's iodepth found, the job ended early" \
+	'jobs["lt"]["latency_depth"] == 4 and jobs["lt"]["latency_target"] == 10**12 and
+	 jobs["lt"]["latency_window"] == 200000 and jobs["lt"]["latency_percentile"] == 100 and
+	 jobs["lt"]["job_runtime"] < 30000'
+jobs_json latency_impossible "an impossible target: depth 1, no error" \
+	'jobs["lt"]["latency_depth"] == 1 and jobs["lt"]["latency_target"] == 1000 and
+	 jobs["lt"]["latency_percentile"] == 50 and jobs["lt"]["error"] == 0'
 # fio reports [never] with no I/O, llmio leaves it out (docs/fio.md)
 jobs_json exitall_all "[long] stopped, [never] never ran" \
 	'jobs["long"]["job_runtime"] < 30000 and

@@ -344,12 +344,22 @@ struct llmio_job_opts {
 	uint8_t zonemode, zone_pad_[7]; /* zone_pad_: zero, so later members stay 8-aligned */
 	uint64_t zonerange, zonesize, zoneskip;
 	/*
+	 * fio's latency_target (docs/fio.md): with latency_target_ns, each thread searches the
+	 * highest depth up to iodepth whose I/Os, over windows of latency_window_ns, meet the
+	 * target for latency_percentile % of them; without latency_run it ends once
+	 * found.
+	 */
+	uint64_t latency_target_ns, latency_window_ns;
+	double latency_percentile;
+	bool latency_run;
+	uint8_t latency_pad_[7]; /* keeps reserved_ 8-byte aligned; zero */
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1536];
+	uint8_t reserved_[1504];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

@@ -233,6 +233,9 @@ struct llmio_result {
 	 * (each of its threads[] has them in write, opts.rw saying they are trims).
 	 */
 	struct llmio_op_result trim;
+	/* fio's latency_depth (opts.latency_target_ns): the depth the search ended at, the
+	 * deepest of the job's threads; 0 without a target */
+	uint32_t latency_depth;
 };
 
 /**

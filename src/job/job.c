@@ -755,6 +755,9 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		llmio_hist_init(&dst->lat);
 	}
 	llmio_hist_init(&r->sync_lat);
+	for (unsigned i = 0; i < j->nworkers; i++) /* fio's latency_depth */
+		if (j->workers[i].lt_on && j->workers[i].lt.qd > r->latency_depth)
+			r->latency_depth = j->workers[i].lt.qd;
 	for (unsigned i = 0; i < j->nworkers; i++) {
 		struct worker *w = &j->workers[i];
 

@@ -13,6 +13,7 @@
 #include "base/rand.h"
 #include "job/target.h"
 #include "job/iolog.h"
+#include "job/lat_target.h"
 #include "engine/engine.h"
 #include "llmio/job.h"
 #include "llmio/result.h"
@@ -56,6 +57,12 @@ struct worker {
 	uint16_t ioprio, cmdprio;
 	struct rng prio_rng;
 	unsigned epoch_seen;
+	/* fio's latency_target (job/lat_target.h): lt_cap is the depth fill_queue may reach
+	 * (w->depth without a target; 0 once the search has ended the thread) */
+	bool lt_on;
+	unsigned lt_cap;
+	uint64_t lt_ios; /* I/Os completed, the search's count */
+	struct lat_target lt;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;
 	bool has_pending;

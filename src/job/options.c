@@ -934,6 +934,21 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("ss_ramp", "steadystate_ramp_time", OPTD_DURATION, ss_ramp_ns, "0",
                "steadystate's samples start ss_ramp + 1 s into the measured window (fio's)",
                FIO_CUSTOM, .no_echo = true),
+        FIOJOB("latency_target", NULL, OPTD_DURATION, latency_target_ns, "0",
+               "search the highest depth up to iodepth whose I/Os' total latency meets this "
+               "(plain number = microseconds, as in fio); 0 = no search",
+               .bare_ns = 1000, FIO_CUSTOM, .no_echo = true),
+        FIOJOB("latency_window", NULL, OPTD_DURATION, latency_window_ns, "0",
+               "latency_target's window: each depth runs this long before it is judged "
+               "(plain number = microseconds, as in fio)",
+               .bare_ns = 1000, FIO_CUSTOM, .no_echo = true),
+        FIOJOB("latency_percentile", NULL, OPTD_DOUBLE, latency_percentile, "100",
+               "latency_target: the share of a window's I/Os (%) that must meet the target",
+               .min = 0, .max = 100, FIO_CUSTOM, .no_echo = true),
+        FIOJOB("latency_run", NULL, OPTD_BOOL, latency_run, "0",
+               "latency_target: keep adjusting the depth all run (fio's); 0 = end the job "
+               "one window after the depth is found",
+               FIO_CUSTOM, .no_echo = true),
         FIOJOB("flow", NULL, OPTD_UINT, flow, "0",
                "fio's flow weight: the threads of the jobs of one flow_id keep their I/O counts "
                "in the ratio of their weights; 0 = none",
@@ -1284,7 +1299,6 @@ static const struct {
         {"rate_min", "--rate"},
         {"rate_process", "--rate"},
         {"rate_cycle", "--rate"},
-        {"latency_target", "llmio sweep over iodepth (docs/sweeps.md)"},
         {"read_iolog", "llmio replay (traces from llmio trace)"},
         {"write_iolog", "llmio trace"},
         {"replay_no_stall", "llmio replay"},
@@ -1341,8 +1355,6 @@ static const struct {
         {"writefua", "nothing: llmio's uring_cmd writes without FUA"},
         {"readfua", "nothing: llmio's uring_cmd reads without FUA"},
         {"block_error_percentiles", "nothing: llmio stops at the first failed I/O"},
-        {"latency_window", "llmio sweep over iodepth (docs/sweeps.md)"},
-        {"latency_percentile", "llmio sweep over iodepth (docs/sweeps.md)"},
         {"steadystate_check_interval", "llmio sweep job files (steady state ends sweep points)"},
         {"create_serialize", "nothing: llmio lays a job's files out one after another"},
         {"allow_file_create", "nothing: llmio creates a missing file it was told to use"},

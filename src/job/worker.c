@@ -489,6 +489,35 @@ static inline void log_io(struct worker *w, const struct io_req *io, uint64_t t)
 		          io->t_submit - io->t_queue, t - io->t_submit, io->prio);
 }
 
+/*
+ * fio's latency_target: judge n I/Os completed at t, then the window.  \return false when the
+ * job must fail (a late I/O at depth 1 with latency_percentile 100, fio's ETIMEDOUT).
+ */
+static bool lat_target_seen(struct worker *w, struct io_req *const *ios, unsigned n, uint64_t t)
+{
+	struct lat_target *lt = &w->lt;
+
+	for (unsigned i = 0; i < n; i++) {
+		const uint64_t lat = t - ios[i]->t_queue;
+
+		w->lt_ios++;
+		if (lat > lt->target_ns && lat_target_miss(lt, t, w->lt_ios)) {
+			w->err = -ETIMEDOUT;
+			snprintf(w->errmsg, sizeof(w->errmsg),
+			         "latency of %llu ns exceeds latency_target (%llu ns) at depth 1; "
+			         "raise "
+			         "latency_target or lower latency_percentile",
+			         (unsigned long long)lat, (unsigned long long)lt->target_ns);
+			return false;
+		}
+	}
+	if (lat_target_check(lt, t, w->lt_ios) == LAT_TARGET_DONE)
+		w->lt_cap = 0;
+	else if (w->lt_cap)
+		w->lt_cap = lt->qd;
+	return true;
+}
+
 /* Account one completion with its latencies; false when the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
@@ -656,6 +685,7 @@ static int setup(struct worker *w, struct llmio_error *e)
 	int ret;
 
 	w->depth = async ? j->o.iodepth : 1;
+	w->lt_cap = w->depth;
 	w->ios = calloc(w->depth, sizeof(*w->ios));
 	w->free_ios = calloc(w->depth, sizeof(*w->free_ios));
 	w->evs = calloc(w->depth, sizeof(*w->evs));
@@ -871,6 +901,8 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 	}
 	n = (int)drop_abandoned(w, (unsigned)n, inflight, nfree);
 	t = now_ns();
+	if (w->lt_on && !lat_target_seen(w, w->evs, (unsigned)n, t))
+		return -ETIMEDOUT;
 	if (counting && !hooks && !w->log)
 		ok = reap_counted(w, (unsigned)n, t, nfree);
 	else
@@ -1039,10 +1071,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const uint32_t cmdprio_pct = j->o.cmdprio_percentage;
 	const bool prio_on = cmdprio_pct || w->ioprio;
 
-	if (fast_op >= 0 && !rate && !w->flow && !prio_on && e->queue_batch)
+	if (fast_op >= 0 && !rate && !w->flow && !prio_on && !w->lt_on && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
-	while (nfree && issued < limit && (!w->src_done || w->held)) {
+	while (nfree && inflight < w->lt_cap && issued < limit && (!w->src_done || w->held)) {
 		struct io_req *io = w->free_ios[nfree - 1];
 		int q;
 
@@ -1107,6 +1139,10 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 
 			io->t_submit = l->t;
 			w->free_ios[nfree++] = io;
+			if (w->lt_on && !lat_target_seen(w, &io, 1, done)) {
+				ret = -1;
+				break;
+			}
 			if (!complete(w, io, done, l->measuring)) {
 				ret = -1;
 				break;
@@ -1248,6 +1284,12 @@ static void run(struct worker *w)
 	};
 
 	w->epoch_seen = atomic_load(&j->epoch);
+	w->lt_on = j->o.latency_target_ns != 0;
+	if (w->lt_on) {
+		lat_target_init(&w->lt, j->o.latency_target_ns, j->o.latency_window_ns,
+		                j->o.latency_percentile, w->depth, j->o.latency_run, l.t_start, 0);
+		w->lt_cap = w->lt.qd;
+	}
 	for (;;) {
 		unsigned queued = 0;
 		bool src_wait = false;
@@ -1259,6 +1301,8 @@ static void run(struct worker *w)
 			break;
 		if (w->src_done && !l.inflight)
 			break;
+		if (!w->lt_cap && !l.inflight)
+			break; /* latency_target found its depth (fio's: the job is done) */
 
 		if (!l.t_fresh)
 			l.t = now_ns();

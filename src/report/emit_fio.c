@@ -362,6 +362,18 @@ static void emit_flow_sleep(struct emit *x)
 		fprintf(x->f, "flow_sleep=%" PRIu64 "\n", (x->o->flow_sleep_ns + 999) / 1000);
 }
 
+/* fio's latency_target and its companions, only with a target; plain numbers are microseconds */
+static void emit_latency(struct emit *x)
+{
+	if (!x->o->latency_target_ns)
+		return;
+	fprintf(x->f,
+	        "latency_target=%" PRIu64 "\nlatency_window=%" PRIu64
+	        "\nlatency_percentile=%g\nlatency_run=%d\n",
+	        (x->o->latency_target_ns + 999) / 1000, (x->o->latency_window_ns + 999) / 1000,
+	        x->o->latency_percentile, x->o->latency_run ? 1 : 0);
+}
+
 /*
  * Job options marked OPTD_FIO_CUSTOM in their table, by name: fn writes the fio lines, or NULL
  * when another option's fn writes them (nrfiles with directory, rwmixread with rw ...) or fio
@@ -432,6 +444,10 @@ static const struct {
         {"steadystate", emit_ss},
         {"ss_dur", NULL},
         {"ss_ramp", NULL},
+        {"latency_target", emit_latency},
+        {"latency_window", NULL},
+        {"latency_percentile", NULL},
+        {"latency_run", NULL},
 };
 
 static int emit_job_option(struct emit *x, const struct llmio_optdesc *d, struct llmio_error *e)

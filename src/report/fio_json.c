@@ -134,6 +134,10 @@ static const struct fio_type fio_types[] = {
         {"elapsed", false},
         {"job_start", false},
         {"job_runtime", false},
+        {"latency_depth", false},
+        {"latency_target", false},
+        {"latency_percentile", true},
+        {"latency_window", false},
         {"usr_cpu", true},
         {"sys_cpu", true},
         {"ctx", false},
@@ -317,6 +321,13 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 	if (r->opts.description[0])
 		cJSON_AddStringToObject(j, "desc", r->opts.description);
 	cJSON_AddNumberToObject(j, "job_start", (double)r->start_epoch_ms);
+	if (r->latency_depth) { /* fio 3.33's keys and units: ns, us */
+		cJSON_AddNumberToObject(j, "latency_depth", r->latency_depth);
+		cJSON_AddNumberToObject(j, "latency_target", (double)r->opts.latency_target_ns);
+		cJSON_AddNumberToObject(j, "latency_percentile", r->opts.latency_percentile);
+		cJSON_AddNumberToObject(j, "latency_window",
+		                        (double)(r->opts.latency_window_ns / 1000));
+	}
 	patch_dir(cJSON_GetObjectItem(j, "read"), &r->read, pct, n, plus);
 	patch_dir(cJSON_GetObjectItem(j, "write"), &r->write, pct, n, plus);
 	sample_json(cJSON_GetObjectItem(j, "read"), &r->iops_samples[0], &r->bw_samples[0]);
