@@ -984,7 +984,7 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("zonemode", NULL, OPTD_ENUM, zonemode, "none",
                "none | strided: a sequential job moves zonesize bytes in each zone of zonerange "
                "bytes, then skips zoneskip (fio's; zbd is refused)",
-               .choices = "none|strided|zbd", FIO, .json_if = "zonemode"),
+               .choices = "none|strided|zbd", FIO, .json_if = "zonemode=strided"),
         FIOJOB("zonerange", NULL, OPTD_SIZE, zonerange, "0",
                "zonemode=strided: the size of a zone (0 = zonesize)", FIO, .json_if = "zonerange"),
         FIOJOB("zonesize", NULL, OPTD_SIZE, zonesize, "0",
