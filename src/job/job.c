@@ -128,6 +128,14 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 "is libaio's and io_uring's (as in fio); prioclass and prio set "
 		                 "the thread's",
 		                 o->cmdprio_percentage, j->engine->name);
+	/* dedupe's data is written into host buffers (worker.c, stamp): a device's are not */
+	if (o->dedupe_percentage && j->engine->buf_alloc &&
+	    !(j->engine->caps & ENGINE_CAP_HOST_BUFS))
+		return llmio_err(
+		        e, -EINVAL,
+		        "dedupe_percentage=%u with the %s engine: its buffers are not host "
+		        "memory llmio fills; use a file engine (psync, libaio, io_uring)",
+		        o->dedupe_percentage, j->engine->name);
 	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
 	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
 	ret = j->engine->probe(why, sizeof(why));

@@ -54,6 +54,8 @@ struct worker {
 	/* fio's priorities: the thread's (prioclass, prio) and cmdprio's, and cmdprio's draw */
 	uint16_t ioprio, cmdprio;
 	struct rng prio_rng;
+	struct rng dedupe_rng;             /* dedupe_percentage's draws (worker.c, dedupe_fill) */
+	uint64_t dedupe_unique, dedupe_ws; /* unique writes so far; the working set's writes */
 	unsigned epoch_seen;
 	/* io_source: an I/O it gave that is not issued yet (its time has not come) */
 	struct llmio_io pending;
