@@ -606,4 +606,13 @@ sys.exit(0 if all(0.2 < float(a[i].split()[2]) < float(t[i].split()[2]) - 0.1
 # the read-back of the duplicates passes in both (the exit status) and reads what was written
 DIFFERS=verify side_by_side dedupe_verify "$CASES/dedupe/verify.fio"
 
+echo "== buffer_pattern: the files both tools write are the same bytes"
+for c in mixed odd; do
+	side_by_side "pattern_$c" "$CASES/pattern/$c.fio"
+	check "pattern $c: the same bytes" cmp "$T/fio/pattern_$c/p.0.0" "$T/llmio/pattern_$c/p.0.0"
+done
+in_dir llmio pattern_bad --name=p --rw=write --size=64k --buffer_pattern=%o
+check "buffer_pattern=%o: refused (exit $RC), by name" \
+	grep -q "buffer_pattern=%o: not fio's pattern" "$T/stderr"
+
 finish

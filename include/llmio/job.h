@@ -320,12 +320,17 @@ struct llmio_job_opts {
 	bool dedupe_global;
 	uint32_t dedupe_threads;
 	/*
+	 * fio's buffer_pattern (docs/fio.md): every write's bytes are this pattern repeated from
+	 * the start of the I/O (fio's text: hex 0x..., decimals, quoted strings); "" = llmio's own.
+	 */
+	char buffer_pattern[64];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1568];
+	uint8_t reserved_[1504];
 };
 
 /** One file of an explicit file list. */

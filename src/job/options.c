@@ -1024,6 +1024,10 @@ static const struct llmio_optdesc opts_table[] = {
                "dedupe_mode=working_set: the working set is spread over every thread of the "
                "job file with dedupe_global, so their files share duplicates (fio's)",
                FIO, .no_echo = true),
+        FIOJOB("buffer_pattern", NULL, OPTD_STRING, buffer_pattern, "",
+               "every write's bytes: this pattern repeated from the I/O's start, fio's text: "
+               "hex 0x..., decimals, quoted strings, one after the other",
+               FIO, .no_echo = true),
         MIRROR("buffered", OPTD_BOOL, buffered_codec,
                "fio's mirror of direct: buffered=1 is direct=0",
                "1/0, true/false, yes/no or on/off"),
@@ -1267,7 +1271,6 @@ static const struct {
         {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
         {"buffer_compress_percentage", "nothing: llmio writes incompressible data"},
         {"buffer_compress_chunk", "nothing: llmio writes incompressible data"},
-        {"buffer_pattern", "nothing: llmio writes its own unique data"},
         {"verify_pattern",
          "verify=crc32c|md5|sha256|crc64|meta (llmio writes its own unique data)"},
         {"atomic", "nothing: llmio does not ask for atomic writes (RWF_ATOMIC)"},

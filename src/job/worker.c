@@ -29,6 +29,7 @@
 #include "job/verify.h"
 #include "job/job_internal.h"
 #include "job/options.h"
+#include "job/pattern.h"
 #include "job/lat_run.h"
 
 #define STATE_READY  1
@@ -329,7 +330,11 @@ static bool stamp(struct worker *w, struct io_req *io)
 	struct llmio_error e; /* written only on a failure */
 	int ret;
 
-	if (w->job->o.dedupe_percentage) {
+	if (w->job->pattern_len) {
+		/* fio's buffer_pattern: every write the same bytes (a read may have filled the
+		 * slot) */
+		pattern_fill(io->buf, io->len, w->job->pattern, w->job->pattern_len);
+	} else if (w->job->o.dedupe_percentage) {
 		dedupe_fill(w, io);
 	} else {
 		for (uint32_t at = 0; at + sizeof(v) <= io->len; at += 4096) {
