@@ -1271,8 +1271,8 @@ static const struct {
         {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
         {"buffer_compress_percentage", "nothing: llmio writes incompressible data"},
         {"buffer_compress_chunk", "nothing: llmio writes incompressible data"},
-        {"verify_pattern",
-         "verify=crc32c|md5|sha256|crc64|meta (llmio writes its own unique data)"},
+        {"verify_pattern", "buffer_pattern with verify=crc32c|md5|sha256|crc64|meta (a digest is "
+                           "checked, not the pattern)"},
         {"atomic", "nothing: llmio does not ask for atomic writes (RWF_ATOMIC)"},
         {"fallocate", "nothing: llmio lays files out by writing them"},
         {"opendir", "--directory"},
