@@ -610,4 +610,54 @@ for tool in fio llmio; do
 	check "$tool: meta: a flipped data byte is not looked at (exit $RC)" test "$RC" -eq 0
 done
 
+echo "== dedupe: the same share of duplicate blocks in the files both tools wrote"
+# share NAME BS FILE...: tests/dedupe_share.py's "blocks distinct share" of the files in NAME
+share() {
+	local name=$1 bs=$2 tool
+	shift 2
+	for tool in fio llmio; do
+		(cd "$T/$tool/$name" && python3 "$HERE/dedupe_share.py" "$bs" "$@") || echo "0 0 1"
+	done
+}
+# near P FIO LLMIO: each share within 4 standard deviations of P (a binomial over the blocks),
+# and of each other within as many of their difference
+near() {
+	python3 -c 'import math, sys
+p = float(sys.argv[1]); f = sys.argv[2].split(); l = sys.argv[3].split()
+sd = math.sqrt(p * (1 - p) / int(f[0]))
+ok = abs(float(f[2]) - p) <= 4 * sd and abs(float(l[2]) - p) <= 4 * sd and \
+    abs(float(f[2]) - float(l[2])) <= 4 * sd * math.sqrt(2)
+sys.exit(0 if ok and f[0] == l[0] else 1)' "$@"
+}
+for c in repeat:4096:0.5 working_set:8192:0.3; do
+	IFS=: read -r name bs p <<<"$c"
+	side_by_side "dedupe_$name" "$CASES/dedupe/$name.fio"
+	mapfile -t s < <(share "dedupe_$name" "$bs" d.0.0)
+	check "dedupe $name: $p of the blocks repeat (fio ${s[0]}, llmio ${s[1]})" \
+		near "$p" "${s[0]}" "${s[1]}"
+done
+side_by_side dedupe_global "$CASES/dedupe/global.fio"
+mapfile -t s < <(share dedupe_global 4096 a.0.0 b.0.0)
+check "dedupe_global: both files together, 0.5 repeat (fio ${s[0]}, llmio ${s[1]})" \
+	near 0.5 "${s[0]}" "${s[1]}"
+mapfile -t a < <(share dedupe_global 4096 a.0.0)
+# (each file's own duplicates, a third here, but not the other's: fewer than together)
+check "dedupe_global: each file alone holds fewer (fio ${a[0]}, llmio ${a[1]})" python3 -c '
+import sys
+t, a = sys.argv[1:3], sys.argv[3:5]
+sys.exit(0 if all(0.2 < float(a[i].split()[2]) < float(t[i].split()[2]) - 0.1
+                  for i in (0, 1)) else 1)' \
+	"${s[0]}" "${s[1]}" "${a[0]}" "${a[1]}"
+# the read-back of the duplicates passes in both (the exit status) and reads what was written
+DIFFERS=verify side_by_side dedupe_verify "$CASES/dedupe/verify.fio"
+
+echo "== buffer_pattern: the files both tools write are the same bytes"
+for c in mixed odd; do
+	side_by_side "pattern_$c" "$CASES/pattern/$c.fio"
+	check "pattern $c: the same bytes" cmp "$T/fio/pattern_$c/p.0.0" "$T/llmio/pattern_$c/p.0.0"
+done
+in_dir llmio pattern_bad --name=p --rw=write --size=64k --buffer_pattern=%o
+check "buffer_pattern=%o: refused (exit $RC), by name" \
+	grep -q "buffer_pattern=%o: not fio's pattern" "$T/stderr"
+
 finish

@@ -354,12 +354,27 @@ struct llmio_job_opts {
 	bool latency_run;
 	uint8_t latency_pad_[7]; /* keeps reserved_ 8-byte aligned; zero */
 	/*
+	 * fio's dedupe (docs/fio.md): dedupe_percentage of the writes repeat earlier content
+	 * instead of new; dedupe_mode LLMIO_DEDUPE_REPEAT (the last unique write's) or
+	 * LLMIO_DEDUPE_WORKING_SET (one of the thread's first dedupe_working_set_percentage % of
+	 * size / bs unique writes); dedupe_global: that working set is spread over every thread
+	 * of dedupe_threads (log_index numbers them) that has dedupe_global, as fio's.
+	 */
+	uint8_t dedupe_percentage, dedupe_mode, dedupe_working_set_percentage;
+	bool dedupe_global;
+	uint32_t dedupe_threads;
+	/*
+	 * fio's buffer_pattern (docs/fio.md): every write's bytes are this pattern repeated from
+	 * the start of the I/O (fio's text: hex 0x..., decimals, quoted strings); "" = llmio's own.
+	 */
+	char buffer_pattern[64];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1504];
+	uint8_t reserved_[1432];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */
@@ -381,6 +396,10 @@ struct llmio_file {
 #define LLMIO_SS_IOPS  1u /* IOPS, else bandwidth */
 #define LLMIO_SS_SLOPE 4u /* the slope, else the largest deviation from the mean */
 #define LLMIO_SS_PCT   8u /* the limit is a percentage of the mean */
+
+/* llmio_job_opts.dedupe_mode: where a duplicate write's content comes from (fio's) */
+#define LLMIO_DEDUPE_REPEAT      0u /* the thread's last unique write */
+#define LLMIO_DEDUPE_WORKING_SET 1u /* one of its first unique writes, drawn */
 
 /*
  * An io_source's fsync: issued after every earlier I/O of its thread has completed, like a

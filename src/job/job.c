@@ -24,6 +24,7 @@
 #include "job/cpu.h"
 #include "job/job_internal.h"
 #include "job/options.h"
+#include "job/pattern.h"
 #include "job/verify.h"
 #include "base/sysinfo.h"
 #include "llmio/engine.h"
@@ -149,6 +150,25 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 "is libaio's and io_uring's (as in fio); prioclass and prio set "
 		                 "the thread's",
 		                 o->cmdprio_percentage, j->engine->name);
+	if (o->buffer_pattern[0]) {
+		ret = pattern_parse(o->buffer_pattern, j->pattern, sizeof(j->pattern),
+		                    &j->pattern_len, e);
+		if (ret)
+			return ret;
+		if (o->dedupe_percentage)
+			return llmio_err(
+			        e, -EINVAL,
+			        "buffer_pattern with dedupe_percentage: every write would be "
+			        "alike; leave one out");
+	}
+	/* dedupe's and buffer_pattern's data is written into host buffers (worker.c, stamp) */
+	if ((o->dedupe_percentage || j->pattern_len) && j->engine->buf_alloc &&
+	    !(j->engine->caps & ENGINE_CAP_HOST_BUFS))
+		return llmio_err(e, -EINVAL,
+		                 "%s with the %s engine: its buffers are not host memory llmio "
+		                 "fills; use a file engine (psync, libaio, io_uring)",
+		                 j->pattern_len ? "buffer_pattern" : "dedupe_percentage",
+		                 j->engine->name);
 	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
 	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);
 	ret = j->engine->probe(why, sizeof(why));

@@ -56,6 +56,8 @@ struct worker {
 	/* fio's priorities: the thread's (prioclass, prio) and cmdprio's, and cmdprio's draw */
 	uint16_t ioprio, cmdprio;
 	struct rng prio_rng;
+	struct rng dedupe_rng;             /* dedupe_percentage's draws (worker.c, dedupe_fill) */
+	uint64_t dedupe_unique, dedupe_ws; /* unique writes so far; the working set's writes */
 	unsigned epoch_seen;
 	/* fio's latency_target (job/lat_target.h): lt_cap is the depth fill_queue may reach
 	 * (w->depth without a target; 0 once the search has ended the thread) */
@@ -94,6 +96,8 @@ struct job {
 	bool use_map, map_sliced;
 	struct job_zones zones; /* fio's zoned / zoned_abs distribution (zones.n 0: none) */
 	bool bss_on;
+	uint8_t pattern[64]; /* buffer_pattern's bytes (pattern_len of them), or none */
+	size_t pattern_len;
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
 	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
 	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */

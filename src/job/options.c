@@ -1038,6 +1038,26 @@ static const struct llmio_optdesc opts_table[] = {
                .max = 3, FIO_CUSTOM, .no_echo = true),
         FIOJOB("cmdprio", NULL, OPTD_UINT, cmdprio, "0",
                "cmdprio_percentage's priority level 0 .. 7", .max = 7, FIO, .no_echo = true),
+        FIOJOB("dedupe_percentage", NULL, OPTD_UINT, dedupe_percentage, "0",
+               "this percentage of the writes repeat earlier content, whole blocks a "
+               "deduplicating device can drop (fio's)",
+               .max = 100, FIO, .no_echo = true),
+        FIOJOB("dedupe_mode", NULL, OPTD_ENUM, dedupe_mode, "repeat",
+               "with dedupe_percentage: repeat (the last unique write's content) | "
+               "working_set (one of the first dedupe_working_set_percentage % of the unique "
+               "writes, drawn)",
+               .choices = "repeat|working_set", FIO, .no_echo = true),
+        FIOJOB("dedupe_working_set_percentage", NULL, OPTD_UINT, dedupe_working_set_percentage, "5",
+               "dedupe_mode=working_set: the working set is this percentage of size (fio's)",
+               .max = 100, FIO, .no_echo = true),
+        FIOJOB("dedupe_global", NULL, OPTD_BOOL, dedupe_global, "0",
+               "dedupe_mode=working_set: the working set is spread over every thread of the "
+               "job file with dedupe_global, so their files share duplicates (fio's)",
+               FIO, .no_echo = true),
+        FIOJOB("buffer_pattern", NULL, OPTD_STRING, buffer_pattern, "",
+               "every write's bytes: this pattern repeated from the I/O's start, fio's text: "
+               "hex 0x..., decimals, quoted strings, one after the other",
+               FIO, .no_echo = true),
         MIRROR("buffered", OPTD_BOOL, buffered_codec,
                "fio's mirror of direct: buffered=1 is direct=0",
                "1/0, true/false, yes/no or on/off"),
@@ -1290,10 +1310,8 @@ static const struct {
         {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
         {"buffer_compress_percentage", "nothing: llmio writes incompressible data"},
         {"buffer_compress_chunk", "nothing: llmio writes incompressible data"},
-        {"dedupe_percentage", "nothing: llmio writes no duplicate blocks"},
-        {"buffer_pattern", "nothing: llmio writes its own unique data"},
-        {"verify_pattern",
-         "verify=crc32c|md5|sha256|crc64|meta (llmio writes its own unique data)"},
+        {"verify_pattern", "buffer_pattern with verify=crc32c|md5|sha256|crc64|meta (a digest is "
+                           "checked, not the pattern)"},
         {"atomic", "nothing: llmio does not ask for atomic writes (RWF_ATOMIC)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
@@ -1338,9 +1356,6 @@ static const struct {
         /* fio's spellings and options that fio's examples/ use (bench/fio_examples.sh) */
         {"ratemin", "--rate"},
         {"rate_iops_min", "--rate_iops"},
-        {"dedupe_mode", "nothing: llmio writes no duplicate blocks"},
-        {"dedupe_working_set_percentage", "nothing: llmio writes no duplicate blocks"},
-        {"dedupe_global", "nothing: llmio writes no duplicate blocks"},
         {"verify_backlog", "verify= (llmio checks a write job's blocks when it ends)"},
         {"verify_async", "verify= (checked in the job's own threads)"},
         {"verify_dump", "verify= (a mismatch is named in one line)"},

@@ -29,6 +29,7 @@
 #include "job/verify.h"
 #include "job/job_internal.h"
 #include "job/options.h"
+#include "job/pattern.h"
 #include "job/lat_run.h"
 
 #define STATE_READY  1
@@ -300,6 +301,46 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 }
 
 /*
+ * fio's dedupe_percentage: a write's data is a function of a key, (thread, k) for the thread's
+ * k-th unique write, and a duplicate takes an earlier key, so its bytes repeat that write's
+ * whole.  The key, mixed, is where in target_pattern's stream of 2^61 words the data starts:
+ * two keys' data overlap with a chance of a write's words in 2^61.  Every write refills its buffer,
+ * as fio's refill_buffers, which dedupe implies there: a read into the slot must not leak into a
+ * later write.
+ */
+static void dedupe_fill(struct worker *w, struct io_req *io)
+{
+	const struct llmio_job_opts *o = &w->job->o;
+	const uint64_t self = (uint64_t)o->log_index + w->idx;
+	uint64_t stream = self, k, x;
+
+	if (o->dedupe_percentage < 100 && rng_below(&w->dedupe_rng, 100) >= o->dedupe_percentage) {
+		k = w->dedupe_unique++;
+	} else if (o->dedupe_percentage == 100 || o->dedupe_mode == LLMIO_DEDUPE_REPEAT) {
+		/* fio repeats the last unique write; before any, the first one to come */
+		k = w->dedupe_unique ? w->dedupe_unique - 1 : 0;
+	} else {
+		k = rng_below(&w->dedupe_rng, w->dedupe_ws);
+		if (o->dedupe_global && o->dedupe_threads > 1) {
+			/* fio's global set: runs of ws / threads keys, each run another thread's
+			 * first unique writes, starting with this thread's own */
+			uint64_t run = w->dedupe_ws / o->dedupe_threads
+			                       ? w->dedupe_ws / o->dedupe_threads
+			                       : 1;
+
+			stream = (self + k / run) % o->dedupe_threads;
+			k %= run;
+		}
+	}
+	/* splitmix64's finaliser: neighbouring keys start far apart */
+	x = (stream << 40 ^ k) + 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	target_pattern(io->buf, io->len & ~7u, x & ~7ull, o->randseed);
+}
+
+/*
  * Make a write's data unique: the first 16 bytes of every 4 KiB get the block's file offset
  * and a per-thread write count (xored with the thread index), so neither place nor time
  * repeats a block and a deduplicating device sees no two alike (docs/metrics.md, Buffers).
@@ -312,9 +353,17 @@ static bool stamp(struct worker *w, struct io_req *io)
 	struct llmio_error e; /* written only on a failure */
 	int ret;
 
-	for (uint32_t at = 0; at + sizeof(v) <= io->len; at += 4096) {
-		v[0] = io->off + at;
-		memcpy(p + at, v, sizeof(v));
+	if (w->job->pattern_len) {
+		/* fio's buffer_pattern: every write the same bytes (a read may have filled the
+		 * slot) */
+		pattern_fill(io->buf, io->len, w->job->pattern, w->job->pattern_len);
+	} else if (w->job->o.dedupe_percentage) {
+		dedupe_fill(w, io);
+	} else {
+		for (uint32_t at = 0; at + sizeof(v) <= io->len; at += 4096) {
+			v[0] = io->off + at;
+			memcpy(p + at, v, sizeof(v));
+		}
 	}
 	if (!w->job->o.verify)
 		return true;
@@ -766,6 +815,10 @@ static int setup(struct worker *w, struct llmio_error *e)
 	}
 	w->cmdprio = (uint16_t)(j->o.cmdprio_class << 13 | j->o.cmdprio);
 	rng_seed(&w->prio_rng, j->o.randseed * 0xbf58476d1ce4e5b9ull + w->idx + 1);
+	rng_seed(&w->dedupe_rng, j->o.randseed * 0x94d049bb133111ebull + j->o.log_index + w->idx);
+	w->dedupe_ws = j->total_blocks * j->o.dedupe_working_set_percentage / 100;
+	if (!w->dedupe_ws)
+		w->dedupe_ws = 1;
 	if (!ret && j->o.flow && !(w->flow = job_flow_get(j->o.flow_id, j->o.flow)))
 		return llmio_err(e, -ENOMEM, "no memory for flow_id=%u (at most 64 flows)",
 		                 j->o.flow_id);

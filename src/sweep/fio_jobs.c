@@ -595,6 +595,8 @@ void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks
 		logs += jobs[i].o.numjobs ? jobs[i].o.numjobs : 1;
 		run.exitall |= jobs[i].o.exitall;
 	}
+	for (size_t i = 0; i < njobs; i++)
+		jobs[i].o.dedupe_threads = logs; /* dedupe_global spreads over them all, as fio */
 	for (size_t i = 1; i <= njobs; i++) {
 		if (i < njobs && jobs[i].wave == jobs[start].wave)
 			continue;
