@@ -12,6 +12,13 @@
  *    backward from its next use, on the bandwidth each link has left).  The largest goes (ties:
  *    bytes x idle time), the curve and the bandwidth are updated, and the others are scored
  *    again: an eviction that fixes a region lowers the score of every other candidate there.
+ *    Where the planner is told the SSD is one device for both directions (the tensor store's:
+ *    plan_cfg.ssd_one_queue), its evictions and fetches book one timeline, and the selection
+ *    plans through it only while the largest candidate's transfers still fit the link's
+ *    bandwidth left where they would run on an idle link (its window, and so its area, not
+ *    narrowed by the others'): once they do not, every byte more through that link lengthens
+ *    the step, and what is left over the budget is the run-time guide's (step 5), which moves
+ *    each tensor over the kernels over the budget only.
  * 3. The tier, as G10's scheduling_prefetch() chooses it: an interval longer than the SSD's
  *    round trip x (1 + margin) goes to the SSD unless the SSD's link is crowded over the write's
  *    ideal window (gpu2ssd_BWcheck) and the host has room, then to the host; with the host full
@@ -112,6 +119,44 @@ static uint64_t vtime(const struct lt_step *s, uint32_t v)
 	                        : s->start_ns[s->nkernels] + s->start_ns[v - s->nkernels];
 }
 
+/* The over-budget area that `bytes` away over virtual kernels [f, pv) would remove. */
+static double over_area(const struct plan_ctx *x, double bytes, long f, long pv)
+{
+	const uint32_t N = x->s->nkernels;
+	double area = 0;
+
+	for (long v = f; v < pv; v++)
+		if (x->mem[v % N] > x->c->budget)
+			area += bytes * (double)x->s->kernels[v % N].dur_ns;
+	return area;
+}
+
+/* Is tier t's link one device for both directions, as the planner was told (the tensor
+ * store's SSD: one queue)? */
+static bool one_link(const struct plan_ctx *x, enum plan_tier t)
+{
+	return t == PLAN_SSD && x->c->ssd_one_queue;
+}
+
+/* The over-budget area interval iv would remove through tier t on an idle link: its write
+ * booked forward from its start and its fetch back from its next use at the link's full
+ * bandwidth, as bandwidth_window() books them on the bandwidth left. */
+static double over_area_idle(const struct plan_ctx *x, const struct lt_interval *iv,
+                             enum plan_tier t, double bytes)
+{
+	const struct plan_tier_spec *ts = &x->c->tier[t];
+	const uint32_t N = x->s->nkernels;
+	long vb = (long)iv->before + (iv->wraps ? N : 0), f = (long)iv->after + 1, pv = vb;
+	double need = bytes + (double)ts->write_lat_ns * ts->gbps; /* ns x GB/s = B */
+
+	while (need > 0 && f < vb)
+		need -= (double)x->s->kernels[f++ % N].dur_ns * ts->gbps;
+	need = bytes + (double)ts->read_lat_ns * ts->gbps;
+	while (need > 0 && pv > f)
+		need -= (double)x->s->kernels[--pv % N].dur_ns * ts->gbps;
+	return over_area(x, bytes, f, pv);
+}
+
 /* Where interval j would go and the over-budget area it would remove there (kernel-ns x
  * bytes); < 0 when neither tier takes it.  G10's choice of tier (scheduling_prefetch()): an
  * interval longer than the SSD's round trip x (1 + margin) goes to the SSD unless the SSD's
@@ -120,7 +165,7 @@ static uint64_t vtime(const struct lt_step *s, uint32_t v)
  * host.  With the host full or absent it goes to the SSD all the same, its window where the
  * link's bandwidth left puts it.  An interval too short for the SSD but longer than the host's
  * round trip goes to the host while it has room.  The tier chosen is the only one tried. */
-static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier)
+static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier, bool *hidden)
 {
 	const struct lt_interval *iv = &x->iv[j];
 	const uint32_t N = x->s->nkernels;
@@ -145,15 +190,16 @@ static double score(struct plan_ctx *x, size_t j, enum plan_tier *tier)
 	}
 	if (plan_probe_bandwidth(x, iv, *tier, &f, &pv))
 		return -1;
-	for (long v = f; v < pv; v++)
-		if (x->mem[v % N] > x->c->budget)
-			area += bytes * (double)x->s->kernels[v % N].dur_ns;
+	area = over_area(x, bytes, f, pv);
+	if (hidden)
+		*hidden = !one_link(x, *tier) || area >= over_area_idle(x, iv, *tier, bytes);
 	return area;
 }
 
 static int select_evictions(struct plan_ctx *x, struct llmio_error *e)
 {
 	struct heap h = {calloc(x->niv ? x->niv : 1, sizeof(*h.c)), 0};
+	bool link_full = false;
 	uint32_t at;
 	int ret = 0;
 
@@ -161,7 +207,7 @@ static int select_evictions(struct plan_ctx *x, struct llmio_error *e)
 		return llmio_err(e, -ENOMEM, "out of memory");
 	for (size_t j = 0; j < x->niv; j++) {
 		enum plan_tier t;
-		double a = score(x, j, &t);
+		double a = score(x, j, &t, NULL);
 
 		if (a > 0)
 			heap_push(x, &h,
@@ -173,12 +219,19 @@ static int select_evictions(struct plan_ctx *x, struct llmio_error *e)
 	while (h.n && !ret && plan_ctx_peak(x, &at) > x->c->budget) {
 		struct cand c = heap_pop(x, &h);
 		enum plan_tier t;
+		bool hidden;
 
-		c.area = score(x, c.iv, &t);
-		if (c.area <= 0)
+		c.area = score(x, c.iv, &t, &hidden);
+		if (c.area <= 0 || (link_full && one_link(x, t)))
 			continue;
 		if (h.n && before(x, &h.c[0], &c)) {
 			heap_push(x, &h, c); /* another may be larger now: score it first */
+			continue;
+		}
+		if (!hidden) {
+			/* the one link can no longer hide the largest: what is left over the
+			 * budget is the run-time guide's (through the host while it has room) */
+			link_full = true;
 			continue;
 		}
 		ret = plan_try_interval(x, &x->iv[c.iv], t, PLAN_TRY_RULE | PLAN_TRY_BANDWIDTH, e);
