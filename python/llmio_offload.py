@@ -48,12 +48,13 @@ its start (``learned_keep``, at most ``readahead_bytes``; kept in memory from th
 Memory: glibc's malloc raises its mmap threshold the first time a large mapped block is freed,
 so afterwards torch's activations of up to 32 MiB come from its heap, and memory freed inside
 the heap stays resident: the tensors the store has written would still count in the peak.  So
-the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` of tensors written in forward
-and at ``end_step``: it hands the free memory of every malloc arena of the process back to the
+the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` of tensors written in forward:
+it hands the free memory of every malloc arena of the process back to the
 system (process-wide; no allocator parameter is changed; ``trim_bytes=0`` turns it off; nothing
 where the C library has no ``malloc_trim``).  Every page it hands back is faulted in again when
 torch reuses it, so the hooks trim no more than the peak needs: not in backward (memory only
-falls there: unpack's tensors come from the pool), and by default (``trim_bytes=None``) every
+falls there: unpack's tensors come from the pool), not at ``end_step`` (what backward freed is
+reused by the next forward before its first trim), and by default (``trim_bytes=None``) every
 quarter of the bytes the previous forward offloaded, at least ``max_inflight_bytes`` (the first
 step: ``max_inflight_bytes``); ``trim_bytes`` then holds the interval in use.  ``trims``,
 ``trim_s`` and ``trim_cpu_s`` count the calls and their time on the compute thread.  Policy
@@ -256,14 +257,16 @@ class Offload:
         self._tail, self._tail_open = [], True  # positions backward waited for at its start
         self._ahead_at_end = False  # this step's read-ahead started at the learned forward end
         # Memory torch frees after its tensor is written returns to glibc's heap, which keeps
-        # it resident: malloc_trim gives it back every trim_bytes written in forward and at the
-        # end of the step (0: never).  Each page it gives back costs a page fault when torch
+        # it resident: malloc_trim gives it back every trim_bytes written in forward (0: never).
+        # Each page it gives back costs a page fault when torch
         # reuses it, and a trim gives back all the heap's free memory, not only the written
         # tensors', so the default interval grows with the step: a quarter of what the last
         # forward offloaded (at most that much sits freed but resident between two trims, so
         # most of the offloaded bytes stay off the peak), at least max_inflight_bytes (what the
         # hooks let stay resident behind the device anyway).  Backward never trims: its peak
-        # is at its start, and unpack's tensors come from the pool, not the heap.
+        # is at its start, and unpack's tensors come from the pool, not the heap.  Nor does
+        # end_step: what backward freed, handed back there, would be faulted in again by the next
+        # forward's first tensors, which reuse it before the first trim anyway.
         self._trim_auto = trim_bytes is None
         self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
         self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
@@ -604,8 +607,6 @@ class Offload:
         """Call after backward: writes the trace's lines of this step and releases what is left."""
         if self.store is not None:
             self._service()
-        if self._trim_fn is not None and self._ahead:
-            self._trim()  # what the step freed goes back before the next step's forward
         step_bytes = self.offloaded_bytes - self._step_offloaded0
         self._step_offloaded0 = self.offloaded_bytes
         if self._trim_auto and step_bytes:

@@ -171,7 +171,7 @@ def main():
 
     rss0 = vmhwm()
     losses, grads, times, cpu, thread_cpu, faults, waits = [], [], [], [], [], [], []
-    bwd_trims = []  # malloc_trim calls during each backward (the hooks trim only in forward)
+    bwd_trims = []  # malloc_trim calls in each backward and end_step (the hooks trim only in forward)
     for step in range(a.steps):
         x, y = data[step][:, :-1], data[step][:, 1:]
         # CPU seconds (the process's: every thread; this thread's: the compute) and minor page
@@ -192,9 +192,9 @@ def main():
             loss = F.cross_entropy(model(x).reshape(-1, a.vocab), y.reshape(-1))
         trims0 = getattr(hooks, "trims", 0)
         loss.backward()
-        bwd_trims.append(getattr(hooks, "trims", 0) - trims0)
         if hooks is not None and hasattr(hooks, "end_step"):
             hooks.end_step()
+        bwd_trims.append(getattr(hooks, "trims", 0) - trims0)
         opt.step()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
