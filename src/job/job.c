@@ -440,6 +440,18 @@ static bool stopped_from_outside(const struct job *j)
 	return j->o.stop && __atomic_load_n(j->o.stop, __ATOMIC_RELAXED);
 }
 
+/* fio's startdelay, in naps that look at the stop flag (a stopped job then ends at once). */
+static void start_delay(const struct llmio_job_opts *o)
+{
+	const uint64_t end = now_ns() + o->startdelay_ns;
+
+	for (uint64_t t = now_ns(); o->startdelay_ns && t < end; t = now_ns()) {
+		if (o->stop && __atomic_load_n(o->stop, __ATOMIC_RELAXED))
+			break;
+		nap(end - t < 10000000 ? end - t : 10000000);
+	}
+}
+
 static int start_workers(struct job *j, struct llmio_error *e)
 {
 	unsigned started = 0;
@@ -1050,6 +1062,7 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	}
 	if (j.o.ready)
 		j.o.ready(j.o.ready_arg);
+	start_delay(&j.o);
 	gettimeofday(&tv, NULL);
 	r->start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 	sysinfo_host(r);
