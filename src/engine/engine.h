@@ -133,7 +133,7 @@ struct engine_setup {
 	unsigned iodepth;
 	unsigned nworkers; /* threads of the job, each with its own engine instance */
 	bool direct;
-	bool writable;            /* files are open O_RDWR and writes may be issued */
+	bool writable;            /* writes may be issued (files are open O_RDWR) */
 	int dev_io_poll;          /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
 	const char *devname;      /* block device name for messages ("vda"), or "" */
 	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */

@@ -154,8 +154,8 @@ struct net_data {
 	struct net_opts o;
 	const atomic_int *stop;
 	int fd;
-	bool udp, eof;
-	struct sockaddr_storage peer; /* udp: where replies and the close message go */
+	bool udp, listen, mcast, eof;
+	struct sockaddr_storage peer; /* udp: where data, replies and the close message go */
 	socklen_t peer_len;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* a unix socket we made */
 };
@@ -314,11 +314,23 @@ static int do_listen(struct net_data *d, struct llmio_error *e)
 	lfd = open_socket(o, e);
 	if (lfd < 0)
 		return lfd;
-	ret = set_int(lfd, SOL_SOCKET, SO_REUSEADDR, 1);
+	/* a port in TIME_WAIT is free again; UDP shares a port only among a group's members */
+	ret = (!d->udp && o->protocol != PROTO_UNIX) || d->mcast
+	              ? set_int(lfd, SOL_SOCKET, SO_REUSEADDR, 1)
+	              : 0;
 	if (!ret)
 		ret = tune(d, lfd, e);
 	else
 		llmio_err(e, ret, "engine net: SO_REUSEADDR: %s", strerror(-ret));
+	if (!ret && d->mcast) {
+		struct ip_mreq mr = {.imr_multiaddr = ((struct sockaddr_in *)&ss)->sin_addr,
+		                     .imr_interface.s_addr = htonl(INADDR_ANY)};
+
+		((struct sockaddr_in *)&ss)->sin_addr.s_addr = htonl(INADDR_ANY);
+		if (setsockopt(lfd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)))
+			ret = llmio_err(e, -errno, "engine net: joining group %s: %s", o->hostname,
+			                strerror(errno));
+	}
 	if (!ret && bind(lfd, (struct sockaddr *)&ss, len))
 		ret = llmio_err(e, -errno,
 		                errno == EADDRINUSE
@@ -369,7 +381,7 @@ fail:
 	return ret;
 }
 
-/* The sender: connect to hostname:port (udp: the address, then fio's open message). */
+/* The sender: connect to hostname:port (udp: only its address, then fio's open message). */
 static int do_connect(struct net_data *d, struct llmio_error *e)
 {
 	const struct net_opts *o = &d->o;
@@ -398,19 +410,27 @@ static int do_connect(struct net_data *d, struct llmio_error *e)
 	ret = tune(d, d->fd, e);
 	if (ret)
 		return ret;
+	if (d->udp) {
+		uint8_t msg[8];
+
+		/* unconnected, as fio's: a pingpong echo comes from the receiver's own address */
+		memcpy(&d->peer, &ss, len);
+		d->peer_len = len;
+		if (d->mcast && (ret = set_int(d->fd, IPPROTO_IP, IP_MULTICAST_TTL, o->ttl)))
+			return llmio_err(e, ret, "engine net: ttl (IP_MULTICAST_TTL): %s",
+			                 strerror(-ret));
+		link_msg(msg, LINK_OPEN);
+		if (sendto(d->fd, msg, sizeof(msg), 0, (struct sockaddr *)&d->peer, d->peer_len) <
+		    0)
+			return llmio_err(e, -errno, "engine net: udp open message to %s: %s",
+			                 o->hostname, strerror(errno));
+		return 0;
+	}
 	if (connect(d->fd, (struct sockaddr *)&ss, len))
 		return llmio_err(e, -errno,
 		                 "engine net: cannot connect to %s port %d: %s (is the receiver, a "
 		                 "job with listen, running?)",
 		                 o->hostname, o->port, strerror(errno));
-	if (d->udp) {
-		uint8_t msg[8];
-
-		link_msg(msg, LINK_OPEN);
-		if (send(d->fd, msg, sizeof(msg), 0) < 0)
-			return llmio_err(e, -errno, "engine net: udp open message: %s",
-			                 strerror(errno));
-	}
 	return 0;
 }
 
@@ -427,20 +447,22 @@ static int net_init(struct engine_ctx *ctx, const struct engine_setup *s, struct
 {
 	const struct net_opts *o = s->opts;
 	struct net_data *d;
+	struct in_addr group;
 	int ret;
 
 	if (!o || (!o->port && o->protocol != PROTO_UNIX))
 		return llmio_err(e, -EINVAL, "engine net needs port=N (1-65535), or protocol=unix");
-	if (o->listen && s->nworkers > 1)
+	if (s->nworkers > 1)
 		return llmio_err(e, -EINVAL,
-		                 "engine net: a receiver (listen) takes one sender: give it "
-		                 "numjobs=1, or one receiver job per sender on its own port");
-	if (is_udp(o->protocol) && o->hostname[0] && IN_MULTICAST(ntohl(inet_addr(o->hostname))) &&
-	    !is_v6(o->protocol))
+		                 "engine net: numjobs=%u: fio gives each clone a port of its own "
+		                 "(port + N); here give each connection a job of its own",
+		                 s->nworkers);
+	/* fio's: over udp and unix sockets the job that reads is the receiver */
+	if (o->listen && (is_udp(o->protocol) || o->protocol == PROTO_UNIX))
 		return llmio_err(e, -EINVAL,
-		                 "engine net: hostname=%s is a multicast group: multicast is not "
-		                 "done; give the receiver's own address",
-		                 o->hostname);
+		                 "engine net: listen is for tcp: over %s the job that reads "
+		                 "receives (as in fio); drop listen",
+		                 proto_names[o->protocol]);
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -448,17 +470,27 @@ static int net_init(struct engine_ctx *ctx, const struct engine_setup *s, struct
 	d->stop = s->stop;
 	d->fd = -1;
 	d->udp = is_udp(o->protocol);
+	d->listen = o->listen || ((d->udp || o->protocol == PROTO_UNIX) && !s->writable);
+	d->mcast = o->protocol == PROTO_UDP && inet_aton(o->hostname, &group) &&
+	           IN_MULTICAST(ntohl(group.s_addr));
 	ctx->priv = d;
-	ret = o->listen ? do_listen(d, e) : do_connect(d, e);
+	ret = d->listen ? do_listen(d, e) : do_connect(d, e);
 	if (ret) {
 		net_cleanup(ctx);
 		return ret;
 	}
 	snprintf(ctx->notes, sizeof(ctx->notes), "net: %s %s, %s port %d%s%s",
-	         o->listen ? "received from a sender on" : "sent to",
+	         d->listen ? "received from a sender on" : "sent to",
 	         o->hostname[0] ? o->hostname : "any address", proto_names[o->protocol], o->port,
 	         o->nodelay ? ", nodelay" : "", o->pingpong ? ", pingpong" : "");
 	return 0;
+}
+
+/* One send without waiting: udp to its peer (unconnected), a stream on its connection. */
+static ssize_t to_peer(const struct net_data *d, const void *buf, size_t len)
+{
+	return sendto(d->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+	              d->udp ? (const struct sockaddr *)&d->peer : NULL, d->udp ? d->peer_len : 0);
 }
 
 /* Send all of buf; its length, or -errno (-ECANCELED: stopped). */
@@ -467,11 +499,7 @@ static int64_t send_all(struct net_data *d, const uint8_t *buf, size_t len)
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n =
-		        d->udp && d->o.listen
-		                ? sendto(d->fd, buf + done, len - done, MSG_DONTWAIT,
-		                         (struct sockaddr *)&d->peer, d->peer_len)
-		                : send(d->fd, buf + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n = to_peer(d, buf + done, len - done);
 
 		if (n > 0) {
 			done += (size_t)n;
@@ -549,12 +577,12 @@ static void net_cleanup(struct engine_ctx *ctx)
 
 	if (!d)
 		return;
-	if (d->fd >= 0 && !d->o.listen) {
+	if (d->fd >= 0 && !d->listen) {
 		uint8_t msg[8];
 
 		/* as fio's sender: its receiver ends at this, whatever its size */
 		link_msg(msg, LINK_CLOSE);
-		(void)!send(d->fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)!to_peer(d, msg, sizeof(msg));
 	}
 	if (d->fd >= 0)
 		close(d->fd);

@@ -1015,6 +1015,7 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		return -EEXIST;
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
 		return target_open(&j->target, &j->o, job_writes(&j->o), e);
+	j->target.writable = job_writes(&j->o); /* no file: the job's direction, for the engine */
 	return 0;
 }
 
