@@ -144,7 +144,7 @@ static const struct llmio_optdesc net_options[] = {
                 .def = "1",
                 .min = 0,
                 .max = 255,
-                .help = "multicast TTL (fio's; multicast itself is not done)",
+                .help = "time to live of a sender's multicast datagrams (udp to a group)",
                 .fio_kind = OPTD_FIO_VALUE,
         },
         {.name = NULL},
