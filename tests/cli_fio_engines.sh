@@ -363,6 +363,8 @@ check "net: a receiver whose sender closed early ends with exit 0 (exit $REAPED:
 	test "$REAPED" -eq 0
 check "net: ... having received what was sent ($(moved "$T/early.json"))" \
 	test "$(moved "$T/early.json")" = "65536 0"
+json_check "$T/early.json" "net: the result records the engine's string option, hostname" \
+	"'\"hostname\":\"127.0.0.1\"' in j['job options']['engine_options']"
 
 # fio's own pair of jobs (a receiver and a sender that starts a second later, as fio's
 # examples/netio.fio), as one job file through fio and llmio: the same jobs, names and bytes
