@@ -419,6 +419,16 @@ else
 	note "no network namespace here (unshare -n needs root): fio's receivers, which listen on every address, not run"
 fi
 
+# Ctrl-C ends a receiver that no sender comes to (its wait is in the engine's setup)
+P=$(free_port)
+recv_llmio lonely "$P" --listen --size 64k
+R=$BG
+check "net: a receiver waits for a sender" bound "$P" tcp
+kill -INT "$R" # timeout passes it on to llmio
+reap "$R" 30 "net: a receiver told to stop while it waits"
+check "net: ... and ends when told to (exit $REAPED)" test "$REAPED" -eq 1
+check "net: ... saying so" grep -q "stopped while waiting for a sender" "$T/lonely.out"
+
 # safety: a port in use is an error that names it; a unix socket llmio did not make is kept
 P=$(free_port)
 bg holder python3 -c 'import socket, sys, time

@@ -230,7 +230,7 @@ static int resolve(const struct net_opts *o, struct sockaddr_storage *ss, sockle
 	snprintf(port, sizeof(port), "%d", o->port);
 	g = getaddrinfo(o->hostname[0] ? o->hostname : NULL, port, &hints, &res);
 	if (g || !res)
-		return llmio_err(e, g == EAI_SYSTEM ? -errno : -EINVAL,
+		return llmio_err(e, g == EAI_SYSTEM && errno ? -errno : -EINVAL,
 		                 "engine net: cannot resolve hostname=%s for %s: %s; give a name "
 		                 "or address of this protocol's family",
 		                 o->hostname, af == AF_INET6 ? "IPv6" : "IPv4", gai_strerror(g));

@@ -497,8 +497,12 @@ static int start_workers(struct job *j, struct llmio_error *e)
 	for (unsigned i = 0; i < started; i++) {
 		struct worker *w = &j->workers[i];
 
-		while (atomic_load(&w->state) == 0)
+		while (atomic_load(&w->state) == 0) {
+			/* an engine's setup may wait on a peer (net's accept): Ctrl-C ends it */
+			if (stopped_from_outside(j))
+				atomic_store(&j->stop, 1);
 			nap(200000);
+		}
 		if (atomic_load(&w->state) == STATE_FAILED && !ret)
 			ret = llmio_err(e, w->err ? w->err : -EIO, "%s", w->errmsg);
 	}
