@@ -406,6 +406,9 @@ if [ "${LLMIO_NETNS:-}" = 1 ]; then
 		test "$(jobs_of "$T/pair.fio.json")" = "$(jobs_of "$T/pair.llmio.json")"
 	json_check "$T/pair.llmio.json" "net pair: llmio's receiver got the sender's 512 KiB" \
 		"[x['read']['io_bytes'] for x in d['jobs']] == [524288, 0]"
+	# startdelay: a lower bound, which load only lengthens
+	json_check "$T/pair.llmio.json" "net pair: the sender started startdelay (1 s) after the receiver, or later" \
+		"d['jobs'][1]['job_start'] - d['jobs'][0]['job_start'] >= 1000"
 
 	# llmio's sender to fio's receiver (which listens on every address: here, in the namespace)
 	P=$(free_port)
