@@ -435,7 +435,8 @@ P=$(free_port)
 recv_llmio lonely "$P" --listen --size 64k
 R=$BG
 check "net: a receiver waits for a sender" bound "$P" tcp
-kill -INT "$R" # timeout passes it on to llmio
+# one SIGINT to llmio itself (timeout would pass it on to its whole group: a second Ctrl-C)
+kill -INT "$(ps -o pid= --ppid "$R" | tr -d ' ')"
 reap "$R" 30 "net: a receiver told to stop while it waits"
 check "net: ... and ends when told to (exit $REAPED)" test "$REAPED" -eq 1
 check "net: ... saying so" grep -q "stopped while waiting for a sender" "$T/lonely.out"
