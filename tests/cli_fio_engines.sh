@@ -1,5 +1,5 @@
 #!/bin/bash
-# cli_fio_engines.sh: fio's file-operation and CPU engines in llmio (docs/engines.md), each
+# cli_fio_engines.sh: fio's file-operation, CPU and net engines in llmio (docs/engines.md), each
 # against fio 3.33 on the same job file, with nothing timed.
 #
 # Each job file runs through fio and through `llmio run`, each in an empty folder of its own
@@ -10,7 +10,8 @@
 # files and its count of I/Os depends on the clock, so its witness is the kernel: the CPU time
 # the process used (wait4's rusage) is at least what llmio reports, and that is at least
 # cpuchunks per I/O.  And the safety rule: filedelete refuses a file it did not create, which
-# stays as it was.
+# stays as it was.  The net engine (a socket) runs against fio's sender and receiver, Python and
+# itself; what each side moved must agree, and strace or Python sees the data (below).
 
 # net runs in a network namespace of its own where one can be made (root: unshare -n), so that
 # nothing it listens on is reachable from outside, fio's receiver (which listens on every
