@@ -442,6 +442,15 @@ reap "$R" 30 "net: a receiver told to stop while it waits"
 check "net: ... and ends when told to (exit $REAPED)" test "$REAPED" -eq 1
 check "net: ... saying so" grep -q "stopped while waiting for a sender" "$T/lonely.out"
 
+# --emit-fio writes the net options and startdelay as fio lines, which fio parses
+expect_rc 0 "--emit-fio of a net sender" run --name s --ioengine net --hostname 127.0.0.1 \
+	--port 9 --rw write --size 64k --nodelay --startdelay 2 --emit-fio
+cp "$T/stdout" "$T/net_emitted.fio"
+check "--emit-fio writes hostname, port, nodelay and startdelay" \
+	test "$(grep -cxE 'hostname=127.0.0.1|port=9|nodelay=1|startdelay=2s' "$T/net_emitted.fio")" = 4
+run fio --parse-only "$T/net_emitted.fio"
+check "fio parses the emitted net job (exit $RC: $(head -c 200 "$T/stderr"))" test "$RC" -eq 0
+
 # safety: a port in use is an error that names it; a unix socket llmio did not make is kept
 P=$(free_port)
 bg holder python3 -c 'import socket, sys, time
