@@ -20,7 +20,8 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
       # the uring_cmd test guest (tests/qemu/run_guest.sh): an emulator with an NVMe device, a
       # kernel with its nvme modules to boot in it, and a static busybox for its initramfs
       qemu-system-x86 linux-image-amd64 busybox-static
-      strace # the kernel's word on the syscalls made (tests: I/O priorities taken)
+      strace # the kernel's word on the syscalls made (tests: I/O priorities taken, net's bytes)
+      iproute2 # the net engine's test brings up loopback in a network namespace of its own
       valgrind) # instructions per I/O (docs/performance.md, callgrind)
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower

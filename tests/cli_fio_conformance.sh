@@ -521,10 +521,10 @@ printf '[r]\nsize=64k\nfilename\n' >"$T/llmio/engine/bare.fio"
 in_dir llmio engine "$T/llmio/engine/bare.fio"
 check "a bare option that needs a value: refused (exit $RC)" test "$RC" -eq 2
 check "it names the option" grep -q "bare.fio:3: filename: .* needs a value" "$T/stderr"
-printf '[s]\nioengine=net\nsize=64k\nlisten\n' >"$T/llmio/engine/net.fio"
-in_dir llmio engine "$T/llmio/engine/net.fio"
+printf '[s]\nioengine=rbd\nsize=64k\nbusy_poll\n' >"$T/llmio/engine/rbd.fio"
+in_dir llmio engine "$T/llmio/engine/rbd.fio"
 check "a bare option of a fio engine llmio lacks: the engine named (exit $RC)" \
-	grep -q "net.fio:2: ioengine: unknown engine 'net'.*'listen' on line 4" "$T/stderr"
+	grep -q "rbd.fio:2: ioengine: unknown engine 'rbd'.*'busy_poll' on line 4" "$T/stderr"
 printf '[r]\nsize=64k\nfill_device\n' >"$T/llmio/engine/refused.fio"
 in_dir llmio engine "$T/llmio/engine/refused.fio"
 check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "fill_device: a fio option" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# cli_fio_engines.sh: fio's file-operation and CPU engines in llmio (docs/engines.md), each
+# cli_fio_engines.sh: fio's file-operation, CPU and net engines in llmio (docs/engines.md), each
 # against fio 3.33 on the same job file, with nothing timed.
 #
 # Each job file runs through fio and through `llmio run`, each in an empty folder of its own
@@ -10,7 +10,16 @@
 # files and its count of I/Os depends on the clock, so its witness is the kernel: the CPU time
 # the process used (wait4's rusage) is at least what llmio reports, and that is at least
 # cpuchunks per I/O.  And the safety rule: filedelete refuses a file it did not create, which
-# stays as it was.
+# stays as it was.  The net engine (a socket) runs against fio's sender and receiver, Python and
+# itself; what each side moved must agree, and strace or Python sees the data (below).
+
+# net runs in a network namespace of its own where one can be made (root: unshare -n), so that
+# nothing it listens on is reachable from outside, fio's receiver (which listens on every
+# address) included; elsewhere only llmio's receivers run, on 127.0.0.1.
+if [ -z "${LLMIO_NETNS:-}" ] && command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+	export LLMIO_NETNS=1
+	exec unshare -n sh -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
+fi
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -190,5 +199,276 @@ cpu noop
 cpu qsort
 expect_rc 2 "cpuio without cpuload is refused" run --ioengine cpuio --runtime 1
 expect_err "cpuio without cpuload says what to give" "cpuload=N"
+
+# net: a socket instead of a file.  Both sides count the bytes they moved (fio's JSON io_bytes
+# per direction) and must agree with each other and with size; what the receiver got must be
+# what the sender sent, seen by a witness outside llmio: strace's dump of the bytes each
+# recvfrom returned (llmio's receiver), or a Python receiver (llmio's sender).
+PAT=deadbeef
+# free_port: a port nobody holds on 127.0.0.1 now
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# bound PORT PROTO: wait up to 60 s until a socket listens on PORT (tcp) or is bound to it (udp)
+bound() {
+	python3 - "$1" "$2" <<'PY'
+import sys, time
+port, proto = int(sys.argv[1]), sys.argv[2]
+for _ in range(600):
+    for line in open("/proc/net/" + proto).readlines()[1:]:
+        f = line.split()
+        if int(f[1].split(":")[1], 16) == port and (proto == "udp" or f[3] == "0A"):
+            sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
+# bg NAME CMD...: start CMD in the background, its output in $T/NAME.out; BG holds its pid
+bg() {
+	local name=$1; shift
+	_show "$@ &"
+	timeout -k 5 90 "$@" >"$T/$name.out" 2>&1 &
+	BG=$!
+}
+# recv_llmio NAME PORT ARGS...: llmio's receiver on 127.0.0.1 in the background
+recv_llmio() {
+	local name=$1 port=$2; shift 2
+	bg "$name" "$LLMIO" run --name "$name" --ioengine net --hostname 127.0.0.1 --port "$port" \
+		--rw read --output-format=json --output "$T/$name.json" "$@"
+}
+# moved FILE: "read write" bytes of the first job of a fio JSON
+moved() { json_get "$1" "'%d %d' % (j['read']['io_bytes'], j['write']['io_bytes'])"; }
+
+# fio's sender to llmio's receiver, which strace watches: 256 KiB of fio's buffer_pattern
+P=$(free_port)
+cat >"$T/fsend.fio" <<EOF
+[send]
+ioengine=net
+hostname=127.0.0.1
+port=$P
+rw=write
+bs=4k
+size=256k
+buffer_pattern=0x$PAT
+EOF
+if command -v strace >/dev/null; then
+	bg strace strace -f -qq -e trace=recvfrom -e read=all -o "$T/recv.strace" "$LLMIO" run \
+		--name recv --ioengine net --listen --hostname 127.0.0.1 --port "$P" --rw read \
+		--bs 4k --size 256k --output-format=json --output "$T/frecv.json"
+	R=$BG
+	check "net: llmio's receiver listens on 127.0.0.1 port $P" bound "$P" tcp
+	run fio --output-format=json --output="$T/fsend.json" "$T/fsend.fio"
+	check "net: fio's sender to llmio's receiver: fio ran (exit $RC: $(head -c 300 "$T/stderr"))" \
+		test "$RC" -eq 0
+	reap "$R" 60 "net: llmio's receiver"
+	check "net: llmio's receiver ran (exit $REAPED: $(head -c 300 "$T/strace.out"))" \
+		test "$REAPED" -eq 0
+	check "net: llmio received what fio sent, 256 KiB ($(moved "$T/frecv.json") / $(moved "$T/fsend.json"))" \
+		test "$(moved "$T/frecv.json")" = "262144 0" -a "$(moved "$T/fsend.json")" = "0 262144"
+	json_check "$T/frecv.json" "net: 64 reads of 4 KiB" "j['read']['total_ios'] == 64"
+	# the bytes recvfrom returned, in order (strace's hex dump), must be fio's pattern
+	check "net: the bytes llmio's receiver got are fio's buffer_pattern (strace's dump)" \
+		python3 - "$T/recv.strace" "$PAT" 262144 <<'PY'
+import re, sys
+data = bytearray()
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*\| [0-9a-f]{5}  ((?:[0-9a-f]{2} {1,2})+)", line)
+    if m:
+        data += bytes.fromhex(m.group(1).replace(" ", ""))
+n = int(sys.argv[3])
+want = bytes.fromhex(sys.argv[2]) * (n // 4)
+print("received", len(data), "bytes")
+sys.exit(0 if bytes(data) == want else 1)
+PY
+else
+	note "strace missing (Debian package strace): fio's sender to llmio's receiver not checked"
+fi
+
+# llmio's sender to a Python receiver: the stream is the pattern, then fio's close message
+P=$(free_port)
+cat >"$T/pyrecv.py" <<'PY'
+import socket, sys
+port, pat, out = int(sys.argv[1]), bytes.fromhex(sys.argv[2]), sys.argv[3]
+s = socket.socket()
+s.bind(("127.0.0.1", port))
+s.listen(1)
+s.settimeout(60)
+c, _ = s.accept()
+c.settimeout(60)
+data = bytearray()
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    data += b
+close = bytes.fromhex("6b6e696c89000000")  # fio's close message: magic, command, little-endian
+body = bytes(data[:-8]) if data.endswith(close) else bytes(data)
+ok = body == pat * (len(body) // len(pat)) and data.endswith(close)
+open(out, "w").write("%d %s\n" % (len(body), "pattern" if ok else "other"))
+PY
+bg pyrecv python3 "$T/pyrecv.py" "$P" "$PAT" "$T/pyrecv.result"
+R=$BG
+check "net: the Python receiver listens on port $P" bound "$P" tcp
+llmio run --name send --ioengine net --hostname 127.0.0.1 --port "$P" --rw write --bs 4k \
+	--size 256k --buffer_pattern "0x$PAT" --output-format=json --output "$T/lsend.json"
+check "net: llmio's sender ran (exit $RC: $(head -c 300 "$T/stderr"))" test "$RC" -eq 0
+reap "$R" 60 "net: the Python receiver"
+check "net: the Python receiver got 256 KiB of the pattern and fio's close message ($(cat "$T/pyrecv.result" 2>/dev/null))" \
+	test "$(cat "$T/pyrecv.result" 2>/dev/null)" = "262144 pattern"
+check "net: llmio's sender counts what the receiver got ($(moved "$T/lsend.json"))" \
+	test "$(moved "$T/lsend.json")" = "0 262144"
+
+# llmio to llmio over each protocol (udp: 16 datagrams, which loopback's buffers hold whole)
+pair() {
+	local proto=$1 size=$2 host=127.0.0.1 listen=--listen wait=tcp; shift 2
+	P=$(free_port)
+	case $proto in
+	udp) listen= wait=udp ;;
+	unix) listen= host=$T/sock wait= ;;
+	esac
+	bg "r$proto" "$LLMIO" run --name recv --ioengine net --protocol "$proto" $listen \
+		--hostname "$host" --port "$P" --rw read --bs 4k --size "$size" \
+		--output-format=json --output "$T/r$proto.json" "$@"
+	R=$BG
+	if [ -n "$wait" ]; then
+		check "net $proto: llmio's receiver is bound" bound "$P" "$wait"
+	else
+		for _ in $(seq 600); do [ -S "$host" ] && break; sleep 0.1; done
+		check "net unix: llmio's receiver made its socket" test -S "$host"
+	fi
+	llmio run --name send --ioengine net --protocol "$proto" --hostname "$host" --port "$P" \
+		--rw write --bs 4k --size "$size" --output-format=json --output "$T/s$proto.json" "$@"
+	check "net $proto $*: llmio's sender ran (exit $RC: $(head -c 300 "$T/stderr"))" test "$RC" -eq 0
+	reap "$R" 60 "net $proto: llmio's receiver"
+	check "net $proto $*: llmio's receiver ran (exit $REAPED: $(head -c 300 "$T/r$proto.out"))" \
+		test "$REAPED" -eq 0
+	check "net $proto $*: both sides moved $size ($(moved "$T/r$proto.json") / $(moved "$T/s$proto.json"))" \
+		test "$(moved "$T/r$proto.json")" = "$(numfmt --from=iec "${size^^}") 0" \
+		-a "$(moved "$T/s$proto.json")" = "0 $(numfmt --from=iec "${size^^}")"
+}
+pair tcp 1m
+pair tcp 256k --pingpong --nodelay
+pair udp 64k
+pair unix 256k
+check "net unix: the receiver removed the socket it made" test ! -e "$T/sock"
+
+# a receiver ends, without an error, when its sender closes before the receiver's size
+P=$(free_port)
+recv_llmio early "$P" --listen --bs 4k --size 1m --json "$T/early.rec.json"
+R=$BG
+check "net: llmio's receiver listens" bound "$P" tcp
+llmio run --name send --ioengine net --hostname 127.0.0.1 --port "$P" --rw write --bs 4k \
+	--size 64k
+reap "$R" 60 "net: the receiver of a short transfer"
+check "net: a receiver whose sender closed early ends with exit 0 (exit $REAPED: $(head -c 300 "$T/early.out"))" \
+	test "$REAPED" -eq 0
+check "net: ... having received what was sent ($(moved "$T/early.json"))" \
+	test "$(moved "$T/early.json")" = "65536 0"
+json_check "$T/early.rec.json" "net: llmio's record has the engine's string option, hostname" \
+	"j['job options']['engine_options']['hostname'] == '127.0.0.1'"
+json_check "$T/early.json" "net: ... and fio's JSON, as a fio job line" \
+	"j['job options']['hostname'] == '127.0.0.1'"
+
+# fio's own pair of jobs (a receiver and a sender that starts a second later, as fio's
+# examples/netio.fio), as one job file through fio and llmio: the same jobs, names and bytes
+P=$(free_port)
+cat >"$T/pair.fio" <<EOF
+[global]
+ioengine=net
+port=$P
+protocol=tcp
+bs=4k
+size=512k
+
+[receiver]
+listen
+rw=read
+
+[sender]
+hostname=localhost
+startdelay=1
+rw=write
+EOF
+if [ "${LLMIO_NETNS:-}" = 1 ]; then
+	jobs_of() {
+		json_get "$1" "' '.join('%s:%d:%d:%d' % (x['jobname'], x['groupid'], x['read']['io_bytes'] > 0, x['write']['io_bytes']) for x in d['jobs'])"
+	}
+	# fio's sender connects once, a second after its start: on a loaded machine its receiver
+	# may not listen yet (fio's own race), so a failed fio run is tried once more
+	for try in 1 2; do
+		run fio --output-format=json --output="$T/pair.fio.json" "$T/pair.fio"
+		[ "$RC" -eq 0 ] && break
+		note "fio's pair failed (try $try): $(head -c 300 "$T/stdout") $(grep -o '"error" : [0-9]*' "$T/pair.fio.json" | tr '\n' ' ')"
+	done
+	check "net pair: fio ran it (exit $RC: $(head -c 300 "$T/stderr"))" test "$RC" -eq 0
+	llmio run --output-format=json --output="$T/pair.llmio.json" "$T/pair.fio"
+	check "net pair: llmio ran it (exit $RC: $(head -c 300 "$T/stderr"))" test "$RC" -eq 0
+	check "net pair: the same jobs, groups and written bytes as fio's ($(jobs_of "$T/pair.fio.json"))" \
+		test "$(jobs_of "$T/pair.fio.json")" = "$(jobs_of "$T/pair.llmio.json")"
+	json_check "$T/pair.llmio.json" "net pair: llmio's receiver got the sender's 512 KiB" \
+		"[x['read']['io_bytes'] for x in d['jobs']] == [524288, 0]"
+	# startdelay: a lower bound, which load only lengthens
+	json_check "$T/pair.llmio.json" "net pair: the sender started startdelay (1 s) after the receiver, or later" \
+		"d['jobs'][1]['job_start'] - d['jobs'][0]['job_start'] >= 1000"
+
+	# llmio's sender to fio's receiver (which listens on every address: here, in the namespace)
+	P=$(free_port)
+	sed -e "s/^port=.*/port=$P/" -e '/^\[sender\]/,$d' "$T/pair.fio" >"$T/frecv.fio"
+	bg frecv fio --output-format=json --output="$T/frecv.fio.json" "$T/frecv.fio"
+	R=$BG
+	check "net: fio's receiver listens" bound "$P" tcp
+	llmio run --name send --ioengine net --hostname 127.0.0.1 --port "$P" --rw write --bs 4k \
+		--size 512k --output-format=json --output "$T/tofio.json"
+	check "net: llmio's sender to fio's receiver ran (exit $RC: $(head -c 300 "$T/stderr"))" \
+		test "$RC" -eq 0
+	reap "$R" 60 "net: fio's receiver"
+	check "net: fio's receiver ran (exit $REAPED: $(head -c 300 "$T/frecv.out"))" test "$REAPED" -eq 0
+	# fio's receiver counts a short read's missing bytes against size as if read (its own
+	# sender's data likewise): it reports up to what was sent, never more
+	json_check "$T/frecv.fio.json" "net: fio received llmio's data, at most the 512 KiB sent" \
+		"0 < j['read']['io_bytes'] <= 524288 and j['error'] == 0"
+else
+	note "no network namespace here (unshare -n needs root): fio's receivers, which listen on every address, not run"
+fi
+
+# Ctrl-C ends a receiver that no sender comes to (its wait is in the engine's setup)
+P=$(free_port)
+recv_llmio lonely "$P" --listen --size 64k
+R=$BG
+check "net: a receiver waits for a sender" bound "$P" tcp
+# one SIGINT to llmio itself (timeout would pass it on to its whole group: a second Ctrl-C)
+kill -INT "$(ps -o pid= --ppid "$R" | tr -d ' ')"
+reap "$R" 30 "net: a receiver told to stop while it waits"
+check "net: ... and ends when told to (exit $REAPED)" test "$REAPED" -eq 1
+check "net: ... saying so" grep -q "stopped while waiting for a sender" "$T/lonely.out"
+
+# --emit-fio writes the net options and startdelay as fio lines, which fio parses
+expect_rc 0 "--emit-fio of a net sender" run --name s --ioengine net --hostname 127.0.0.1 \
+	--port 9 --rw write --size 64k --nodelay --startdelay 2 --emit-fio
+cp "$T/stdout" "$T/net_emitted.fio"
+check "--emit-fio writes hostname, port, nodelay and startdelay" \
+	test "$(grep -cxE 'hostname=127.0.0.1|port=9|nodelay=1|startdelay=2s' "$T/net_emitted.fio")" = 4
+run fio --parse-only "$T/net_emitted.fio"
+check "fio parses the emitted net job (exit $RC: $(head -c 200 "$T/stderr"))" test "$RC" -eq 0
+
+# safety: a port in use is an error that names it; a unix socket llmio did not make is kept
+P=$(free_port)
+bg holder python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$P"
+H=$BG
+check "net: a port is held" bound "$P" tcp
+llmio run --ioengine net --listen --hostname 127.0.0.1 --port "$P" --rw read --size 64k
+check "net: a receiver on a port in use fails (exit $RC)" test "$RC" -eq 1
+expect_err "net: ... naming the port" "port $P is in use"
+kill "$H" 2>/dev/null
+wait "$H" 2>/dev/null
+: >"$T/notmine"
+llmio run --ioengine net --protocol unix --hostname "$T/notmine" --rw read --size 64k
+check "net: a unix socket path that exists is refused (exit $RC)" test "$RC" -eq 1
+expect_err "net: ... saying so" "exists already"
+check "net: ... and kept" test -f "$T/notmine"
+llmio run --ioengine net --hostname 127.0.0.1 --port "$(free_port)" --rw write --size 64k
+check "net: a sender with no receiver fails (exit $RC)" test "$RC" -eq 1
+expect_err "net: ... saying what to start" "is the receiver"
 
 finish

@@ -369,12 +369,17 @@ struct llmio_job_opts {
 	 */
 	char buffer_pattern[64];
 	/*
+	 * fio's startdelay: the job waits this long once the jobs that start with it are laid
+	 * out, then starts (a net engine's sender, after its receiver listens); not measured.
+	 */
+	uint64_t startdelay_ns;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1432];
+	uint8_t reserved_[1424];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

@@ -123,6 +123,7 @@ int cmd_engines(int argc, char **argv)
 		       (caps & ENGINE_CAP_OWN_TARGET)
 		               ? "its own targets (no local file or page cache)"
 		       : (caps & ENGINE_CAP_FILE_OPS) ? "one call on the file per I/O, no data"
+		       : (caps & ENGINE_CAP_SOCKET)   ? "a socket, no file"
 		       : (caps & ENGINE_CAP_NO_IO) && !e.supports_direct ? "no file, no I/O"
 		       : e.supports_direct                               ? "O_DIRECT supported"
 		                                                         : "page cache only");

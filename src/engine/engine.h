@@ -88,6 +88,11 @@ struct io_req {
  * so a file that is there before the job is refused before anything is laid out or written.
  */
 #define ENGINE_CAP_NEW_FILES (1u << 13)
+/*
+ * With ENGINE_CAP_NO_IO: no files, but its I/Os carry the buffers' data (net's socket), so the
+ * worker fills its writes as a file's (buffer_pattern included).
+ */
+#define ENGINE_CAP_SOCKET (1u << 14)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -128,7 +133,7 @@ struct engine_setup {
 	unsigned iodepth;
 	unsigned nworkers; /* threads of the job, each with its own engine instance */
 	bool direct;
-	bool writable;            /* files are open O_RDWR and writes may be issued */
+	bool writable;            /* writes may be issued (files are open O_RDWR) */
 	int dev_io_poll;          /* target's queue has poll queues: 1 yes, 0 no, -1 unknown */
 	const char *devname;      /* block device name for messages ("vda"), or "" */
 	const char *const *names; /* nfiles paths, or the names an engine resolved (s3://) */
@@ -175,6 +180,12 @@ struct engine_ctx {
 	 * s3://b/k bytes=0-4095: HTTP 403 InvalidAccessKeyId: check ...").  Set with io->res < 0.
 	 */
 	char ioerr[384];
+	/*
+	 * Set by a synchronous engine whose peer ended the transfer (net: the sender closed)
+	 * with the I/O that found it, which completes with res 0: the thread's loop then ends as
+	 * when its bytes are done, without an error.
+	 */
+	bool ended;
 	/*
 	 * What an engine whose bytes never reach a local device (s3) counted itself; the
 	 * worker zeroes it when measuring starts, so it covers the measured window.

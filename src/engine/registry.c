@@ -37,13 +37,14 @@ extern const struct engine_ops engine_filedelete;
 extern const struct engine_ops engine_ftruncate;
 extern const struct engine_ops engine_falloc;
 extern const struct engine_ops engine_cpuio;
+extern const struct engine_ops engine_net;
 
 static const struct engine_ops *const builtin_engines[] = {
         &engine_null,       &engine_psync,    &engine_libaio,      &engine_io_uring,
         &engine_mmap,       &engine_gds,      &engine_cuda_bounce, &engine_s3,
         &engine_s3_agent,   &engine_pmem2,    &engine_spdk,        &engine_uring_cmd,
         &engine_filecreate, &engine_filestat, &engine_filedelete,  &engine_ftruncate,
-        &engine_falloc,     &engine_cpuio,
+        &engine_falloc,     &engine_cpuio,    &engine_net,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -51,6 +52,19 @@ static const struct engine_ops *const builtin_engines[] = {
 size_t engine_count(void)
 {
 	return NENGINES;
+}
+
+/*
+ * An option's field: an int, or a string's char[] that a result's engine_options holds
+ * (llmio_engine_optval.choice), inside the engine's option struct.
+ */
+static bool field_fits(const struct llmio_optdesc *o, size_t opts_size)
+{
+	const size_t str_max = sizeof(((struct llmio_engine_optval *)0)->choice);
+
+	if (o->type == OPTD_STRING ? o->size < 2 || o->size > str_max : o->size != sizeof(int))
+		return false;
+	return o->offset + o->size <= opts_size;
 }
 
 /* An engine without the callbacks its capabilities promise is a programming error; name it. */
@@ -103,8 +117,9 @@ const char *engine_missing(const struct engine_ops *e)
 			return "choices (an option is OPTD_ENUM)";
 		if (o->scope != OPTD_SCOPE_ENGINE)
 			return "scope = OPTD_SCOPE_ENGINE (in an option)";
-		if (o->size != sizeof(int) || o->offset + o->size > e->opts_size)
-			return "an int field in opts_size (an option's OPTD_FIELD)";
+		if (!field_fits(o, e->opts_size))
+			return "an int or a string's char[] of at most 64 bytes in opts_size "
+			       "(an option's OPTD_FIELD)";
 	}
 	return NULL;
 }
@@ -199,9 +214,12 @@ unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
 
 		memset(v, 0, sizeof(*v));
 		snprintf(v->name, sizeof(v->name), "%s", o->name);
-		v->value = *(const int *)((const char *)opts + o->offset);
+		v->value =
+		        o->type == OPTD_STRING ? 0 : *(const int *)((const char *)opts + o->offset);
 		optdesc_load(o, opts, &val);
-		if (o->type != OPTD_ENUM || optdesc_format(o, &val, v->choice, sizeof(v->choice)))
+		/* an enum by name, a string as it is (its field fits: engine_missing) */
+		if ((o->type != OPTD_ENUM && o->type != OPTD_STRING) ||
+		    optdesc_format(o, &val, v->choice, sizeof(v->choice)))
 			v->choice[0] = '\0'; /* a number; an enum out of its choices too */
 	}
 	return n;
@@ -372,7 +390,6 @@ static const struct {
         {"ime_psync", "psync on the mounted IME filesystem"},
         {"ime_psyncv", "psync on the mounted IME filesystem"},
         {"ime_aio", "libaio on the mounted IME filesystem"},
-        {"net", "nothing: llmio measures storage, not network transfers (s3 for objects)"},
         {"netsplice", "nothing: llmio measures storage, not network transfers"},
         {"rdma", "nothing: llmio measures storage, not network transfers"},
         {"mtd", "nothing: raw flash (MTD) is not done"},

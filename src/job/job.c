@@ -440,6 +440,18 @@ static bool stopped_from_outside(const struct job *j)
 	return j->o.stop && __atomic_load_n(j->o.stop, __ATOMIC_RELAXED);
 }
 
+/* fio's startdelay, in naps that look at the stop flag (a stopped job then ends at once). */
+static void start_delay(const struct llmio_job_opts *o)
+{
+	const uint64_t end = now_ns() + o->startdelay_ns;
+
+	for (uint64_t t = now_ns(); o->startdelay_ns && t < end; t = now_ns()) {
+		if (o->stop && __atomic_load_n(o->stop, __ATOMIC_RELAXED))
+			break;
+		nap(end - t < 10000000 ? end - t : 10000000);
+	}
+}
+
 static int start_workers(struct job *j, struct llmio_error *e)
 {
 	unsigned started = 0;
@@ -485,8 +497,12 @@ static int start_workers(struct job *j, struct llmio_error *e)
 	for (unsigned i = 0; i < started; i++) {
 		struct worker *w = &j->workers[i];
 
-		while (atomic_load(&w->state) == 0)
+		while (atomic_load(&w->state) == 0) {
+			/* an engine's setup may wait on a peer (net's accept): Ctrl-C ends it */
+			if (stopped_from_outside(j))
+				atomic_store(&j->stop, 1);
 			nap(200000);
+		}
 		if (atomic_load(&w->state) == STATE_FAILED && !ret)
 			ret = llmio_err(e, w->err ? w->err : -EIO, "%s", w->errmsg);
 	}
@@ -1003,6 +1019,7 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		return -EEXIST;
 	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
 		return target_open(&j->target, &j->o, job_writes(&j->o), e);
+	j->target.writable = job_writes(&j->o); /* no file: the job's direction, for the engine */
 	return 0;
 }
 
@@ -1050,6 +1067,7 @@ static int job_run(const struct llmio_job_opts *opts, struct llmio_result **out,
 	}
 	if (j.o.ready)
 		j.o.ready(j.o.ready_arg);
+	start_delay(&j.o);
 	gettimeofday(&tv, NULL);
 	r->start_epoch_ms = (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 	sysinfo_host(r);

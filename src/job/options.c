@@ -819,6 +819,10 @@ static const struct llmio_optdesc opts_table[] = {
         JOB("ramp_time", NULL, OPTD_DURATION, ramp_time_ns, "0",
             "I/O run before measuring starts, not counted", FIO_CUSTOM, .json = "ramp_time_s",
             .json_ns = 1e9),
+        FIOJOB("startdelay", NULL, OPTD_DURATION, startdelay_ns, "0",
+               "wait this long before starting, once the jobs started with it are laid out "
+               "(plain number = seconds, as in fio)",
+               FIO_CUSTOM, .no_echo = true),
         JOB("direct", NULL, OPTD_BOOL, direct, "0", "O_DIRECT: bypass the page cache", FIO),
         JOB("random_distribution", NULL, OPTD_ENUM, random_distribution, "random",
             "random (uniform) | zipf:THETA | zoned:ACCESS%/SIZE%:... | "
@@ -1301,7 +1305,6 @@ static const struct {
         {"zone_reset_frequency", "nothing: zoned block devices (zonemode=zbd) are not done"},
         {"read_beyond_wp", "nothing: zoned block devices (zonemode=zbd) are not done"},
         {"zonecapacity", "nothing: zoned block devices (zonemode=zbd) are not done"},
-        {"startdelay", "nothing: jobs start at once"},
         {"write_hist_log", "--output-format=json+ (clat_ns.bins)"},
         {"log_hist_msec", "--output-format=json+ (clat_ns.bins)"},
         {"log_hist_coarseness", "--output-format=json+ (clat_ns.bins)"},

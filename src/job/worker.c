@@ -567,10 +567,19 @@ static bool lat_target_seen(struct worker *w, struct io_req *const *ios, unsigne
 	return true;
 }
 
+/* The engine's peer ended the transfer (engine_ctx.ended): no more I/O, and no failure. */
+static inline bool peer_ended(struct worker *w, const struct io_req *io)
+{
+	if (io->res || !w->ctx.ended)
+		return false;
+	w->src_done = true;
+	return true;
+}
+
 /* Account one completion with its latencies; false when the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
-	if (abandoned(w, io))
+	if (abandoned(w, io) || peer_ended(w, io))
 		return true;
 	if (!complete_io(w, io, t, measuring, complete_hooks(w->job)))
 		return false;
@@ -1099,7 +1108,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const bool async = e->caps & ENGINE_CAP_ASYNC;
 	/* an engine's own buffers only when they are host memory (SPDK's, not a GPU's) */
 	const bool stamps = (!e->buf_alloc || (e->caps & ENGINE_CAP_HOST_BUFS)) &&
-	                    !(e->caps & ENGINE_CAP_NO_IO);
+	                    (!(e->caps & ENGINE_CAP_NO_IO) || (e->caps & ENGINE_CAP_SOCKET));
 	const struct llmio_io_source *src = j->o.io_source;
 	/*
 	 * The job's constants and the loop's counters live in locals for the loop: after the

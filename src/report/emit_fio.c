@@ -200,6 +200,12 @@ static void emit_ramp(struct emit *x)
 		put_time(x->f, "ramp_time", x->o->ramp_time_ns);
 }
 
+static void emit_startdelay(struct emit *x)
+{
+	if (x->o->startdelay_ns)
+		put_time(x->f, "startdelay", x->o->startdelay_ns);
+}
+
 static void emit_distribution(struct emit *x)
 {
 	if (x->o->random_distribution == LLMIO_DIST_ZONED ||
@@ -395,6 +401,7 @@ static const struct {
         {"io_size", NULL},
         {"runtime", emit_runtime},
         {"ramp_time", emit_ramp},
+        {"startdelay", emit_startdelay},
         {"random_distribution", emit_distribution},
         {"randseed", emit_randseed},
         {"fadvise_hint", emit_fadvise},
