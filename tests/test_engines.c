@@ -450,7 +450,40 @@ static void missing_callbacks(void **state)
 	e.caps = 0;
 	e.opts = custom;
 	assert_string_equal(engine_missing(&e), "fio_option (an option is OPTD_FIO_CUSTOM)");
+	/* a string is a char array (not an int), and a result carries an engine's strings whole */
+	struct strs {
+		char a[1], b[LLMIO_ENGINE_TEXT_MAX];
+	};
+	struct llmio_optdesc strings[] = {
+	        {.name = "a",
+	         .type = OPTD_STRING,
+	         .def = "",
+	         .scope = OPTD_SCOPE_ENGINE,
+	         .fio_kind = OPTD_FIO_VALUE,
+	         OPTD_FIELD(struct strs, a)},
+	        {.name = NULL},
+	        {.name = NULL},
+	};
+	e.opts = strings;
+	e.opts_size = sizeof(struct strs);
+	assert_string_equal(
+	        engine_missing(&e),
+	        "an int field, or a char array for OPTD_STRING (an option's OPTD_FIELD)");
+	strings[0] = (struct llmio_optdesc){.name = "b",
+	                                    .type = OPTD_STRING,
+	                                    .def = "",
+	                                    .scope = OPTD_SCOPE_ENGINE,
+	                                    .fio_kind = OPTD_FIO_VALUE,
+	                                    OPTD_FIELD(struct strs, b)};
+	assert_null(engine_missing(&e)); /* LLMIO_ENGINE_TEXT_MAX bytes: the most */
+	strings[1] = strings[0];
+	strings[1].name = "c";
+	strings[1].offset = 0;
+	strings[1].size = 2;
+	assert_string_equal(engine_missing(&e),
+	                    "OPTD_STRING fields of at most LLMIO_ENGINE_TEXT_MAX bytes together");
 	e.opts = NULL;
+	e.opts_size = 0;
 	/* buffers of its own that this process cannot memcpy need the copies the store uses */
 	e.buf_alloc = no_buf_alloc;
 	e.buf_free = no_buf_free;
