@@ -1,5 +1,5 @@
 #!/bin/bash
-# cli_fio_engines.sh: fio's file-operation, CPU and net engines in llmio (docs/engines.md), each
+# cli_fio_engines.sh: fio's file-operation, CPU, exec and net engines in llmio (docs/engines.md), each
 # against fio 3.33 on the same job file, with nothing timed.
 #
 # Each job file runs through fio and through `llmio run`, each in an empty folder of its own
@@ -9,8 +9,9 @@
 # out, filedelete leaves none, ftruncate leaves the size of its last truncate.  cpuio has no
 # files and its count of I/Os depends on the clock, so its witness is the kernel: the CPU time
 # the process used (wait4's rusage) is at least what llmio reports, and that is at least
-# cpuchunks per I/O.  And the safety rule: filedelete refuses a file it did not create, which
-# stays as it was.  The net engine (a socket) runs against fio's sender and receiver, Python and
+# cpuchunks per I/O.  exec's witness is the program fio runs: its argv and output files, and
+# its end after SIGTERM and grace_time.  And the safety rule: filedelete refuses a file it did
+# not create, which stays as it was.  The net engine (a socket) runs against fio's sender and receiver, Python and
 # itself; what each side moved must agree, and strace or Python sees the data (below).
 
 # net runs in a network namespace of its own where one can be made (root: unshare -n), so that
@@ -470,5 +471,108 @@ check "net: ... and kept" test -f "$T/notmine"
 llmio run --ioengine net --hostname 127.0.0.1 --port "$(free_port)" --rw write --size 64k
 check "net: a sender with no receiver fails (exit $RC)" test "$RC" -eq 1
 expect_err "net: ... saying what to start" "is the receiver"
+
+# exec: the program fio would run, run the same way.  A helper prints each argument it gets on
+# a line of its own, in brackets, and a line to stderr: the argv both tools built (fio splits
+# at spaces, %r is the runtime in seconds, %n the job's name, nothing else is special: commas,
+# backslashes, %% and dots stay) must agree byte for byte, in the NAME.stdout and NAME.stderr
+# both make in the job's folder.  The I/Os are the program's polls, so their count is the
+# clock's: both() compares exit statuses and the names of the files left.
+both() {
+	local name=$1 f l
+	tool fio "$name"
+	check "$name: fio ran it (exit $RC)" test "$RC" -eq 0
+	tool llmio "$name"
+	check "$name: llmio ran it (exit $RC: $(head -c 300 "$T/stderr"))" test "$RC" -eq 0
+	f=$(cut -d' ' -f1 "$T/$name.fio.files" | tr '\n' ' ')
+	l=$(cut -d' ' -f1 "$T/$name.llmio.files" | tr '\n' ' ')
+	check "$name: the same files as fio's: fio [$f], llmio [$l]" test "$f" = "$l"
+}
+cat >"$T/argv.sh" <<'EOF'
+for a in "$@"; do printf '[%s]\n' "$a"; done
+echo "argv.sh: to stderr" >&2
+EOF
+EXARGS="$T/argv.sh  a,b  x%ry %n p\\,q c\\\\d   ,lead %%r 1..3"
+printf '[global]\nruntime=1\ntime_based\n[args]\nioengine=exec\nprogram=/bin/sh\narguments=%s\ngrace_time=0\n' \
+	"$EXARGS" >"$T/execargs.fio"
+both execargs
+for f in args.stdout args.stderr; do
+	if [ -s "$T/fio/execargs/$f" ] && cmp -s "$T/fio/execargs/$f" "$T/llmio/execargs/$f"; then
+		pass "exec: $f as fio's, byte for byte ($(tr '\n' ' ' <"$T/llmio/execargs/$f"))"
+	else
+		fail "exec: $f: fio [$(tr '\n' ' ' <"$T/fio/execargs/$f")], llmio [$(tr '\n' ' ' <"$T/llmio/execargs/$f" 2>&1)]"
+	fi
+done
+EXARGS=$EXARGS json_check "$T/execargs.llmio.json" "exec: no bytes, as fio's NOIO; the arguments whole in the job options" \
+	"j['read']['io_bytes'] == 0 and j['write']['io_bytes'] == 0 and j['job options']['arguments'] == __import__('os').environ['EXARGS']"
+
+# A program that ignores SIGTERM: both tools end it with SIGKILL grace_time after the SIGTERM.
+# Its loop never ends on its own, so its death is the SIGKILL's, and it is dead once the tool
+# has returned (the upper bound on its life: llmio waits for it; fio leaves a zombie, reaped
+# when fio exits, and a zombie counts as dead; the 10 s after are only for that reaping).
+# llmio's run lasts at least runtime + grace_time: a lower bound that a busy machine only
+# lengthens.
+cat >"$T/term.sh" <<'EOF'
+trap '' TERM
+echo $$ >term.pid
+while :; do sleep 0.1; done
+EOF
+printf '[term]\nioengine=exec\nprogram=/bin/sh\narguments=%s\nruntime=1\ngrace_time=2\nstd_redirect=0\n' \
+	"$T/term.sh" >"$T/execterm.fio"
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+for t in fio llmio; do
+	t0=$(date +%s.%N)
+	tool "$t" execterm
+	t1=$(date +%s.%N)
+	check "exec term: $t ran it (exit $RC: $(head -c 300 "$T/stderr"))" test "$RC" -eq 0
+	pid=$(cat "$T/$t/execterm/term.pid" 2>/dev/null)
+	check "exec term: $t started the program (pid ${pid:-none})" test -n "$pid"
+	[ -n "$pid" ] || continue
+	for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+	if alive "$pid"; then
+		fail "exec term: $t left the program that ignores SIGTERM running (pid $pid)"
+		kill -KILL "$pid"
+	else
+		pass "exec term: $t killed the program that ignores SIGTERM (pid $pid)"
+	fi
+	[ "$t" = llmio ] && check "exec term: llmio's run lasted runtime + grace_time (3 s) or more ($t0 .. $t1)" \
+		python3 -c "import sys; sys.exit(not ($t1 - $t0 >= 3))"
+done
+
+# a program that is not there: as fio, the job runs its runtime and exits 0; the child says
+# which program it could not run in the job's NAME.stderr (fio's child: an assertion of fio's)
+printf '[global]\ntime_based\nruntime=1\n[miss]\nioengine=exec\nprogram=/nonexistent/turbostat\narguments=-qS -s Busy%%,Bzy_MHz\n' \
+	>"$T/execmiss.fio"
+both execmiss
+check "exec missing: llmio's miss.stderr names the program" \
+	grep -q "cannot run /nonexistent/turbostat: No such file or directory" "$T/llmio/execmiss/miss.stderr"
+
+# the string options as given: whole in the record (past 64 bytes), escaped in engine_opts,
+# and --emit-fio writes them as fio reads them
+ARGS='-c package -qS --interval 5 -s Busy%,Bzy_MHz,Avg_MHz,CorWatt,PkgWatt,RAMWatt,PkgTmp a\b'
+mkdir -p "$T/cli"
+run sh -c 'cd "$1" && shift && exec "$@"' sh "$T/cli" "$LLMIO" run --name cli --ioengine exec \
+	--program /bin/echo --arguments "$ARGS" --runtime 1 --json "$T/exec.json"
+check "exec from the command line (exit $RC: $(head -c 200 "$T/stderr"))" test "$RC" -eq 0
+check "exec: cli.stdout is echo's line" test "$(cat "$T/cli/cli.stdout")" = "$ARGS"
+ARGS=$ARGS json_check "$T/exec.json" "exec: the record has the arguments whole, escaped in engine_opts" \
+	"(lambda o: o['engine_options']['arguments'] == __import__('os').environ['ARGS'] and 'Busy%\\\\,Bzy_MHz' in o['engine_opts'] and o['engine_options']['grace_time'] == 1)(d['jobs'][0]['job options'])"
+expect_rc 0 "--emit-fio of an exec job" run --ioengine exec --program /bin/echo --arguments "$ARGS" \
+	--runtime 1 --emit-fio
+cp "$T/stdout" "$T/emitexec.fio"
+check "--emit-fio writes arguments as given" grep -qxF "arguments=$ARGS" "$T/emitexec.fio"
+run fio --parse-only "$T/emitexec.fio"
+check "fio parses the emitted exec job (exit $RC: $(head -c 200 "$T/stderr"))" test "$RC" -eq 0
+
+# refusals: no program, no runtime, and an output name that is not a regular file of its own
+expect_rc 2 "exec without program is refused" run --ioengine exec --runtime 1
+expect_err "exec without program says what to give" "program=PATH"
+expect_rc 2 "exec without runtime is refused" run --ioengine exec --program /bin/true
+expect_err "exec without runtime says what to give" "runtime=N"
+mkdir -p "$T/link" && echo keep >"$T/victim" && ln -s "$T/victim" "$T/link/lnk.stdout"
+run sh -c 'cd "$1" && shift && exec "$@"' sh "$T/link" "$LLMIO" run --name lnk --ioengine exec \
+	--program /bin/echo --arguments x --runtime 1
+check "exec: NAME.stdout a symlink: refused, exit 2 (exit $RC: $(head -c 200 "$T/stderr"))" test "$RC" -eq 2
+check "... and the file it points to is as it was" test "$(cat "$T/victim")" = keep
 
 finish

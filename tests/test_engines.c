@@ -374,7 +374,8 @@ static void tables(void **state)
 	(void)state;
 	for (size_t i = 0; i < engine_count(); i++) {
 		const struct engine_ops *e = engine_at(i);
-		int opts[64];
+		/* ints, and an engine's strings (at most LLMIO_ENGINE_TEXT_MAX bytes) */
+		int opts[64 + LLMIO_ENGINE_TEXT_MAX / sizeof(int)];
 		struct llmio_error err = {0};
 
 		assert_null(engine_missing(e));
@@ -449,7 +450,40 @@ static void missing_callbacks(void **state)
 	e.caps = 0;
 	e.opts = custom;
 	assert_string_equal(engine_missing(&e), "fio_option (an option is OPTD_FIO_CUSTOM)");
+	/* a string is a char array (not an int), and a result carries an engine's strings whole */
+	struct strs {
+		char a[1], b[LLMIO_ENGINE_TEXT_MAX];
+	};
+	struct llmio_optdesc strings[] = {
+	        {.name = "a",
+	         .type = OPTD_STRING,
+	         .def = "",
+	         .scope = OPTD_SCOPE_ENGINE,
+	         .fio_kind = OPTD_FIO_VALUE,
+	         OPTD_FIELD(struct strs, a)},
+	        {.name = NULL},
+	        {.name = NULL},
+	};
+	e.opts = strings;
+	e.opts_size = sizeof(struct strs);
+	assert_string_equal(
+	        engine_missing(&e),
+	        "an int field, or a char array for OPTD_STRING (an option's OPTD_FIELD)");
+	strings[0] = (struct llmio_optdesc){.name = "b",
+	                                    .type = OPTD_STRING,
+	                                    .def = "",
+	                                    .scope = OPTD_SCOPE_ENGINE,
+	                                    .fio_kind = OPTD_FIO_VALUE,
+	                                    OPTD_FIELD(struct strs, b)};
+	assert_null(engine_missing(&e)); /* LLMIO_ENGINE_TEXT_MAX bytes: the most */
+	strings[1] = strings[0];
+	strings[1].name = "c";
+	strings[1].offset = 0;
+	strings[1].size = 2;
+	assert_string_equal(engine_missing(&e),
+	                    "OPTD_STRING fields of at most LLMIO_ENGINE_TEXT_MAX bytes together");
 	e.opts = NULL;
+	e.opts_size = 0;
 	/* buffers of its own that this process cannot memcpy need the copies the store uses */
 	e.buf_alloc = no_buf_alloc;
 	e.buf_free = no_buf_free;
@@ -501,24 +535,69 @@ static void option_values(void **state)
 	const struct engine_ops *mm = engine_find("mmap"), *uring = engine_find("io_uring");
 	struct llmio_engine_optval v[LLMIO_ENGINE_OPTS_MAX];
 	struct llmio_error e = {0};
+	char text[LLMIO_ENGINE_TEXT_MAX];
+	uint32_t str;
 	int opts[64];
 
 	(void)state;
 	assert_true(mm->opts_size <= sizeof(opts) && uring->opts_size <= sizeof(opts));
 	assert_int_equal(engine_opts_parse(mm, "madvise=random", opts, &e), 0);
-	assert_int_equal(engine_opts_values(mm, opts, v), 2);
+	assert_int_equal(engine_opts_values(mm, opts, v, &str, text, sizeof(text)), 2);
 	assert_string_equal(v[0].name, "populate");
 	assert_string_equal(v[0].choice, "");
 	assert_int_equal(v[0].value, 0);
 	assert_string_equal(v[1].name, "madvise");
 	assert_string_equal(v[1].choice, "random");
 	assert_int_equal(engine_opts_parse(uring, "sqpoll=1,sq_thread_idle=20", opts, &e), 0);
-	assert_int_equal(engine_opts_values(uring, opts, v), 9);
+	assert_int_equal(engine_opts_values(uring, opts, v, &str, text, sizeof(text)), 9);
 	assert_string_equal(v[0].name, "sqpoll");
 	assert_int_equal(v[0].value, 1);
 	assert_string_equal(v[2].name, "sq_thread_idle");
 	assert_int_equal(v[2].value, 20); /* ms, as the record says */
-	assert_int_equal(engine_opts_values(engine_find("psync"), NULL, v), 0);
+	assert_int_equal(str, 0);         /* no string among them */
+	assert_int_equal(
+	        engine_opts_values(engine_find("psync"), NULL, v, &str, text, sizeof(text)), 0);
+}
+
+/*
+ * A string engine option (exec's arguments) holds commas and backslashes: engine_opts_append()
+ * escapes them, engine_opts_parse() reads the value back whole, and a result carries it whole
+ * (past choice's 64 bytes), with its bit set.
+ */
+static void string_options(void **state)
+{
+	const struct engine_ops *ex = engine_find("exec");
+	const char *args = "-c package -qS --interval 5 -s Busy%,Bzy_MHz,Avg_MHz,CorWatt,PkgWatt,"
+	                   "RAMWatt,PkgTmp a\\,b\\\\c \\x ,,";
+	struct llmio_engine_optval v[LLMIO_ENGINE_OPTS_MAX];
+	char line[512] = "", text[LLMIO_ENGINE_TEXT_MAX], *opts;
+	struct llmio_error e = {0};
+	uint32_t str;
+
+	(void)state;
+	assert_non_null(ex);
+	opts = calloc(1, ex->opts_size);
+	assert_non_null(opts);
+	assert_int_equal(engine_opts_append(line, sizeof(line), "program", "/bin/echo"), 0);
+	assert_int_equal(engine_opts_append(line, sizeof(line), "arguments", args), 0);
+	assert_int_equal(engine_opts_append(line, sizeof(line), "grace_time", "3"), 0);
+	assert_non_null(strstr(line, "Busy%\\,Bzy_MHz")); /* escaped in the text */
+	assert_int_equal(engine_opts_parse(ex, line, opts, &e), 0);
+	assert_int_equal(engine_opts_values(ex, opts, v, &str, text, sizeof(text)), 4);
+	assert_int_equal(str, 3); /* program and arguments */
+	assert_string_equal(text + v[0].value, "/bin/echo");
+	assert_string_equal(v[1].name, "arguments");
+	assert_string_equal(text + v[1].value, args);
+	assert_int_equal(strlen(v[1].choice), sizeof(v[1].choice) - 1); /* its head only */
+	assert_int_equal(v[2].value, 3);
+	/* a value that does not fit leaves the text as it was */
+	assert_int_equal(engine_opts_append(line, 40, "x", "y"), -ENOSPC);
+	line[0] = '\0';
+	assert_int_equal(engine_opts_append(line, 12, "arguments", "a,"), -ENOSPC);
+	assert_string_equal(line, "");
+	assert_int_equal(engine_opts_append(line, 14, "arguments", "a,"), 0);
+	assert_string_equal(line, "arguments=a\\,");
+	free(opts);
 }
 
 int main(void)
@@ -526,7 +605,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(tables),           cmocka_unit_test(missing_callbacks),
 	        cmocka_unit_test(registry_lookups), cmocka_unit_test(option_values),
-	        cmocka_unit_test(conformance),
+	        cmocka_unit_test(string_options),   cmocka_unit_test(conformance),
 	};
 	const char *base = getenv("LLMIO_TEST_DIR");
 

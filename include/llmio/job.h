@@ -52,8 +52,10 @@ enum llmio_dist {
 struct llmio_job_opts {
 	size_t opts_size; /* sizeof(struct llmio_job_opts) as the caller knows it */
 
-	char engine[32];       /* engine name, default "psync" */
-	char engine_opts[512]; /* "key=value,key=value" for the engine's own options */
+	char engine[32]; /* engine name, default "psync" */
+	/* "key=value,key=value" for the engine's own options; in a value, a comma is "\," and a
+	 * backslash "\\" (exec's arguments=-s Busy%\,Bzy_MHz) */
+	char engine_opts[512];
 
 	char filename[LLMIO_PATH_MAX];  /* a file or block device */
 	char directory[LLMIO_PATH_MAX]; /* or a directory of nrfiles files */
@@ -451,7 +453,8 @@ LLMIO_API void llmio_job_opts_init(struct llmio_job_opts *opts);
  * Set one option by its name, as written on a command line or in a job file ("bs", "4k").
  * Boolean options accept 1/0, true/false, yes/no, on/off; an empty value means true.
  * "engine" and "ioengine" are synonyms.  Keys that are options of the chosen engine are NOT
- * handled here: the caller appends them to engine_opts (see llmio_engine_has_option()).
+ * handled here: the caller appends them to engine_opts (see llmio_engine_has_option()), with
+ * a value's commas and backslashes escaped as engine_opts says.
  * \return 0; -ENOENT for an unknown key; -EINVAL / -ERANGE for a bad value, with a message
  *         naming the key, the value and what is accepted in e.
  */

@@ -130,11 +130,18 @@ struct llmio_thread_result {
 /* The most options an engine has (the registry checks each engine's table against it). */
 #define LLMIO_ENGINE_OPTS_MAX 32
 
+/* The bytes of an engine's string options together (llmio_result.engine_text). */
+#define LLMIO_ENGINE_TEXT_MAX 1024
+
 /* One engine option's value as a job ran it (llmio_result.engine_options). */
 struct llmio_engine_optval {
 	char name[32];
-	char choice[64]; /* an enum's value by name, or "" for a number */
-	int value;       /* the number (bools 0/1, times in ms), or the enum's index */
+	/* an enum's value by name, or "" for a number; a string's first 63 bytes (its whole
+	 * text is in llmio_result.engine_text) */
+	char choice[64];
+	/* the number (bools 0/1, times in ms), or the enum's index; a string's offset in
+	 * llmio_result.engine_text */
+	int value;
 };
 
 /*
@@ -236,6 +243,13 @@ struct llmio_result {
 	/* fio's latency_depth (opts.latency_target_ns): the depth the search ended at, the
 	 * deepest of the job's threads; 0 without a target */
 	uint32_t latency_depth;
+	/*
+	 * The engine's string options (exec's program and arguments) in full: bit i set says
+	 * engine_options[i] is one, its text the NUL-terminated one at engine_text +
+	 * engine_options[i].value.
+	 */
+	uint32_t engine_option_strings;
+	char engine_text[LLMIO_ENGINE_TEXT_MAX];
 };
 
 /**

@@ -432,7 +432,7 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 	char key[128];
 	const char *arg = argv[*i], *eq, *value;
 	bool is_bool;
-	size_t klen, used;
+	size_t klen;
 	int ret;
 
 	*handled = false;
@@ -464,13 +464,10 @@ int cli_parse_job_arg(struct llmio_job_opts *opts, int argc, char **argv, int *i
 	ret = llmio_job_opts_set(opts, key, value, &err);
 	if (ret == -ENOENT) {
 		/* an engine option: collected as text, validated by the engine's own table */
-		used = strlen(opts->engine_opts);
-		if (used + strlen(key) + strlen(value) + 3 >= sizeof(opts->engine_opts)) {
+		if (engine_opts_append(opts->engine_opts, sizeof(opts->engine_opts), key, value)) {
 			fprintf(stderr, "llmio: too many engine options\n");
 			return EXIT_USAGE;
 		}
-		snprintf(opts->engine_opts + used, sizeof(opts->engine_opts) - used, "%s%s=%s",
-		         used ? "," : "", key, value);
 		return 0;
 	}
 	if (ret) {

@@ -93,6 +93,11 @@ struct io_req {
  * worker fills its writes as a file's (buffer_pattern included).
  */
 #define ENGINE_CAP_SOCKET (1u << 14)
+/*
+ * Its I/Os move no bytes and only pace the job, which lasts its runtime (exec: a program runs
+ * beside the job): the job needs a runtime, is time_based, and reports no bytes (fio's NOIO).
+ */
+#define ENGINE_CAP_TIMED (1u << 15)
 
 /* What a job asks of a target an engine resolves itself (ENGINE_CAP_OWN_TARGET). */
 struct engine_target_req {
@@ -161,6 +166,8 @@ struct engine_setup {
 	 * an engine that says so takes (falloc punches a hole); the job refuses any other.
 	 */
 	bool trims;
+	const char *job_name; /* the job's name (fio's: its section), never NULL */
+	uint64_t runtime_ns;  /* the job's runtime, 0 = none */
 };
 
 struct engine_ctx {
@@ -218,7 +225,8 @@ struct engine_ops {
 	unsigned caps;
 	/* Options (terminated by an entry with name == NULL; may be NULL): scope
 	 * OPTD_SCOPE_ENGINE, fields of the engine's option struct, which holds ints (bools 0/1,
-	 * enums the index into `choices`, times in ms with store_ns = bare_ns = 1 ms). */
+	 * enums the index into `choices`, times in ms with store_ns = bare_ns = 1 ms) and, for
+	 * OPTD_STRING, char arrays (at most LLMIO_ENGINE_TEXT_MAX bytes of them together). */
 	const struct llmio_optdesc *opts;
 	size_t opts_size; /* sizeof the engine's option struct */
 
@@ -389,21 +397,34 @@ const struct llmio_optdesc *engine_opt_find(const struct engine_ops *e, const ch
 const struct engine_ops *engine_owning_option(const char *key);
 
 /*
- * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).
- * 0, or -EINVAL with a message naming the key and the valid keys / values in e.
+ * Parse "k=v,k=v" against an engine's table into opts (opts_size bytes, defaults first).  In a
+ * value, "\," is a comma and "\\" a backslash (engine_opts_append() writes them); any other
+ * backslash is itself.  0, or -EINVAL with a message naming the key and the valid keys /
+ * values in e.
  */
 int engine_opts_parse(const struct engine_ops *eng, const char *text, void *opts,
                       struct llmio_error *e);
 
 /*
+ * Append key=value to text (len bytes: llmio_job_opts.engine_opts), after a comma when text
+ * has options already, with the value's commas and backslashes escaped so that
+ * engine_opts_parse() reads it back whole (a string option: exec's arguments).  0, or -ENOSPC
+ * when it does not fit (text is then as it was).  Every writer of that text calls it.
+ */
+int engine_opts_append(char *text, size_t len, const char *key, const char *value);
+
+/*
  * Each of engine e's options in opts (as engine_opts_parse filled them) into out, in the
  * table's order, enums by name: what a result carries (llmio_result.engine_options), so that
- * its record is written without the engine.  Returns the count, at most LLMIO_ENGINE_OPTS_MAX
- * (engine_missing checks the table); 0 when opts is NULL (an engine without options).
+ * its record is written without the engine.  A string option (OPTD_STRING) is whole in text
+ * (len bytes, LLMIO_ENGINE_TEXT_MAX: engine_missing checks its fields fit) at out[i].value,
+ * with bit i of *strings set.  Returns the count, at most LLMIO_ENGINE_OPTS_MAX (engine_missing
+ * checks the table); 0 when opts is NULL (an engine without options).
  */
 struct llmio_engine_optval;
 unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
-                            struct llmio_engine_optval *out);
+                            struct llmio_engine_optval *out, uint32_t *strings, char *text,
+                            size_t len);
 
 /* Option string m of the engine's test runs: "" (its defaults) for 0, then its test_variants;
  * NULL past the end. */

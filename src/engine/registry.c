@@ -38,13 +38,14 @@ extern const struct engine_ops engine_ftruncate;
 extern const struct engine_ops engine_falloc;
 extern const struct engine_ops engine_cpuio;
 extern const struct engine_ops engine_net;
+extern const struct engine_ops engine_exec;
 
 static const struct engine_ops *const builtin_engines[] = {
         &engine_null,       &engine_psync,    &engine_libaio,      &engine_io_uring,
         &engine_mmap,       &engine_gds,      &engine_cuda_bounce, &engine_s3,
         &engine_s3_agent,   &engine_pmem2,    &engine_spdk,        &engine_uring_cmd,
         &engine_filecreate, &engine_filestat, &engine_filedelete,  &engine_ftruncate,
-        &engine_falloc,     &engine_cpuio,    &engine_net,
+        &engine_falloc,     &engine_cpuio,    &engine_net,         &engine_exec,
 };
 
 #define NENGINES (sizeof(builtin_engines) / sizeof(builtin_engines[0]))
@@ -54,22 +55,11 @@ size_t engine_count(void)
 	return NENGINES;
 }
 
-/*
- * An option's field: an int, or a string's char[] that a result's engine_options holds
- * (llmio_engine_optval.choice), inside the engine's option struct.
- */
-static bool field_fits(const struct llmio_optdesc *o, size_t opts_size)
-{
-	const size_t str_max = sizeof(((struct llmio_engine_optval *)0)->choice);
-
-	if (o->type == OPTD_STRING ? o->size < 2 || o->size > str_max : o->size != sizeof(int))
-		return false;
-	return o->offset + o->size <= opts_size;
-}
-
 /* An engine without the callbacks its capabilities promise is a programming error; name it. */
 const char *engine_missing(const struct engine_ops *e)
 {
+	size_t text = 0;
+
 	if (e->abi_version != ENGINE_ABI_VERSION)
 		return "abi_version = ENGINE_ABI_VERSION";
 	if (!e->name)
@@ -117,10 +107,17 @@ const char *engine_missing(const struct engine_ops *e)
 			return "choices (an option is OPTD_ENUM)";
 		if (o->scope != OPTD_SCOPE_ENGINE)
 			return "scope = OPTD_SCOPE_ENGINE (in an option)";
-		if (!field_fits(o, e->opts_size))
-			return "an int or a string's char[] of at most 64 bytes in opts_size "
-			       "(an option's OPTD_FIELD)";
+		if (o->type == OPTD_STRING ? o->size < 2 : o->size != sizeof(int))
+			return "an int field, or a char array for OPTD_STRING (an option's "
+			       "OPTD_FIELD)";
+		if (o->offset + o->size > e->opts_size)
+			return "its options' fields in opts_size (an option's OPTD_FIELD)";
+		if (o->type == OPTD_STRING)
+			text += o->size;
 	}
+	/* a result carries its strings in full (llmio_result.engine_text) */
+	if (text > LLMIO_ENGINE_TEXT_MAX)
+		return "OPTD_STRING fields of at most LLMIO_ENGINE_TEXT_MAX bytes together";
 	return NULL;
 }
 
@@ -204,22 +201,32 @@ const struct engine_ops *engine_find(const char *name)
 }
 
 unsigned engine_opts_values(const struct engine_ops *e, const void *opts,
-                            struct llmio_engine_optval *out)
+                            struct llmio_engine_optval *out, uint32_t *strings, char *text,
+                            size_t len)
 {
+	size_t used = 0;
 	unsigned n = 0;
 
+	*strings = 0;
 	for (const struct llmio_optdesc *o = e->opts; opts && o && o->name; o++, n++) {
 		struct llmio_engine_optval *v = &out[n];
 		struct llmio_optval val;
 
 		memset(v, 0, sizeof(*v));
 		snprintf(v->name, sizeof(v->name), "%s", o->name);
-		v->value =
-		        o->type == OPTD_STRING ? 0 : *(const int *)((const char *)opts + o->offset);
 		optdesc_load(o, opts, &val);
-		/* an enum by name, a string as it is (its field fits: engine_missing) */
-		if ((o->type != OPTD_ENUM && o->type != OPTD_STRING) ||
-		    optdesc_format(o, &val, v->choice, sizeof(v->choice)))
+		if (o->type == OPTD_STRING) {
+			/* whole, at text + value (engine_missing: the fields fit in len) */
+			int k = snprintf(text + used, len - used, "%s", val.s);
+
+			snprintf(v->choice, sizeof(v->choice), "%s", val.s);
+			v->value = (int)used;
+			*strings |= 1u << n;
+			used += (size_t)k + 1;
+			continue;
+		}
+		v->value = *(const int *)((const char *)opts + o->offset);
+		if (o->type != OPTD_ENUM || optdesc_format(o, &val, v->choice, sizeof(v->choice)))
 			v->choice[0] = '\0'; /* a number; an enum out of its choices too */
 	}
 	return n;
@@ -270,11 +277,67 @@ static int set_opt(const struct engine_ops *e, const struct llmio_optdesc *o, co
 	return ret ? llmio_err(err, ret, "%s option %s", e->name, in.msg) : 0;
 }
 
+/* One more byte c of engine_opts_append()'s text, if it leaves room for the '\0'. */
+static bool put(char *text, size_t len, size_t *used, char c)
+{
+	if (*used + 1 >= len)
+		return false;
+	text[(*used)++] = c;
+	return true;
+}
+
+int engine_opts_append(char *text, size_t len, const char *key, const char *value)
+{
+	const size_t was = strnlen(text, len);
+	size_t used = was;
+	bool ok = was < len && (!was || put(text, len, &used, ','));
+
+	for (const char *p = key; ok && *p; p++)
+		ok = put(text, len, &used, *p);
+	ok = ok && put(text, len, &used, '=');
+	for (const char *p = value; ok && *p; p++) {
+		if (*p == ',' || *p == '\\')
+			ok = put(text, len, &used, '\\');
+		ok = ok && put(text, len, &used, *p);
+	}
+	if (!ok) {
+		if (was < len)
+			text[was] = '\0'; /* never a cut option: the text stays as it was */
+		return -ENOSPC;
+	}
+	text[used] = '\0';
+	return 0;
+}
+
+/*
+ * The next option of text at *p into tok (len bytes), its escapes undone (engine_opts_append():
+ * "\," a comma of the value, "\\" a backslash; any other backslash is itself); *p moves past
+ * it and its comma.  false at the end of text.
+ */
+static bool next_opt(const char **p, char *tok, size_t len)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	if (!*s)
+		return false;
+	for (; *s && *s != ','; s++) {
+		if (*s == '\\' && (s[1] == ',' || s[1] == '\\'))
+			s++;
+		if (n + 1 < len)
+			tok[n++] = *s;
+	}
+	tok[n] = '\0';
+	*p = *s ? s + 1 : s;
+	return true;
+}
+
 int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts,
                       struct llmio_error *err)
 {
 	struct llmio_error e_ = {0};
-	char buf[512], *save = NULL, *tok;
+	char tok[512];
+	const char *p = text;
 	int ret = 0;
 
 	if (e->opts_size)
@@ -283,16 +346,17 @@ int engine_opts_parse(const struct engine_ops *e, const char *text, void *opts,
 		ret = set_opt(e, o, NULL, opts, &e_); /* a bad default is a bug; e_ names it */
 	if (ret || !text || !*text)
 		goto out;
-	if (strlen(text) >= sizeof(buf)) {
+	if (strlen(text) >= sizeof(tok)) {
 		ret = llmio_err(&e_, -EINVAL, "engine options too long (%zu bytes)", strlen(text));
 		goto out;
 	}
-	memcpy(buf, text, strlen(text) + 1);
-	for (tok = strtok_r(buf, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+	while (!ret && next_opt(&p, tok, sizeof(tok))) {
 		char *eq = strchr(tok, '=');
 		const char *val = "";
 		const struct llmio_optdesc *o;
 
+		if (!*tok)
+			continue; /* ",," */
 		if (eq) {
 			*eq = '\0';
 			val = eq + 1;
@@ -397,7 +461,6 @@ static const struct {
         {"dircreate", "nothing: llmio measures data I/O, not directory operations"},
         {"dirstat", "nothing: llmio measures data I/O, not directory operations"},
         {"dirdelete", "nothing: llmio measures data I/O, not directory operations"},
-        {"exec", "nothing: not storage I/O (run the program beside llmio)"},
         {"page_fault", "mmap (page faults on a mapped file)"},
         {"binject", "psync or io_uring on the device"},
         {"guasi", "libaio or io_uring"},

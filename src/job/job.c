@@ -183,6 +183,15 @@ static int validate(struct job *j, struct llmio_error *e)
 	ret = engine_opts_parse(j->engine, o->engine_opts, j->engine_opts, e);
 	if (ret)
 		return ret;
+	if (j->engine->caps & ENGINE_CAP_TIMED) {
+		/* fio's exec job moves no bytes, so no size ends it: its runtime does */
+		if (!o->runtime_ns)
+			return llmio_err(e, -EINVAL,
+			                 "engine %s runs for the job's runtime: give runtime=N "
+			                 "(seconds)",
+			                 j->engine->name);
+		o->time_based = true;
+	}
 	if (o->direct && (!(j->engine->caps & ENGINE_CAP_DIRECT) ||
 	                  engine_owns_target(j->engine, j->engine_opts))) {
 		return llmio_err(e, -EINVAL,
@@ -760,7 +769,9 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 	r->opts = j->o;
 	/* the options as parsed when the job was set up: the record prints them (no registry) */
 	r->engine_options_known = true;
-	r->nengine_options = engine_opts_values(j->engine, j->engine_opts, r->engine_options);
+	r->nengine_options = engine_opts_values(j->engine, j->engine_opts, r->engine_options,
+	                                        &r->engine_option_strings, r->engine_text,
+	                                        sizeof(r->engine_text));
 	sample_stats(j, r);
 	job_ss_result(j, r);
 	/*
@@ -800,6 +811,8 @@ static void fill_result(struct job *j, struct llmio_result *r, const struct snap
 		/* fio's disable_*lat (gtod_reduce): measured at no cost, reported as not measured
 		 */
 		for (int op = 0; op < 2; op++) {
+			if (j->engine->caps & ENGINE_CAP_TIMED)
+				w->st[op].bytes = 0; /* its I/Os moved none (exec), as fio's NOIO */
 			if (j->o.disable_clat)
 				llmio_hist_init(&w->st[op].clat);
 			if (j->o.disable_slat)

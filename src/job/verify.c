@@ -354,6 +354,7 @@ static int readback_open(struct job *j, struct readback *rb, struct llmio_error 
 	        .devname = "",
 	        .names = (const char *const *)j->target.paths,
 	        .opts = j->engine_opts,
+	        .job_name = j->o.name,
 	};
 	ret = j->engine->init(&rb->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0])

@@ -805,6 +805,8 @@ static int setup(struct worker *w, struct llmio_error *e)
 	        .stop = &j->stop,
 	        .fadvise = job_fadvise_advice(&j->o),
 	        .trims = j->trims,
+	        .job_name = j->o.name,
+	        .runtime_ns = j->o.runtime_ns,
 	};
 	ret = j->engine->init(&w->ctx, &s, e);
 	if (ret && !llmio_err_msg(e)[0]) /* e is worker_main's own, empty before */

@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -504,7 +505,10 @@ static void emit_engine_option(struct emit *x, const struct llmio_optdesc *eo, i
 		char text[64];
 
 		optdesc_load(eo, set, &val);
-		if (eo->type == OPTD_ENUM && !optdesc_format(eo, &val, text, sizeof(text)))
+		if (eo->type == OPTD_STRING) { /* fio takes the line's rest: commas, spaces */
+			if (val.s[0])
+				fprintf(x->f, "%s=%s\n", fio, val.s);
+		} else if (eo->type == OPTD_ENUM && !optdesc_format(eo, &val, text, sizeof(text)))
 			fprintf(x->f, "%s=%s\n", fio, text);
 		else
 			fprintf(x->f, "%s=%d\n", fio, v);
@@ -536,22 +540,27 @@ static void emit_engine_option(struct emit *x, const struct llmio_optdesc *eo, i
 static int emit_engine_options(struct emit *x, struct llmio_error *err)
 {
 	const struct engine_ops *e = x->e;
-	int setv[32], defv[32]; /* engine option structs are ints (engine.h) */
-	const char *set = (const char *)setv, *def = (const char *)defv;
+	char *set, *def;
 	int ret;
 
 	if (!e->opts_size)
 		return 0;
-	if (e->opts_size > sizeof(setv))
-		return llmio_err(err, -EINVAL, "internal error: %s's options do not fit", e->name);
-	ret = engine_opts_parse(e, x->o->engine_opts, setv, err);
-	if (ret)
-		return ret;
-	engine_opts_parse(e, "", defv, NULL); /* the defaults parse */
-	for (const struct llmio_optdesc *eo = e->opts; eo && eo->name; eo++)
-		emit_engine_option(x, eo, *(const int *)(set + eo->offset),
-		                   *(const int *)(def + eo->offset), set);
-	return 0;
+	set = calloc(2, e->opts_size);
+	if (!set)
+		return llmio_err(err, -ENOMEM, "out of memory");
+	def = set + e->opts_size;
+	ret = engine_opts_parse(e, x->o->engine_opts, set, err);
+	if (!ret)
+		engine_opts_parse(e, "", def, NULL); /* the defaults parse */
+	for (const struct llmio_optdesc *eo = e->opts; !ret && eo && eo->name; eo++) {
+		/* ints, and strings (OPTD_STRING: char arrays, which only OPTD_FIO_VALUE writes) */
+		const bool num = eo->type != OPTD_STRING;
+
+		emit_engine_option(x, eo, num ? *(const int *)(set + eo->offset) : 0,
+		                   num ? *(const int *)(def + eo->offset) : 0, set);
+	}
+	free(set);
+	return ret;
 }
 
 int emit_fio_job(FILE *f, const struct llmio_job_opts *o, const char *cmdline,

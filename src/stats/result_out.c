@@ -110,7 +110,10 @@ static cJSON *engine_options_json(const struct llmio_result *r)
 	for (uint32_t i = 0; j && i < r->nengine_options && i < LLMIO_ENGINE_OPTS_MAX; i++) {
 		const struct llmio_engine_optval *v = &r->engine_options[i];
 
-		if (v->choice[0])
+		if ((r->engine_option_strings >> i & 1) && v->value >= 0 &&
+		    (size_t)v->value < sizeof(r->engine_text))
+			cJSON_AddStringToObject(j, v->name, r->engine_text + v->value);
+		else if (v->choice[0])
 			cJSON_AddStringToObject(j, v->name, v->choice);
 		else
 			cJSON_AddNumberToObject(j, v->name, v->value);

@@ -204,11 +204,7 @@ static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, c
 static int append_engine_opt(struct llmio_job_opts *o, const char *key, const char *value,
                              struct llmio_error *e)
 {
-	size_t used = strlen(o->engine_opts);
-	int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used, "%s%s=%s",
-	                 used ? "," : "", key, value);
-
-	return n < 0 || (size_t)n >= sizeof(o->engine_opts) - used
+	return engine_opts_append(o->engine_opts, sizeof(o->engine_opts), key, value)
 	               ? llmio_err(e, -EINVAL, "too many engine options")
 	               : 0;
 }

@@ -156,6 +156,12 @@ int sweep_dim_expand(struct sweep_dim *d, const char *text, struct llmio_error *
 
 	if (!copy)
 		return -ENOMEM;
+	if (d->kind == SK_ENGINE && engine_owning_option(d->key) &&
+	    engine_opt_find(engine_owning_option(d->key), d->key)->type == OPTD_STRING) {
+		/* an engine's text is one value, its commas and dots its own (exec's arguments) */
+		ret = push_value(d, &cap, trim(copy), e);
+		goto out;
+	}
 	if (!*trim(copy)) {
 		ret = llmio_err(e, -EINVAL, "empty list: give at least one value");
 		goto out;

@@ -13,6 +13,7 @@
 
 #include "base/sysinfo.h"
 #include "base/error.h"
+#include "engine/engine.h"
 #include "llmio/llmio.h"
 #include "stats/record.h"
 #include "stats/result_json.h"
@@ -66,18 +67,14 @@ int sweep_point_opts(const struct sweep_point *p, struct llmio_job_opts *o, stru
 	llmio_job_opts_init(o);
 	for (size_t i = 0; i < p->cfg.n && !ret; i++) {
 		const struct sweep_kv *kv = &p->cfg.kv[i];
-		size_t used = strlen(o->engine_opts);
-
 		if (!kv->from_file)
 			continue; /* a default: llmio_job_opts_init() has it */
 		if (kv->kind == SK_JOB) {
 			ret = llmio_job_opts_set(o, kv->key, kv->raw, e);
-		} else if (kv->kind == SK_ENGINE) {
-			int n = snprintf(o->engine_opts + used, sizeof(o->engine_opts) - used,
-			                 "%s%s=%s", used ? "," : "", kv->key, kv->raw);
-
-			if (n < 0 || (size_t)n >= sizeof(o->engine_opts) - used)
-				ret = llmio_err(e, -EINVAL, "too many engine options");
+		} else if (kv->kind == SK_ENGINE &&
+		           engine_opts_append(o->engine_opts, sizeof(o->engine_opts), kv->key,
+		                              kv->raw)) {
+			ret = llmio_err(e, -EINVAL, "too many engine options");
 		}
 	}
 	if (!ret && p->ss.enabled && p->ss.max_s > 0)
