@@ -535,6 +535,26 @@ check "wait_for a job that is not earlier: refused (exit $RC)" test "$RC" -eq 2
 check "it names the job" grep -q "wait_for=c: no earlier job" "$T/stderr"
 check "nothing ran" test ! -e "$T/llmio/engine/a.0.0"
 
+# prio_trace NAME FILE CLASS...: `llmio run FILE` under strace, its trace in $T/llmio/NAME/trace;
+# each CLASS ("RT, 0") some command's aio_reqprio, and the kernel refused no io_submit.  Without
+# strace, says so and returns 1.
+prio_trace() {
+	local name=$1 file=$2 v
+	shift 2
+	if ! command -v strace >/dev/null; then
+		echo "skip: $name: strace is not installed (the kernel's word on the priorities)"
+		return 1
+	fi
+	mkdir -p "$T/llmio/$name" && cd "$T/llmio/$name" || exit 1
+	strace -f -o trace -e trace=ioprio_set,io_submit "$LLMIO" run "$file" --quiet >/dev/null 2>&1
+	for v in "$@"; do
+		check "$name: io_submit carried IOPRIO_CLASS_$v" \
+			grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_$v)" trace
+	done
+	check "$name: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
+	cd "$T" || exit 1
+}
+
 echo "== I/O priorities: prioclass, cmdprio_percentage, cmdprio_class, log_prio"
 # the realtime class needs CAP_SYS_ADMIN (or CAP_SYS_NICE): both tools refuse it without
 if [ "$(id -u)" -eq 0 ]; then
@@ -565,18 +585,10 @@ PY
 		fail "prio: $out"
 	fi
 	# the kernel took llmio's priorities: the thread's class, and each command's (no EINVAL)
-	if command -v strace >/dev/null; then
-		mkdir -p "$T/llmio/prio_strace" && cd "$T/llmio/prio_strace" || exit 1
-		strace -f -o trace -e trace=ioprio_set,io_submit "$LLMIO" run \
-			"$CASES/prio/cmdprio.fio" --quiet >/dev/null 2>&1
+	if prio_trace prio_strace "$CASES/prio/cmdprio.fio" "RT, 0"; then
 		check "prio: ioprio_set in the idle class succeeded" \
-			grep -q "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0" trace
-		check "prio: io_submit carried realtime commands" \
-			grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0)" trace
-		check "prio: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
-		cd "$T" || exit 1
-	else
-		echo "skip: strace is not installed (the kernel's word on the priorities)"
+			grep -q "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0" \
+			"$T/llmio/prio_strace/trace"
 	fi
 else
 	echo "skip: prio: the realtime class needs root"
@@ -645,19 +657,8 @@ PY
 		fail "prio_bss: $out"
 	fi
 	# the kernel took each share's priority (the libaio job: each a command's aio_reqprio)
-	if command -v strace >/dev/null; then
-		mkdir -p "$T/llmio/prio_bss_strace" && cd "$T/llmio/prio_bss_strace" || exit 1
-		strace -f -o trace -e trace=io_submit "$LLMIO" run \
-			"$CASES/prio/cmdprio_bssplit.fio" --quiet >/dev/null 2>&1
-		for v in RT,\ 1 BE,\ 5 BE,\ 7 BE,\ 4 RT,\ 7; do
-			check "prio_bss: io_submit carried IOPRIO_CLASS_$v" \
-				grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_$v)" trace
-		done
-		check "prio_bss: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
-		cd "$T" || exit 1
-	else
-		echo "skip: strace is not installed (the kernel's word on the priorities)"
-	fi
+	prio_trace prio_bss_strace "$CASES/prio/cmdprio_bssplit.fio" "RT, 1" "BE, 5" "BE, 7" \
+		"BE, 4" "RT, 7"
 else
 	echo "skip: prio_bss: the realtime class needs root"
 fi
