@@ -166,8 +166,6 @@ static int validate(struct job *j, struct llmio_error *e)
 		                          j->cmdprio_bss, e);
 		if (ret)
 			return ret;
-		if (j->trims) /* its I/Os are trims, and fio reads no list for trims */
-			j->cmdprio_bss->n[1] = 0;
 	}
 	if (o->buffer_pattern[0]) {
 		ret = pattern_parse(o->buffer_pattern, j->pattern, sizeof(j->pattern),
