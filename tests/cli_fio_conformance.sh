@@ -535,6 +535,26 @@ check "wait_for a job that is not earlier: refused (exit $RC)" test "$RC" -eq 2
 check "it names the job" grep -q "wait_for=c: no earlier job" "$T/stderr"
 check "nothing ran" test ! -e "$T/llmio/engine/a.0.0"
 
+# prio_trace NAME FILE CLASS...: `llmio run FILE` under strace, its trace in $T/llmio/NAME/trace;
+# each CLASS ("RT, 0") some command's aio_reqprio, and the kernel refused no io_submit.  Without
+# strace, says so and returns 1.
+prio_trace() {
+	local name=$1 file=$2 v
+	shift 2
+	if ! command -v strace >/dev/null; then
+		echo "skip: $name: strace is not installed (the kernel's word on the priorities)"
+		return 1
+	fi
+	mkdir -p "$T/llmio/$name" && cd "$T/llmio/$name" || exit 1
+	strace -f -o trace -e trace=ioprio_set,io_submit "$LLMIO" run "$file" --quiet >/dev/null 2>&1
+	for v in "$@"; do
+		check "$name: io_submit carried IOPRIO_CLASS_$v" \
+			grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_$v)" trace
+	done
+	check "$name: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
+	cd "$T" || exit 1
+}
+
 echo "== I/O priorities: prioclass, cmdprio_percentage, cmdprio_class, log_prio"
 # the realtime class needs CAP_SYS_ADMIN (or CAP_SYS_NICE): both tools refuse it without
 if [ "$(id -u)" -eq 0 ]; then
@@ -565,18 +585,10 @@ PY
 		fail "prio: $out"
 	fi
 	# the kernel took llmio's priorities: the thread's class, and each command's (no EINVAL)
-	if command -v strace >/dev/null; then
-		mkdir -p "$T/llmio/prio_strace" && cd "$T/llmio/prio_strace" || exit 1
-		strace -f -o trace -e trace=ioprio_set,io_submit "$LLMIO" run \
-			"$CASES/prio/cmdprio.fio" --quiet >/dev/null 2>&1
+	if prio_trace prio_strace "$CASES/prio/cmdprio.fio" "RT, 0"; then
 		check "prio: ioprio_set in the idle class succeeded" \
-			grep -q "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0" trace
-		check "prio: io_submit carried realtime commands" \
-			grep -q "aio_reqprio=IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0)" trace
-		check "prio: the kernel refused none" test -z "$(grep 'io_submit.*= -1' trace)"
-		cd "$T" || exit 1
-	else
-		echo "skip: strace is not installed (the kernel's word on the priorities)"
+			grep -q "ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0" \
+			"$T/llmio/prio_strace/trace"
 	fi
 else
 	echo "skip: prio: the realtime class needs root"
@@ -584,6 +596,86 @@ fi
 in_dir llmio prio_psync --name=p --ioengine=psync --size=64k --cmdprio_percentage=20
 check "cmdprio_percentage with psync: refused (exit $RC)" test "$RC" -eq 2
 check "it names the engines that have it" grep -q "libaio's and io_uring's" "$T/stderr"
+
+echo "== I/O priorities per block size: cmdprio_bssplit"
+if [ "$(id -u)" -eq 0 ]; then
+	for tool in fio llmio; do
+		in_dir "$tool" prio_bss "$CASES/prio/cmdprio_bssplit.fio" --output-format=json \
+			--output=out.json
+		check "prio_bss: $tool ran (exit $RC)" test "$RC" -eq 0
+	done
+	# each thread's log: per direction and block size, the share of each priority value what
+	# the job file says (within 4.5 standard deviations of a binomial draw), and the two tools
+	# within as much of each other; an I/O of another size (fio trims one to its random map's
+	# free blocks) keeps the thread's idle class
+	if out=$(python3 - "$T/fio/prio_bss" "$T/llmio/prio_bss" 2>&1 <<'PY'
+import collections, math, os, sys
+IDLE = "0x6000"
+WANT = {  # log number: {(direction, size): {priority: share}}
+    1: {(0, 4096): {"0x2002": .4, IDLE: .6}, (0, 16384): {IDLE: 1},
+        (1, 4096): {IDLE: 1}, (1, 8192): {"0x2002": .7, IDLE: .3}},
+    2: {(0, 4096): {"0x2001": .25, "0x4005": .5, IDLE: .25},
+        (0, 16384): {"0x4007": .3, IDLE: .7},
+        (1, 4096): {"0x4004": 1}, (1, 8192): {"0x2007": .2, IDLE: .8}},
+}
+def load(d, n):
+    got = collections.defaultdict(collections.Counter)
+    for line in open(os.path.join(d, "b_clat.%d.log" % n)):
+        f = [x.strip() for x in line.split(",")]
+        got[(int(f[2]), int(f[3]))][f[-1]] += 1
+    return got
+bad = []
+for n, want in WANT.items():
+    logs = {os.path.basename(os.path.dirname(d)): load(d, n) for d in sys.argv[1:]}
+    for tool, got in logs.items():
+        for key, vals in got.items():
+            total, exp = sum(vals.values()), want.get(key, {IDLE: 1})
+            if set(vals) - set(exp):
+                bad.append("%s log %d %s: values %s" % (tool, n, key, dict(vals)))
+            elif key in want and total < 200:
+                bad.append("%s log %d %s: %d I/Os" % (tool, n, key, total))
+            for v, p in exp.items():
+                if abs(vals[v] / total - p) > 4.5 * math.sqrt(p * (1 - p) / total):
+                    bad.append("%s log %d %s: %s %d of %d, not %g" % (tool, n, key, v, vals[v],
+                                                                     total, p))
+        if set(want) - set(got):
+            bad.append("%s log %d: no I/Os of %s" % (tool, n, sorted(set(want) - set(got))))
+    f, l = logs["fio"], logs["llmio"]
+    for key, exp in want.items():
+        nf, nl = sum(f[key].values()), sum(l[key].values())
+        for v, p in exp.items():
+            if nf and nl and abs(f[key][v] / nf - l[key][v] / nl) > \
+                    4.5 * math.sqrt(p * (1 - p) * (1 / nf + 1 / nl)):
+                bad.append("log %d %s %s: fio %d of %d, llmio %d of %d" % (n, key, v, f[key][v],
+                                                                       nf, l[key][v], nl))
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	); then
+		pass "prio_bss: both tools' logs: each size's shares of each priority, as written"
+	else
+		fail "prio_bss: $out"
+	fi
+	# the kernel took each share's priority (the libaio job: each a command's aio_reqprio)
+	prio_trace prio_bss_strace "$CASES/prio/cmdprio_bssplit.fio" "RT, 1" "BE, 5" "BE, 7" \
+		"BE, 4" "RT, 7"
+else
+	echo "skip: prio_bss: the realtime class needs root"
+fi
+in_dir llmio prio_bss_psync --name=p --ioengine=psync --size=64k --cmdprio_bssplit=4k/20
+check "cmdprio_bssplit with psync: refused (exit $RC)" test "$RC" -eq 2
+in_dir llmio prio_bss_both --name=p --ioengine=libaio --size=64k --cmdprio_bssplit=4k/20 \
+	--cmdprio_percentage=10
+check "cmdprio_bssplit with cmdprio_percentage: refused, as fio (exit $RC)" test "$RC" -eq 2
+check "it names both" grep -q "cmdprio_bssplit=4k/20: not with cmdprio_percentage" "$T/stderr"
+in_dir llmio prio_bss_form --name=p --ioengine=libaio --size=64k --cmdprio_bssplit=4k/20/1
+check "cmdprio_bssplit BS/PERCENT/CLASS without LEVEL: refused, as fio (exit $RC)" \
+	test "$RC" -eq 2
+in_dir llmio prio_bss_sum --name=p --ioengine=libaio --size=64k \
+	--cmdprio_bssplit=4k/60/1/0:4k/50/2/0
+check "cmdprio_bssplit shares of one size above 100: refused, as fio (exit $RC)" \
+	test "$RC" -eq 2
+check "it names the size" grep -q "shares of size 4k add up to more than 100" "$T/stderr"
 
 echo "== verify: a flipped byte is caught by both, in the same block"
 # flip FILE: one bit of the byte at 40000

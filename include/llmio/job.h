@@ -376,12 +376,18 @@ struct llmio_job_opts {
 	 */
 	uint64_t startdelay_ns;
 	/*
+	 * fio's cmdprio_bssplit (docs/fio.md), as written: per block size, shares of the I/Os of
+	 * that size that carry a priority of their own, cmdprio_class and cmdprio's or one given
+	 * per share ("64k/25/1/1:64k/75/3/2,1M/10"; a list per direction); "" = none.
+	 */
+	char cmdprio_bssplit[256];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1424];
+	uint8_t reserved_[1168];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

@@ -150,6 +150,23 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 "is libaio's and io_uring's (as in fio); prioclass and prio set "
 		                 "the thread's",
 		                 o->cmdprio_percentage, j->engine->name);
+	if (o->cmdprio_bssplit[0]) {
+		if (o->cmdprio_percentage || !(j->engine->caps & ENGINE_CAP_CMDPRIO))
+			return llmio_err(
+			        e, -EINVAL, "cmdprio_bssplit=%s: %s", o->cmdprio_bssplit,
+			        o->cmdprio_percentage
+			                ? "not with cmdprio_percentage (fio refuses the two "
+			                  "together): leave one out"
+			                : "a priority per command is libaio's and io_uring's "
+			                  "(as in fio); prioclass and prio set the thread's");
+		j->cmdprio_bss = calloc(1, sizeof(*j->cmdprio_bss));
+		if (!j->cmdprio_bss)
+			return llmio_err(e, -ENOMEM, "no memory for cmdprio_bssplit's table");
+		ret = cmdprio_table_parse(o->cmdprio_bssplit, o->cmdprio_class, o->cmdprio,
+		                          j->cmdprio_bss, e);
+		if (ret)
+			return ret;
+	}
 	if (o->buffer_pattern[0]) {
 		ret = pattern_parse(o->buffer_pattern, j->pattern, sizeof(j->pattern),
 		                    &j->pattern_len, e);
@@ -961,6 +978,7 @@ static void job_release(struct job *j)
 	target_close(&j->target);
 	free(j->workers);
 	free(j->file_first_block);
+	free(j->cmdprio_bss);
 	free(j->engine_opts);
 	job_ss_release(j);
 	if (j->wake_fd >= 0)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "job/cmdprio.h"
 #include "job/options.h"
 #include "base/rand.h"
 #include "job/target.h"
@@ -96,6 +97,7 @@ struct job {
 	bool use_map, map_sliced;
 	struct job_zones zones; /* fio's zoned / zoned_abs distribution (zones.n 0: none) */
 	bool bss_on;
+	struct cmdprio_table *cmdprio_bss; /* fio's cmdprio_bssplit (job/cmdprio.h), or NULL */
 	uint8_t pattern[64]; /* buffer_pattern's bytes (pattern_len of them), or none */
 	size_t pattern_len;
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */

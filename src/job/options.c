@@ -1038,10 +1038,17 @@ static const struct llmio_optdesc opts_table[] = {
                "cmdprio as its own priority (fio's)",
                .max = 100, FIO, .no_echo = true),
         FIOJOB("cmdprio_class", NULL, OPTD_UINT, cmdprio_class, "1",
-               "cmdprio_percentage's priority class: 1 realtime, 2 best effort, 3 idle", .min = 1,
-               .max = 3, FIO_CUSTOM, .no_echo = true),
+               "cmdprio_percentage's (and cmdprio_bssplit's) priority class: 1 realtime, 2 best "
+               "effort, 3 idle",
+               .min = 1, .max = 3, FIO_CUSTOM, .no_echo = true),
         FIOJOB("cmdprio", NULL, OPTD_UINT, cmdprio, "0",
-               "cmdprio_percentage's priority level 0 .. 7", .max = 7, FIO, .no_echo = true),
+               "cmdprio_percentage's (and cmdprio_bssplit's) priority level 0 .. 7", .max = 7, FIO,
+               .no_echo = true),
+        FIOJOB("cmdprio_bssplit", NULL, OPTD_STRING, cmdprio_bssplit, "",
+               "libaio, io_uring: per block size, shares of its I/Os with a priority of their "
+               "own, e.g. 64k/25:1m/10 (cmdprio_class, cmdprio) or 64k/25/1/1:64k/75/3/2 "
+               "(CLASS/LEVEL each); READS,WRITES (fio's)",
+               FIO, .no_echo = true),
         FIOJOB("dedupe_percentage", NULL, OPTD_UINT, dedupe_percentage, "0",
                "this percentage of the writes repeat earlier content, whole blocks a "
                "deduplicating device can drop (fio's)",
@@ -1376,7 +1383,6 @@ static const struct {
         {"fill_device", "--size (llmio fills what size says)"},
         {"fill_fs", "--size (llmio fills what size says)"},
         {"random_sequence_stride", "--rw=read (random_distribution=sequence is not done)"},
-        {"cmdprio_bssplit", "cmdprio_percentage (one share of the I/Os, whatever their size)"},
         {"writefua", "nothing: llmio's uring_cmd writes without FUA"},
         {"readfua", "nothing: llmio's uring_cmd reads without FUA"},
         {"block_error_percentiles", "nothing: llmio stops at the first failed I/O"},

@@ -1098,6 +1098,25 @@ static struct io_req *take_held(struct worker *w, unsigned nfree)
 }
 
 /*
+ * An I/O's priority: fio's cmdprio_percentage or cmdprio_bssplit drawn for it from a generator
+ * of their own (the job's offsets and sizes stay those of the job without them), else the
+ * thread's (prioclass, prio).
+ */
+static inline uint16_t draw_prio(struct worker *w, const struct io_req *io, uint32_t pct)
+{
+	const struct cmdprio_table *t = w->job->cmdprio_bss;
+	const uint16_t *row;
+	uint16_t p;
+
+	if (pct)
+		return rng_below(&w->prio_rng, 100) < pct ? w->cmdprio : w->ioprio;
+	if (!t || io->op > ENGINE_OP_WRITE || !(row = cmdprio_row(t, io->op, io->len)))
+		return w->ioprio;
+	p = row[rng_below(&w->prio_rng, 100)];
+	return p == CMDPRIO_JOB ? w->ioprio : p;
+}
+
+/*
  * Queue I/Os while there are free slots, the rate allows and the source has some.  The I/Os
  * an engine only queued go to w->batch[0 .. *queued) for the commit; one it completed at once
  * (a synchronous engine) is accounted here.  *src_wait: the io_source is not ready yet.
@@ -1133,7 +1152,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	int ret = 0;
 
 	const uint32_t cmdprio_pct = j->o.cmdprio_percentage;
-	const bool prio_on = cmdprio_pct || w->ioprio;
+	const bool prio_on = cmdprio_pct || w->ioprio || j->cmdprio_bss;
 
 	if (fast_op >= 0 && !rate && !w->flow && !prio_on && !w->lt_on && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
@@ -1179,10 +1198,8 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			if (r == 0)
 				break; /* no more, or an fsync first (below) */
 		}
-		if (prio_on && !again) /* fio's cmdprio_percentage: this I/O's priority */
-			io->prio = cmdprio_pct && rng_below(&w->prio_rng, 100) < cmdprio_pct
-			                   ? w->cmdprio
-			                   : w->ioprio;
+		if (prio_on && !again)
+			io->prio = draw_prio(w, io, cmdprio_pct);
 		if (!again && io->op == ENGINE_OP_WRITE && stamps && !stamp(w, io)) {
 			ret = -1;
 			break;

@@ -355,10 +355,11 @@ static void emit_ss(struct emit *x)
 	        x->o->ss_dur_ns / 1000000, x->o->ss_ramp_ns / 1000000);
 }
 
-/* cmdprio_class is an option of fio's libaio and io_uring: only with cmdprio_percentage */
+/* cmdprio_class is an option of fio's libaio and io_uring: only with cmdprio_percentage or
+ * cmdprio_bssplit */
 static void emit_cmdprio_class(struct emit *x)
 {
-	if (x->o->cmdprio_percentage)
+	if (x->o->cmdprio_percentage || x->o->cmdprio_bssplit[0])
 		fprintf(x->f, "cmdprio_class=%u\n", x->o->cmdprio_class);
 }
 
