@@ -846,6 +846,11 @@ static const struct llmio_optdesc_codec rate_codec = {rate_parse, rate_store, ra
 static const struct llmio_optdesc_codec iops_codec = {iops_parse, iops_store, iops_load,
                                                       uint_format};
 
+bool job_opt_per_dir(const struct llmio_optdesc *d)
+{
+	return d && (d->codec == &rate_codec || d->codec == &iops_codec);
+}
+
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
                                                          text_format};
 static const struct llmio_optdesc_codec bsrange_codec = {bsrange_parse, bsrange_store, bsrange_load,

@@ -185,10 +185,8 @@ static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, c
 	const struct llmio_optdesc *od = d->kind == SK_JOB ? job_opt_find(d->key) : NULL;
 	size_t used = 0;
 
-	/* a number with a codec reads its own commas (rate's READ,WRITE,TRIM) or refuses them */
-	if (d->n == 1 || (od && (od->type == OPTD_STRING || (od->codec && od->type == OPTD_SIZE) ||
-	                         (od->codec && od->type == OPTD_UINT)))) {
-		/* a text keeps its commas ("description=read, then write") */
+	if (d->n == 1 || (od && (od->type == OPTD_STRING || job_opt_per_dir(od)))) {
+		/* a text keeps its commas ("description=read, then write"), rate its READ,WRITE */
 		buf[0] = '\0';
 		for (size_t i = 0; i < d->n && used < len; i++)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
