@@ -113,13 +113,19 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "
 echo "== run control: exitall, exit_what, flow, timeout, steadystate, latency_target (wait_for.fio is above)"
 # a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
 # compared
-for f in "$CASES"/run_control/*.fio; do
-	name=$(basename "$f" .fio)
-	for tool in fio llmio; do
-		in_dir "$tool" "$name" "$f" --output-format=json --output=out.json
-		check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+# run_each SUBDIR [PREFIX]: each job file of $CASES/SUBDIR through both tools, in
+# $T/TOOL/PREFIXNAME; each must exit 0
+run_each() {
+	local f name tool
+	for f in "$CASES/$1"/*.fio; do
+		name=${2:-}$(basename "$f" .fio)
+		for tool in fio llmio; do
+			in_dir "$tool" "$name" "$f" --output-format=json --output=out.json
+			check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+		done
 	done
-done
+}
+run_each run_control
 jobs_json exitall_group "[long] stopped when [quick], of its group, ended" \
 	'jobs["long"]["job_runtime"] < 30000 and jobs["quick"]["write"]["io_bytes"] == 65536'
 jobs_json exitall_group "[other], of another group, ran its runtime" \
@@ -176,11 +182,10 @@ echo "== rate and rate_iops per direction (READ,WRITE): each direction at its ow
 # job_runtime) and per-I/O logs (a completion is logged after its issue, so the count logged
 # by t is under the cap too).  A direction paced at the other's rate, or not at all, breaks
 # the lower of the two caps: unthrottled, these cached I/Os run thousands of times faster.
+run_each rate rate_
 for f in "$CASES"/rate/*.fio; do
 	name=$(basename "$f" .fio)
 	for tool in fio llmio; do
-		in_dir "$tool" "rate_$name" "$f" --output-format=json --output=out.json
-		check "rate $name: $tool ran (exit $RC)" test "$RC" -eq 0
 		check "rate $name: $tool: each direction within its rate, in the JSON and the log" \
 			python3 - "$T/$tool/rate_$name" "$f" <<'PY'
 import json, re, sys
