@@ -225,6 +225,10 @@ sys.exit(1 if bad else 0)
 PY
 	done
 done
+in_dir llmio rate_four --name=c --rw=randrw --size=64k --rate=1m,2m,3m,4m
+check "rate with a fourth value: refused (exit $RC)" test "$RC" -eq 2
+check "rate with a fourth value: names what rate takes" \
+	grep -q "rate=1m,2m,3m,4m is not valid: expected a size per second, or READ,WRITE" "$T/stderr"
 
 echo "== fallocate and trims: the blocks allocated (st_blocks), beside the sizes compared above"
 for m in none:fa keep:fa truncate:fa native:fa read:fr; do

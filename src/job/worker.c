@@ -1212,9 +1212,9 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 		if (rated && rate_due(l, io->op) > (double)(l->t - l->t_start)) {
 			/* ahead of its direction's rate: the I/Os in flight complete first (fio's
 			 * io_u_quiesce), this one waits prepared, as a busy engine's does */
-			const uint64_t wait = (uint64_t)rate_due(l, io->op) - (l->t - l->t_start);
+			const double ahead = rate_due(l, io->op) - (double)(l->t - l->t_start);
 
-			if (inflight || nq || wait > RATE_NAP_NS) {
+			if (inflight || nq || ahead > (double)RATE_NAP_NS) {
 				/* a long wait in naps: the job's stop and runtime are seen between
 				 * them (fio's rate_ddir() sleeps no further than the runtime) */
 				if (!inflight && !nq)
@@ -1222,7 +1222,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 				w->held = io;
 				break;
 			}
-			sleep_ns(wait);
+			sleep_ns((uint64_t)ahead);
 			l->t = now_ns();
 		}
 		io->t_queue = l->t;
