@@ -113,13 +113,19 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T/$tool/$name/out.json" "
 echo "== run control: exitall, exit_what, flow, timeout, steadystate, latency_target (wait_for.fio is above)"
 # a stopped job's runtime is 60 s without exitall; what time-based jobs moved is timing, not
 # compared
-for f in "$CASES"/run_control/*.fio; do
-	name=$(basename "$f" .fio)
-	for tool in fio llmio; do
-		in_dir "$tool" "$name" "$f" --output-format=json --output=out.json
-		check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+# run_each SUBDIR [PREFIX]: each job file of $CASES/SUBDIR through both tools, in
+# $T/TOOL/PREFIXNAME; each must exit 0
+run_each() {
+	local f name tool
+	for f in "$CASES/$1"/*.fio; do
+		name=${2:-}$(basename "$f" .fio)
+		for tool in fio llmio; do
+			in_dir "$tool" "$name" "$f" --output-format=json --output=out.json
+			check "$name: $tool ran (exit $RC)" test "$RC" -eq 0
+		done
 	done
-done
+}
+run_each run_control
 jobs_json exitall_group "[long] stopped when [quick], of its group, ended" \
 	'jobs["long"]["job_runtime"] < 30000 and jobs["quick"]["write"]["io_bytes"] == 65536'
 jobs_json exitall_group "[other], of another group, ran its runtime" \
@@ -161,10 +167,68 @@ jobs_json latency_met "a met target: the job's iodepth found, the job ended earl
 jobs_json latency_impossible "an impossible target: depth 1, no error" \
 	'jobs["lt"]["latency_depth"] == 1 and jobs["lt"]["latency_target"] == 1000 and
 	 jobs["lt"]["latency_percentile"] == 50 and jobs["lt"]["error"] == 0'
-# fio reports [never] with no I/O, llmio leaves it out (docs/fio.md)
-jobs_json exitall_all "[long] stopped, [never] never ran" \
-	'jobs["long"]["job_runtime"] < 30000 and
-	 jobs.get("never", {"write": {"total_ios": 0}})["write"]["total_ios"] == 0'
+# [never], which exit_what=all kept from starting, is reported with no I/O, its file laid out
+jobs_json exitall_all "[long] stopped, [never] never ran and is reported" \
+	'jobs["long"]["job_runtime"] < 30000 and list(jobs) == ["quick", "long", "never"] and
+	 jobs["never"]["write"]["total_ios"] == 0 and jobs["never"]["groupid"] == 1'
+for tool in fio llmio; do
+	check "exitall_all: $tool laid out [never]'s file" test -s "$T/$tool/exitall_all/never.0.0"
+done
+
+echo "== rate and rate_iops per direction (READ,WRITE): each direction at its own rate"
+# A rate caps a direction's I/Os from above at every moment: by t ms after the job's start at
+# most rate x t / bs + 1 of them (the first is due at once), which holds however busy the
+# machine (a slow one only does fewer).  Checked in both tools' JSON (bytes per direction over
+# job_runtime) and per-I/O logs (a completion is logged after its issue, so the count logged
+# by t is under the cap too).  A direction paced at the other's rate, or not at all, breaks
+# the lower of the two caps: unthrottled, these cached I/Os run thousands of times faster.
+run_each rate rate_
+for f in "$CASES"/rate/*.fio; do
+	name=$(basename "$f" .fio)
+	for tool in fio llmio; do
+		check "rate $name: $tool: each direction within its rate, in the JSON and the log" \
+			python3 - "$T/$tool/rate_$name" "$f" <<'PY'
+import json, re, sys
+
+d, jobfile = sys.argv[1:3]
+text = open(jobfile).read()
+bs = 4096
+m = re.search(r"^rate=(.*)$", text, re.M)
+if m:
+    caps = [float(v[:-1]) * (1 << 10 if v[-1] == "k" else 1 << 20) if v else 0
+            for v in m.group(1).split(",")]
+else:
+    caps = [float(v) * bs for v in re.search(r"^rate_iops=(.*)$", text, re.M).group(1).split(",")]
+job = json.load(open(d + "/out.json"))["jobs"][0]
+bad = []
+for k, ddir in enumerate(("read", "write")):
+    done = job[ddir]["io_bytes"]
+    if not caps[k]:
+        continue
+    cap = caps[k] * (job["job_runtime"] + 1) / 1000 + bs
+    if done > cap:
+        bad.append("%s: %d bytes in %d ms, above its rate's %d" % (ddir, done, job["job_runtime"], cap))
+    if not done:
+        bad.append("%s: no I/O" % ddir)
+n = [0, 0]
+for line in open(d + "/r_iops.1.log"):
+    f = [x.strip() for x in line.split(",")]
+    t, k = int(f[0]), int(f[2])
+    n[k] += 1
+    if caps[k] and n[k] > caps[k] * (t + 1) / 1000 / bs + 1:
+        bad.append("log: %d %s I/Os by %d ms, above the rate" % (n[k], ("read", "write")[k], t))
+        break
+if not caps[0] and not job["read"]["total_ios"] > job["write"]["total_ios"]:
+    bad.append("reads, not limited, did no more than the limited writes")
+print("; ".join(bad))
+sys.exit(1 if bad else 0)
+PY
+	done
+done
+in_dir llmio rate_four --name=c --rw=randrw --size=64k --rate=1m,2m,3m,4m
+check "rate with a fourth value: refused (exit $RC)" test "$RC" -eq 2
+check "rate with a fourth value: names what rate takes" \
+	grep -q "rate=1m,2m,3m,4m is not valid: expected a size per second, or READ,WRITE" "$T/stderr"
 
 echo "== fallocate and trims: the blocks allocated (st_blocks), beside the sizes compared above"
 for m in none:fa keep:fa truncate:fa native:fa read:fr; do

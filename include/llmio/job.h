@@ -78,7 +78,7 @@ struct llmio_job_opts {
 	bool noatime;          /* open with O_NOATIME where permitted (default on) */
 	uint32_t fsync;        /* fsync after every N writes; 0 = never */
 	bool end_fsync;        /* fsync at the end of a write job */
-	uint64_t rate;         /* bytes per second for the whole job; 0 = unlimited */
+	uint64_t rate;         /* reads' bytes per second for the whole job; 0 = unlimited */
 	uint64_t thinktime_ns; /* pause after every thinktime_blocks I/Os */
 	uint32_t thinktime_blocks;
 
@@ -382,12 +382,18 @@ struct llmio_job_opts {
 	 */
 	char cmdprio_bssplit[256];
 	/*
+	 * fio's rate and rate_iops per direction (docs/fio.md): rate and rate_iops above are the
+	 * reads', these the writes' and trims'; a single value given sets all three, as fio's.
+	 */
+	uint64_t rate_write, rate_trim;
+	uint64_t rate_iops_write, rate_iops_trim;
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1168];
+	uint8_t reserved_[1136];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

@@ -56,7 +56,8 @@ static int validate(struct job *j, struct llmio_error *e)
 		                 "%s=%s with random_distribution=zipf: not done (offsets of "
 		                 "several sizes are drawn uniformly)",
 		                 sizes_opt, sizes);
-	if (j->bss_on && (o->io_source || o->verify || o->number_ios || o->rate_iops))
+	if (j->bss_on && (o->io_source || o->verify || o->number_ios || o->rate_iops ||
+	                  o->rate_iops_write || o->rate_iops_trim))
 		return llmio_err(e, -EINVAL,
 		                 "%s=%s with %s: not done with several block sizes (give one "
 		                 "size, or leave %s out)",
@@ -249,10 +250,14 @@ static int validate(struct job *j, struct llmio_error *e)
 	CPU_ZERO(&j->cpus);
 	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, e))
 		return -EINVAL;
-	if (o->rate && o->rate < o->numjobs)
-		return llmio_err(e, -EINVAL,
-		                 "rate=%" PRIu64 " is below one byte per second per thread",
-		                 o->rate);
+	for (int d = 0; d < 3; d++) {
+		const uint64_t r = d == 0 ? o->rate : d == 1 ? o->rate_write : o->rate_trim;
+
+		if (r && r < o->numjobs)
+			return llmio_err(e, -EINVAL,
+			                 "rate=%" PRIu64 " is below one byte per second per thread",
+			                 r);
+	}
 	return 0;
 }
 
@@ -663,6 +668,8 @@ static void supervise(struct job *j, struct snap *s0, struct snap *s1, bool *int
 {
 	uint64_t t0 = now_ns(), last_t, last_ios = 0, last_bytes = 0, deadline = 0;
 
+	if (stopped_from_outside(j))
+		atomic_store(&j->stop, 1); /* stopped before it began: not one I/O */
 	if (j->o.ramp_time_ns) {
 		atomic_store(&j->go, 1);
 		for (uint64_t t;

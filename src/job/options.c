@@ -750,6 +750,107 @@ static int ss_format(const struct llmio_optval *v, char *buf, size_t len)
 
 static const struct llmio_optdesc_codec ss_codec = {ss_parse, ss_store, ss_load, ss_format};
 
+/*
+ * fio's rate and rate_iops: READ[,WRITE[,TRIM]], fio's per-direction values (HOWTO's bs
+ * rule): a value left empty is no limit, and the last one given goes on to the directions
+ * after it (rate=1m is 1m for each, rate=,256k limits writes and trims).  \return 0, or
+ * -EINVAL when an element is no number or there are more than three.
+ */
+static int dirs_split(const char *text, bool size, uint64_t out[3])
+{
+	const char *at = text;
+	unsigned n = 0;
+
+	for (;;) {
+		size_t len = strcspn(at, ",");
+		char one[64];
+
+		if (n == 3 || len >= sizeof(one))
+			return -EINVAL;
+		memcpy(one, at, len);
+		one[len] = '\0';
+		out[n] = 0;
+		if (len && (size ? llmio_parse_size(one, &out[n])
+		                 : llmio_parse_uint(one, 0, UINT32_MAX, &out[n])))
+			return -EINVAL;
+		n++;
+		if (!at[len])
+			break;
+		at += len + 1;
+	}
+	for (; n < 3; n++)
+		out[n] = out[n - 1];
+	return 0;
+}
+
+/* The text is kept (borrowed) for the store, which splits it again; u is the reads' value. */
+static int dirs_parse(const char *text, bool size, struct llmio_optval *out)
+{
+	uint64_t v[3];
+
+	out->s = text;
+	return dirs_split(text, size, v) ? -EINVAL : (out->u = v[0], 0);
+}
+
+/* Into f[0], f[1], f[2] (reads, writes, trims): the text's values, or u for each (a load's). */
+static void dirs_store(const struct llmio_optval *v, bool size, uint64_t *f[3])
+{
+	uint64_t d[3] = {v->u, v->u, v->u};
+
+	if (v->s)
+		dirs_split(v->s, size, d);
+	for (int i = 0; i < 3; i++)
+		*f[i] = d[i];
+}
+
+static int rate_parse(const char *text, struct llmio_optval *out)
+{
+	return dirs_parse(text, true, out);
+}
+
+static int iops_parse(const char *text, struct llmio_optval *out)
+{
+	return dirs_parse(text, false, out);
+}
+
+static void rate_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	dirs_store(v, true, (uint64_t *[3]){&o->rate, &o->rate_write, &o->rate_trim});
+}
+
+static void iops_store(const struct llmio_optval *v, void *base)
+{
+	struct llmio_job_opts *o = base;
+
+	dirs_store(v, false,
+	           (uint64_t *[3]){&o->rate_iops, &o->rate_iops_write, &o->rate_iops_trim});
+}
+
+/* the echo is the reads' number (a record's rate stays a number); --emit-fio writes each */
+static void rate_load(const void *base, struct llmio_optval *v)
+{
+	v->u = ((const struct llmio_job_opts *)base)->rate;
+	v->s = NULL;
+}
+
+static void iops_load(const void *base, struct llmio_optval *v)
+{
+	v->u = ((const struct llmio_job_opts *)base)->rate_iops;
+	v->s = NULL;
+}
+
+static const struct llmio_optdesc_codec rate_codec = {rate_parse, rate_store, rate_load,
+                                                      uint_format};
+static const struct llmio_optdesc_codec iops_codec = {iops_parse, iops_store, iops_load,
+                                                      uint_format};
+
+bool job_opt_per_dir(const struct llmio_optdesc *d)
+{
+	return d && (d->codec == &rate_codec || d->codec == &iops_codec);
+}
+
 static const struct llmio_optdesc_codec bssplit_codec = {bssplit_parse, bssplit_store, bssplit_load,
                                                          text_format};
 static const struct llmio_optdesc_codec bsrange_codec = {bsrange_parse, bsrange_store, bsrange_load,
@@ -851,7 +952,10 @@ static const struct llmio_optdesc opts_table[] = {
             FIO_CUSTOM),
         JOB("end_fsync", NULL, OPTD_BOOL, end_fsync, "0", "fsync when a write job ends", FIO),
         JOB("rate", NULL, OPTD_SIZE, rate, "0",
-            "bytes per second for the whole job (e.g. 100m); 0 = no limit", FIO_CUSTOM),
+            "bytes per second for the whole job (e.g. 100m), each direction on its own; "
+            "READ,WRITE,TRIM as fio's (,256k: writes only); 0 = no limit",
+            .codec = &rate_codec, .expect = "a size per second, or READ,WRITE[,TRIM] sizes",
+            FIO_CUSTOM),
         JOB("thinktime", NULL, OPTD_DURATION, thinktime_ns, "0",
             "pause after every thinktime_blocks I/Os (plain number = microseconds, as in fio)",
             .bare_ns = 1000, FIO_CUSTOM, .json = "thinktime_us", .json_ns = 1e3),
@@ -895,8 +999,10 @@ static const struct llmio_optdesc opts_table[] = {
                "bytes of each file: size = filesize x nrfiles when size is 0", FIO_CUSTOM,
                .no_echo = true),
         FIOJOB("rate_iops", NULL, OPTD_UINT, rate_iops, "0",
-               "I/Os per second per thread (fio's, per clone); 0 = no limit", FIO_CUSTOM,
-               .no_echo = true),
+               "I/Os per second per thread (fio's, per clone), each direction on its own; "
+               "READ,WRITE,TRIM as rate's; 0 = no limit",
+               .codec = &iops_codec, .expect = "a whole number, or READ,WRITE[,TRIM] numbers",
+               FIO_CUSTOM, .no_echo = true),
         FIOJOB("randrepeat", NULL, OPTD_BOOL, randrepeat, "1",
                "1: the same offsets every run (randseed); 0: a new seed each run, echoed",
                FIO_CUSTOM, .no_echo = true),
@@ -1499,16 +1605,22 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 		                 "zonemode=strided needs zonesize (the bytes per zone)");
 	if (o->zonemode == LLMIO_ZONE_STRIDED && !o->zonerange)
 		o->zonerange = o->zonesize; /* fio's default */
-	if (o->rate_iops) {
-		/* fio's rate_iops is per clone, llmio's rate for the whole job */
-		const uint64_t rate = o->rate_iops * o->bs * (o->numjobs ? o->numjobs : 1);
+	if (o->rate_iops || o->rate_iops_write || o->rate_iops_trim) {
+		/* fio's rate_iops is per clone, llmio's rate for the whole job; per direction */
+		const uint64_t per = o->bs * (o->numjobs ? o->numjobs : 1);
+		const uint64_t iops[3] = {o->rate_iops, o->rate_iops_write, o->rate_iops_trim};
+		uint64_t *rate[3] = {&o->rate, &o->rate_write, &o->rate_trim};
 
-		if (o->rate && o->rate != rate)
-			return llmio_err(e, -EINVAL,
-			                 "rate=%" PRIu64 " and rate_iops=%" PRIu64
-			                 " both given: give one",
-			                 o->rate, o->rate_iops);
-		o->rate = rate;
+		for (int d = 0; d < 3; d++) {
+			if (!iops[d])
+				continue; /* that direction's rate, if any, stands */
+			if (*rate[d] && *rate[d] != iops[d] * per)
+				return llmio_err(e, -EINVAL,
+				                 "rate=%" PRIu64 " and rate_iops=%" PRIu64
+				                 " both given: give one",
+				                 *rate[d], iops[d]);
+			*rate[d] = iops[d] * per;
+		}
 	}
 	if (!o->randrepeat) {
 		/* a new seed each run; the result echoes it, so the run can still be repeated */

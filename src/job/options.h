@@ -23,6 +23,9 @@ int job_opt_canonical(const struct llmio_job_opts *o, const char *key, const cha
 const struct llmio_optdesc *job_optdesc(size_t i);
 const struct llmio_optdesc *job_opt_find(const char *key);
 
+/* Does option d take fio's READ,WRITE,TRIM values in one (rate, rate_iops)? */
+bool job_opt_per_dir(const struct llmio_optdesc *d);
+
 /* The type of job option `key` (a name or an alias) into *type: 0, or -ENOENT when unknown. */
 int job_opt_type(const char *key, enum llmio_optdesc_type *type);
 

@@ -36,6 +36,9 @@
 #define STATE_FAILED 2
 #define STATE_DONE   3
 
+/* The longest nap of a job ahead of its rate, between looks at its stop flag. */
+#define RATE_NAP_NS 10000000ull
+
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
@@ -248,8 +251,11 @@ static uint64_t zone_block(struct worker *w)
 	return w->seq_next++;
 }
 
-/* The next generated I/O; left: bytes the thread may still issue (io_size), for bssplit. */
-static void prep(struct worker *w, struct io_req *io, uint64_t left)
+/*
+ * The next generated I/O; left: bytes the thread may still issue (io_size), for bssplit; op: a
+ * mixed job's direction, decided by its rates (rate_op()), or -1 to draw it here.
+ */
+static void prep(struct worker *w, struct io_req *io, uint64_t left, int op)
 {
 	const struct job *j = w->job;
 	uint64_t block = 0, n = 1;
@@ -260,8 +266,9 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 	case LLMIO_RW_RW:
 		io->op = j->o.rw == LLMIO_RW_READ ? ENGINE_OP_READ : ENGINE_OP_WRITE;
 		if (j->o.rw == LLMIO_RW_RW) /* fio's rw=rw: in order, each I/O a read or a write */
-			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
-			                                                  : ENGINE_OP_WRITE;
+			io->op = op >= 0                                    ? (uint8_t)op
+			         : rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+			                                                    : ENGINE_OP_WRITE;
 		if (j->bss_on)
 			break;
 		block = w->region_first +
@@ -285,8 +292,9 @@ static void prep(struct worker *w, struct io_req *io, uint64_t left)
 		else if (j->o.rw == LLMIO_RW_RANDWRITE)
 			io->op = ENGINE_OP_WRITE;
 		else
-			io->op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
-			                                                  : ENGINE_OP_WRITE;
+			io->op = op >= 0                                    ? (uint8_t)op
+			         : rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ
+			                                                    : ENGINE_OP_WRITE;
 		break;
 	}
 	if (j->bss_on)
@@ -995,7 +1003,7 @@ static int drain(struct worker *w, unsigned *inflight, unsigned *nfree, bool mea
 /* What one worker's loop carries from round to round. */
 struct loop {
 	uint64_t io_limit; /* bytes to issue, 0 = until stopped */
-	uint64_t rate;     /* this thread's bytes per second, 0 = unlimited */
+	uint64_t rate[2];  /* this thread's bytes per second per enum engine_op, 0 = unlimited */
 	uint64_t t_start;
 	uint64_t issued, since_think, writes_since_sync;
 	uint64_t t;        /* the last clock read: the queue time of the next I/O */
@@ -1005,6 +1013,8 @@ struct loop {
 	bool measuring;    /* past the ramp: completions are counted */
 	bool t_fresh;      /* l->t was read right after the previous I/O completed */
 	bool flow_wait;    /* ahead of its flow's share: no I/O queued until it is not */
+	/* bytes issued per enum engine_op since t_start, which the rates pace */
+	uint64_t issued_op[2];
 };
 
 /* A new epoch (the ramp ended, or a sweep point began): counters start over. */
@@ -1017,6 +1027,7 @@ static inline void new_epoch(struct worker *w, struct loop *l)
 	w->epoch_seen = epoch;
 	reset_stats(w);
 	l->issued = 0; /* io_size counts from the end of the ramp */
+	l->issued_op[0] = l->issued_op[1] = 0;
 	/* so does the rate: with the ramp's time kept and its bytes forgotten, the window began
 	 * with a burst of ramp_time x rate (a paced job measured 8 % above its rate_iops) */
 	l->t_start = now_ns();
@@ -1097,6 +1108,34 @@ static struct io_req *take_held(struct worker *w, unsigned nfree)
 	return io;
 }
 
+/* When direction op may issue its next I/O (fio's usec_for_io()): ns after t_start. */
+static inline double rate_due(const struct loop *l, int op)
+{
+	return l->rate[op] ? (double)l->issued_op[op] * 1e9 / (double)l->rate[op] : 0;
+}
+
+/*
+ * fio's rate_ddir(): a mixed job (rw, randrw) draws its direction by rwmixread, and when that
+ * direction is ahead of its rate the I/O goes the other way if the other is not (or is due
+ * first) and has a share of the mix; each direction is then paced on its own (fill_queue()).
+ * -1 for a job of one direction: prep() decides.
+ */
+static int rate_op(struct worker *w, const struct loop *l)
+{
+	const struct job *j = w->job;
+	const double now = (double)(l->t - l->t_start);
+	int op, other;
+
+	if (j->o.rw != LLMIO_RW_RW && j->o.rw != LLMIO_RW_RANDRW)
+		return -1;
+	op = rng_below(&w->rng, 100) < j->o.rwmixread ? ENGINE_OP_READ : ENGINE_OP_WRITE;
+	other = op ^ 1;
+	if (rate_due(l, op) <= now ||
+	    !(other == ENGINE_OP_READ ? j->o.rwmixread : 100 - j->o.rwmixread))
+		return op;
+	return rate_due(l, other) < rate_due(l, op) ? other : op;
+}
+
 /*
  * An I/O's priority: fio's cmdprio_percentage or cmdprio_bssplit drawn for it from a generator
  * of their own (the job's offsets and sizes stay those of the job without them), else the
@@ -1139,7 +1178,8 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	 * they draw the same numbers from the same generator.
 	 */
 	const uint64_t limit = l->io_limit ? l->io_limit : UINT64_MAX;
-	const uint64_t rate = l->rate, bs = j->o.bs, blocks = j->total_blocks;
+	const bool rated = l->rate[0] || l->rate[1];
+	const uint64_t bs = j->o.bs, blocks = j->total_blocks;
 	const int fast_op = src || j->target.nfiles > 1 ||
 	                                    j->o.random_distribution == LLMIO_DIST_ZIPF ||
 	                                    j->bss_on || j->align_blocks > 1 || j->zones.n
@@ -1154,20 +1194,13 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 	const uint32_t cmdprio_pct = j->o.cmdprio_percentage;
 	const bool prio_on = cmdprio_pct || w->ioprio || j->cmdprio_bss;
 
-	if (fast_op >= 0 && !rate && !w->flow && !prio_on && !w->lt_on && e->queue_batch)
+	if (fast_op >= 0 && !rated && !w->flow && !prio_on && !w->lt_on && e->queue_batch)
 		return fill_batch(w, l, queued, (uint8_t)fast_op, stamps);
 
 	while (nfree && inflight < w->lt_cap && issued < limit && (!w->src_done || w->held)) {
 		struct io_req *io = w->free_ios[nfree - 1];
 		int q;
 
-		if (rate && issued * 1e9 > (double)rate * (double)(l->t - l->t_start)) {
-			if (inflight || nq)
-				break; /* reap first; the rate check repeats next round */
-			sleep_ns((uint64_t)((double)issued * 1e9 / (double)rate) -
-			         (l->t - l->t_start));
-			l->t = now_ns();
-		}
 		const bool again = w->held; /* prepared and stamped already */
 
 		if (w->flow && !again && job_flow_ahead(w->flow, &w->flow_count, j->o.flow)) {
@@ -1184,7 +1217,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			io->len = (uint32_t)bs;
 			io->op = (uint8_t)fast_op;
 		} else if (!src) {
-			prep(w, io, limit - issued);
+			prep(w, io, limit - issued, rated ? rate_op(w, l) : -1);
 		} else {
 			int r = source_fill(w, io, l->t);
 
@@ -1204,6 +1237,22 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 			ret = -1;
 			break;
 		}
+		if (rated && rate_due(l, io->op) > (double)(l->t - l->t_start)) {
+			/* ahead of its direction's rate: the I/Os in flight complete first (fio's
+			 * io_u_quiesce), this one waits prepared, as a busy engine's does */
+			const double ahead = rate_due(l, io->op) - (double)(l->t - l->t_start);
+
+			if (inflight || nq || ahead > (double)RATE_NAP_NS) {
+				/* a long wait in naps: the job's stop and runtime are seen between
+				 * them (fio's rate_ddir() sleeps no further than the runtime) */
+				if (!inflight && !nq)
+					sleep_ns(RATE_NAP_NS);
+				w->held = io;
+				break;
+			}
+			sleep_ns((uint64_t)ahead);
+			l->t = now_ns();
+		}
 		io->t_queue = l->t;
 		q = e->queue(&w->ctx, io);
 		if (q == ENGINE_Q_BUSY) {
@@ -1212,6 +1261,7 @@ static inline int fill_queue(struct worker *w, struct loop *l, unsigned *queued,
 		}
 		nfree--;
 		issued += io->len;
+		l->issued_op[io->op] += io->len;
 		l->since_think++;
 		if (io->op == ENGINE_OP_WRITE)
 			l->writes_since_sync++;
@@ -1358,7 +1408,8 @@ static void run(struct worker *w)
 	struct job *j = w->job;
 	struct loop l = {
 	        .io_limit = j->o.io_size,
-	        .rate = j->o.rate / j->nworkers,
+	        .rate = {j->o.rate / j->nworkers,
+	                 (j->trims ? j->o.rate_trim : j->o.rate_write) / j->nworkers},
 	        .t_start = now_ns(),
 	        .nfree = w->depth,
 	        .measuring = atomic_load(&j->epoch) > 0,

@@ -242,13 +242,16 @@ static void emit_rate(struct emit *x)
 {
 	const struct llmio_job_opts *o = x->o;
 
-	if (!o->rate)
+	const uint64_t n = o->numjobs ? o->numjobs : 1;
+
+	if (!o->rate && !o->rate_write && !o->rate_trim)
 		return;
-	/* llmio's rate is for the whole job, fio's for each clone */
-	fprintf(x->f, "rate=%" PRIu64 "\n", o->rate / (o->numjobs ? o->numjobs : 1));
-	if (o->rw == LLMIO_RW_RANDRW)
-		fprintf(x->f, "; differs: llmio caps reads and writes together; fio's single rate "
-		              "caps each direction on its own\n");
+	/* llmio's rate is for the whole job, fio's for each clone; fio's READ,WRITE,TRIM */
+	if (o->rate == o->rate_write && o->rate == o->rate_trim)
+		fprintf(x->f, "rate=%" PRIu64 "\n", o->rate / n);
+	else
+		fprintf(x->f, "rate=%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", o->rate / n,
+		        o->rate_write / n, o->rate_trim / n);
 }
 
 static void emit_thinktime(struct emit *x)

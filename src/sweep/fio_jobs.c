@@ -185,8 +185,8 @@ static int dim_value(const struct sweep_section *s, const struct sweep_dim *d, c
 	const struct llmio_optdesc *od = d->kind == SK_JOB ? job_opt_find(d->key) : NULL;
 	size_t used = 0;
 
-	if (d->n == 1 || (od && od->type == OPTD_STRING)) {
-		/* a text keeps its commas ("description=read, then write") */
+	if (d->n == 1 || (od && (od->type == OPTD_STRING || job_opt_per_dir(od)))) {
+		/* a text keeps its commas ("description=read, then write"), rate its READ,WRITE */
 		buf[0] = '\0';
 		for (size_t i = 0; i < d->n && used < len; i++)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
@@ -352,6 +352,8 @@ static void gate_wait(void *arg)
 	gate_pass(run, j);
 	while (run->gate && !stopped(j->o.stop))
 		pthread_cond_wait(&run->cv, &run->mu);
+	if (j->exited) /* stopped while laying out, or before it started: not one I/O */
+		__atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&run->mu);
 }
 
@@ -489,15 +491,16 @@ static void run_wave(struct fio_run *run, size_t first, size_t n, const struct f
 	}
 	for (size_t i = first; i < first + n; i++) {
 		/* a job of its own stops with the run; jobs together each with their own flag,
-		 * which the run's stop and another job's exitall set */
-		jobs[i].o.stop = n == 1 ? h->stop : &jobs[i].stop;
+		 * which the run's stop and another job's exitall set (and one stopped before
+		 * it starts) */
+		jobs[i].o.stop = n == 1 && !jobs[i].exited ? h->stop : &jobs[i].stop;
 		if (n > 1) {
 			jobs[i].o.progress = measuring;
 			jobs[i].o.progress_arg = &jobs[i];
 			jobs[i].o.progress_interval_ns = 50000000; /* exitall's stop within 50 ms */
-			jobs[i].o.ready = jobs[i].gated ? gate_wait : NULL;
-			jobs[i].o.ready_arg = &jobs[i];
 		}
+		jobs[i].o.ready = jobs[i].gated || jobs[i].exited ? gate_wait : NULL;
+		jobs[i].o.ready_arg = &jobs[i];
 		if (n == 1) {
 			jobs[i].o.progress = h->progress;
 			/* one job at a time: its file layout drawn too (jobs running together would
@@ -596,7 +599,11 @@ void fio_jobs_run(struct fio_job *jobs, size_t njobs, const struct fio_run_hooks
 	for (size_t i = 1; i <= njobs; i++) {
 		if (i < njobs && jobs[i].wave == jobs[start].wave)
 			continue;
-		if (!stopped(h->stop) && !run.ended)
+		/* the waves exit_what=all keeps from starting run stopped: fio reports their jobs,
+		 * with no I/O, and has laid out their files */
+		for (size_t k = start; run.ended && k < i; k++)
+			jobs[k].exited = true;
+		if (!stopped(h->stop))
 			run_wave(&run, start, i - start, h);
 		start = i;
 	}

@@ -789,9 +789,33 @@ static int apply_dir(const struct sweep_file *f, struct sweep_dim *d)
 	return 0;
 }
 
+/*
+ * fio's READ,WRITE,TRIM values leave a direction empty for its default, no limit (rate=,64k):
+ * 0 there, so that the list reads as one of numbers.  *out: the text so (the caller's to free).
+ */
+static int empty_is_zero(const char *text, char **out)
+{
+	size_t len = strlen(text);
+	char *p = malloc(2 * len + 2), *o = p;
+
+	if (!p)
+		return -ENOMEM;
+	for (const char *t = text;; t++) {
+		if ((*t == ',' || !*t) && (t == text || t[-1] == ','))
+			*o++ = '0';
+		if (!*t)
+			break;
+		*o++ = *t;
+	}
+	*o = '\0';
+	*out = p;
+	return 0;
+}
+
 static int add_dim(const struct sweep_file *f, struct sweep_section *s, const struct entry *e,
                    enum sweep_kind kind, const char *name, struct llmio_error *err)
 {
+	char *dirs = NULL;
 	const char *file = f->files[e->file];
 	struct sweep_dim *d;
 	struct llmio_error sub = {0};
@@ -812,7 +836,11 @@ static int add_dim(const struct sweep_file *f, struct sweep_section *s, const st
 	d->file = file;
 	d->line = e->line;
 	s->ndims++;
-	ret = sweep_dim_expand(d, e->value, &sub);
+	if (kind == SK_JOB && job_opt_per_dir(job_opt_find(name)) && strchr(e->value, ',') &&
+	    (ret = empty_is_zero(e->value, &dirs)))
+		return ret;
+	ret = sweep_dim_expand(d, dirs ? dirs : e->value, &sub);
+	free(dirs);
 	if (ret == -EINVAL)
 		llmio_err(err, ret, "%s:%u: %s: %s", file, e->line, e->key, sub.msg);
 	return ret ? ret : apply_dir(f, d);
