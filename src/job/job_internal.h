@@ -98,6 +98,8 @@ struct job {
 	bool bss_on;
 	uint8_t pattern[64]; /* buffer_pattern's bytes (pattern_len of them), or none */
 	size_t pattern_len;
+	uint8_t vpattern[64]; /* verify_pattern's bytes (vpattern_len of them), or none */
+	size_t vpattern_len;
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
 	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
 	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
