@@ -401,9 +401,10 @@ static bool stamp(struct worker *w, struct io_req *io)
 	if (!w->job->o.verify)
 		return true;
 	if (w->job->o.verify == VERIFY_META) {
-		/* fio's thread numbers start at 1; its numberio is the thread's write count */
+		/* fio's thread numbers start at 1; its numberio counts the thread's writes before
+		 * this one */
 		verify_meta_stamp(io->buf, io->len, io->off, w->job->o.verify_interval,
-		                  (uint16_t)(w->idx + 1), (uint16_t)w->writes);
+		                  (uint16_t)(w->idx + 1), (uint16_t)(w->writes - 1));
 		return true;
 	}
 	ret = verify_stamp(w->job->o.verify, io->buf, io->len, io->off, &e);
