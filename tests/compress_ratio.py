@@ -7,6 +7,8 @@ and those places as START-END runs, or "none"."""
 import sys
 import zlib
 
+from dedupe_share import whole_blocks
+
 
 def main():
     if len(sys.argv) < 3:
@@ -14,15 +16,10 @@ def main():
     bs = int(sys.argv[1])
     total = packed = 0
     acc = 0  # every block's bytes ORed together: a byte is 0 where each block's is
-    for path in sys.argv[2:]:
-        with open(path, "rb") as f:
-            while True:
-                b = f.read(bs)
-                if len(b) < bs:
-                    break
-                total += bs
-                packed += len(zlib.compress(b, 1))
-                acc |= int.from_bytes(b, "little")
+    for b in whole_blocks(bs, sys.argv[2:]):
+        total += bs
+        packed += len(zlib.compress(b, 1))
+        acc |= int.from_bytes(b, "little")
     if not total:
         sys.exit("compress_ratio.py: no whole block of %d bytes in %s" % (bs, sys.argv[2:]))
     nonzero = acc.to_bytes(bs, "little")
