@@ -595,8 +595,9 @@ static const struct llmio_optdesc_codec gtod_codec = {buffered_parse, gtod_store
                                                       bool_format};
 
 /*
- * create_on_open: taken, with no field: llmio lays out a job's files before the run either way,
- * outside the measured window (the files and bytes are fio's, tests/cli_fio_conformance.sh).
+ * create_on_open, create_serialize: taken, with no field: llmio lays out a job's files before
+ * the run either way, outside the measured window, one job after another (the files and bytes
+ * are fio's, tests/cli_fio_conformance.sh).
  */
 static void taken_load(const void *base, struct llmio_optval *v)
 {
