@@ -1077,7 +1077,7 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("buffer_compress_chunk", NULL, OPTD_SIZE, buffer_compress_chunk, "512",
                "buffer_compress_percentage's chunk: its share of zeros is in each chunk of this "
                "many bytes",
-               FIO, .no_echo = true),
+               FIO_CUSTOM, .no_echo = true),
         MIRROR("buffered", OPTD_BOOL, buffered_codec,
                "fio's mirror of direct: buffered=1 is direct=0",
                "1/0, true/false, yes/no or on/off"),
