@@ -379,19 +379,20 @@ static void meta_is_fios(void **state)
 	};
 	static const uint64_t at[] = {0, 66048};
 	static const uint8_t pat[] = {0xaa, 0x55, 0x5a, 0xa5};
-	static uint8_t iv[512], mine[512];
+	static uint8_t iv[512], mine[512], ref[512];
 	struct llmio_error err = {0};
 
 	(void)state;
+	for (size_t i = 0; i < sizeof(ref); i++)
+		ref[i] = pat[i % sizeof(pat)];
 	for (int h = 0; h < 2; h++) {
-		for (size_t i = 0; i < sizeof(iv); i++)
-			iv[i] = pat[i % sizeof(pat)];
+		memcpy(iv, ref, sizeof(iv));
 		for (int i = 0; i < 40; i++)
 			sscanf(fio_hdr[h] + 2 * i, "%2hhx", &iv[i]);
-		assert_int_equal(verify_meta_check(iv, 512, at[h], 512, pat, 4, "f", &err), 0);
+		assert_int_equal(verify_meta_check(iv, 512, at[h], 512, ref, "f", &err), 0);
 		memcpy(mine, iv, sizeof(mine));
 		verify_meta_stamp(mine, 512, at[h], 512, 1, (uint16_t)h);
-		assert_int_equal(verify_meta_check(mine, 512, at[h], 512, pat, 4, "f", &err), 0);
+		assert_int_equal(verify_meta_check(mine, 512, at[h], 512, ref, "f", &err), 0);
 		memset(mine + 24, 0, 8);
 		memset(mine + 36, 0, 4);
 		memset(iv + 24, 0, 8);
@@ -400,12 +401,12 @@ static void meta_is_fios(void **state)
 	}
 	verify_meta_stamp(mine, 512, 4096, 512, 1, 0);
 	mine[300] ^= 1;
-	assert_int_equal(verify_meta_check(mine, 512, 4096, 512, pat, 4, "f", &err), -EILSEQ);
+	assert_int_equal(verify_meta_check(mine, 512, 4096, 512, ref, "f", &err), -EILSEQ);
 	assert_non_null(strstr(err.msg, "at offset 4396 (byte 300 of the 512-byte interval"));
 	assert_non_null(strstr(err.msg, "expected 0xaa, found 0xab"));
 	mine[300] ^= 1;
 	mine[30] ^= 1; /* fio's time: covered by the header checksum */
-	assert_int_equal(verify_meta_check(mine, 512, 4096, 512, pat, 4, "f", &err), -EILSEQ);
+	assert_int_equal(verify_meta_check(mine, 512, 4096, 512, ref, "f", &err), -EILSEQ);
 	assert_non_null(strstr(err.msg, "checksum wrong"));
 }
 

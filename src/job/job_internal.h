@@ -127,6 +127,7 @@ struct job {
 	 * running sums per direction of IOPS [d][0] and bandwidth [d][1] (Welford) */
 	uint64_t samp_t, samp_ios[2], samp_bytes[2];
 	uint8_t *verify_written; /* verify: a bit per block written (job/verify.c), or NULL */
+	uint8_t *verify_ref;     /* verify=meta: verify_pattern's block (bs bytes), or NULL */
 	struct {
 		uint64_t n;
 		double mean, m2, min, max;

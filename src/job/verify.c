@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "job/job_internal.h"
+#include "job/pattern.h"
 #include "job/verify.h"
 
 #define VERIFY_MAGIC 0x564d4c4cu /* "LLMV" */
@@ -225,7 +226,7 @@ void verify_meta_stamp(void *buf, uint32_t len, uint64_t off, uint32_t interval,
 }
 
 int verify_meta_check(const void *buf, uint32_t len, uint64_t off, uint32_t interval,
-                      const uint8_t *pat, size_t plen, const char *path, struct llmio_error *e)
+                      const uint8_t *ref, const char *path, struct llmio_error *e)
 {
 	const uint8_t *b = buf;
 
@@ -251,19 +252,18 @@ int verify_meta_check(const void *buf, uint32_t len, uint64_t off, uint32_t inte
 			                 ", found the block of offset %" PRIu64
 			                 " (a misplaced write)",
 			                 path, off + at, off + at, h.offset);
-		for (uint32_t i = sizeof(h); plen && i < interval; i++) {
-			const uint8_t want = pat[(at + i) % plen];
-
-			if (b[at + i] != want)
+		if (!ref || !memcmp(b + at + sizeof(h), ref + at + sizeof(h), interval - sizeof(h)))
+			continue;
+		for (uint32_t i = sizeof(h); i < interval; i++)
+			if (b[at + i] != ref[at + i])
 				return llmio_err(
 				        e, -EILSEQ,
 				        "verify: verify_pattern mismatch in %s at offset %" PRIu64
 				        " (byte %u of the %u-byte interval at offset %" PRIu64
 				        ", in the block at %" PRIu64
 				        "): expected 0x%02x, found 0x%02x",
-				        path, off + at + i, i, interval, off + at, off, want,
+				        path, off + at + i, i, interval, off + at, off, ref[at + i],
 				        b[at + i]);
-		}
 	}
 	return 0;
 }
@@ -305,7 +305,7 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 	size_t n;
 
 	if (algo == VERIFY_META)
-		return verify_meta_check(buf, len, off, len, NULL, 0, path, e);
+		return verify_meta_check(buf, len, off, len, NULL, path, e);
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != VERIFY_MAGIC || h.algo != (uint32_t)algo || h.len != len) {
 		return llmio_err(
@@ -345,8 +345,8 @@ int verify_block(const struct job *j, void *buf, uint32_t len, uint64_t off, con
                  struct llmio_error *e)
 {
 	if (j->o.verify == VERIFY_META)
-		return verify_meta_check(buf, len, off, j->o.verify_interval, j->vpattern,
-		                         j->vpattern_len, path, e);
+		return verify_meta_check(buf, len, off, j->o.verify_interval, j->verify_ref, path,
+		                         e);
 	return verify_check(j->o.verify, buf, len, off, path, e);
 }
 
@@ -403,6 +403,15 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 		                 "verify with random writes in flight together needs the random "
 		                 "map (norandommap=0, one block size, a uniform distribution); or "
 		                 "numjobs=1 and iodepth=1");
+	}
+	/* what verify_pattern's block holds, compared whole (memcmp) after each header */
+	if (o->verify == VERIFY_META && j->vpattern_len) {
+		j->verify_ref = malloc(o->bs);
+		if (!j->verify_ref)
+			return llmio_err(e, -ENOMEM,
+			                 "verify: out of memory for a %" PRIu64 "-byte buffer",
+			                 o->bs);
+		pattern_fill(j->verify_ref, o->bs, j->vpattern, j->vpattern_len);
 	}
 	if (!writes || !o->do_verify)
 		return 0;
@@ -550,4 +559,6 @@ void verify_release(struct job *j)
 {
 	free(j->verify_written);
 	j->verify_written = NULL;
+	free(j->verify_ref);
+	j->verify_ref = NULL;
 }

@@ -54,12 +54,12 @@ void verify_meta_stamp(void *buf, uint32_t len, uint64_t off, uint32_t interval,
                        uint16_t seq);
 
 /*
- * Check a verify=meta block read at off: every header, and after each the pattern pat (plen
- * bytes, repeated from the block's start; plen 0: the data is not checked).  0, or -EILSEQ
- * with one line naming path, the offset, what was expected and what was found.
+ * Check a verify=meta block read at off: every header, and after each the bytes of ref (len of
+ * them: verify_pattern's block; NULL: the data is not checked).  0, or -EILSEQ with one line
+ * naming path, the offset, what was expected and what was found.
  */
 int verify_meta_check(const void *buf, uint32_t len, uint64_t off, uint32_t interval,
-                      const uint8_t *pat, size_t plen, const char *path, struct llmio_error *e);
+                      const uint8_t *ref, const char *path, struct llmio_error *e);
 
 struct job;
 
