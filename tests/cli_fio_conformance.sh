@@ -589,9 +589,9 @@ printf '[s]\nioengine=rbd\nsize=64k\nbusy_poll\n' >"$T/llmio/engine/rbd.fio"
 in_dir llmio engine "$T/llmio/engine/rbd.fio"
 check "a bare option of a fio engine llmio lacks: the engine named (exit $RC)" \
 	grep -q "rbd.fio:2: ioengine: unknown engine 'rbd'.*'busy_poll' on line 4" "$T/stderr"
-printf '[r]\nsize=64k\nfill_device\n' >"$T/llmio/engine/refused.fio"
+printf '[r]\nsize=64k\nrefill_buffers\n' >"$T/llmio/engine/refused.fio"
 in_dir llmio engine "$T/llmio/engine/refused.fio"
-check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "fill_device: a fio option" \
+check "a bare fio option llmio refuses: by name (exit $RC)" grep -q "refill_buffers: a fio option" \
 	"$T/stderr"
 printf '[a]\nsize=64k\n[b]\nsize=64k\nwait_for=c\n[c]\nsize=64k\n' >"$T/llmio/engine/waitee.fio"
 in_dir llmio engine "$T/llmio/engine/waitee.fio"
@@ -742,11 +742,12 @@ check "cmdprio_bssplit shares of one size above 100: refused, as fio (exit $RC)"
 check "it names the size" grep -q "shares of size 4k add up to more than 100" "$T/stderr"
 
 echo "== verify: a flipped byte is caught by both, in the same block"
-# flip FILE: one bit of the byte at 40000
+# flip FILE [AT]: one bit of the byte at AT (40000)
 flip() {
 	python3 -c 'import sys
+at = int(sys.argv[2])
 with open(sys.argv[1], "r+b") as f:
-    f.seek(40000); b = f.read(1); f.seek(40000); f.write(bytes([b[0] ^ 1]))' "$1"
+    f.seek(at); b = f.read(1); f.seek(at); f.write(bytes([b[0] ^ 1]))' "$1" "${2:-40000}"
 }
 for tool in fio llmio; do
 	flip "$T/$tool/cl_verify_write/v.0.0"
@@ -815,5 +816,67 @@ done
 in_dir llmio pattern_bad --name=p --rw=write --size=64k --buffer_pattern=%o
 check "buffer_pattern=%o: refused (exit $RC), by name" \
 	grep -q "buffer_pattern=%o: not fio's pattern" "$T/stderr"
+
+echo "== verify_pattern: fio's meta layout and pattern, so each tool checks the other's blocks"
+# same_but_time INTERVAL A B: the files are the same bytes but for what fio's header keeps of
+# the write's time (bytes 24-31 of every interval) and the header checksum over it (36-39)
+same_but_time() {
+	python3 -c 'import sys
+n = int(sys.argv[1]); a, b = (bytearray(open(p, "rb").read()) for p in sys.argv[2:4])
+for d in (a, b):
+    for at in range(0, len(d), n):
+        d[at + 24:at + 32] = bytes(8); d[at + 36:at + 40] = bytes(4)
+sys.exit(0 if a == b and a else 1)' "$@"
+}
+# the top-level verify_pattern.fio (above) wrote and read v.0 in both tools
+check "verify_pattern: llmio wrote fio's bytes (but for each header's time)" \
+	same_but_time 512 "$T/fio/verify_pattern/v.0" "$T/llmio/verify_pattern/v.0"
+DIFFERS=verify side_by_side vp_readback "$CASES/verify_pattern/readback.fio"
+check "verify_pattern: a 10-byte pattern under a header every 4k: fio's bytes" \
+	same_but_time 4096 "$T/fio/vp_readback/w.0.0" "$T/llmio/vp_readback/w.0.0"
+for tool in fio llmio; do
+	other=$([ "$tool" = fio ] && echo llmio || echo fio)
+	mkdir -p "$T/$tool/vp_cross"
+	cp "$T/$other/verify_pattern/v.0" "$T/$tool/vp_cross/v.0"
+	in_dir "$tool" vp_cross "$CASES/verify_pattern/read.fio"
+	check "verify_pattern: $tool checks $other's file (exit $RC)" test "$RC" -eq 0
+	# a flipped byte in a block's last interval fails both, named by its interval
+	flip "$T/$tool/vp_cross/v.0" 130972
+	in_dir "$tool" vp_cross "$CASES/verify_pattern/read.fio"
+	check "$tool: verify_pattern: a flipped byte fails the read (exit $RC)" test "$RC" -eq 1
+	check "$tool: it names the interval at offset 130560" grep -q "offset 130560" "$T/stderr"
+	# in a block's middle both name it too (fio then exits 0: without verify_fatal, its
+	# check of a block keeps the outcome of the block's last interval)
+	cp "$T/$other/verify_pattern/v.0" "$T/$tool/vp_cross/v.0"
+	flip "$T/$tool/vp_cross/v.0" 70000
+	in_dir "$tool" vp_cross "$CASES/verify_pattern/read.fio"
+	check "$tool: a flipped byte mid-block: the interval at offset 69632 is named" \
+		grep -q "offset 69632" "$T/stderr"
+done
+check "llmio: a flipped byte mid-block fails the read (exit $RC)" test "$RC" -eq 1
+in_dir llmio vp_alone --name=p --rw=write --size=64k --verify_pattern=0xaa
+check "verify_pattern without verify: refused (exit $RC), by name" \
+	grep -q "verify_pattern without verify" "$T/stderr"
+
+echo "== buffer_compress_percentage: each block compresses alike, its zeros where fio's are"
+# NAME:BS:SHARE:FILES (the share of each block's bytes kept, what it compresses to about)
+for c in chunk:8192:0.25:c.0.0 "dedupe:4096:0.5:a.0.0 b.0.0"; do
+	IFS=: read -r name bs p files <<<"$c"
+	side_by_side "compress_$name" "$CASES/compress/$name.fio"
+	# shellcheck disable=SC2086 # FILES are words
+	mapfile -t r < <(for tool in fio llmio; do
+		(cd "$T/$tool/compress_$name" && python3 "$HERE/compress_ratio.py" "$bs" $files) ||
+			echo "1 none"
+	done)
+	check "compress $name: blocks compress to about $p, zeros alike (fio ${r[0]}, llmio ${r[1]})" \
+		python3 -c 'import sys
+p = float(sys.argv[1]); (f, fz), (l, lz) = (a.split() for a in sys.argv[2:4])
+sys.exit(0 if abs(float(f) - float(l)) <= 0.01 and p <= float(l) <= p + 0.05 and
+         fz == lz != "none" else 1)' "$p" "${r[0]}" "${r[1]}"
+done
+# with dedupe's options (fio's dedupe-global.fio): the duplicates are still fio's share
+mapfile -t s < <(share compress_dedupe 4096 a.0.0 b.0.0)
+check "compress with dedupe: both files together, 0.5 repeat (fio ${s[0]}, llmio ${s[1]})" \
+	near 0.5 "${s[0]}" "${s[1]}"
 
 finish

@@ -7,20 +7,26 @@ import hashlib
 import sys
 
 
+def whole_blocks(bs, paths):
+    """The files' whole BS-byte blocks, one file after the other (a partial last one left out)."""
+    for path in paths:
+        with open(path, "rb") as f:
+            while True:
+                b = f.read(bs)
+                if len(b) < bs:
+                    break
+                yield b
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit("usage: dedupe_share.py BS FILE...")
     bs = int(sys.argv[1])
     seen = set()
     blocks = 0
-    for path in sys.argv[2:]:
-        with open(path, "rb") as f:
-            while True:
-                b = f.read(bs)
-                if len(b) < bs:
-                    break
-                blocks += 1
-                seen.add(hashlib.sha1(b).digest())
+    for b in whole_blocks(bs, sys.argv[2:]):
+        blocks += 1
+        seen.add(hashlib.sha1(b).digest())
     if not blocks:
         sys.exit("dedupe_share.py: no whole block of %d bytes in %s" % (bs, sys.argv[2:]))
     print(blocks, len(seen), "%.4f" % (1 - len(seen) / blocks))

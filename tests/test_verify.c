@@ -365,6 +365,51 @@ static void meta_header_only(void **state)
 	assert_non_null(strstr(err.msg, "block header"));
 }
 
+/*
+ * verify=meta is fio's layout: two headers fio 3.33 wrote (verify=meta, verify_pattern=0xaa555aa5,
+ * verify_interval=512, bs=64k: the first interval of the first block, the second of the
+ * second) pass llmio's check, header checksum included, and llmio's stamp writes the same
+ * bytes but for fio's time (24-31) and the checksum over it (36-39).
+ */
+static void meta_is_fios(void **state)
+{
+	static const char *const fio_hdr[] = {
+	        "caac01000002000000000000000000000000000000000000000000009114000801000000523e65e9",
+	        "caac010000020000000000000000000000020100000000000000000069dd00080100010085a68fce",
+	};
+	static const uint64_t at[] = {0, 66048};
+	static const uint8_t pat[] = {0xaa, 0x55, 0x5a, 0xa5};
+	static uint8_t iv[512], mine[512], ref[512];
+	struct llmio_error err = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ref); i++)
+		ref[i] = pat[i % sizeof(pat)];
+	for (int h = 0; h < 2; h++) {
+		memcpy(iv, ref, sizeof(iv));
+		for (int i = 0; i < 40; i++)
+			sscanf(fio_hdr[h] + 2 * i, "%2hhx", &iv[i]);
+		assert_int_equal(verify_meta_check(iv, 512, at[h], 512, ref, "f", &err), 0);
+		memcpy(mine, iv, sizeof(mine));
+		verify_meta_stamp(mine, 512, at[h], 512, 1, (uint16_t)h);
+		assert_int_equal(verify_meta_check(mine, 512, at[h], 512, ref, "f", &err), 0);
+		memset(mine + 24, 0, 8);
+		memset(mine + 36, 0, 4);
+		memset(iv + 24, 0, 8);
+		memset(iv + 36, 0, 4);
+		assert_memory_equal(mine, iv, sizeof(iv));
+	}
+	verify_meta_stamp(mine, 512, 4096, 512, 1, 0);
+	mine[300] ^= 1;
+	assert_int_equal(verify_meta_check(mine, 512, 4096, 512, ref, "f", &err), -EILSEQ);
+	assert_non_null(strstr(err.msg, "at offset 4396 (byte 300 of the 512-byte interval"));
+	assert_non_null(strstr(err.msg, "expected 0xaa, found 0xab"));
+	mine[300] ^= 1;
+	mine[30] ^= 1; /* fio's time: covered by the header checksum */
+	assert_int_equal(verify_meta_check(mine, 512, 4096, 512, ref, "f", &err), -EILSEQ);
+	assert_non_null(strstr(err.msg, "checksum wrong"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +422,7 @@ int main(void)
 	        cmocka_unit_test(stamp_and_check),
 	        cmocka_unit_test(crc64_as_fio),
 	        cmocka_unit_test(meta_header_only),
+	        cmocka_unit_test(meta_is_fios),
 	};
 
 	/* before libcrypto allocates anything, or it keeps its own functions */

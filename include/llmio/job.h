@@ -388,12 +388,28 @@ struct llmio_job_opts {
 	uint64_t rate_write, rate_trim;
 	uint64_t rate_iops_write, rate_iops_trim;
 	/*
+	 * fio's verify_pattern and verify_interval (docs/fio.md, verify): a written block is this
+	 * pattern repeated from its start ("" = llmio's own data); verify=meta writes fio's header
+	 * every verify_interval bytes (0 = bs) and checks the pattern after each.  fill_device:
+	 * fio's fill-until-full, taken with size (llmio writes size; refused without).
+	 */
+	char verify_pattern[64];
+	uint32_t verify_interval;
+	/*
+	 * fio's buffer_compress_percentage and buffer_compress_chunk: in every chunk of a write
+	 * (0 = 512 bytes) this percentage is zeros, so the data compresses to about the rest.
+	 */
+	uint32_t buffer_compress_chunk;
+	uint8_t buffer_compress_percentage;
+	bool fill_device;
+	uint8_t pat_pad_[6]; /* keeps reserved_ 8-byte aligned; zero */
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1136];
+	uint8_t reserved_[1056];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

@@ -169,8 +169,8 @@ static int validate(struct job *j, struct llmio_error *e)
 			return ret;
 	}
 	if (o->buffer_pattern[0]) {
-		ret = pattern_parse(o->buffer_pattern, j->pattern, sizeof(j->pattern),
-		                    &j->pattern_len, e);
+		ret = pattern_parse("buffer_pattern", o->buffer_pattern, j->pattern,
+		                    sizeof(j->pattern), &j->pattern_len, e);
 		if (ret)
 			return ret;
 		if (o->dedupe_percentage)
@@ -179,13 +179,42 @@ static int validate(struct job *j, struct llmio_error *e)
 			        "buffer_pattern with dedupe_percentage: every write would be "
 			        "alike; leave one out");
 	}
-	/* dedupe's and buffer_pattern's data is written into host buffers (worker.c, stamp) */
-	if ((o->dedupe_percentage || j->pattern_len) && j->engine->buf_alloc &&
-	    !(j->engine->caps & ENGINE_CAP_HOST_BUFS))
+	if (o->verify_pattern[0]) {
+		ret = pattern_parse("verify_pattern", o->verify_pattern, j->vpattern,
+		                    sizeof(j->vpattern), &j->vpattern_len, e);
+		if (ret)
+			return ret;
+		if (!o->verify)
+			return llmio_err(e, -EINVAL,
+			                 "verify_pattern without verify: give verify=meta (fio's "
+			                 "header and the pattern checked) or a digest; fio's "
+			                 "verify=pattern alone is not done");
+		if (j->pattern_len || o->dedupe_percentage || o->buffer_compress_percentage)
+			return llmio_err(
+			        e, -EINVAL,
+			        "verify_pattern with %s: every written block is the pattern; "
+			        "leave one out",
+			        j->pattern_len         ? "buffer_pattern"
+			        : o->dedupe_percentage ? "dedupe_percentage"
+			                               : "buffer_compress_percentage");
+	}
+	if (o->fill_device && !o->size)
+		return llmio_err(
+		        e, -EINVAL,
+		        "fill_device without size: llmio does not write until the "
+		        "filesystem is full (fio's meaning); give size, the most to write");
+	/* dedupe's, compression's and the patterns' data is written into host buffers (worker.c,
+	 * stamp) */
+	if ((o->dedupe_percentage || o->buffer_compress_percentage || j->pattern_len ||
+	     j->vpattern_len) &&
+	    j->engine->buf_alloc && !(j->engine->caps & ENGINE_CAP_HOST_BUFS))
 		return llmio_err(e, -EINVAL,
 		                 "%s with the %s engine: its buffers are not host memory llmio "
 		                 "fills; use a file engine (psync, libaio, io_uring)",
-		                 j->pattern_len ? "buffer_pattern" : "dedupe_percentage",
+		                 j->pattern_len         ? "buffer_pattern"
+		                 : j->vpattern_len      ? "verify_pattern"
+		                 : o->dedupe_percentage ? "dedupe_percentage"
+		                                        : "buffer_compress_percentage",
 		                 j->engine->name);
 	/* results name the engine that ran, not the alias typed ("sync" -> "psync") */
 	snprintf(o->engine, sizeof(o->engine), "%s", j->engine->name);

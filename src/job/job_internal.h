@@ -100,6 +100,8 @@ struct job {
 	struct cmdprio_table *cmdprio_bss; /* fio's cmdprio_bssplit (job/cmdprio.h), or NULL */
 	uint8_t pattern[64]; /* buffer_pattern's bytes (pattern_len of them), or none */
 	size_t pattern_len;
+	uint8_t vpattern[64]; /* verify_pattern's bytes (vpattern_len of them), or none */
+	size_t vpattern_len;
 	uint64_t align_blocks; /* fio's blockalign in blocks (o.blockalign / o.bs), or 0 */
 	int64_t skip_blocks;   /* fio's rw=TYPE:N in blocks (o.rw_skip / o.bs) */
 	uint64_t io_max;       /* the largest I/O: o.bs, or bssplit's largest size (buffers) */
@@ -127,6 +129,7 @@ struct job {
 	 * running sums per direction of IOPS [d][0] and bandwidth [d][1] (Welford) */
 	uint64_t samp_t, samp_ios[2], samp_bytes[2];
 	uint8_t *verify_written; /* verify: a bit per block written (job/verify.c), or NULL */
+	uint8_t *verify_ref;     /* verify=meta: verify_pattern's block (bs bytes), or NULL */
 	struct {
 		uint64_t n;
 		double mean, m2, min, max;

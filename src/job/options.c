@@ -595,8 +595,9 @@ static const struct llmio_optdesc_codec gtod_codec = {buffered_parse, gtod_store
                                                       bool_format};
 
 /*
- * create_on_open: taken, with no field: llmio lays out a job's files before the run either way,
- * outside the measured window (the files and bytes are fio's, tests/cli_fio_conformance.sh).
+ * create_on_open, create_serialize: taken, with no field: llmio lays out a job's files before
+ * the run either way, outside the measured window, one job after another (the files and bytes
+ * are fio's, tests/cli_fio_conformance.sh).
  */
 static void taken_load(const void *base, struct llmio_optval *v)
 {
@@ -1175,6 +1176,25 @@ static const struct llmio_optdesc opts_table[] = {
                "every write's bytes: this pattern repeated from the I/O's start, fio's text: "
                "hex 0x..., decimals, quoted strings, one after the other",
                FIO, .no_echo = true),
+        FIOJOB("verify_pattern", NULL, OPTD_STRING, verify_pattern, "",
+               "every written block's bytes: this pattern repeated from its start "
+               "(buffer_pattern's text); verify=meta checks it after each header",
+               FIO, .no_echo = true),
+        FIOJOB("verify_interval", NULL, OPTD_SIZE, verify_interval, "0",
+               "verify=meta: fio's header every this many bytes of a block (0 = bs; divides bs)",
+               FIO, .no_echo = true),
+        FIOJOB("fill_device", "fill_fs", OPTD_BOOL, fill_device, "0",
+               "fio's fill-until-full: taken with size, which llmio writes (a full filesystem "
+               "fails the job, where fio ends it); without size refused",
+               FIO, .no_echo = true),
+        FIOJOB("buffer_compress_percentage", NULL, OPTD_UINT, buffer_compress_percentage, "0",
+               "every write compresses to about this percentage less: as many of each "
+               "buffer_compress_chunk's bytes are zeros (fio's)",
+               .max = 100, FIO, .no_echo = true),
+        FIOJOB("buffer_compress_chunk", NULL, OPTD_SIZE, buffer_compress_chunk, "512",
+               "buffer_compress_percentage's chunk: its share of zeros is in each chunk of this "
+               "many bytes",
+               FIO_CUSTOM, .no_echo = true),
         MIRROR("buffered", OPTD_BOOL, buffered_codec,
                "fio's mirror of direct: buffered=1 is direct=0",
                "1/0, true/false, yes/no or on/off"),
@@ -1228,6 +1248,9 @@ static const struct llmio_optdesc opts_table[] = {
         MIRROR("create_on_open", OPTD_BOOL, taken_codec,
                "fio's: create a file when the job opens it; llmio creates and lays out the "
                "job's files before it runs, outside the measured window, as fio's default",
+               "1/0, true/false, yes/no or on/off"),
+        MIRROR("create_serialize", OPTD_BOOL, taken_codec,
+               "fio's: lay the jobs' files out one job after another; llmio's only way",
                "1/0, true/false, yes/no or on/off"),
         MIRROR("io_submit_mode", OPTD_STRING, inline_codec,
                "fio's io_submit_mode: inline, llmio's only way (the job threads submit); "
@@ -1431,10 +1454,6 @@ static const struct {
         {"refill_buffers", "nothing: every llmio write is unique already"},
         {"scramble_buffers", "nothing: every llmio write is unique already"},
         {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
-        {"buffer_compress_percentage", "nothing: llmio writes incompressible data"},
-        {"buffer_compress_chunk", "nothing: llmio writes incompressible data"},
-        {"verify_pattern", "buffer_pattern with verify=crc32c|md5|sha256|crc64|meta (a digest is "
-                           "checked, not the pattern)"},
         {"atomic", "nothing: llmio does not ask for atomic writes (RWF_ATOMIC)"},
         {"opendir", "--directory"},
         {"rate_min", "--rate"},
@@ -1483,17 +1502,13 @@ static const struct {
         {"verify_async", "verify= (checked in the job's own threads)"},
         {"verify_dump", "verify= (a mismatch is named in one line)"},
         {"verify_fatal", "verify= (llmio stops at the first mismatch)"},
-        {"verify_interval", "verify= (one checksum per block of bs)"},
         {"verify_offset", "verify= (llmio's header starts each block)"},
         {"verify_write_sequence", "verify= (llmio checks each block's own offset)"},
-        {"fill_device", "--size (llmio fills what size says)"},
-        {"fill_fs", "--size (llmio fills what size says)"},
         {"random_sequence_stride", "--rw=read (random_distribution=sequence is not done)"},
         {"writefua", "nothing: llmio's uring_cmd writes without FUA"},
         {"readfua", "nothing: llmio's uring_cmd reads without FUA"},
         {"block_error_percentiles", "nothing: llmio stops at the first failed I/O"},
         {"steadystate_check_interval", "llmio sweep job files (steady state ends sweep points)"},
-        {"create_serialize", "nothing: llmio lays a job's files out one after another"},
         {"allow_file_create", "nothing: llmio creates a missing file it was told to use"},
         {"grace_time", "nothing: llmio's loops end with the job"},
         {"nonvectored", "nothing: llmio's engines do one buffer per I/O"},

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fio's buffer_pattern (docs/fio.md): the bytes every write carries, repeated from the start
- * of each I/O's buffer.  The text is fio's: hex numbers (0x..., the bytes in the order
- * written, an odd digit alone first), decimals (the int's bytes, least significant first, 0 a
+ * fio's buffer_pattern and verify_pattern (docs/fio.md): the bytes every write carries, repeated
+ * from the start of each I/O's buffer.  The text is fio's: hex numbers (0x..., the bytes in the
+ * order written, an odd digit alone first), decimals (the int's bytes, least significant first, 0 a
  * single zero byte) and quoted strings, one after the other.
  */
 #include <ctype.h>
@@ -18,7 +18,8 @@ static int hex_digit(char c)
 	return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
 }
 
-int pattern_parse(const char *text, uint8_t *out, size_t cap, size_t *len, struct llmio_error *e)
+int pattern_parse(const char *name, const char *text, uint8_t *out, size_t cap, size_t *len,
+                  struct llmio_error *e)
 {
 	const char *p = text;
 	size_t n = 0;
@@ -44,8 +45,7 @@ int pattern_parse(const char *text, uint8_t *out, size_t cap, size_t *len, struc
 
 			if (!end)
 				return llmio_err(e, -EINVAL,
-				                 "buffer_pattern=%s: a string without its "
-				                 "closing quote",
+				                 "%s=%s: a string without its closing quote", name,
 				                 text);
 			if ((size_t)(end - p - 1) > cap - n)
 				goto too_long;
@@ -79,15 +79,14 @@ int pattern_parse(const char *text, uint8_t *out, size_t cap, size_t *len, struc
 		}
 	}
 	if (*p || !n)
-		return llmio_err(
-		        e, -EINVAL,
-		        "buffer_pattern=%s: not fio's pattern at '%s': hex numbers (0x...), "
-		        "decimals and quoted strings (%%o, the offset, is not done)",
-		        text, p);
+		return llmio_err(e, -EINVAL,
+		                 "%s=%s: not fio's pattern at '%s': hex numbers (0x...), "
+		                 "decimals and quoted strings (%%o, the offset, is not done)",
+		                 name, text, p);
 	*len = n;
 	return 0;
 too_long:
-	return llmio_err(e, -EINVAL, "buffer_pattern=%s: longer than %zu bytes", text, cap);
+	return llmio_err(e, -EINVAL, "%s=%s: longer than %zu bytes", name, text, cap);
 }
 
 void pattern_fill(void *buf, size_t len, const uint8_t *pat, size_t n)

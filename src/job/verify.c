@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "job/job_internal.h"
+#include "job/pattern.h"
 #include "job/verify.h"
 
 #define VERIFY_MAGIC 0x564d4c4cu /* "LLMV" */
@@ -173,6 +174,100 @@ static size_t block_digest(enum verify_algo algo, uint8_t *buf, uint32_t len, ui
 
 static const char *const algo_names[] = {"none", "crc32c", "md5", "sha256", "crc64", "meta"};
 
+/*
+ * verify=meta is fio's own layout (fio 3.33's verify.h, struct verify_header), so that either
+ * tool checks the other's blocks: every interval bytes of a block (verify_interval, else the
+ * block) start with this 40-byte header, little-endian, and the rest is the block's data
+ * (verify_pattern's bytes, repeated from the block's start, where there is one).  fio's crc32
+ * is CRC-32C of the 36 bytes before it, from all ones and not inverted at the end.  fio's
+ * verify_type 1 is its VERIFY_HDR_ONLY, which verify=meta names.  rand_seed and the time are
+ * fio's to fill (its random data's seed, the write's start) and read back unchecked by a
+ * read job; llmio writes zeros there.
+ */
+#define FIO_HDR_MAGIC       0xaccau
+#define FIO_VERIFY_HDR_ONLY 1u
+
+struct fio_vhdr {
+	uint16_t magic;
+	uint16_t verify_type;
+	uint32_t len;
+	uint64_t rand_seed;
+	uint64_t offset;
+	uint32_t time_sec;
+	uint32_t time_nsec;
+	uint16_t thread;
+	uint16_t numberio;
+	uint32_t crc32;
+};
+
+_Static_assert(sizeof(struct fio_vhdr) == 40, "fio's verify header layout");
+
+static uint32_t fio_hdr_crc(const struct fio_vhdr *h)
+{
+	return crc32_iscsi((unsigned char *)h, (int)offsetof(struct fio_vhdr, crc32), 0xffffffffu);
+}
+
+void verify_meta_stamp(void *buf, uint32_t len, uint64_t off, uint32_t interval, uint16_t thread,
+                       uint16_t seq)
+{
+	if (!interval || interval > len)
+		interval = len;
+	for (uint32_t at = 0; at + interval <= len; at += interval) {
+		struct fio_vhdr h = {.magic = FIO_HDR_MAGIC,
+		                     .verify_type = FIO_VERIFY_HDR_ONLY,
+		                     .len = interval,
+		                     .offset = off + at,
+		                     .thread = thread,
+		                     .numberio = seq};
+
+		h.crc32 = fio_hdr_crc(&h);
+		memcpy((uint8_t *)buf + at, &h, sizeof(h));
+	}
+}
+
+int verify_meta_check(const void *buf, uint32_t len, uint64_t off, uint32_t interval,
+                      const uint8_t *ref, const char *path, struct llmio_error *e)
+{
+	const uint8_t *b = buf;
+
+	if (!interval || interval > len)
+		interval = len;
+	for (uint32_t at = 0; at + interval <= len; at += interval) {
+		struct fio_vhdr h;
+
+		memcpy(&h, b + at, sizeof(h));
+		if (h.magic != FIO_HDR_MAGIC || h.len != interval || h.crc32 != fio_hdr_crc(&h))
+			return llmio_err(e, -EILSEQ,
+			                 "verify: %s at offset %" PRIu64
+			                 ": expected a meta block header (fio's: magic 0x%04x, "
+			                 "%u bytes, its checksum), found magic 0x%04x, %u bytes, "
+			                 "checksum %s: not written with verify=meta and "
+			                 "verify_interval=%u, or overwritten",
+			                 path, off + at, FIO_HDR_MAGIC, interval, h.magic, h.len,
+			                 h.crc32 == fio_hdr_crc(&h) ? "right" : "wrong", interval);
+		if (h.offset != off + at)
+			return llmio_err(e, -EILSEQ,
+			                 "verify: %s at offset %" PRIu64
+			                 ": expected the block of offset %" PRIu64
+			                 ", found the block of offset %" PRIu64
+			                 " (a misplaced write)",
+			                 path, off + at, off + at, h.offset);
+		if (!ref || !memcmp(b + at + sizeof(h), ref + at + sizeof(h), interval - sizeof(h)))
+			continue;
+		for (uint32_t i = sizeof(h); i < interval; i++)
+			if (b[at + i] != ref[at + i])
+				return llmio_err(
+				        e, -EILSEQ,
+				        "verify: verify_pattern mismatch in %s at offset %" PRIu64
+				        " (byte %u of the %u-byte interval at offset %" PRIu64
+				        ", in the block at %" PRIu64
+				        "): expected 0x%02x, found 0x%02x",
+				        path, off + at + i, i, interval, off + at, off, ref[at + i],
+				        b[at + i]);
+	}
+	return 0;
+}
+
 /* libcrypto failed to make its context (out of memory): the one error a digest has */
 static int digest_failed(enum verify_algo algo, struct llmio_error *e)
 {
@@ -189,9 +284,11 @@ int verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off,
 	uint8_t sum[32] = {0};
 	size_t n;
 
-	memcpy(buf, &h, sizeof(h));
-	if (algo == VERIFY_META)
+	if (algo == VERIFY_META) {
+		verify_meta_stamp(buf, len, off, len, 1, 0);
 		return 0;
+	}
+	memcpy(buf, &h, sizeof(h));
 	n = block_digest(algo, buf, len, sum);
 	if (!n)
 		return digest_failed(algo, e);
@@ -207,6 +304,8 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 	char want[72], got[72];
 	size_t n;
 
+	if (algo == VERIFY_META)
+		return verify_meta_check(buf, len, off, len, NULL, path, e);
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != VERIFY_MAGIC || h.algo != (uint32_t)algo || h.len != len) {
 		return llmio_err(
@@ -227,8 +326,6 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 		                 ", found the block of offset %" PRIu64 " (a misplaced write)",
 		                 path, off, off, h.off);
 	}
-	if (algo == VERIFY_META)
-		return 0;
 	n = block_digest(algo, buf, len, sum);
 	if (!n)
 		return digest_failed(algo, e);
@@ -242,6 +339,15 @@ int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, c
 		                 algo_names[algo], path, off, len, want, got);
 	}
 	return 0;
+}
+
+int verify_block(const struct job *j, void *buf, uint32_t len, uint64_t off, const char *path,
+                 struct llmio_error *e)
+{
+	if (j->o.verify == VERIFY_META)
+		return verify_meta_check(buf, len, off, j->o.verify_interval, j->verify_ref, path,
+		                         e);
+	return verify_check(j->o.verify, buf, len, off, path, e);
 }
 
 int verify_prepare(struct job *j, struct llmio_error *e)
@@ -265,6 +371,17 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 	if (o->bs < VERIFY_HDR_LEN)
 		return llmio_err(e, -EINVAL, "verify needs bs >= %d (the block header)",
 		                 VERIFY_HDR_LEN);
+	/* fio's header (40 bytes) every verify_interval bytes: a whole number of them per block */
+	if (o->verify_interval && o->verify_interval != o->bs &&
+	    (o->verify != VERIFY_META || o->verify_interval <= 40 || o->bs % o->verify_interval))
+		return llmio_err(
+		        e, -EINVAL,
+		        "verify_interval=%" PRIu32
+		        ": llmio puts a header every verify_interval bytes with "
+		        "verify=meta, one bs, and an interval over 40 bytes that divides bs "
+		        "(%" PRIu64 "); its digests cover the whole block (drop "
+		        "verify_interval)",
+		        o->verify_interval, o->bs);
 	/*
 	 * Two writes of one block in flight at once could mix.  The random map writes each block
 	 * once per pass (each thread its own slice, when several write), so a thread may write
@@ -286,6 +403,15 @@ int verify_prepare(struct job *j, struct llmio_error *e)
 		                 "verify with random writes in flight together needs the random "
 		                 "map (norandommap=0, one block size, a uniform distribution); or "
 		                 "numjobs=1 and iodepth=1");
+	}
+	/* what verify_pattern's block holds, compared whole (memcmp) after each header */
+	if (o->verify == VERIFY_META && j->vpattern_len) {
+		j->verify_ref = malloc(o->bs);
+		if (!j->verify_ref)
+			return llmio_err(e, -ENOMEM,
+			                 "verify: out of memory for a %" PRIu64 "-byte buffer",
+			                 o->bs);
+		pattern_fill(j->verify_ref, o->bs, j->vpattern, j->vpattern_len);
 	}
 	if (!writes || !o->do_verify)
 		return 0;
@@ -422,7 +548,7 @@ int verify_pass(struct job *j, struct llmio_error *e)
 				continue;
 			ret = readback_block(j, &rb, f, off, e);
 			if (!ret)
-				ret = verify_check(j->o.verify, rb.buf, (uint32_t)j->o.bs, off,
+				ret = verify_block(j, rb.buf, (uint32_t)j->o.bs, off,
 				                   j->target.paths[f], e);
 		}
 	}
@@ -434,4 +560,6 @@ void verify_release(struct job *j)
 {
 	free(j->verify_written);
 	j->verify_written = NULL;
+	free(j->verify_ref);
+	j->verify_ref = NULL;
 }

@@ -45,7 +45,27 @@ int verify_stamp(enum verify_algo algo, void *buf, uint32_t len, uint64_t off,
 int verify_check(enum verify_algo algo, void *buf, uint32_t len, uint64_t off, const char *path,
                  struct llmio_error *e);
 
+/*
+ * verify=meta, fio's layout: a 40-byte header every interval bytes of the block buf[0..len)
+ * (0, or more than len: one), naming off + its place, thread and seq (fio's thread and
+ * numberio).  The caller has put the data there first.
+ */
+void verify_meta_stamp(void *buf, uint32_t len, uint64_t off, uint32_t interval, uint16_t thread,
+                       uint16_t seq);
+
+/*
+ * Check a verify=meta block read at off: every header, and after each the bytes of ref (len of
+ * them: verify_pattern's block; NULL: the data is not checked).  0, or -EILSEQ with one line
+ * naming path, the offset, what was expected and what was found.
+ */
+int verify_meta_check(const void *buf, uint32_t len, uint64_t off, uint32_t interval,
+                      const uint8_t *ref, const char *path, struct llmio_error *e);
+
 struct job;
+
+/* verify_check() with the job's verify= and, for meta, its verify_interval and verify_pattern. */
+int verify_block(const struct job *j, void *buf, uint32_t len, uint64_t off, const char *path,
+                 struct llmio_error *e);
 
 /* Allocate what the job's verify needs (the map of blocks written); 0 or -errno (with e). */
 int verify_prepare(struct job *j, struct llmio_error *e);

@@ -349,6 +349,32 @@ static void dedupe_fill(struct worker *w, struct io_req *io)
 }
 
 /*
+ * fio's buffer_compress_percentage: each chunk of buffer_compress_chunk bytes (fio's default
+ * 512; the block when larger; the block's last chunk may be shorter) keeps its first
+ * (100 - percentage) % of bytes, rounded down, and the rest is zeros, or buffer_pattern's bytes
+ * from the rest's start, as fio's fill_random_buf_percentage() lays a chunk out: a compressor
+ * keeps about the first part.
+ */
+static void compress_fill(const struct job *j, struct io_req *io)
+{
+	const uint32_t chunk = j->o.buffer_compress_chunk && j->o.buffer_compress_chunk < io->len
+	                               ? j->o.buffer_compress_chunk
+	                               : io->len;
+	uint8_t *p = io->buf;
+
+	for (uint32_t at = 0; at < io->len; at += chunk) {
+		const uint32_t n = io->len - at < chunk ? io->len - at : chunk;
+		const uint32_t keep =
+		        (uint32_t)((uint64_t)n * (100 - j->o.buffer_compress_percentage) / 100);
+
+		if (j->pattern_len)
+			pattern_fill(p + at + keep, n - keep, j->pattern, j->pattern_len);
+		else
+			memset(p + at + keep, 0, n - keep);
+	}
+}
+
+/*
  * Make a write's data unique: the first 16 bytes of every 4 KiB get the block's file offset
  * and a per-thread write count (xored with the thread index), so neither place nor time
  * repeats a block and a deduplicating device sees no two alike (docs/metrics.md, Buffers).
@@ -361,7 +387,14 @@ static bool stamp(struct worker *w, struct io_req *io)
 	struct llmio_error e; /* written only on a failure */
 	int ret;
 
-	if (w->job->pattern_len) {
+	if (w->job->vpattern_len) {
+		/* fio's verify_pattern: every block the pattern, the headers on top (below) */
+		pattern_fill(io->buf, io->len, w->job->vpattern, w->job->vpattern_len);
+	} else if (w->job->o.buffer_compress_percentage) {
+		/* fresh data every write, as fio's refill_buffers, which compression implies */
+		dedupe_fill(w, io);
+		compress_fill(w->job, io);
+	} else if (w->job->pattern_len) {
 		/* fio's buffer_pattern: every write the same bytes (a read may have filled the
 		 * slot) */
 		pattern_fill(io->buf, io->len, w->job->pattern, w->job->pattern_len);
@@ -375,6 +408,13 @@ static bool stamp(struct worker *w, struct io_req *io)
 	}
 	if (!w->job->o.verify)
 		return true;
+	if (w->job->o.verify == VERIFY_META) {
+		/* fio's thread numbers start at 1; its numberio counts the thread's writes before
+		 * this one */
+		verify_meta_stamp(io->buf, io->len, io->off, w->job->o.verify_interval,
+		                  (uint16_t)(w->idx + 1), (uint16_t)(w->writes - 1));
+		return true;
+	}
 	ret = verify_stamp(w->job->o.verify, io->buf, io->len, io->off, &e);
 	if (!ret)
 		return true;
@@ -491,8 +531,7 @@ static bool verify_io(struct worker *w, const struct io_req *io)
 		return true;
 	}
 	if ((uint64_t)io->res != io->len ||
-	    !(ret = verify_check(j->o.verify, io->buf, io->len, io->off, j->target.paths[io->file],
-	                         &e)))
+	    !(ret = verify_block(j, io->buf, io->len, io->off, j->target.paths[io->file], &e)))
 		return true;
 	snprintf(w->errmsg, sizeof(w->errmsg), "%.*s", (int)sizeof(w->errmsg) - 1, e.msg);
 	w->err = ret;

@@ -373,6 +373,13 @@ static void emit_flow_sleep(struct emit *x)
 		fprintf(x->f, "flow_sleep=%" PRIu64 "\n", (x->o->flow_sleep_ns + 999) / 1000);
 }
 
+/* buffer_compress_chunk: fio's default is llmio's (512), so it is written with a percentage */
+static void emit_compress_chunk(struct emit *x)
+{
+	if (x->o->buffer_compress_percentage)
+		fprintf(x->f, "buffer_compress_chunk=%" PRIu32 "\n", x->o->buffer_compress_chunk);
+}
+
 /* fio's latency_target and its companions, only with a target; plain numbers are microseconds */
 static void emit_latency(struct emit *x)
 {
@@ -442,6 +449,8 @@ static const struct {
         {"gtod_reduce", NULL},
         {"unlink", emit_unlink},
         {"create_on_open", NULL},
+        {"create_serialize", NULL},
+        {"buffer_compress_chunk", emit_compress_chunk},
         {"io_submit_mode", NULL},
         {"lat_percentiles", NULL},
         {"clat_percentiles", NULL},
