@@ -465,6 +465,64 @@ both_json cl_percentile_switches "clat and lat percentiles, none of slat" \
 	'"percentile" in j["read"]["clat_ns"] and "percentile" in j["read"]["lat_ns"] and
 	 "percentile" not in j["read"]["slat_ns"]'
 
+# clat_percentiles=0 (clat_percentiles_off.fio, run above): neither percentiles nor json+ bins
+both_json clat_percentiles_off "no clat percentiles; clat still measured (N 16)" \
+	'"percentile" not in j["read"]["clat_ns"] and j["read"]["clat_ns"]["N"] == 16'
+for tool in fio llmio; do
+	in_dir "$tool" cl_clat_pct_plus --name=c --rw=read --size=64k --clat_percentiles=0 \
+		--output-format=json+ --output=out.json
+done
+both_json cl_clat_pct_plus "json+: no clat bins, the option echoed" \
+	'"bins" not in j["read"]["clat_ns"] and "percentile" not in j["read"]["clat_ns"] and
+	 j["job options"]["clat_percentiles"] == "0"'
+
+echo "== numa_cpu_nodes: the CPUs of the nodes in /sys/devices/system/node"
+# fio applies cpus_allowed=0, then binds to node 0: a sched_setaffinity with exactly node 0's
+# CPUs (strace sees it), which only the node can give when node 0 has more than one CPU
+node0=$(cat /sys/devices/system/node/node0/cpulist 2>/dev/null)
+mask=$(python3 -c 'import sys
+print(" ".join(str(c) for r in sys.argv[1].split(",") for c in
+               range(int(r.split("-")[0]), int(r.split("-")[-1]) + 1)))' "${node0:-x}" 2>/dev/null)
+if ! command -v strace >/dev/null || [ "$(wc -w <<<"$mask")" -lt 2 ]; then
+	echo "skip: numa_cpu_nodes needs strace and a node 0 of two CPUs or more (node 0: ${node0:-none})"
+else
+	for tool in fio llmio; do
+		mkdir -p "$T/$tool/numa"
+		(cd "$T/$tool/numa" && if [ $tool = fio ]; then
+			strace -f -qq -e trace=sched_setaffinity -o st fio \
+				"$CASES/numa/cpu_nodes.fio" --output=out.json >/dev/null
+		else
+			strace -f -qq -e trace=sched_setaffinity -o st "$LLMIO" run \
+				"$CASES/numa/cpu_nodes.fio" --output=out.json >/dev/null
+		fi)
+		check "numa_cpu_nodes=0: $tool ran on node 0's CPUs [$mask]" \
+			grep -q "sched_setaffinity(.*\[$mask\]" "$T/$tool/numa/st"
+	done
+fi
+# a node that is not here: fio's libnuma fails it, and so does llmio (by name)
+absent=$(($(sed 's/.*[-,]//' /sys/devices/system/node/online 2>/dev/null || echo 0) + 1))
+for tool in fio llmio; do
+	in_dir "$tool" numa_absent --name=n --rw=read --size=64k --numa_cpu_nodes=$absent
+	check "numa_cpu_nodes=$absent (no such node): $tool fails (exit $RC)" test "$RC" -ne 0
+	check "numa_cpu_nodes=$absent: $tool wrote no file" test ! -e "$T/$tool/numa_absent/n.0.0"
+done
+check "numa_cpu_nodes=$absent: llmio names the node" \
+	grep -q "numa_cpu_nodes=$absent: node $absent is not on this machine" "$T/stderr"
+
+echo "== rate_min (ratemin): a direction that moves less fails the job, as fio's"
+for tool in fio llmio; do
+	in_dir "$tool" rate_min_missed "$CASES/rate_min/missed.fio" --output-format=json \
+		--output=out.json
+	check "rate_min missed: $tool fails (exit $RC)" test "$RC" -eq 1
+	in_dir "$tool" rate_min_met "$CASES/rate_min/met.fio" --output-format=json --output=out.json
+	check "rate_min met: $tool ran (exit $RC)" test "$RC" -eq 0
+	in_dir "$tool" rate_min_above "$CASES/rate_min/above_rate.fio"
+	check "rate_min above rate: $tool refuses it (exit $RC)" test "$RC" -ne 0
+	check "rate_min above rate: $tool wrote nothing" test ! -e "$T/$tool/rate_min_above/r.0.0"
+done
+jobs_json rate_min_missed "EIO (fio's error 5), the job stopped long before its 20 s" \
+	'jobs["r"]["error"] == 5 and jobs["r"]["job_runtime"] < 15000'
+
 echo "== unlink, create_on_open, io_submit_mode=inline"
 side_by_side cl_unlink_write --name=u --rw=write --size=64k --unlink=1
 side_by_side cl_unlink_read --name=u --rw=read --size=64k --nrfiles=2 --unlink=1

@@ -105,17 +105,12 @@ static long cpu_number(const char **p)
 	return v;
 }
 
-int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e)
+/* A list of numbers and ranges ("1", "0-3,6") into set; -1 when it is not one. */
+static int range_list(const char *list, cpu_set_t *set)
 {
-	char avail[256];
-	cpu_set_t may;
 	const char *p = list;
 
 	CPU_ZERO(set);
-	if (sched_getaffinity(0, sizeof(may), &may))
-		return llmio_err(e, -EINVAL, "cannot read this process's CPU affinity: %s",
-		                 strerror(errno));
-	cpu_list_format(&may, avail, sizeof(avail));
 	for (;;) {
 		long lo = cpu_number(&p), hi = lo;
 
@@ -124,25 +119,98 @@ int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e)
 			hi = cpu_number(&p);
 		}
 		if (lo < 0 || hi < lo || (*p && *p != ','))
-			return llmio_err(
-			        e, -EINVAL,
-			        "cpus_allowed=%s is not a CPU list: expected numbers and ranges "
-			        "such "
-			        "as 1 or 0-3,6 (this process may run on CPUs %s)",
-			        list, avail);
-		for (long c = lo; c <= hi; c++) {
-			if (!CPU_ISSET((int)c, &may)) {
-				return llmio_err(
-				        e, -EINVAL,
-				        "cpus_allowed=%s: CPU %ld is not one this process may run "
-				        "on "
-				        "(offline, or outside its cpuset); the CPUs here are %s",
-				        list, c, avail);
-			}
+			return -1;
+		for (long c = lo; c <= hi; c++)
 			CPU_SET((int)c, set);
-		}
 		if (!*p)
 			return 0;
 		p++;
 	}
+}
+
+int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e)
+{
+	char avail[256];
+	cpu_set_t may;
+
+	CPU_ZERO(set);
+	if (sched_getaffinity(0, sizeof(may), &may))
+		return llmio_err(e, -EINVAL, "cannot read this process's CPU affinity: %s",
+		                 strerror(errno));
+	cpu_list_format(&may, avail, sizeof(avail));
+	if (range_list(list, set))
+		return llmio_err(e, -EINVAL,
+		                 "cpus_allowed=%s is not a CPU list: expected numbers and ranges "
+		                 "such "
+		                 "as 1 or 0-3,6 (this process may run on CPUs %s)",
+		                 list, avail);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, set) && !CPU_ISSET(c, &may)) {
+			return llmio_err(e, -EINVAL,
+			                 "cpus_allowed=%s: CPU %d is not one this process may run "
+			                 "on "
+			                 "(offline, or outside its cpuset); the CPUs here are %s",
+			                 list, c, avail);
+		}
+	}
+	return 0;
+}
+
+/*
+ * fio's numa_cpu_nodes: the CPUs of the listed nodes ("all": every node), as the kernel lists
+ * them in /sys/devices/system/node/nodeN/cpulist.  A node that is not on this machine is an
+ * error, as in fio (libnuma's numa_parse_nodestring fails on it).
+ */
+int cpu_numa_nodes(const char *nodes, cpu_set_t *set, struct llmio_error *e)
+{
+	char path[64], line[1024], here[256] = "none";
+	cpu_set_t want, cpus;
+	FILE *f;
+
+	CPU_ZERO(set);
+	f = fopen("/sys/devices/system/node/online", "re");
+	if (f) {
+		if (fgets(here, sizeof(here), f))
+			here[strcspn(here, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!strcmp(nodes, "all")) {
+		if (range_list(here, &want))
+			return llmio_err(e, -ENOENT,
+			                 "numa_cpu_nodes=all: this machine lists no NUMA nodes "
+			                 "(/sys/devices/system/node/online); give cpus_allowed");
+	} else if (range_list(nodes, &want)) {
+		return llmio_err(
+		        e, -EINVAL,
+		        "numa_cpu_nodes=%s is not a node list: expected numbers and ranges "
+		        "such as 0 or 0-1,3, or all (the nodes here: %s)",
+		        nodes, here);
+	}
+	for (int n = 0; n < CPU_SETSIZE; n++) {
+		if (!CPU_ISSET(n, &want))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", n);
+		f = fopen(path, "re");
+		line[0] = '\0';
+		if (f) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = '\0';
+			fclose(f);
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (!f || (line[0] && range_list(line, &cpus)))
+			return llmio_err(e, -EINVAL,
+			                 "numa_cpu_nodes=%s: node %d is not on this machine (the "
+			                 "nodes here: %s)",
+			                 nodes, n, here);
+		if (line[0]) /* a node of memory alone lists no CPUs */
+			CPU_OR(set, set, &cpus);
+	}
+	if (!CPU_COUNT(set))
+		return llmio_err(
+		        e, -EINVAL,
+		        "numa_cpu_nodes=%s: these nodes have no CPUs; give nodes with CPUs "
+		        "(the nodes here: %s)",
+		        nodes, here);
+	return 0;
 }

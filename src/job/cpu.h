@@ -36,6 +36,12 @@ int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e);
 /* The CPUs of set as a list ("0-3,6") into buf. */
 void cpu_list_format(const cpu_set_t *set, char *buf, size_t len);
 
+/*
+ * The CPUs of the NUMA nodes listed (fio's numa_cpu_nodes: "0", "0-1,3", "all"), from
+ * /sys/devices/system/node; 0, or -EINVAL naming a node that is not here.
+ */
+int cpu_numa_nodes(const char *nodes, cpu_set_t *set, struct llmio_error *e);
+
 /* The n-th CPU (from 0) of set, wrapping around; -1 when set is empty. */
 int cpu_set_nth(const cpu_set_t *set, unsigned n);
 

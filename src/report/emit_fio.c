@@ -287,6 +287,12 @@ static void emit_readonly(struct emit *x)
 		              "fio --readonly FILE\n");
 }
 
+static void emit_clat_percentiles(struct emit *x)
+{
+	if (x->o->clat_percentiles_off)
+		fputs("clat_percentiles=0\n", x->f);
+}
+
 static void emit_unlink(struct emit *x)
 {
 	if (x->o->unlink)
@@ -432,7 +438,7 @@ static const struct {
         {"create_on_open", NULL},
         {"io_submit_mode", NULL},
         {"lat_percentiles", NULL},
-        {"clat_percentiles", NULL},
+        {"clat_percentiles", emit_clat_percentiles},
         {"slat_percentiles", NULL},
         /* a job file's run control: no meaning for --emit-fio's one job */
         {"exitall", NULL},
