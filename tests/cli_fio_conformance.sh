@@ -476,7 +476,7 @@ both_json cl_clat_pct_plus "json+: no clat bins, the option echoed" \
 	'"bins" not in j["read"]["clat_ns"] and "percentile" not in j["read"]["clat_ns"] and
 	 j["job options"]["clat_percentiles"] == "0"'
 
-echo "== numa_cpu_nodes: the CPUs of the nodes in /sys/devices/system/node"
+echo "== numa_cpu_nodes, numa_mem_policy: the nodes of /sys/devices/system/node"
 # fio applies cpus_allowed=0, then binds to node 0: a sched_setaffinity with exactly node 0's
 # CPUs (strace sees it), which only the node can give when node 0 has more than one CPU
 node0=$(cat /sys/devices/system/node/node0/cpulist 2>/dev/null)
@@ -508,6 +508,44 @@ for tool in fio llmio; do
 done
 check "numa_cpu_nodes=$absent: llmio names the node" \
 	grep -q "numa_cpu_nodes=$absent: node $absent is not on this machine" "$T/stderr"
+# numa_mem_policy: the policies the job threads set (strace), one job per mode; libnuma's own
+# probes (MPOL_PREFERRED_MANY, MPOL_DEFAULT) are fio's, not a job's
+if command -v strace >/dev/null && [ -e /sys/devices/system/node/node0 ]; then
+	for tool in fio llmio; do
+		mkdir -p "$T/$tool/mpol"
+		(cd "$T/$tool/mpol" && if [ $tool = fio ]; then
+			strace -f -qq -e trace=set_mempolicy -o st fio "$CASES/numa/mem_policy.fio" \
+				--output=out.json >/dev/null
+		else
+			strace -f -qq -e trace=set_mempolicy -o st "$LLMIO" run \
+				"$CASES/numa/mem_policy.fio" --output=out.json >/dev/null
+		fi)
+	done
+	if out=$(python3 - "$T/fio/mpol/st" "$T/llmio/mpol/st" <<'PY'
+import re, sys
+def policies(path):
+    found = re.findall(r"set_mempolicy\((MPOL_(?:BIND|INTERLEAVE|PREFERRED|LOCAL)), \[(\w+)",
+                       open(path).read())
+    return sorted((m, int(w, 16)) for m, w in found)
+f, l = policies(sys.argv[1]), policies(sys.argv[2])
+want = [("MPOL_BIND", 1), ("MPOL_INTERLEAVE", 1), ("MPOL_LOCAL", 0), ("MPOL_PREFERRED", 1)]
+print("fio %s, llmio %s" % (f, l))
+sys.exit(0 if f == l == want else 1)
+PY
+	); then
+		pass "numa_mem_policy: the same policies and nodes set ($out)"
+	else
+		fail "numa_mem_policy: the policies set differ: $out"
+	fi
+else
+	echo "skip: numa_mem_policy needs strace and /sys/devices/system/node"
+fi
+for tool in fio llmio; do
+	in_dir "$tool" mpol_absent --name=n --rw=read --size=64k --numa_mem_policy=bind:$absent
+	check "numa_mem_policy=bind:$absent (no such node): $tool fails (exit $RC)" test "$RC" -ne 0
+done
+check "numa_mem_policy=bind:$absent: llmio names the node" \
+	grep -q "numa_mem_policy=bind:$absent: node $absent is not on this machine" "$T/stderr"
 
 echo "== rate_min (ratemin): a direction that moves less fails the job, as fio's"
 for tool in fio llmio; do

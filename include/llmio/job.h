@@ -382,13 +382,15 @@ struct llmio_job_opts {
 	 * (EIO, as fio's); 0 = no minimum.
 	 */
 	uint64_t rate_min;
+	/* fio's numa_mem_policy, MODE[:NODES] (docs/fio.md): each job thread's memory policy */
+	char numa_mem_policy[64];
 	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1360];
+	uint8_t reserved_[1296];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

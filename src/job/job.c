@@ -229,6 +229,9 @@ static int validate(struct job *j, struct llmio_error *e)
 			return -EINVAL;
 		j->cpus_split = false;
 	}
+	memset(&j->mpol, 0, sizeof(j->mpol));
+	if (o->numa_mem_policy[0] && cpu_mempolicy_parse(o->numa_mem_policy, &j->mpol, e))
+		return -EINVAL;
 	if (o->rate && o->rate < o->numjobs)
 		return llmio_err(e, -EINVAL,
 		                 "rate=%" PRIu64 " is below one byte per second per thread",

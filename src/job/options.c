@@ -876,6 +876,10 @@ static const struct llmio_optdesc opts_table[] = {
                "fio's: the job threads run on the CPUs of these NUMA nodes (0, 0-1,3 or all; "
                "/sys/devices/system/node), in place of cpus_allowed",
                FIO, .no_echo = true),
+        FIOJOB("numa_mem_policy", NULL, OPTD_STRING, numa_mem_policy, "",
+               "fio's: each job thread's memory policy, before its buffers are allocated: "
+               "default | local | prefer:NODE | bind:NODES | interleave[:NODES]",
+               FIO, .no_echo = true),
         JOB("allow_destructive", "allow-destructive", OPTD_BOOL, allow_destructive, "0",
             "allow writes to a raw block device (destroys its data)", FIO_CUSTOM, .no_echo = true,
             .fio_note = "fio asks nothing before writing to a raw device (a comment says so)"),
@@ -1349,7 +1353,6 @@ static const struct {
         {"write_iolog", "llmio trace"},
         {"replay_no_stall", "llmio replay"},
         {"cpumask", "--cpus_allowed"},
-        {"numa_mem_policy", "nothing: llmio's buffers follow the thread's CPU"},
         {"nice", "nothing: run llmio under nice(1)"},
         {"ioscheduler", "nothing: set /sys/block/DEV/queue/scheduler before the run"},
         {"mem", "nothing: llmio allocates aligned buffers"},

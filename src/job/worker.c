@@ -1465,7 +1465,13 @@ void *worker_main(void *arg)
 	int go, ret;
 
 	llmio_error_init(&e);
-	ret = setup(w, &e);
+	/* numa_mem_policy first: the thread's buffers, allocated in setup, follow it */
+	ret = cpu_mempolicy_apply(&j->mpol);
+	if (ret)
+		llmio_err(&e, ret, "cannot set thread %u's numa_mem_policy=%s: %s", w->idx,
+		          j->o.numa_mem_policy, strerror(-ret));
+	else
+		ret = setup(w, &e);
 	if (!ret)
 		ret = pin(w, &e);
 	if (ret) {
