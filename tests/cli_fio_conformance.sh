@@ -529,6 +529,102 @@ both_json cl_percentile_switches "clat and lat percentiles, none of slat" \
 	'"percentile" in j["read"]["clat_ns"] and "percentile" in j["read"]["lat_ns"] and
 	 "percentile" not in j["read"]["slat_ns"]'
 
+# clat_percentiles=0 (clat_percentiles_off.fio, run above): neither percentiles nor json+ bins
+both_json clat_percentiles_off "no clat percentiles; clat still measured (N 16)" \
+	'"percentile" not in j["read"]["clat_ns"] and j["read"]["clat_ns"]["N"] == 16'
+for tool in fio llmio; do
+	in_dir "$tool" cl_clat_pct_plus --name=c --rw=read --size=64k --clat_percentiles=0 \
+		--output-format=json+ --output=out.json
+done
+both_json cl_clat_pct_plus "json+: no clat bins, the option echoed" \
+	'"bins" not in j["read"]["clat_ns"] and "percentile" not in j["read"]["clat_ns"] and
+	 j["job options"]["clat_percentiles"] == "0"'
+
+echo "== numa_cpu_nodes, numa_mem_policy: the nodes of /sys/devices/system/node"
+# fio applies cpus_allowed=0, then binds to node 0: a sched_setaffinity with exactly node 0's
+# CPUs (strace sees it), which only the node can give when node 0 has more than one CPU
+node0=$(cat /sys/devices/system/node/node0/cpulist 2>/dev/null)
+mask=$(python3 -c 'import sys
+print(" ".join(str(c) for r in sys.argv[1].split(",") for c in
+               range(int(r.split("-")[0]), int(r.split("-")[-1]) + 1)))' "${node0:-x}" 2>/dev/null)
+if ! command -v strace >/dev/null || [ "$(wc -w <<<"$mask")" -lt 2 ]; then
+	echo "skip: numa_cpu_nodes needs strace and a node 0 of two CPUs or more (node 0: ${node0:-none})"
+else
+	for tool in fio llmio; do
+		mkdir -p "$T/$tool/numa"
+		(cd "$T/$tool/numa" && if [ $tool = fio ]; then
+			strace -f -qq -e trace=sched_setaffinity -o st fio \
+				"$CASES/numa/cpu_nodes.fio" --output=out.json >/dev/null
+		else
+			strace -f -qq -e trace=sched_setaffinity -o st "$LLMIO" run \
+				"$CASES/numa/cpu_nodes.fio" --output=out.json >/dev/null
+		fi)
+		check "numa_cpu_nodes=0: $tool ran on node 0's CPUs [$mask]" \
+			grep -q "sched_setaffinity(.*\[$mask\]" "$T/$tool/numa/st"
+	done
+fi
+# a node that is not here: fio's libnuma fails it, and so does llmio (by name)
+absent=$(($(sed 's/.*[-,]//' /sys/devices/system/node/online 2>/dev/null || echo 0) + 1))
+for tool in fio llmio; do
+	in_dir "$tool" numa_absent --name=n --rw=read --size=64k --numa_cpu_nodes=$absent
+	check "numa_cpu_nodes=$absent (no such node): $tool fails (exit $RC)" test "$RC" -ne 0
+	check "numa_cpu_nodes=$absent: $tool wrote no file" test ! -e "$T/$tool/numa_absent/n.0.0"
+done
+check "numa_cpu_nodes=$absent: llmio names the node" \
+	grep -q "numa_cpu_nodes=$absent: node $absent is not on this machine" "$T/stderr"
+# numa_mem_policy: the policies the job threads set (strace), one job per mode; libnuma's own
+# probes (MPOL_PREFERRED_MANY, MPOL_DEFAULT) are fio's, not a job's
+if command -v strace >/dev/null && [ -e /sys/devices/system/node/node0 ]; then
+	for tool in fio llmio; do
+		mkdir -p "$T/$tool/mpol"
+		(cd "$T/$tool/mpol" && if [ $tool = fio ]; then
+			strace -f -qq -e trace=set_mempolicy -o st fio "$CASES/numa/mem_policy.fio" \
+				--output=out.json >/dev/null
+		else
+			strace -f -qq -e trace=set_mempolicy -o st "$LLMIO" run \
+				"$CASES/numa/mem_policy.fio" --output=out.json >/dev/null
+		fi)
+	done
+	if out=$(python3 - "$T/fio/mpol/st" "$T/llmio/mpol/st" <<'PY'
+import re, sys
+def policies(path):
+    found = re.findall(r"set_mempolicy\((MPOL_(?:BIND|INTERLEAVE|PREFERRED|LOCAL)), \[(\w+)",
+                       open(path).read())
+    return sorted((m, int(w, 16)) for m, w in found)
+f, l = policies(sys.argv[1]), policies(sys.argv[2])
+want = [("MPOL_BIND", 1), ("MPOL_INTERLEAVE", 1), ("MPOL_LOCAL", 0), ("MPOL_PREFERRED", 1)]
+print("fio %s, llmio %s" % (f, l))
+sys.exit(0 if f == l == want else 1)
+PY
+	); then
+		pass "numa_mem_policy: the same policies and nodes set ($out)"
+	else
+		fail "numa_mem_policy: the policies set differ: $out"
+	fi
+else
+	echo "skip: numa_mem_policy needs strace and /sys/devices/system/node"
+fi
+for tool in fio llmio; do
+	in_dir "$tool" mpol_absent --name=n --rw=read --size=64k --numa_mem_policy=bind:$absent
+	check "numa_mem_policy=bind:$absent (no such node): $tool fails (exit $RC)" test "$RC" -ne 0
+done
+check "numa_mem_policy=bind:$absent: llmio names the node" \
+	grep -q "numa_mem_policy=bind:$absent: node $absent is not on this machine" "$T/stderr"
+
+echo "== rate_min (ratemin): a direction that moves less fails the job, as fio's"
+for tool in fio llmio; do
+	in_dir "$tool" rate_min_missed "$CASES/rate_min/missed.fio" --output-format=json \
+		--output=out.json
+	check "rate_min missed: $tool fails (exit $RC)" test "$RC" -eq 1
+	in_dir "$tool" rate_min_met "$CASES/rate_min/met.fio" --output-format=json --output=out.json
+	check "rate_min met: $tool ran (exit $RC)" test "$RC" -eq 0
+	in_dir "$tool" rate_min_above "$CASES/rate_min/above_rate.fio"
+	check "rate_min above rate: $tool refuses it (exit $RC)" test "$RC" -ne 0
+	check "rate_min above rate: $tool wrote nothing" test ! -e "$T/$tool/rate_min_above/r.0.0"
+done
+jobs_json rate_min_missed "EIO (fio's error 5), the job stopped long before its 20 s" \
+	'jobs["r"]["error"] == 5 and jobs["r"]["job_runtime"] < 15000'
+
 echo "== unlink, create_on_open, io_submit_mode=inline"
 side_by_side cl_unlink_write --name=u --rw=write --size=64k --unlink=1
 side_by_side cl_unlink_read --name=u --rw=read --size=64k --nrfiles=2 --unlink=1

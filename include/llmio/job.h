@@ -404,12 +404,28 @@ struct llmio_job_opts {
 	bool fill_device;
 	uint8_t pat_pad_[6]; /* keeps reserved_ 8-byte aligned; zero */
 	/*
+	 * fio's numa_cpu_nodes (docs/fio.md): the job's threads run on the CPUs of these NUMA
+	 * nodes (a list such as "0", "0-1,3" or "all"), in place of cpus_allowed; "" = not set.
+	 */
+	char numa_cpu_nodes[56];
+	/* fio's clat_percentiles=0: no clat_ns percentiles (nor json+ bins); false = fio's 1 */
+	bool clat_percentiles_off;
+	uint8_t numa_pad_[7]; /* keeps reserved_ 8-byte aligned; zero */
+	/*
+	 * fio's rate_min (ratemin), bytes per second per thread (fio's, per clone): after 2 s,
+	 * each second a direction that moved bytes must have moved this many, or the job fails
+	 * (EIO, as fio's); 0 = no minimum.
+	 */
+	uint64_t rate_min;
+	/* fio's numa_mem_policy, MODE[:NODES] (docs/fio.md): each job thread's memory policy */
+	char numa_mem_policy[64];
+	/*
 	 * Room for the options of later releases.  struct llmio_result holds a copy of the job's
 	 * options first, so this struct keeps its size: a new member goes just before reserved_
 	 * and takes as many of its bytes, and every member of a result stays where a program
 	 * compiled against an earlier llmio reads it (docs/library.md, "ABI").  Zero.
 	 */
-	uint8_t reserved_[1056];
+	uint8_t reserved_[920];
 };
 
 /** fio's zonemode (struct llmio_job_opts.zonemode). */

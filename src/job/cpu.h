@@ -36,6 +36,24 @@ int cpu_list_parse(const char *list, cpu_set_t *set, struct llmio_error *e);
 /* The CPUs of set as a list ("0-3,6") into buf. */
 void cpu_list_format(const cpu_set_t *set, char *buf, size_t len);
 
+/*
+ * The CPUs of the NUMA nodes listed (fio's numa_cpu_nodes: "0", "0-1,3", "all"), from
+ * /sys/devices/system/node; 0, or -EINVAL naming a node that is not here.
+ */
+int cpu_numa_nodes(const char *nodes, cpu_set_t *set, struct llmio_error *e);
+
+/* fio's numa_mem_policy: an MPOL_* mode (MPOL_DEFAULT: leave the policy) and its nodes */
+struct cpu_mempolicy {
+	int mode;
+	unsigned long nodes[CPU_SETSIZE / (8 * sizeof(unsigned long))];
+};
+
+/* Parses fio's MODE[:NODES] (nodes checked online); 0, or -EINVAL naming the problem. */
+int cpu_mempolicy_parse(const char *text, struct cpu_mempolicy *p, struct llmio_error *e);
+
+/* Sets the calling thread's memory policy (set_mempolicy(2)); 0 or -errno. */
+int cpu_mempolicy_apply(const struct cpu_mempolicy *p);
+
 /* The n-th CPU (from 0) of set, wrapping around; -1 when set is empty. */
 int cpu_set_nth(const cpu_set_t *set, unsigned n);
 

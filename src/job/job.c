@@ -279,6 +279,15 @@ static int validate(struct job *j, struct llmio_error *e)
 	CPU_ZERO(&j->cpus);
 	if (o->cpus_allowed[0] && cpu_list_parse(o->cpus_allowed, &j->cpus, e))
 		return -EINVAL;
+	/* fio binds to the nodes after cpus_allowed: every thread on all their CPUs */
+	if (o->numa_cpu_nodes[0]) {
+		if (cpu_numa_nodes(o->numa_cpu_nodes, &j->cpus, e))
+			return -EINVAL;
+		j->cpus_split = false;
+	}
+	memset(&j->mpol, 0, sizeof(j->mpol));
+	if (o->numa_mem_policy[0] && cpu_mempolicy_parse(o->numa_mem_policy, &j->mpol, e))
+		return -EINVAL;
 	for (int d = 0; d < 3; d++) {
 		const uint64_t r = d == 0 ? o->rate : d == 1 ? o->rate_write : o->rate_trim;
 
@@ -287,6 +296,12 @@ static int validate(struct job *j, struct llmio_error *e)
 			                 "rate=%" PRIu64 " is below one byte per second per thread",
 			                 r);
 	}
+	/* fio refuses a minimum no thread could meet (its "minimum rate exceeds rate") */
+	if (o->rate && o->rate_min > o->rate / o->numjobs)
+		return llmio_err(e, -EINVAL,
+		                 "rate_min=%" PRIu64 " is above rate=%" PRIu64
+		                 " per thread: lower rate_min or raise rate",
+		                 o->rate_min, o->rate / o->numjobs);
 	return 0;
 }
 

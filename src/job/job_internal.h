@@ -11,6 +11,7 @@
 
 #include "job/cmdprio.h"
 #include "job/options.h"
+#include "job/cpu.h"
 #include "base/rand.h"
 #include "job/target.h"
 #include "job/iolog.h"
@@ -120,6 +121,7 @@ struct job {
 	cpu_set_t cpus; /* cpus_allowed, parsed; empty = no pinning */
 	int wake_fd;    /* eventfd a worker writes when it ends, waking the control thread */
 	bool cpus_split;
+	struct cpu_mempolicy mpol; /* numa_mem_policy, parsed; mode MPOL_DEFAULT: none */
 
 	atomic_int go;      /* 1: start issuing; -1: abort */
 	atomic_int stop;    /* 1: stop now */

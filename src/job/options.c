@@ -674,6 +674,20 @@ static const struct llmio_optdesc_codec no_codec = {no_parse, NULL, taken_load, 
 static const struct llmio_optdesc_codec thread_codec = {thread_parse, NULL, thread_load,
                                                         bool_format};
 
+/* clat_percentiles: fio's 1 is the zero of clat_percentiles_off, so a zeroed struct reports them */
+static void clatpct_store(const struct llmio_optval *v, void *base)
+{
+	((struct llmio_job_opts *)base)->clat_percentiles_off = !v->b;
+}
+
+static void clatpct_load(const void *base, struct llmio_optval *v)
+{
+	v->b = !((const struct llmio_job_opts *)base)->clat_percentiles_off;
+}
+
+static const struct llmio_optdesc_codec clatpct_codec = {buffered_parse, clatpct_store,
+                                                         clatpct_load, bool_format};
+
 /*
  * threads: an option of fio's tiobench profile (its numjobs), which fio parses in any job and
  * uses only with profile=tiobench: without the profile it changes nothing, in fio as here.
@@ -967,6 +981,14 @@ static const struct llmio_optdesc opts_table[] = {
         JOB("cpus_allowed_policy", NULL, OPTD_STRING, cpus_allowed_policy, "shared",
             "shared: every thread on every listed CPU | split: thread i on the i-th CPU",
             FIO_CUSTOM, .json_if = "cpus_allowed"),
+        FIOJOB("numa_cpu_nodes", NULL, OPTD_STRING, numa_cpu_nodes, "",
+               "fio's: the job threads run on the CPUs of these NUMA nodes (0, 0-1,3 or all; "
+               "/sys/devices/system/node), in place of cpus_allowed",
+               FIO, .no_echo = true),
+        FIOJOB("numa_mem_policy", NULL, OPTD_STRING, numa_mem_policy, "",
+               "fio's: each job thread's memory policy, before its buffers are allocated: "
+               "default | local | prefer:NODE | bind:NODES | interleave[:NODES]",
+               FIO, .no_echo = true),
         JOB("allow_destructive", "allow-destructive", OPTD_BOOL, allow_destructive, "0",
             "allow writes to a raw block device (destroys its data)", FIO_CUSTOM, .no_echo = true,
             .fio_note = "fio asks nothing before writing to a raw device (a comment says so)"),
@@ -999,6 +1021,10 @@ static const struct llmio_optdesc opts_table[] = {
         FIOJOB("filesize", NULL, OPTD_SIZE, filesize, "0",
                "bytes of each file: size = filesize x nrfiles when size is 0", FIO_CUSTOM,
                .no_echo = true),
+        FIOJOB("rate_min", "ratemin", OPTD_SIZE, rate_min, "0",
+               "fio's: bytes per second per thread (per clone) each direction that moves "
+               "bytes must keep, checked every second after 2 s; below it the job fails (EIO)",
+               .fio = "rate_min", FIO, .no_echo = true),
         FIOJOB("rate_iops", NULL, OPTD_UINT, rate_iops, "0",
                "I/Os per second per thread (fio's, per clone), each direction on its own; "
                "READ,WRITE,TRIM as rate's; 0 = no limit",
@@ -1239,9 +1265,9 @@ static const struct llmio_optdesc opts_table[] = {
         MIRROR("lat_percentiles", OPTD_BOOL, thread_codec,
                "fio's: 1, llmio's only way (lat_ns percentiles always reported)",
                "1: llmio always reports lat_ns percentiles (give percentile_list for which)"),
-        MIRROR("clat_percentiles", OPTD_BOOL, thread_codec,
-               "fio's: 1 (its default), llmio's only way (clat_ns percentiles always reported)",
-               "1: llmio always reports clat_ns percentiles (give percentile_list for which)"),
+        MIRROR("clat_percentiles", OPTD_BOOL, clatpct_codec,
+               "fio's: 1 (its default): clat_ns percentiles (and json+ bins) reported; 0: none",
+               "1/0, true/false, yes/no or on/off"),
         MIRROR("slat_percentiles", OPTD_BOOL, no_codec,
                "fio's: 0 (its default), llmio's only way (no slat_ns percentiles)",
                "0: llmio reports no slat_ns percentiles"),
@@ -1456,15 +1482,12 @@ static const struct {
         {"zero_buffers", "nothing: llmio writes unique, non-zero data"},
         {"atomic", "nothing: llmio does not ask for atomic writes (RWF_ATOMIC)"},
         {"opendir", "--directory"},
-        {"rate_min", "--rate"},
         {"rate_process", "--rate"},
         {"rate_cycle", "--rate"},
         {"read_iolog", "llmio replay (traces from llmio trace)"},
         {"write_iolog", "llmio trace"},
         {"replay_no_stall", "llmio replay"},
         {"cpumask", "--cpus_allowed"},
-        {"numa_cpu_nodes", "--cpus_allowed"},
-        {"numa_mem_policy", "nothing: llmio's buffers follow the thread's CPU"},
         {"nice", "nothing: run llmio under nice(1)"},
         {"ioscheduler", "nothing: set /sys/block/DEV/queue/scheduler before the run"},
         {"mem", "nothing: llmio allocates aligned buffers"},
@@ -1496,7 +1519,6 @@ static const struct {
         {"gid", "nothing: run llmio as that group"},
         {"stats", "nothing: llmio always measures"},
         /* fio's spellings and options that fio's examples/ use (bench/fio_examples.sh) */
-        {"ratemin", "--rate"},
         {"rate_iops_min", "--rate_iops"},
         {"verify_backlog", "verify= (llmio checks a write job's blocks when it ends)"},
         {"verify_async", "verify= (checked in the job's own threads)"},

@@ -11,6 +11,7 @@
  * I/O costs one clock read.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1054,6 +1055,7 @@ struct loop {
 	bool flow_wait;    /* ahead of its flow's share: no I/O queued until it is not */
 	/* bytes issued per enum engine_op since t_start, which the rates pace */
 	uint64_t issued_op[2];
+	uint64_t rmin_t, rmin_bytes[2]; /* rate_min's last check (0: none yet) and its bytes */
 };
 
 /* A new epoch (the ramp ended, or a sweep point began): counters start over. */
@@ -1067,10 +1069,42 @@ static inline void new_epoch(struct worker *w, struct loop *l)
 	reset_stats(w);
 	l->issued = 0; /* io_size counts from the end of the ramp */
 	l->issued_op[0] = l->issued_op[1] = 0;
+	l->rmin_t = 0; /* rate_min's checks start over with the counters */
 	/* so does the rate: with the ramp's time kept and its bytes forgotten, the window began
 	 * with a burst of ramp_time x rate (a paced job measured 8 % above its rate_iops) */
 	l->t_start = now_ns();
 	l->measuring = true;
+}
+
+/*
+ * fio's rate_min: 2 s after the measured window began, and then every second (fio's
+ * ratecycle), each direction that moved bytes must have moved rate_min bytes per second since
+ * the previous check, or the job fails with EIO, as fio's.  \return false when it failed.
+ */
+static bool rate_min_met(struct worker *w, struct loop *l)
+{
+	const uint64_t min = w->job->o.rate_min, t = l->t;
+
+	if (t < l->t_start + 2000000000ULL || (l->rmin_t && t - l->rmin_t < 1000000000ULL))
+		return true;
+	for (int d = 0; l->rmin_t && d < 2; d++) {
+		const uint64_t moved = w->st[d].bytes - l->rmin_bytes[d];
+		const double got = (double)moved * 1e9 / (double)(t - l->rmin_t);
+
+		if (w->st[d].bytes && got < (double)min) {
+			w->err = -EIO;
+			snprintf(w->errmsg, sizeof(w->errmsg),
+			         "rate_min=%" PRIu64 " B/s not met by thread %u's %s: %.0f B/s "
+			         "over the last %.1f s",
+			         min, w->idx, d ? "writes" : "reads", got,
+			         (double)(t - l->rmin_t) / 1e9);
+			return false;
+		}
+	}
+	l->rmin_t = t;
+	l->rmin_bytes[0] = w->st[0].bytes;
+	l->rmin_bytes[1] = w->st[1].bytes;
+	return true;
 }
 
 /*
@@ -1485,6 +1519,8 @@ static void run(struct worker *w)
 			return;
 		if (l.inflight && reap(w, 1, &l.inflight, &l.nfree, l.measuring, true) < 0)
 			return;
+		if (j->o.rate_min && l.measuring && !rate_min_met(w, &l))
+			return;
 		if (src_wait && !l.inflight)
 			wait_for_source(w);
 		if (l.flow_wait && !l.inflight) {
@@ -1524,8 +1560,10 @@ static int pin(struct worker *w, struct llmio_error *e)
 	ret = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
 	                             j->cpus_split ? &one : &j->cpus);
 	if (ret)
-		llmio_err(e, -ret, "cannot pin thread %u to cpus_allowed=%s: %s", w->idx,
-		          j->o.cpus_allowed, strerror(ret));
+		llmio_err(e, -ret, "cannot pin thread %u to %s=%s: %s", w->idx,
+		          j->o.numa_cpu_nodes[0] ? "numa_cpu_nodes" : "cpus_allowed",
+		          j->o.numa_cpu_nodes[0] ? j->o.numa_cpu_nodes : j->o.cpus_allowed,
+		          strerror(ret));
 	return -ret;
 }
 
@@ -1545,7 +1583,13 @@ void *worker_main(void *arg)
 	int go, ret;
 
 	llmio_error_init(&e);
-	ret = setup(w, &e);
+	/* numa_mem_policy first: the thread's buffers, allocated in setup, follow it */
+	ret = cpu_mempolicy_apply(&j->mpol);
+	if (ret)
+		llmio_err(&e, ret, "cannot set thread %u's numa_mem_policy=%s: %s", w->idx,
+		          j->o.numa_mem_policy, strerror(-ret));
+	else
+		ret = setup(w, &e);
 	if (!ret)
 		ret = pin(w, &e);
 	if (ret) {

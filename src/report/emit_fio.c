@@ -297,6 +297,12 @@ static void emit_readonly(struct emit *x)
 		              "fio --readonly FILE\n");
 }
 
+static void emit_clat_percentiles(struct emit *x)
+{
+	if (x->o->clat_percentiles_off)
+		fputs("clat_percentiles=0\n", x->f);
+}
+
 static void emit_unlink(struct emit *x)
 {
 	if (x->o->unlink)
@@ -453,7 +459,7 @@ static const struct {
         {"buffer_compress_chunk", emit_compress_chunk},
         {"io_submit_mode", NULL},
         {"lat_percentiles", NULL},
-        {"clat_percentiles", NULL},
+        {"clat_percentiles", emit_clat_percentiles},
         {"slat_percentiles", NULL},
         /* a job file's run control: no meaning for --emit-fio's one job */
         {"exitall", NULL},

@@ -82,14 +82,18 @@ static void sample_json(cJSON *d, const struct llmio_sample_stats *iops,
 }
 
 static void patch_dir(cJSON *d, const struct llmio_op_result *op, const double *pct, size_t n,
-                      bool plus)
+                      bool plus, bool clat)
 {
 	if (!d)
 		return;
 	/* fio's runtime of a direction is the time it did I/O: 0 for one that did none */
 	if (!op->ios)
 		cJSON_ReplaceItemInObjectCaseSensitive(d, "runtime", cJSON_CreateNumber(0));
-	set_percentiles(cJSON_GetObjectItem(d, "clat_ns"), &op->clat, pct, n, plus);
+	/* clat_percentiles=0: fio's clat_ns has neither percentiles nor json+'s bins */
+	if (clat)
+		set_percentiles(cJSON_GetObjectItem(d, "clat_ns"), &op->clat, pct, n, plus);
+	else
+		cJSON_DeleteItemFromObject(cJSON_GetObjectItem(d, "clat_ns"), "percentile");
 	set_percentiles(cJSON_GetObjectItem(d, "lat_ns"), &op->lat, pct, n, false);
 }
 
@@ -306,6 +310,7 @@ static void steadystate_json(cJSON *j, const struct llmio_result *r)
 static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 {
 	cJSON *j = result_job_json(r);
+	bool clat = !r->opts.clat_percentiles_off;
 	double pct[JOB_PCT_MAX];
 	size_t n = 0;
 
@@ -328,11 +333,11 @@ static cJSON *job_json(const struct llmio_result *r, unsigned group, bool plus)
 		cJSON_AddNumberToObject(j, "latency_window",
 		                        (double)(r->opts.latency_window_ns / 1000));
 	}
-	patch_dir(cJSON_GetObjectItem(j, "read"), &r->read, pct, n, plus);
-	patch_dir(cJSON_GetObjectItem(j, "write"), &r->write, pct, n, plus);
+	patch_dir(cJSON_GetObjectItem(j, "read"), &r->read, pct, n, plus, clat);
+	patch_dir(cJSON_GetObjectItem(j, "write"), &r->write, pct, n, plus, clat);
 	sample_json(cJSON_GetObjectItem(j, "read"), &r->iops_samples[0], &r->bw_samples[0]);
 	sample_json(cJSON_GetObjectItem(j, "write"), &r->iops_samples[1], &r->bw_samples[1]);
-	patch_dir(cJSON_GetObjectItem(j, "trim"), &r->trim, pct, n, plus);
+	patch_dir(cJSON_GetObjectItem(j, "trim"), &r->trim, pct, n, plus, clat);
 	sample_json(cJSON_GetObjectItem(j, "trim"), &(struct llmio_sample_stats){0},
 	            &(struct llmio_sample_stats){0});
 	no_sync_percentiles(cJSON_GetObjectItem(j, "sync"), r);
