@@ -25,7 +25,8 @@
 #     (fio's examples often run on a whole device) has one that fits;
 #   - size, filesize, io_size (io_limit): a value above SIZE, or one that is not plain bytes
 #     (30%, 128z), becomes SIZE;
-#   - runtime (timeout), ramp_time: a value above RUNTIME seconds becomes RUNTIME;
+#   - runtime (timeout), ramp_time, startdelay: a value above RUNTIME seconds becomes RUNTIME
+#     (1mbs_clients starts 32 jobs 4 s apart: over two minutes, unshrunk, in both tools);
 #   - filename: each ':'-separated name becomes its last path component, in the scratch folder
 #     (filename=/dev/nvme0n1 is the file nvme0n1 there); directory: the scratch folder.
 # Each file runs in an empty scratch folder of its own, removed after.
@@ -97,7 +98,7 @@ for line in sys.stdin.read().splitlines():
             b = nbytes(val)
             if b is None or b > size:
                 val = size_s
-        elif key in ("runtime", "timeout", "ramp_time"):
+        elif key in ("runtime", "timeout", "ramp_time", "startdelay"):
             s = secs(val)
             if s is None or s > runtime:
                 val = "%g" % runtime
