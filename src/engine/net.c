@@ -36,7 +36,7 @@ enum { PROTO_TCP, PROTO_UDP, PROTO_UNIX, PROTO_TCPV6, PROTO_UDPV6 };
 static const char *const proto_names[] = {"tcp", "udp", "unix", "tcpv6", "udpv6"};
 
 struct net_opts {
-	char hostname[64];
+	char hostname[256]; /* a DNS name (253) or a unix socket path (sun_path, 108) */
 	int port;
 	int protocol;
 	int listen;
