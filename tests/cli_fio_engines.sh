@@ -488,6 +488,17 @@ check "net: ... and kept" test -f "$T/notmine"
 llmio run --ioengine net --hostname 127.0.0.1 --port "$(free_port)" --rw write --size 64k
 check "net: a sender with no receiver fails (exit $RC)" test "$RC" -eq 1
 expect_err "net: ... saying what to start" "is the receiver"
+# a random rw is refused by fio too; fio 3.33 takes rw=rw, and its sender then never ends
+for rw in randwrite randread rw; do
+	if [ "$rw" != rw ]; then
+		run fio --name r --ioengine net --hostname 127.0.0.1 --port 9 --rw "$rw" --size 64k
+		check "net rw=$rw: fio refuses it (exit $RC)" test "$RC" -ne 0
+		check "net rw=$rw: ... as random" grep -q "can't be random" "$T/stderr"
+	fi
+	llmio run --name r --ioengine net --hostname 127.0.0.1 --port "$(free_port)" --rw "$rw" --size 64k
+	check "net rw=$rw: so does llmio, a usage error (exit $RC)" test "$RC" -eq 2
+	expect_err "net rw=$rw: ... saying what to use" "one stream" "use rw=write"
+done
 
 # exec: the program fio would run, run the same way.  A helper prints each argument it gets on
 # a line of its own, in brackets, and a line to stderr: the argv both tools built (fio splits

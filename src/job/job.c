@@ -239,6 +239,14 @@ static int validate(struct job *j, struct llmio_error *e)
 			                 j->engine->name);
 		o->time_based = true;
 	}
+	/* a connection's job sends or receives a stream: no offsets (fio refuses a random rw), one
+	 * direction (fio 3.33's sender of rw=rw never ends) */
+	if ((j->engine->caps & ENGINE_CAP_SOCKET) && (job_rw_random(o->rw) || o->rw == LLMIO_RW_RW))
+		return llmio_err(e, -EINVAL,
+		                 "engine %s: rw=%s: a job's socket is one stream, sent or received "
+		                 "in order, with no offsets; use rw=write (the sender) or rw=read "
+		                 "(the receiver)",
+		                 j->engine->name, llmio_rw_name(o->rw));
 	if (o->direct && (!(j->engine->caps & ENGINE_CAP_DIRECT) ||
 	                  engine_owns_target(j->engine, j->engine_opts))) {
 		return llmio_err(e, -EINVAL,
