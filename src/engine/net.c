@@ -340,8 +340,8 @@ static int do_listen(struct net_data *d, struct llmio_error *e)
 		                o->port, strerror(errno));
 	if (ret)
 		goto fail;
-	if (o->protocol == PROTO_UNIX)
-		snprintf(d->sock_path, sizeof(d->sock_path), "%s", o->hostname);
+	if (o->protocol == PROTO_UNIX) /* the path unix_addr checked: it fits sun_path */
+		memcpy(d->sock_path, un.sun_path, sizeof(d->sock_path));
 	if (d->udp) {
 		uint8_t msg[8], want[8];
 		ssize_t n;
