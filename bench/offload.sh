@@ -7,8 +7,6 @@
 #   store          llmio_offload policy "all" through the tensor store (O_DIRECT), model= given
 #   store-nomodel  the same without model= and layers= (the hooks learn from the first step)
 #   store-notrim   store with trim_bytes=0: no malloc_trim (what the memory saving costs)
-#   store-nohuge   store with huge_pages=False: the trims hand back 4 KiB pages (what the
-#                  hooks' huge pages over the heap save)
 #   torchsave      hooks that torch.save each saved tensor to its own file (PyTorch's tutorial)
 #   off-mmap       no hooks with MALLOC_MMAP_THRESHOLD_=65536: every freed tensor unmapped, the
 #                  lowest peak the baseline can have (memory only; not how users run)
@@ -43,7 +41,7 @@ MODEL_ARGS+=(${OFFLOAD_MODEL_ARGS:-})
 # the store's budgets: staging (puts' copies), borrowed bytes in flight, read-ahead window
 STORE_ARGS=(--staging $((16 << 20)) --inflight $((64 << 20)) --readahead $((64 << 20)) --capacity $((2 << 30)))
 STORE_ARGS+=(${OFFLOAD_STORE_ARGS:-})
-MODES=${MODES:-off keep store store-nomodel store-notrim store-nohuge torchsave off-mmap}
+MODES=${MODES:-off keep store store-nomodel store-notrim torchsave off-mmap}
 export LLMIO_LIB=${LLMIO_LIB:-$(dirname "$LLMIO")/libllmio.so}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # as users run: no allocator variables (off-mmap sets its own for its process only)
@@ -60,7 +58,6 @@ mode() { # mode NAME ROUND: one process, its JSON in $DIR/out/NAME.ROUND.json
 	store) args=(--mode all --dir "$d" "${STORE_ARGS[@]}") ;;
 	store-nomodel) args=(--mode all --no-model 1 --dir "$d" "${STORE_ARGS[@]}") ;;
 	store-notrim) args=(--mode all --trim 0 --dir "$d" "${STORE_ARGS[@]}") ;;
-	store-nohuge) args=(--mode all --huge-pages 0 --dir "$d" "${STORE_ARGS[@]}") ;;
 	torchsave) args=(--mode torchsave --dir "$d") ;;
 	off-mmap) args=(--mode off) env=(MALLOC_MMAP_THRESHOLD_=65536) ;;
 	*) echo "unknown mode $name" >&2; exit 2 ;;
@@ -141,8 +138,7 @@ def overlap(m):
     return (1 - min(waits, busy) / busy if busy else 0), waits / rounds / steps, busy / rounds / steps
 
 
-STORES = ("store", "store-nomodel", "store-notrim", "store-nohuge")
-for m in STORES:
+for m in ("store", "store-nomodel", "store-notrim"):
     if m not in every:
         continue
     v = every[m][-1]
@@ -154,28 +150,27 @@ for m in STORES:
               m, 100 * ov, w, b, s["stalls"], s["staged_bytes"] / MiB, s["direct_bytes"] / MiB,
               v.get("pool_hits", 0), v.get("pool_misses", 0), v.get("trims", 0), v.get("trim_s", 0) / steps,
               v.get("trim_cpu_s", 0) / steps,
-              ("; heap advised for huge pages %d MiB" % (v.get("heap_huge_bytes", 0) // MiB)) + (
               "; learned: %s saves a forward, %d kept (backward waited for them at its start)" % (
-                  v.get("learned_saves"), len(v.get("learned_keep") or [])) if m == "store-nomodel" else "")))
+                  v.get("learned_saves"), len(v.get("learned_keep") or [])) if m == "store-nomodel" else ""))
 
 rows = []
 base = modes[0]
-for m in ("store", "store-notrim", "store-nohuge"):
+for m in ("store", "store-notrim"):
     if {"keep", m} <= set(modes):
         rows.append(("step time with the store <= 1.10x hooks-only (%s / keep)" % m, "%.2fx" % (med[m] / med["keep"]),
                      med[m] <= 1.10 * med["keep"]))
-for m in STORES:
+for m in ("store", "store-nomodel", "store-notrim"):
     if m in modes:
         ov = overlap(m)[0]
         rows.append(("overlap >= 80 %% (%s)" % m, "%.0f %%" % (100 * ov), ov >= 0.8))
-for m in STORES:
+for m in ("store", "store-nomodel", "store-notrim"):
     for b in ("keep", "off", "off-mmap"):
         if m in modes and b in modes and offl[m]:
             drop = (peak[b] - peak[m]) / offl[m]
             rows.append(("peak host memory %s vs %s: drop >= 40 %% of the bytes offloaded per step" % (m, b),
                          "%.0f %% (%d of %d MiB)" % (100 * drop, (peak[b] - peak[m]) // MiB, offl[m] // MiB),
                          drop >= 0.4))
-for m in ("store", "store-notrim", "store-nohuge"):
+for m in ("store", "store-notrim"):
     if {"torchsave", m} <= set(modes):
         for b in ("off", "keep"):
             if b in modes:

@@ -58,14 +58,7 @@ reused by the next forward before its first trim), and by default (``trim_bytes=
 quarter of the bytes the previous forward offloaded, at least ``max_inflight_bytes`` (the first
 step: ``max_inflight_bytes``); ``trim_bytes`` then holds the interval in use.  ``trims``,
 ``trim_s`` and ``trim_cpu_s`` count the calls and their time on the compute thread.  Policy
-``keep`` never trims.  With ``huge_pages=True`` (the default) the hooks also ask, before each
-trim, for transparent huge pages over glibc's main heap (``madvise(MADV_HUGEPAGE)`` from its
-start to the current break), where torch's activations live: a freed 2 MiB stretch handed back
-is faulted in again as one page, not 512, which is most of what the trims cost.  Only where the
-kernel's THP mode (``/sys/kernel/mm/transparent_hugepage/enabled``) is ``madvise`` or
-``always``; ``heap_huge_bytes`` is the stretch last advised (0: never).  The kernel may compact
-memory to find a huge page (its ``defrag`` setting), and a huge page partly in use is resident
-whole; ``huge_pages=False`` leaves the heap's pages as they are.
+``keep`` never trims.
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -201,46 +194,6 @@ def _malloc_trim():
     return fn
 
 
-def _thp_mode():
-    """The kernel's transparent huge page mode ("always", "madvise", "never"), or None."""
-    try:
-        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
-            text = f.read()
-    except OSError:
-        return None
-    start, end = text.find("["), text.find("]")
-    return text[start + 1:end] if 0 <= start < end else None
-
-
-class _HeapPages:
-    """Asks for transparent huge pages over glibc's main heap: [heap start, current break)."""
-
-    MADV_HUGEPAGE = 14
-
-    def __init__(self):
-        libc = ctypes.CDLL(None, use_errno=True)
-        self._sbrk, self._madvise = libc.sbrk, libc.madvise
-        self._sbrk.restype, self._sbrk.argtypes = ctypes.c_void_p, [ctypes.c_ssize_t]
-        self._madvise.restype = ctypes.c_int
-        self._madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        self.start = 0
-        with open("/proc/self/maps") as f:
-            for line in f:
-                if line.rstrip().endswith("[heap]"):
-                    self.start = int(line.split("-", 1)[0], 16)
-                    break
-        self.advised = 0  # bytes of the heap advised, from its start
-
-    def advise(self):
-        """Advises what the heap grew by since the last call; the bytes advised in all."""
-        end = self._sbrk(0) or 0
-        if self.start and end - self.start > self.advised:
-            # the flag is the mapping's: advising the whole range merges the pieces brk added
-            if self._madvise(self.start, end - self.start, self.MADV_HUGEPAGE) == 0:
-                self.advised = end - self.start
-        return self.advised
-
-
 class _Kept:
     """A tensor kept in memory while tracing (so that unpack can time the layer's backward)."""
 
@@ -266,7 +219,7 @@ class Offload:
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
                  keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
                  readahead_bytes=None, keep_after_forward=True, pool_bytes=None,
-                 trim_bytes=None, huge_pages=True):
+                 trim_bytes=None):
         import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
@@ -318,14 +271,6 @@ class Offload:
         self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
         self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
         self._trim_due = 0
-        # huge pages over the heap the trims hand back (see the module's docstring)
-        self._heap = None
-        if huge_pages and self._trim_fn is not None and _thp_mode() in ("always", "madvise"):
-            try:
-                self._heap = _HeapPages()
-            except (OSError, AttributeError):
-                self._heap = None
-        self.heap_huge_bytes = 0
         self._step_offloaded0 = 0  # offloaded_bytes when the step began
         self.trims, self.trim_s, self.trim_cpu_s = 0, 0.0, 0.0
         self.offloaded_bytes = self.offloaded = self.kept_bytes = self.kept = self.dedup = 0
@@ -418,8 +363,6 @@ class Offload:
 
     def _trim(self):
         t0, c0 = time.perf_counter(), time.thread_time()
-        if self._heap is not None:
-            self.heap_huge_bytes = self._heap.advise()
         self._trim_fn(0)
         self._trim_due = 0
         self.trims += 1

@@ -40,7 +40,7 @@ train off "$STEPS" --mode off
 train all "$STEPS" --mode all --dir "$T/store" --trace "$T/trace.txt" --offload-loss 1 \
 	--readahead 2097152 --inflight 2097152
 train all-keeploss "$SHORT" --mode all --dir "$T/store"
-train window "$SHORT" --mode window --dir "$T/store" --huge-pages 0
+train window "$SHORT" --mode window --dir "$T/store"
 train keep "$SHORT" --mode keep
 # without the model object (nor layers): the end of forward and backward's order are learned
 train nomodel "$SHORT" --mode all --dir "$T/store" --no-model 1
@@ -117,23 +117,6 @@ else
 		"d['vmhwm'] < $off_hwm"
 fi
 note "VmHWM off $((off_hwm >> 20)) MiB, all $(($(json_get "$T/all.json" 'd["vmhwm"]') >> 20)) MiB, offloaded/step $(($(json_get "$T/all.json" 'd["offloaded_bytes"]') / STEPS >> 20)) MiB"
-# huge pages over the heap the trims hand back: the kernel's own flags on the [heap] mappings
-# (smaps' VmFlags "hg", which madvise(MADV_HUGEPAGE) sets) cover at most what the hooks advised
-# (the heap may have grown or shrunk since the last trim), and nothing when they were not to ask
-thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
-if ldd "$LLMIO_LIB" | grep -q 'libasan\|libubsan'; then
-	note "sanitizer build: the heap's huge pages are the normal builds' (torch's memory is ASan's there)"
-elif [ "$thp" = madvise ] || [ "$thp" = always ]; then
-	json_check "$T/all.json" "all: the heap's mappings flagged for huge pages, within what the hooks advised (THP $thp)" \
-		'0 < d["heap_hg_bytes"] <= d["heap_huge_bytes"]'
-	note "heap: $(($(json_get "$T/all.json" 'd["heap_hg_bytes"]') >> 20)) MiB flagged for huge pages, $(($(json_get "$T/all.json" 'd["heap_anon_huge_bytes"]') >> 20)) MiB of them in huge pages at the end"
-else
-	json_check "$T/all.json" "all: THP is '${thp:-absent}' here: nothing advised" \
-		'd["heap_huge_bytes"] == 0 and d["heap_hg_bytes"] == 0'
-fi
-json_check "$T/window.json" "huge_pages=False: the heap not advised" \
-	'd["heap_huge_bytes"] == 0 and d["heap_hg_bytes"] == 0'
-json_check "$T/keep.json" "keep (no trim): the heap not advised" 'd["heap_hg_bytes"] == 0'
 no_store_files() { [ -z "$(ls -A "$T/store")" ]; }
 check "the stores removed their files" no_store_files
 

@@ -72,25 +72,6 @@ def vmhwm():
     return 0
 
 
-def heap_smaps():
-    """The kernel's view of the [heap] mappings (/proc/self/smaps): bytes of those flagged for
-    huge pages (VmFlags "hg", what madvise(MADV_HUGEPAGE) sets) and their AnonHugePages."""
-    hg = huge = 0
-    size, in_heap = 0, False
-    with open("/proc/self/smaps") as f:
-        for line in f:
-            first = line.split(None, 1)[0]
-            if "-" in first and not first.endswith(":"):
-                in_heap = line.rstrip().endswith("[heap]")
-                lo, hi = first.split("-")
-                size = int(hi, 16) - int(lo, 16)
-            elif in_heap and first == "AnonHugePages:":
-                huge += int(line.split()[1]) * 1024
-            elif in_heap and first == "VmFlags:" and "hg" in line.split()[1:]:
-                hg += size
-    return hg, huge
-
-
 def page_cache(directory):
     """Bytes of the files under directory in the page cache (fincore), or -1 when unknown."""
     import subprocess
@@ -159,8 +140,6 @@ def main():
     ap.add_argument("--no-model", type=int, default=0)
     # the hooks' malloc_trim interval in bytes (-1: their default; 0: never)
     ap.add_argument("--trim", type=int, default=-1)
-    # the hooks' huge pages over the heap they trim (-1: their default; 0: off)
-    ap.add_argument("--huge-pages", type=int, default=-1)
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
@@ -179,8 +158,6 @@ def main():
             store = llmio_offload.Store([a.dir], engine=a.engine, direct=bool(a.direct),
                                         capacity=a.capacity, staging_bytes=a.staging)
         kw = {} if a.trim < 0 else {"trim_bytes": a.trim}
-        if a.huge_pages >= 0:
-            kw["huge_pages"] = bool(a.huge_pages)
         hooks = llmio_offload.Offload(store, policy=a.mode, min_bytes=a.min_bytes,
                                       model=None if a.no_model else model,
                                       layers=None if a.no_model and a.mode != "window"
@@ -245,7 +222,6 @@ def main():
         "vmhwm": vmhwm(),
         "offloaded_bytes": getattr(hooks, "offloaded_bytes", 0),
     }
-    out["heap_hg_bytes"], out["heap_anon_huge_bytes"] = heap_smaps()
     if hooks is not None and hasattr(hooks, "close"):
         hooks.close()
         out.update(offloaded=hooks.offloaded, kept=hooks.kept, kept_bytes=hooks.kept_bytes,
@@ -254,7 +230,7 @@ def main():
         if hasattr(hooks, "edge_bytes"):
             out.update(pack_wait_s=hooks.pack_wait_s, edge_bytes=hooks.edge_bytes,
                        unit_bytes=hooks.unit_bytes, trims=hooks.trims, trim_s=hooks.trim_s,
-                       trim_cpu_s=hooks.trim_cpu_s, heap_huge_bytes=hooks.heap_huge_bytes,
+                       trim_cpu_s=hooks.trim_cpu_s,
                        learned_saves=hooks.learned_saves, trim_bytes=hooks.trim_bytes,
                        learned_keep=sorted(hooks.learned_keep),
                        pool_hits=hooks.pool_hits, pool_misses=hooks.pool_misses)
