@@ -496,7 +496,7 @@ for rw in randwrite randread rw; do
 		check "net rw=$rw: ... as random" grep -q "can't be random" "$T/stderr"
 	fi
 	llmio run --name r --ioengine net --hostname 127.0.0.1 --port "$(free_port)" --rw "$rw" --size 64k
-	check "net rw=$rw: so does llmio, a usage error (exit $RC)" test "$RC" -eq 2
+	check "net rw=$rw: llmio refuses it, a usage error (exit $RC)" test "$RC" -eq 2
 	expect_err "net rw=$rw: ... saying what to use" "one stream" "use rw=write"
 done
 
