@@ -365,11 +365,13 @@ out_files:
 int cmd_run(int argc, char **argv)
 {
 	struct llmio_error e = {0};
+	int code;
 
 	if (ranks_init(&argc, &argv, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_RUNTIME;
 	}
 	wl_dist_default(ranks_wl()); /* recipes under mpirun */
-	return ranks_end(run_job(argc, argv));
+	code = run_job(argc, argv);
+	return ranks_end(code, cli_stop); /* (cli_stop read after the run) */
 }

@@ -587,11 +587,13 @@ static int sweep_main(int argc, char **argv)
 int cmd_sweep(int argc, char **argv)
 {
 	struct llmio_error e = {0};
+	int code;
 
 	if (ranks_init(&argc, &argv, &e)) {
 		fprintf(stderr, "llmio: %s\n", e.msg);
 		return EXIT_RUNTIME;
 	}
 	wl_dist_default(ranks_wl()); /* workload points under mpirun */
-	return ranks_end(sweep_main(argc, argv));
+	code = sweep_main(argc, argv);
+	return ranks_end(code, cli_stop); /* (cli_stop read after the run) */
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "mpi/ranks.h"
@@ -137,12 +138,19 @@ int ranks_fail(int code, const struct llmio_error *e)
 	return code;
 }
 
-int ranks_end(int code)
+int ranks_end(int code, bool stopped)
 {
 	if (!active)
 		return code;
 	fflush(stdout);
 	fflush(stderr);
+	/*
+	 * Ctrl-C: mpirun has sent every rank SIGTERM and waits for them to end.  Every rank's
+	 * record is gathered and written; ending as the signal would have keeps out of mpirun's
+	 * teardown, where an MPI_Abort from each rank can leave mpirun waiting for ever.
+	 */
+	if (code && stopped)
+		_exit(code);
 	if (code)
 		MPI_Abort(MPI_COMM_WORLD, code);
 	else

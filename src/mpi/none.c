@@ -74,7 +74,8 @@ int ranks_fail(int code, const struct llmio_error *e)
 	return code;
 }
 
-int ranks_end(int code)
+int ranks_end(int code, bool stopped)
 {
+	(void)stopped;
 	return code;
 }

@@ -69,9 +69,12 @@ int ranks_hosts(char *hosts, struct llmio_error *e);
 int ranks_fail(int code, const struct llmio_error *e);
 /*
  * The command is done with exit status code: 0 leaves MPI cleanly; any other code ends every
- * rank (a rank that fails alone must not leave the others in a barrier).  Returns code.
+ * rank (a rank that fails alone must not leave the others in a barrier).  stopped: a SIGINT or
+ * SIGTERM reached this rank (mpirun sends every rank SIGTERM on Ctrl-C and is already ending
+ * the job); a non-zero code then leaves the process at once, as that signal would have ended
+ * it, without an MPI_Abort that races mpirun's own teardown.  Returns code.
  */
-int ranks_end(int code);
+int ranks_end(int code, bool stopped);
 
 /* One rank's result for ranks_merge(). */
 struct ranks_rank {
