@@ -975,4 +975,51 @@ mapfile -t s < <(share compress_dedupe 4096 a.0.0 b.0.0)
 check "compress with dedupe: both files together, 0.5 repeat (fio ${s[0]}, llmio ${s[1]})" \
 	near 0.5 "${s[0]}" "${s[1]}"
 
+echo "== fill_device: the writes end where the filesystem is full, fio's end, exit 0"
+# A tmpfs of its own (root only): both tools fill it from empty, with and without size, through
+# a sync and an async engine.  Witnesses: statvfs (df) says the filesystem is full after each,
+# both files hold the free bytes, and so does llmio's io_bytes.  fio leaves a last short write
+# out of its io_bytes (the rest of it, retried, is refused) and counts the refused writes in
+# total_ios; llmio counts the bytes that landed and the writes that wrote (docs/fio.md).
+FILL=$T/fillfs
+mkdir -p "$FILL"
+if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=8m tmpfs "$FILL" 2>/dev/null; then
+	echo "skip: fill_device needs a tmpfs of its own (root, mount -t tmpfs)"
+else
+	on_exit() { umount "$FILL"; }
+	declare -A got
+	# ENGINE:SIZE:PAD (a 4 KiB file first: the free bytes are no multiple of bs)
+	for c in psync:16m: libaio:16m: io_uring:: psync::pad; do
+		IFS=: read -r eng sz pad <<<"$c"
+		for tool in fio llmio; do
+			[ -n "$pad" ] && head -c 4096 /dev/zero >"$FILL/pad"
+			free=$(stat -f -c '%f * %S' "$FILL")
+			free=$((free))
+			args=(--name=fill --filename="$FILL/f" --rw=write --bs=64k --fill_device=1
+				--ioengine="$eng" --iodepth=8 --output-format=json
+				--output="$T/fill.$tool.json")
+			[ -n "$sz" ] && args+=(--size="$sz")
+			if [ "$tool" = fio ]; then
+				run fio "${args[@]}"
+			else
+				run "$LLMIO" run "${args[@]}"
+			fi
+			left=$(stat -f -c %f "$FILL")
+			check "fill_device $eng size=${sz:-none}, $tool: exit $RC, the filesystem full ($left blocks left)" \
+				test "$RC" -eq 0 -a "$left" -eq 0
+			got[$tool]="$(stat -c %s "$FILL/f") $(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["jobs"][0]["write"]["io_bytes"])' "$T/fill.$tool.json")"
+			rm -f "$FILL/f" "$FILL/pad"
+		done
+		check "fill_device $eng size=${sz:-none}${pad:+, a pad first}: file and io_bytes the free $free bytes (fio ${got[fio]}, llmio ${got[llmio]})" \
+			python3 -c 'import sys
+free = int(sys.argv[1])
+(ff, fb), (lf, lb) = (map(int, a.split()) for a in sys.argv[2:4])
+sys.exit(0 if ff == lf == lb == free and free - 65536 < fb <= free else 1)' "$free" "${got[fio]}" "${got[llmio]}"
+	done
+fi
+in_dir llmio fill_read --name=r --rw=randread --fill_device=1
+check "fill_device without size for a job that reads: refused (exit $RC), by name" \
+	grep -q "fill_device without size with rw=randread" "$T/stderr"
+
 finish

@@ -391,7 +391,8 @@ struct llmio_job_opts {
 	 * fio's verify_pattern and verify_interval (docs/fio.md, verify): a written block is this
 	 * pattern repeated from its start ("" = llmio's own data); verify=meta writes fio's header
 	 * every verify_interval bytes (0 = bs) and checks the pattern after each.  fill_device:
-	 * fio's fill-until-full, taken with size (llmio writes size; refused without).
+	 * fio's fill-until-full: a write refused for space (ENOSPC, EDQUOT) ends the job, and
+	 * without size the job is sized at the filesystem's free blocks (docs/fio.md).
 	 */
 	char verify_pattern[64];
 	uint32_t verify_interval;

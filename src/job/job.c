@@ -198,11 +198,12 @@ static int validate(struct job *j, struct llmio_error *e)
 			        : o->dedupe_percentage ? "dedupe_percentage"
 			                               : "buffer_compress_percentage");
 	}
-	if (o->fill_device && !o->size)
-		return llmio_err(
-		        e, -EINVAL,
-		        "fill_device without size: llmio does not write until the "
-		        "filesystem is full (fio's meaning); give size, the most to write");
+	if (o->fill_device && !o->size && o->rw != LLMIO_RW_WRITE && o->rw != LLMIO_RW_RANDWRITE)
+		return llmio_err(e, -EINVAL,
+		                 "fill_device without size with rw=%s: a job that reads needs "
+		                 "its files laid out first, and llmio does not lay one out until "
+		                 "the filesystem is full; give size, or rw=write",
+		                 llmio_rw_name(o->rw));
 	/* dedupe's, compression's and the patterns' data is written into host buffers (worker.c,
 	 * stamp) */
 	if ((o->dedupe_percentage || o->buffer_compress_percentage || j->pattern_len ||
@@ -1107,8 +1108,21 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		return target_open_names(&j->target, &j->o, e);
 	if ((j->engine->caps & ENGINE_CAP_NEW_FILES) && refuse_existing(j, e))
 		return -EEXIST;
-	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO)) {
+		/* fio's fill_device without size: as much as the filesystem holds, until ENOSPC */
+		if (j->o.fill_device && !j->o.size) {
+			ret = target_fs_free(&j->o, &j->o.size, e);
+			if (ret)
+				return ret;
+			j->o.size += (j->o.bs - j->o.size % j->o.bs) % j->o.bs;
+		}
 		return target_open(&j->target, &j->o, job_writes(&j->o), e);
+	}
+	if (j->o.fill_device && !j->o.size)
+		return llmio_err(e, -EINVAL,
+		                 "fill_device with ioengine=%s: it fills a filesystem's files; "
+		                 "give size, or a file engine (psync, libaio, io_uring)",
+		                 j->engine->name);
 	j->target.writable = job_writes(&j->o); /* no file: the job's direction, for the engine */
 	return 0;
 }

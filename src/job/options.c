@@ -1210,8 +1210,9 @@ static const struct llmio_optdesc opts_table[] = {
                "verify=meta: fio's header every this many bytes of a block (0 = bs; divides bs)",
                FIO, .no_echo = true),
         FIOJOB("fill_device", "fill_fs", OPTD_BOOL, fill_device, "0",
-               "fio's fill-until-full: taken with size, which llmio writes (a full filesystem "
-               "fails the job, where fio ends it); without size refused",
+               "fio's fill-until-full: a write the full filesystem refuses (ENOSPC, EDQUOT) ends "
+               "the job, exit 0; without size the job is sized at the filesystem's free blocks "
+               "(a job that reads then refused)",
                FIO, .no_echo = true),
         FIOJOB("buffer_compress_percentage", NULL, OPTD_UINT, buffer_compress_percentage, "0",
                "every write compresses to about this percentage less: as many of each "

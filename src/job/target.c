@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include "base/error.h"
 #include "job/target_internal.h"
@@ -234,6 +235,32 @@ static void parent_dir(const char *path, char *out, size_t len)
 		out[1] = '\0';
 	else
 		*slash = '\0';
+}
+
+int target_fs_free(const struct llmio_job_opts *opts, uint64_t *bytes, struct llmio_error *e)
+{
+	const char *name = opts->files && opts->nfiles_list ? opts->files[0].path
+	                   : opts->directory[0]                 ? opts->directory
+	                                                        : opts->filename;
+	char where[LLMIO_PATH_MAX];
+	struct statvfs vfs;
+	struct stat st;
+
+	*bytes = 0;
+	copy_str(where, sizeof(where), name);
+	if (stat(name, &st) == 0 && S_ISBLK(st.st_mode))
+		return 0;
+	if (!opts->directory[0] && (stat(name, &st) || !S_ISDIR(st.st_mode)))
+		parent_dir(name, where, sizeof(where)); /* a file's filesystem: its directory's */
+	if (statvfs(where, &vfs))
+		return target_path_fail(e, errno, "measuring the free space of", where);
+	*bytes = (uint64_t)vfs.f_bfree * vfs.f_frsize;
+	if (!*bytes)
+		return llmio_err(e, -ENOSPC,
+		                 "fill_device: the filesystem of %s has no free space to fill; "
+		                 "free some, or give size",
+		                 where);
+	return 0;
 }
 
 /* The last component of a path. */

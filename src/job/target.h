@@ -62,6 +62,13 @@ int target_open(struct target *t, const struct llmio_job_opts *opts, bool writes
                 struct llmio_error *e);
 
 /*
+ * fio's fill_device without size: the bytes free on the filesystem the job's files go on
+ * (statvfs's free blocks, the root-reserved ones included: a job as root may write those), into
+ * *bytes; 0 for a block device, whose own size the job takes.  0, or -errno with one line in e.
+ */
+int target_fs_free(const struct llmio_job_opts *opts, uint64_t *bytes, struct llmio_error *e);
+
+/*
  * The job's files named and sized as target_open() would make them, but neither created, laid
  * out nor opened (fds are -1): for an engine whose I/Os make the files (filecreate).  Each file
  * is one block of bs, so that a pass makes each once.  0, or -errno with one line in e.

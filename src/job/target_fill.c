@@ -417,6 +417,13 @@ static int prepare_file(struct target *t, unsigned i, uint64_t want,
 	rc = target_open_job_fd(t, i, writes, opts->direct, e);
 	if (!rc)
 		rc = target_check_dio_align(t, i, opts->bs, e);
+	/* fio's fill_device: the job's writes fill the filesystem; nothing is laid out first */
+	if (!rc && write_only(opts) && opts->fill_device) {
+		close(fd);
+		if (created && t->created)
+			t->created[i] = true;
+		return 0;
+	}
 	if (!rc && created && write_only(opts) && !fallocate_fills(opts->fallocate)) {
 		rc = lay_out_unfilled(fd, path, size, opts->fallocate, e);
 		if (rc)

@@ -624,10 +624,23 @@ static inline bool peer_ended(struct worker *w, const struct io_req *io)
 	return true;
 }
 
+/*
+ * fio's fill_device: a write the filesystem has no room for (ENOSPC, EDQUOT) is the job's end,
+ * not a failure; its bytes are not counted, and the thread issues nothing more.
+ */
+static inline bool filled(struct worker *w, const struct io_req *io)
+{
+	if (!w->job->o.fill_device || io->op != ENGINE_OP_WRITE ||
+	    (io->res != -ENOSPC && io->res != -EDQUOT))
+		return false;
+	w->src_done = true;
+	return true;
+}
+
 /* Account one completion with its latencies; false when the job must stop. */
 static inline bool complete(struct worker *w, struct io_req *io, uint64_t t, bool measuring)
 {
-	if (abandoned(w, io) || peer_ended(w, io))
+	if (abandoned(w, io) || peer_ended(w, io) || filled(w, io))
 		return true;
 	if (!complete_io(w, io, t, measuring, complete_hooks(w->job)))
 		return false;
@@ -976,17 +989,18 @@ static bool reap_each(struct worker *w, unsigned n, uint64_t t, bool counting, b
 }
 
 /*
- * The I/Os an engine abandoned because the job stopped (engine_setup.stop, -ECANCELED) out of
- * the n completions in w->evs: neither counted nor failed.  Returns how many are left.
+ * The I/Os out of the n completions in w->evs that are neither counted nor failed: those an
+ * engine abandoned because the job stopped (engine_setup.stop, -ECANCELED), and a fill_device
+ * job's writes the full filesystem refused (filled()).  Returns how many are left.
  */
-static unsigned drop_abandoned(struct worker *w, unsigned n, unsigned *inflight, unsigned *nfree)
+static unsigned drop_uncounted(struct worker *w, unsigned n, unsigned *inflight, unsigned *nfree)
 {
 	unsigned k = 0;
 
-	if (!atomic_load_explicit(&w->job->stop, memory_order_relaxed))
+	if (!atomic_load_explicit(&w->job->stop, memory_order_relaxed) && !w->job->o.fill_device)
 		return n;
 	for (unsigned i = 0; i < n; i++) {
-		if (abandoned(w, w->evs[i])) {
+		if (abandoned(w, w->evs[i]) || filled(w, w->evs[i])) {
 			w->free_ios[(*nfree)++] = w->evs[i];
 			(*inflight)--;
 		} else {
@@ -1011,7 +1025,7 @@ static int reap(struct worker *w, unsigned min, unsigned *inflight, unsigned *nf
 		         w->job->engine->name, strerror(-n));
 		return n;
 	}
-	n = (int)drop_abandoned(w, (unsigned)n, inflight, nfree);
+	n = (int)drop_uncounted(w, (unsigned)n, inflight, nfree);
 	t = now_ns();
 	if (w->lt_on && !lat_target_seen(w, w->evs, (unsigned)n, t))
 		return -ETIMEDOUT;
