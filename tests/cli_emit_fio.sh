@@ -117,7 +117,7 @@ has "numjobs=2" "group_reporting=1" "size=4194304" "offset_increment=4194304" "i
 emit rand2 --ioengine libaio --filename "$T/f" --rw randwrite --bs 4k --iodepth 4 \
 	--numjobs 2 --size 8m --direct 1 --fsync 16 --end_fsync 1 --rate 2m
 has "size=8388608" "io_size=4194304" "iodepth_batch_submit=4" "fsync=16" "end_fsync=1" \
-	"rate=1048576" "rw=randwrite"
+	"rate=2097152" "rw=randwrite"
 check "libaio O_DIRECT: the refill difference is named" grep -q '^; differs: under O_DIRECT llmio.s libaio takes every completion' "$F"
 lacks "offset_increment" "fixedbufs"
 

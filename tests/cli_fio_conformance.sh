@@ -225,6 +225,16 @@ sys.exit(1 if bad else 0)
 PY
 	done
 done
+# rate with numjobs is each clone's: together they move numjobs x rate, under that cap and
+# above 0.55 of it (a rate split over the clones would stay under half of it)
+run_each rate_clones
+for tool in fio llmio; do
+	check "rate with numjobs=2: $tool paces each clone at the rate" python3 -c 'import json, sys
+got = json.load(open(sys.argv[1]))["jobs"][0]["read"]["io_bytes"]
+want = 2 * 256 * 1024 * 2
+print(got, want)
+sys.exit(0 if 0.55 * want < got <= 2 * 256 * 1024 * 2.5 + 2 * 4096 else 1)' "$T/$tool/clones/out.json"
+done
 in_dir llmio rate_four --name=c --rw=randrw --size=64k --rate=1m,2m,3m,4m
 check "rate with a fourth value: refused (exit $RC)" test "$RC" -eq 2
 check "rate with a fourth value: names what rate takes" \

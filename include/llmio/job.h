@@ -78,7 +78,7 @@ struct llmio_job_opts {
 	bool noatime;          /* open with O_NOATIME where permitted (default on) */
 	uint32_t fsync;        /* fsync after every N writes; 0 = never */
 	bool end_fsync;        /* fsync at the end of a write job */
-	uint64_t rate;         /* reads' bytes per second for the whole job; 0 = unlimited */
+	uint64_t rate;         /* reads' bytes per second per thread (fio's per clone); 0 = none */
 	uint64_t thinktime_ns; /* pause after every thinktime_blocks I/Os */
 	uint32_t thinktime_blocks;
 

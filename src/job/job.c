@@ -297,20 +297,12 @@ static int validate(struct job *j, struct llmio_error *e)
 	memset(&j->mpol, 0, sizeof(j->mpol));
 	if (o->numa_mem_policy[0] && cpu_mempolicy_parse(o->numa_mem_policy, &j->mpol, e))
 		return -EINVAL;
-	for (int d = 0; d < 3; d++) {
-		const uint64_t r = d == 0 ? o->rate : d == 1 ? o->rate_write : o->rate_trim;
-
-		if (r && r < o->numjobs)
-			return llmio_err(e, -EINVAL,
-			                 "rate=%" PRIu64 " is below one byte per second per thread",
-			                 r);
-	}
 	/* fio refuses a minimum no thread could meet (its "minimum rate exceeds rate") */
-	if (o->rate && o->rate_min > o->rate / o->numjobs)
+	if (o->rate && o->rate_min > o->rate)
 		return llmio_err(e, -EINVAL,
 		                 "rate_min=%" PRIu64 " is above rate=%" PRIu64
-		                 " per thread: lower rate_min or raise rate",
-		                 o->rate_min, o->rate / o->numjobs);
+		                 ": lower rate_min or raise rate",
+		                 o->rate_min, o->rate);
 	return 0;
 }
 

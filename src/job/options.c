@@ -967,8 +967,8 @@ static const struct llmio_optdesc opts_table[] = {
             FIO_CUSTOM),
         JOB("end_fsync", NULL, OPTD_BOOL, end_fsync, "0", "fsync when a write job ends", FIO),
         JOB("rate", NULL, OPTD_SIZE, rate, "0",
-            "bytes per second for the whole job (e.g. 100m), each direction on its own; "
-            "READ,WRITE,TRIM as fio's (,256k: writes only); 0 = no limit",
+            "bytes per second per thread, fio's per clone (e.g. 100m), each direction on its "
+            "own; READ,WRITE,TRIM as fio's (,256k: writes only); 0 = no limit",
             .codec = &rate_codec, .expect = "a size per second, or READ,WRITE[,TRIM] sizes",
             FIO_CUSTOM),
         JOB("thinktime", NULL, OPTD_DURATION, thinktime_ns, "0",
@@ -1644,8 +1644,8 @@ int job_opts_resolve(struct llmio_job_opts *o, struct llmio_error *e)
 	if (o->zonemode == LLMIO_ZONE_STRIDED && !o->zonerange)
 		o->zonerange = o->zonesize; /* fio's default */
 	if (o->rate_iops || o->rate_iops_write || o->rate_iops_trim) {
-		/* fio's rate_iops is per clone, llmio's rate for the whole job; per direction */
-		const uint64_t per = o->bs * (o->numjobs ? o->numjobs : 1);
+		/* per thread (fio's per clone) and per direction, as rate */
+		const uint64_t per = o->bs;
 		const uint64_t iops[3] = {o->rate_iops, o->rate_iops_write, o->rate_iops_trim};
 		uint64_t *rate[3] = {&o->rate, &o->rate_write, &o->rate_trim};
 

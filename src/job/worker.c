@@ -1495,8 +1495,7 @@ static void run(struct worker *w)
 	struct job *j = w->job;
 	struct loop l = {
 	        .io_limit = j->o.io_size,
-	        .rate = {j->o.rate / j->nworkers,
-	                 (j->trims ? j->o.rate_trim : j->o.rate_write) / j->nworkers},
+	        .rate = {j->o.rate, j->trims ? j->o.rate_trim : j->o.rate_write}, /* per thread */
 	        .t_start = now_ns(),
 	        .nfree = w->depth,
 	        .measuring = atomic_load(&j->epoch) > 0,

@@ -242,16 +242,14 @@ static void emit_rate(struct emit *x)
 {
 	const struct llmio_job_opts *o = x->o;
 
-	const uint64_t n = o->numjobs ? o->numjobs : 1;
-
 	if (!o->rate && !o->rate_write && !o->rate_trim)
 		return;
-	/* llmio's rate is for the whole job, fio's for each clone; fio's READ,WRITE,TRIM */
+	/* per thread, as fio's per clone; fio's READ,WRITE,TRIM */
 	if (o->rate == o->rate_write && o->rate == o->rate_trim)
-		fprintf(x->f, "rate=%" PRIu64 "\n", o->rate / n);
+		fprintf(x->f, "rate=%" PRIu64 "\n", o->rate);
 	else
-		fprintf(x->f, "rate=%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", o->rate / n,
-		        o->rate_write / n, o->rate_trim / n);
+		fprintf(x->f, "rate=%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", o->rate, o->rate_write,
+		        o->rate_trim);
 }
 
 static void emit_thinktime(struct emit *x)
