@@ -1014,9 +1014,9 @@ else
 			else
 				run "$LLMIO" run "${args[@]}"
 			fi
-			left=$(stat -f -c %f "$FILL")
-			check "fill_device $eng size=${sz:-none}, $tool: exit $RC, the filesystem full ($left blocks left)" \
-				test "$RC" -eq 0 -a "$left" -eq 0
+			blocks=$(stat -f -c %f "$FILL")
+			check "fill_device $eng size=${sz:-none}, $tool: exit $RC, the filesystem full ($blocks blocks left)" \
+				test "$RC" -eq 0 -a "$blocks" -eq 0
 			got[$tool]="$(stat -c %s "$FILL/f") $(python3 -c 'import json, sys
 print(json.load(open(sys.argv[1]))["jobs"][0]["write"]["io_bytes"])' "$T/fill.$tool.json")"
 			rm -f "$FILL/f" "$FILL/pad"

@@ -240,8 +240,8 @@ static void parent_dir(const char *path, char *out, size_t len)
 int target_fs_free(const struct llmio_job_opts *opts, uint64_t *bytes, struct llmio_error *e)
 {
 	const char *name = opts->files && opts->nfiles_list ? opts->files[0].path
-	                   : opts->directory[0]                 ? opts->directory
-	                                                        : opts->filename;
+	                   : opts->directory[0]             ? opts->directory
+	                                                    : opts->filename;
 	char where[LLMIO_PATH_MAX];
 	struct statvfs vfs;
 	struct stat st;
