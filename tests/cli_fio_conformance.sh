@@ -911,6 +911,12 @@ t, a = sys.argv[1:3], sys.argv[3:5]
 sys.exit(0 if all(0.2 < float(a[i].split()[2]) < float(t[i].split()[2]) - 0.1
                   for i in (0, 1)) else 1)' \
 	"${s[0]}" "${s[1]}" "${a[0]}" "${a[1]}"
+# without dedupe options, two jobs of one file write blocks found nowhere else, across the
+# files too (a block repeated in the other job's file is what a deduplicating device drops)
+side_by_side dedupe_two_jobs "$CASES/dedupe/two_jobs.fio"
+mapfile -t s < <(share dedupe_two_jobs 4096 a.0.0 b.0.0)
+check "two jobs, no dedupe: no 4 KiB block repeats in either file or across (fio ${s[0]}, llmio ${s[1]})" \
+	test "${s[0]}" = "512 512 0.0000" -a "${s[1]}" = "512 512 0.0000"
 # the read-back of the duplicates passes in both (the exit status) and reads what was written
 DIFFERS=verify side_by_side dedupe_verify "$CASES/dedupe/verify.fio"
 

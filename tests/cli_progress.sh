@@ -21,7 +21,7 @@ W=$T/w
 mkdir -p "$W"
 # a checkpoint slow enough (--rate) for the job's once-a-second figures
 CKPT=(run --workload ckpt --model gpt2 --scale 0.005 --dp 2 --ranks 2 --directory "$W"
-	--engine psync --direct 0 --rate 4m)
+	--engine psync --direct 0 --rate 2m)
 
 # lines FILE: the progress lines drawn into FILE, one per line (each draw starts "\r ESC[K")
 lines() { python3 -c '

@@ -377,14 +377,15 @@ static void compress_fill(const struct job *j, struct io_req *io)
 
 /*
  * Make a write's data unique: the first 16 bytes of every 4 KiB get the block's file offset
- * and a per-thread write count (xored with the thread index), so neither place nor time
- * repeats a block and a deduplicating device sees no two alike (docs/metrics.md, Buffers).
- * false when verify= could not compute the block's digest (w->err set).
+ * and a per-thread write count (xored with the thread's number in the job file, as fio numbers
+ * threads across it), so neither place, time nor another job of the file repeats a block and a
+ * deduplicating device sees no two alike (docs/metrics.md, Buffers).  false when verify= could
+ * not compute the block's digest (w->err set).
  */
 static bool stamp(struct worker *w, struct io_req *io)
 {
 	char *p = io->buf;
-	uint64_t v[2] = {0, ++w->writes ^ ((uint64_t)w->idx << 48)};
+	uint64_t v[2] = {0, ++w->writes ^ ((uint64_t)(w->job->o.log_index + w->idx) << 48)};
 	struct llmio_error e; /* written only on a failure */
 	int ret;
 
