@@ -1033,7 +1033,17 @@ free = int(sys.argv[1])
 (ff, fb), (lf, lb) = (map(int, a.split()) for a in sys.argv[2:4])
 sys.exit(0 if ff == lf == lb == free and free - 65536 < fb <= free else 1)' "$free" "${got[fio]}" "${got[llmio]}"
 	done
+	# already full: nothing to size the job at (fio writes nothing and exits 0)
+	head -c 16m /dev/zero >"$FILL/pad" 2>/dev/null
+	run "$LLMIO" run --name=fill --filename="$FILL/f" --rw=write --bs=64k --fill_device=1
+	check "fill_device on a full filesystem, no size: llmio fails (exit $RC), saying so" \
+		grep -q "has no free space to fill; free some, or give size" "$T/stderr"
+	check "fill_device on a full filesystem: nothing left behind" test ! -e "$FILL/f"
+	rm -f "$FILL/pad"
 fi
+in_dir llmio fill_null --name=n --ioengine=null --rw=write --fill_device=1
+check "fill_device without size on an engine without files: refused (exit $RC), by name" \
+	grep -q "fill_device with ioengine=null: it fills a filesystem's files" "$T/stderr"
 in_dir llmio fill_read --name=r --rw=randread --fill_device=1
 check "fill_device without size for a job that reads: refused (exit $RC), by name" \
 	grep -q "fill_device without size with rw=randread" "$T/stderr"

@@ -1093,6 +1093,22 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		                 "--readonly: this job writes (rw=%s); llmio refuses every write "
 		                 "under --readonly: drop it, or run a read job",
 		                 llmio_rw_name(opts->rw)); /* trim, not the write it runs as */
+	/* fio's fill_device without size: as much as the filesystem holds, until ENOSPC */
+	if (j->o.fill_device && !j->o.size) {
+		if (engine_owns_target(j->engine, j->engine_opts) ||
+		    (j->engine->caps & (ENGINE_CAP_MAKES_FILES | ENGINE_CAP_NO_IO)))
+			return llmio_err(
+			        e, -EINVAL,
+			        "fill_device with ioengine=%s: it fills a filesystem's "
+			        "files; give size, or a file engine (psync, libaio, io_uring)",
+			        j->engine->name);
+		ret = target_fs_free(&j->o, &j->o.size, e);
+		if (ret)
+			return ret;
+		/* up to a whole block: the last write finds the filesystem full */
+		if (j->o.bs && j->o.size % j->o.bs)
+			j->o.size += j->o.bs - j->o.size % j->o.bs;
+	}
 	if (engine_owns_target(j->engine, j->engine_opts))
 		return target_open_engine(&j->target, &j->o, job_writes(&j->o), j->engine,
 		                          j->engine_opts, e);
@@ -1100,21 +1116,8 @@ static int job_open(struct job *j, const struct llmio_job_opts *opts, struct llm
 		return target_open_names(&j->target, &j->o, e);
 	if ((j->engine->caps & ENGINE_CAP_NEW_FILES) && refuse_existing(j, e))
 		return -EEXIST;
-	if (!(j->engine->caps & ENGINE_CAP_NO_IO)) {
-		/* fio's fill_device without size: as much as the filesystem holds, until ENOSPC */
-		if (j->o.fill_device && !j->o.size) {
-			ret = target_fs_free(&j->o, &j->o.size, e);
-			if (ret)
-				return ret;
-			j->o.size += (j->o.bs - j->o.size % j->o.bs) % j->o.bs;
-		}
+	if (!(j->engine->caps & ENGINE_CAP_NO_IO))
 		return target_open(&j->target, &j->o, job_writes(&j->o), e);
-	}
-	if (j->o.fill_device && !j->o.size)
-		return llmio_err(e, -EINVAL,
-		                 "fill_device with ioengine=%s: it fills a filesystem's files; "
-		                 "give size, or a file engine (psync, libaio, io_uring)",
-		                 j->engine->name);
 	j->target.writable = job_writes(&j->o); /* no file: the job's direction, for the engine */
 	return 0;
 }

@@ -245,12 +245,14 @@ int target_fs_free(const struct llmio_job_opts *opts, uint64_t *bytes, struct ll
 	char where[LLMIO_PATH_MAX];
 	struct statvfs vfs;
 	struct stat st;
+	const bool there = stat(name, &st) == 0;
 
 	*bytes = 0;
-	copy_str(where, sizeof(where), name);
-	if (stat(name, &st) == 0 && S_ISBLK(st.st_mode))
+	if (there && S_ISBLK(st.st_mode))
 		return 0;
-	if (!opts->directory[0] && (stat(name, &st) || !S_ISDIR(st.st_mode)))
+	if (there && S_ISDIR(st.st_mode))
+		copy_str(where, sizeof(where), name);
+	else
 		parent_dir(name, where, sizeof(where)); /* a file's filesystem: its directory's */
 	if (statvfs(where, &vfs))
 		return target_path_fail(e, errno, "measuring the free space of", where);
