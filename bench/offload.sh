@@ -20,7 +20,14 @@
 # mode alike; the load average is printed before every round.  OFFLOAD_MODEL_ARGS and
 # OFFLOAD_STORE_ARGS add arguments of tests/torch_offload_model.py (the last of a repeated one
 # wins); MODES="off keep store" runs a subset (keep, store and torchsave are needed for the
-# targets).
+# targets).  PRELOAD=LIB runs every mode with LD_PRELOAD=LIB: another allocator in glibc malloc's
+# place (tcmalloc's libtcmalloc_minimal.so.4, which scripts/bootstrap.sh installs, or jemalloc's
+# libjemalloc.so.2); the hooks then leave the memory to it (no malloc_trim).  Not how the
+# targets are judged (as users run it: glibc's malloc), but where the step time goes: the header
+# says whether the allocator reuses a freed block for the next tensor of its size
+# (bench/aligned_reuse.c, built here with cc and run under the same PRELOAD).  GLIBC_TUNABLES,
+# when set, is passed on (and named in the header): glibc.malloc.tcache_count=0 lets glibc 2.36
+# merge the spare bytes of aligned blocks again (docs/offload.md, "memory").
 #
 # Peak host memory is counted fairly (bench/hostmem.py): the larger of the process's VmHWM and
 # the largest sample (every 10 ms) of its RSS plus the page cache held by the files under its
@@ -46,6 +53,17 @@ export LLMIO_LIB=${LLMIO_LIB:-$(dirname "$LLMIO")/libllmio.so}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # as users run: no allocator variables (off-mmap sets its own for its process only)
 unset MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_ MALLOC_TOP_PAD_ MALLOC_ARENA_MAX
+PRELOAD=${PRELOAD:-}
+if [ -n "$PRELOAD" ] && [ ! -e "$PRELOAD" ]; then
+	echo "offload.sh: PRELOAD=$PRELOAD: no such file (the allocator's library, e.g. /lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4)" >&2
+	exit 2
+fi
+preload=() alloc="glibc malloc defaults"
+if [ -n "$PRELOAD" ]; then
+	preload=("LD_PRELOAD=$PRELOAD") alloc="LD_PRELOAD=$PRELOAD in place of glibc's malloc"
+elif [ -n "${GLIBC_TUNABLES:-}" ]; then
+	alloc="glibc malloc with GLIBC_TUNABLES=$GLIBC_TUNABLES"
+fi
 mkdir -p "$DIR/out"
 trap 'rm -rf "$DIR"' EXIT
 
@@ -63,13 +81,19 @@ mode() { # mode NAME ROUND: one process, its JSON in $DIR/out/NAME.ROUND.json
 	*) echo "unknown mode $name" >&2; exit 2 ;;
 	esac
 	sync
-	env "${env[@]}" "$PY" "$SRC/bench/hostmem.py" "$DIR/out/$name.$r.mem.json" "$d" -- \
+	env "${env[@]}" "${preload[@]}" "$PY" "$SRC/bench/hostmem.py" "$DIR/out/$name.$r.mem.json" "$d" -- \
 		"$PY" "$SRC/tests/torch_offload_model.py" "${MODEL_ARGS[@]}" --json "$DIR/out/$name.$r.json" "${args[@]}"
 }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(getconf _NPROCESSORS_ONLN) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "tree $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?'), model ${MODEL_ARGS[*]}, store ${STORE_ARGS[*]}, OPENBLAS_NUM_THREADS=1, glibc malloc defaults"
+echo "tree $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '?'), model ${MODEL_ARGS[*]}, store ${STORE_ARGS[*]}, OPENBLAS_NUM_THREADS=1, $alloc"
+if "${CC:-cc}" -O1 -o "$DIR/aligned_reuse" "$SRC/bench/aligned_reuse.c" 2>"$DIR/cc.err"; then
+	echo
+	echo "allocator: $(env "${preload[@]}" "$DIR/aligned_reuse")"
+else
+	echo "(bench/aligned_reuse.c did not build: $(head -c 300 "$DIR/cc.err"))"
+fi
 ROUNDS=${ROUNDS:-1}
 loads=()
 for ((round = 1; round <= ROUNDS; round++)); do

@@ -58,7 +58,9 @@ reused by the next forward before its first trim), and by default (``trim_bytes=
 quarter of the bytes the previous forward offloaded, at least ``max_inflight_bytes`` (the first
 step: ``max_inflight_bytes``); ``trim_bytes`` then holds the interval in use.  ``trims``,
 ``trim_s`` and ``trim_cpu_s`` count the calls and their time on the compute thread.  Policy
-``keep`` never trims.
+``keep`` never trims, nor do the hooks where the malloc the program calls is not glibc's (an
+allocator such as tcmalloc loaded before the C library: it returns its memory itself);
+``trim_off`` says why they do not trim (None: they do).
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -82,6 +84,7 @@ The store itself (``Store``, ``StoreError``, the library it loads, cleanup of it
 No dependencies beyond the standard library and torch (imported only by ``Offload``).
 """
 
+import collections
 import contextlib
 import ctypes
 import mmap
@@ -148,11 +151,15 @@ class _Pool:
     glibc's malloc serves blocks of this size from its heap once its dynamic mmap threshold has
     risen (it does after the first large free), and memory freed inside the heap is not given
     back to the system, so a dropped block would stay in the process's resident memory.  A
-    dropped mapping is unmapped at once."""
+    dropped mapping is unmapped at once.  When a freed block does not fit beside the free ones,
+    the free blocks given back longest ago are dropped to make room: a size the steps no longer
+    ask for (the loss's tensor, offloaded in the first step and kept in memory from the second
+    on) would otherwise hold the pool for good."""
 
     def __init__(self, torch, cap):
         self._torch, self.cap = torch, int(cap)
-        self._free = {}  # bytes of the block -> [backing tensors]
+        self._free = {}  # bytes of the block -> [mappings], the last given back last
+        self._age = collections.OrderedDict()  # id(mapping) -> (bytes, mapping), oldest first
         self._views = {}  # bytes of the block -> ctypes array type over a block
         self.free_bytes = 0
         self.hits = self.misses = 0
@@ -163,6 +170,7 @@ class _Pool:
         free = self._free.get(size)
         if free:
             back = free.pop()
+            del self._age[id(back)]
             self.free_bytes -= size
             self.hits += 1
         else:  # page-aligned, unmapped when the last reference goes
@@ -177,21 +185,61 @@ class _Pool:
         return t.view(dtype).view(shape)
 
     def _give(self, size, back):
-        # torch freed the tensor (any thread, with the GIL held): keep the block within cap
-        if self.free_bytes + size <= self.cap:
-            self._free.setdefault(size, []).append(back)
-            self.free_bytes += size
+        # torch freed the tensor (any thread, with the GIL held): keep the block within cap,
+        # dropping the oldest free blocks for it
+        if size > self.cap:
+            return
+        while self.free_bytes + size > self.cap:
+            _, (old_size, old) = self._age.popitem(last=False)
+            self._free[old_size].remove(old)
+            self.free_bytes -= old_size
+        self._free.setdefault(size, []).append(back)
+        self._age[id(back)] = (size, back)
+        self.free_bytes += size
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def _glibc_malloc(libc):
+    """Is the malloc the program calls glibc's?  An allocator loaded before the C library
+    (tcmalloc or jemalloc through LD_PRELOAD, a sanitizer's) takes its place for every caller,
+    torch's tensors included.  Asked of glibc itself: a block from the malloc every call reaches
+    shows in glibc's own counters (mallinfo2) only if glibc served it.  (Comparing addresses
+    cannot tell: a non-PIE program's PLT entry stands for malloc's address.)"""
+    try:
+        info = libc.mallinfo2
+    except AttributeError:
+        return True  # glibc before 2.33: nothing to ask, taken as the C library's own
+    info.restype = _MallInfo2
+    first = ctypes.CDLL(None)
+    first.malloc.restype, first.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    first.free.restype, first.free.argtypes = None, [ctypes.c_void_p]
+    size = 1 << 20
+    m0 = info()
+    p = first.malloc(size)
+    m1 = info()
+    first.free(p)
+    return (m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd) >= size
 
 
 def _malloc_trim():
-    """glibc's malloc_trim, or None (another C library): gives the free memory inside malloc's
-    heaps back to the system (madvise), not only the top of the heap."""
+    """(glibc's malloc_trim, None) or (None, why not): malloc_trim gives the free memory inside
+    glibc's heaps back to the system (madvise), not only the top of the heap.  Only where glibc's
+    malloc is the one the program calls: another allocator serves torch's tensors from memory of
+    its own, which it returns itself, and malloc_trim would only comb glibc's arenas."""
     try:
-        fn = ctypes.CDLL(None).malloc_trim
+        libc = ctypes.CDLL("libc.so.6")
+        fn = libc.malloc_trim
     except (OSError, AttributeError):
-        return None
+        return None, "the C library has no malloc_trim (not glibc)"
+    if not _glibc_malloc(libc):
+        return None, "malloc is not glibc's (an allocator loaded before the C library)"
     fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_size_t]
-    return fn
+    return fn, None
 
 
 class _Kept:
@@ -269,7 +317,13 @@ class Offload:
         # forward's first tensors, which reuse it before the first trim anyway.
         self._trim_auto = trim_bytes is None
         self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
-        self._trim_fn = _malloc_trim() if self.trim_bytes > 0 and policy != "keep" else None
+        # trim_off: why the hooks do not trim (None: they do)
+        if policy == "keep":
+            self._trim_fn, self.trim_off = None, "policy keep stores nothing"
+        elif self.trim_bytes <= 0:
+            self._trim_fn, self.trim_off = None, "trim_bytes=0"
+        else:
+            self._trim_fn, self.trim_off = _malloc_trim()
         self._trim_due = 0
         self._step_offloaded0 = 0  # offloaded_bytes when the step began
         self.trims, self.trim_s, self.trim_cpu_s = 0, 0.0, 0.0

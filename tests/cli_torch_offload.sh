@@ -44,6 +44,17 @@ train window "$SHORT" --mode window --dir "$T/store"
 train keep "$SHORT" --mode keep
 # without the model object (nor layers): the end of forward and backward's order are learned
 train nomodel "$SHORT" --mode all --dir "$T/store" --no-model 1
+# another allocator in glibc's place (tcmalloc, loaded first as users load it): the hooks leave
+# its memory to it (no malloc_trim).  Not in an ASan build, whose runtime is that allocator.
+tcmalloc=$(ldconfig -p | awk '$1 == "libtcmalloc_minimal.so.4" && /x86-64|64bit/ {print $NF; exit}')
+if ldd "$LLMIO_LIB" | grep -q libasan; then
+	tcmalloc=
+	note "ASan build: ASan's allocator is in glibc's place already; the tcmalloc case is the normal builds'"
+elif [ -z "$tcmalloc" ]; then
+	note "no libtcmalloc_minimal.so.4 (scripts/bootstrap.sh installs libtcmalloc-minimal4): the case of another allocator is not checked"
+else
+	LD_PRELOAD="$tcmalloc${LD_PRELOAD:+ $LD_PRELOAD}" train tcmalloc "$SHORT" --mode all --dir "$T/store"
+fi
 
 cmp_py='
 import json, sys
@@ -54,7 +65,7 @@ print("losses %s / %s" % (a["losses"][-1], b["losses"][-1]))
 sys.exit(0 if ok else 1)'
 json_check "$T/off.json" "off trained $STEPS steps" "len(d['losses']) == $STEPS"
 json_check "$T/all.json" "all trained $STEPS steps" "len(d['losses']) == $STEPS"
-for m in all all-keeploss window keep nomodel; do
+for m in all all-keeploss window keep nomodel ${tcmalloc:+tcmalloc}; do
 	check "$m: its losses and every gradient bitwise equal to no offload" \
 		"$PY" -c "$cmp_py" "$T/off.json" "$T/$m.json" "$SHORT"
 done
@@ -82,6 +93,27 @@ json_check "$T/all.json" "all: only the partial 4 KiB units at the tensors' edge
 # every tensor unpack returned came from the pool, recycled once the first were freed
 json_check "$T/all.json" "all: unpack's tensors from the pool, blocks recycled" \
 	'd["pool_hits"] + d["pool_misses"] == d["offloaded"] and d["pool_hits"] > 0'
+# a block no step asks for again (the loss's, offloaded in the first step of hooks without the
+# model and kept in memory from the second on) must not hold the pool: newer blocks push it out
+pool_py='
+import gc, sys, torch
+sys.path.insert(0, sys.argv[1])
+import llmio_offload as lo
+pool = lo._Pool(torch, 16 << 12)
+big = pool.take((16 << 12,), torch.uint8, 16 << 12, 0)  # the whole cap
+del big; gc.collect()
+assert pool.free_bytes == 16 << 12, pool.free_bytes
+for step in range(3):  # two 4-page tensors a step, freed at its end
+    a = pool.take((4 << 12,), torch.uint8, 4 << 12, 0)
+    b = pool.take((4 << 12,), torch.uint8, 4 << 12, 0)
+    a.fill_(step); b.fill_(step + 1)
+    assert int(a[0]) == step and int(b[-1]) == step + 1
+    del a, b; gc.collect()
+assert (pool.hits, pool.misses) == (4, 3), (pool.hits, pool.misses)  # the first 3 takes fresh
+assert pool.free_bytes == 8 << 12, pool.free_bytes
+print("pool ok")'
+check "the pool: a block no longer asked for is pushed out by newer ones (hits from the second step)" \
+	"$PY" -c "$pool_py" "$SRC/python"
 json_check "$T/all.json" "all: read ahead within its window, hook times reported" \
 	'0 < d["peak_ahead_bytes"] <= 2 << 20 and d["wait_s"] <= d["unpack_s"]'
 if [ "$(json_get "$T/all.json" 'd["store_page_cache"]')" = -1 ]; then
@@ -93,9 +125,19 @@ fi
 json_check "$T/window.json" "window: keeps the last block (offloads less than all)" \
 	"0 < d['offloaded_bytes'] < $(json_get "$T/all.json" 'd["offloaded_bytes"]')"
 json_check "$T/keep.json" "keep: nothing offloaded" 'd["offloaded_bytes"] == 0 and d["kept"] > 0'
-# the hooks gave freed heap memory back while they offloaded (and not with nothing stored)
-json_check "$T/all.json" "all: the hooks trimmed malloc's heap" 'd["trims"] > 0'
-json_check "$T/keep.json" "keep: no trim (nothing offloaded)" 'd["trims"] == 0'
+# the hooks gave freed heap memory back while they offloaded (and not with nothing stored), where
+# the malloc torch calls is glibc's: ASan's allocator takes its place in an ASan build
+if ldd "$LLMIO_LIB" | grep -q libasan; then
+	json_check "$T/all.json" "all, ASan's malloc: the hooks left its memory to it (no malloc_trim)" \
+		'd["trims"] == 0 and "not glibc" in d["trim_off"]'
+else
+	json_check "$T/all.json" "all: the hooks trimmed malloc's heap" 'd["trims"] > 0 and d["trim_off"] is None'
+fi
+if [ -n "$tcmalloc" ]; then
+	json_check "$T/tcmalloc.json" "all, tcmalloc loaded first: no malloc_trim (the memory is tcmalloc's), every tensor read back" \
+		'd["trims"] == 0 and "not glibc" in d["trim_off"] and d["store"]["bytes_got"] == d["offloaded_bytes"] > 0'
+fi
+json_check "$T/keep.json" "keep: no trim (nothing offloaded)" 'd["trims"] == 0 and "keep" in d["trim_off"]'
 # only forward trims (backward's memory only falls, and the next forward reuses what it freed;
 # each trim costs page faults later), and by
 # default every quarter of the bytes a forward offloads, at least the in-flight bound (2 MiB)

@@ -230,7 +230,7 @@ def main():
         if hasattr(hooks, "edge_bytes"):
             out.update(pack_wait_s=hooks.pack_wait_s, edge_bytes=hooks.edge_bytes,
                        unit_bytes=hooks.unit_bytes, trims=hooks.trims, trim_s=hooks.trim_s,
-                       trim_cpu_s=hooks.trim_cpu_s,
+                       trim_cpu_s=hooks.trim_cpu_s, trim_off=hooks.trim_off,
                        learned_saves=hooks.learned_saves, trim_bytes=hooks.trim_bytes,
                        learned_keep=sorted(hooks.learned_keep),
                        pool_hits=hooks.pool_hits, pool_misses=hooks.pool_misses)
