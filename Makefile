@@ -62,7 +62,7 @@ test-qemu: build
 	bash tests/qemu/run_guest.sh $(BUILD)/llmio
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
 
 check-format:
 	@scripts/check_format.sh

@@ -7,6 +7,8 @@
 #   store          llmio_offload policy "all" through the tensor store (O_DIRECT), model= given
 #   store-nomodel  the same without model= and layers= (the hooks learn from the first step)
 #   store-notrim   store with trim_bytes=0: no malloc_trim (what the memory saving costs)
+#   store-torchalloc  store with cpu_alloc=False: torch's own CPU allocator (posix_memalign)
+#                  while the hooks are active, not libllmio_torch's (what that allocator saves)
 #   torchsave      hooks that torch.save each saved tensor to its own file (PyTorch's tutorial)
 #   off-mmap       no hooks with MALLOC_MMAP_THRESHOLD_=65536: every freed tensor unmapped, the
 #                  lowest peak the baseline can have (memory only; not how users run)
@@ -48,7 +50,7 @@ MODEL_ARGS+=(${OFFLOAD_MODEL_ARGS:-})
 # the store's budgets: staging (puts' copies), borrowed bytes in flight, read-ahead window
 STORE_ARGS=(--staging $((16 << 20)) --inflight $((64 << 20)) --readahead $((64 << 20)) --capacity $((2 << 30)))
 STORE_ARGS+=(${OFFLOAD_STORE_ARGS:-})
-MODES=${MODES:-off keep store store-nomodel store-notrim torchsave off-mmap}
+MODES=${MODES:-off keep store store-nomodel store-notrim store-torchalloc torchsave off-mmap}
 export LLMIO_LIB=${LLMIO_LIB:-$(dirname "$LLMIO")/libllmio.so}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # as users run: no allocator variables (off-mmap sets its own for its process only)
@@ -76,6 +78,7 @@ mode() { # mode NAME ROUND: one process, its JSON in $DIR/out/NAME.ROUND.json
 	store) args=(--mode all --dir "$d" "${STORE_ARGS[@]}") ;;
 	store-nomodel) args=(--mode all --no-model 1 --dir "$d" "${STORE_ARGS[@]}") ;;
 	store-notrim) args=(--mode all --trim 0 --dir "$d" "${STORE_ARGS[@]}") ;;
+	store-torchalloc) args=(--mode all --cpu-alloc 0 --dir "$d" "${STORE_ARGS[@]}") ;;
 	torchsave) args=(--mode torchsave --dir "$d") ;;
 	off-mmap) args=(--mode off) env=(MALLOC_MMAP_THRESHOLD_=65536) ;;
 	*) echo "unknown mode $name" >&2; exit 2 ;;
@@ -162,7 +165,7 @@ def overlap(m):
     return (1 - min(waits, busy) / busy if busy else 0), waits / rounds / steps, busy / rounds / steps
 
 
-for m in ("store", "store-nomodel", "store-notrim"):
+for m in ("store", "store-nomodel", "store-notrim", "store-torchalloc"):
     if m not in every:
         continue
     v = every[m][-1]
@@ -170,31 +173,34 @@ for m in ("store", "store-nomodel", "store-notrim"):
     ov, w, b = overlap(m)
     print()
     print("%s: overlap %.0f %% (waits %.3f s/step, I/O busy %.3f s/step, first step included); stalls %d; "
-          "staged %.1f MiB, direct %.1f MiB; pool %d/%d; malloc_trim %d calls, %.3f s/step on the compute thread (%.3f CPU-s)%s" % (
+          "staged %.1f MiB, direct %.1f MiB; pool %d/%d; malloc_trim %d calls, %.3f s/step on the compute thread (%.3f CPU-s); "
+          "torch's CPU allocator: %s%s" % (
               m, 100 * ov, w, b, s["stalls"], s["staged_bytes"] / MiB, s["direct_bytes"] / MiB,
               v.get("pool_hits", 0), v.get("pool_misses", 0), v.get("trims", 0), v.get("trim_s", 0) / steps,
               v.get("trim_cpu_s", 0) / steps,
+              "libllmio_torch's (%d tensors)" % v.get("cpu_alloc_served", 0) if v.get("cpu_alloc_off", "") is None
+              else "its own (%s)" % v.get("cpu_alloc_off", "?"),
               "; learned: %s saves a forward, %d kept (backward waited for them at its start)" % (
                   v.get("learned_saves"), len(v.get("learned_keep") or [])) if m == "store-nomodel" else ""))
 
 rows = []
 base = modes[0]
-for m in ("store", "store-notrim"):
+for m in ("store", "store-notrim", "store-torchalloc"):
     if {"keep", m} <= set(modes):
         rows.append(("step time with the store <= 1.10x hooks-only (%s / keep)" % m, "%.2fx" % (med[m] / med["keep"]),
                      med[m] <= 1.10 * med["keep"]))
-for m in ("store", "store-nomodel", "store-notrim"):
+for m in ("store", "store-nomodel", "store-notrim", "store-torchalloc"):
     if m in modes:
         ov = overlap(m)[0]
         rows.append(("overlap >= 80 %% (%s)" % m, "%.0f %%" % (100 * ov), ov >= 0.8))
-for m in ("store", "store-nomodel", "store-notrim"):
+for m in ("store", "store-nomodel", "store-notrim", "store-torchalloc"):
     for b in ("keep", "off", "off-mmap"):
         if m in modes and b in modes and offl[m]:
             drop = (peak[b] - peak[m]) / offl[m]
             rows.append(("peak host memory %s vs %s: drop >= 40 %% of the bytes offloaded per step" % (m, b),
                          "%.0f %% (%d of %d MiB)" % (100 * drop, (peak[b] - peak[m]) // MiB, offl[m] // MiB),
                          drop >= 0.4))
-for m in ("store", "store-notrim"):
+for m in ("store", "store-notrim", "store-torchalloc"):
     if {"torchsave", m} <= set(modes):
         for b in ("off", "keep"):
             if b in modes:

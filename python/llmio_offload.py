@@ -47,20 +47,32 @@ its start (``learned_keep``, at most ``readahead_bytes``; kept in memory from th
 
 Memory: glibc's malloc raises its mmap threshold the first time a large mapped block is freed,
 so afterwards torch's activations of up to 32 MiB come from its heap, and memory freed inside
-the heap stays resident: the tensors the store has written would still count in the peak.  So
-the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` of tensors written in forward:
-it hands the free memory of every malloc arena of the process back to the
-system (process-wide; no allocator parameter is changed; ``trim_bytes=0`` turns it off; nothing
-where the C library has no ``malloc_trim``).  Every page it hands back is faulted in again when
-torch reuses it, so the hooks trim no more than the peak needs: not in backward (memory only
-falls there: unpack's tensors come from the pool), not at ``end_step`` (what backward freed is
-reused by the next forward before its first trim), and by default (``trim_bytes=None``) every
-quarter of the bytes the previous forward offloaded, at least ``max_inflight_bytes`` (the first
-step: ``max_inflight_bytes``); ``trim_bytes`` then holds the interval in use.  ``trims``,
-``trim_s`` and ``trim_cpu_s`` count the calls and their time on the compute thread.  Policy
-``keep`` never trims, nor do the hooks where the malloc the program calls is not glibc's (an
-allocator such as tcmalloc loaded before the C library: it returns its memory itself);
-``trim_off`` says why they do not trim (None: they do).
+the heap stays resident: the tensors the store has written still count in the peak unless the
+next tensors reuse their memory.  torch asks for every CPU tensor with
+``posix_memalign(64, size)``, and glibc 2.36 does not give a freed block of it to the next
+tensor of the same size (glibc bug 30723).  So from ``__enter__`` to ``__exit__`` torch's CPU
+tensors come from ``libllmio_torch.so`` (src/torch/cpu_alloc.cpp, through
+``c10::SetCPUAllocator``): plain ``malloc``, 64-byte aligned by hand, whose freed blocks the next
+tensors of their size reuse, without page faults.  Each tensor keeps the deleter of the
+allocator that made it; nested contexts share it (the last to leave puts torch's back).
+``cpu_alloc=False`` leaves torch's; ``cpu_alloc_off`` says why it is not installed (None: it
+is); ``cpu_alloc_served`` counts the tensors it made.  The library is found at
+``$LLMIO_TORCH_LIB``, else beside the libllmio.so the store loads.
+
+Where torch's own allocator serves the tensors (``cpu_alloc_off`` set), or ``trim_bytes`` is
+given, the hooks call glibc's ``malloc_trim(0)`` every ``trim_bytes`` of tensors written in
+forward: it hands the free memory of every malloc arena of the process back to the system
+(process-wide; no allocator parameter is changed; ``trim_bytes=0`` turns it off; nothing where
+the C library has no ``malloc_trim``).  Every page it hands back is faulted in again when torch
+reuses it, so the hooks trim no more than the peak needs: not in backward (memory only falls
+there: unpack's tensors come from the pool), not at ``end_step`` (what backward freed is reused
+by the next forward before its first trim), and by default (``trim_bytes=None``) every quarter
+of the bytes the previous forward offloaded, at least ``max_inflight_bytes`` (the first step:
+``max_inflight_bytes``); ``trim_bytes`` then holds the interval in use.  ``trims``, ``trim_s``
+and ``trim_cpu_s`` count the calls and their time on the compute thread.  Policy ``keep`` never
+trims, nor do the hooks where the malloc the program calls is not glibc's (an allocator such as
+tcmalloc loaded before the C library: it returns its memory itself); ``trim_off`` says why they
+do not trim (None: they do).
 
 Policies: ``keep`` installs the same hooks but stores nothing (the overhead baseline);
 ``all`` offloads every eligible tensor (SSDTrain); ``window`` offloads like ``all`` except the
@@ -87,8 +99,10 @@ No dependencies beyond the standard library and torch (imported only by ``Offloa
 import collections
 import contextlib
 import ctypes
+import ctypes.util
 import mmap
 import os
+import threading
 import time
 import weakref
 
@@ -242,6 +256,66 @@ def _malloc_trim():
     return fn, None
 
 
+def _torch_lib_path():
+    """Where libllmio_torch.so is: $LLMIO_TORCH_LIB, else beside the libllmio.so the store
+    loads, else the installed one."""
+    env = os.environ.get("LLMIO_TORCH_LIB")
+    if env:
+        return env
+    path = find_library()[0]
+    if os.sep in path:
+        return os.path.join(os.path.dirname(path), "libllmio_torch.so")
+    return ctypes.util.find_library("llmio_torch") or "libllmio_torch.so"
+
+
+_REUSED = ("torch's tensors come from libllmio_torch's malloc, which reuses freed blocks "
+           "(trim_bytes=N trims anyway)")
+_SLOT_HELD = "another CPU allocator holds torch's slot (set with a higher priority)"
+_cpu_alloc = None  # (libllmio_torch, None) or (None, why not): found out once a process
+_cpu_alloc_users = 0  # Offload contexts active with it installed (under _cpu_alloc_lock)
+_cpu_alloc_lock = threading.Lock()
+
+
+def _cpu_allocator(torch):
+    """(libllmio_torch, None) or (None, why the hooks cannot hand torch its allocator)."""
+    global _cpu_alloc
+    with _cpu_alloc_lock:
+        if _cpu_alloc is None:
+            _cpu_alloc = _probe_cpu_allocator(torch)
+        return _cpu_alloc
+
+
+def _probe_cpu_allocator(torch):
+    # The library is not linked against libc10: the libc10 torch loaded is made global first, so
+    # the library binds to that one (never a second copy; a torch built with another C++ ABI
+    # leaves a symbol unresolved, and loading fails with the reason).
+    c10 = os.path.join(os.path.dirname(torch.__file__), "lib", "libc10.so")
+    try:
+        ctypes.CDLL(c10, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD)
+    except OSError as ex:
+        return None, "torch's libc10 is not loaded from %s (%s)" % (c10, ex)
+    path = _torch_lib_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as ex:
+        return None, ("cannot load %s (%s): build llmio where torch's headers are (Debian: "
+                      "libtorch-dev), or set LLMIO_TORCH_LIB" % (path, ex))
+    lib.llmio_torch_alloc_install.restype = ctypes.c_int
+    lib.llmio_torch_alloc_served.restype = ctypes.c_ulonglong
+    if not lib.llmio_torch_alloc_install():
+        return None, _SLOT_HELD
+    try:  # torch calls it: a tensor made now comes from it, 64-byte aligned as torch's own
+        n0 = lib.llmio_torch_alloc_served()
+        probe = torch.empty(64, dtype=torch.uint8)
+        ok = lib.llmio_torch_alloc_served() > n0 and probe.data_ptr() % 64 == 0
+        del probe
+    finally:
+        lib.llmio_torch_alloc_restore()
+    if not ok:
+        return None, "torch's CPU tensors did not come from %s" % path
+    return lib, None
+
+
 class _Kept:
     """A tensor kept in memory while tracing (so that unpack can time the layer's backward)."""
 
@@ -267,7 +341,7 @@ class Offload:
     def __init__(self, store, policy="all", min_bytes=64 << 10, model=None, layers=None,
                  keep_last=1, max_inflight_bytes=16 << 20, copy=False, trace=None,
                  readahead_bytes=None, keep_after_forward=True, pool_bytes=None,
-                 trim_bytes=None):
+                 trim_bytes=None, cpu_alloc=True):
         import torch  # (fails here, not at import, where torch is absent)
 
         if policy not in self.POLICIES:
@@ -304,26 +378,39 @@ class Offload:
         self._unpacked = []  # positions in the order unpack met them
         self._tail, self._tail_open = [], True  # positions backward waited for at its start
         self._ahead_at_end = False  # this step's read-ahead started at the learned forward end
+        # torch's CPU tensors from libllmio_torch's malloc while the hooks are active (every
+        # policy: keep is the hooks' overhead, this included); cpu_alloc_off: why not (None: they
+        # are)
+        if cpu_alloc:
+            self._cpu_alloc, self.cpu_alloc_off = _cpu_allocator(torch)
+        else:
+            self._cpu_alloc, self.cpu_alloc_off = None, "cpu_alloc=False"
         # Memory torch frees after its tensor is written returns to glibc's heap, which keeps
-        # it resident: malloc_trim gives it back every trim_bytes written in forward (0: never).
-        # Each page it gives back costs a page fault when torch
-        # reuses it, and a trim gives back all the heap's free memory, not only the written
-        # tensors', so the default interval grows with the step: a quarter of what the last
-        # forward offloaded (at most that much sits freed but resident between two trims, so
-        # most of the offloaded bytes stay off the peak), at least max_inflight_bytes (what the
-        # hooks let stay resident behind the device anyway).  Backward never trims: its peak
-        # is at its start, and unpack's tensors come from the pool, not the heap.  Nor does
-        # end_step: what backward freed, handed back there, would be faulted in again by the next
-        # forward's first tensors, which reuse it before the first trim anyway.
+        # it resident.  Through libllmio_torch's malloc the next tensors of its size reuse it,
+        # so by default (trim_bytes=None) the hooks leave it there: handing it back would cost
+        # a page fault for every page taken again.  Through torch's own posix_memalign they
+        # mostly do not (glibc bug 30723), and malloc_trim gives it back every trim_bytes
+        # written in forward (0: never).  A trim gives back all the heap's free memory, not
+        # only the written tensors', so the default interval grows with the step: a quarter of
+        # what the last forward offloaded (at most that much sits freed but resident between
+        # two trims, so most of the offloaded bytes stay off the peak), at least
+        # max_inflight_bytes (what the hooks let stay resident behind the device anyway).
+        # Backward never trims: its peak is at its start, and unpack's tensors come from the
+        # pool, not the heap.  Nor does end_step: what backward freed, handed back there, would
+        # be faulted in again by the next forward's first tensors, which reuse it before the
+        # first trim anyway.
         self._trim_auto = trim_bytes is None
         self.trim_bytes = self.max_inflight_bytes if trim_bytes is None else int(trim_bytes)
-        # trim_off: why the hooks do not trim (None: they do)
+        self._trim_fn, self.trim_off = None, None  # trim_off: why the hooks do not trim
         if policy == "keep":
-            self._trim_fn, self.trim_off = None, "policy keep stores nothing"
+            self.trim_off = "policy keep stores nothing"
         elif self.trim_bytes <= 0:
-            self._trim_fn, self.trim_off = None, "trim_bytes=0"
+            self.trim_off = "trim_bytes=0"
+        elif self._trim_auto and self._cpu_alloc is not None:
+            self.trim_off = _REUSED
         else:
             self._trim_fn, self.trim_off = _malloc_trim()
+        self._cpu_alloc_on = False
         self._trim_due = 0
         self._step_offloaded0 = 0  # offloaded_bytes when the step began
         self.trims, self.trim_s, self.trim_cpu_s = 0, 0.0, 0.0
@@ -583,6 +670,12 @@ class Offload:
         return obj.tensor
 
     @property
+    def cpu_alloc_served(self):
+        """The tensors torch made with libllmio_torch's allocator in this process (0 without it)."""
+        lib = _cpu_alloc[0] if _cpu_alloc else None
+        return lib.llmio_torch_alloc_served() if lib is not None else 0
+
+    @property
     def pool_hits(self):
         return self._pool.hits
 
@@ -698,9 +791,38 @@ class Offload:
         self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
         self._ctx.__enter__()
         self._error = None
+        self._cpu_alloc_enter()
         return self
 
+    def _cpu_alloc_enter(self):
+        global _cpu_alloc_users
+        if self._cpu_alloc is None:
+            return
+        with _cpu_alloc_lock:
+            if _cpu_alloc_users == 0 and not self._cpu_alloc.llmio_torch_alloc_install():
+                held = True
+            else:
+                held = False
+                _cpu_alloc_users += 1
+                self._cpu_alloc_on = True
+        if held:
+            self.cpu_alloc_off = _SLOT_HELD
+            self._cpu_alloc = None
+            if self.trim_off == _REUSED:  # torch's allocator after all: trim by default
+                self._trim_fn, self.trim_off = _malloc_trim()
+
+    def _cpu_alloc_exit(self):
+        # the tensors it made keep its deleter: they are freed through it whenever they go
+        global _cpu_alloc_users
+        if self._cpu_alloc_on:
+            self._cpu_alloc_on = False
+            with _cpu_alloc_lock:
+                _cpu_alloc_users -= 1
+                if _cpu_alloc_users == 0:
+                    self._cpu_alloc.llmio_torch_alloc_restore()
+
     def __exit__(self, *exc):
+        self._cpu_alloc_exit()
         self._ctx.__exit__(*exc)
         for h in self._hooks:
             h.remove()

@@ -26,6 +26,8 @@ pkgs=(build-essential cmake pkg-config clang liburing-dev libaio-dev libcjson-de
 # the PyTorch offload test (tests/cli_torch_offload.sh) runs Debian's torch with /usr/bin/python3;
 # without OpenBLAS its CPU matmuls are about 14x slower
 pkgs+=(python3-torch libopenblas0-pthread)
+# torch's headers: libllmio_torch.so, the CPU allocator the offload hooks hand torch (src/torch)
+pkgs+=(libtorch-dev)
 # and once more with tcmalloc loaded in glibc malloc's place (the hooks then leave the memory to
 # it); bench/offload.sh's PRELOAD= compares allocators with it
 pkgs+=(libtcmalloc-minimal4)

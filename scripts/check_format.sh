@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fails when a tracked C file differs from what clang-format (.clang-format) would make of it,
-# or uses a banned call.
+# Fails when a tracked C or C++ file differs from what clang-format (.clang-format) would make
+# of it, or uses a banned call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files '*.c' '*.h' 2>/dev/null || find src include tests examples -name '*.[ch]')
+files=$(git ls-files '*.c' '*.h' '*.cpp' 2>/dev/null || find src include tests examples -name '*.[ch]' -o -name '*.cpp')
 bad=0
 for f in $files; do
 	if ! clang-format --style=file "$f" | cmp -s - "$f"; then

@@ -44,8 +44,13 @@ train window "$SHORT" --mode window --dir "$T/store"
 train keep "$SHORT" --mode keep
 # without the model object (nor layers): the end of forward and backward's order are learned
 train nomodel "$SHORT" --mode all --dir "$T/store" --no-model 1
-# another allocator in glibc's place (tcmalloc, loaded first as users load it): the hooks leave
-# its memory to it (no malloc_trim).  Not in an ASan build, whose runtime is that allocator.
+# torch's own allocator (posix_memalign, whose freed tensors glibc 2.36 does not reuse): the
+# hooks give the freed memory back themselves (malloc_trim), as in the run of all above
+train torchalloc "$SHORT" --mode all --cpu-alloc 0 --dir "$T/store" --offload-loss 1 \
+	--readahead 2097152 --inflight 2097152
+# another allocator in glibc's place (tcmalloc, loaded first as users load it), torch's own
+# allocator calling it: the hooks leave its memory to it (no malloc_trim).  Not in an ASan
+# build, whose runtime is that allocator.
 tcmalloc=$(ldconfig -p | awk '$1 == "libtcmalloc_minimal.so.4" && /x86-64|64bit/ {print $NF; exit}')
 if ldd "$LLMIO_LIB" | grep -q libasan; then
 	tcmalloc=
@@ -53,7 +58,8 @@ if ldd "$LLMIO_LIB" | grep -q libasan; then
 elif [ -z "$tcmalloc" ]; then
 	note "no libtcmalloc_minimal.so.4 (scripts/bootstrap.sh installs libtcmalloc-minimal4): the case of another allocator is not checked"
 else
-	LD_PRELOAD="$tcmalloc${LD_PRELOAD:+ $LD_PRELOAD}" train tcmalloc "$SHORT" --mode all --dir "$T/store"
+	LD_PRELOAD="$tcmalloc${LD_PRELOAD:+ $LD_PRELOAD}" train tcmalloc "$SHORT" --mode all --dir "$T/store" \
+		--cpu-alloc 0
 fi
 
 cmp_py='
@@ -65,7 +71,7 @@ print("losses %s / %s" % (a["losses"][-1], b["losses"][-1]))
 sys.exit(0 if ok else 1)'
 json_check "$T/off.json" "off trained $STEPS steps" "len(d['losses']) == $STEPS"
 json_check "$T/all.json" "all trained $STEPS steps" "len(d['losses']) == $STEPS"
-for m in all all-keeploss window keep nomodel ${tcmalloc:+tcmalloc}; do
+for m in all all-keeploss window keep nomodel torchalloc ${tcmalloc:+tcmalloc}; do
 	check "$m: its losses and every gradient bitwise equal to no offload" \
 		"$PY" -c "$cmp_py" "$T/off.json" "$T/$m.json" "$SHORT"
 done
@@ -114,6 +120,37 @@ assert pool.free_bytes == 8 << 12, pool.free_bytes
 print("pool ok")'
 check "the pool: a block no longer asked for is pushed out by newer ones (hits from the second step)" \
 	"$PY" -c "$pool_py" "$SRC/python"
+# torch's CPU allocator while the hooks are active: libllmio_torch's malloc (src/torch), and torch's
+# own again after them (tests/torch_cpu_alloc.py).  Built where torch's headers are.
+torch_lib=$(dirname "$LLMIO_LIB")/libllmio_torch.so
+have_alloc=1
+if [ ! -e "$torch_lib" ]; then
+	have_alloc=0
+	if [ -e /usr/include/c10/core/CPUAllocator.h ]; then
+		fail "no $torch_lib although torch's headers are installed (src/torch/CMakeLists.txt builds it)"
+	else
+		note "no torch headers (Debian: libtorch-dev, which scripts/bootstrap.sh installs): libllmio_torch.so is not built and its checks are skipped"
+	fi
+fi
+asan=0
+ldd "$LLMIO_LIB" | grep -q libasan && asan=1
+if [ "$have_alloc" = 1 ]; then
+	run "$PY" "$SRC/tests/torch_cpu_alloc.py" "$SRC/python" installed "$asan"
+	desc="torch's CPU allocator: libllmio_torch's while the hooks are active (nested too), torch's after; 64-byte aligned; torch's error when malloc fails; a freed tensor's block reused by the next of its size"
+	if [ "$RC" -eq 0 ]; then
+		pass "$desc"
+		note "$(grep -o 'reuse in 7:.*' "$T/stdout")"
+	else
+		fail "$desc: exit $RC: $(tail -c 800 "$T/stderr")"
+	fi
+	json_check "$T/all.json" "all: torch's tensors came from libllmio_torch while the hooks were active" \
+		'd["cpu_alloc_off"] is None and d["cpu_alloc_served"] > 0'
+	# with it the next tensors reuse what the written ones freed: no trim by default
+	json_check "$T/all.json" "all: no malloc_trim (torch's tensors from libllmio_torch, which reuses freed blocks)" \
+		'd["trims"] == 0 and "reuses freed blocks" in d["trim_off"]'
+fi
+check "no libllmio_torch.so: the hooks name the path and LLMIO_TORCH_LIB, and run with torch's allocator" \
+	env LLMIO_TORCH_LIB=/nonexistent/libllmio_torch.so "$PY" "$SRC/tests/torch_cpu_alloc.py" "$SRC/python" missing
 json_check "$T/all.json" "all: read ahead within its window, hook times reported" \
 	'0 < d["peak_ahead_bytes"] <= 2 << 20 and d["wait_s"] <= d["unpack_s"]'
 if [ "$(json_get "$T/all.json" 'd["store_page_cache"]')" = -1 ]; then
@@ -125,13 +162,14 @@ fi
 json_check "$T/window.json" "window: keeps the last block (offloads less than all)" \
 	"0 < d['offloaded_bytes'] < $(json_get "$T/all.json" 'd["offloaded_bytes"]')"
 json_check "$T/keep.json" "keep: nothing offloaded" 'd["offloaded_bytes"] == 0 and d["kept"] > 0'
-# the hooks gave freed heap memory back while they offloaded (and not with nothing stored), where
-# the malloc torch calls is glibc's: ASan's allocator takes its place in an ASan build
+# with torch's own, the hooks gave freed heap memory back while they offloaded (and not with
+# nothing stored), where the malloc torch calls is glibc's: ASan's takes its place in an ASan build
 if ldd "$LLMIO_LIB" | grep -q libasan; then
-	json_check "$T/all.json" "all, ASan's malloc: the hooks left its memory to it (no malloc_trim)" \
+	json_check "$T/torchalloc.json" "torch's allocator, ASan's malloc: the hooks left its memory to it (no malloc_trim)" \
 		'd["trims"] == 0 and "not glibc" in d["trim_off"]'
 else
-	json_check "$T/all.json" "all: the hooks trimmed malloc's heap" 'd["trims"] > 0 and d["trim_off"] is None'
+	json_check "$T/torchalloc.json" "torch's allocator: the hooks trimmed malloc's heap" \
+		'd["trims"] > 0 and d["trim_off"] is None and d["cpu_alloc_off"] == "cpu_alloc=False"'
 fi
 if [ -n "$tcmalloc" ]; then
 	json_check "$T/tcmalloc.json" "all, tcmalloc loaded first: no malloc_trim (the memory is tcmalloc's), every tensor read back" \
@@ -141,9 +179,9 @@ json_check "$T/keep.json" "keep: no trim (nothing offloaded)" 'd["trims"] == 0 a
 # only forward trims (backward's memory only falls, and the next forward reuses what it freed;
 # each trim costs page faults later), and by
 # default every quarter of the bytes a forward offloads, at least the in-flight bound (2 MiB)
-json_check "$T/all.json" "all: no trim during backward or end_step" 'sum(d["bwd_trims"]) == 0'
-json_check "$T/all.json" "all: the trim interval a quarter of a step's offloaded bytes (at least the in-flight bound)" \
-	"d['trim_bytes'] == max(2 << 20, d['offloaded_bytes'] // $STEPS // 4)"
+json_check "$T/torchalloc.json" "torch's allocator: no trim during backward or end_step" 'sum(d["bwd_trims"]) == 0'
+json_check "$T/torchalloc.json" "torch's allocator: the trim interval a quarter of a step's offloaded bytes (at least the in-flight bound)" \
+	"d['trim_bytes'] == max(2 << 20, d['offloaded_bytes'] // $SHORT // 4)"
 # no model: every step taught the next how many tensors forward saves (the read-ahead's start)
 json_check "$T/nomodel.json" "no model: the saves of a forward learned, everything read back" 	'd["learned_saves"] > 0 and d["store"]["bytes_got"] == d["offloaded_bytes"] > 0'
 json_check "$T/all.json" "model given: nothing learned" 'd["learned_saves"] is None'
@@ -156,6 +194,8 @@ if ldd "$LLMIO_LIB" | grep -q 'libasan\|libubsan'; then
 	note "sanitizer build: the peak-RSS comparison is the normal builds' (ASan's allocator is in the RSS)"
 else
 	json_check "$T/all.json" "all: peak RSS below no offload ($((off_hwm >> 20)) MiB)" \
+		"d['vmhwm'] < $off_hwm"
+	json_check "$T/torchalloc.json" "torch's allocator, trimmed: peak RSS below no offload" \
 		"d['vmhwm'] < $off_hwm"
 fi
 note "VmHWM off $((off_hwm >> 20)) MiB, all $(($(json_get "$T/all.json" 'd["vmhwm"]') >> 20)) MiB, offloaded/step $(($(json_get "$T/all.json" 'd["offloaded_bytes"]') / STEPS >> 20)) MiB"

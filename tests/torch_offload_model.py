@@ -140,6 +140,8 @@ def main():
     ap.add_argument("--no-model", type=int, default=0)
     # the hooks' malloc_trim interval in bytes (-1: their default; 0: never)
     ap.add_argument("--trim", type=int, default=-1)
+    # torch's CPU tensors from the hooks' allocator (libllmio_torch) while they are active
+    ap.add_argument("--cpu-alloc", type=int, default=1)
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
@@ -165,7 +167,8 @@ def main():
                                       max_inflight_bytes=a.inflight, trace=a.trace or None,
                                       readahead_bytes=a.readahead or None,
                                       keep_after_forward=not a.offload_loss,
-                                      pool_bytes=None if a.pool < 0 else a.pool, **kw)
+                                      pool_bytes=None if a.pool < 0 else a.pool,
+                                      cpu_alloc=bool(a.cpu_alloc), **kw)
     elif a.mode == "torchsave":
         hooks = TorchSave(a.dir, a.min_bytes)
 
@@ -233,7 +236,8 @@ def main():
                        trim_cpu_s=hooks.trim_cpu_s, trim_off=hooks.trim_off,
                        learned_saves=hooks.learned_saves, trim_bytes=hooks.trim_bytes,
                        learned_keep=sorted(hooks.learned_keep),
-                       pool_hits=hooks.pool_hits, pool_misses=hooks.pool_misses)
+                       pool_hits=hooks.pool_hits, pool_misses=hooks.pool_misses,
+                       cpu_alloc_off=hooks.cpu_alloc_off, cpu_alloc_served=hooks.cpu_alloc_served)
     if store is not None:
         out["store"] = store.stats()
         out["store_page_cache"] = page_cache(a.dir)
